@@ -1,0 +1,280 @@
+//! The lock service every protocol is held against: owner-aware (only the holder
+//! releases), reentrant hold counts, lease deadlines, and a fencing token that strictly
+//! increases with every grant.
+//!
+//! Protocols differ in how they *implement* this service (a Redis key, a SQL row, a
+//! ZooKeeper node); a protocol is correct exactly when what its clients observe is a
+//! behaviour of this spec.
+
+use super::{Spec, Window};
+
+/// Who asks: a client identity as the lock sees it (a UUID+thread in Redisson, a session
+/// in ZooKeeper). Two clients that share an owner value are the same owner to the lock.
+pub type Owner = u64;
+
+/// The lock service spec.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LockSpec {
+    /// Whether the holder may acquire again (hold count + 1) instead of being refused.
+    pub reentrant: bool,
+}
+
+/// A granted lock.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Hold {
+    /// The holder.
+    pub owner: Owner,
+    /// How many times the holder acquired without releasing (1 unless reentrant).
+    pub count: u32,
+    /// The fencing token of this grant.
+    pub token: u64,
+    /// When the lease runs out (`None`: never, the lock has no TTL). A window, because a
+    /// history only tells when the grant happened within its operation's interval.
+    pub deadline: Option<Window>,
+}
+
+impl Hold {
+    /// The lease may still be live at some instant of `at`.
+    pub fn maybe_live(&self, at: Window) -> bool {
+        self.deadline.is_none_or(|d| at.lo < d.hi)
+    }
+
+    /// The lease may have run out at some instant of `at`.
+    pub fn maybe_expired(&self, at: Window) -> bool {
+        self.deadline.is_some_and(|d| at.hi >= d.lo)
+    }
+}
+
+/// The lock's state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LockState {
+    /// The current grant, if any.
+    pub holder: Option<Hold>,
+    /// The token of the most recent grant (0: none yet).
+    pub last_token: u64,
+}
+
+/// What a client asks of the lock.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LockInput {
+    /// Take the lock with a lease (`None`: no lease, held until released).
+    Acquire {
+        /// Who asks.
+        owner: Owner,
+        /// How long the lease lasts.
+        lease: Option<u64>,
+    },
+    /// Give the lock back (one hold, for a reentrant lock).
+    Release {
+        /// Who asks.
+        owner: Owner,
+    },
+    /// Extend the holder's lease (a watchdog's renewal).
+    Renew {
+        /// Who asks.
+        owner: Owner,
+        /// The new lease, counted from the renewal.
+        lease: u64,
+    },
+}
+
+impl LockInput {
+    /// Who asks.
+    pub fn owner(&self) -> Owner {
+        match self {
+            LockInput::Acquire { owner, .. }
+            | LockInput::Release { owner }
+            | LockInput::Renew { owner, .. } => *owner,
+        }
+    }
+}
+
+/// What the lock answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LockOutput {
+    /// The lock is yours, with this fencing token (`None` in a history: not recorded).
+    Granted(Option<u64>),
+    /// Someone holds it.
+    Busy,
+    /// One hold given back.
+    Released,
+    /// You do not hold it (never did, or the lease ran out).
+    NotHeld,
+    /// The lease was extended.
+    Renewed,
+}
+
+impl LockSpec {
+    fn grant(state: &LockState, owner: Owner, lease: Option<u64>, at: Window) -> (LockOutput, LockState) {
+        let token = state.last_token + 1;
+        (
+            LockOutput::Granted(Some(token)),
+            LockState {
+                holder: Some(Hold {
+                    owner,
+                    count: 1,
+                    token,
+                    deadline: lease.map(|l| at.plus(l)),
+                }),
+                last_token: token,
+            },
+        )
+    }
+
+    fn without_holder(state: &LockState) -> LockState {
+        LockState {
+            holder: None,
+            last_token: state.last_token,
+        }
+    }
+}
+
+impl Spec for LockSpec {
+    type State = LockState;
+    type Input = LockInput;
+    type Output = LockOutput;
+
+    fn init(&self) -> LockState {
+        LockState::default()
+    }
+
+    fn step(&self, state: &LockState, input: &LockInput, at: Window) -> Vec<(LockOutput, LockState)> {
+        let Some(h) = &state.holder else {
+            return vec![match input {
+                LockInput::Acquire { owner, lease } => Self::grant(state, *owner, *lease, at),
+                _ => (LockOutput::NotHeld, state.clone()),
+            }];
+        };
+        let mine = h.owner == input.owner();
+        let mut outcomes = Vec::with_capacity(2);
+        if h.maybe_live(at) {
+            outcomes.push(match input {
+                LockInput::Acquire { lease, .. } if mine && self.reentrant => {
+                    let mut next = state.clone();
+                    if let Some(hold) = next.holder.as_mut() {
+                        hold.count += 1;
+                        // Re-entering refreshes the lease, as Redisson's script does.
+                        hold.deadline = lease.map(|l| at.plus(l)).or(hold.deadline);
+                    }
+                    (LockOutput::Granted(Some(h.token)), next)
+                }
+                LockInput::Acquire { .. } => (LockOutput::Busy, state.clone()),
+                LockInput::Release { .. } if mine && h.count > 1 => {
+                    let mut next = state.clone();
+                    if let Some(hold) = next.holder.as_mut() {
+                        hold.count -= 1;
+                    }
+                    (LockOutput::Released, next)
+                }
+                LockInput::Release { .. } if mine => (LockOutput::Released, Self::without_holder(state)),
+                LockInput::Renew { lease, .. } if mine => {
+                    let mut next = state.clone();
+                    if let Some(hold) = next.holder.as_mut() {
+                        hold.deadline = Some(at.plus(*lease));
+                    }
+                    (LockOutput::Renewed, next)
+                }
+                LockInput::Release { .. } | LockInput::Renew { .. } => (LockOutput::NotHeld, state.clone()),
+            });
+        }
+        if h.maybe_expired(at) {
+            let expired = Self::without_holder(state);
+            outcomes.push(match input {
+                LockInput::Acquire { owner, lease } => Self::grant(&expired, *owner, *lease, at),
+                _ => (LockOutput::NotHeld, expired),
+            });
+        }
+        outcomes
+    }
+
+    /// A service may skip tokens (an `INCR` counter shared by several locks), so a grant
+    /// matches when its token is at least the predicted one; a re-entry keeps its token.
+    fn observe(
+        &self,
+        before: &LockState,
+        predicted: &(LockOutput, LockState),
+        observed: &LockOutput,
+    ) -> Option<LockState> {
+        match (&predicted.0, observed) {
+            (LockOutput::Granted(_), LockOutput::Granted(None)) => Some(predicted.1.clone()),
+            (LockOutput::Granted(Some(p)), LockOutput::Granted(Some(o))) => {
+                let fresh = *p > before.last_token;
+                if *o == *p || (fresh && *o > *p) {
+                    let mut next = predicted.1.clone();
+                    if let Some(h) = next.holder.as_mut() {
+                        h.token = *o;
+                    }
+                    next.last_token = next.last_token.max(*o);
+                    Some(next)
+                } else {
+                    None
+                }
+            }
+            (p, o) => (p == o).then(|| predicted.1.clone()),
+        }
+    }
+
+    fn describe(input: &LockInput, output: Option<&LockOutput>) -> String {
+        let call = match input {
+            LockInput::Acquire { owner, lease: Some(l) } => format!("acquire(owner {owner}, lease {l})"),
+            LockInput::Acquire { owner, lease: None } => format!("acquire(owner {owner})"),
+            LockInput::Release { owner } => format!("release(owner {owner})"),
+            LockInput::Renew { owner, lease } => format!("renew(owner {owner}, lease {lease})"),
+        };
+        let ret = match output {
+            None => "?".to_string(),
+            Some(LockOutput::Granted(Some(t))) => format!("granted, token {t}"),
+            Some(LockOutput::Granted(None)) => "granted".to_string(),
+            Some(LockOutput::Busy) => "busy".to_string(),
+            Some(LockOutput::Released) => "released".to_string(),
+            Some(LockOutput::NotHeld) => "not held".to_string(),
+            Some(LockOutput::Renewed) => "renewed".to_string(),
+        };
+        format!("{call} -> {ret}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn only(v: Vec<(LockOutput, LockState)>) -> (LockOutput, LockState) {
+        assert_eq!(v.len(), 1, "{v:?}");
+        v.into_iter().next().expect("one outcome")
+    }
+
+    #[test]
+    fn exact_time_is_deterministic_and_leases_expire() {
+        let spec = LockSpec::default();
+        let s0 = spec.init();
+        let (o, s1) = only(spec.step(&s0, &LockInput::Acquire { owner: 1, lease: Some(10) }, Window::at(0)));
+        assert_eq!(o, LockOutput::Granted(Some(1)));
+        let (o, _) = only(spec.step(&s1, &LockInput::Acquire { owner: 2, lease: Some(10) }, Window::at(9)));
+        assert_eq!(o, LockOutput::Busy);
+        let (o, s2) = only(spec.step(&s1, &LockInput::Acquire { owner: 2, lease: Some(10) }, Window::at(10)));
+        assert_eq!(o, LockOutput::Granted(Some(2)));
+        let (o, _) = only(spec.step(&s2, &LockInput::Release { owner: 1 }, Window::at(11)));
+        assert_eq!(o, LockOutput::NotHeld);
+    }
+
+    #[test]
+    fn reentrant_counts_holds() {
+        let spec = LockSpec { reentrant: true };
+        let acq = LockInput::Acquire { owner: 1, lease: None };
+        let (_, s) = only(spec.step(&spec.init(), &acq, Window::at(0)));
+        let (o, s) = only(spec.step(&s, &acq, Window::at(1)));
+        assert_eq!(o, LockOutput::Granted(Some(1)));
+        let (_, s) = only(spec.step(&s, &LockInput::Release { owner: 1 }, Window::at(2)));
+        assert!(s.holder.is_some(), "freed at count 1");
+        let (_, s) = only(spec.step(&s, &LockInput::Release { owner: 1 }, Window::at(3)));
+        assert!(s.holder.is_none());
+    }
+
+    #[test]
+    fn a_window_straddling_the_deadline_allows_both() {
+        let spec = LockSpec::default();
+        let (_, s) = only(spec.step(&spec.init(), &LockInput::Acquire { owner: 1, lease: Some(10) }, Window::at(0)));
+        let outs = spec.step(&s, &LockInput::Acquire { owner: 2, lease: Some(10) }, Window::between(5, 15));
+        assert_eq!(outs.len(), 2);
+    }
+}

@@ -1,0 +1,118 @@
+//! Specifications: pure sequential state machines, one per lock service or resource.
+//!
+//! A spec answers "what may this operation return, and what state follows, if it takes
+//! effect at some instant in `at`?". Models call it with an exact instant and branch on
+//! every outcome; the history checker calls it with the window between an operation's
+//! invocation and its completion and keeps every state that matches what was observed.
+//! Writing time as a window is what lets one spec serve both without a second copy of
+//! the semantics.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+pub mod inventory;
+pub mod kv;
+pub mod lock;
+pub mod register;
+
+pub use inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
+pub use kv::{KvInput, KvOutput, KvSpec};
+pub use lock::{Hold, LockInput, LockOutput, LockSpec, LockState, Owner};
+pub use register::{RegisterInput, RegisterOutput, RegisterSpec};
+
+/// A closed interval of instants, in whatever unit the caller uses consistently
+/// (nanoseconds in histories, ticks in models).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Window {
+    /// The earliest instant.
+    pub lo: u64,
+    /// The latest instant (`>= lo`).
+    pub hi: u64,
+}
+
+impl Window {
+    /// A single instant.
+    pub fn at(t: u64) -> Self {
+        Window { lo: t, hi: t }
+    }
+
+    /// Every instant from `lo` to `hi`; the bounds are swapped if given backwards.
+    pub fn between(lo: u64, hi: u64) -> Self {
+        Window {
+            lo: lo.min(hi),
+            hi: lo.max(hi),
+        }
+    }
+
+    /// The window shifted later by `d` (saturating: a deadline never wraps around).
+    pub fn plus(self, d: u64) -> Self {
+        Window {
+            lo: self.lo.saturating_add(d),
+            hi: self.hi.saturating_add(d),
+        }
+    }
+}
+
+/// A sequential specification.
+///
+/// `step` lists every outcome an input may have; a deterministic spec returns exactly one
+/// when `at` is a single instant. The checker treats the spec as nondeterministic: it
+/// keeps the set of states consistent with what was observed.
+pub trait Spec: Clone + Debug + Send + Sync + 'static {
+    /// The state of the service or resource.
+    type State: Clone + Debug + Eq + Ord + Hash + Send + Sync;
+    /// What a client asks.
+    type Input: Clone + Debug + Send + Sync;
+    /// What the service answers.
+    type Output: Clone + Debug + Eq + Send + Sync;
+
+    /// The state before any operation.
+    fn init(&self) -> Self::State;
+
+    /// Every `(output, next state)` the input may produce when it takes effect at an
+    /// instant of `at`.
+    fn step(
+        &self,
+        state: &Self::State,
+        input: &Self::Input,
+        at: Window,
+    ) -> Vec<(Self::Output, Self::State)>;
+
+    /// The state that follows when the service answered `observed` where the spec
+    /// predicted `predicted`, or `None` when the answer contradicts the spec. The default
+    /// demands equality; a spec whose answers carry values the service is free to choose
+    /// (a fencing token only has to be larger) refines it.
+    fn observe(
+        &self,
+        _before: &Self::State,
+        predicted: &(Self::Output, Self::State),
+        observed: &Self::Output,
+    ) -> Option<Self::State> {
+        (predicted.0 == *observed).then(|| predicted.1.clone())
+    }
+
+    /// A short human description of an operation, for reports.
+    fn describe(input: &Self::Input, output: Option<&Self::Output>) -> String {
+        match output {
+            Some(o) => format!("{input:?} -> {o:?}"),
+            None => format!("{input:?} -> ?"),
+        }
+    }
+}
+
+/// Runs a spec over a sequence of `(input, instant)` pairs, taking the first outcome of
+/// each step: the reference behaviour for deterministic specs.
+pub fn run_sequential<S: Spec>(spec: &S, ops: &[(S::Input, u64)]) -> Vec<S::Output> {
+    let mut state = spec.init();
+    let mut outputs = Vec::with_capacity(ops.len());
+    for (input, t) in ops {
+        let mut outcomes = spec.step(&state, input, Window::at(*t));
+        if outcomes.is_empty() {
+            break;
+        }
+        let (out, next) = outcomes.swap_remove(0);
+        outputs.push(out);
+        state = next;
+    }
+    outputs
+}

@@ -1,0 +1,80 @@
+//! A read/write register with compare-and-set: the etcd key of Jepsen's etcd test, the
+//! protected value of a critical section.
+
+use super::{Spec, Window};
+
+/// The register spec. A register starts empty (`None`): a read before any write sees nil.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RegisterSpec;
+
+/// What a client asks of a register.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RegisterInput {
+    /// Read the value.
+    Read,
+    /// Overwrite the value.
+    Write(i64),
+    /// Set `to` only if the value is `from`.
+    Cas {
+        /// The value expected.
+        from: i64,
+        /// The value written when it matched.
+        to: i64,
+    },
+}
+
+/// What a register answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RegisterOutput {
+    /// The value read (`None`: never written).
+    Value(Option<i64>),
+    /// The write took effect.
+    Written,
+    /// The compare-and-set matched and wrote.
+    CasOk,
+    /// The compare-and-set did not match; nothing changed.
+    CasFailed,
+}
+
+impl Spec for RegisterSpec {
+    type State = Option<i64>;
+    type Input = RegisterInput;
+    type Output = RegisterOutput;
+
+    fn init(&self) -> Option<i64> {
+        None
+    }
+
+    fn step(
+        &self,
+        state: &Option<i64>,
+        input: &RegisterInput,
+        _at: Window,
+    ) -> Vec<(RegisterOutput, Option<i64>)> {
+        vec![match input {
+            RegisterInput::Read => (RegisterOutput::Value(*state), *state),
+            RegisterInput::Write(v) => (RegisterOutput::Written, Some(*v)),
+            RegisterInput::Cas { from, to } if *state == Some(*from) => {
+                (RegisterOutput::CasOk, Some(*to))
+            }
+            RegisterInput::Cas { .. } => (RegisterOutput::CasFailed, *state),
+        }]
+    }
+
+    fn describe(input: &RegisterInput, output: Option<&RegisterOutput>) -> String {
+        let call = match input {
+            RegisterInput::Read => "read()".to_string(),
+            RegisterInput::Write(v) => format!("write({v})"),
+            RegisterInput::Cas { from, to } => format!("cas({from}, {to})"),
+        };
+        let ret = match output {
+            None => "?".to_string(),
+            Some(RegisterOutput::Value(Some(v))) => v.to_string(),
+            Some(RegisterOutput::Value(None)) => "nil".to_string(),
+            Some(RegisterOutput::Written) => "ok".to_string(),
+            Some(RegisterOutput::CasOk) => "ok".to_string(),
+            Some(RegisterOutput::CasFailed) => "fail".to_string(),
+        };
+        format!("{call} -> {ret}")
+    }
+}

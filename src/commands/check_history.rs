@@ -1,0 +1,130 @@
+//! `locklab check-history FILE`: check a recorded or imported history.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use locklab_traces::check::resource::ResourceModel;
+use locklab_traces::check::{check_history, Options, Report, Selection, Verdict};
+use locklab_traces::import::{read_any, InputFormat};
+
+use crate::bad_input;
+use crate::output::{spinner, Format};
+
+/// Arguments of `check-history`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The history file.
+    file: PathBuf,
+    /// jsonl (locklab), edn (Jepsen/Knossos), porcupine-etcd or porcupine-kv; guessed
+    /// from the content when absent.
+    #[arg(long, value_parser = parse_input_format)]
+    input_format: Option<InputFormat>,
+    /// Which checks: auto (all that apply), mutex, lock, fencing, or a resource model:
+    /// register, cas-register, kv, inventory.
+    #[arg(long, default_value = "auto", value_parser = parse_model)]
+    model: Selection,
+    /// Seconds allowed for each linearizability search; past it the verdict is unknown
+    /// (exit 3), never a violation.
+    #[arg(long, value_parser = parse_timeout)]
+    timeout: Option<Duration>,
+    /// Write porcupine-rs's visualization, with nemesis annotations, to this HTML file.
+    #[arg(long)]
+    html: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+    InputFormat::parse(s).ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
+}
+
+fn parse_model(s: &str) -> Result<Selection, String> {
+    Ok(match s {
+        "auto" => Selection::Auto,
+        "mutex" => Selection::Mutex,
+        "lock" => Selection::Lock,
+        "fencing" => Selection::Fencing,
+        "register" => Selection::Resource(Some(ResourceModel::Register)),
+        "cas-register" => Selection::Resource(Some(ResourceModel::CasRegister)),
+        "kv" => Selection::Resource(Some(ResourceModel::Kv)),
+        // The initial stock comes from the header; the model only forces the family.
+        "inventory" => Selection::Resource(Some(ResourceModel::Inventory { initial: 0 })),
+        _ => {
+            return Err(
+                "expected one of auto, mutex, lock, fencing, register, cas-register, kv, inventory".to_string(),
+            )
+        }
+    })
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s.parse().map_err(|_| format!("expected seconds, got {s:?}"))?;
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(format!("expected a positive number of seconds, got {s}"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    let history = match read_any(&args.file, args.input_format) {
+        Ok(h) => h,
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
+    let options = Options {
+        selection: args.model,
+        timeout: args.timeout,
+        html: args.html.is_some(),
+    };
+    let bar = spinner(args.format, &format!("checking {} events", history.events.len()));
+    let report = check_history(&history, &options);
+    bar.finish_and_clear();
+    let report = match report {
+        Ok(r) => r,
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
+    if let Some(path) = &args.html {
+        let html = report.html.as_ref().map(|p| p.html.as_str()).unwrap_or(NO_PAGE);
+        if let Err(e) = std::fs::write(path, html) {
+            return bad_input(args.format, &format!("--html {}: {e}", path.display()));
+        }
+    }
+    match args.format {
+        Format::Json => match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return bad_input(args.format, &e.to_string()),
+        },
+        Format::Text => print!("{}", text(&report)),
+    }
+    report.verdict.exit_code() as u8
+}
+
+const NO_PAGE: &str = "<!doctype html><title>locklab</title><p>No linearizability check ran on this history, so there is nothing to draw.</p>";
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ok => "OK",
+        Verdict::Violation => "VIOLATION",
+        Verdict::Unknown => "UNKNOWN",
+    }
+}
+
+/// The report for people.
+pub fn text(report: &Report) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("{}: {}\n", report.source, verdict_word(report.verdict)));
+    for w in &report.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
+    for c in &report.checks {
+        out.push_str(&format!("  {:<26} {:<9} {}\n", c.property.name(), verdict_word(c.verdict), c.summary));
+        for line in &c.explanation {
+            out.push_str(&format!("      {line}\n"));
+        }
+        for op in &c.ops {
+            out.push_str(&format!("      > line {}: {} {}\n", op.line, op.process, op.description));
+        }
+    }
+    out
+}

@@ -1,0 +1,275 @@
+//! Linearizability of operations against any [`Spec`], with porcupine-rs.
+//!
+//! The spec may be nondeterministic (an operation with unknown outcome, a grant whose
+//! instant is only known to a window), so the porcupine state is the *set* of spec
+//! states consistent with the operations linearized so far.
+//!
+//! porcupine-rs 0.3 has three traps handled here: its `*_info_timeout` variants report
+//! Illegal when the timeout fires (only the plain timeout variant's verdict is used),
+//! it starts a thread per partition (partitions go through a pool of at most one
+//! worker per core), and it panics on a call without a return (an operation that never
+//! returned gets a return time after everything).
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use locklab_models::spec::{Spec, Window};
+use porcupine_rs::{CheckResult, LinearizationInfo, Model, Operation};
+
+/// One operation as the linearizability checker sees it.
+#[derive(Clone, Debug)]
+pub struct LinOp<S: Spec> {
+    /// The spec (shared; porcupine's model functions take no `self`).
+    pub spec: Arc<S>,
+    /// What was asked.
+    pub input: S::Input,
+    /// What was answered (`None`: unknown).
+    pub output: Option<S::Output>,
+    /// Invocation time.
+    pub call: u64,
+    /// Completion time (`None`: never, or unknown outcome).
+    pub ret: Option<u64>,
+    /// The client.
+    pub client: u32,
+    /// The history line of the invocation.
+    pub line: usize,
+}
+
+impl<S: Spec> LinOp<S> {
+    /// The instants at which the operation may have taken effect.
+    pub fn window(&self) -> Window {
+        Window::between(self.call, self.ret.unwrap_or(u64::MAX))
+    }
+
+    /// "c1 acquire(owner 1, lease 10) -> granted (line 4)".
+    pub fn describe(&self) -> String {
+        format!("c{} {} (line {})", self.client, S::describe(&self.input, self.output.as_ref()), self.line)
+    }
+}
+
+/// The set of spec states consistent with a linearized prefix (empty: not started).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StateSet<T>(pub Vec<T>);
+
+/// The porcupine-rs model of a spec.
+#[derive(Clone, Debug)]
+pub struct SpecModel<S>(PhantomData<S>);
+
+/// Every state `op` may lead to from any state of `states`, given what it answered.
+pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> Vec<S::State> {
+    let start;
+    let states = if states.is_empty() {
+        start = [op.spec.init()];
+        &start[..]
+    } else {
+        states
+    };
+    let at = op.window();
+    let mut next = Vec::with_capacity(states.len());
+    for s in states {
+        for predicted in op.spec.step(s, &op.input, at) {
+            match &op.output {
+                None => next.push(predicted.1),
+                Some(observed) => {
+                    if let Some(n) = op.spec.observe(s, &predicted, observed) {
+                        next.push(n);
+                    }
+                }
+            }
+        }
+    }
+    if next.len() > 1 {
+        next.sort();
+        next.dedup();
+    }
+    next
+}
+
+impl<S: Spec> Model for SpecModel<S> {
+    type State = StateSet<S::State>;
+    type Op = LinOp<S>;
+    type Metadata = ();
+
+    fn init() -> Self::State {
+        StateSet(Vec::new())
+    }
+
+    fn step(state: &Self::State, op: &Self::Op) -> (bool, Self::State) {
+        let next = successors(&state.0, op);
+        (!next.is_empty(), StateSet(next))
+    }
+
+    fn describe_operation(op: &Self::Op) -> String {
+        S::describe(&op.input, op.output.as_ref())
+    }
+
+    /// Escaped: porcupine-rs shows state descriptions through `innerHTML`.
+    fn describe_state(state: &Self::State) -> String {
+        crate::html::escape(&match state.0.as_slice() {
+            [] => "initial".to_string(),
+            [one] => format!("{one:?}"),
+            many => format!("one of {many:?}"),
+        })
+    }
+}
+
+/// What the linearizability check found.
+#[derive(Debug)]
+pub enum LinResult<S: Spec> {
+    /// Every partition linearizes.
+    Ok,
+    /// A partition admits no linearization.
+    Illegal(Box<Illegal<S>>),
+    /// The time ran out first.
+    Unknown,
+}
+
+/// A partition that admits no linearization, with what porcupine-rs learned about it.
+#[derive(Debug)]
+pub struct Illegal<S: Spec> {
+    /// The partition's operations.
+    pub ops: Vec<LinOp<S>>,
+    /// The longest order of operations (indices into `ops`) that does linearize.
+    pub longest: Vec<usize>,
+    /// The operations that must come next but cannot: each contradicts every state the
+    /// longest prefix leaves.
+    pub stuck: Vec<usize>,
+    /// The states the longest prefix leaves.
+    pub states_after: Vec<S::State>,
+    /// porcupine-rs's partial linearizations, for the HTML report.
+    pub info: LinearizationInfo<SpecModel<S>>,
+}
+
+fn to_porcupine<S: Spec>(ops: &[LinOp<S>]) -> Vec<Operation<SpecModel<S>>> {
+    ops.iter()
+        .map(|op| Operation {
+            client_id: Some(op.client),
+            call_time: clamp(op.call),
+            return_time: op.ret.map_or(i64::MAX, clamp),
+            op: op.clone(),
+            metadata: None,
+        })
+        .collect()
+}
+
+fn clamp(t: u64) -> i64 {
+    i64::try_from(t).unwrap_or(i64::MAX - 1)
+}
+
+/// The number of worker threads: one per core, never more than there is work.
+pub fn worker_count(partitions: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(partitions).max(1)
+}
+
+/// Checks every partition; stops at the first illegal one.
+pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -> LinResult<S> {
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let unknown = AtomicBool::new(false);
+    let illegal: Mutex<Option<usize>> = Mutex::new(None);
+    let converted: Vec<Vec<Operation<SpecModel<S>>>> = partitions.iter().map(|p| to_porcupine(p)).collect();
+
+    std::thread::scope(|scope| {
+        for _ in 0..worker_count(converted.len()) {
+            scope.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(ops) = converted.get(i) else { return };
+                let verdict = match deadline {
+                    None => {
+                        if porcupine_rs::check_operations(ops) {
+                            CheckResult::Ok
+                        } else {
+                            CheckResult::Illegal
+                        }
+                    }
+                    Some(d) => {
+                        let left = d.saturating_duration_since(Instant::now());
+                        if left.is_zero() {
+                            CheckResult::Unknown
+                        } else {
+                            porcupine_rs::check_operations_timeout(ops, left)
+                        }
+                    }
+                };
+                match verdict {
+                    CheckResult::Ok => {}
+                    CheckResult::Unknown => unknown.store(true, Ordering::Relaxed),
+                    CheckResult::Illegal => {
+                        let mut first = illegal.lock().unwrap_or_else(|p| p.into_inner());
+                        if first.is_none_or(|f| i < f) {
+                            *first = Some(i);
+                        }
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+
+    let first_illegal = illegal.into_inner().unwrap_or_else(|p| p.into_inner());
+    match first_illegal {
+        Some(i) => {
+            let ops = partitions[i].clone();
+            LinResult::Illegal(Box::new(explain(ops, &converted[i])))
+        }
+        None if unknown.load(Ordering::Relaxed) => LinResult::Unknown,
+        None => LinResult::Ok,
+    }
+}
+
+/// Asks porcupine-rs for the partial linearizations of an illegal partition (its verdict
+/// was already established without the info variant) and finds where they get stuck.
+fn explain<S: Spec>(ops: Vec<LinOp<S>>, converted: &[Operation<SpecModel<S>>]) -> Illegal<S> {
+    let (_, info) = porcupine_rs::check_operations_info(converted);
+    let longest: Vec<usize> = info
+        .partial_linearizations
+        .first()
+        .and_then(|seqs| seqs.iter().max_by_key(|s| s.len()).cloned())
+        .unwrap_or_default();
+    let mut states: Vec<S::State> = Vec::new();
+    for &i in &longest {
+        states = successors(&states, &ops[i]);
+    }
+    // The next operation must be one of those not yet linearized that were invoked
+    // before the earliest return among them; the ones that fail from here are stuck.
+    let done: std::collections::HashSet<usize> = longest.iter().copied().collect();
+    let rest: Vec<usize> = (0..ops.len()).filter(|i| !done.contains(i)).collect();
+    let horizon = rest.iter().map(|&i| ops[i].ret.unwrap_or(u64::MAX)).min().unwrap_or(u64::MAX);
+    let mut stuck: Vec<usize> = rest
+        .iter()
+        .copied()
+        .filter(|&i| ops[i].call <= horizon && successors(&states, &ops[i]).is_empty())
+        .collect();
+    if stuck.is_empty() {
+        stuck = rest.into_iter().filter(|&i| ops[i].ret.unwrap_or(u64::MAX) == horizon).take(1).collect();
+    }
+    if let (true, Some(first)) = (states.is_empty(), ops.first()) {
+        states.push(first.spec.init());
+    }
+    Illegal {
+        ops,
+        longest,
+        stuck,
+        states_after: states,
+        info,
+    }
+}
+
+/// porcupine-rs's partial linearizations of every partition, for the HTML report of a
+/// history that passed (an illegal one carries its own in [`Illegal`]).
+pub fn info<S: Spec>(partitions: &[Vec<LinOp<S>>]) -> LinearizationInfo<SpecModel<S>> {
+    let mut all = LinearizationInfo::<SpecModel<S>>::empty();
+    for p in partitions {
+        let (_, one) = porcupine_rs::check_operations_info(&to_porcupine(p));
+        all.partial_linearizations.extend(one.partial_linearizations);
+        all.partition_ops.extend(one.partition_ops);
+    }
+    all
+}

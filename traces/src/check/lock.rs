@@ -1,0 +1,185 @@
+//! Lock linearizability: the acquire/release/renew operations of a history are a
+//! behaviour of the owner-aware, lease-aware, fenced [`LockSpec`].
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use locklab_models::spec::{LockInput, LockOutput, LockSpec, LockState, Spec};
+
+use crate::error::HistoryError;
+use crate::format::{History, OpKind};
+use crate::html::Page;
+use crate::ops::{Operation, Outcome, Paired};
+
+use super::linear::{self, Illegal, LinOp, LinResult};
+use super::{fmt_time, op_ref, CheckReport, Options, Property, Verdict};
+
+/// Turns one paired lock operation into a checker operation.
+pub fn lin_op(spec: &Arc<LockSpec>, op: &Operation, source: &str) -> Result<LinOp<LockSpec>, HistoryError> {
+    let owner = op.owner();
+    let lease = op.invoke.1.lease_ns;
+    let input = match op.kind {
+        OpKind::Acquire => LockInput::Acquire { owner, lease },
+        OpKind::Release => LockInput::Release { owner },
+        OpKind::Renew => LockInput::Renew {
+            owner,
+            lease: lease.ok_or_else(|| {
+                HistoryError::at(source, op.line(), "renew needs \"lease_ns\" on its invocation")
+            })?,
+        },
+        other => {
+            return Err(HistoryError::at(source, op.line(), format!("{other:?} is not a lock operation")))
+        }
+    };
+    let output = match (op.kind, op.outcome) {
+        (_, Outcome::Unknown) => None,
+        (OpKind::Acquire, Outcome::Ok) => Some(LockOutput::Granted(op.token())),
+        (OpKind::Acquire, Outcome::Fail) => Some(LockOutput::Busy),
+        (OpKind::Release, Outcome::Ok) => Some(LockOutput::Released),
+        (OpKind::Renew, Outcome::Ok) => Some(LockOutput::Renewed),
+        (_, Outcome::Ok) => None,
+        (_, Outcome::Fail) => Some(LockOutput::NotHeld),
+    };
+    Ok(LinOp {
+        spec: spec.clone(),
+        input,
+        output,
+        call: op.call(),
+        ret: op.ret(),
+        client: op.process,
+        line: op.line(),
+    })
+}
+
+/// Checks the lock operations, one partition per lock key.
+pub fn check(
+    history: &History,
+    paired: &Paired,
+    options: &Options,
+) -> Result<(CheckReport, Option<Page>), HistoryError> {
+    let spec = Arc::new(LockSpec {
+        reentrant: history.header.reentrant,
+    });
+    let mut by_key: BTreeMap<String, Vec<LinOp<LockSpec>>> = BTreeMap::new();
+    let mut count = 0usize;
+    for op in paired.ops.iter().filter(|o| o.kind.is_lock()) {
+        count += 1;
+        by_key
+            .entry(op.key().unwrap_or_default().to_string())
+            .or_default()
+            .push(lin_op(&spec, op, &history.source)?);
+    }
+    let partitions: Vec<Vec<LinOp<LockSpec>>> = by_key.into_values().collect();
+    let locks = partitions.len();
+    let page = |partitions: &[Vec<LinOp<LockSpec>>]| {
+        options.html.then(|| Page::render(linear::info(partitions), paired))
+    };
+    let report = match linear::check(&partitions, options.timeout) {
+        LinResult::Ok => (
+            CheckReport::new(
+                Property::LockLinearizability,
+                Verdict::Ok,
+                format!("{count} lock operations on {locks} lock(s) are a behaviour of the lock spec"),
+            )
+            .stat("operations", count),
+            page(&partitions),
+        ),
+        LinResult::Unknown => (
+            CheckReport::new(
+                Property::LockLinearizability,
+                Verdict::Unknown,
+                "the search for a linearization ran out of time",
+            )
+            .stat("operations", count),
+            None,
+        ),
+        LinResult::Illegal(ill) => {
+            let report = explain(&ill, paired).stat("operations", count);
+            let page = options.html.then(|| Page::render(ill.info, paired));
+            (report, page)
+        }
+    };
+    Ok(report)
+}
+
+fn holder_text(state: &LockState) -> String {
+    match &state.holder {
+        None => "free".to_string(),
+        Some(h) => {
+            let lease = match h.deadline {
+                None => "no lease".to_string(),
+                Some(d) if d.lo == d.hi => format!("lease until {}", fmt_time(d.lo)),
+                Some(d) => format!("lease until between {} and {}", fmt_time(d.lo), fmt_time(d.hi)),
+            };
+            format!("held by owner {} (token {}, {lease})", h.owner, h.token)
+        }
+    }
+}
+
+/// Why the stuck operation cannot happen, in the lock's words.
+fn reason(op: &LinOp<LockSpec>, states: &[LockState]) -> String {
+    let holder = states.iter().find_map(|s| s.holder.as_ref());
+    let owner = op.input.owner();
+    match (&op.input, &op.output, holder) {
+        (LockInput::Acquire { .. }, Some(LockOutput::Granted(_)), Some(h)) if h.owner != owner => format!(
+            "double grant: c{} was granted the lock while owner {} held it",
+            op.client, h.owner
+        ),
+        (LockInput::Acquire { .. }, Some(LockOutput::Granted(Some(t))), _) => format!(
+            "token {t} is not larger than the last token granted ({}): fencing tokens must increase with every grant",
+            states.iter().map(|s| s.last_token).max().unwrap_or(0)
+        ),
+        (LockInput::Release { .. }, Some(LockOutput::Released), Some(h)) if h.owner != owner => format!(
+            "release by a non-owner: c{} (owner {owner}) released the lock held by owner {}",
+            op.client, h.owner
+        ),
+        (LockInput::Release { .. }, Some(LockOutput::Released), None) => format!(
+            "c{} (owner {owner}) released a lock that nobody held (its lease had run out)",
+            op.client
+        ),
+        (LockInput::Renew { .. }, Some(LockOutput::Renewed), _) => format!(
+            "c{} (owner {owner}) renewed a lease it did not hold",
+            op.client
+        ),
+        (LockInput::Acquire { .. }, Some(LockOutput::Busy), None) => {
+            format!("c{} was told the lock was busy while it was free", op.client)
+        }
+        _ => "its answer contradicts every state the lock can be in".to_string(),
+    }
+}
+
+fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
+    let first = ill.stuck.first().map(|&i| &ill.ops[i]);
+    let summary = match first {
+        Some(op) => reason(op, &ill.states_after),
+        None => "no order of the lock operations is a behaviour of the lock spec".to_string(),
+    };
+    let mut report = CheckReport::new(Property::LockLinearizability, Verdict::Violation, summary);
+    report.explanation.push(format!(
+        "the longest order of lock operations that the lock spec accepts has {} of {} operations:",
+        ill.longest.len(),
+        ill.ops.len()
+    ));
+    let shown = ill.longest.len().saturating_sub(6);
+    if shown > 0 {
+        report.explanation.push(format!("  … {shown} earlier operations"));
+    }
+    for &i in &ill.longest[shown..] {
+        report.explanation.push(format!("  {}", ill.ops[i].describe()));
+    }
+    let states: Vec<String> = ill.states_after.iter().map(holder_text).collect();
+    report.explanation.push(format!("after them the lock is {}", states.join(" or ")));
+    for &i in &ill.stuck {
+        let op = &ill.ops[i];
+        report.explanation.push(format!(
+            "then {} [{} – {}] cannot happen",
+            op.describe(),
+            fmt_time(op.call),
+            op.ret.map_or("never returned".to_string(), fmt_time)
+        ));
+        if let Some(p) = paired.ops.iter().find(|p| p.line() == op.line) {
+            report.ops.push(op_ref(p, LockSpec::describe(&op.input, op.output.as_ref())));
+        }
+    }
+    report
+}

@@ -1,0 +1,190 @@
+//! Mutual exclusion: the critical sections of different clients never overlap in time.
+//!
+//! Critical sections come from `enter`/`leave` events when the history has them, else
+//! from each grant to the holder's next release. All times come from one monotonic clock,
+//! so an overlap of the recorded intervals is a proof that two clients were inside at
+//! once. A section that never ends is only known to last until that client's last
+//! recorded event: later it may have crashed, so it is not stretched further.
+
+use std::collections::HashMap;
+
+use crate::format::{OpKind, Process};
+use crate::ops::{Outcome, Paired};
+
+use super::{fmt_time, CheckReport, OpRef, Property, Verdict};
+
+/// A critical section of one client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    /// The client.
+    pub process: u32,
+    /// When it entered (ns).
+    pub start: u64,
+    /// When it left, or its last event if it never did (ns).
+    pub end: u64,
+    /// Whether a `leave` (or release) closed it.
+    pub closed: bool,
+    /// The line that opened it.
+    pub line: usize,
+    /// The line that closed it.
+    pub end_line: Option<usize>,
+    /// The fencing token it held, when known.
+    pub token: Option<u64>,
+}
+
+/// Whether the history says anything about critical sections.
+pub fn applies(paired: &Paired) -> bool {
+    paired.points.iter().any(|(_, e)| e.op == OpKind::Enter)
+        || paired.ops.iter().any(|o| o.kind == OpKind::Acquire && o.outcome == Outcome::Ok)
+}
+
+/// The critical sections of a history.
+pub fn sections(paired: &Paired) -> Vec<Section> {
+    let mut last_seen: HashMap<u32, u64> = HashMap::new();
+    let mut see = |p: u32, t: u64| {
+        let e = last_seen.entry(p).or_insert(t);
+        *e = (*e).max(t);
+    };
+    for (_, e) in &paired.points {
+        if let Process::Client(p) = e.process {
+            see(p, e.time);
+        }
+    }
+    for op in &paired.ops {
+        see(op.process, op.call());
+        if let Some((_, c)) = &op.completion {
+            see(op.process, c.time);
+        }
+    }
+
+    let explicit = paired.points.iter().any(|(_, e)| e.op == OpKind::Enter);
+    // (time, line, process, opens?, token)
+    let mut marks: Vec<(u64, usize, u32, bool, Option<u64>)> = Vec::new();
+    if explicit {
+        for (line, e) in &paired.points {
+            if let (Process::Client(p), OpKind::Enter | OpKind::Leave) = (e.process, e.op) {
+                marks.push((e.time, *line, p, e.op == OpKind::Enter, e.token));
+            }
+        }
+    } else {
+        for op in &paired.ops {
+            match (op.kind, op.outcome) {
+                (OpKind::Acquire, Outcome::Ok) => {
+                    if let Some((line, c)) = &op.completion {
+                        marks.push((c.time, *line, op.process, true, op.token()));
+                    }
+                }
+                (OpKind::Release, _) => marks.push((op.call(), op.line(), op.process, false, None)),
+                _ => {}
+            }
+        }
+    }
+    marks.sort_by_key(|m| (m.0, m.1));
+
+    // Per process: depth of nesting (reentrant sections) and the open section.
+    let mut open: HashMap<u32, (u32, Section)> = HashMap::new();
+    let mut done = Vec::new();
+    for (time, line, p, opens, token) in marks {
+        if opens {
+            let entry = open.entry(p).or_insert_with(|| {
+                (
+                    0,
+                    Section {
+                        process: p,
+                        start: time,
+                        end: time,
+                        closed: false,
+                        line,
+                        end_line: None,
+                        token,
+                    },
+                )
+            });
+            entry.0 += 1;
+        } else if let Some((depth, mut s)) = open.remove(&p) {
+            if depth > 1 {
+                open.insert(p, (depth - 1, s));
+            } else {
+                s.end = time;
+                s.closed = true;
+                s.end_line = Some(line);
+                done.push(s);
+            }
+        }
+    }
+    for (p, (_, mut s)) in open {
+        s.end = last_seen.get(&p).copied().unwrap_or(s.start).max(s.start);
+        done.push(s);
+    }
+    done.sort_by_key(|s| (s.start, s.process));
+    done
+}
+
+/// Checks mutual exclusion.
+pub fn check(paired: &Paired) -> CheckReport {
+    let secs = sections(paired);
+    let mut overlaps: Vec<(usize, usize)> = Vec::new();
+    for i in 0..secs.len() {
+        for j in i + 1..secs.len() {
+            if secs[j].start >= secs[i].end {
+                break;
+            }
+            if secs[i].process != secs[j].process && secs[j].start < secs[i].end {
+                overlaps.push((i, j));
+            }
+        }
+    }
+    let n = secs.len();
+    let Some(&(i, j)) = overlaps.first() else {
+        return CheckReport::new(
+            Property::MutualExclusion,
+            Verdict::Ok,
+            format!("{n} critical sections, none overlapping"),
+        )
+        .stat("sections", n)
+        .stat("overlaps", 0);
+    };
+    let (a, b) = (&secs[i], &secs[j]);
+    let overlap = a.end.min(b.end) - b.start;
+    let describe = |s: &Section| {
+        let end = match (s.closed, s.end_line) {
+            (true, Some(l)) => format!("left at {} (line {l})", fmt_time(s.end)),
+            _ => format!("never left; still inside at its last event, {}", fmt_time(s.end)),
+        };
+        let token = s.token.map(|t| format!(", token {t}")).unwrap_or_default();
+        format!("c{} entered at {} (line {}){token}, {end}", s.process, fmt_time(s.start), s.line)
+    };
+    let mut report = CheckReport::new(
+        Property::MutualExclusion,
+        Verdict::Violation,
+        format!(
+            "c{} and c{} were in their critical sections at the same time for {:.3} ms",
+            a.process,
+            b.process,
+            overlap as f64 / 1e6
+        ),
+    )
+    .stat("sections", n)
+    .stat("overlaps", overlaps.len());
+    report.explanation = vec![
+        describe(a),
+        describe(b),
+        format!(
+            "both inside from {} to {}",
+            fmt_time(b.start),
+            fmt_time(a.end.min(b.end))
+        ),
+    ];
+    if overlaps.len() > 1 {
+        report.explanation.push(format!("{} overlapping pairs in all", overlaps.len()));
+    }
+    report.ops = [a, b]
+        .iter()
+        .map(|s| OpRef {
+            line: s.line,
+            process: format!("c{}", s.process),
+            description: "enter critical section".to_string(),
+        })
+        .collect();
+    report
+}

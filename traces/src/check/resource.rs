@@ -1,0 +1,445 @@
+//! Resource linearizability (register, cas-register, kv, inventory) and resource safety
+//! (lost updates, oversold units) of the protected resource.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use locklab_models::spec::{
+    InventoryInput, InventoryOutput, InventorySpec, KvInput, KvOutput, KvSpec, RegisterInput,
+    RegisterOutput, RegisterSpec, Spec,
+};
+use serde_json::Value;
+
+use crate::error::HistoryError;
+use crate::format::{History, OpKind, ResourceSpec};
+use crate::html::Page;
+use crate::ops::{Operation, Outcome, Paired};
+
+use super::linear::{self, Illegal, LinOp, LinResult};
+use super::{fmt_time, op_ref, CheckReport, Options, Property, Verdict};
+
+/// Which resource spec the operations follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResourceModel {
+    /// read / write.
+    Register,
+    /// read / write / cas.
+    CasRegister,
+    /// get / put / append on keys.
+    Kv,
+    /// read / write / decrement / cas on a stock level.
+    Inventory {
+        /// Units before the run.
+        initial: i64,
+    },
+}
+
+impl ResourceModel {
+    /// The model a header declares, or the one the operations imply.
+    pub fn infer(history: &History, paired: &Paired) -> Result<ResourceModel, HistoryError> {
+        if let Some(r) = &history.header.resource {
+            return Ok(match r {
+                ResourceSpec::Register => ResourceModel::Register,
+                ResourceSpec::CasRegister => ResourceModel::CasRegister,
+                ResourceSpec::Kv => ResourceModel::Kv,
+                ResourceSpec::Inventory { initial } => ResourceModel::Inventory { initial: *initial },
+            });
+        }
+        let has = |k: OpKind| paired.ops.iter().any(|o| o.kind == k);
+        if has(OpKind::Get) || has(OpKind::Put) || has(OpKind::Append) {
+            Ok(ResourceModel::Kv)
+        } else if has(OpKind::Decrement) {
+            Err(HistoryError::whole(
+                &history.source,
+                "decrement needs an inventory resource: put {\"resource\":{\"kind\":\"inventory\",\"initial\":N}} in the header",
+            ))
+        } else if has(OpKind::Cas) {
+            Ok(ResourceModel::CasRegister)
+        } else {
+            Ok(ResourceModel::Register)
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ResourceModel::Register => "register",
+            ResourceModel::CasRegister => "cas-register",
+            ResourceModel::Kv => "kv",
+            ResourceModel::Inventory { .. } => "inventory",
+        }
+    }
+}
+
+fn int(v: Option<&Value>, source: &str, line: usize, what: &str) -> Result<i64, HistoryError> {
+    v.and_then(Value::as_i64)
+        .ok_or_else(|| HistoryError::at(source, line, format!("{what} needs an integer \"value\", got {}", shown(v))))
+}
+
+fn shown(v: Option<&Value>) -> String {
+    v.map_or("nothing".to_string(), |v| v.to_string())
+}
+
+fn text(v: Option<&Value>, source: &str, line: usize, what: &str) -> Result<String, HistoryError> {
+    match v {
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Null) | None if what == "get" => Ok(String::new()),
+        other => Err(HistoryError::at(source, line, format!("{what} needs a string \"value\", got {}", shown(other)))),
+    }
+}
+
+fn wrong(op: &Operation, model: ResourceModel, source: &str) -> HistoryError {
+    HistoryError::at(
+        source,
+        op.line(),
+        format!("{:?} is not an operation of the {} resource model", op.kind, model.name()),
+    )
+}
+
+fn lin<S: Spec>(spec: &Arc<S>, op: &Operation, input: S::Input, output: Option<S::Output>) -> LinOp<S> {
+    LinOp {
+        spec: spec.clone(),
+        input,
+        output: if op.outcome == Outcome::Unknown { None } else { output },
+        call: op.call(),
+        ret: op.ret(),
+        client: op.process,
+        line: op.line(),
+    }
+}
+
+fn register_op(
+    spec: &Arc<RegisterSpec>,
+    op: &Operation,
+    model: ResourceModel,
+    src: &str,
+) -> Result<LinOp<RegisterSpec>, HistoryError> {
+    let line = op.line();
+    let arg = op.invoke.1.value.as_ref();
+    Ok(match op.kind {
+        OpKind::Read => {
+            let out = match op.result_value() {
+                None | Some(Value::Null) => RegisterOutput::Value(None),
+                v => RegisterOutput::Value(Some(int(v, src, line, "read")?)),
+            };
+            lin(spec, op, RegisterInput::Read, Some(out))
+        }
+        OpKind::Write => lin(spec, op, RegisterInput::Write(int(arg, src, line, "write")?), Some(RegisterOutput::Written)),
+        OpKind::Cas if model == ResourceModel::CasRegister => {
+            let pair = arg.and_then(Value::as_array).filter(|a| a.len() == 2);
+            let (from, to) = match pair.map(|a| (a[0].as_i64(), a[1].as_i64())) {
+                Some((Some(f), Some(t))) => (f, t),
+                _ => {
+                    return Err(HistoryError::at(src, line, format!("cas needs \"value\": [from, to], got {}", shown(arg))))
+                }
+            };
+            let out = if op.outcome == Outcome::Ok { RegisterOutput::CasOk } else { RegisterOutput::CasFailed };
+            lin(spec, op, RegisterInput::Cas { from, to }, Some(out))
+        }
+        _ => return Err(wrong(op, model, src)),
+    })
+}
+
+fn kv_op(spec: &Arc<KvSpec>, op: &Operation, src: &str) -> Result<LinOp<KvSpec>, HistoryError> {
+    let line = op.line();
+    let key = op
+        .key()
+        .ok_or_else(|| HistoryError::at(src, line, format!("{:?} needs a \"key\"", op.kind)))?
+        .to_string();
+    let arg = op.invoke.1.value.as_ref();
+    Ok(match op.kind {
+        OpKind::Get => {
+            let v = text(op.result_value(), src, line, "get")?;
+            lin(spec, op, KvInput::Get(key), Some(KvOutput::Value(v)))
+        }
+        OpKind::Put => lin(spec, op, KvInput::Put(key, text(arg, src, line, "put")?), Some(KvOutput::Done)),
+        OpKind::Append => lin(spec, op, KvInput::Append(key, text(arg, src, line, "append")?), Some(KvOutput::Done)),
+        _ => return Err(wrong(op, ResourceModel::Kv, src)),
+    })
+}
+
+fn inventory_op(
+    spec: &Arc<InventorySpec>,
+    op: &Operation,
+    model: ResourceModel,
+    src: &str,
+) -> Result<LinOp<InventorySpec>, HistoryError> {
+    let line = op.line();
+    let arg = op.invoke.1.value.as_ref();
+    let done = if op.outcome == Outcome::Ok { InventoryOutput::Done } else { InventoryOutput::Refused };
+    Ok(match op.kind {
+        OpKind::Read => {
+            let out = match op.result_value() {
+                Some(Value::Object(m)) => InventoryOutput::Read {
+                    stock: int(m.get("stock"), src, line, "read's stock")?,
+                    version: m.get("version").and_then(Value::as_u64),
+                },
+                v => InventoryOutput::Read {
+                    stock: int(v, src, line, "read")?,
+                    version: None,
+                },
+            };
+            lin(spec, op, InventoryInput::Read, Some(out))
+        }
+        OpKind::Write => lin(spec, op, InventoryInput::Write(int(arg, src, line, "write")?), Some(done)),
+        OpKind::Decrement => {
+            let k = match arg {
+                None => 1,
+                v => int(v, src, line, "decrement")?,
+            };
+            lin(spec, op, InventoryInput::Decrement(k), Some(done))
+        }
+        OpKind::Cas => {
+            let m = arg.and_then(Value::as_object).ok_or_else(|| {
+                HistoryError::at(src, line, format!("inventory cas needs \"value\": {{\"expect_version\":V,\"stock\":N}}, got {}", shown(arg)))
+            })?;
+            let expect_version = m.get("expect_version").and_then(Value::as_u64).ok_or_else(|| {
+                HistoryError::at(src, line, "inventory cas needs an unsigned \"expect_version\"")
+            })?;
+            let input = InventoryInput::Cas {
+                expect_version,
+                stock: int(m.get("stock"), src, line, "inventory cas's stock")?,
+                new_version: m.get("new_version").and_then(Value::as_u64),
+            };
+            lin(spec, op, input, Some(done))
+        }
+        _ => return Err(wrong(op, model, src)),
+    })
+}
+
+/// Partitions by key: operations on different keys are independent.
+fn by_key<S: Spec>(
+    paired: &Paired,
+    mut convert: impl FnMut(&Operation) -> Result<LinOp<S>, HistoryError>,
+) -> Result<Vec<Vec<LinOp<S>>>, HistoryError> {
+    let mut parts: BTreeMap<String, Vec<LinOp<S>>> = BTreeMap::new();
+    // A failed read or write certainly did not happen and observed nothing; a failed
+    // CAS or decrement is a refusal the spec must explain, so it stays.
+    let informative = |o: &&Operation| {
+        o.outcome != Outcome::Fail || matches!(o.kind, OpKind::Cas | OpKind::Decrement)
+    };
+    for op in paired.ops.iter().filter(|o| o.kind.is_resource()).filter(informative) {
+        parts
+            .entry(op.key().unwrap_or_default().to_string())
+            .or_default()
+            .push(convert(op)?);
+    }
+    Ok(parts.into_values().collect())
+}
+
+/// Checks the resource: linearizability against its spec, then resource safety.
+pub fn check(
+    history: &History,
+    paired: &Paired,
+    forced: Option<ResourceModel>,
+    options: &Options,
+) -> Result<(Vec<CheckReport>, Option<Page>), HistoryError> {
+    let src = history.source.as_str();
+    let model = match forced {
+        Some(ResourceModel::Inventory { .. }) | None => match ResourceModel::infer(history, paired)? {
+            ResourceModel::Inventory { initial } => ResourceModel::Inventory { initial },
+            inferred => forced.unwrap_or(inferred),
+        },
+        Some(m) => m,
+    };
+    let (mut report, page) = match model {
+        ResourceModel::Register | ResourceModel::CasRegister => {
+            let spec = Arc::new(RegisterSpec);
+            run(&by_key(paired, |op| register_op(&spec, op, model, src))?, model, paired, options)
+        }
+        ResourceModel::Kv => {
+            let spec = Arc::new(KvSpec);
+            run(&by_key(paired, |op| kv_op(&spec, op, src))?, model, paired, options)
+        }
+        ResourceModel::Inventory { initial } => {
+            let spec = Arc::new(InventorySpec { initial });
+            run(&by_key(paired, |op| inventory_op(&spec, op, model, src))?, model, paired, options)
+        }
+    };
+    report.stats.insert("model".into(), model.name().into());
+    let mut reports = vec![report];
+    if let Some(safety) = safety(paired, model) {
+        reports.push(safety);
+    }
+    Ok((reports, page))
+}
+
+fn run<S: Spec>(
+    partitions: &[Vec<LinOp<S>>],
+    model: ResourceModel,
+    paired: &Paired,
+    options: &Options,
+) -> (CheckReport, Option<Page>) {
+    let count: usize = partitions.iter().map(Vec::len).sum();
+    let page = |p: &[Vec<LinOp<S>>]| options.html.then(|| Page::render(linear::info(p), paired));
+    match linear::check(partitions, options.timeout) {
+        LinResult::Ok => (
+            CheckReport::new(
+                Property::ResourceLinearizability,
+                Verdict::Ok,
+                format!("{count} operations on {} key(s) linearize as a {}", partitions.len(), model.name()),
+            )
+            .stat("operations", count)
+            .stat("partitions", partitions.len()),
+            page(partitions),
+        ),
+        LinResult::Unknown => (
+            CheckReport::new(
+                Property::ResourceLinearizability,
+                Verdict::Unknown,
+                "the search for a linearization ran out of time",
+            )
+            .stat("operations", count),
+            None,
+        ),
+        LinResult::Illegal(ill) => {
+            let report = explain(&ill, model, paired).stat("operations", count);
+            let page = options.html.then(|| Page::render(ill.info, paired));
+            (report, page)
+        }
+    }
+}
+
+fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> CheckReport {
+    let stuck: Vec<&LinOp<S>> = ill.stuck.iter().map(|&i| &ill.ops[i]).collect();
+    let summary = match stuck.first() {
+        Some(op) => format!("not linearizable as a {}: {} cannot happen after the longest valid order", model.name(), op.describe()),
+        None => format!("not linearizable as a {}", model.name()),
+    };
+    let mut report = CheckReport::new(Property::ResourceLinearizability, Verdict::Violation, summary);
+    report.explanation.push(format!(
+        "the longest order the {} spec accepts has {} of {} operations; it leaves the state {:?}",
+        model.name(),
+        ill.longest.len(),
+        ill.ops.len(),
+        ill.states_after
+    ));
+    let shown = ill.longest.len().saturating_sub(5);
+    for &i in &ill.longest[shown..] {
+        report.explanation.push(format!("  {}", ill.ops[i].describe()));
+    }
+    for op in stuck {
+        report.explanation.push(format!(
+            "then {} [{} – {}] contradicts every state it could follow",
+            op.describe(),
+            fmt_time(op.call),
+            op.ret.map_or("unknown".to_string(), fmt_time)
+        ));
+        if let Some(p) = paired.ops.iter().find(|p| p.line() == op.line) {
+            report.ops.push(op_ref(p, S::describe(&op.input, op.output.as_ref())));
+        }
+    }
+    report
+}
+
+/// Resource safety for read-modify-write workloads: each client's write that follows
+/// its own read is an update of `written - read`; every `decrement` is an update of
+/// `-k`. If a final read (invoked after every update completed) shows less change than
+/// the updates add up to, updates were lost; an inventory that sold more units than it
+/// had is oversold.
+fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
+    let initial = match model {
+        ResourceModel::Inventory { initial } => initial,
+        ResourceModel::Register | ResourceModel::CasRegister => 0,
+        ResourceModel::Kv => return None,
+    };
+    let mut last_read: BTreeMap<u32, i64> = BTreeMap::new();
+    let mut updates = 0i64;
+    let mut delta = 0i64;
+    let mut sold = 0i64;
+    let mut last_update_done = 0u64;
+    let mut update_ops = Vec::new();
+    for op in &paired.ops {
+        let read_value = |op: &Operation| match op.result_value() {
+            Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
+            Some(v) => v.as_i64(),
+            None => None,
+        };
+        let d = match (op.kind, op.outcome) {
+            (OpKind::Read, Outcome::Ok) => {
+                if let Some(v) = read_value(op) {
+                    last_read.insert(op.process, v);
+                }
+                None
+            }
+            (OpKind::Decrement, Outcome::Ok) => Some(-op.invoke.1.value.as_ref().and_then(Value::as_i64).unwrap_or(1)),
+            (OpKind::Write, Outcome::Ok) => {
+                let w = op.invoke.1.value.as_ref().and_then(Value::as_i64);
+                match (w, last_read.remove(&op.process)) {
+                    (Some(w), Some(r)) => Some(w - r),
+                    _ => None,
+                }
+            }
+            (OpKind::Cas, Outcome::Ok) => {
+                let w = op.invoke.1.value.as_ref().and_then(|v| v.get("stock")).and_then(Value::as_i64);
+                match (w, last_read.remove(&op.process)) {
+                    (Some(w), Some(r)) => Some(w - r),
+                    _ => None,
+                }
+            }
+            (OpKind::Write | OpKind::Cas | OpKind::Decrement, Outcome::Unknown) => return None,
+            _ => None,
+        };
+        if let Some(d) = d {
+            updates += 1;
+            delta += d;
+            if d < 0 {
+                sold -= d;
+            }
+            update_ops.push(op);
+            last_update_done = last_update_done.max(op.ret().unwrap_or(u64::MAX));
+        }
+    }
+    if updates == 0 {
+        return None;
+    }
+    let final_read = paired
+        .ops
+        .iter()
+        .filter(|o| o.kind == OpKind::Read && o.outcome == Outcome::Ok && o.call() > last_update_done)
+        .filter_map(|o| match o.result_value() {
+            Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
+            Some(v) => v.as_i64(),
+            None => None,
+        })
+        .next_back();
+    let oversold = match model {
+        ResourceModel::Inventory { .. } => (sold - initial).max(0),
+        _ => 0,
+    };
+    let lost = final_read.map(|f| (delta.abs() - (f - initial).abs()).max(0));
+    let mut report = CheckReport::new(Property::ResourceSafety, Verdict::Ok, "");
+    report = report
+        .stat("updates", updates)
+        .stat("initial", initial)
+        .stat("expected_final", initial + delta)
+        .stat("oversold", oversold);
+    if let Some(f) = final_read {
+        report = report.stat("final", f);
+    }
+    if let Some(l) = lost {
+        report = report.stat("lost_updates", l);
+    }
+    let lost = lost.unwrap_or(0);
+    if lost > 0 || oversold > 0 {
+        report.verdict = Verdict::Violation;
+        let mut parts = Vec::new();
+        if lost > 0 {
+            parts.push(format!(
+                "{lost} update(s) lost: {updates} updates should have moved the value from {initial} to {}, the final read shows {}",
+                initial + delta,
+                final_read.unwrap_or_default()
+            ));
+        }
+        if oversold > 0 {
+            parts.push(format!("{oversold} unit(s) oversold: {sold} sold from a stock of {initial}"));
+        }
+        report.summary = parts.join("; ");
+        report.ops = update_ops.iter().take(8).map(|o| op_ref(o, format!("{:?} by c{}", o.kind, o.process))).collect();
+    } else {
+        report.summary = match final_read {
+            Some(f) => format!("{updates} updates, final value {f} as expected"),
+            None => format!("{updates} updates; no final read to count lost updates against"),
+        };
+    }
+    Some(report)
+}

@@ -1,0 +1,263 @@
+//! The history format: JSON Lines, a header line, then one event per line.
+//!
+//! ```text
+//! {"format":"locklab-history","version":1,"protocol":"redis-lua","backend":"redis",...}
+//! {"process":0,"op":"acquire","phase":"invoke","time":1200,"key":"lock","lease_ns":3000000000}
+//! {"process":0,"op":"acquire","phase":"ok","time":1850,"key":"lock","token":7}
+//! {"process":0,"op":"enter","phase":"ok","time":1900}
+//! {"process":"nemesis","op":"nemesis","phase":"info","time":2000,"value":{"fault":"pause","target":"c0"}}
+//! ```
+//! The schema is documented field by field on [`Header`] and [`Event`] (and in
+//! `traces/HISTORY.md`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The `format` value of a locklab header line.
+pub const FORMAT_NAME: &str = "locklab-history";
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The first line of a history: what ran, against what, under which faults.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// Always [`FORMAT_NAME`].
+    pub format: String,
+    /// [`FORMAT_VERSION`] of the writer.
+    pub version: u32,
+    /// The catalog id or protocol name (`redis-lua`, `etcd-jepsen`, …).
+    #[serde(default)]
+    pub protocol: String,
+    /// The backend (`redis`, `mariadb`, `etcd`, …; `imported` for foreign histories).
+    #[serde(default)]
+    pub backend: String,
+    /// Servers and their roles, free text (`master 127.0.0.1:16379 + 1 replica + 3 sentinels`).
+    #[serde(default)]
+    pub topology: String,
+    /// The planned nemesis schedule, as data.
+    #[serde(default)]
+    pub nemesis: Vec<Value>,
+    /// The seed the workload and nemesis were drawn from.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Versions of the tools and servers involved (`{"locklab": "0.1.0", "redis": "7.0.15"}`).
+    #[serde(default)]
+    pub tools: serde_json::Map<String, Value>,
+    /// The protected resource, when there is one.
+    #[serde(default)]
+    pub resource: Option<ResourceSpec>,
+    /// Whether the lock under test is reentrant.
+    #[serde(default)]
+    pub reentrant: bool,
+}
+
+/// Which resource model the resource operations follow.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ResourceSpec {
+    /// A read/write register (`read`, `write`).
+    Register,
+    /// A register with compare-and-set (`read`, `write`, `cas`).
+    CasRegister,
+    /// A string map (`get`, `put`, `append` with `key`).
+    Kv,
+    /// A stock level (`read`, `write`, `decrement`, `cas`) starting at `initial`.
+    Inventory {
+        /// Units in stock before the run.
+        initial: i64,
+    },
+}
+
+impl Header {
+    /// A header for a history of `protocol` on `backend`, everything else empty.
+    pub fn new(protocol: &str, backend: &str) -> Self {
+        let mut tools = serde_json::Map::new();
+        tools.insert("locklab".into(), Value::String(env!("CARGO_PKG_VERSION").into()));
+        Header {
+            format: FORMAT_NAME.into(),
+            version: FORMAT_VERSION,
+            protocol: protocol.into(),
+            backend: backend.into(),
+            tools,
+            ..Header::default()
+        }
+    }
+}
+
+/// Who did it: a client process, or the nemesis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Process {
+    /// A client, by number.
+    Client(u32),
+    /// The fault injector (written as `"nemesis"`).
+    Nemesis(NemesisTag),
+}
+
+/// The string `"nemesis"`, so that [`Process`] reads it and nothing else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NemesisTag {
+    /// The only value.
+    Nemesis,
+}
+
+impl Process {
+    /// The nemesis.
+    pub const NEMESIS: Process = Process::Nemesis(NemesisTag::Nemesis);
+
+    /// The client number, unless this is the nemesis.
+    pub fn client(self) -> Option<u32> {
+        match self {
+            Process::Client(c) => Some(c),
+            Process::Nemesis(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Process {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Process::Client(c) => write!(f, "c{c}"),
+            Process::Nemesis(_) => write!(f, "nemesis"),
+        }
+    }
+}
+
+/// What an event is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    /// Take the lock (`lease_ns` on the invocation; `token` on `ok`; `fail` = not granted).
+    Acquire,
+    /// Give the lock back (`fail` = the lock said "not yours").
+    Release,
+    /// Extend the lease (`fail` = not held any more).
+    Renew,
+    /// The client starts its critical section (a point event).
+    Enter,
+    /// The client ends its critical section (a point event).
+    Leave,
+    /// Read the resource (`value` on `ok`).
+    Read,
+    /// Write the resource (`value` on the invocation; `token` when fenced).
+    Write,
+    /// Compare-and-set (`value` `[from, to]`, or an inventory CAS object; `fail` = no match).
+    Cas,
+    /// Take units from a stock (`value` = units, default 1; `fail` = not enough).
+    Decrement,
+    /// Read a key of a kv map.
+    Get,
+    /// Overwrite a key of a kv map.
+    Put,
+    /// Append to a key of a kv map.
+    Append,
+    /// A raw backend command (`value` = the command), kept for the record.
+    Command,
+    /// A fault or heal by the nemesis (`value` = `{"fault": …, "target": …}`).
+    Nemesis,
+}
+
+impl OpKind {
+    /// Lock operations, checked against the lock spec.
+    pub fn is_lock(self) -> bool {
+        matches!(self, OpKind::Acquire | OpKind::Release | OpKind::Renew)
+    }
+
+    /// Resource operations, checked against a resource spec.
+    pub fn is_resource(self) -> bool {
+        matches!(
+            self,
+            OpKind::Read
+                | OpKind::Write
+                | OpKind::Cas
+                | OpKind::Decrement
+                | OpKind::Get
+                | OpKind::Put
+                | OpKind::Append
+        )
+    }
+
+    /// Point events that are never paired with a completion.
+    pub fn is_point(self) -> bool {
+        matches!(self, OpKind::Enter | OpKind::Leave | OpKind::Nemesis | OpKind::Command)
+    }
+}
+
+/// Where an operation is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// The client sent it.
+    Invoke,
+    /// It took effect, with this result.
+    Ok,
+    /// It certainly did not take effect.
+    Fail,
+    /// Unknown: it may or may not have taken effect (a timeout, a crash).
+    Info,
+}
+
+/// One line of a history after the header.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    /// Who.
+    pub process: Process,
+    /// What.
+    pub op: OpKind,
+    /// Invocation or outcome.
+    pub phase: Phase,
+    /// Monotonic time in nanoseconds since the run started, one clock for all processes.
+    pub time: u64,
+    /// The lock name or resource key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The operation's argument (on `invoke`) or result (on `ok`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// The fencing token granted (acquire `ok`) or carried (a fenced write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<u64>,
+    /// The owner identity the lock saw, when it is not simply the process number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<u64>,
+    /// The lease asked for, in nanoseconds (acquire and renew invocations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ns: Option<u64>,
+    /// Why it failed or is unknown, or any remark.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl Event {
+    /// A bare event; set the optional fields afterwards.
+    pub fn new(process: Process, op: OpKind, phase: Phase, time: u64) -> Self {
+        Event {
+            process,
+            op,
+            phase,
+            time,
+            key: None,
+            value: None,
+            token: None,
+            owner: None,
+            lease_ns: None,
+            note: None,
+        }
+    }
+}
+
+/// A whole history: header and events, each event with the line it came from.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// Where it came from, for error messages.
+    pub source: String,
+    /// The header.
+    pub header: Header,
+    /// The events in file order, with their 1-based line numbers.
+    pub events: Vec<(usize, Event)>,
+    /// Remarks made while reading (a torn last line, say).
+    pub warnings: Vec<String>,
+}

@@ -1,0 +1,79 @@
+//! Importers: histories nobody here wrote, turned into locklab events so the same
+//! checkers can judge them.
+//!
+//! - [`jepsen`]: Jepsen/Knossos EDN histories (`{:type :invoke, :f :cas, :value [1 2],
+//!   :process 3, :time 123}`), one map per line or one vector of maps; cas-register
+//!   `:read/:write/:cas`, mutex `:acquire/:release`, kv `:get/:put/:append` with `:key`.
+//! - [`porcupine`]: the etcd Jepsen log lines of Porcupine's test data
+//!   (`INFO  jepsen.util - 3  :invoke :cas [1 4]`). Porcupine's kv files are EDN maps
+//!   and go through [`jepsen`].
+
+pub mod edn;
+pub mod jepsen;
+pub mod porcupine;
+
+use std::path::Path;
+
+use crate::error::HistoryError;
+use crate::format::History;
+
+/// The formats `check-history --input-format` accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputFormat {
+    /// locklab's JSON Lines.
+    Jsonl,
+    /// Jepsen/Knossos EDN.
+    Edn,
+    /// Porcupine's etcd Jepsen log lines.
+    PorcupineEtcd,
+    /// Porcupine's kv EDN maps.
+    PorcupineKv,
+}
+
+impl InputFormat {
+    /// Every name, for help and errors.
+    pub const NAMES: [&'static str; 4] = ["jsonl", "edn", "porcupine-etcd", "porcupine-kv"];
+
+    /// Parses a name.
+    pub fn parse(name: &str) -> Option<InputFormat> {
+        match name {
+            "jsonl" => Some(InputFormat::Jsonl),
+            "edn" => Some(InputFormat::Edn),
+            "porcupine-etcd" => Some(InputFormat::PorcupineEtcd),
+            "porcupine-kv" => Some(InputFormat::PorcupineKv),
+            _ => None,
+        }
+    }
+
+    /// Guesses from the first non-empty line: `{"` is ours, `{:` or `[` EDN, `INFO` a
+    /// Jepsen log.
+    pub fn sniff(text: &str) -> InputFormat {
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        if first.starts_with("{\"") {
+            InputFormat::Jsonl
+        } else if first.starts_with("INFO") {
+            InputFormat::PorcupineEtcd
+        } else if first.starts_with('{') || first.starts_with('[') {
+            InputFormat::Edn
+        } else {
+            InputFormat::Jsonl
+        }
+    }
+}
+
+/// Reads a history in any format (`None`: guess it from the content).
+pub fn read_any(path: &Path, format: Option<InputFormat>) -> Result<History, HistoryError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| HistoryError::whole(&name, format!("cannot read: {e}")))?;
+    parse_any(&name, &text, format)
+}
+
+/// Parses a history held in memory.
+pub fn parse_any(name: &str, text: &str, format: Option<InputFormat>) -> Result<History, HistoryError> {
+    match format.unwrap_or_else(|| InputFormat::sniff(text)) {
+        InputFormat::Jsonl => crate::reader::parse(name, text),
+        InputFormat::Edn | InputFormat::PorcupineKv => jepsen::parse(name, text),
+        InputFormat::PorcupineEtcd => porcupine::parse_etcd(name, text),
+    }
+}

@@ -1,0 +1,21 @@
+//! Histories and the checkers that hold them against the specifications.
+//!
+//! A history is JSON Lines ([`format`]): a header, then one event per line, written and
+//! flushed one at a time ([`writer`]) so a crashed run still leaves a usable file. The
+//! [`reader`] turns a file into events with errors that name file and line; [`import`]
+//! turns Jepsen and Porcupine histories into the same events. [`ops`] pairs invocations
+//! with completions, and [`check`] runs mutual exclusion, lock and resource
+//! linearizability (porcupine-rs over the `locklab-models` specs) and fencing.
+//! [`html`] renders the porcupine-rs visualization with every text escaped.
+
+pub mod check;
+pub mod error;
+pub mod format;
+pub mod html;
+pub mod import;
+pub mod ops;
+pub mod reader;
+pub mod writer;
+
+pub use error::HistoryError;
+pub use format::{Event, Header, History, OpKind, Phase, Process};

@@ -1,0 +1,185 @@
+//! Pairs each invocation with its completion, the way Jepsen reads a history.
+//!
+//! A process has at most one operation outstanding. `ok` and `fail` are answers from the
+//! service (`fail`: it refused — busy, not yours, CAS mismatch, sold out — and nothing
+//! changed); `info` means the outcome is unknown, so the operation may take effect at
+//! any time after its invocation, as does one that never completed.
+
+use std::collections::HashMap;
+
+use crate::error::HistoryError;
+use crate::format::{Event, History, OpKind, Phase, Process};
+
+/// How an operation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Took effect with the completion's result.
+    Ok,
+    /// The service refused; nothing changed.
+    Fail,
+    /// May or may not have taken effect (`info`, or no completion at all).
+    Unknown,
+}
+
+/// An invocation and its completion.
+#[derive(Clone, Debug)]
+pub struct Operation {
+    /// The client.
+    pub process: u32,
+    /// What it did.
+    pub kind: OpKind,
+    /// The invocation event and its line.
+    pub invoke: (usize, Event),
+    /// The completion event and its line (`None`: never completed).
+    pub completion: Option<(usize, Event)>,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl Operation {
+    /// When it was invoked (ns).
+    pub fn call(&self) -> u64 {
+        self.invoke.1.time
+    }
+
+    /// When it completed with a known outcome (`None`: unknown, open to the end).
+    pub fn ret(&self) -> Option<u64> {
+        match self.outcome {
+            Outcome::Unknown => None,
+            _ => self.completion.as_ref().map(|(_, e)| e.time),
+        }
+    }
+
+    /// The owner identity the lock saw: the recorded one, else the process number.
+    pub fn owner(&self) -> u64 {
+        self.invoke.1.owner.unwrap_or(self.process as u64)
+    }
+
+    /// The fencing token: the completion's, else the invocation's.
+    pub fn token(&self) -> Option<u64> {
+        self.completion
+            .as_ref()
+            .and_then(|(_, e)| e.token)
+            .or(self.invoke.1.token)
+    }
+
+    /// The key: the invocation's, else the completion's.
+    pub fn key(&self) -> Option<&str> {
+        self.invoke
+            .1
+            .key
+            .as_deref()
+            .or_else(|| self.completion.as_ref().and_then(|(_, e)| e.key.as_deref()))
+    }
+
+    /// The completion's value, for reads.
+    pub fn result_value(&self) -> Option<&serde_json::Value> {
+        self.completion.as_ref().and_then(|(_, e)| e.value.as_ref())
+    }
+
+    /// The line of the invocation.
+    pub fn line(&self) -> usize {
+        self.invoke.0
+    }
+}
+
+/// A history split into operations and point events.
+#[derive(Clone, Debug, Default)]
+pub struct Paired {
+    /// Operations in invocation order.
+    pub ops: Vec<Operation>,
+    /// Critical-section markers, nemesis actions and raw commands, with their lines.
+    pub points: Vec<(usize, Event)>,
+    /// The latest time in the history.
+    pub end_time: u64,
+}
+
+/// Pairs the events of `history`.
+pub fn pair(history: &History) -> Result<Paired, HistoryError> {
+    let src = history.source.as_str();
+    let mut paired = Paired::default();
+    let mut pending: HashMap<u32, usize> = HashMap::new();
+    for (line, event) in &history.events {
+        paired.end_time = paired.end_time.max(event.time);
+        if event.op.is_point() {
+            paired.points.push((*line, event.clone()));
+            continue;
+        }
+        let process = match event.process {
+            Process::Client(c) => c,
+            Process::Nemesis(_) => {
+                return Err(HistoryError::at(
+                    src,
+                    *line,
+                    format!("the nemesis cannot perform the client operation \"{:?}\"", event.op),
+                ))
+            }
+        };
+        match event.phase {
+            Phase::Invoke => {
+                if let Some(&open) = pending.get(&process) {
+                    let prev = &paired.ops[open];
+                    return Err(HistoryError::at(
+                        src,
+                        *line,
+                        format!(
+                            "c{process} invokes {:?} while its {:?} from line {} has not completed (one operation at a time per process)",
+                            event.op,
+                            prev.kind,
+                            prev.line()
+                        ),
+                    ));
+                }
+                pending.insert(process, paired.ops.len());
+                paired.ops.push(Operation {
+                    process,
+                    kind: event.op,
+                    invoke: (*line, event.clone()),
+                    completion: None,
+                    outcome: Outcome::Unknown,
+                });
+            }
+            phase => {
+                let Some(index) = pending.remove(&process) else {
+                    return Err(HistoryError::at(
+                        src,
+                        *line,
+                        format!("completion ({phase:?}) of {:?} by c{process} without an invocation before it", event.op),
+                    ));
+                };
+                let op = &mut paired.ops[index];
+                if op.kind != event.op {
+                    return Err(HistoryError::at(
+                        src,
+                        *line,
+                        format!(
+                            "c{process} completes {:?} but invoked {:?} at line {}",
+                            event.op,
+                            op.kind,
+                            op.line()
+                        ),
+                    ));
+                }
+                if event.time < op.call() {
+                    return Err(HistoryError::at(
+                        src,
+                        *line,
+                        format!(
+                            "returns at {} ns, before it was called at {} ns (line {})",
+                            event.time,
+                            op.call(),
+                            op.line()
+                        ),
+                    ));
+                }
+                op.outcome = match phase {
+                    Phase::Ok => Outcome::Ok,
+                    Phase::Fail => Outcome::Fail,
+                    _ => Outcome::Unknown,
+                };
+                op.completion = Some((*line, event.clone()));
+            }
+        }
+    }
+    Ok(paired)
+}

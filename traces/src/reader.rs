@@ -1,0 +1,83 @@
+//! Reads a locklab history (JSON Lines) with errors that name the file and line.
+
+use std::path::Path;
+
+use crate::error::HistoryError;
+use crate::format::{Event, Header, History, FORMAT_NAME, FORMAT_VERSION};
+
+/// Reads a history file.
+pub fn read_path(path: &Path) -> Result<History, HistoryError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| HistoryError::whole(&name, format!("cannot read: {e}")))?;
+    parse(&name, &text)
+}
+
+/// Parses a history held in memory; `source` names it in errors.
+///
+/// A last line without its newline that does not parse is a write torn by a crash: it is
+/// dropped with a warning, because the writer ends every complete event with a newline.
+/// Any other bad line is an error.
+pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
+    let torn_tail = !text.is_empty() && !text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let mut numbered = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i + 1, *l))
+        .filter(|(_, l)| !l.trim().is_empty());
+    let Some((header_line, header_text)) = numbered.next() else {
+        return Err(HistoryError::whole(
+            source,
+            "empty history: expected a header line {\"format\":\"locklab-history\",...}",
+        ));
+    };
+    let header = parse_header(source, header_line, header_text)?;
+    let mut history = History {
+        source: source.to_string(),
+        header,
+        ..History::default()
+    };
+    for (n, line) in numbered {
+        match serde_json::from_str::<Event>(line) {
+            Ok(event) => history.events.push((n, event)),
+            Err(e) if torn_tail && n == lines.len() => history.warnings.push(format!(
+                "{source}:{n}: last line is incomplete (a write cut short by a crash?), ignored: {e}"
+            )),
+            Err(e) => return Err(HistoryError::at(source, n, describe_json_error(&e, "event"))),
+        }
+    }
+    Ok(history)
+}
+
+fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, HistoryError> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| HistoryError::at(source, line, describe_json_error(&e, "header")))?;
+    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {
+        return Err(HistoryError::at(
+            source,
+            line,
+            format!("expected a header line with \"format\":\"{FORMAT_NAME}\" first (is this a Jepsen or Porcupine history? pass --input-format)"),
+        ));
+    }
+    let header: Header = serde_json::from_value(value)
+        .map_err(|e| HistoryError::at(source, line, format!("bad header: {e}")))?;
+    if header.version > FORMAT_VERSION {
+        return Err(HistoryError::at(
+            source,
+            line,
+            format!("history format version {} is newer than this locklab reads ({FORMAT_VERSION})", header.version),
+        ));
+    }
+    Ok(header)
+}
+
+fn describe_json_error(e: &serde_json::Error, what: &str) -> String {
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => format!("truncated {what}: the line ends before the JSON object does ({e})"),
+        Category::Syntax => format!("malformed {what}: not valid JSON ({e})"),
+        Category::Data => format!("bad {what}: {e}"),
+        Category::Io => format!("cannot read {what}: {e}"),
+    }
+}
