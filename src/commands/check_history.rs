@@ -36,7 +36,8 @@ pub struct Args {
 }
 
 fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s).ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
+    InputFormat::parse(s)
+        .ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
 }
 
 fn parse_model(s: &str) -> Result<Selection, String> {
@@ -52,14 +53,17 @@ fn parse_model(s: &str) -> Result<Selection, String> {
         "inventory" => Selection::Resource(Some(ResourceModel::Inventory { initial: 0 })),
         _ => {
             return Err(
-                "expected one of auto, mutex, lock, fencing, register, cas-register, kv, inventory".to_string(),
+                "expected one of auto, mutex, lock, fencing, register, cas-register, kv, inventory"
+                    .to_string(),
             )
         }
     })
 }
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s.parse().map_err(|_| format!("expected seconds, got {s:?}"))?;
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("expected seconds, got {s:?}"))?;
     if !(secs.is_finite() && secs > 0.0) {
         return Err(format!("expected a positive number of seconds, got {s}"));
     }
@@ -77,7 +81,10 @@ pub fn run(args: Args) -> u8 {
         timeout: args.timeout,
         html: args.html.is_some(),
     };
-    let bar = spinner(args.format, &format!("checking {} events", history.events.len()));
+    let bar = spinner(
+        args.format,
+        &format!("checking {} events", history.events.len()),
+    );
     let report = check_history(&history, &options);
     bar.finish_and_clear();
     let report = match report {
@@ -85,7 +92,11 @@ pub fn run(args: Args) -> u8 {
         Err(e) => return bad_input(args.format, &e.to_string()),
     };
     if let Some(path) = &args.html {
-        let html = report.html.as_ref().map(|p| p.html.as_str()).unwrap_or(NO_PAGE);
+        let html = report
+            .html
+            .as_ref()
+            .map(|p| p.html.as_str())
+            .unwrap_or(NO_PAGE);
         if let Err(e) = std::fs::write(path, html) {
             return bad_input(args.format, &format!("--html {}: {e}", path.display()));
         }
@@ -113,17 +124,29 @@ fn verdict_word(v: Verdict) -> &'static str {
 /// The report for people.
 pub fn text(report: &Report) -> String {
     let mut out = String::new();
-    out.push_str(&format!("{}: {}\n", report.source, verdict_word(report.verdict)));
+    out.push_str(&format!(
+        "{}: {}\n",
+        report.source,
+        verdict_word(report.verdict)
+    ));
     for w in &report.warnings {
         out.push_str(&format!("  warning: {w}\n"));
     }
     for c in &report.checks {
-        out.push_str(&format!("  {:<26} {:<9} {}\n", c.property.name(), verdict_word(c.verdict), c.summary));
+        out.push_str(&format!(
+            "  {:<26} {:<9} {}\n",
+            c.property.name(),
+            verdict_word(c.verdict),
+            c.summary
+        ));
         for line in &c.explanation {
             out.push_str(&format!("      {line}\n"));
         }
         for op in &c.ops {
-            out.push_str(&format!("      > line {}: {} {}\n", op.line, op.process, op.description));
+            out.push_str(&format!(
+                "      > line {}: {} {}\n",
+                op.line, op.process, op.description
+            ));
         }
     }
     out

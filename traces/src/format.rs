@@ -73,7 +73,10 @@ impl Header {
     /// A header for a history of `protocol` on `backend`, everything else empty.
     pub fn new(protocol: &str, backend: &str) -> Self {
         let mut tools = serde_json::Map::new();
-        tools.insert("locklab".into(), Value::String(env!("CARGO_PKG_VERSION").into()));
+        tools.insert(
+            "locklab".into(),
+            Value::String(env!("CARGO_PKG_VERSION").into()),
+        );
         Header {
             format: FORMAT_NAME.into(),
             version: FORMAT_VERSION,
@@ -181,7 +184,10 @@ impl OpKind {
 
     /// Point events that are never paired with a completion.
     pub fn is_point(self) -> bool {
-        matches!(self, OpKind::Enter | OpKind::Leave | OpKind::Nemesis | OpKind::Command)
+        matches!(
+            self,
+            OpKind::Enter | OpKind::Leave | OpKind::Nemesis | OpKind::Command
+        )
     }
 }
 

@@ -58,7 +58,7 @@ fn neutralize_data(html: &str) -> String {
     format!("{}{}{}", &html[..start], data, &html[end..])
 }
 
-fn annotations(paired: &Paired) -> Vec<Annotation> {
+fn annotations(paired: &Paired, reentrant: bool) -> Vec<Annotation> {
     let mut out = Vec::new();
     for (_, e) in &paired.points {
         if let Process::Nemesis(_) = e.process {
@@ -79,7 +79,7 @@ fn annotations(paired: &Paired) -> Vec<Annotation> {
             });
         }
     }
-    for s in mutex::sections(paired) {
+    for s in mutex::sections(paired, reentrant) {
         out.push(Annotation {
             client_id: Some(s.process),
             start: clamp(s.start),
@@ -88,7 +88,9 @@ fn annotations(paired: &Paired) -> Vec<Annotation> {
             details: escape(&format!(
                 "c{} in its critical section{}",
                 s.process,
-                s.token.map(|t| format!(" with token {t}")).unwrap_or_default()
+                s.token
+                    .map(|t| format!(" with token {t}"))
+                    .unwrap_or_default()
             )),
             background_color: "#f7dc6f".to_string(),
             ..Annotation::default()
@@ -104,8 +106,12 @@ fn clamp(t: u64) -> i64 {
 impl Page {
     /// Renders porcupine-rs's view of a search, annotated with the history's faults and
     /// critical sections.
-    pub fn render<S: Spec>(mut info: LinearizationInfo<SpecModel<S>>, paired: &Paired) -> Page {
-        info.add_annotations(annotations(paired));
+    pub fn render<S: Spec>(
+        mut info: LinearizationInfo<SpecModel<S>>,
+        paired: &Paired,
+        reentrant: bool,
+    ) -> Page {
+        info.add_annotations(annotations(paired, reentrant));
         let mut raw = Vec::new();
         let html = match porcupine_rs::visualize::<SpecModel<S>, _>(&info, &mut raw) {
             Ok(()) => neutralize_data(&String::from_utf8_lossy(&raw)),

@@ -111,7 +111,10 @@ pub fn pair(history: &History) -> Result<Paired, HistoryError> {
                 return Err(HistoryError::at(
                     src,
                     *line,
-                    format!("the nemesis cannot perform the client operation \"{:?}\"", event.op),
+                    format!(
+                        "the nemesis cannot perform the client operation \"{:?}\"",
+                        event.op
+                    ),
                 ))
             }
         };

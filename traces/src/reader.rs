@@ -66,7 +66,10 @@ fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, History
         return Err(HistoryError::at(
             source,
             line,
-            format!("history format version {} is newer than this locklab reads ({FORMAT_VERSION})", header.version),
+            format!(
+                "history format version {} is newer than this locklab reads ({FORMAT_VERSION})",
+                header.version
+            ),
         ));
     }
     Ok(header)
@@ -75,7 +78,9 @@ fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, History
 fn describe_json_error(e: &serde_json::Error, what: &str) -> String {
     use serde_json::error::Category;
     match e.classify() {
-        Category::Eof => format!("truncated {what}: the line ends before the JSON object does ({e})"),
+        Category::Eof => {
+            format!("truncated {what}: the line ends before the JSON object does ({e})")
+        }
         Category::Syntax => format!("malformed {what}: not valid JSON ({e})"),
         Category::Data => format!("bad {what}: {e}"),
         Category::Io => format!("cannot read {what}: {e}"),

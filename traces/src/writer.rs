@@ -16,18 +16,25 @@ impl<W: Write + Send> HistoryWriter<W> {
     /// Starts a history: writes and flushes the header line.
     pub fn new(mut out: W, header: &Header) -> io::Result<Self> {
         write_line(&mut out, header)?;
-        Ok(HistoryWriter { out: Mutex::new(out) })
+        Ok(HistoryWriter {
+            out: Mutex::new(out),
+        })
     }
 
     /// Appends one event and flushes it.
     pub fn record(&self, event: &Event) -> io::Result<()> {
-        let mut out = self.out.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut out = self
+            .out
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         write_line(&mut *out, event)
     }
 
     /// Gives back the sink.
     pub fn into_inner(self) -> W {
-        self.out.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.out
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

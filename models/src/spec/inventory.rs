@@ -124,7 +124,10 @@ impl Spec for InventorySpec {
         let matches = match (&predicted.0, observed) {
             (
                 InventoryOutput::Read { stock: p, .. },
-                InventoryOutput::Read { stock: o, version: None },
+                InventoryOutput::Read {
+                    stock: o,
+                    version: None,
+                },
             ) => p == o,
             (p, o) => p == o,
         };
@@ -147,8 +150,14 @@ impl Spec for InventorySpec {
         };
         let ret = match output {
             None => "?".to_string(),
-            Some(InventoryOutput::Read { stock, version: Some(v) }) => format!("{stock} (v{v})"),
-            Some(InventoryOutput::Read { stock, version: None }) => stock.to_string(),
+            Some(InventoryOutput::Read {
+                stock,
+                version: Some(v),
+            }) => format!("{stock} (v{v})"),
+            Some(InventoryOutput::Read {
+                stock,
+                version: None,
+            }) => stock.to_string(),
             Some(InventoryOutput::Done) => "ok".to_string(),
             Some(InventoryOutput::Refused) => "refused".to_string(),
         };

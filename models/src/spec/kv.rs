@@ -47,7 +47,12 @@ impl Spec for KvSpec {
         BTreeMap::new()
     }
 
-    fn step(&self, state: &Self::State, input: &KvInput, _at: Window) -> Vec<(KvOutput, Self::State)> {
+    fn step(
+        &self,
+        state: &Self::State,
+        input: &KvInput,
+        _at: Window,
+    ) -> Vec<(KvOutput, Self::State)> {
         vec![match input {
             KvInput::Get(k) => (
                 KvOutput::Value(state.get(k).cloned().unwrap_or_default()),

@@ -105,7 +105,12 @@ pub enum LockOutput {
 }
 
 impl LockSpec {
-    fn grant(state: &LockState, owner: Owner, lease: Option<u64>, at: Window) -> (LockOutput, LockState) {
+    fn grant(
+        state: &LockState,
+        owner: Owner,
+        lease: Option<u64>,
+        at: Window,
+    ) -> (LockOutput, LockState) {
         let token = state.last_token + 1;
         (
             LockOutput::Granted(Some(token)),
@@ -138,7 +143,12 @@ impl Spec for LockSpec {
         LockState::default()
     }
 
-    fn step(&self, state: &LockState, input: &LockInput, at: Window) -> Vec<(LockOutput, LockState)> {
+    fn step(
+        &self,
+        state: &LockState,
+        input: &LockInput,
+        at: Window,
+    ) -> Vec<(LockOutput, LockState)> {
         let Some(h) = &state.holder else {
             return vec![match input {
                 LockInput::Acquire { owner, lease } => Self::grant(state, *owner, *lease, at),
@@ -166,7 +176,9 @@ impl Spec for LockSpec {
                     }
                     (LockOutput::Released, next)
                 }
-                LockInput::Release { .. } if mine => (LockOutput::Released, Self::without_holder(state)),
+                LockInput::Release { .. } if mine => {
+                    (LockOutput::Released, Self::without_holder(state))
+                }
                 LockInput::Renew { lease, .. } if mine => {
                     let mut next = state.clone();
                     if let Some(hold) = next.holder.as_mut() {
@@ -174,7 +186,9 @@ impl Spec for LockSpec {
                     }
                     (LockOutput::Renewed, next)
                 }
-                LockInput::Release { .. } | LockInput::Renew { .. } => (LockOutput::NotHeld, state.clone()),
+                LockInput::Release { .. } | LockInput::Renew { .. } => {
+                    (LockOutput::NotHeld, state.clone())
+                }
             });
         }
         if h.maybe_expired(at) {
@@ -216,7 +230,10 @@ impl Spec for LockSpec {
 
     fn describe(input: &LockInput, output: Option<&LockOutput>) -> String {
         let call = match input {
-            LockInput::Acquire { owner, lease: Some(l) } => format!("acquire(owner {owner}, lease {l})"),
+            LockInput::Acquire {
+                owner,
+                lease: Some(l),
+            } => format!("acquire(owner {owner}, lease {l})"),
             LockInput::Acquire { owner, lease: None } => format!("acquire(owner {owner})"),
             LockInput::Release { owner } => format!("release(owner {owner})"),
             LockInput::Renew { owner, lease } => format!("renew(owner {owner}, lease {lease})"),
@@ -247,11 +264,32 @@ mod tests {
     fn exact_time_is_deterministic_and_leases_expire() {
         let spec = LockSpec::default();
         let s0 = spec.init();
-        let (o, s1) = only(spec.step(&s0, &LockInput::Acquire { owner: 1, lease: Some(10) }, Window::at(0)));
+        let (o, s1) = only(spec.step(
+            &s0,
+            &LockInput::Acquire {
+                owner: 1,
+                lease: Some(10),
+            },
+            Window::at(0),
+        ));
         assert_eq!(o, LockOutput::Granted(Some(1)));
-        let (o, _) = only(spec.step(&s1, &LockInput::Acquire { owner: 2, lease: Some(10) }, Window::at(9)));
+        let (o, _) = only(spec.step(
+            &s1,
+            &LockInput::Acquire {
+                owner: 2,
+                lease: Some(10),
+            },
+            Window::at(9),
+        ));
         assert_eq!(o, LockOutput::Busy);
-        let (o, s2) = only(spec.step(&s1, &LockInput::Acquire { owner: 2, lease: Some(10) }, Window::at(10)));
+        let (o, s2) = only(spec.step(
+            &s1,
+            &LockInput::Acquire {
+                owner: 2,
+                lease: Some(10),
+            },
+            Window::at(10),
+        ));
         assert_eq!(o, LockOutput::Granted(Some(2)));
         let (o, _) = only(spec.step(&s2, &LockInput::Release { owner: 1 }, Window::at(11)));
         assert_eq!(o, LockOutput::NotHeld);
@@ -260,7 +298,10 @@ mod tests {
     #[test]
     fn reentrant_counts_holds() {
         let spec = LockSpec { reentrant: true };
-        let acq = LockInput::Acquire { owner: 1, lease: None };
+        let acq = LockInput::Acquire {
+            owner: 1,
+            lease: None,
+        };
         let (_, s) = only(spec.step(&spec.init(), &acq, Window::at(0)));
         let (o, s) = only(spec.step(&s, &acq, Window::at(1)));
         assert_eq!(o, LockOutput::Granted(Some(1)));
@@ -273,8 +314,22 @@ mod tests {
     #[test]
     fn a_window_straddling_the_deadline_allows_both() {
         let spec = LockSpec::default();
-        let (_, s) = only(spec.step(&spec.init(), &LockInput::Acquire { owner: 1, lease: Some(10) }, Window::at(0)));
-        let outs = spec.step(&s, &LockInput::Acquire { owner: 2, lease: Some(10) }, Window::between(5, 15));
+        let (_, s) = only(spec.step(
+            &spec.init(),
+            &LockInput::Acquire {
+                owner: 1,
+                lease: Some(10),
+            },
+            Window::at(0),
+        ));
+        let outs = spec.step(
+            &s,
+            &LockInput::Acquire {
+                owner: 2,
+                lease: Some(10),
+            },
+            Window::between(5, 15),
+        );
         assert_eq!(outs.len(), 2);
     }
 }

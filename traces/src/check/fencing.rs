@@ -17,7 +17,11 @@ pub fn applies(paired: &Paired) -> bool {
 }
 
 fn is_write(op: &crate::ops::Operation) -> bool {
-    op.kind.is_resource() && !matches!(op.kind, crate::format::OpKind::Read | crate::format::OpKind::Get)
+    op.kind.is_resource()
+        && !matches!(
+            op.kind,
+            crate::format::OpKind::Read | crate::format::OpKind::Get
+        )
 }
 
 /// Checks fencing.
@@ -30,7 +34,10 @@ pub fn check(paired: &Paired) -> CheckReport {
         .collect();
     // The highest token among writes that surely completed before each write began:
     // sweep writes by invocation time against writes sorted by completion time.
-    let mut by_ret: Vec<_> = accepted.iter().filter_map(|(o, t)| o.ret().map(|r| (r, *t, *o))).collect();
+    let mut by_ret: Vec<_> = accepted
+        .iter()
+        .filter_map(|(o, t)| o.ret().map(|r| (r, *t, *o)))
+        .collect();
     by_ret.sort_by_key(|x| x.0);
     let mut by_call: Vec<_> = accepted.clone();
     by_call.sort_by_key(|(o, _)| o.call());
@@ -73,13 +80,15 @@ pub fn check(paired: &Paired) -> CheckReport {
             earlier.process, op.process
         )
     };
-    let mut report = CheckReport::new(Property::Fencing, Verdict::Violation, summary).stat("fenced_writes", n);
+    let mut report =
+        CheckReport::new(Property::Fencing, Verdict::Violation, summary).stat("fenced_writes", n);
     report.ops = vec![
         op_ref(earlier, format!("{:?} with token {t}", earlier.kind)),
         op_ref(op, format!("{:?} with token {token}", op.kind)),
     ];
     report.explanation.push(
-        "a fenced resource must refuse a write whose token is lower than one it already accepted".to_string(),
+        "a fenced resource must refuse a write whose token is lower than one it already accepted"
+            .to_string(),
     );
     report
 }

@@ -45,7 +45,12 @@ impl<S: Spec> LinOp<S> {
 
     /// "c1 acquire(owner 1, lease 10) -> granted (line 4)".
     pub fn describe(&self) -> String {
-        format!("c{} {} (line {})", self.client, S::describe(&self.input, self.output.as_ref()), self.line)
+        format!(
+            "c{} {} (line {})",
+            self.client,
+            S::describe(&self.input, self.output.as_ref()),
+            self.line
+        )
     }
 }
 
@@ -164,43 +169,75 @@ pub fn worker_count(partitions: usize) -> usize {
     cores.min(partitions).max(1)
 }
 
+/// The first time slice each partition gets; later rounds multiply it by
+/// [`SLICE_GROWTH`].
+const FIRST_SLICE: Duration = Duration::from_millis(25);
+const SLICE_GROWTH: u32 = 4;
+
 /// Checks every partition; stops at the first illegal one.
+///
+/// porcupine-rs can only stop a search by its own timeout, and one expensive but
+/// linearizable partition must not hide a cheap illegal one (Porcupine's kv c50-bad is
+/// such a history). So partitions are searched in rounds of growing time slices,
+/// at most one per core at a time: a partition that finishes is settled, an illegal one
+/// ends the check, the rest go again with a slice four times longer. The searches
+/// repeated this way cost at most a third of the last round.
 pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -> LinResult<S> {
     let deadline = timeout.map(|t| Instant::now() + t);
+    let converted: Vec<Vec<Operation<SpecModel<S>>>> =
+        partitions.iter().map(|p| to_porcupine(p)).collect();
+    if converted.len() == 1 && deadline.is_none() {
+        // Nothing to race against: one unbounded search in this thread.
+        return if porcupine_rs::check_operations(&converted[0]) {
+            LinResult::Ok
+        } else {
+            LinResult::Illegal(Box::new(explain(partitions[0].clone(), &converted[0])))
+        };
+    }
+    let mut open: Vec<usize> = (0..converted.len()).collect();
+    let mut slice = FIRST_SLICE;
+    while !open.is_empty() {
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        if left.is_some_and(|l| l.is_zero()) {
+            return LinResult::Unknown;
+        }
+        let budget = left.map_or(slice, |l| l.min(slice));
+        let (illegal, unsettled) = round(&converted, &open, budget);
+        if let Some(i) = illegal {
+            return LinResult::Illegal(Box::new(explain(partitions[i].clone(), &converted[i])));
+        }
+        open = unsettled;
+        slice = slice.saturating_mul(SLICE_GROWTH);
+    }
+    LinResult::Ok
+}
+
+/// One round: every open partition searched for at most `budget`, by a pool of one
+/// worker per core. Returns the first illegal partition, or those still unsettled.
+fn round<M: Model>(
+    converted: &[Vec<Operation<M>>],
+    open: &[usize],
+    budget: Duration,
+) -> (Option<usize>, Vec<usize>) {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let unknown = AtomicBool::new(false);
     let illegal: Mutex<Option<usize>> = Mutex::new(None);
-    let converted: Vec<Vec<Operation<SpecModel<S>>>> = partitions.iter().map(|p| to_porcupine(p)).collect();
-
+    let unsettled: Mutex<Vec<usize>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
-        for _ in 0..worker_count(converted.len()) {
+        for _ in 0..worker_count(open.len()) {
             scope.spawn(|| loop {
                 if stop.load(Ordering::Relaxed) {
                     return;
                 }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(ops) = converted.get(i) else { return };
-                let verdict = match deadline {
-                    None => {
-                        if porcupine_rs::check_operations(ops) {
-                            CheckResult::Ok
-                        } else {
-                            CheckResult::Illegal
-                        }
-                    }
-                    Some(d) => {
-                        let left = d.saturating_duration_since(Instant::now());
-                        if left.is_zero() {
-                            CheckResult::Unknown
-                        } else {
-                            porcupine_rs::check_operations_timeout(ops, left)
-                        }
-                    }
+                let Some(&i) = open.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                    return;
                 };
-                match verdict {
+                // The plain timeout variant: its Illegal is a proof, its timeout Unknown.
+                match porcupine_rs::check_operations_timeout(&converted[i], budget) {
                     CheckResult::Ok => {}
-                    CheckResult::Unknown => unknown.store(true, Ordering::Relaxed),
+                    CheckResult::Unknown => {
+                        unsettled.lock().unwrap_or_else(|p| p.into_inner()).push(i)
+                    }
                     CheckResult::Illegal => {
                         let mut first = illegal.lock().unwrap_or_else(|p| p.into_inner());
                         if first.is_none_or(|f| i < f) {
@@ -212,16 +249,12 @@ pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -
             });
         }
     });
-
-    let first_illegal = illegal.into_inner().unwrap_or_else(|p| p.into_inner());
-    match first_illegal {
-        Some(i) => {
-            let ops = partitions[i].clone();
-            LinResult::Illegal(Box::new(explain(ops, &converted[i])))
-        }
-        None if unknown.load(Ordering::Relaxed) => LinResult::Unknown,
-        None => LinResult::Ok,
-    }
+    let mut rest = unsettled.into_inner().unwrap_or_else(|p| p.into_inner());
+    rest.sort_unstable();
+    (
+        illegal.into_inner().unwrap_or_else(|p| p.into_inner()),
+        rest,
+    )
 }
 
 /// Asks porcupine-rs for the partial linearizations of an illegal partition (its verdict
@@ -241,14 +274,22 @@ fn explain<S: Spec>(ops: Vec<LinOp<S>>, converted: &[Operation<SpecModel<S>>]) -
     // before the earliest return among them; the ones that fail from here are stuck.
     let done: std::collections::HashSet<usize> = longest.iter().copied().collect();
     let rest: Vec<usize> = (0..ops.len()).filter(|i| !done.contains(i)).collect();
-    let horizon = rest.iter().map(|&i| ops[i].ret.unwrap_or(u64::MAX)).min().unwrap_or(u64::MAX);
+    let horizon = rest
+        .iter()
+        .map(|&i| ops[i].ret.unwrap_or(u64::MAX))
+        .min()
+        .unwrap_or(u64::MAX);
     let mut stuck: Vec<usize> = rest
         .iter()
         .copied()
         .filter(|&i| ops[i].call <= horizon && successors(&states, &ops[i]).is_empty())
         .collect();
     if stuck.is_empty() {
-        stuck = rest.into_iter().filter(|&i| ops[i].ret.unwrap_or(u64::MAX) == horizon).take(1).collect();
+        stuck = rest
+            .into_iter()
+            .filter(|&i| ops[i].ret.unwrap_or(u64::MAX) == horizon)
+            .take(1)
+            .collect();
     }
     if let (true, Some(first)) = (states.is_empty(), ops.first()) {
         states.push(first.spec.init());
@@ -268,7 +309,8 @@ pub fn info<S: Spec>(partitions: &[Vec<LinOp<S>>]) -> LinearizationInfo<SpecMode
     let mut all = LinearizationInfo::<SpecModel<S>>::empty();
     for p in partitions {
         let (_, one) = porcupine_rs::check_operations_info(&to_porcupine(p));
-        all.partial_linearizations.extend(one.partial_linearizations);
+        all.partial_linearizations
+            .extend(one.partial_linearizations);
         all.partition_ops.extend(one.partition_ops);
     }
     all

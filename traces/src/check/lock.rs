@@ -15,7 +15,11 @@ use super::linear::{self, Illegal, LinOp, LinResult};
 use super::{fmt_time, op_ref, CheckReport, Options, Property, Verdict};
 
 /// Turns one paired lock operation into a checker operation.
-pub fn lin_op(spec: &Arc<LockSpec>, op: &Operation, source: &str) -> Result<LinOp<LockSpec>, HistoryError> {
+pub fn lin_op(
+    spec: &Arc<LockSpec>,
+    op: &Operation,
+    source: &str,
+) -> Result<LinOp<LockSpec>, HistoryError> {
     let owner = op.owner();
     let lease = op.invoke.1.lease_ns;
     let input = match op.kind {
@@ -24,11 +28,19 @@ pub fn lin_op(spec: &Arc<LockSpec>, op: &Operation, source: &str) -> Result<LinO
         OpKind::Renew => LockInput::Renew {
             owner,
             lease: lease.ok_or_else(|| {
-                HistoryError::at(source, op.line(), "renew needs \"lease_ns\" on its invocation")
+                HistoryError::at(
+                    source,
+                    op.line(),
+                    "renew needs \"lease_ns\" on its invocation",
+                )
             })?,
         },
         other => {
-            return Err(HistoryError::at(source, op.line(), format!("{other:?} is not a lock operation")))
+            return Err(HistoryError::at(
+                source,
+                op.line(),
+                format!("{other:?} is not a lock operation"),
+            ))
         }
     };
     let output = match (op.kind, op.outcome) {
@@ -72,14 +84,18 @@ pub fn check(
     let partitions: Vec<Vec<LinOp<LockSpec>>> = by_key.into_values().collect();
     let locks = partitions.len();
     let page = |partitions: &[Vec<LinOp<LockSpec>>]| {
-        options.html.then(|| Page::render(linear::info(partitions), paired))
+        options
+            .html
+            .then(|| Page::render(linear::info(partitions), paired, history.header.reentrant))
     };
     let report = match linear::check(&partitions, options.timeout) {
         LinResult::Ok => (
             CheckReport::new(
                 Property::LockLinearizability,
                 Verdict::Ok,
-                format!("{count} lock operations on {locks} lock(s) are a behaviour of the lock spec"),
+                format!(
+                    "{count} lock operations on {locks} lock(s) are a behaviour of the lock spec"
+                ),
             )
             .stat("operations", count),
             page(&partitions),
@@ -95,7 +111,9 @@ pub fn check(
         ),
         LinResult::Illegal(ill) => {
             let report = explain(&ill, paired).stat("operations", count);
-            let page = options.html.then(|| Page::render(ill.info, paired));
+            let page = options
+                .html
+                .then(|| Page::render(ill.info, paired, history.header.reentrant));
             (report, page)
         }
     };
@@ -109,7 +127,11 @@ fn holder_text(state: &LockState) -> String {
             let lease = match h.deadline {
                 None => "no lease".to_string(),
                 Some(d) if d.lo == d.hi => format!("lease until {}", fmt_time(d.lo)),
-                Some(d) => format!("lease until between {} and {}", fmt_time(d.lo), fmt_time(d.hi)),
+                Some(d) => format!(
+                    "lease until between {} and {}",
+                    fmt_time(d.lo),
+                    fmt_time(d.hi)
+                ),
             };
             format!("held by owner {} (token {}, {lease})", h.owner, h.token)
         }
@@ -118,7 +140,11 @@ fn holder_text(state: &LockState) -> String {
 
 /// Why the stuck operation cannot happen, in the lock's words.
 fn reason(op: &LinOp<LockSpec>, states: &[LockState]) -> String {
-    let holder = states.iter().find_map(|s| s.holder.as_ref());
+    // Only a lease that may still run at the operation's time explains a refusal.
+    let holder = states
+        .iter()
+        .find_map(|s| s.holder.as_ref())
+        .filter(|h| h.maybe_live(op.window()));
     let owner = op.input.owner();
     match (&op.input, &op.output, holder) {
         (LockInput::Acquire { .. }, Some(LockOutput::Granted(_)), Some(h)) if h.owner != owner => format!(
@@ -162,13 +188,19 @@ fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
     ));
     let shown = ill.longest.len().saturating_sub(6);
     if shown > 0 {
-        report.explanation.push(format!("  … {shown} earlier operations"));
+        report
+            .explanation
+            .push(format!("  … {shown} earlier operations"));
     }
     for &i in &ill.longest[shown..] {
-        report.explanation.push(format!("  {}", ill.ops[i].describe()));
+        report
+            .explanation
+            .push(format!("  {}", ill.ops[i].describe()));
     }
     let states: Vec<String> = ill.states_after.iter().map(holder_text).collect();
-    report.explanation.push(format!("after them the lock is {}", states.join(" or ")));
+    report
+        .explanation
+        .push(format!("after them the lock is {}", states.join(" or ")));
     for &i in &ill.stuck {
         let op = &ill.ops[i];
         report.explanation.push(format!(
@@ -178,7 +210,9 @@ fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
             op.ret.map_or("never returned".to_string(), fmt_time)
         ));
         if let Some(p) = paired.ops.iter().find(|p| p.line() == op.line) {
-            report.ops.push(op_ref(p, LockSpec::describe(&op.input, op.output.as_ref())));
+            report
+                .ops
+                .push(op_ref(p, LockSpec::describe(&op.input, op.output.as_ref())));
         }
     }
     report

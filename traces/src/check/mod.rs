@@ -167,7 +167,7 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
     let sel = options.selection;
     let has = |f: fn(crate::format::OpKind) -> bool| paired.ops.iter().any(|o| f(o.kind));
     if matches!(sel, Selection::Auto | Selection::Mutex) && mutex::applies(&paired) {
-        checks.push(mutex::check(&paired));
+        checks.push(mutex::check(&paired, history.header.reentrant));
     }
     if matches!(sel, Selection::Auto | Selection::Lock) && has(|k| k.is_lock()) {
         let (report, page) = lock::check(history, &paired, options)?;
@@ -196,7 +196,11 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
             "nothing to check: the history has no lock, resource or critical-section events for the selected model",
         ));
     }
-    let verdict = checks.iter().map(|c| c.verdict).max().unwrap_or(Verdict::Ok);
+    let verdict = checks
+        .iter()
+        .map(|c| c.verdict)
+        .max()
+        .unwrap_or(Verdict::Ok);
     Ok(Report {
         source: history.source.clone(),
         verdict,

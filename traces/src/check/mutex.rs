@@ -1,7 +1,8 @@
 //! Mutual exclusion: the critical sections of different clients never overlap in time.
 //!
 //! Critical sections come from `enter`/`leave` events when the history has them, else
-//! from each grant to the holder's next release. All times come from one monotonic clock,
+//! from each grant to the holder's next release (or, for a non-reentrant lock, its next
+//! acquire). All times come from one monotonic clock,
 //! so an overlap of the recorded intervals is a proof that two clients were inside at
 //! once. A section that never ends is only known to last until that client's last
 //! recorded event: later it may have crashed, so it is not stretched further.
@@ -35,11 +36,14 @@ pub struct Section {
 /// Whether the history says anything about critical sections.
 pub fn applies(paired: &Paired) -> bool {
     paired.points.iter().any(|(_, e)| e.op == OpKind::Enter)
-        || paired.ops.iter().any(|o| o.kind == OpKind::Acquire && o.outcome == Outcome::Ok)
+        || paired
+            .ops
+            .iter()
+            .any(|o| o.kind == OpKind::Acquire && o.outcome == Outcome::Ok)
 }
 
 /// The critical sections of a history.
-pub fn sections(paired: &Paired) -> Vec<Section> {
+pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
     let mut last_seen: HashMap<u32, u64> = HashMap::new();
     let mut see = |p: u32, t: u64| {
         let e = last_seen.entry(p).or_insert(t);
@@ -75,6 +79,11 @@ pub fn sections(paired: &Paired) -> Vec<Section> {
                     }
                 }
                 (OpKind::Release, _) => marks.push((op.call(), op.line(), op.process, false, None)),
+                // Asking again for a lock it does not hold again means the client no
+                // longer believes it holds it.
+                (OpKind::Acquire, _) if !reentrant => {
+                    marks.push((op.call(), op.line(), op.process, false, None))
+                }
                 _ => {}
             }
         }
@@ -121,8 +130,8 @@ pub fn sections(paired: &Paired) -> Vec<Section> {
 }
 
 /// Checks mutual exclusion.
-pub fn check(paired: &Paired) -> CheckReport {
-    let secs = sections(paired);
+pub fn check(paired: &Paired, reentrant: bool) -> CheckReport {
+    let secs = sections(paired, reentrant);
     let mut overlaps: Vec<(usize, usize)> = Vec::new();
     for i in 0..secs.len() {
         for j in i + 1..secs.len() {
@@ -149,10 +158,18 @@ pub fn check(paired: &Paired) -> CheckReport {
     let describe = |s: &Section| {
         let end = match (s.closed, s.end_line) {
             (true, Some(l)) => format!("left at {} (line {l})", fmt_time(s.end)),
-            _ => format!("never left; still inside at its last event, {}", fmt_time(s.end)),
+            _ => format!(
+                "never left; still inside at its last event, {}",
+                fmt_time(s.end)
+            ),
         };
         let token = s.token.map(|t| format!(", token {t}")).unwrap_or_default();
-        format!("c{} entered at {} (line {}){token}, {end}", s.process, fmt_time(s.start), s.line)
+        format!(
+            "c{} entered at {} (line {}){token}, {end}",
+            s.process,
+            fmt_time(s.start),
+            s.line
+        )
     };
     let mut report = CheckReport::new(
         Property::MutualExclusion,
@@ -176,7 +193,9 @@ pub fn check(paired: &Paired) -> CheckReport {
         ),
     ];
     if overlaps.len() > 1 {
-        report.explanation.push(format!("{} overlapping pairs in all", overlaps.len()));
+        report
+            .explanation
+            .push(format!("{} overlapping pairs in all", overlaps.len()));
     }
     report.ops = [a, b]
         .iter()

@@ -42,7 +42,9 @@ impl ResourceModel {
                 ResourceSpec::Register => ResourceModel::Register,
                 ResourceSpec::CasRegister => ResourceModel::CasRegister,
                 ResourceSpec::Kv => ResourceModel::Kv,
-                ResourceSpec::Inventory { initial } => ResourceModel::Inventory { initial: *initial },
+                ResourceSpec::Inventory { initial } => {
+                    ResourceModel::Inventory { initial: *initial }
+                }
             });
         }
         let has = |k: OpKind| paired.ops.iter().any(|o| o.kind == k);
@@ -71,8 +73,13 @@ impl ResourceModel {
 }
 
 fn int(v: Option<&Value>, source: &str, line: usize, what: &str) -> Result<i64, HistoryError> {
-    v.and_then(Value::as_i64)
-        .ok_or_else(|| HistoryError::at(source, line, format!("{what} needs an integer \"value\", got {}", shown(v))))
+    v.and_then(Value::as_i64).ok_or_else(|| {
+        HistoryError::at(
+            source,
+            line,
+            format!("{what} needs an integer \"value\", got {}", shown(v)),
+        )
+    })
 }
 
 fn shown(v: Option<&Value>) -> String {
@@ -83,7 +90,11 @@ fn text(v: Option<&Value>, source: &str, line: usize, what: &str) -> Result<Stri
     match v {
         Some(Value::String(s)) => Ok(s.clone()),
         Some(Value::Null) | None if what == "get" => Ok(String::new()),
-        other => Err(HistoryError::at(source, line, format!("{what} needs a string \"value\", got {}", shown(other)))),
+        other => Err(HistoryError::at(
+            source,
+            line,
+            format!("{what} needs a string \"value\", got {}", shown(other)),
+        )),
     }
 }
 
@@ -91,15 +102,28 @@ fn wrong(op: &Operation, model: ResourceModel, source: &str) -> HistoryError {
     HistoryError::at(
         source,
         op.line(),
-        format!("{:?} is not an operation of the {} resource model", op.kind, model.name()),
+        format!(
+            "{:?} is not an operation of the {} resource model",
+            op.kind,
+            model.name()
+        ),
     )
 }
 
-fn lin<S: Spec>(spec: &Arc<S>, op: &Operation, input: S::Input, output: Option<S::Output>) -> LinOp<S> {
+fn lin<S: Spec>(
+    spec: &Arc<S>,
+    op: &Operation,
+    input: S::Input,
+    output: Option<S::Output>,
+) -> LinOp<S> {
     LinOp {
         spec: spec.clone(),
         input,
-        output: if op.outcome == Outcome::Unknown { None } else { output },
+        output: if op.outcome == Outcome::Unknown {
+            None
+        } else {
+            output
+        },
         call: op.call(),
         ret: op.ret(),
         client: op.process,
@@ -123,16 +147,29 @@ fn register_op(
             };
             lin(spec, op, RegisterInput::Read, Some(out))
         }
-        OpKind::Write => lin(spec, op, RegisterInput::Write(int(arg, src, line, "write")?), Some(RegisterOutput::Written)),
+        OpKind::Write => lin(
+            spec,
+            op,
+            RegisterInput::Write(int(arg, src, line, "write")?),
+            Some(RegisterOutput::Written),
+        ),
         OpKind::Cas if model == ResourceModel::CasRegister => {
             let pair = arg.and_then(Value::as_array).filter(|a| a.len() == 2);
             let (from, to) = match pair.map(|a| (a[0].as_i64(), a[1].as_i64())) {
                 Some((Some(f), Some(t))) => (f, t),
                 _ => {
-                    return Err(HistoryError::at(src, line, format!("cas needs \"value\": [from, to], got {}", shown(arg))))
+                    return Err(HistoryError::at(
+                        src,
+                        line,
+                        format!("cas needs \"value\": [from, to], got {}", shown(arg)),
+                    ))
                 }
             };
-            let out = if op.outcome == Outcome::Ok { RegisterOutput::CasOk } else { RegisterOutput::CasFailed };
+            let out = if op.outcome == Outcome::Ok {
+                RegisterOutput::CasOk
+            } else {
+                RegisterOutput::CasFailed
+            };
             lin(spec, op, RegisterInput::Cas { from, to }, Some(out))
         }
         _ => return Err(wrong(op, model, src)),
@@ -151,8 +188,18 @@ fn kv_op(spec: &Arc<KvSpec>, op: &Operation, src: &str) -> Result<LinOp<KvSpec>,
             let v = text(op.result_value(), src, line, "get")?;
             lin(spec, op, KvInput::Get(key), Some(KvOutput::Value(v)))
         }
-        OpKind::Put => lin(spec, op, KvInput::Put(key, text(arg, src, line, "put")?), Some(KvOutput::Done)),
-        OpKind::Append => lin(spec, op, KvInput::Append(key, text(arg, src, line, "append")?), Some(KvOutput::Done)),
+        OpKind::Put => lin(
+            spec,
+            op,
+            KvInput::Put(key, text(arg, src, line, "put")?),
+            Some(KvOutput::Done),
+        ),
+        OpKind::Append => lin(
+            spec,
+            op,
+            KvInput::Append(key, text(arg, src, line, "append")?),
+            Some(KvOutput::Done),
+        ),
         _ => return Err(wrong(op, ResourceModel::Kv, src)),
     })
 }
@@ -165,7 +212,11 @@ fn inventory_op(
 ) -> Result<LinOp<InventorySpec>, HistoryError> {
     let line = op.line();
     let arg = op.invoke.1.value.as_ref();
-    let done = if op.outcome == Outcome::Ok { InventoryOutput::Done } else { InventoryOutput::Refused };
+    let done = if op.outcome == Outcome::Ok {
+        InventoryOutput::Done
+    } else {
+        InventoryOutput::Refused
+    };
     Ok(match op.kind {
         OpKind::Read => {
             let out = match op.result_value() {
@@ -180,7 +231,12 @@ fn inventory_op(
             };
             lin(spec, op, InventoryInput::Read, Some(out))
         }
-        OpKind::Write => lin(spec, op, InventoryInput::Write(int(arg, src, line, "write")?), Some(done)),
+        OpKind::Write => lin(
+            spec,
+            op,
+            InventoryInput::Write(int(arg, src, line, "write")?),
+            Some(done),
+        ),
         OpKind::Decrement => {
             let k = match arg {
                 None => 1,
@@ -192,9 +248,16 @@ fn inventory_op(
             let m = arg.and_then(Value::as_object).ok_or_else(|| {
                 HistoryError::at(src, line, format!("inventory cas needs \"value\": {{\"expect_version\":V,\"stock\":N}}, got {}", shown(arg)))
             })?;
-            let expect_version = m.get("expect_version").and_then(Value::as_u64).ok_or_else(|| {
-                HistoryError::at(src, line, "inventory cas needs an unsigned \"expect_version\"")
-            })?;
+            let expect_version =
+                m.get("expect_version")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(|| {
+                        HistoryError::at(
+                            src,
+                            line,
+                            "inventory cas needs an unsigned \"expect_version\"",
+                        )
+                    })?;
             let input = InventoryInput::Cas {
                 expect_version,
                 stock: int(m.get("stock"), src, line, "inventory cas's stock")?,
@@ -217,7 +280,12 @@ fn by_key<S: Spec>(
     let informative = |o: &&Operation| {
         o.outcome != Outcome::Fail || matches!(o.kind, OpKind::Cas | OpKind::Decrement)
     };
-    for op in paired.ops.iter().filter(|o| o.kind.is_resource()).filter(informative) {
+    for op in paired
+        .ops
+        .iter()
+        .filter(|o| o.kind.is_resource())
+        .filter(informative)
+    {
         parts
             .entry(op.key().unwrap_or_default().to_string())
             .or_default()
@@ -235,24 +303,44 @@ pub fn check(
 ) -> Result<(Vec<CheckReport>, Option<Page>), HistoryError> {
     let src = history.source.as_str();
     let model = match forced {
-        Some(ResourceModel::Inventory { .. }) | None => match ResourceModel::infer(history, paired)? {
-            ResourceModel::Inventory { initial } => ResourceModel::Inventory { initial },
-            inferred => forced.unwrap_or(inferred),
-        },
+        Some(ResourceModel::Inventory { .. }) | None => {
+            match ResourceModel::infer(history, paired)? {
+                ResourceModel::Inventory { initial } => ResourceModel::Inventory { initial },
+                inferred => forced.unwrap_or(inferred),
+            }
+        }
         Some(m) => m,
     };
     let (mut report, page) = match model {
         ResourceModel::Register | ResourceModel::CasRegister => {
             let spec = Arc::new(RegisterSpec);
-            run(&by_key(paired, |op| register_op(&spec, op, model, src))?, model, paired, options)
+            run(
+                &by_key(paired, |op| register_op(&spec, op, model, src))?,
+                model,
+                paired,
+                options,
+                history.header.reentrant,
+            )
         }
         ResourceModel::Kv => {
             let spec = Arc::new(KvSpec);
-            run(&by_key(paired, |op| kv_op(&spec, op, src))?, model, paired, options)
+            run(
+                &by_key(paired, |op| kv_op(&spec, op, src))?,
+                model,
+                paired,
+                options,
+                history.header.reentrant,
+            )
         }
         ResourceModel::Inventory { initial } => {
             let spec = Arc::new(InventorySpec { initial });
-            run(&by_key(paired, |op| inventory_op(&spec, op, model, src))?, model, paired, options)
+            run(
+                &by_key(paired, |op| inventory_op(&spec, op, model, src))?,
+                model,
+                paired,
+                options,
+                history.header.reentrant,
+            )
         }
     };
     report.stats.insert("model".into(), model.name().into());
@@ -268,15 +356,24 @@ fn run<S: Spec>(
     model: ResourceModel,
     paired: &Paired,
     options: &Options,
+    reentrant: bool,
 ) -> (CheckReport, Option<Page>) {
     let count: usize = partitions.iter().map(Vec::len).sum();
-    let page = |p: &[Vec<LinOp<S>>]| options.html.then(|| Page::render(linear::info(p), paired));
+    let page = |p: &[Vec<LinOp<S>>]| {
+        options
+            .html
+            .then(|| Page::render(linear::info(p), paired, reentrant))
+    };
     match linear::check(partitions, options.timeout) {
         LinResult::Ok => (
             CheckReport::new(
                 Property::ResourceLinearizability,
                 Verdict::Ok,
-                format!("{count} operations on {} key(s) linearize as a {}", partitions.len(), model.name()),
+                format!(
+                    "{count} operations on {} key(s) linearize as a {}",
+                    partitions.len(),
+                    model.name()
+                ),
             )
             .stat("operations", count)
             .stat("partitions", partitions.len()),
@@ -293,7 +390,9 @@ fn run<S: Spec>(
         ),
         LinResult::Illegal(ill) => {
             let report = explain(&ill, model, paired).stat("operations", count);
-            let page = options.html.then(|| Page::render(ill.info, paired));
+            let page = options
+                .html
+                .then(|| Page::render(ill.info, paired, reentrant));
             (report, page)
         }
     }
@@ -302,10 +401,18 @@ fn run<S: Spec>(
 fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> CheckReport {
     let stuck: Vec<&LinOp<S>> = ill.stuck.iter().map(|&i| &ill.ops[i]).collect();
     let summary = match stuck.first() {
-        Some(op) => format!("not linearizable as a {}: {} cannot happen after the longest valid order", model.name(), op.describe()),
+        Some(op) => format!(
+            "not linearizable as a {}: {} cannot happen after the longest valid order",
+            model.name(),
+            op.describe()
+        ),
         None => format!("not linearizable as a {}", model.name()),
     };
-    let mut report = CheckReport::new(Property::ResourceLinearizability, Verdict::Violation, summary);
+    let mut report = CheckReport::new(
+        Property::ResourceLinearizability,
+        Verdict::Violation,
+        summary,
+    );
     report.explanation.push(format!(
         "the longest order the {} spec accepts has {} of {} operations; it leaves the state {:?}",
         model.name(),
@@ -315,7 +422,9 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> 
     ));
     let shown = ill.longest.len().saturating_sub(5);
     for &i in &ill.longest[shown..] {
-        report.explanation.push(format!("  {}", ill.ops[i].describe()));
+        report
+            .explanation
+            .push(format!("  {}", ill.ops[i].describe()));
     }
     for op in stuck {
         report.explanation.push(format!(
@@ -325,7 +434,9 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> 
             op.ret.map_or("unknown".to_string(), fmt_time)
         ));
         if let Some(p) = paired.ops.iter().find(|p| p.line() == op.line) {
-            report.ops.push(op_ref(p, S::describe(&op.input, op.output.as_ref())));
+            report
+                .ops
+                .push(op_ref(p, S::describe(&op.input, op.output.as_ref())));
         }
     }
     report
@@ -335,7 +446,9 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> 
 /// its own read is an update of `written - read`; every `decrement` is an update of
 /// `-k`. If a final read (invoked after every update completed) shows less change than
 /// the updates add up to, updates were lost; an inventory that sold more units than it
-/// had is oversold.
+/// had is oversold. The accounting only speaks when the history is such a workload
+/// throughout (every write follows its own read, every update moves the same way, no
+/// update has an unknown outcome); otherwise it reports nothing.
 fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
     let initial = match model {
         ResourceModel::Inventory { initial } => initial,
@@ -351,8 +464,9 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
     for op in &paired.ops {
         let read_value = |op: &Operation| match op.result_value() {
             Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
+            // A counter never written reads as nil: it starts at 0.
+            None | Some(Value::Null) => Some(initial),
             Some(v) => v.as_i64(),
-            None => None,
         };
         let d = match (op.kind, op.outcome) {
             (OpKind::Read, Outcome::Ok) => {
@@ -361,19 +475,26 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
                 }
                 None
             }
-            (OpKind::Decrement, Outcome::Ok) => Some(-op.invoke.1.value.as_ref().and_then(Value::as_i64).unwrap_or(1)),
-            (OpKind::Write, Outcome::Ok) => {
-                let w = op.invoke.1.value.as_ref().and_then(Value::as_i64);
-                match (w, last_read.remove(&op.process)) {
-                    (Some(w), Some(r)) => Some(w - r),
-                    _ => None,
+            (OpKind::Decrement, Outcome::Ok) => Some(
+                -op.invoke
+                    .1
+                    .value
+                    .as_ref()
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1),
+            ),
+            (OpKind::Write | OpKind::Cas, Outcome::Ok) => {
+                let arg = op.invoke.1.value.as_ref();
+                let w = match op.kind {
+                    OpKind::Cas => arg.and_then(|v| v.get("stock").or_else(|| v.get(1))),
+                    _ => arg,
                 }
-            }
-            (OpKind::Cas, Outcome::Ok) => {
-                let w = op.invoke.1.value.as_ref().and_then(|v| v.get("stock")).and_then(Value::as_i64);
+                .and_then(Value::as_i64);
                 match (w, last_read.remove(&op.process)) {
                     (Some(w), Some(r)) => Some(w - r),
-                    _ => None,
+                    // A write that does not follow its own read is not an update this
+                    // accounting can follow: say nothing rather than guess.
+                    _ => return None,
                 }
             }
             (OpKind::Write | OpKind::Cas | OpKind::Decrement, Outcome::Unknown) => return None,
@@ -389,13 +510,16 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
             last_update_done = last_update_done.max(op.ret().unwrap_or(u64::MAX));
         }
     }
-    if updates == 0 {
+    // Lost updates are only countable when every update moves the value the same way.
+    if updates == 0 || (sold > 0 && sold != -delta) {
         return None;
     }
     let final_read = paired
         .ops
         .iter()
-        .filter(|o| o.kind == OpKind::Read && o.outcome == Outcome::Ok && o.call() > last_update_done)
+        .filter(|o| {
+            o.kind == OpKind::Read && o.outcome == Outcome::Ok && o.call() > last_update_done
+        })
         .filter_map(|o| match o.result_value() {
             Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
             Some(v) => v.as_i64(),
@@ -431,10 +555,16 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
             ));
         }
         if oversold > 0 {
-            parts.push(format!("{oversold} unit(s) oversold: {sold} sold from a stock of {initial}"));
+            parts.push(format!(
+                "{oversold} unit(s) oversold: {sold} sold from a stock of {initial}"
+            ));
         }
         report.summary = parts.join("; ");
-        report.ops = update_ops.iter().take(8).map(|o| op_ref(o, format!("{:?} by c{}", o.kind, o.process))).collect();
+        report.ops = update_ops
+            .iter()
+            .take(8)
+            .map(|o| op_ref(o, format!("{:?} by c{}", o.kind, o.process)))
+            .collect();
     } else {
         report.summary = match final_read {
             Some(f) => format!("{updates} updates, final value {f} as expected"),

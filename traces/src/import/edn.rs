@@ -329,7 +329,10 @@ mod tests {
         let v = r.value().expect("parses");
         assert_eq!(v.get("process"), Some(&Edn::Int(1)));
         assert_eq!(v.get("f").and_then(Edn::keyword), Some("cas"));
-        assert_eq!(v.get("value"), Some(&Edn::List(vec![Edn::Int(1), Edn::Int(2)])));
+        assert_eq!(
+            v.get("value"),
+            Some(&Edn::List(vec![Edn::Int(1), Edn::Int(2)]))
+        );
         assert_eq!(v.get("key"), Some(&Edn::Str("k\"x".into())));
     }
 

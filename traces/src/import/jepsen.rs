@@ -21,10 +21,13 @@ const OPS: [(&str, OpKind); 10] = [
 
 /// The op a `:f` names, or an error listing the known ones.
 pub fn op_kind(f: &str) -> Result<OpKind, String> {
-    OPS.iter().find(|(n, _)| *n == f).map(|(_, k)| *k).ok_or_else(|| {
-        let known: Vec<String> = OPS.iter().map(|(n, _)| format!(":{n}")).collect();
-        format!("unknown op :f :{f} (expected one of {})", known.join(", "))
-    })
+    OPS.iter()
+        .find(|(n, _)| *n == f)
+        .map(|(_, k)| *k)
+        .ok_or_else(|| {
+            let known: Vec<String> = OPS.iter().map(|(n, _)| format!(":{n}")).collect();
+            format!("unknown op :f :{f} (expected one of {})", known.join(", "))
+        })
 }
 
 /// The phase a `:type` names.
@@ -34,7 +37,9 @@ pub fn phase(t: &str) -> Result<Phase, String> {
         "ok" => Ok(Phase::Ok),
         "fail" => Ok(Phase::Fail),
         "info" => Ok(Phase::Info),
-        other => Err(format!("unknown :type :{other} (expected :invoke, :ok, :fail or :info)")),
+        other => Err(format!(
+            "unknown :type :{other} (expected :invoke, :ok, :fail or :info)"
+        )),
     }
 }
 
@@ -45,7 +50,9 @@ pub fn process(v: &Edn) -> Result<Process, String> {
             .map(Process::Client)
             .map_err(|_| format!(":process {i} is not a process number")),
         Edn::Keyword(k) if k == "nemesis" => Ok(Process::NEMESIS),
-        other => Err(format!(":process must be a number or :nemesis, got {other}")),
+        other => Err(format!(
+            ":process must be a number or :nemesis, got {other}"
+        )),
     }
 }
 
@@ -59,7 +66,13 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
         reader.take_byte();
         loop {
             match reader.next_byte() {
-                None => return Err(HistoryError::at(source, reader.line(), "truncated: the history vector has no closing ']'")),
+                None => {
+                    return Err(HistoryError::at(
+                        source,
+                        reader.line(),
+                        "truncated: the history vector has no closing ']'",
+                    ))
+                }
                 Some(b']') => {
                     reader.take_byte();
                     break;
@@ -85,21 +98,34 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
         ..History::default()
     };
     for (index, (line, map)) in maps.into_iter().enumerate() {
-        history.events.push((line, event(&map, index as u64).map_err(|m| HistoryError::at(source, line, m))?));
+        history.events.push((
+            line,
+            event(&map, index as u64).map_err(|m| HistoryError::at(source, line, m))?,
+        ));
     }
     Ok(history)
 }
 
 fn event(map: &Edn, index: u64) -> Result<Event, String> {
     if !matches!(map, Edn::Map(_)) {
-        return Err(format!("expected an operation map {{:type … :f … :process …}}, got {map}"));
+        return Err(format!(
+            "expected an operation map {{:type … :f … :process …}}, got {map}"
+        ));
     }
     let process = process(map.get("process").ok_or("missing :process")?)?;
-    let phase = phase(map.get("type").and_then(Edn::keyword).ok_or("missing or non-keyword :type")?)?;
+    let phase = phase(
+        map.get("type")
+            .and_then(Edn::keyword)
+            .ok_or("missing or non-keyword :type")?,
+    )?;
     let f = map.get("f").ok_or("missing :f")?;
     let time = match map.get("time") {
         Some(Edn::Int(t)) if *t >= 0 => *t as u64,
-        Some(other) => return Err(format!(":time must be a non-negative integer (ns), got {other}")),
+        Some(other) => {
+            return Err(format!(
+                ":time must be a non-negative integer (ns), got {other}"
+            ))
+        }
         None => index,
     };
     let value = map.get("value").map(Edn::to_json).filter(|v| !v.is_null());
@@ -113,7 +139,9 @@ fn event(map: &Edn, index: u64) -> Result<Event, String> {
         e.value = Some(serde_json::Value::Object(detail));
         return Ok(e);
     }
-    let name = f.keyword().ok_or_else(|| format!(":f must be a keyword, got {f}"))?;
+    let name = f
+        .keyword()
+        .ok_or_else(|| format!(":f must be a keyword, got {f}"))?;
     let mut e = Event::new(process, op_kind(name)?, phase, time);
     e.value = value;
     e.key = match map.get("key") {

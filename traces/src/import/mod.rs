@@ -48,7 +48,11 @@ impl InputFormat {
     /// Guesses from the first non-empty line: `{"` is ours, `{:` or `[` EDN, `INFO` a
     /// Jepsen log.
     pub fn sniff(text: &str) -> InputFormat {
-        let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
         if first.starts_with("{\"") {
             InputFormat::Jsonl
         } else if first.starts_with("INFO") {
@@ -70,7 +74,11 @@ pub fn read_any(path: &Path, format: Option<InputFormat>) -> Result<History, His
 }
 
 /// Parses a history held in memory.
-pub fn parse_any(name: &str, text: &str, format: Option<InputFormat>) -> Result<History, HistoryError> {
+pub fn parse_any(
+    name: &str,
+    text: &str,
+    format: Option<InputFormat>,
+) -> Result<History, HistoryError> {
     match format.unwrap_or_else(|| InputFormat::sniff(text)) {
         InputFormat::Jsonl => crate::reader::parse(name, text),
         InputFormat::Edn | InputFormat::PorcupineKv => jepsen::parse(name, text),

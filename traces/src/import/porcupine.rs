@@ -37,9 +37,18 @@ fn parse_op(rest: &str, time: u64) -> Result<Event, String> {
     let f = next("op")?;
     let value = next("value")?;
     let process = process(&proc)?;
-    let phase = phase(typ.keyword().ok_or_else(|| format!("expected a :type keyword, got {typ}"))?)?;
-    let name = f.keyword().ok_or_else(|| format!("expected an op keyword, got {f}"))?;
-    let kind = if process == crate::format::Process::NEMESIS { OpKind::Nemesis } else { op_kind(name)? };
+    let phase = phase(
+        typ.keyword()
+            .ok_or_else(|| format!("expected a :type keyword, got {typ}"))?,
+    )?;
+    let name = f
+        .keyword()
+        .ok_or_else(|| format!("expected an op keyword, got {f}"))?;
+    let kind = if process == crate::format::Process::NEMESIS {
+        OpKind::Nemesis
+    } else {
+        op_kind(name)?
+    };
     let mut e = Event::new(process, kind, phase, time);
     e.value = match (&value, phase) {
         (Edn::Nil, _) => None,

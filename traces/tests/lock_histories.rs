@@ -1,0 +1,315 @@
+//! Hand-written lock histories and the verdicts the checkers must reach.
+
+use locklab_traces::check::{check_history, Options, Property, Verdict};
+use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process};
+
+const MS: u64 = 1_000_000;
+
+/// A history built event by event; times in milliseconds.
+struct Build(History);
+
+impl Build {
+    fn new() -> Self {
+        Build(History {
+            source: "test".into(),
+            header: Header::new("test", "test"),
+            ..History::default()
+        })
+    }
+
+    fn ev(mut self, p: u32, op: OpKind, phase: Phase, ms: u64, f: impl FnOnce(&mut Event)) -> Self {
+        let mut e = Event::new(Process::Client(p), op, phase, ms * MS);
+        f(&mut e);
+        let line = self.0.events.len() + 2;
+        self.0.events.push((line, e));
+        self
+    }
+
+    fn acquire(self, p: u32, from: u64, to: u64, lease_ms: u64, token: Option<u64>) -> Self {
+        self.ev(p, OpKind::Acquire, Phase::Invoke, from, |e| {
+            e.lease_ns = Some(lease_ms * MS)
+        })
+        .ev(p, OpKind::Acquire, Phase::Ok, to, |e| e.token = token)
+    }
+
+    fn release(self, p: u32, from: u64, to: u64, phase: Phase) -> Self {
+        self.ev(p, OpKind::Release, Phase::Invoke, from, |_| {}).ev(
+            p,
+            OpKind::Release,
+            phase,
+            to,
+            |_| {},
+        )
+    }
+
+    fn check(&self) -> locklab_traces::check::Report {
+        check_history(&self.0, &Options::default()).expect("checks")
+    }
+}
+
+fn verdict_of(report: &locklab_traces::check::Report, p: Property) -> Verdict {
+    report
+        .checks
+        .iter()
+        .find(|c| c.property == p)
+        .unwrap_or_else(|| panic!("no {p:?} check in {report:#?}"))
+        .verdict
+}
+
+#[test]
+fn double_grant_is_a_violation() {
+    let r = Build::new()
+        .acquire(0, 0, 1, 10_000, Some(1))
+        .acquire(1, 2, 3, 10_000, Some(2))
+        .check();
+    assert_eq!(r.verdict, Verdict::Violation);
+    let lock = r
+        .checks
+        .iter()
+        .find(|c| c.property == Property::LockLinearizability)
+        .expect("lock check");
+    assert_eq!(lock.verdict, Verdict::Violation);
+    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    assert_eq!(lock.ops.first().map(|o| o.process.as_str()), Some("c1"));
+    // The derived critical sections overlap too (both still hold at their last event).
+    assert_eq!(
+        verdict_of(&r, Property::MutualExclusion),
+        Verdict::Ok,
+        "sections are zero-length without later events"
+    );
+}
+
+#[test]
+fn grant_after_the_previous_lease_expired_is_fine() {
+    let r = Build::new()
+        .acquire(0, 0, 1, 100, Some(1))
+        .acquire(1, 200, 201, 100, Some(2))
+        .check();
+    assert_eq!(
+        verdict_of(&r, Property::LockLinearizability),
+        Verdict::Ok,
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn grant_while_the_lease_may_still_run_is_a_violation_only_if_certain() {
+    // The lease of 100 ms started between 0 and 50 ms, so it ran until at least 100 ms:
+    // a grant returning at 90 ms certainly happened while it ran.
+    let r = Build::new()
+        .acquire(0, 0, 50, 100, None)
+        .acquire(1, 60, 90, 100, None)
+        .check();
+    assert_eq!(
+        verdict_of(&r, Property::LockLinearizability),
+        Verdict::Violation
+    );
+    // Returning at 101 ms it may have been granted at 101 ms, after an expiry at 100 ms.
+    let r = Build::new()
+        .acquire(0, 0, 50, 100, None)
+        .acquire(1, 60, 101, 100, None)
+        .check();
+    assert_eq!(verdict_of(&r, Property::LockLinearizability), Verdict::Ok);
+}
+
+#[test]
+fn release_by_a_non_owner_is_a_violation() {
+    let r = Build::new()
+        .acquire(0, 0, 1, 10_000, None)
+        .release(1, 5, 6, Phase::Ok)
+        .check();
+    let lock = r
+        .checks
+        .iter()
+        .find(|c| c.property == Property::LockLinearizability)
+        .expect("lock check");
+    assert_eq!(lock.verdict, Verdict::Violation);
+    assert!(lock.summary.contains("non-owner"), "{}", lock.summary);
+}
+
+#[test]
+fn refused_release_by_a_non_owner_is_fine() {
+    let r = Build::new()
+        .acquire(0, 0, 1, 10_000, None)
+        .release(1, 5, 6, Phase::Fail)
+        .release(0, 7, 8, Phase::Ok)
+        .check();
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+}
+
+#[test]
+fn stale_fenced_write_accepted_is_a_violation() {
+    let r = Build::new()
+        .acquire(0, 0, 1, 10, Some(1))
+        .acquire(1, 20, 21, 10, Some(2))
+        .ev(1, OpKind::Write, Phase::Invoke, 22, |e| {
+            e.token = Some(2);
+            e.value = Some(5.into())
+        })
+        .ev(1, OpKind::Write, Phase::Ok, 23, |_| {})
+        .ev(0, OpKind::Write, Phase::Invoke, 24, |e| {
+            e.token = Some(1);
+            e.value = Some(6.into())
+        })
+        .ev(0, OpKind::Write, Phase::Ok, 25, |_| {})
+        .check();
+    let fencing = r
+        .checks
+        .iter()
+        .find(|c| c.property == Property::Fencing)
+        .expect("fencing check");
+    assert_eq!(fencing.verdict, Verdict::Violation);
+    assert!(
+        fencing.summary.contains("stale token"),
+        "{}",
+        fencing.summary
+    );
+    assert_eq!(verdict_of(&r, Property::LockLinearizability), Verdict::Ok);
+}
+
+#[test]
+fn fenced_writes_in_token_order_are_fine() {
+    let r = Build::new()
+        .ev(0, OpKind::Write, Phase::Invoke, 1, |e| {
+            e.token = Some(1);
+            e.value = Some(1.into())
+        })
+        .ev(0, OpKind::Write, Phase::Ok, 2, |_| {})
+        .ev(1, OpKind::Write, Phase::Invoke, 3, |e| {
+            e.token = Some(2);
+            e.value = Some(2.into())
+        })
+        .ev(1, OpKind::Write, Phase::Ok, 4, |_| {})
+        .check();
+    assert_eq!(verdict_of(&r, Property::Fencing), Verdict::Ok);
+}
+
+#[test]
+fn crashed_acquire_with_unknown_outcome_fits_either_way() {
+    // It did not take effect: c1 is granted later.
+    let r = Build::new()
+        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
+            e.lease_ns = Some(10_000 * MS)
+        })
+        .ev(0, OpKind::Acquire, Phase::Info, 5, |_| {})
+        .acquire(1, 10, 11, 10_000, None)
+        .check();
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+    // It did take effect: c1 is refused.
+    let r = Build::new()
+        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
+            e.lease_ns = Some(10_000 * MS)
+        })
+        .ev(0, OpKind::Acquire, Phase::Info, 5, |_| {})
+        .ev(1, OpKind::Acquire, Phase::Invoke, 10, |e| {
+            e.lease_ns = Some(10_000 * MS)
+        })
+        .ev(1, OpKind::Acquire, Phase::Fail, 11, |_| {})
+        .check();
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+    // Never completed at all: same.
+    let r = Build::new()
+        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
+            e.lease_ns = Some(10_000 * MS)
+        })
+        .acquire(1, 10, 11, 10_000, None)
+        .check();
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+}
+
+#[test]
+fn overlapping_critical_sections_are_a_mutual_exclusion_violation() {
+    let r = Build::new()
+        .ev(0, OpKind::Enter, Phase::Ok, 10, |_| {})
+        .ev(1, OpKind::Enter, Phase::Ok, 20, |_| {})
+        .ev(0, OpKind::Leave, Phase::Ok, 30, |_| {})
+        .ev(1, OpKind::Leave, Phase::Ok, 40, |_| {})
+        .check();
+    let m = r
+        .checks
+        .iter()
+        .find(|c| c.property == Property::MutualExclusion)
+        .expect("mutex check");
+    assert_eq!(m.verdict, Verdict::Violation);
+    assert!(m.summary.contains("c0 and c1"), "{}", m.summary);
+    assert!(m.summary.contains("10.000 ms"), "{}", m.summary);
+}
+
+#[test]
+fn back_to_back_critical_sections_are_fine() {
+    let r = Build::new()
+        .ev(0, OpKind::Enter, Phase::Ok, 10, |_| {})
+        .ev(0, OpKind::Leave, Phase::Ok, 20, |_| {})
+        .ev(1, OpKind::Enter, Phase::Ok, 20, |_| {})
+        .ev(1, OpKind::Leave, Phase::Ok, 30, |_| {})
+        .check();
+    assert_eq!(r.verdict, Verdict::Ok);
+}
+
+#[test]
+fn reentrant_lock_counts_holds() {
+    let mut b = Build::new();
+    b.0.header.reentrant = true;
+    let r = b
+        .acquire(0, 0, 1, 10_000, Some(1))
+        .acquire(0, 2, 3, 10_000, Some(1))
+        .release(0, 4, 5, Phase::Ok)
+        .acquire(1, 6, 7, 10_000, None)
+        .check();
+    assert_eq!(
+        verdict_of(&r, Property::LockLinearizability),
+        Verdict::Violation,
+        "still held once"
+    );
+}
+
+#[test]
+fn decreasing_grant_tokens_are_a_violation() {
+    let r = Build::new()
+        .acquire(0, 0, 1, 5, Some(7))
+        .acquire(1, 20, 21, 5, Some(3))
+        .check();
+    let lock = r
+        .checks
+        .iter()
+        .find(|c| c.property == Property::LockLinearizability)
+        .expect("lock check");
+    assert_eq!(lock.verdict, Verdict::Violation);
+    assert!(lock.summary.contains("token 3"), "{}", lock.summary);
+}
+
+#[test]
+fn oversold_inventory_is_counted() {
+    let mut b = Build::new();
+    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Inventory { initial: 1 });
+    // Both read 1, both write 0: two sales from a stock of one, one update lost.
+    let r = b
+        .ev(0, OpKind::Read, Phase::Invoke, 0, |_| {})
+        .ev(1, OpKind::Read, Phase::Invoke, 0, |_| {})
+        .ev(0, OpKind::Read, Phase::Ok, 1, |e| e.value = Some(1.into()))
+        .ev(1, OpKind::Read, Phase::Ok, 1, |e| e.value = Some(1.into()))
+        .ev(0, OpKind::Write, Phase::Invoke, 2, |e| {
+            e.value = Some(0.into())
+        })
+        .ev(1, OpKind::Write, Phase::Invoke, 2, |e| {
+            e.value = Some(0.into())
+        })
+        .ev(0, OpKind::Write, Phase::Ok, 3, |_| {})
+        .ev(1, OpKind::Write, Phase::Ok, 3, |_| {})
+        .ev(0, OpKind::Read, Phase::Invoke, 4, |_| {})
+        .ev(0, OpKind::Read, Phase::Ok, 5, |e| e.value = Some(0.into()))
+        .check();
+    assert_eq!(
+        verdict_of(&r, Property::ResourceLinearizability),
+        Verdict::Ok,
+        "each op is atomic"
+    );
+    let safety = r
+        .checks
+        .iter()
+        .find(|c| c.property == Property::ResourceSafety)
+        .expect("safety");
+    assert_eq!(safety.verdict, Verdict::Violation);
+    assert_eq!(safety.stats.get("oversold"), Some(&1.into()));
+    assert_eq!(safety.stats.get("lost_updates"), Some(&1.into()));
+}
