@@ -1,0 +1,236 @@
+//! `locklab check-history` end to end: exit codes, errors that name file and line, the
+//! timeout rule, JSON output and the HTML report's escaping.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn locklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .output()
+        .expect("runs locklab")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).expect("writes");
+    p
+}
+
+const HEADER: &str =
+    r#"{"format":"locklab-history","version":1,"protocol":"test","backend":"test"}"#;
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn shared() -> PathBuf {
+    std::env::var_os("LOCKLAB_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+/// Each malformed input: exit 2, an error naming file:line, never a panic.
+#[test]
+fn malformed_inputs_exit_2_naming_the_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: &[(&str, String, &str)] = &[
+        (
+            "truncated.jsonl",
+            format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":2}}\n"),
+            ":2: truncated",
+        ),
+        (
+            "wrong-type.jsonl",
+            format!("{HEADER}\n{{\"process\":\"zero\",\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1}}\n"),
+            ":2: bad event",
+        ),
+        (
+            "unknown-op.jsonl",
+            format!("{HEADER}\n{{\"process\":0,\"op\":\"frobnicate\",\"phase\":\"invoke\",\"time\":1}}\n"),
+            ":2: bad event: unknown variant `frobnicate`",
+        ),
+        (
+            "completion-without-invoke.jsonl",
+            format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":1}}\n"),
+            ":2: completion (Ok) of Acquire by c0 without an invocation",
+        ),
+        (
+            "return-before-call.jsonl",
+            format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":10}}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":5}}\n"),
+            ":3: returns at 5 ns, before it was called at 10 ns (line 2)",
+        ),
+        ("empty.jsonl", String::new(), "empty history"),
+        ("no-header.jsonl", "{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1}\n".to_string(), ":1: expected a header line"),
+        ("bad.edn", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :ok, :f :frob}\n".to_string(), ":2: unknown op :f :frob"),
+        ("truncated.edn", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :ok,\n".to_string(), "truncated"),
+    ];
+    for (name, text, expect) in cases {
+        let file = write(dir.path(), name, text);
+        let out = locklab(&["check-history", file.to_str().expect("utf-8 path")]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("{name}")) && err.contains(expect),
+            "{name}: expected {expect:?} in {err:?}"
+        );
+        assert!(!err.contains("panicked"), "{name} panicked: {err}");
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    for (args, flag) in [
+        (vec!["check-history", "x", "--timeout", "soon"], "--timeout"),
+        (vec!["check-history", "x", "--model", "paxos"], "--model"),
+        (
+            vec!["check-history", "x", "--input-format", "xml"],
+            "--input-format",
+        ),
+        (vec!["check-history", "x", "--frobnicate"], "--frobnicate"),
+    ] {
+        let out = locklab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(flag), "{args:?}: {}", stderr(&out));
+    }
+    let out = locklab(&["check-history", "/nonexistent/history.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("/nonexistent/history.jsonl: cannot read"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_torn_last_line_from_a_crash_still_loads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1}}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":2}}\n{{\"process\":1,\"op\":\"acq");
+    let file = write(dir.path(), "torn.jsonl", &text);
+    let out = locklab(&["check-history", file.to_str().expect("utf-8")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("last line is incomplete"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// A linearizable history checked with a 1 ms timeout: Unknown (3) or Ok (0), never a
+/// violation — porcupine-rs's info-with-timeout variant would say Illegal here.
+#[test]
+fn a_timeout_gives_unknown_never_violation() {
+    let file = shared().join("data/porcupine/kv/c50-ok.txt");
+    for _ in 0..3 {
+        let out = locklab(&[
+            "check-history",
+            file.to_str().expect("utf-8"),
+            "--timeout",
+            "0.001",
+        ]);
+        let code = out.status.code();
+        assert!(
+            code == Some(3) || code == Some(0),
+            "exit {code:?}: {}",
+            stdout(&out)
+        );
+        if code == Some(3) {
+            assert!(stdout(&out).contains("UNKNOWN"), "{}", stdout(&out));
+        }
+    }
+    // With the HTML report asked for too: the info variant must not leak its Illegal.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let html = dir.path().join("r.html");
+    let out = locklab(&[
+        "check-history",
+        file.to_str().expect("utf-8"),
+        "--timeout",
+        "0.001",
+        "--html",
+        html.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(3)),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn verdict_exit_codes_and_json() {
+    let data = shared().join("data/porcupine");
+    let ok = locklab(&[
+        "check-history",
+        data.join("etcd/etcd_002.log").to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(ok.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).expect("json");
+    assert_eq!(v["verdict"], "ok");
+    assert_eq!(v["checks"][0]["property"], "resource-linearizability");
+    let bad = locklab(&[
+        "check-history",
+        data.join("kv/c10-bad.txt").to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&bad.stdout).expect("json");
+    assert_eq!(v["verdict"], "violation");
+    assert!(v["checks"][0]["ops"][0]["line"].as_u64().is_some(), "{v}");
+    let err = locklab(&["check-history", "/nonexistent", "--format", "json"]);
+    assert_eq!(err.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&err.stdout).expect("json error");
+    assert_eq!(v["verdict"], "error");
+}
+
+/// Text from a history must never break out of the report's script or markup.
+#[test]
+fn html_report_escapes_every_text() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let evil = "</script><img src=x onerror=alert(1)>";
+    let text = format!(
+        "{HEADER}\n\
+         {{\"process\":0,\"op\":\"put\",\"phase\":\"invoke\",\"time\":1,\"key\":\"{k}\",\"value\":\"{k}\"}}\n\
+         {{\"process\":0,\"op\":\"put\",\"phase\":\"ok\",\"time\":2,\"key\":\"{k}\"}}\n\
+         {{\"process\":\"nemesis\",\"op\":\"nemesis\",\"phase\":\"info\",\"time\":3,\"value\":{{\"fault\":\"{k}\"}},\"note\":\"{k}\"}}\n\
+         {{\"process\":1,\"op\":\"get\",\"phase\":\"invoke\",\"time\":4,\"key\":\"{k}\"}}\n\
+         {{\"process\":1,\"op\":\"get\",\"phase\":\"ok\",\"time\":5,\"key\":\"{k}\",\"value\":\"other\"}}\n",
+        k = evil.replace('"', "\\\"")
+    );
+    let file = write(dir.path(), "evil.jsonl", &text);
+    let html = dir.path().join("report.html");
+    let out = locklab(&[
+        "check-history",
+        file.to_str().expect("utf-8"),
+        "--html",
+        html.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let page = std::fs::read_to_string(&html).expect("report written");
+    assert_eq!(
+        page.matches("</script>").count(),
+        1,
+        "only the template's own </script>"
+    );
+    assert!(
+        !page.contains("<img"),
+        "markup from the history leaked into the page"
+    );
+    assert!(
+        page.contains("\\u003cimg") || page.contains("&lt;img"),
+        "the text is still shown, escaped"
+    );
+    assert!(page.contains("nemesis"), "nemesis events are annotated");
+}
