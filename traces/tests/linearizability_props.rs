@@ -114,7 +114,7 @@ fn oracle<S: Spec>(ops: &[LinOp<S>]) -> bool {
             .filter(|i| left & (1 << i) != 0 && ops[*i].call <= horizon)
             .any(|i| {
                 let next = successors(&states, &ops[i]);
-                !next.is_empty() && go(ops, left & !(1 << i), next, seen)
+                !next.is_empty() && go(ops, left & !(1 << i), next.to_vec(), seen)
             })
     }
     go(

@@ -3,7 +3,7 @@
 //! version CAS, where the "version" may be a real counter or a coarse timestamp chosen
 //! by the client (two writes in one tick then share a version: ABA).
 
-use super::{Spec, Window};
+use super::{outcomes, Outcomes, Spec, Window};
 
 /// The inventory spec: a stock level that starts at `initial`, version 0.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -75,8 +75,8 @@ impl Spec for InventorySpec {
         s: &InventoryState,
         input: &InventoryInput,
         _at: Window,
-    ) -> Vec<(InventoryOutput, InventoryState)> {
-        vec![match input {
+    ) -> Outcomes<InventoryOutput, InventoryState> {
+        outcomes![match input {
             InventoryInput::Read => (
                 InventoryOutput::Read {
                     stock: s.stock,
@@ -118,7 +118,7 @@ impl Spec for InventorySpec {
     fn observe(
         &self,
         _before: &InventoryState,
-        predicted: &(InventoryOutput, InventoryState),
+        predicted: (InventoryOutput, InventoryState),
         observed: &InventoryOutput,
     ) -> Option<InventoryState> {
         let matches = match (&predicted.0, observed) {
@@ -131,7 +131,7 @@ impl Spec for InventorySpec {
             ) => p == o,
             (p, o) => p == o,
         };
-        matches.then(|| predicted.1.clone())
+        matches.then_some(predicted.1)
     }
 
     fn describe(input: &InventoryInput, output: Option<&InventoryOutput>) -> String {

@@ -6,7 +6,7 @@
 //! ZooKeeper node); a protocol is correct exactly when what its clients observe is a
 //! behaviour of this spec.
 
-use super::{Spec, Window};
+use super::{outcomes, Outcomes, Spec, Window};
 
 /// Who asks: a client identity as the lock sees it (a UUID+thread in Redisson, a session
 /// in ZooKeeper). Two clients that share an owner value are the same owner to the lock.
@@ -148,15 +148,15 @@ impl Spec for LockSpec {
         state: &LockState,
         input: &LockInput,
         at: Window,
-    ) -> Vec<(LockOutput, LockState)> {
+    ) -> Outcomes<LockOutput, LockState> {
         let Some(h) = &state.holder else {
-            return vec![match input {
+            return outcomes![match input {
                 LockInput::Acquire { owner, lease } => Self::grant(state, *owner, *lease, at),
                 _ => (LockOutput::NotHeld, state.clone()),
             }];
         };
         let mine = h.owner == input.owner();
-        let mut outcomes = Vec::with_capacity(2);
+        let mut outcomes = Outcomes::new();
         if h.maybe_live(at) {
             outcomes.push(match input {
                 LockInput::Acquire { lease, .. } if mine && self.reentrant => {
@@ -206,15 +206,15 @@ impl Spec for LockSpec {
     fn observe(
         &self,
         before: &LockState,
-        predicted: &(LockOutput, LockState),
+        predicted: (LockOutput, LockState),
         observed: &LockOutput,
     ) -> Option<LockState> {
         match (&predicted.0, observed) {
-            (LockOutput::Granted(_), LockOutput::Granted(None)) => Some(predicted.1.clone()),
+            (LockOutput::Granted(_), LockOutput::Granted(None)) => Some(predicted.1),
             (LockOutput::Granted(Some(p)), LockOutput::Granted(Some(o))) => {
                 let fresh = *p > before.last_token;
                 if *o == *p || (fresh && *o > *p) {
-                    let mut next = predicted.1.clone();
+                    let mut next = predicted.1;
                     if let Some(h) = next.holder.as_mut() {
                         h.token = *o;
                     }
@@ -224,7 +224,7 @@ impl Spec for LockSpec {
                     None
                 }
             }
-            (p, o) => (p == o).then(|| predicted.1.clone()),
+            (p, o) => (p == o).then_some(predicted.1),
         }
     }
 
@@ -255,7 +255,7 @@ impl Spec for LockSpec {
 mod tests {
     use super::*;
 
-    fn only(v: Vec<(LockOutput, LockState)>) -> (LockOutput, LockState) {
+    fn only(v: Outcomes<LockOutput, LockState>) -> (LockOutput, LockState) {
         assert_eq!(v.len(), 1, "{v:?}");
         v.into_iter().next().expect("one outcome")
     }

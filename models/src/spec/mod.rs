@@ -53,6 +53,12 @@ impl Window {
     }
 }
 
+/// The outcomes of one step: almost always one, at most a few, so kept inline (the
+/// history checker calls `step` millions of times).
+pub type Outcomes<O, S> = smallvec::SmallVec<[(O, S); 2]>;
+
+pub use smallvec::smallvec as outcomes;
+
 /// A sequential specification.
 ///
 /// `step` lists every outcome an input may have; a deterministic spec returns exactly one
@@ -76,7 +82,7 @@ pub trait Spec: Clone + Debug + Send + Sync + 'static {
         state: &Self::State,
         input: &Self::Input,
         at: Window,
-    ) -> Vec<(Self::Output, Self::State)>;
+    ) -> Outcomes<Self::Output, Self::State>;
 
     /// The state that follows when the service answered `observed` where the spec
     /// predicted `predicted`, or `None` when the answer contradicts the spec. The default
@@ -85,10 +91,10 @@ pub trait Spec: Clone + Debug + Send + Sync + 'static {
     fn observe(
         &self,
         _before: &Self::State,
-        predicted: &(Self::Output, Self::State),
+        predicted: (Self::Output, Self::State),
         observed: &Self::Output,
     ) -> Option<Self::State> {
-        (predicted.0 == *observed).then(|| predicted.1.clone())
+        (predicted.0 == *observed).then_some(predicted.1)
     }
 
     /// A short human description of an operation, for reports.
@@ -106,11 +112,9 @@ pub fn run_sequential<S: Spec>(spec: &S, ops: &[(S::Input, u64)]) -> Vec<S::Outp
     let mut state = spec.init();
     let mut outputs = Vec::with_capacity(ops.len());
     for (input, t) in ops {
-        let mut outcomes = spec.step(&state, input, Window::at(*t));
-        if outcomes.is_empty() {
+        let Some((out, next)) = spec.step(&state, input, Window::at(*t)).into_iter().next() else {
             break;
-        }
-        let (out, next) = outcomes.swap_remove(0);
+        };
         outputs.push(out);
         state = next;
     }

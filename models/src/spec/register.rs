@@ -1,7 +1,7 @@
 //! A read/write register with compare-and-set: the etcd key of Jepsen's etcd test, the
 //! protected value of a critical section.
 
-use super::{Spec, Window};
+use super::{outcomes, Outcomes, Spec, Window};
 
 /// The register spec. A register starts empty (`None`): a read before any write sees nil.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -50,8 +50,8 @@ impl Spec for RegisterSpec {
         state: &Option<i64>,
         input: &RegisterInput,
         _at: Window,
-    ) -> Vec<(RegisterOutput, Option<i64>)> {
-        vec![match input {
+    ) -> Outcomes<RegisterOutput, Option<i64>> {
+        outcomes![match input {
             RegisterInput::Read => (RegisterOutput::Value(*state), *state),
             RegisterInput::Write(v) => (RegisterOutput::Written, Some(*v)),
             RegisterInput::Cas { from, to } if *state == Some(*from) => {

@@ -10,6 +10,7 @@
 //! worker per core), and it panics on a call without a return (an operation that never
 //! returned gets a return time after everything).
 
+use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use locklab_models::spec::{Spec, Window};
 use porcupine_rs::{CheckResult, LinearizationInfo, Model, Operation};
+use smallvec::SmallVec;
 
 /// One operation as the linearizability checker sees it.
 #[derive(Clone, Debug)]
@@ -55,15 +57,32 @@ impl<S: Spec> LinOp<S> {
 }
 
 /// The set of spec states consistent with a linearized prefix (empty: not started).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct StateSet<T>(pub Vec<T>);
+/// Almost always a single state, kept inline: porcupine-rs clones and caches a state
+/// at every step, and a heap allocation each time doubled the cost of a check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateSet<T>(pub States<T>);
+
+/// porcupine-rs hashes the state at every step with SipHash, where every `write`
+/// counts: the states are folded with a fast hash first and SipHash gets one word.
+impl<T: Hash> Hash for StateSet<T> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let mut fx = rustc_hash::FxHasher::default();
+        for s in &self.0 {
+            s.hash(&mut fx);
+        }
+        h.write_u64(fx.finish());
+    }
+}
+
+/// The states of a [`StateSet`].
+pub type States<T> = SmallVec<[T; 1]>;
 
 /// The porcupine-rs model of a spec.
 #[derive(Clone, Debug)]
 pub struct SpecModel<S>(PhantomData<S>);
 
 /// Every state `op` may lead to from any state of `states`, given what it answered.
-pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> Vec<S::State> {
+pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::State> {
     let start;
     let states = if states.is_empty() {
         start = [op.spec.init()];
@@ -72,13 +91,13 @@ pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> Vec<S::State> 
         states
     };
     let at = op.window();
-    let mut next = Vec::with_capacity(states.len());
+    let mut next = States::new();
     for s in states {
         for predicted in op.spec.step(s, &op.input, at) {
             match &op.output {
                 None => next.push(predicted.1),
                 Some(observed) => {
-                    if let Some(n) = op.spec.observe(s, &predicted, observed) {
+                    if let Some(n) = op.spec.observe(s, predicted, observed) {
                         next.push(n);
                     }
                 }
@@ -98,7 +117,7 @@ impl<S: Spec> Model for SpecModel<S> {
     type Metadata = ();
 
     fn init() -> Self::State {
-        StateSet(Vec::new())
+        StateSet(States::new())
     }
 
     fn step(state: &Self::State, op: &Self::Op) -> (bool, Self::State) {
@@ -142,7 +161,7 @@ pub struct Illegal<S: Spec> {
     /// longest prefix leaves.
     pub stuck: Vec<usize>,
     /// The states the longest prefix leaves.
-    pub states_after: Vec<S::State>,
+    pub states_after: States<S::State>,
     /// porcupine-rs's partial linearizations, for the HTML report.
     pub info: LinearizationInfo<SpecModel<S>>,
 }
@@ -169,45 +188,56 @@ pub fn worker_count(partitions: usize) -> usize {
     cores.min(partitions).max(1)
 }
 
-/// The first time slice each partition gets; later rounds multiply it by
-/// [`SLICE_GROWTH`].
-const FIRST_SLICE: Duration = Duration::from_millis(25);
-const SLICE_GROWTH: u32 = 4;
+/// The time slice each partition gets in the first round.
+const FIRST_SLICE: Duration = Duration::from_millis(2);
 
 /// Checks every partition; stops at the first illegal one.
 ///
 /// porcupine-rs can only stop a search by its own timeout, and one expensive but
 /// linearizable partition must not hide a cheap illegal one (Porcupine's kv c50-bad is
-/// such a history). So partitions are searched in rounds of growing time slices,
-/// at most one per core at a time: a partition that finishes is settled, an illegal one
-/// ends the check, the rest go again with a slice four times longer. The searches
-/// repeated this way cost at most a third of the last round.
+/// such a history: searched in order, it takes seconds). So partitions are searched in
+/// two rounds, at most one per core at a time: a short slice each, then the unsettled
+/// ones to the end. An illegal partition ends the check in either round.
 pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -> LinResult<S> {
     let deadline = timeout.map(|t| Instant::now() + t);
     let converted: Vec<Vec<Operation<SpecModel<S>>>> =
         partitions.iter().map(|p| to_porcupine(p)).collect();
     if converted.len() == 1 && deadline.is_none() {
-        // Nothing to race against: one unbounded search in this thread.
-        return if porcupine_rs::check_operations(&converted[0]) {
-            LinResult::Ok
-        } else {
-            LinResult::Illegal(Box::new(explain(partitions[0].clone(), &converted[0])))
+        // Nothing to race against and no timeout to misreport: one unbounded search that
+        // also collects the partial linearizations, so an illegal history is not searched
+        // twice.
+        let (verdict, info) = porcupine_rs::check_operations_info(&converted[0]);
+        return match verdict {
+            CheckResult::Illegal => {
+                LinResult::Illegal(Box::new(explain_with(partitions[0].clone(), info)))
+            }
+            _ => LinResult::Ok,
         };
     }
+    // Round one: a short slice each settles the cheap partitions and catches the cheap
+    // illegal ones; round two searches the rest to the end (or the deadline) without
+    // starting again, so no search is repeated beyond its first slice.
     let mut open: Vec<usize> = (0..converted.len()).collect();
-    let mut slice = FIRST_SLICE;
-    while !open.is_empty() {
+    for slice in [Some(FIRST_SLICE), None] {
+        if open.is_empty() {
+            break;
+        }
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         if left.is_some_and(|l| l.is_zero()) {
             return LinResult::Unknown;
         }
-        let budget = left.map_or(slice, |l| l.min(slice));
+        let budget = match (slice, left) {
+            (Some(s), Some(l)) => Some(s.min(l)),
+            (s, l) => s.or(l),
+        };
         let (illegal, unsettled) = round(&converted, &open, budget);
         if let Some(i) = illegal {
             return LinResult::Illegal(Box::new(explain(partitions[i].clone(), &converted[i])));
         }
         open = unsettled;
-        slice = slice.saturating_mul(SLICE_GROWTH);
+    }
+    if !open.is_empty() {
+        return LinResult::Unknown;
     }
     LinResult::Ok
 }
@@ -217,7 +247,7 @@ pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -
 fn round<M: Model>(
     converted: &[Vec<Operation<M>>],
     open: &[usize],
-    budget: Duration,
+    budget: Option<Duration>,
 ) -> (Option<usize>, Vec<usize>) {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -232,8 +262,13 @@ fn round<M: Model>(
                 let Some(&i) = open.get(next.fetch_add(1, Ordering::Relaxed)) else {
                     return;
                 };
-                // The plain timeout variant: its Illegal is a proof, its timeout Unknown.
-                match porcupine_rs::check_operations_timeout(&converted[i], budget) {
+                // The plain variants: an Illegal is a proof, a timeout is Unknown.
+                let verdict = match budget {
+                    Some(b) => porcupine_rs::check_operations_timeout(&converted[i], b),
+                    None if porcupine_rs::check_operations(&converted[i]) => CheckResult::Ok,
+                    None => CheckResult::Illegal,
+                };
+                match verdict {
                     CheckResult::Ok => {}
                     CheckResult::Unknown => {
                         unsettled.lock().unwrap_or_else(|p| p.into_inner()).push(i)
@@ -261,12 +296,17 @@ fn round<M: Model>(
 /// was already established without the info variant) and finds where they get stuck.
 fn explain<S: Spec>(ops: Vec<LinOp<S>>, converted: &[Operation<SpecModel<S>>]) -> Illegal<S> {
     let (_, info) = porcupine_rs::check_operations_info(converted);
+    explain_with(ops, info)
+}
+
+/// Finds where the longest partial linearization of an illegal partition gets stuck.
+fn explain_with<S: Spec>(ops: Vec<LinOp<S>>, info: LinearizationInfo<SpecModel<S>>) -> Illegal<S> {
     let longest: Vec<usize> = info
         .partial_linearizations
         .first()
         .and_then(|seqs| seqs.iter().max_by_key(|s| s.len()).cloned())
         .unwrap_or_default();
-    let mut states: Vec<S::State> = Vec::new();
+    let mut states: States<S::State> = States::new();
     for &i in &longest {
         states = successors(&states, &ops[i]);
     }
