@@ -1,5 +1,30 @@
 //! Real lock clients behind one trait, one module per backend protocol.
 //!
-//! Empty until the backend issues land; it depends on `locklab-models` (the specs its
-//! clients must follow) and `locklab-traces` (the history it records into), never on the
-//! harness or the CLI.
+//! - [`DistributedLock`] is the interface every lock implements (and the one a team
+//!   implements to plug its own lock into the harness): acquire with a wait timeout and a
+//!   [`Lease`], try-acquire, and a [`LockGuard`] that releases, renews, exposes the fencing
+//!   token and reports lost ownership.
+//! - [`redis`] holds every Redis protocol of the catalog, the deliberately broken ones
+//!   included (documented as teaching-only).
+//! - [`hold_state`] is the client-side shared state (hold counts, watchdog generations),
+//!   written against [`sync`] so that `--cfg loom` model-checks it.
+//!
+//! The crate depends on `locklab-models` (the specs) and `locklab-traces` (histories),
+//! never on the harness or the CLI.
+
+pub mod error;
+pub mod guard;
+pub mod hold_state;
+pub mod lock;
+pub mod ownership;
+pub mod redis;
+pub mod retry;
+pub mod sync;
+#[cfg(any(feature = "backends", test))]
+pub mod testing;
+mod watchdog;
+
+pub use error::LockError;
+pub use guard::{HeldLock, LockGuard};
+pub use lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+pub use ownership::{LostReason, Ownership};
