@@ -153,6 +153,9 @@ impl RedisNode {
         let mut conn = self.inner.conn.clone();
         let timeout = self.inner.options.response_timeout;
         match tokio::time::timeout(timeout, conn.send_packed_command(cmd)).await {
+            Ok(Ok(Value::ServerError(e))) => {
+                Err(Sent::Server(format!("{} {}", e.code(), e.details().unwrap_or("")).trim().to_string()))
+            }
             Ok(Ok(v)) => Ok(reply(v)),
             Ok(Err(e)) => Err(classify(e)),
             Err(_) => Err(Sent::Unknown(LockError::NoAnswer {
@@ -246,7 +249,7 @@ fn reply(v: Value) -> RedisReply {
         Value::SimpleString(s) => RedisReply::Str(s),
         Value::Array(a) | Value::Set(a) => RedisReply::Array(a.into_iter().map(reply).collect()),
         Value::Boolean(b) => RedisReply::Int(i64::from(b)),
-        Value::ServerError(e) => RedisReply::Error(format!("{e:?}")),
+        Value::ServerError(e) => RedisReply::Error(format!("{} {}", e.code(), e.details().unwrap_or("")).trim().to_string()),
         other => RedisReply::Str(format!("{other:?}")),
     }
 }
