@@ -90,7 +90,8 @@ pub trait DistributedLock: Send + Sync {
 
     /// Waits up to `wait` for the lock. Returns [`LockError::Timeout`] when the lock
     /// stayed busy (or the backend unreachable: the last error is attached) for the
-    /// whole time; never blocks longer than `wait` plus one response timeout.
+    /// whole time; never blocks longer than `wait` plus one attempt (an attempt of this
+    /// crate's locks is bounded by its nodes' response timeouts).
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
         Box::pin(crate::retry::acquire_loop(self, wait, lease, None))
     }

@@ -11,13 +11,21 @@ use crate::lock::{Attempt, DistributedLock, Lease};
 
 const MAX_BACKOFF: Duration = Duration::from_millis(50);
 
+/// How far past the deadline an attempt may run before it is abandoned. An attempt is
+/// left to finish rather than cancelled at the deadline because cancelling it midway can
+/// leave a grant nobody releases (a Redlock attempt cut between its `SET`s and its
+/// clean-up); this crate's attempts are bounded by their nodes' response timeouts, so
+/// the cap only guards against third-party locks that never return.
+pub const MAX_ATTEMPT_OVERRUN: Duration = Duration::from_secs(2);
+
 /// Tries `lock` until it is granted or `wait` has passed.
 ///
 /// Between attempts it sleeps a jittered, growing delay (capped by the holder's remaining
 /// lease when the server told it), and wakes early when `released` is notified — a
 /// release by another handle of the same client, so that tasks of one process hand the
-/// lock over without polling delay. Every attempt is itself bounded by the time left, so
-/// an unreachable server yields [`LockError::Timeout`] (with the last error) on time.
+/// lock over without polling delay. No attempt starts after the deadline, and a started
+/// one runs to its end (see [`MAX_ATTEMPT_OVERRUN`]), so an unreachable server yields
+/// [`LockError::Timeout`] (with the last error) within `wait` plus one attempt.
 pub async fn acquire_loop<L: DistributedLock + ?Sized>(
     lock: &L,
     wait: Duration,
@@ -35,7 +43,8 @@ pub async fn acquire_loop<L: DistributedLock + ?Sized>(
             n.enable();
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        let retry_after = match tokio::time::timeout(left, lock.try_acquire(lease)).await {
+        let bound = left + MAX_ATTEMPT_OVERRUN;
+        let retry_after = match tokio::time::timeout(bound, lock.try_acquire(lease)).await {
             Ok(Ok(Attempt::Acquired(g))) => return Ok(g),
             Ok(Ok(Attempt::Busy { retry_after })) => retry_after,
             Ok(Err(e)) if e.is_retryable() => {
