@@ -13,18 +13,30 @@
 //! never on the harness or the CLI.
 
 pub mod error;
-pub mod guard;
 pub mod hold_state;
-pub mod lock;
-pub mod ownership;
-pub mod redis;
-pub mod retry;
 pub mod sync;
-#[cfg(any(feature = "backends", test))]
+
+#[cfg(not(loom))]
+pub mod guard;
+#[cfg(not(loom))]
+pub mod lock;
+#[cfg(all(test, loom))]
+mod loom_tests;
+#[cfg(not(loom))]
+pub mod ownership;
+#[cfg(not(loom))]
+pub mod redis;
+#[cfg(not(loom))]
+pub mod retry;
+#[cfg(all(not(loom), any(feature = "backends", test)))]
 pub mod testing;
+#[cfg(not(loom))]
 mod watchdog;
 
 pub use error::LockError;
+#[cfg(not(loom))]
 pub use guard::{HeldLock, LockGuard};
+#[cfg(not(loom))]
 pub use lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+#[cfg(not(loom))]
 pub use ownership::{LostReason, Ownership};
