@@ -46,7 +46,7 @@ pub(crate) async fn del(handle: &KeyHandle) -> Result<(), LockError> {
         key: handle.key.clone(),
     };
     let reply = handle.node.exec(command.clone()).await;
-    handle.released.notify_waiters();
+    handle.released.notify_one();
     match reply? {
         RedisReply::Int(1) => Ok(()),
         RedisReply::Int(0) => Err(LockError::NotHeld {

@@ -66,7 +66,7 @@ impl CasHeld {
             args: vec![self.handle.owner.clone()],
         };
         let reply = self.handle.node.exec(command.clone()).await;
-        self.handle.released.notify_waiters();
+        self.handle.released.notify_one();
         match reply? {
             RedisReply::Int(1) => Ok(()),
             RedisReply::Int(0) => Err(LockError::NotHeld {

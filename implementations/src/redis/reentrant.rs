@@ -89,7 +89,7 @@ impl HeldLock for HashHeld {
             let reply = self.handle.node.exec(command.clone()).await?;
             match reply {
                 RedisReply::Int(1) => {
-                    self.handle.released.notify_waiters();
+                    self.handle.released.notify_one();
                     Ok(())
                 }
                 RedisReply::Int(0) => Ok(()),
