@@ -21,7 +21,17 @@ const LEASE: Lease = Lease::Fixed(Duration::from_secs(10));
 /// Requests per second of one redis-benchmark run (`-t set`, or a custom command).
 fn rps(port: u16, clients: usize, what: &[&str]) -> Result<f64, String> {
     let out = Command::new("redis-benchmark")
-        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-n", "100000", "-c", &clients.to_string(), "-q"])
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-n",
+            "100000",
+            "-c",
+            &clients.to_string(),
+            "-q",
+        ])
         .args(what)
         .output()
         .map_err(|e| format!("redis-benchmark: {e}"))?;
@@ -31,14 +41,17 @@ fn rps(port: u16, clients: usize, what: &[&str]) -> Result<f64, String> {
         .filter_map(|l| l.rsplit_once(": ").map(|(_, r)| r))
         .filter_map(|r| r.split_whitespace().next())
         .filter_map(|n| n.parse::<f64>().ok())
-        .last()
+        .next_back()
         .ok_or(format!("no rate in: {text}"))
 }
 
 /// SET and DEL rates with `clients` connections (redis-benchmark has no built-in DEL
 /// test, so DEL runs as a custom command).
 fn redis_benchmark(port: u16, clients: usize) -> Result<(f64, f64), String> {
-    Ok((rps(port, clients, &["-t", "set"])?, rps(port, clients, &["DEL", "bench-ceiling"])?))
+    Ok((
+        rps(port, clients, &["-t", "set"])?,
+        rps(port, clients, &["DEL", "bench-ceiling"])?,
+    ))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -79,9 +92,15 @@ async fn lock_pairs(node: &RedisNode, tasks: usize) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = RedisServer::start()?;
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
     let node = rt.block_on(RedisNode::connect(&server.addr(), NodeOptions::default()))?;
-    println!("{:<30} {:>10} {:>10} {:>10} {:>8}", "median of 3 rounds", "SET/s", "DEL/s", "pairs/s", "vs ceil");
+    println!(
+        "{:<30} {:>10} {:>10} {:>10} {:>8}",
+        "median of 3 rounds", "SET/s", "DEL/s", "pairs/s", "vs ceil"
+    );
     for tasks in [1usize, 16] {
         let mut ceilings = Vec::new();
         let mut rates = Vec::new();

@@ -87,7 +87,13 @@ impl HoldCell {
         if entered.first {
             *slot = Arc::new(Ownership::new(deadline));
             if let Lease::Watchdog(ttl) = lease {
-                crate::watchdog::spawn(self.clone(), renewer, entered.generation, ttl, slot.clone());
+                crate::watchdog::spawn(
+                    self.clone(),
+                    renewer,
+                    entered.generation,
+                    ttl,
+                    slot.clone(),
+                );
             }
         } else if let Some(d) = deadline {
             slot.extend(d);
@@ -215,7 +221,9 @@ impl LockGuard {
     /// by itself). Marks ownership lost when the backend refuses.
     pub async fn renew(&self, lease: Duration) -> Result<(), LockError> {
         let Some(held) = &self.held else {
-            return Err(LockError::NotHeld { key: self.key.clone() });
+            return Err(LockError::NotHeld {
+                key: self.key.clone(),
+            });
         };
         let sent_at = Instant::now();
         match held.renew(lease).await {

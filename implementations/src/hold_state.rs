@@ -102,11 +102,19 @@ impl HoldState {
             let first = c == 0;
             let generation = if first { g.wrapping_add(1) } else { g };
             let count = c.saturating_add(1);
-            match self
-                .word
-                .compare_exchange_weak(cur, join(generation, count), Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Entered { generation, first, count },
+            match self.word.compare_exchange_weak(
+                cur,
+                join(generation, count),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    return Entered {
+                        generation,
+                        first,
+                        count,
+                    }
+                }
                 Err(actual) => cur = actual,
             }
         }
@@ -122,10 +130,12 @@ impl HoldState {
                 return None;
             }
             let count = c - 1;
-            match self
-                .word
-                .compare_exchange_weak(cur, join(g, count), Ordering::AcqRel, Ordering::Acquire)
-            {
+            match self.word.compare_exchange_weak(
+                cur,
+                join(g, count),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
                 Ok(_) => {
                     return Some(Exited {
                         generation: g,
@@ -183,9 +193,18 @@ mod tests {
         assert!(s.exit().is_some_and(|e| e.last));
         assert!(!s.may_renew(1));
         assert_eq!(s.exit(), None, "unmatched release is refused");
-        assert_eq!(s.after_renewal(1, RenewalOutcome::Refused), WatchdogStep::Stop);
+        assert_eq!(
+            s.after_renewal(1, RenewalOutcome::Refused),
+            WatchdogStep::Stop
+        );
         assert_eq!(s.enter().generation, 2);
-        assert_eq!(s.after_renewal(1, RenewalOutcome::Renewed), WatchdogStep::Stop);
-        assert_eq!(s.after_renewal(2, RenewalOutcome::Refused), WatchdogStep::Lost);
+        assert_eq!(
+            s.after_renewal(1, RenewalOutcome::Renewed),
+            WatchdogStep::Stop
+        );
+        assert_eq!(
+            s.after_renewal(2, RenewalOutcome::Refused),
+            WatchdogStep::Lost
+        );
     }
 }

@@ -111,9 +111,15 @@ fn a_renewal_racing_release_never_resurrects_the_lock() {
         server.lock().expect("server").release();
 
         let steps = watchdog.join().expect("join");
-        assert!(!steps.contains(&WatchdogStep::Lost), "release mistaken for loss: {steps:?}");
+        assert!(
+            !steps.contains(&WatchdogStep::Lost),
+            "release mistaken for loss: {steps:?}"
+        );
         assert!(!server.lock().expect("server").held, "resurrected");
-        assert!(!state.may_renew(generation), "the watchdog would renew again");
+        assert!(
+            !state.may_renew(generation),
+            "the watchdog would renew again"
+        );
         // At most the one renewal already past its check can land after the release.
         assert!(server.lock().expect("server").renewals_after_release <= 1);
     });
@@ -141,8 +147,15 @@ fn an_old_watchdog_stops_when_the_owner_reacquires() {
 
         let step = watchdog.join().expect("join");
         assert_ne!(step, WatchdogStep::Lost);
-        assert_eq!(tick(&state, &server, old), WatchdogStep::Stop, "old generation is over");
-        assert_eq!(tick(&state, &server, new.generation), WatchdogStep::Continue);
+        assert_eq!(
+            tick(&state, &server, old),
+            WatchdogStep::Stop,
+            "old generation is over"
+        );
+        assert_eq!(
+            tick(&state, &server, new.generation),
+            WatchdogStep::Continue
+        );
     });
 }
 
@@ -160,7 +173,11 @@ fn a_lock_taken_away_while_held_is_reported_lost() {
         };
         thief.join().expect("join");
         assert_eq!(tick(&state, &server, generation), WatchdogStep::Lost);
-        assert_eq!(state.holds(), 1, "the holder still counts its hold until it releases");
+        assert_eq!(
+            state.holds(),
+            1,
+            "the holder still counts its hold until it releases"
+        );
     });
 }
 
@@ -186,5 +203,8 @@ fn server_first_release_order_is_caught() {
             FALSE_ALARM.store(true, Ordering::SeqCst);
         }
     });
-    assert!(FALSE_ALARM.load(Ordering::SeqCst), "loom must find the bad interleaving");
+    assert!(
+        FALSE_ALARM.load(Ordering::SeqCst),
+        "loom must find the bad interleaving"
+    );
 }

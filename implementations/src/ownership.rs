@@ -60,9 +60,11 @@ impl Ownership {
     /// moves it earlier: an older, slower answer must not shorten a newer one.
     pub fn extend(&self, valid_until: Instant) {
         let us = self.micros(valid_until);
-        let _ = self.deadline_us.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
-            (cur != NO_DEADLINE && us > cur).then_some(us)
-        });
+        let _ = self
+            .deadline_us
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+                (cur != NO_DEADLINE && us > cur).then_some(us)
+            });
     }
 
     /// Records that ownership is gone; the first reason sticks.

@@ -64,7 +64,9 @@ pub async fn acquire_loop<L: DistributedLock + ?Sized>(
         }
         attempt = attempt.saturating_add(1);
         let cap = MAX_BACKOFF.min(Duration::from_micros(100u64 << attempt.min(9)));
-        let cap = retry_after.map_or(cap, |r| r.min(cap)).max(Duration::from_micros(100));
+        let cap = retry_after
+            .map_or(cap, |r| r.min(cap))
+            .max(Duration::from_micros(100));
         let pause = rand::rng().random_range(cap / 2..=cap);
         let pause = pause.min(deadline.saturating_duration_since(now));
         match notified.as_mut().as_pin_mut() {

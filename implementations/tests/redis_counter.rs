@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use common::{counter_run, node, server};
 use locklab_implementations::redis::{
-    DelUnconditionalLock, FencedLock, GetSetLock, GetThenDelLock, LuaLock, ReentrantLock, SetNxNoTtlLock,
-    TimestampValueLock,
+    DelUnconditionalLock, FencedLock, GetSetLock, GetThenDelLock, LuaLock, ReentrantLock,
+    SetNxNoTtlLock, TimestampValueLock,
 };
 use locklab_implementations::{DistributedLock, Lease};
 
@@ -20,8 +20,12 @@ const TASKS: usize = 8;
 const ROUNDS: u64 = 25;
 const CS: Duration = Duration::from_millis(1);
 
+type Run = (&'static str, Vec<Arc<dyn DistributedLock>>, Lease);
+
 fn handles<L: DistributedLock + 'static>(make: impl Fn() -> L) -> Vec<Arc<dyn DistributedLock>> {
-    (0..TASKS).map(|_| Arc::new(make()) as Arc<dyn DistributedLock>).collect()
+    (0..TASKS)
+        .map(|_| Arc::new(make()) as Arc<dyn DistributedLock>)
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -29,17 +33,29 @@ async fn correct_locks_keep_the_counter_exact() {
     let s = server();
     let n = node(&s).await;
     let lease = Lease::Fixed(Duration::from_secs(5));
-    let runs: Vec<(&str, Vec<Arc<dyn DistributedLock>>, Lease)> = vec![
+    let runs: Vec<Run> = vec![
         ("redis-lua", handles(|| LuaLock::new(&n, "c-lua")), lease),
-        ("redis-lua-fenced", handles(|| FencedLock::new(&n, "c-fenced")), lease),
+        (
+            "redis-lua-fenced",
+            handles(|| FencedLock::new(&n, "c-fenced")),
+            lease,
+        ),
         (
             "redis-reentrant",
             handles(|| ReentrantLock::new(&n, "c-reentrant")),
             Lease::Watchdog(Duration::from_secs(5)),
         ),
-        ("redis-setnx-no-ttl", handles(|| SetNxNoTtlLock::new(&n, "c-setnx")), Lease::Unbounded),
+        (
+            "redis-setnx-no-ttl",
+            handles(|| SetNxNoTtlLock::new(&n, "c-setnx")),
+            Lease::Unbounded,
+        ),
         // Broken locks are still mutexes while their fault is absent.
-        ("redis-del-unconditional", handles(|| DelUnconditionalLock::new(&n, "c-del")), lease),
+        (
+            "redis-del-unconditional",
+            handles(|| DelUnconditionalLock::new(&n, "c-del")),
+            lease,
+        ),
     ];
     for (name, locks, lease) in runs {
         let out = counter_run(locks, ROUNDS, lease, CS).await;
@@ -66,7 +82,13 @@ async fn del_unconditional_loses_updates_when_holders_outlive_their_lease() {
     let s = server();
     let n = node(&s).await;
     let locks = handles(|| DelUnconditionalLock::new(&n, "c-del-pause"));
-    let out = counter_run(locks, 6, Lease::Fixed(Duration::from_millis(20)), Duration::from_millis(30)).await;
+    let out = counter_run(
+        locks,
+        6,
+        Lease::Fixed(Duration::from_millis(20)),
+        Duration::from_millis(30),
+    )
+    .await;
     assert!(out.max_inside > 1, "{out:?}");
     assert!(out.counter < out.expected, "{out:?}");
 }
@@ -78,9 +100,18 @@ async fn lua_lock_paused_past_its_lease_lets_two_in_and_says_so_on_release() {
     let s = server();
     let n = node(&s).await;
     let locks = handles(|| LuaLock::new(&n, "c-lua-pause"));
-    let out = counter_run(locks, 6, Lease::Fixed(Duration::from_millis(20)), Duration::from_millis(30)).await;
+    let out = counter_run(
+        locks,
+        6,
+        Lease::Fixed(Duration::from_millis(20)),
+        Duration::from_millis(30),
+    )
+    .await;
     assert!(out.max_inside > 1, "{out:?}");
-    assert!(out.refused_releases > 0, "late releases must be refused: {out:?}");
+    assert!(
+        out.refused_releases > 0,
+        "late releases must be refused: {out:?}"
+    );
 }
 
 /// A releases after its lease ran out and B acquired; A's `GET` still sees... B's value,
@@ -94,10 +125,16 @@ async fn get_then_del_releases_a_foreign_lock_when_paused_between_get_and_del() 
     let a = GetThenDelLock::new(&n, "gtd").with_pause_before_del(Duration::from_millis(150));
     let b = GetThenDelLock::new(&n, "gtd");
     let c = GetThenDelLock::new(&n, "gtd");
-    let ga = a.acquire(Duration::from_secs(1), lease).await.expect("a acquires");
+    let ga = a
+        .acquire(Duration::from_secs(1), lease)
+        .await
+        .expect("a acquires");
     let release_a = tokio::spawn(ga.release());
     // B takes the lock once A's lease has run out (during A's pause).
-    let gb = b.acquire(Duration::from_secs(1), Lease::Fixed(Duration::from_secs(5))).await.expect("b acquires");
+    let gb = b
+        .acquire(Duration::from_secs(1), Lease::Fixed(Duration::from_secs(5)))
+        .await
+        .expect("b acquires");
     let ra = release_a.await.expect("join");
     assert!(ra.is_ok(), "A's DEL found a key to delete: B's ({ra:?})");
     let gc = c.acquire(Duration::from_millis(200), lease).await;
@@ -121,11 +158,25 @@ async fn timestamp_value_aba_releases_a_foreign_lock() {
     let a = TimestampValueLock::new(&n, "ts").with_clock(clock.clone());
     let b = TimestampValueLock::new(&n, "ts").with_clock(clock);
     let c = TimestampValueLock::new(&n, "ts");
-    let ga = a.acquire(Duration::from_secs(1), Lease::Fixed(Duration::from_millis(50))).await.expect("a");
+    let ga = a
+        .acquire(
+            Duration::from_secs(1),
+            Lease::Fixed(Duration::from_millis(50)),
+        )
+        .await
+        .expect("a");
     tokio::time::sleep(Duration::from_millis(80)).await;
-    let gb = b.acquire(Duration::from_secs(1), Lease::Fixed(Duration::from_secs(5))).await.expect("b");
+    let gb = b
+        .acquire(Duration::from_secs(1), Lease::Fixed(Duration::from_secs(5)))
+        .await
+        .expect("b");
     assert!(ga.release().await.is_ok(), "A's release matched B's value");
-    let gc = c.acquire(Duration::from_millis(200), Lease::Fixed(Duration::from_secs(1))).await;
+    let gc = c
+        .acquire(
+            Duration::from_millis(200),
+            Lease::Fixed(Duration::from_secs(1)),
+        )
+        .await;
     assert!(gc.is_ok(), "C got in beside B");
     drop((gb, gc));
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use common::{node, recorded_node, server};
 use locklab_implementations::redis::{
-    self, FencedLock, LockScript, LuaLock, RedisCommand, RedisReply, Recorder, SetNxExpireLock, SetNxNoTtlLock,
-    WaitReplicas,
+    self, FencedLock, LockScript, LuaLock, Recorder, RedisCommand, RedisReply, SetNxExpireLock,
+    SetNxNoTtlLock, WaitReplicas,
 };
 use locklab_implementations::testing::RedisServer;
 use locklab_implementations::{DistributedLock, Lease, LockError};
@@ -22,10 +22,25 @@ async fn setnx_without_ttl_deadlocks_after_a_holder_crash() {
     let s = server();
     let n = node(&s).await;
     let crashed = SetNxNoTtlLock::new(&n, "dead");
-    crashed.acquire(WAIT, Lease::Unbounded).await.expect("acquire").abandon();
+    crashed
+        .acquire(WAIT, Lease::Unbounded)
+        .await
+        .expect("acquire")
+        .abandon();
     let next = SetNxNoTtlLock::new(&n, "dead");
-    let r = next.acquire(Duration::from_millis(500), Lease::Unbounded).await;
-    assert!(matches!(r, Err(LockError::Timeout { last_error: None, .. })), "{r:?}");
+    let r = next
+        .acquire(Duration::from_millis(500), Lease::Unbounded)
+        .await;
+    assert!(
+        matches!(
+            r,
+            Err(LockError::Timeout {
+                last_error: None,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     assert_eq!(s.cli(&["TTL", "dead"]), "-1", "no TTL: held forever");
 }
 
@@ -35,15 +50,24 @@ async fn setnx_then_expire_deadlocks_after_a_crash_between_the_two() {
     let n = node(&s).await;
     let lease = Lease::Fixed(Duration::from_secs(1));
     let crashing = SetNxExpireLock::new(&n, "half").crash_after_setnx(true);
-    assert!(matches!(crashing.try_acquire(lease).await, Err(LockError::InjectedFault(_))));
+    assert!(matches!(
+        crashing.try_acquire(lease).await,
+        Err(LockError::InjectedFault(_))
+    ));
     let next = SetNxExpireLock::new(&n, "half");
-    assert!(matches!(next.acquire(Duration::from_millis(1500), lease).await, Err(LockError::Timeout { .. })));
+    assert!(matches!(
+        next.acquire(Duration::from_millis(1500), lease).await,
+        Err(LockError::Timeout { .. })
+    ));
     assert_eq!(s.cli(&["TTL", "half"]), "-1");
     // Without the crash, the TTL is set and a crashed holder's lock expires.
     let ok = SetNxExpireLock::new(&n, "whole");
     ok.acquire(WAIT, lease).await.expect("acquire").abandon();
     assert_eq!(s.cli(&["TTL", "whole"]), "1");
-    SetNxExpireLock::new(&n, "whole").acquire(Duration::from_secs(2), lease).await.expect("after expiry");
+    SetNxExpireLock::new(&n, "whole")
+        .acquire(Duration::from_secs(2), lease)
+        .await
+        .expect("after expiry");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,7 +79,9 @@ async fn a_crashed_lua_holder_frees_the_lock_when_its_lease_ends() {
         .await
         .expect("acquire")
         .abandon();
-    let g = LuaLock::new(&n, "crash").acquire(WAIT, Lease::Fixed(Duration::from_secs(1))).await;
+    let g = LuaLock::new(&n, "crash")
+        .acquire(WAIT, Lease::Fixed(Duration::from_secs(1)))
+        .await;
     assert!(g.is_ok());
 }
 
@@ -66,16 +92,30 @@ async fn fencing_tokens_strictly_increase_across_owners() {
     let lease = Lease::Fixed(Duration::from_secs(5));
     let mut last = 0;
     for i in 0..5 {
-        let g = FencedLock::new(&n, "fence").acquire(WAIT, lease).await.expect("acquire");
+        let g = FencedLock::new(&n, "fence")
+            .acquire(WAIT, lease)
+            .await
+            .expect("acquire");
         let t = g.token().expect("fenced locks issue tokens");
         assert!(t > last, "round {i}: {t} after {last}");
         last = t;
         g.release().await.expect("release");
     }
-    let holder = FencedLock::new(&n, "fence").acquire(WAIT, lease).await.expect("acquire");
+    let holder = FencedLock::new(&n, "fence")
+        .acquire(WAIT, lease)
+        .await
+        .expect("acquire");
     let r = FencedLock::new(&n, "fence").try_acquire(lease).await;
-    assert!(matches!(r, Ok(locklab_implementations::Attempt::Busy { retry_after: Some(_) })));
-    assert_eq!(s.cli(&["GET", "fence:fence"]), holder.token().map(|t| t.to_string()).unwrap_or_default());
+    assert!(matches!(
+        r,
+        Ok(locklab_implementations::Attempt::Busy {
+            retry_after: Some(_)
+        })
+    ));
+    assert_eq!(
+        s.cli(&["GET", "fence:fence"]),
+        holder.token().map(|t| t.to_string()).unwrap_or_default()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,7 +135,11 @@ async fn wait_for_replicas_enters_only_when_enough_replicas_have_the_grant() {
         .acquire(WAIT, Lease::Fixed(Duration::from_secs(5)))
         .await
         .expect("one replica acknowledges");
-    assert_eq!(replica.cli(&["EXISTS", "repl"]), "1", "the replica has the grant");
+    assert_eq!(
+        replica.cli(&["EXISTS", "repl"]),
+        "1",
+        "the replica has the grant"
+    );
     g.release().await.expect("release");
     let two = WaitReplicas {
         replicas: 2,
@@ -103,16 +147,29 @@ async fn wait_for_replicas_enters_only_when_enough_replicas_have_the_grant() {
     };
     let r = FencedLock::new(&n, "repl2")
         .wait_for_replicas(two)
-        .acquire(Duration::from_millis(400), Lease::Fixed(Duration::from_secs(5)))
+        .acquire(
+            Duration::from_millis(400),
+            Lease::Fixed(Duration::from_secs(5)),
+        )
         .await;
     match r {
         Err(LockError::Timeout { last_error, .. }) => assert!(
-            matches!(last_error.as_deref(), Some(LockError::NotReplicated { acked: 1, wanted: 2 })),
+            matches!(
+                last_error.as_deref(),
+                Some(LockError::NotReplicated {
+                    acked: 1,
+                    wanted: 2
+                })
+            ),
             "{last_error:?}"
         ),
         other => panic!("expected refusal: {other:?}"),
     }
-    assert_eq!(master.cli(&["EXISTS", "repl2"]), "0", "the unreplicated grant was released");
+    assert_eq!(
+        master.cli(&["EXISTS", "repl2"]),
+        "0",
+        "the unreplicated grant was released"
+    );
 }
 
 fn shape(rec: &Recorder) -> Vec<String> {
@@ -120,8 +177,17 @@ fn shape(rec: &Recorder) -> Vec<String> {
         .into_iter()
         .map(|e| match e.command {
             RedisCommand::Eval { script, .. } => format!("EVAL {}", script.name()),
-            RedisCommand::Set { nx, px, .. } => format!("SET{}{}", if nx { " NX" } else { "" }, if px.is_some() { " PX" } else { "" }),
-            other => other.render().split(' ').next().unwrap_or_default().to_string(),
+            RedisCommand::Set { nx, px, .. } => format!(
+                "SET{}{}",
+                if nx { " NX" } else { "" },
+                if px.is_some() { " PX" } else { "" }
+            ),
+            other => other
+                .render()
+                .split(' ')
+                .next()
+                .unwrap_or_default()
+                .to_string(),
         })
         .collect()
 }
@@ -132,16 +198,52 @@ fn shape(rec: &Recorder) -> Vec<String> {
 async fn each_protocol_sends_exactly_its_documented_commands() {
     let s = server();
     let expected: [(&str, &[&str], Lease); 10] = [
-        ("redis-get-set", &["GET", "SET PX", "DEL"], Lease::Fixed(Duration::from_secs(5))),
+        (
+            "redis-get-set",
+            &["GET", "SET PX", "DEL"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
         ("redis-setnx-no-ttl", &["SETNX", "DEL"], Lease::Unbounded),
-        ("redis-setnx-expire", &["SETNX", "EXPIRE", "DEL"], Lease::Fixed(Duration::from_secs(5))),
-        ("redis-del-unconditional", &["SET NX PX", "DEL"], Lease::Fixed(Duration::from_secs(5))),
-        ("redis-get-then-del", &["SET NX PX", "GET", "DEL"], Lease::Fixed(Duration::from_secs(5))),
-        ("redis-timestamp-value", &["SET NX PX", "EVAL compare-and-delete"], Lease::Fixed(Duration::from_secs(5))),
-        ("redis-lua", &["SET NX PX", "EVAL compare-and-delete"], Lease::Fixed(Duration::from_secs(5))),
-        ("redis-lua-fenced", &["EVAL fenced-acquire", "EVAL compare-and-delete"], Lease::Fixed(Duration::from_secs(5))),
-        ("redis-reentrant", &["EVAL hash-acquire", "EVAL hash-release"], Lease::Fixed(Duration::from_secs(5))),
-        ("redis-reentrant-thread-id", &["EVAL hash-acquire", "EVAL hash-release"], Lease::Fixed(Duration::from_secs(5))),
+        (
+            "redis-setnx-expire",
+            &["SETNX", "EXPIRE", "DEL"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
+        (
+            "redis-del-unconditional",
+            &["SET NX PX", "DEL"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
+        (
+            "redis-get-then-del",
+            &["SET NX PX", "GET", "DEL"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
+        (
+            "redis-timestamp-value",
+            &["SET NX PX", "EVAL compare-and-delete"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
+        (
+            "redis-lua",
+            &["SET NX PX", "EVAL compare-and-delete"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
+        (
+            "redis-lua-fenced",
+            &["EVAL fenced-acquire", "EVAL compare-and-delete"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
+        (
+            "redis-reentrant",
+            &["EVAL hash-acquire", "EVAL hash-release"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
+        (
+            "redis-reentrant-thread-id",
+            &["EVAL hash-acquire", "EVAL hash-release"],
+            Lease::Fixed(Duration::from_secs(5)),
+        ),
     ];
     for (id, commands, lease) in expected {
         let rec = Recorder::new();
@@ -151,7 +253,10 @@ async fn each_protocol_sends_exactly_its_documented_commands() {
         let g = lock.acquire(WAIT, lease).await.expect("acquire");
         g.release().await.expect("release");
         assert_eq!(shape(&rec), commands, "{id}");
-        assert!(rec.exchanges().iter().all(|e| e.reply.is_some()), "{id}: every command answered");
+        assert!(
+            rec.exchanges().iter().all(|e| e.reply.is_some()),
+            "{id}: every command answered"
+        );
     }
 }
 
@@ -165,11 +270,21 @@ async fn the_recording_holds_commands_and_replies() {
     let b = LuaLock::new(&n, "rec");
     let lease = Lease::Fixed(Duration::from_secs(5));
     let g = a.acquire(WAIT, lease).await.expect("a");
-    assert!(matches!(b.try_acquire(lease).await, Ok(locklab_implementations::Attempt::Busy { .. })));
+    assert!(matches!(
+        b.try_acquire(lease).await,
+        Ok(locklab_implementations::Attempt::Busy { .. })
+    ));
     g.release().await.expect("release");
     let ex = rec.exchanges();
     let replies: Vec<_> = ex.iter().map(|e| e.reply.clone()).collect();
-    assert_eq!(replies, vec![Some(RedisReply::Ok), Some(RedisReply::Nil), Some(RedisReply::Int(1))]);
+    assert_eq!(
+        replies,
+        vec![
+            Some(RedisReply::Ok),
+            Some(RedisReply::Nil),
+            Some(RedisReply::Int(1))
+        ]
+    );
     match &ex[2].command {
         RedisCommand::Eval { script, keys, args } => {
             assert_eq!(*script, LockScript::CompareAndDelete);
@@ -178,5 +293,7 @@ async fn the_recording_holds_commands_and_replies() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(ex.windows(2).all(|w| w[0].seq < w[1].seq && w[0].sent_ns <= w[1].sent_ns));
+    assert!(ex
+        .windows(2)
+        .all(|w| w[0].seq < w[1].seq && w[0].sent_ns <= w[1].sent_ns));
 }

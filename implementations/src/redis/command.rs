@@ -90,9 +90,18 @@ impl RedisCommand {
             RedisCommand::Expire { key, seconds } => format!("EXPIRE {key} {seconds}"),
             RedisCommand::Del { key } => format!("DEL {key}"),
             RedisCommand::Eval { script, keys, args } => {
-                format!("EVAL <{}> {} {} {}", script.name(), keys.len(), keys.join(" "), args.join(" "))
+                format!(
+                    "EVAL <{}> {} {} {}",
+                    script.name(),
+                    keys.len(),
+                    keys.join(" "),
+                    args.join(" ")
+                )
             }
-            RedisCommand::Wait { replicas, timeout_ms } => format!("WAIT {replicas} {timeout_ms}"),
+            RedisCommand::Wait {
+                replicas,
+                timeout_ms,
+            } => format!("WAIT {replicas} {timeout_ms}"),
         }
     }
 }

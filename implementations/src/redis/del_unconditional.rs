@@ -83,11 +83,23 @@ impl DistributedLock for DelUnconditionalLock {
             let held = Arc::new(DelHeld {
                 handle: self.handle.clone(),
             });
-            Ok(Attempt::Acquired(LockGuard::new(PROTOCOL, &self.handle.key, None, held, lease, sent_at)))
+            Ok(Attempt::Acquired(LockGuard::new(
+                PROTOCOL,
+                &self.handle.key,
+                None,
+                held,
+                lease,
+                sent_at,
+            )))
         })
     }
 
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(self, wait, lease, Some(&self.handle.released)))
+        Box::pin(crate::retry::acquire_loop(
+            self,
+            wait,
+            lease,
+            Some(&self.handle.released),
+        ))
     }
 }

@@ -91,6 +91,11 @@ impl DistributedLock for FencedLock {
     }
 
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(self, wait, lease, Some(&self.handle.released)))
+        Box::pin(crate::retry::acquire_loop(
+            self,
+            wait,
+            lease,
+            Some(&self.handle.released),
+        ))
     }
 }

@@ -45,7 +45,13 @@ impl KeyHandle {
     }
 
     /// The info record of a lock on this handle.
-    pub fn info(&self, protocol: &'static str, reentrant: bool, fenced: bool, teaching_only: bool) -> LockInfo {
+    pub fn info(
+        &self,
+        protocol: &'static str,
+        reentrant: bool,
+        fenced: bool,
+        teaching_only: bool,
+    ) -> LockInfo {
         LockInfo {
             protocol,
             key: self.key.clone(),

@@ -87,7 +87,10 @@ impl HeldLock for CasHeld {
             let command = RedisCommand::Eval {
                 script: LockScript::CompareAndPexpire,
                 keys: vec![self.handle.key.clone()],
-                args: vec![self.handle.owner.clone(), RedisCommand::px(lease).to_string()],
+                args: vec![
+                    self.handle.owner.clone(),
+                    RedisCommand::px(lease).to_string(),
+                ],
             };
             match self.handle.node.exec(command.clone()).await? {
                 RedisReply::Int(1) => Ok(()),
@@ -101,7 +104,11 @@ impl HeldLock for CasHeld {
 }
 
 /// `SET key value NX PX ttl`: `Ok(true)` granted, `Ok(false)` busy.
-pub(crate) async fn set_nx_px(handle: &KeyHandle, value: &str, ttl: Duration) -> Result<bool, LockError> {
+pub(crate) async fn set_nx_px(
+    handle: &KeyHandle,
+    value: &str,
+    ttl: Duration,
+) -> Result<bool, LockError> {
     let command = RedisCommand::Set {
         key: handle.key.clone(),
         value: value.to_string(),
@@ -124,7 +131,10 @@ pub(crate) fn require_ttl(protocol: &'static str, lease: Lease) -> Result<Durati
 }
 
 /// After a grant: `WAIT` if configured, releasing the grant when too few replicas have it.
-pub(crate) async fn after_grant(held: &CasHeld, wait: Option<WaitReplicas>) -> Result<(), LockError> {
+pub(crate) async fn after_grant(
+    held: &CasHeld,
+    wait: Option<WaitReplicas>,
+) -> Result<(), LockError> {
     let Some(wait) = wait else { return Ok(()) };
     if let Err(e) = confirm(&held.handle.node, wait).await {
         let _ = held.release_now().await;
@@ -161,6 +171,11 @@ impl DistributedLock for LuaLock {
     }
 
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(self, wait, lease, Some(&self.handle.released)))
+        Box::pin(crate::retry::acquire_loop(
+            self,
+            wait,
+            lease,
+            Some(&self.handle.released),
+        ))
     }
 }

@@ -74,7 +74,9 @@ pub fn single_node(id: &str, node: &RedisNode, key: &str) -> Option<Box<dyn Dist
         lua::PROTOCOL => Box::new(LuaLock::new(node, key)),
         fenced::PROTOCOL => Box::new(FencedLock::new(node, key)),
         reentrant::PROTOCOL => Box::new(ReentrantLock::new(node, key)),
-        reentrant::PROTOCOL_THREAD_ID => Box::new(ReentrantLock::with_thread_id_owner(node, key, 1)),
+        reentrant::PROTOCOL_THREAD_ID => {
+            Box::new(ReentrantLock::with_thread_id_owner(node, key, 1))
+        }
         _ => return None,
     })
 }

@@ -54,7 +54,9 @@ struct Inner {
 
 impl std::fmt::Debug for RedisNode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisNode").field("addr", &self.inner.addr).finish()
+        f.debug_struct("RedisNode")
+            .field("addr", &self.inner.addr)
+            .finish()
     }
 }
 
@@ -69,16 +71,19 @@ impl RedisNode {
             .set_number_of_retries(1)
             .set_max_delay(100);
         let bound = options.connect_timeout * 2;
-        let conn = match tokio::time::timeout(bound, ConnectionManager::new_with_config(client, config)).await {
-            Ok(Ok(c)) => c,
-            Ok(Err(e)) => return Err(LockError::backend(e)),
-            Err(_) => {
-                return Err(LockError::NoAnswer {
-                    node: addr.to_string(),
-                    timeout: bound,
-                })
-            }
-        };
+        let conn =
+            match tokio::time::timeout(bound, ConnectionManager::new_with_config(client, config))
+                .await
+            {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) => return Err(LockError::backend(e)),
+                Err(_) => {
+                    return Err(LockError::NoAnswer {
+                        node: addr.to_string(),
+                        timeout: bound,
+                    })
+                }
+            };
         Ok(RedisNode {
             inner: Arc::new(Inner {
                 addr: addr.to_string(),
@@ -141,7 +146,10 @@ impl RedisNode {
                 match self.raw(&sha).await {
                     Err(Sent::Server(msg)) if msg.starts_with("NOSCRIPT") => {
                         let mut eval = redis::cmd("EVAL");
-                        eval.arg(script.source()).arg(keys.len()).arg(keys).arg(args);
+                        eval.arg(script.source())
+                            .arg(keys.len())
+                            .arg(keys)
+                            .arg(args);
                         self.raw(&eval).await
                     }
                     other => other,
@@ -155,9 +163,11 @@ impl RedisNode {
         let mut conn = self.inner.conn.clone();
         let timeout = self.inner.options.response_timeout;
         match tokio::time::timeout(timeout, conn.send_packed_command(cmd)).await {
-            Ok(Ok(Value::ServerError(e))) => {
-                Err(Sent::Server(format!("{} {}", e.code(), e.details().unwrap_or("")).trim().to_string()))
-            }
+            Ok(Ok(Value::ServerError(e))) => Err(Sent::Server(
+                format!("{} {}", e.code(), e.details().unwrap_or(""))
+                    .trim()
+                    .to_string(),
+            )),
             Ok(Ok(v)) => Ok(reply(v)),
             Ok(Err(e)) => Err(classify(e)),
             Err(_) => Err(Sent::Unknown(LockError::NoAnswer {
@@ -228,7 +238,10 @@ fn to_cmd(command: &RedisCommand) -> Cmd {
             c.arg(key);
             c
         }
-        RedisCommand::Wait { replicas, timeout_ms } => {
+        RedisCommand::Wait {
+            replicas,
+            timeout_ms,
+        } => {
             let mut c = redis::cmd("WAIT");
             c.arg(*replicas).arg((*timeout_ms).max(1));
             c
@@ -251,7 +264,11 @@ fn reply(v: Value) -> RedisReply {
         Value::SimpleString(s) => RedisReply::Str(s),
         Value::Array(a) | Value::Set(a) => RedisReply::Array(a.into_iter().map(reply).collect()),
         Value::Boolean(b) => RedisReply::Int(i64::from(b)),
-        Value::ServerError(e) => RedisReply::Error(format!("{} {}", e.code(), e.details().unwrap_or("")).trim().to_string()),
+        Value::ServerError(e) => RedisReply::Error(
+            format!("{} {}", e.code(), e.details().unwrap_or(""))
+                .trim()
+                .to_string(),
+        ),
         other => RedisReply::Str(format!("{other:?}")),
     }
 }

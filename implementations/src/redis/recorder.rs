@@ -69,13 +69,22 @@ impl Recorder {
 
     /// Every exchange so far, in sending order.
     pub fn exchanges(&self) -> Vec<Exchange> {
-        let mut v = self.inner.log.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let mut v = self
+            .inner
+            .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         v.sort_by_key(|e| e.seq);
         v
     }
 
     /// Forgets everything recorded so far.
     pub fn clear(&self) {
-        self.inner.log.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.inner
+            .log
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 }

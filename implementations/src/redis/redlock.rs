@@ -41,7 +41,9 @@ impl Redlock {
     /// A handle on `key` over `nodes` (an odd number, usually 5), with a fresh owner.
     pub fn new(nodes: &[RedisNode], key: &str) -> Result<Self, LockError> {
         if nodes.is_empty() {
-            return Err(LockError::InvalidConfig("Redlock needs at least one node".into()));
+            return Err(LockError::InvalidConfig(
+                "Redlock needs at least one node".into(),
+            ));
         }
         Ok(Redlock {
             nodes: nodes.to_vec().into(),
@@ -61,7 +63,10 @@ impl Redlock {
     }
 }
 
-async fn broadcast(nodes: &[RedisNode], command: RedisCommand) -> Vec<Result<RedisReply, LockError>> {
+async fn broadcast(
+    nodes: &[RedisNode],
+    command: RedisCommand,
+) -> Vec<Result<RedisReply, LockError>> {
     let mut set = JoinSet::new();
     for (i, node) in nodes.iter().enumerate() {
         let node = node.clone();
@@ -103,11 +108,16 @@ impl HeldLock for RedlockHeld {
         Box::pin(async move {
             let command = cas_command(LockScript::CompareAndDelete, &self.key, &self.owner, None);
             let replies = broadcast(&self.nodes, command).await;
-            let freed = replies.iter().filter(|r| matches!(r, Ok(RedisReply::Int(1)))).count();
+            let freed = replies
+                .iter()
+                .filter(|r| matches!(r, Ok(RedisReply::Int(1))))
+                .count();
             if freed >= self.quorum {
                 Ok(())
             } else {
-                Err(LockError::NotHeld { key: self.key.clone() })
+                Err(LockError::NotHeld {
+                    key: self.key.clone(),
+                })
             }
         })
     }
@@ -121,12 +131,20 @@ impl HeldLock for RedlockHeld {
                 Some(RedisCommand::px(lease)),
             );
             let replies = broadcast(&self.nodes, command).await;
-            let renewed = replies.iter().filter(|r| matches!(r, Ok(RedisReply::Int(1)))).count();
-            let refused = replies.iter().filter(|r| matches!(r, Ok(RedisReply::Int(0)))).count();
+            let renewed = replies
+                .iter()
+                .filter(|r| matches!(r, Ok(RedisReply::Int(1))))
+                .count();
+            let refused = replies
+                .iter()
+                .filter(|r| matches!(r, Ok(RedisReply::Int(0))))
+                .count();
             if renewed >= self.quorum {
                 Ok(())
             } else if refused > self.nodes.len() - self.quorum {
-                Err(LockError::NotHeld { key: self.key.clone() })
+                Err(LockError::NotHeld {
+                    key: self.key.clone(),
+                })
             } else {
                 Err(LockError::NoQuorum {
                     granted: renewed,
@@ -163,10 +181,17 @@ impl DistributedLock for Redlock {
                     px: Some(RedisCommand::px(ttl)),
                 })
                 .await;
-            let granted = replies.iter().filter(|r| matches!(r, Ok(RedisReply::Ok))).count();
-            let busy = replies.iter().filter(|r| matches!(r, Ok(RedisReply::Nil))).count();
+            let granted = replies
+                .iter()
+                .filter(|r| matches!(r, Ok(RedisReply::Ok)))
+                .count();
+            let busy = replies
+                .iter()
+                .filter(|r| matches!(r, Ok(RedisReply::Nil)))
+                .count();
             let elapsed = start.elapsed();
-            let validity = ttl.as_millis() as i64 - elapsed.as_millis() as i64 - drift(ttl).as_millis() as i64;
+            let validity =
+                ttl.as_millis() as i64 - elapsed.as_millis() as i64 - drift(ttl).as_millis() as i64;
             if granted >= self.quorum() && validity > 0 {
                 let held = Arc::new(RedlockHeld {
                     nodes: self.nodes.clone(),
@@ -174,11 +199,18 @@ impl DistributedLock for Redlock {
                     owner: self.owner.clone(),
                     quorum: self.quorum(),
                 });
-                return Ok(Attempt::Acquired(LockGuard::new(PROTOCOL, &self.key, None, held, lease, start)));
+                return Ok(Attempt::Acquired(LockGuard::new(
+                    PROTOCOL, &self.key, None, held, lease, start,
+                )));
             }
             // Undo everywhere, including nodes that did not answer: they may have set it.
             let _ = self
-                .broadcast(cas_command(LockScript::CompareAndDelete, &self.key, &self.owner, None))
+                .broadcast(cas_command(
+                    LockScript::CompareAndDelete,
+                    &self.key,
+                    &self.owner,
+                    None,
+                ))
                 .await;
             if busy >= self.quorum() {
                 return Ok(Attempt::Busy { retry_after: None });

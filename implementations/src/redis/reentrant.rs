@@ -106,7 +106,10 @@ impl HeldLock for HashHeld {
             let command = RedisCommand::Eval {
                 script: LockScript::HashRenew,
                 keys: vec![self.handle.key.clone()],
-                args: vec![RedisCommand::px(lease).to_string(), self.handle.owner.clone()],
+                args: vec![
+                    RedisCommand::px(lease).to_string(),
+                    self.handle.owner.clone(),
+                ],
             };
             match self.handle.node.exec(command.clone()).await? {
                 RedisReply::Int(1) => Ok(()),
@@ -121,8 +124,12 @@ impl HeldLock for HashHeld {
 
 impl DistributedLock for ReentrantLock {
     fn info(&self) -> LockInfo {
-        self.handle
-            .info(self.protocol, true, false, self.protocol == PROTOCOL_THREAD_ID)
+        self.handle.info(
+            self.protocol,
+            true,
+            false,
+            self.protocol == PROTOCOL_THREAD_ID,
+        )
     }
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
@@ -161,6 +168,11 @@ impl DistributedLock for ReentrantLock {
     }
 
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(self, wait, lease, Some(&self.handle.released)))
+        Box::pin(crate::retry::acquire_loop(
+            self,
+            wait,
+            lease,
+            Some(&self.handle.released),
+        ))
     }
 }

@@ -39,7 +39,9 @@ pub struct TimestampValueLock {
 
 impl std::fmt::Debug for TimestampValueLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TimestampValueLock").field("handle", &self.handle).finish()
+        f.debug_struct("TimestampValueLock")
+            .field("handle", &self.handle)
+            .finish()
     }
 }
 
@@ -82,11 +84,23 @@ impl DistributedLock for TimestampValueLock {
             let mut handle = self.handle.clone();
             handle.owner = stamp;
             let held = Arc::new(CasHeld { handle });
-            Ok(Attempt::Acquired(LockGuard::new(PROTOCOL, &self.handle.key, None, held, lease, sent_at)))
+            Ok(Attempt::Acquired(LockGuard::new(
+                PROTOCOL,
+                &self.handle.key,
+                None,
+                held,
+                lease,
+                sent_at,
+            )))
         })
     }
 
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(self, wait, lease, Some(&self.handle.released)))
+        Box::pin(crate::retry::acquire_loop(
+            self,
+            wait,
+            lease,
+            Some(&self.handle.released),
+        ))
     }
 }

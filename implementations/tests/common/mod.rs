@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use locklab_implementations::redis::{NodeOptions, RedisNode, Recorder};
+use locklab_implementations::redis::{NodeOptions, Recorder, RedisNode};
 use locklab_implementations::testing::RedisServer;
 use locklab_implementations::{DistributedLock, Lease, LockError};
 
@@ -67,8 +67,14 @@ pub async fn counter_run(
     let max_inside = Arc::new(AtomicUsize::new(0));
     let refused = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
-    for lock in locks.iter().cloned() {
-        let (counter, inside, max_inside, refused) = (counter.clone(), inside.clone(), max_inside.clone(), refused.clone());
+    for lock in &locks {
+        let lock = lock.clone();
+        let (counter, inside, max_inside, refused) = (
+            counter.clone(),
+            inside.clone(),
+            max_inside.clone(),
+            refused.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             for _ in 0..rounds {
                 let guard = match lock.acquire(Duration::from_secs(20), lease).await {
