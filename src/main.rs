@@ -61,7 +61,10 @@ fn main() -> ExitCode {
 /// Prints a usage or input error in the requested format and gives exit code 2.
 pub fn bad_input(format: Format, message: &str) -> u8 {
     match format {
-        Format::Json => println!("{}", serde_json::json!({ "verdict": "error", "error": message })),
+        Format::Json => println!(
+            "{}",
+            serde_json::json!({ "verdict": "error", "error": message })
+        ),
         Format::Text => eprintln!("error: {message}"),
     }
     2

@@ -3,7 +3,9 @@
 
 use std::process::Command;
 
-use locklab_models::catalog::{build, check, find, params, scenarios, AnyModel, Overrides, Report, Verdict};
+use locklab_models::catalog::{
+    build, check, find, params, scenarios, AnyModel, Overrides, Report, Verdict,
+};
 use locklab_models::check::{bfs, iterative_deepening, Limits};
 
 fn run(id: &str, o: Overrides) -> Report {
@@ -11,10 +13,19 @@ fn run(id: &str, o: Overrides) -> Report {
 }
 
 fn story(r: &Report, property: &str) -> String {
-    let s = r.stories.iter().find(|s| s.property == property).expect("a story for the property");
+    let s = r
+        .stories
+        .iter()
+        .find(|s| s.property == property)
+        .expect("a story for the property");
     let mut text = String::new();
     for st in &s.steps {
-        text.push_str(&format!("{}{}\n{}\n", st.action, if st.fault { " FAULT" } else { "" }, st.state.join("\n")));
+        text.push_str(&format!(
+            "{}{}\n{}\n",
+            st.action,
+            if st.fault { " FAULT" } else { "" },
+            st.state.join("\n")
+        ));
     }
     text + &s.closing
 }
@@ -23,7 +34,11 @@ fn story(r: &Report, property: &str) -> String {
 fn every_scenario_reaches_its_expected_verdict() {
     for s in scenarios() {
         let r = run(s.id, Overrides::default());
-        assert!(r.matches_expected, "{}: got {:?}, expected {:?}", s.id, r.verdict, r.expected);
+        assert!(
+            r.matches_expected,
+            "{}: got {:?}, expected {:?}",
+            s.id, r.verdict, r.expected
+        );
     }
 }
 
@@ -33,16 +48,28 @@ fn failover_story_shows_promotion_before_replication() {
     let t = story(&r, "mutual exclusion");
     let set = t.find("c0: SET lock c0 NX PX").expect("c0 acquires");
     let promote = t.find("Sentinel promotes replica").expect("failover");
-    assert!(set < promote && t.contains("write(s) not yet replicated"), "{t}");
-    assert!(t.contains("c0: IN CRITICAL SECTION") && t.contains("c1: IN CRITICAL SECTION"), "{t}");
+    assert!(
+        set < promote && t.contains("write(s) not yet replicated"),
+        "{t}"
+    );
+    assert!(
+        t.contains("c0: IN CRITICAL SECTION") && t.contains("c1: IN CRITICAL SECTION"),
+        "{t}"
+    );
 }
 
 #[test]
 fn lua_pause_story_shows_expiry_during_pause() {
     let r = run("redis-lua-pause", Overrides::default());
     let t = story(&r, "mutual exclusion");
-    assert!(t.contains("pauses") && t.contains("FAULT") && t.contains("time passes"), "{t}");
-    assert!(t.contains("[PAUSED]") && t.matches("IN CRITICAL SECTION").count() >= 2, "{t}");
+    assert!(
+        t.contains("pauses") && t.contains("FAULT") && t.contains("time passes"),
+        "{t}"
+    );
+    assert!(
+        t.contains("[PAUSED]") && t.matches("IN CRITICAL SECTION").count() >= 2,
+        "{t}"
+    );
     assert!(t.contains("c1: SET lock c1 NX PX 2 -> OK"), "{t}");
 }
 
@@ -50,26 +77,55 @@ fn lua_pause_story_shows_expiry_during_pause() {
 fn redlock_restart_story_shows_lost_data() {
     let r = run("redlock-restart", Overrides::default());
     let t = story(&r, "mutual exclusion");
-    assert!(t.contains("crashes; without persistence its keys are gone") && t.contains("restarts, empty"), "{t}");
+    assert!(
+        t.contains("crashes; without persistence its keys are gone")
+            && t.contains("restarts, empty"),
+        "{t}"
+    );
     let last = r.stories[0].steps.last().expect("steps");
-    assert_eq!(last.state.iter().filter(|l| l.contains("IN CRITICAL SECTION")).count(), 2, "{t}");
+    assert_eq!(
+        last.state
+            .iter()
+            .filter(|l| l.contains("IN CRITICAL SECTION"))
+            .count(),
+        2,
+        "{t}"
+    );
 }
 
 #[test]
 fn del_unconditional_story_shows_foreign_del() {
     let r = run("redis-del-unconditional", Overrides::default());
     let t = story(&r, "no foreign release");
-    assert!(t.contains("c0: DEL lock -> (integer) 1") || t.contains("c1: DEL lock -> (integer) 1"), "{t}");
-    assert!(t.contains("unconditional DEL removed another client's lock"), "{t}");
+    assert!(
+        t.contains("c0: DEL lock -> (integer) 1") || t.contains("c1: DEL lock -> (integer) 1"),
+        "{t}"
+    );
+    assert!(
+        t.contains("unconditional DEL removed another client's lock"),
+        "{t}"
+    );
     let m = story(&r, "mutual exclusion");
     assert!(m.matches("IN CRITICAL SECTION").count() >= 2, "{m}");
 }
 
 #[test]
 fn failover_wait_depends_on_replicas() {
-    let one = run("redis-failover-wait", Overrides { replicas: Some(1), ..Default::default() });
+    let one = run(
+        "redis-failover-wait",
+        Overrides {
+            replicas: Some(1),
+            ..Default::default()
+        },
+    );
     assert_eq!(one.verdict, Verdict::Holds);
-    let two = run("redis-failover-wait", Overrides { replicas: Some(2), ..Default::default() });
+    let two = run(
+        "redis-failover-wait",
+        Overrides {
+            replicas: Some(2),
+            ..Default::default()
+        },
+    );
     assert_eq!(two.verdict, Verdict::Violated(vec!["mutual exclusion"]));
     assert!(story(&two, "mutual exclusion").contains("Sentinel promotes"));
 }
@@ -77,8 +133,19 @@ fn failover_wait_depends_on_replicas() {
 #[test]
 fn redlock_keeps_verdicts_with_3_and_7_nodes() {
     for nodes in [3, 7] {
-        for id in ["redlock", "redlock-restart", "redlock-clock-jump", "redlock-pause"] {
-            let r = run(id, Overrides { nodes: Some(nodes), ..Default::default() });
+        for id in [
+            "redlock",
+            "redlock-restart",
+            "redlock-clock-jump",
+            "redlock-pause",
+        ] {
+            let r = run(
+                id,
+                Overrides {
+                    nodes: Some(nodes),
+                    ..Default::default()
+                },
+            );
             assert!(r.matches_expected, "{id} --nodes {nodes}: {:?}", r.verdict);
         }
     }
@@ -86,7 +153,14 @@ fn redlock_keeps_verdicts_with_3_and_7_nodes() {
 
 #[test]
 fn counterexamples_are_shortest_against_iterative_deepening() {
-    let ids = ["redis-failover", "redis-lua-pause", "redis-del-unconditional", "redis-timestamp-value", "inventory-timestamp-cas", "redlock-clock-jump"];
+    let ids = [
+        "redis-failover",
+        "redis-lua-pause",
+        "redis-del-unconditional",
+        "redis-timestamp-value",
+        "inventory-timestamp-cas",
+        "redlock-clock-jump",
+    ];
     for id in ids {
         let s = find(id).expect("id");
         let p = params(&s, &Overrides::default()).expect("bounds");
@@ -110,7 +184,10 @@ fn counterexamples_are_shortest_against_iterative_deepening() {
 }
 
 fn cli(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_locklab")).args(args).output().expect("run locklab");
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .output()
+        .expect("run locklab");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -140,7 +217,10 @@ fn cli_exit_codes() {
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v["verdict"]["violated"][0], "mutual exclusion");
-    assert_eq!(cli(&["check", "redlock-delayed-restart", "--max-states", "100"]).0, 3);
+    assert_eq!(
+        cli(&["check", "redlock-delayed-restart", "--max-states", "100"]).0,
+        3
+    );
     assert_eq!(cli(&["models", "--format", "json"]).0, 0);
     assert_eq!(cli(&["explain", "redis-lua-pause"]).0, 1);
 }

@@ -59,7 +59,13 @@ pub struct Params {
     pub faults: Vec<(String, u8)>,
 }
 
-const P: Params = Params { clients: 2, replicas: 0, nodes: 0, ttl: 2, faults: Vec::new() };
+const P: Params = Params {
+    clients: 2,
+    replicas: 0,
+    nodes: 0,
+    ttl: 2,
+    faults: Vec::new(),
+};
 
 /// Fault names a family understands.
 pub fn fault_names(family: &str) -> &'static [&'static str] {
@@ -93,15 +99,35 @@ fn row(
     lesson: &'static str,
     defaults: Params,
 ) -> Scenario {
-    Scenario { id, family, protocol, faults: fault, properties, expected, lesson, defaults }
+    Scenario {
+        id,
+        family,
+        protocol,
+        faults: fault,
+        properties,
+        expected,
+        lesson,
+        defaults,
+    }
 }
 
 /// Every scenario of the inventory, Redis and Redlock families.
 pub fn scenarios() -> Vec<Scenario> {
     use Expected::{Holds, Violates};
-    let redis = |f: &[(&str, u8)]| Params { faults: faults(f), ..P };
-    let failover = |replicas| Params { replicas, faults: faults(&[("failover", 1)]), ..P };
-    let redlock = |f: &[(&str, u8)]| Params { nodes: 5, faults: faults(f), ..P };
+    let redis = |f: &[(&str, u8)]| Params {
+        faults: faults(f),
+        ..P
+    };
+    let failover = |replicas| Params {
+        replicas,
+        faults: faults(&[("failover", 1)]),
+        ..P
+    };
+    let redlock = |f: &[(&str, u8)]| Params {
+        nodes: 5,
+        faults: faults(f),
+        ..P
+    };
     vec![
         row("inventory-no-lock", "inventory", "read stock, check > 0, write stock − 1", "none", RES, Violates(RES),
             "Read-check-write is three steps; two buyers read the same stock and both sell the last unit.", P),
@@ -177,7 +203,11 @@ impl std::fmt::Display for CatalogError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CatalogError::UnknownId { id, closest } => {
-                write!(f, "unknown scenario {id:?}; closest: {}", closest.join(", "))
+                write!(
+                    f,
+                    "unknown scenario {id:?}; closest: {}",
+                    closest.join(", ")
+                )
             }
             CatalogError::InvalidBound { flag, reason } => write!(f, "invalid {flag}: {reason}"),
         }
@@ -207,9 +237,13 @@ pub fn find(id: &str) -> Result<Scenario, CatalogError> {
     if let Some(s) = all.iter().find(|s| s.id == id) {
         return Ok(s.clone());
     }
-    let mut ranked: Vec<(usize, &'static str)> = all.iter().map(|s| (levenshtein(id, s.id), s.id)).collect();
+    let mut ranked: Vec<(usize, &'static str)> =
+        all.iter().map(|s| (levenshtein(id, s.id), s.id)).collect();
     ranked.sort();
-    Err(CatalogError::UnknownId { id: id.to_string(), closest: ranked.iter().take(3).map(|r| r.1).collect() })
+    Err(CatalogError::UnknownId {
+        id: id.to_string(),
+        closest: ranked.iter().take(3).map(|r| r.1).collect(),
+    })
 }
 
 /// Overrides of the defaults, as given on the command line.
@@ -268,10 +302,20 @@ pub fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
             for item in f.split(',').map(str::trim).filter(|i| !i.is_empty()) {
                 let (name, n) = item.split_once('=').unwrap_or((item, "1"));
                 if !known.contains(&name) {
-                    return bad("--faults", format!("unknown fault {name:?} for {}; known: {}", s.id, known.join(", ")));
+                    return bad(
+                        "--faults",
+                        format!(
+                            "unknown fault {name:?} for {}; known: {}",
+                            s.id,
+                            known.join(", ")
+                        ),
+                    );
                 }
                 let Ok(n) = n.parse::<u8>() else {
-                    return bad("--faults", format!("budget {n:?} of {name} is not a number"));
+                    return bad(
+                        "--faults",
+                        format!("budget {n:?} of {name} is not a number"),
+                    );
                 };
                 if n > 3 {
                     return bad("--faults", format!("budget {n} of {name} is above 3"));
@@ -368,7 +412,12 @@ pub fn build(s: &Scenario, p: &Params) -> AnyModel {
                 "inventory-optimistic" => InventoryProtocol::Optimistic,
                 _ => InventoryProtocol::TimestampCas,
             };
-            AnyModel::Inventory(InventoryModel { protocol, clients, initial: clients as i64 - 1, horizon: 2 })
+            AnyModel::Inventory(InventoryModel {
+                protocol,
+                clients,
+                initial: clients as i64 - 1,
+                horizon: 2,
+            })
         }
         "redlock" => AnyModel::Redlock(RedlockModel {
             nodes: p.nodes,
@@ -377,7 +426,11 @@ pub fn build(s: &Scenario, p: &Params) -> AnyModel {
             drift: 1,
             attempts: 2,
             restarts: budget(p, "restart"),
-            restart_delay: if s.id == "redlock-delayed-restart" { p.ttl } else { 0 },
+            restart_delay: if s.id == "redlock-delayed-restart" {
+                p.ttl
+            } else {
+                0
+            },
             jumps: budget(p, "jump"),
             pauses: budget(p, "pause"),
             horizon: p.ttl + 2,
@@ -390,7 +443,9 @@ pub fn build(s: &Scenario, p: &Params) -> AnyModel {
                 "redis-del-unconditional" => (Protocol::SetPxDel, ValueKind::Unique),
                 "redis-get-then-del" => (Protocol::SetPxGetDel, ValueKind::Unique),
                 "redis-timestamp-value" => (Protocol::SetPxLua, ValueKind::Timestamp),
-                "redis-reentrant" | "redis-reentrant-pause" => (Protocol::Redisson, ValueKind::Unique),
+                "redis-reentrant" | "redis-reentrant-pause" => {
+                    (Protocol::Redisson, ValueKind::Unique)
+                }
                 "redis-reentrant-thread-id" => (Protocol::Redisson, ValueKind::ThreadId),
                 _ => (Protocol::SetPxLua, ValueKind::Unique),
             };
@@ -412,7 +467,13 @@ pub fn build(s: &Scenario, p: &Params) -> AnyModel {
     }
 }
 
-fn tell<M>(model: &M, s: &Scenario, p: Params, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Report
+fn tell<M>(
+    model: &M,
+    s: &Scenario,
+    p: Params,
+    limits: Limits,
+    progress: &mut dyn FnMut(&Stats),
+) -> Report
 where
     M: Narrate,
     M::State: Clone + Hash + Eq + Debug,
@@ -436,7 +497,11 @@ where
             }
             Story {
                 property: d.property,
-                initial: d.path.first().map(|(_, s)| model.describe_state(s)).unwrap_or_default(),
+                initial: d
+                    .path
+                    .first()
+                    .map(|(_, s)| model.describe_state(s))
+                    .unwrap_or_default(),
                 steps,
                 closing: model.why(d.property, &d.path),
             }
@@ -461,11 +526,24 @@ where
         }
         _ => false,
     };
-    Report { id: s.id, params: p, verdict, expected: s.expected, matches_expected, stats: out.stats, stories }
+    Report {
+        id: s.id,
+        params: p,
+        verdict,
+        expected: s.expected,
+        matches_expected,
+        stats: out.stats,
+        stories,
+    }
 }
 
 /// Checks scenario `id` with the given overrides.
-pub fn check(id: &str, o: &Overrides, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Result<Report, CatalogError> {
+pub fn check(
+    id: &str,
+    o: &Overrides,
+    limits: Limits,
+    progress: &mut dyn FnMut(&Stats),
+) -> Result<Report, CatalogError> {
     let s = find(id)?;
     let p = params(&s, o)?;
     Ok(match build(&s, &p) {

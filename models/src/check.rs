@@ -131,11 +131,11 @@ where
     let mut complete = true;
 
     let visit = |state: M::State,
-                     parent: Option<u64>,
-                     depth: usize,
-                     parents: &mut HashMap<u64, Option<u64>>,
-                     queue: &mut VecDeque<(M::State, u64, usize)>,
-                     found: &mut Vec<Option<u64>>| {
+                 parent: Option<u64>,
+                 depth: usize,
+                 parents: &mut HashMap<u64, Option<u64>>,
+                 queue: &mut VecDeque<(M::State, u64, usize)>,
+                 found: &mut Vec<Option<u64>>| {
         let canon = model.canonical(&state);
         let fp = fingerprint(&canon);
         if parents.contains_key(&fp) {
@@ -202,7 +202,11 @@ where
 /// Walks the parent fingerprints back to an initial state, then replays forward from
 /// concrete states, picking at each step a successor whose canonical fingerprint is the
 /// next one on the chain.
-fn rebuild<M>(model: &M, parents: &HashMap<u64, Option<u64>>, last: u64) -> Vec<(Option<M::Action>, M::State)>
+fn rebuild<M>(
+    model: &M,
+    parents: &HashMap<u64, Option<u64>>,
+    last: u64,
+) -> Vec<(Option<M::Action>, M::State)>
 where
     M: Narrate,
     M::State: Clone + Hash + Eq + Debug,
@@ -217,7 +221,11 @@ where
     chain.reverse();
     let fp_of = |s: &M::State| fingerprint(&model.canonical(s));
     let mut path = Vec::with_capacity(chain.len());
-    let Some(init) = model.init_states().into_iter().find(|s| fp_of(s) == chain[0]) else {
+    let Some(init) = model
+        .init_states()
+        .into_iter()
+        .find(|s| fp_of(s) == chain[0])
+    else {
         return path;
     };
     path.push((None, init));
@@ -243,7 +251,11 @@ trait NextInto: Model {
     fn next_states_into(&self, state: &Self::State, out: &mut Vec<Self::State>) {
         let mut actions = Vec::new();
         self.actions(state, &mut actions);
-        out.extend(actions.into_iter().filter_map(|a| self.next_state(state, a)));
+        out.extend(
+            actions
+                .into_iter()
+                .filter_map(|a| self.next_state(state, a)),
+        );
     }
 }
 
@@ -259,7 +271,10 @@ where
     M: Model,
     M::State: Clone + Hash + Eq,
 {
-    let prop = model.properties().into_iter().find(|p| p.name == property)?;
+    let prop = model
+        .properties()
+        .into_iter()
+        .find(|p| p.name == property)?;
     for limit in 0..=max_depth {
         let mut seen: HashMap<M::State, usize> = HashMap::new();
         for s in model.init_states() {
@@ -294,5 +309,6 @@ where
     }
     let mut next = Vec::new();
     model.next_states_into(&state, &mut next);
-    next.into_iter().any(|s| dls(model, prop, s, budget - 1, seen))
+    next.into_iter()
+        .any(|s| dls(model, prop, s, budget - 1, seen))
 }

@@ -88,7 +88,9 @@ pub const RESOURCE: &str = "resource safety";
 
 impl InventoryModel {
     fn spec(&self) -> InventorySpec {
-        InventorySpec { initial: self.initial }
+        InventorySpec {
+            initial: self.initial,
+        }
     }
 
     fn call(&self, s: &mut InventoryModelState, input: InventoryInput) -> InventoryOutput {
@@ -115,12 +117,26 @@ impl InventoryModel {
             (OneSql, Step::Start) => {
                 let o = self.call(&mut s, InventoryInput::Decrement(1));
                 s.buyers[i].bought = o == InventoryOutput::Done;
-                (Step::Done, format!("UPDATE stock SET n = n - 1 WHERE n >= 1 -> {}", if s.buyers[i].bought { "1 row" } else { "0 rows" }))
+                (
+                    Step::Done,
+                    format!(
+                        "UPDATE stock SET n = n - 1 WHERE n >= 1 -> {}",
+                        if s.buyers[i].bought {
+                            "1 row"
+                        } else {
+                            "0 rows"
+                        }
+                    ),
+                )
             }
             (_, Step::Start) | (_, Step::Read) => match self.call(&mut s, InventoryInput::Read) {
                 InventoryOutput::Read { stock, version } => {
                     let v = version.unwrap_or(0);
-                    let next = if stock > 0 { Step::Write(stock, v) } else { Step::Done };
+                    let next = if stock > 0 {
+                        Step::Write(stock, v)
+                    } else {
+                        Step::Done
+                    };
                     (next, format!("reads stock {stock}, version {v}"))
                 }
                 _ => return None,
@@ -132,11 +148,24 @@ impl InventoryModel {
             }
             (Optimistic | TimestampCas | OneSql, Step::Write(n, v)) => {
                 let new_version = (self.protocol == TimestampCas).then_some(s.now);
-                let o = self.call(&mut s, InventoryInput::Cas { expect_version: v, stock: n - 1, new_version });
+                let o = self.call(
+                    &mut s,
+                    InventoryInput::Cas {
+                        expect_version: v,
+                        stock: n - 1,
+                        new_version,
+                    },
+                );
                 let ok = o == InventoryOutput::Done;
                 s.buyers[i].bought = ok;
-                let nv = new_version.map_or("version + 1".to_string(), |t| format!("version = {t} (now)"));
-                let what = format!("UPDATE … SET n = {}, {nv} WHERE version = {v} -> {}", n - 1, if ok { "1 row" } else { "0 rows, retry" });
+                let nv = new_version.map_or("version + 1".to_string(), |t| {
+                    format!("version = {t} (now)")
+                });
+                let what = format!(
+                    "UPDATE … SET n = {}, {nv} WHERE version = {v} -> {}",
+                    n - 1,
+                    if ok { "1 row" } else { "0 rows, retry" }
+                );
                 (if ok { Step::Done } else { Step::Read }, what)
             }
         };
@@ -154,9 +183,18 @@ impl Model for InventoryModel {
 
     fn init_states(&self) -> Vec<InventoryModelState> {
         let buyers = (0..self.clients)
-            .map(|i| Buyer { instance: (i % 2) as u8, step: Step::Start, bought: false })
+            .map(|i| Buyer {
+                instance: (i % 2) as u8,
+                step: Step::Start,
+                bought: false,
+            })
             .collect();
-        vec![InventoryModelState { now: 0, store: self.spec().init(), buyers, mutex: [false; 2] }]
+        vec![InventoryModelState {
+            now: 0,
+            store: self.spec().init(),
+            buyers,
+            mutex: [false; 2],
+        }]
     }
 
     fn actions(&self, s: &InventoryModelState, out: &mut Vec<InventoryAction>) {
@@ -166,7 +204,11 @@ impl Model for InventoryModel {
         }
     }
 
-    fn next_state(&self, s: &InventoryModelState, a: InventoryAction) -> Option<InventoryModelState> {
+    fn next_state(
+        &self,
+        s: &InventoryModelState,
+        a: InventoryAction,
+    ) -> Option<InventoryModelState> {
         match a {
             InventoryAction::Step(i) => self.step(s, i as usize).map(|x| x.0),
             InventoryAction::Tick => {
@@ -178,10 +220,13 @@ impl Model for InventoryModel {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        vec![Property::always(RESOURCE, |m: &Self, s: &InventoryModelState| {
-            let sold = s.buyers.iter().filter(|b| b.bought).count() as i64;
-            s.store.stock == m.initial - sold
-        })]
+        vec![Property::always(
+            RESOURCE,
+            |m: &Self, s: &InventoryModelState| {
+                let sold = s.buyers.iter().filter(|b| b.bought).count() as i64;
+                s.store.stock == m.initial - sold
+            },
+        )]
     }
 }
 
@@ -205,7 +250,10 @@ impl Narrate for InventoryModel {
             lines.push(format!("c{i} (instance {}): {at}{got}", b.instance));
         }
         let sold = s.buyers.iter().filter(|b| b.bought).count();
-        lines.push(format!("resource: stock={} version={} (started with {}, {sold} sold)", s.store.stock, s.store.version, self.initial));
+        lines.push(format!(
+            "resource: stock={} version={} (started with {}, {sold} sold)",
+            s.store.stock, s.store.version, self.initial
+        ));
         lines
     }
 

@@ -9,6 +9,6 @@
 pub mod catalog;
 pub mod check;
 pub mod inventory;
-pub mod redlock;
 pub mod redis;
+pub mod redlock;
 pub mod spec;

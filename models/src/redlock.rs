@@ -129,7 +129,10 @@ impl RedlockModel {
 
     fn release_all(&self, s: &mut RedlockState, c: usize) {
         let bit = 1u8 << c;
-        let cmd = RedisCommand::EvalCompareAndDelete { key: LOCK_KEY.into(), value: Self::value(c) };
+        let cmd = RedisCommand::EvalCompareAndDelete {
+            key: LOCK_KEY.into(),
+            value: Self::value(c),
+        };
         let now = s.now;
         for n in &mut s.nodes {
             if n.down_since.is_none() {
@@ -161,7 +164,12 @@ impl RedlockModel {
                 let n = &mut s.nodes[i];
                 n.tried |= bit;
                 if n.down_since.is_none() {
-                    let cmd = RedisCommand::Set { key: LOCK_KEY.into(), value: Self::value(c), nx: true, px: Some(self.ttl) };
+                    let cmd = RedisCommand::Set {
+                        key: LOCK_KEY.into(),
+                        value: Self::value(c),
+                        nx: true,
+                        px: Some(self.ttl),
+                    };
                     if n.server.exec(c as u8, &cmd, s.now + n.offset, false).0 == RedisReply::Ok {
                         n.got |= bit;
                     }
@@ -171,7 +179,10 @@ impl RedlockModel {
                 let c = c as usize;
                 let bit = 1u8 << c;
                 let cl = &s.clients[c];
-                if cl.phase != RlPhase::Acquiring || !live(cl) || s.nodes.iter().any(|n| n.tried & bit == 0) {
+                if cl.phase != RlPhase::Acquiring
+                    || !live(cl)
+                    || s.nodes.iter().any(|n| n.tried & bit == 0)
+                {
                     return None;
                 }
                 let got = s.nodes.iter().filter(|n| n.got & bit != 0).count();
@@ -201,7 +212,9 @@ impl RedlockModel {
             }
             RlAction::Tick => {
                 let blocked = s.clients.iter().any(|c| {
-                    !c.paused && c.phase == RlPhase::Critical && c.lease_until.is_some_and(|d| s.now + 1 >= d)
+                    !c.paused
+                        && c.phase == RlPhase::Critical
+                        && c.lease_until.is_some_and(|d| s.now + 1 >= d)
                 });
                 // Bound: an attempt's SETs all go out within one tick (elapsed 0), which
                 // keeps the state space small; validity still subtracts the drift.
@@ -264,7 +277,14 @@ impl Model for RedlockModel {
 
     fn init_states(&self) -> Vec<RedlockState> {
         let nodes = (0..self.nodes)
-            .map(|i| RlNode { server: Node::new(), offset: 0, down_since: None, tried: 0, got: 0, name: i as u8 })
+            .map(|i| RlNode {
+                server: Node::new(),
+                offset: 0,
+                down_since: None,
+                tried: 0,
+                got: 0,
+                name: i as u8,
+            })
             .collect();
         let clients = (0..self.clients)
             .map(|_| RlClient {
@@ -275,7 +295,12 @@ impl Model for RedlockModel {
                 paused: false,
             })
             .collect();
-        vec![RedlockState { now: 0, nodes, clients, budget: (self.restarts, self.jumps, self.pauses) }]
+        vec![RedlockState {
+            now: 0,
+            nodes,
+            clients,
+            budget: (self.restarts, self.jumps, self.pauses),
+        }]
     }
 
     fn actions(&self, s: &RedlockState, out: &mut Vec<RlAction>) {
@@ -283,7 +308,12 @@ impl Model for RedlockModel {
             for i in 0..s.nodes.len() as u8 {
                 out.push(RlAction::Send(c, i));
             }
-            out.extend([RlAction::Decide(c), RlAction::Leave(c), RlAction::Pause(c), RlAction::Resume(c)]);
+            out.extend([
+                RlAction::Decide(c),
+                RlAction::Leave(c),
+                RlAction::Pause(c),
+                RlAction::Resume(c),
+            ]);
         }
         out.push(RlAction::Tick);
         for i in 0..s.nodes.len() as u8 {
@@ -297,7 +327,11 @@ impl Model for RedlockModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         vec![Property::always(MUTEX, |_, s: &RedlockState| {
-            s.clients.iter().filter(|c| c.phase == RlPhase::Critical).count() <= 1
+            s.clients
+                .iter()
+                .filter(|c| c.phase == RlPhase::Critical)
+                .count()
+                <= 1
         })]
     }
 }
@@ -316,20 +350,41 @@ impl Narrate for RedlockModel {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {
             let bit = 1u8 << i;
-            let got: Vec<String> = s.nodes.iter().filter(|n| n.got & bit != 0).map(|n| format!("redis{}", n.name)).collect();
+            let got: Vec<String> = s
+                .nodes
+                .iter()
+                .filter(|n| n.got & bit != 0)
+                .map(|n| format!("redis{}", n.name))
+                .collect();
             let what = match c.phase {
-                RlPhase::Acquiring => format!("acquiring since t={}, has [{}]", c.t0, got.join(", ")),
-                RlPhase::Critical => format!("IN CRITICAL SECTION (majority [{}]), valid until t={}", got.join(", "), c.lease_until.unwrap_or(0)),
+                RlPhase::Acquiring => {
+                    format!("acquiring since t={}, has [{}]", c.t0, got.join(", "))
+                }
+                RlPhase::Critical => format!(
+                    "IN CRITICAL SECTION (majority [{}]), valid until t={}",
+                    got.join(", "),
+                    c.lease_until.unwrap_or(0)
+                ),
                 RlPhase::Done => "done".to_string(),
             };
-            lines.push(format!("c{i}: {what}{}", if c.paused { " [PAUSED]" } else { "" }));
+            lines.push(format!(
+                "c{i}: {what}{}",
+                if c.paused { " [PAUSED]" } else { "" }
+            ));
         }
         for n in &s.nodes {
             let state = match n.down_since {
                 Some(t) => format!("DOWN since t={t} (data lost)"),
-                None => format!("lock={}", entry_text(&n.server.db, LOCK_KEY, s.now + n.offset)),
+                None => format!(
+                    "lock={}",
+                    entry_text(&n.server.db, LOCK_KEY, s.now + n.offset)
+                ),
             };
-            let clock = if n.offset > 0 { format!(", clock +{}", n.offset) } else { String::new() };
+            let clock = if n.offset > 0 {
+                format!(", clock +{}", n.offset)
+            } else {
+                String::new()
+            };
             lines.push(format!("redis{}: {state}{clock}", n.name));
         }
         lines
@@ -341,19 +396,31 @@ impl Narrate for RedlockModel {
             RlAction::Send(c, i) => {
                 let after = self.apply(s, a);
                 let ok = after.is_some_and(|n| n.nodes[i as usize].got & (1 << c) != 0);
-                format!("c{c}: SET lock c{c} NX PX {} on redis{} -> {}", self.ttl, name(i), if ok { "OK" } else { "(nil)/error" })
+                format!(
+                    "c{c}: SET lock c{c} NX PX {} on redis{} -> {}",
+                    self.ttl,
+                    name(i),
+                    if ok { "OK" } else { "(nil)/error" }
+                )
             }
             RlAction::Decide(c) => {
-                let held = self.apply(s, a).is_some_and(|n| n.clients[c as usize].phase == RlPhase::Critical);
+                let held = self
+                    .apply(s, a)
+                    .is_some_and(|n| n.clients[c as usize].phase == RlPhase::Critical);
                 if held {
-                    format!("c{c} has a majority and positive validity: it enters the critical section")
+                    format!(
+                        "c{c} has a majority and positive validity: it enters the critical section"
+                    )
                 } else {
                     format!("c{c} has no majority (or no validity left): releases everywhere")
                 }
             }
             RlAction::Leave(c) => format!("c{c} leaves and releases everywhere"),
             RlAction::Tick => format!("time passes to t={}", s.now + 1),
-            RlAction::Crash(i) => format!("redis{} crashes; without persistence its keys are gone", name(i)),
+            RlAction::Crash(i) => format!(
+                "redis{} crashes; without persistence its keys are gone",
+                name(i)
+            ),
             RlAction::Restart(i) => format!("redis{} restarts, empty", name(i)),
             RlAction::Jump(i) => format!("redis{}'s clock jumps {} ahead", name(i), self.ttl),
             RlAction::Pause(c) => format!("c{c} pauses (GC)"),
@@ -362,7 +429,10 @@ impl Narrate for RedlockModel {
     }
 
     fn is_fault(&self, a: &RlAction) -> bool {
-        matches!(a, RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Pause(_))
+        matches!(
+            a,
+            RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Pause(_)
+        )
     }
 
     fn why(&self, _: &str, path: &[(Option<RlAction>, RedlockState)]) -> String {

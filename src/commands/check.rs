@@ -62,7 +62,10 @@ pub struct Args {
 pub fn run_report(id: &str, bounds: &Bounds, limits: Limits, format: Format) -> Result<Report, u8> {
     let bar = spinner(format, &format!("checking {id}"));
     let result = catalog::check(id, &bounds.overrides(), limits, &mut |s| {
-        bar.set_message(format!("checking {id}: {} states, depth {}", s.unique_states, s.max_depth));
+        bar.set_message(format!(
+            "checking {id}: {} states, depth {}",
+            s.unique_states, s.max_depth
+        ));
     });
     bar.finish_and_clear();
     result.map_err(|e| bad_input(format, &e.to_string()))
@@ -79,7 +82,11 @@ pub fn exit_code(v: &Verdict) -> u8 {
 
 /// A story as text.
 pub fn story_text(s: &Story) -> String {
-    let mut out = format!("Counterexample for {} ({} steps, shortest):\n", s.property, s.steps.len());
+    let mut out = format!(
+        "Counterexample for {} ({} steps, shortest):\n",
+        s.property,
+        s.steps.len()
+    );
     out.push_str("  0. initial state\n");
     for l in &s.initial {
         out.push_str(&format!("       {l}\n"));
@@ -104,7 +111,11 @@ pub fn verdict_text(r: &Report) -> String {
         p.replicas,
         p.nodes,
         p.ttl,
-        p.faults.iter().map(|(n, b)| format!("{n}={b}")).collect::<Vec<_>>().join(",")
+        p.faults
+            .iter()
+            .map(|(n, b)| format!("{n}={b}"))
+            .collect::<Vec<_>>()
+            .join(",")
     );
     let v = match &r.verdict {
         Verdict::Holds => "HOLDS: no violation within the stated bounds".to_string(),
@@ -134,7 +145,10 @@ pub fn run(args: Args) -> u8 {
         Err(code) => return code,
     };
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default()),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
         Format::Text => {
             print!("{}", verdict_text(&report));
             for s in &report.stories {

@@ -42,7 +42,9 @@ pub fn run(args: Args) -> u8 {
             println!("Lesson: {}\n", scenario.lesson);
             print!("{}", verdict_text(&report));
             if report.stories.is_empty() {
-                println!("\nNo counterexample exists within these bounds, so there is no story to tell.");
+                println!(
+                    "\nNo counterexample exists within these bounds, so there is no story to tell."
+                );
             }
             for s in &report.stories {
                 print!("\n{}", story_text(s));

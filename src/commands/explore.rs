@@ -27,20 +27,33 @@ pub struct Args {
 pub fn run(args: Args) -> u8 {
     let addr: SocketAddr = match args.addr.parse() {
         Ok(a) => a,
-        Err(_) => return bad_input(args.format, &format!("invalid --addr {:?}: expected IP:PORT", args.addr)),
+        Err(_) => {
+            return bad_input(
+                args.format,
+                &format!("invalid --addr {:?}: expected IP:PORT", args.addr),
+            )
+        }
     };
     if !addr.ip().is_loopback() {
-        return bad_input(args.format, &format!("invalid --addr {addr}: the Explorer only serves on loopback"));
+        return bad_input(
+            args.format,
+            &format!("invalid --addr {addr}: the Explorer only serves on loopback"),
+        );
     }
     // stateright panics when it cannot bind; find out first and say so.
     if let Err(e) = std::net::TcpListener::bind(addr) {
         return bad_input(args.format, &format!("cannot listen on {addr}: {e}"));
     }
-    if let Err(e) = catalog::find(&args.id).and_then(|s| catalog::params(&s, &args.bounds.overrides())) {
+    if let Err(e) =
+        catalog::find(&args.id).and_then(|s| catalog::params(&s, &args.bounds.overrides()))
+    {
         return bad_input(args.format, &e.to_string());
     }
     match args.format {
-        Format::Json => println!("{}", serde_json::json!({ "serving": format!("http://{addr}") })),
+        Format::Json => println!(
+            "{}",
+            serde_json::json!({ "serving": format!("http://{addr}") })
+        ),
         Format::Text => eprintln!("Explorer for {} on http://{addr} (Ctrl-C to stop)", args.id),
     }
     match catalog::explore(&args.id, &args.bounds.overrides(), addr) {

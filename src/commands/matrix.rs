@@ -49,11 +49,15 @@ pub fn run(args: Args) -> u8 {
                     })
                 })
                 .collect();
-            let doc = serde_json::json!({ "all_match": all_match, "seconds": total, "scenarios": rows });
+            let doc =
+                serde_json::json!({ "all_match": all_match, "seconds": total, "scenarios": rows });
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Format::Text => {
-            println!("{:<28} {:<40} {:>5} {:>10} {:>10} {:>8} {:>12}", "id", "verdict", "ok", "states", "unique", "secs", "states/s");
+            println!(
+                "{:<28} {:<40} {:>5} {:>10} {:>10} {:>8} {:>12}",
+                "id", "verdict", "ok", "states", "unique", "secs", "states/s"
+            );
             for r in &rows {
                 let v = match &r.verdict {
                     Verdict::Holds => "holds".to_string(),
@@ -62,12 +66,28 @@ pub fn run(args: Args) -> u8 {
                 };
                 println!(
                     "{:<28} {:<40} {:>5} {:>10} {:>10} {:>8.2} {:>12.0}",
-                    r.id, v, if r.matches_expected { "yes" } else { "NO" },
-                    r.stats.states, r.stats.unique_states, r.stats.seconds, r.stats.states_per_second()
+                    r.id,
+                    v,
+                    if r.matches_expected { "yes" } else { "NO" },
+                    r.stats.states,
+                    r.stats.unique_states,
+                    r.stats.seconds,
+                    r.stats.states_per_second()
                 );
             }
-            println!("total {total:.2}s; {}", if all_match { "every verdict matches the catalog" } else { "SOME VERDICTS DIFFER" });
+            println!(
+                "total {total:.2}s; {}",
+                if all_match {
+                    "every verdict matches the catalog"
+                } else {
+                    "SOME VERDICTS DIFFER"
+                }
+            );
         }
     }
-    if all_match { 0 } else { 1 }
+    if all_match {
+        0
+    } else {
+        1
+    }
 }

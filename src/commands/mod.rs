@@ -1,7 +1,7 @@
 //! One module per subcommand.
 
-pub mod check_history;
 pub mod check;
+pub mod check_history;
 pub mod explain;
 pub mod explore;
 pub mod matrix;

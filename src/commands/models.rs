@@ -23,7 +23,10 @@ pub fn run(args: Args) -> u8 {
                     Expected::Holds => "holds".to_string(),
                     Expected::Violates(p) => format!("violates {}", p.join(" + ")),
                 };
-                println!("{:<28} {:<9} fault: {:<45} expected: {expected}", s.id, s.family, s.faults);
+                println!(
+                    "{:<28} {:<9} fault: {:<45} expected: {expected}",
+                    s.id, s.family, s.faults
+                );
                 println!("{:<28} {}", "", s.lesson);
             }
         }

@@ -147,7 +147,10 @@ impl Phase {
     }
 
     fn holding(self) -> bool {
-        matches!(self, Phase::Wait | Phase::Fence | Phase::Critical(_) | Phase::Release(_))
+        matches!(
+            self,
+            Phase::Wait | Phase::Fence | Phase::Critical(_) | Phase::Release(_)
+        )
     }
 }
 
@@ -171,7 +174,13 @@ impl RedisLockModel {
         }
     }
 
-    fn send(&self, s: &mut RedisLockState, c: usize, cmd: &RedisCommand, release: bool) -> RedisReply {
+    fn send(
+        &self,
+        s: &mut RedisLockState,
+        c: usize,
+        cmd: &RedisCommand,
+        release: bool,
+    ) -> RedisReply {
         let m = s.master as usize;
         let before = s.nodes[m].db.clone();
         let (reply, foreign) = s.nodes[m].exec(c as u8, cmd, s.now, release);
@@ -229,7 +238,10 @@ impl RedisLockModel {
             }
             Phase::Wait => {
                 let n = self.wait.unwrap_or(0);
-                let cmd = RedisCommand::Wait { numreplicas: n, timeout: 0 };
+                let cmd = RedisCommand::Wait {
+                    numreplicas: n,
+                    timeout: 0,
+                };
                 if cl.wait_for.0 != s.epoch {
                     // The master this WAIT was sent to is gone: the client sees an
                     // error and starts over.
@@ -237,7 +249,8 @@ impl RedisLockModel {
                     s.clients[c].lease_until = None;
                     Phase::Acquire(0)
                 } else {
-                    let got = replication::acked(&s.nodes, s.master as usize, s.offset, cl.wait_for.1);
+                    let got =
+                        replication::acked(&s.nodes, s.master as usize, s.offset, cl.wait_for.1);
                     if got < n {
                         return None;
                     }
@@ -357,7 +370,10 @@ impl RedisLockModel {
         if reply == RedisReply::Integer(1) {
             s.clients[c].lease_until = Some(s.now + self.ttl);
         }
-        Some(Effect { state: s, sent: Some((cmd, reply)) })
+        Some(Effect {
+            state: s,
+            sent: Some((cmd, reply)),
+        })
     }
 
     fn effect(&self, st: &RedisLockState, a: &Action) -> Option<Effect> {
@@ -427,17 +443,24 @@ impl RedisLockModel {
     }
 
     fn in_critical(s: &RedisLockState) -> Vec<usize> {
-        (0..s.clients.len()).filter(|&c| s.clients[c].phase.critical()).collect()
+        (0..s.clients.len())
+            .filter(|&c| s.clients[c].phase.critical())
+            .collect()
     }
 
     /// A client waits for a lock that only a crashed client could remove: it exists with
     /// no deadline, so nothing will ever free it.
     fn deadlocked(s: &RedisLockState) -> bool {
         let node = &s.nodes[s.master as usize];
-        let stuck = node.db.live(LOCK_KEY, s.now).is_some_and(|e| e.deadline.is_none())
-            && node
-                .creator
-                .is_some_and(|o| s.clients.get(o as usize).is_some_and(|c| c.phase == Phase::Crashed));
+        let stuck = node
+            .db
+            .live(LOCK_KEY, s.now)
+            .is_some_and(|e| e.deadline.is_none())
+            && node.creator.is_some_and(|o| {
+                s.clients
+                    .get(o as usize)
+                    .is_some_and(|c| c.phase == Phase::Crashed)
+            });
         let waiting = s
             .clients
             .iter()
@@ -467,7 +490,11 @@ impl Model for RedisLockModel {
     fn init_states(&self) -> Vec<RedisLockState> {
         let clients = (0..self.clients)
             .map(|c| Client {
-                phase: if self.value == ValueKind::Timestamp { Phase::Idle } else { Phase::Acquire(0) },
+                phase: if self.value == ValueKind::Timestamp {
+                    Phase::Idle
+                } else {
+                    Phase::Acquire(0)
+                },
                 paused: false,
                 value: self.value_of(c),
                 lease_until: None,
@@ -511,13 +538,25 @@ impl Model for RedisLockModel {
 
     fn properties(&self) -> Vec<Property<Self>> {
         let all: Vec<Property<Self>> = vec![
-            Property::always(props::MUTEX, |_, s: &RedisLockState| Self::in_critical(s).len() <= 1),
-            Property::always(props::FOREIGN, |_, s: &RedisLockState| s.foreign_release.is_none()),
-            Property::always(props::LIVENESS, |_, s: &RedisLockState| !Self::deadlocked(s)),
-            Property::always(props::RESOURCE, |_, s: &RedisLockState| s.resource.value == s.resource.accepted),
-            Property::always(props::REENTRANCY, |_, s: &RedisLockState| s.reentrancy_broken.is_none()),
+            Property::always(props::MUTEX, |_, s: &RedisLockState| {
+                Self::in_critical(s).len() <= 1
+            }),
+            Property::always(props::FOREIGN, |_, s: &RedisLockState| {
+                s.foreign_release.is_none()
+            }),
+            Property::always(props::LIVENESS, |_, s: &RedisLockState| {
+                !Self::deadlocked(s)
+            }),
+            Property::always(props::RESOURCE, |_, s: &RedisLockState| {
+                s.resource.value == s.resource.accepted
+            }),
+            Property::always(props::REENTRANCY, |_, s: &RedisLockState| {
+                s.reentrancy_broken.is_none()
+            }),
         ];
-        all.into_iter().filter(|p| self.properties.contains(&p.name)).collect()
+        all.into_iter()
+            .filter(|p| self.properties.contains(&p.name))
+            .collect()
     }
 }
 
@@ -536,8 +575,15 @@ impl Narrate for RedisLockModel {
                 Phase::Done => "done".to_string(),
                 Phase::Crashed => "CRASHED".to_string(),
             };
-            let lease = c.lease_until.map(|d| format!(", believes it holds until t={d}")).unwrap_or_default();
-            let token = if self.fencing && c.token > 0 { format!(", token {}", c.token) } else { String::new() };
+            let lease = c
+                .lease_until
+                .map(|d| format!(", believes it holds until t={d}"))
+                .unwrap_or_default();
+            let token = if self.fencing && c.token > 0 {
+                format!(", token {}", c.token)
+            } else {
+                String::new()
+            };
             let paused = if c.paused { " [PAUSED]" } else { "" };
             lines.push(format!("c{i}: {what}{lease}{token}{paused}"));
         }
@@ -549,14 +595,31 @@ impl Narrate for RedisLockModel {
             } else {
                 "replica"
             };
-            let creator = n.creator.map(|c| format!(" (set by c{c})")).unwrap_or_default();
-            let pending = if n.stream.is_empty() { String::new() } else { format!(", {} write(s) not yet replicated", n.stream.len()) };
-            let fence = if self.fencing { format!(", fence={}", entry_text(&n.db, FENCE_KEY, s.now)) } else { String::new() };
-            lines.push(format!("redis{i} ({role}): lock={}{creator}{fence}{pending}", entry_text(&n.db, LOCK_KEY, s.now)));
+            let creator = n
+                .creator
+                .map(|c| format!(" (set by c{c})"))
+                .unwrap_or_default();
+            let pending = if n.stream.is_empty() {
+                String::new()
+            } else {
+                format!(", {} write(s) not yet replicated", n.stream.len())
+            };
+            let fence = if self.fencing {
+                format!(", fence={}", entry_text(&n.db, FENCE_KEY, s.now))
+            } else {
+                String::new()
+            };
+            lines.push(format!(
+                "redis{i} ({role}): lock={}{creator}{fence}{pending}",
+                entry_text(&n.db, LOCK_KEY, s.now)
+            ));
         }
         if self.fencing {
             let r = &s.resource;
-            lines.push(format!("resource: counter={} after {} accepted writes, highest token {}", r.value, r.accepted, r.max_token));
+            lines.push(format!(
+                "resource: counter={} after {} accepted writes, highest token {}",
+                r.value, r.accepted, r.max_token
+            ));
         }
         lines
     }
@@ -576,10 +639,16 @@ impl Narrate for RedisLockModel {
                     (_, _, Some(_)) => cmd(c),
                     (Phase::Idle, _, _) => format!("c{c} reads its clock: value \"{}\"", s.now),
                     (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
-                        format!("c{c} reads the resource with token {}", s.clients[c as usize].token)
+                        format!(
+                            "c{c} reads the resource with token {}",
+                            s.clients[c as usize].token
+                        )
                     }
                     (Phase::Critical(_), Some(Phase::Release(_)), _) if self.fencing => {
-                        format!("c{c} writes the resource with token {}", s.clients[c as usize].token)
+                        format!(
+                            "c{c} writes the resource with token {}",
+                            s.clients[c as usize].token
+                        )
                     }
                     (Phase::Critical(_), _, _) => format!("c{c} leaves the critical section"),
                     _ => format!("c{c} steps"),
@@ -591,7 +660,9 @@ impl Narrate for RedisLockModel {
             Action::Pause(c) => format!("c{c} pauses (GC / stop-the-world)"),
             Action::Resume(c) => format!("c{c} resumes"),
             Action::Crash(c) => format!("c{c} crashes"),
-            Action::Failover(r) => format!("Sentinel promotes replica redis{r} to master; clients are redirected to it"),
+            Action::Failover(r) => format!(
+                "Sentinel promotes replica redis{r} to master; clients are redirected to it"
+            ),
         }
     }
 
@@ -600,9 +671,15 @@ impl Narrate for RedisLockModel {
     }
 
     fn why(&self, property: &str, path: &[(Option<Action>, RedisLockState)]) -> String {
-        let failover = path.iter().any(|(a, _)| matches!(a, Some(Action::Failover(_))));
-        let paused = path.iter().any(|(a, _)| matches!(a, Some(Action::Pause(_))));
-        let crashed = path.iter().any(|(a, _)| matches!(a, Some(Action::Crash(_))));
+        let failover = path
+            .iter()
+            .any(|(a, _)| matches!(a, Some(Action::Failover(_))));
+        let paused = path
+            .iter()
+            .any(|(a, _)| matches!(a, Some(Action::Pause(_))));
+        let crashed = path
+            .iter()
+            .any(|(a, _)| matches!(a, Some(Action::Crash(_))));
         let last = path.last().map(|(_, s)| s);
         let who = last.map(Self::in_critical).unwrap_or_default();
         let pair = match who.as_slice() {

@@ -44,11 +44,25 @@ pub fn acquire(p: Protocol, stage: u8, value: &str, ttl: u64) -> RedisCommand {
     let value = value.to_string();
     match (p, stage) {
         (Protocol::GetSet, 0) => RedisCommand::Get { key },
-        (Protocol::GetSet, _) => RedisCommand::Set { key, value, nx: false, px: None },
+        (Protocol::GetSet, _) => RedisCommand::Set {
+            key,
+            value,
+            nx: false,
+            px: None,
+        },
         (Protocol::SetNx | Protocol::SetNxExpire, 0) => RedisCommand::SetNx { key, value },
         (Protocol::SetNxExpire, _) => RedisCommand::PExpire { key, ms: ttl },
-        (Protocol::Redisson, _) => RedisCommand::EvalRedissonLock { key, field: value, px: ttl },
-        _ => RedisCommand::Set { key, value, nx: true, px: Some(ttl) },
+        (Protocol::Redisson, _) => RedisCommand::EvalRedissonLock {
+            key,
+            field: value,
+            px: ttl,
+        },
+        _ => RedisCommand::Set {
+            key,
+            value,
+            nx: true,
+            px: Some(ttl),
+        },
     }
 }
 
@@ -73,7 +87,9 @@ pub fn acquired(p: Protocol, stage: u8, reply: &RedisReply) -> Acquired {
         (Protocol::SetNxExpire, 0, RedisReply::Integer(1)) => Acquired::Next,
         (Protocol::SetNxExpire, 1, _) => Acquired::Got,
         (Protocol::Redisson, _, RedisReply::Nil) => Acquired::Got,
-        (Protocol::SetPxDel | Protocol::SetPxGetDel | Protocol::SetPxLua, _, RedisReply::Ok) => Acquired::Got,
+        (Protocol::SetPxDel | Protocol::SetPxGetDel | Protocol::SetPxLua, _, RedisReply::Ok) => {
+            Acquired::Got
+        }
         _ => Acquired::Busy,
     }
 }
@@ -85,7 +101,11 @@ pub fn release(p: Protocol, stage: u8, value: &str, ttl: u64) -> Option<RedisCom
     match (p, stage) {
         (Protocol::SetPxGetDel, 0) => Some(RedisCommand::Get { key }),
         (Protocol::SetPxLua, 0) => Some(RedisCommand::EvalCompareAndDelete { key, value }),
-        (Protocol::Redisson, 0) => Some(RedisCommand::EvalRedissonUnlock { key, field: value, px: ttl }),
+        (Protocol::Redisson, 0) => Some(RedisCommand::EvalRedissonUnlock {
+            key,
+            field: value,
+            px: ttl,
+        }),
         (Protocol::SetPxGetDel, 1) => Some(RedisCommand::Del { key }),
         (_, 0) => Some(RedisCommand::Del { key }),
         _ => None,
@@ -102,7 +122,9 @@ pub fn released(p: Protocol, stage: u8, value: &str, reply: &RedisReply) -> Opti
 
 /// `INCR fence`: the fencing token after acquiring.
 pub fn fence() -> RedisCommand {
-    RedisCommand::Incr { key: FENCE_KEY.to_string() }
+    RedisCommand::Incr {
+        key: FENCE_KEY.to_string(),
+    }
 }
 
 /// Whether the protocol's lock has a lease, so its holder must finish (or renew) in time.

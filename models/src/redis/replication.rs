@@ -35,7 +35,13 @@ impl Node {
 
     /// Runs `cmd` from `client` at `now`. Returns the reply and whether it was a foreign
     /// release: a release command of `client` changing a lock created by someone else.
-    pub fn exec(&mut self, client: u8, cmd: &RedisCommand, now: u64, release: bool) -> (RedisReply, bool) {
+    pub fn exec(
+        &mut self,
+        client: u8,
+        cmd: &RedisCommand,
+        now: u64,
+        release: bool,
+    ) -> (RedisReply, bool) {
         let before = self.db.live(LOCK_KEY, now).map(|e| e.value.clone());
         let creator = if before.is_some() { self.creator } else { None };
         let (reply, db) = apply(&self.db, cmd, now);

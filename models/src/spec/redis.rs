@@ -235,7 +235,10 @@ impl RedisCommand {
     /// stream.
     pub fn is_write(&self) -> bool {
         use RedisCommand::*;
-        !matches!(self, Get { .. } | PTtl { .. } | Exists { .. } | HExists { .. } | Wait { .. })
+        !matches!(
+            self,
+            Get { .. } | PTtl { .. } | Exists { .. } | HExists { .. } | Wait { .. }
+        )
     }
 }
 
@@ -297,7 +300,13 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
                 return R::Integer(0);
             }
             let value = Value::Str(value.clone());
-            s.keys.insert(key.clone(), Entry { value, deadline: None });
+            s.keys.insert(
+                key.clone(),
+                Entry {
+                    value,
+                    deadline: None,
+                },
+            );
             R::Integer(1)
         }
         Del { key } => R::Integer(i64::from(s.keys.remove(key).is_some())),
@@ -306,23 +315,34 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
         PTtl { key } => match s.keys.get(key) {
             None => R::Integer(-2),
             Some(Entry { deadline: None, .. }) => R::Integer(-1),
-            Some(Entry { deadline: Some(d), .. }) => {
-                R::Integer(i64::try_from(d.lo.saturating_sub(at.hi)).unwrap_or(i64::MAX))
-            }
+            Some(Entry {
+                deadline: Some(d), ..
+            }) => R::Integer(i64::try_from(d.lo.saturating_sub(at.hi)).unwrap_or(i64::MAX)),
         },
         Exists { key } => R::Integer(i64::from(s.keys.contains_key(key))),
         Incr { key } => {
             let current = match s.keys.get(key) {
                 None => 0,
-                Some(Entry { value: Value::Str(v), .. }) => match v.parse::<i64>() {
+                Some(Entry {
+                    value: Value::Str(v),
+                    ..
+                }) => match v.parse::<i64>() {
                     Ok(n) => n,
-                    Err(_) => return R::Error("ERR value is not an integer or out of range".into()),
+                    Err(_) => {
+                        return R::Error("ERR value is not an integer or out of range".into())
+                    }
                 },
                 Some(_) => return R::Error(WRONGTYPE.into()),
             };
             let n = current + 1;
             let deadline = s.keys.get(key).and_then(|e| e.deadline);
-            s.keys.insert(key.clone(), Entry { value: Value::Str(n.to_string()), deadline });
+            s.keys.insert(
+                key.clone(),
+                Entry {
+                    value: Value::Str(n.to_string()),
+                    deadline,
+                },
+            );
             R::Integer(n)
         }
         HIncrBy { key, field, by } => match hincrby(s, key, field, *by) {
@@ -436,7 +456,12 @@ impl Spec for RedisSpec {
 
     /// When the window straddles the touched key's deadline, both "still live" and
     /// "expired" are possible outcomes. (`PTTL`'s number is exact only for instants.)
-    fn step(&self, state: &RedisState, cmd: &RedisCommand, at: Window) -> Vec<(RedisReply, RedisState)> {
+    fn step(
+        &self,
+        state: &RedisState,
+        cmd: &RedisCommand,
+        at: Window,
+    ) -> Vec<(RedisReply, RedisState)> {
         let entry = cmd.key().and_then(|k| state.keys.get(k));
         let mut branches = Vec::with_capacity(2);
         match entry {
@@ -483,9 +508,14 @@ pub fn command_text(cmd: &RedisCommand) -> String {
         Incr { key } => format!("INCR {key}"),
         HIncrBy { key, field, by } => format!("HINCRBY {key} {field} {by}"),
         HExists { key, field } => format!("HEXISTS {key} {field}"),
-        Wait { numreplicas, timeout } => format!("WAIT {numreplicas} {timeout}"),
+        Wait {
+            numreplicas,
+            timeout,
+        } => format!("WAIT {numreplicas} {timeout}"),
         EvalCompareAndDelete { key, value } => format!("EVAL compare-and-delete {key} {value}"),
-        EvalCompareAndRenew { key, value, px } => format!("EVAL compare-and-renew {key} {value} {px}"),
+        EvalCompareAndRenew { key, value, px } => {
+            format!("EVAL compare-and-renew {key} {value} {px}")
+        }
         EvalRedissonLock { key, field, px } => format!("EVAL redisson-lock {key} {field} {px}"),
         EvalRedissonUnlock { key, field, px } => format!("EVAL redisson-unlock {key} {field} {px}"),
         EvalRedissonRenew { key, field, px } => format!("EVAL redisson-renew {key} {field} {px}"),
@@ -544,24 +574,73 @@ mod tests {
 
     #[test]
     fn set_nx_px_expires_at_the_deadline() {
-        let set = |v: &str| RedisCommand::Set { key: k(), value: v.into(), nx: true, px: Some(10) };
-        let r = run(&[(set("a"), 0), (set("b"), 9), (set("b"), 10), (RedisCommand::Get { key: k() }, 11)]);
-        assert_eq!(r, vec![RedisReply::Ok, RedisReply::Nil, RedisReply::Ok, RedisReply::Bulk("b".into())]);
+        let set = |v: &str| RedisCommand::Set {
+            key: k(),
+            value: v.into(),
+            nx: true,
+            px: Some(10),
+        };
+        let r = run(&[
+            (set("a"), 0),
+            (set("b"), 9),
+            (set("b"), 10),
+            (RedisCommand::Get { key: k() }, 11),
+        ]);
+        assert_eq!(
+            r,
+            vec![
+                RedisReply::Ok,
+                RedisReply::Nil,
+                RedisReply::Ok,
+                RedisReply::Bulk("b".into())
+            ]
+        );
     }
 
     #[test]
     fn compare_and_delete_only_deletes_own_value() {
-        let cad = |v: &str| RedisCommand::EvalCompareAndDelete { key: k(), value: v.into() };
-        let set = RedisCommand::Set { key: k(), value: "a".into(), nx: true, px: None };
+        let cad = |v: &str| RedisCommand::EvalCompareAndDelete {
+            key: k(),
+            value: v.into(),
+        };
+        let set = RedisCommand::Set {
+            key: k(),
+            value: "a".into(),
+            nx: true,
+            px: None,
+        };
         let r = run(&[(set, 0), (cad("b"), 1), (cad("a"), 2), (cad("a"), 3)]);
-        assert_eq!(r, vec![RedisReply::Ok, RedisReply::Integer(0), RedisReply::Integer(1), RedisReply::Integer(0)]);
+        assert_eq!(
+            r,
+            vec![
+                RedisReply::Ok,
+                RedisReply::Integer(0),
+                RedisReply::Integer(1),
+                RedisReply::Integer(0)
+            ]
+        );
     }
 
     #[test]
     fn redisson_scripts_count_holds() {
-        let lock = |f: &str| RedisCommand::EvalRedissonLock { key: k(), field: f.into(), px: 30 };
-        let unlock = |f: &str| RedisCommand::EvalRedissonUnlock { key: k(), field: f.into(), px: 30 };
-        let r = run(&[(lock("a"), 0), (lock("a"), 1), (lock("b"), 2), (unlock("b"), 3), (unlock("a"), 4), (unlock("a"), 5)]);
+        let lock = |f: &str| RedisCommand::EvalRedissonLock {
+            key: k(),
+            field: f.into(),
+            px: 30,
+        };
+        let unlock = |f: &str| RedisCommand::EvalRedissonUnlock {
+            key: k(),
+            field: f.into(),
+            px: 30,
+        };
+        let r = run(&[
+            (lock("a"), 0),
+            (lock("a"), 1),
+            (lock("b"), 2),
+            (unlock("b"), 3),
+            (unlock("a"), 4),
+            (unlock("a"), 5),
+        ]);
         assert_eq!(
             r,
             vec![
@@ -577,16 +656,37 @@ mod tests {
 
     #[test]
     fn incr_and_wrongtype() {
-        let incr = RedisCommand::Incr { key: "fence".into() };
-        let h = RedisCommand::HIncrBy { key: "h".into(), field: "f".into(), by: 1 };
-        let r = run(&[(incr.clone(), 0), (incr, 0), (h, 0), (RedisCommand::Get { key: "h".into() }, 0)]);
+        let incr = RedisCommand::Incr {
+            key: "fence".into(),
+        };
+        let h = RedisCommand::HIncrBy {
+            key: "h".into(),
+            field: "f".into(),
+            by: 1,
+        };
+        let r = run(&[
+            (incr.clone(), 0),
+            (incr, 0),
+            (h, 0),
+            (RedisCommand::Get { key: "h".into() }, 0),
+        ]);
         assert_eq!(r[..2], [RedisReply::Integer(1), RedisReply::Integer(2)]);
         assert!(matches!(r[3], RedisReply::Error(_)));
     }
 
     #[test]
     fn a_window_straddling_the_deadline_has_two_outcomes() {
-        let s = apply(&RedisState::default(), &RedisCommand::Set { key: k(), value: "a".into(), nx: false, px: Some(10) }, 0).1;
+        let s = apply(
+            &RedisState::default(),
+            &RedisCommand::Set {
+                key: k(),
+                value: "a".into(),
+                nx: false,
+                px: Some(10),
+            },
+            0,
+        )
+        .1;
         let outs = RedisSpec.step(&s, &RedisCommand::Get { key: k() }, Window::between(5, 15));
         assert_eq!(outs.len(), 2);
     }
