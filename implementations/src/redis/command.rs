@@ -2,9 +2,9 @@
 //!
 //! This is the recording vocabulary, deliberately *not* a second Redis: it says which
 //! command went out and what came back, and nothing about what Redis does with it. The
-//! meaning lives in the Redis node spec of `locklab-models`; the replay test feeds these
-//! exchanges through it. Scripts are named by [`LockScript`], whose Lua source is the
-//! one sent.
+//! meaning lives in the Redis node spec of `locklab-models`; [`super::spec_map`]
+//! translates each exchange into the spec's `RedisCommand`/`RedisReply` and replays it.
+//! Scripts are named by [`LockScript`], whose Lua source is the one sent.
 
 use std::time::Duration;
 

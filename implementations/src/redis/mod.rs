@@ -8,7 +8,8 @@
 //! [`reentrant::ReentrantLock::with_thread_id_owner`].
 //!
 //! Every command goes through [`RedisNode::exec`], which can record each
-//! [`Exchange`] (command and reply) for the replay against the Redis spec.
+//! [`Exchange`] (command and reply); [`replay`] holds a recording against the Redis node
+//! spec of `locklab-models` (`spec::redis`).
 
 pub mod command;
 pub mod del_unconditional;
@@ -25,6 +26,7 @@ pub mod replication;
 pub mod scripts;
 pub mod setnx_expire;
 pub mod setnx_no_ttl;
+pub mod spec_map;
 pub mod timestamp_value;
 
 pub use command::{Exchange, RedisCommand, RedisReply};
@@ -41,6 +43,7 @@ pub use replication::WaitReplicas;
 pub use scripts::LockScript;
 pub use setnx_expire::SetNxExpireLock;
 pub use setnx_no_ttl::SetNxNoTtlLock;
+pub use spec_map::{replay, ReplayError};
 pub use timestamp_value::TimestampValueLock;
 
 use crate::lock::DistributedLock;
