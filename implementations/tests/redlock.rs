@@ -106,3 +106,32 @@ async fn a_competing_holder_makes_the_attempt_busy() {
         .await
         .expect("b after a");
 }
+
+/// `redlock-restart`: a node that restarts without persistence forgets the grant, and a
+/// second client assembles a majority from it and a node that never saw the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_restarted_without_data_lets_a_second_holder_in() {
+    let mut servers: Vec<RedisServer> = (0..3).map(|_| server()).collect();
+    let mut nodes = Vec::new();
+    for s in &servers {
+        nodes.push(node(s).await);
+    }
+    let lease = Lease::Fixed(Duration::from_secs(10));
+    // Node 2 still holds a crashed client's grant, so A wins exactly nodes 0 and 1.
+    // (Not a dead node: a command that got no answer may still run once the node is
+    // back — redis-rs queues it while reconnecting — and then A would hold node 2 too.)
+    servers[2].cli(&["SET", "rl-restart", "crashed-client", "PX", "300"]);
+    let a = Redlock::new(&nodes, "rl-restart").expect("nodes");
+    let ga = a
+        .acquire(Duration::from_secs(2), lease)
+        .await
+        .expect("a on nodes 0 and 1");
+    assert_eq!(servers[2].cli(&["GET", "rl-restart"]), "crashed-client");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    servers[1].restart().expect("restart node 1 empty");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let b = Redlock::new(&nodes, "rl-restart").expect("nodes");
+    let gb = b.acquire(Duration::from_secs(2), lease).await;
+    assert!(gb.is_ok(), "b on nodes 1 and 2: {gb:?}");
+    assert!(!ga.is_lost(), "a still believes it holds: two holders");
+}

@@ -121,6 +121,12 @@ impl RedisNode {
 
     /// Sends one command and waits (at most the response timeout) for its reply. Error
     /// replies come back as `Err` and are recorded as [`RedisReply::Error`].
+    ///
+    /// A command that got no reply has an *unknown* outcome, and not only "maybe it ran
+    /// before the connection died": while the connection is being re-established redis-rs
+    /// may still deliver it, so it can take effect after the server comes back (seen in
+    /// the Redlock restart test). Protocols must treat it like Jepsen's `info`: a
+    /// possible grant that only its lease bounds.
     pub async fn exec(&self, command: RedisCommand) -> Result<RedisReply, LockError> {
         let ticket = self.inner.options.recorder.as_ref().map(Recorder::begin);
         let result = self.send(&command).await;
