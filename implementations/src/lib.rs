@@ -9,6 +9,23 @@
 //! - [`hold_state`] is the client-side shared state (hold counts, watchdog generations),
 //!   written against [`sync`] so that `--cfg loom` model-checks it.
 //!
+//! ```no_run
+//! use std::time::Duration;
+//! use locklab_implementations::redis::{NodeOptions, RedisNode, ReentrantLock};
+//! use locklab_implementations::{DistributedLock, Lease, LockError};
+//!
+//! # #[tokio::main] async fn main() -> Result<(), LockError> {
+//! let node = RedisNode::connect("127.0.0.1:6379", NodeOptions::default()).await?;
+//! let lock = ReentrantLock::new(&node, "orders:42"); // one handle = one owner
+//! let guard = lock.acquire(Duration::from_secs(5), Lease::Watchdog(Duration::from_secs(30))).await?;
+//! tokio::select! {
+//!     _ = async { /* the critical section */ } => {}
+//!     reason = guard.lost() => { /* stop writing: the lock is gone ({reason:?}) */ }
+//! }
+//! guard.release().await?; // `NotHeld` here means the section was not protected throughout
+//! # Ok(()) }
+//! ```
+//!
 //! The crate depends on `locklab-models` (the specs) and `locklab-traces` (histories),
 //! never on the harness or the CLI.
 

@@ -122,7 +122,7 @@ async fn get_then_del_releases_a_foreign_lock_when_paused_between_get_and_del() 
     let s = server();
     let n = node(&s).await;
     let lease = Lease::Fixed(Duration::from_millis(100));
-    let a = GetThenDelLock::new(&n, "gtd").with_pause_before_del(Duration::from_millis(150));
+    let a = GetThenDelLock::new(&n, "gtd").with_pause_before_del(Duration::from_millis(400));
     let b = GetThenDelLock::new(&n, "gtd");
     let c = GetThenDelLock::new(&n, "gtd");
     let ga = a

@@ -45,8 +45,11 @@ pub(crate) async fn del(handle: &KeyHandle) -> Result<(), LockError> {
     let command = RedisCommand::Del {
         key: handle.key.clone(),
     };
-    let reply = handle.node.exec(command.clone()).await;
-    handle.released.notify_one();
+    let released = &handle.released;
+    let reply = handle
+        .node
+        .exec_then(command.clone(), || released.notify_one())
+        .await;
     match reply? {
         RedisReply::Int(1) => Ok(()),
         RedisReply::Int(0) => Err(LockError::NotHeld {

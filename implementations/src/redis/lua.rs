@@ -65,8 +65,12 @@ impl CasHeld {
             keys: vec![self.handle.key.clone()],
             args: vec![self.handle.owner.clone()],
         };
-        let reply = self.handle.node.exec(command.clone()).await;
-        self.handle.released.notify_one();
+        let released = &self.handle.released;
+        let reply = self
+            .handle
+            .node
+            .exec_then(command.clone(), || released.notify_one())
+            .await;
         match reply? {
             RedisReply::Int(1) => Ok(()),
             RedisReply::Int(0) => Err(LockError::NotHeld {

@@ -2,6 +2,7 @@
 //! bounded waits, an optional recorder, and local release wake-ups.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -142,6 +143,29 @@ impl RedisNode {
             Sent::Server(msg) => LockError::Backend(msg.into()),
             Sent::Unknown(e) => e,
         })
+    }
+
+    /// [`RedisNode::exec`], calling `after_sent` as soon as the command is queued on the
+    /// connection (after its first poll) rather than when the reply is in. A release
+    /// uses it to wake a local waiter whose `SET NX` then travels right behind the
+    /// release on the same connection — in order, so it finds the key gone — and the
+    /// hand-over costs one round trip instead of two.
+    pub async fn exec_then(
+        &self,
+        command: RedisCommand,
+        after_sent: impl FnOnce(),
+    ) -> Result<RedisReply, LockError> {
+        let fut = self.exec(command);
+        tokio::pin!(fut);
+        let mut after_sent = Some(after_sent);
+        std::future::poll_fn(|cx| {
+            let polled = fut.as_mut().poll(cx);
+            if let Some(f) = after_sent.take() {
+                f();
+            }
+            polled
+        })
+        .await
     }
 
     async fn send(&self, command: &RedisCommand) -> Result<RedisReply, Sent> {
