@@ -25,6 +25,16 @@ enum Command {
     /// Check a recorded or imported history: mutual exclusion, lock and resource
     /// linearizability (porcupine-rs), fencing.
     CheckHistory(commands::check_history::Args),
+    /// The model scenario catalog.
+    Models(commands::models::Args),
+    /// Model-check one scenario: verdict and shortest counterexample story.
+    Check(commands::check::Args),
+    /// The teaching narrative of a scenario, step by step.
+    Explain(commands::explain::Args),
+    /// Serve stateright's Explorer for a scenario (loopback only).
+    Explore(commands::explore::Args),
+    /// Every scenario: verdict, expected, states, time.
+    Matrix(commands::matrix::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +49,11 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::CheckHistory(args) => commands::check_history::run(args),
+        Command::Models(args) => commands::models::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Explain(args) => commands::explain::run(args),
+        Command::Explore(args) => commands::explore::run(args),
+        Command::Matrix(args) => commands::matrix::run(args),
     };
     ExitCode::from(code)
 }

@@ -1,5 +1,59 @@
 //! Real lock clients behind one trait, one module per backend protocol.
 //!
-//! Empty until the backend issues land; it depends on `locklab-models` (the specs its
-//! clients must follow) and `locklab-traces` (the history it records into), never on the
-//! harness or the CLI.
+//! - [`DistributedLock`] is the interface every lock implements (and the one a team
+//!   implements to plug its own lock into the harness): acquire with a wait timeout and a
+//!   [`Lease`], try-acquire, and a [`LockGuard`] that releases, renews, exposes the fencing
+//!   token and reports lost ownership.
+//! - [`redis`] holds every Redis protocol of the catalog, the deliberately broken ones
+//!   included (documented as teaching-only).
+//! - [`hold_state`] is the client-side shared state (hold counts, watchdog generations),
+//!   written against [`sync`] so that `--cfg loom` model-checks it.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use locklab_implementations::redis::{NodeOptions, RedisNode, ReentrantLock};
+//! use locklab_implementations::{DistributedLock, Lease, LockError};
+//!
+//! # #[tokio::main] async fn main() -> Result<(), LockError> {
+//! let node = RedisNode::connect("127.0.0.1:6379", NodeOptions::default()).await?;
+//! let lock = ReentrantLock::new(&node, "orders:42"); // one handle = one owner
+//! let guard = lock.acquire(Duration::from_secs(5), Lease::Watchdog(Duration::from_secs(30))).await?;
+//! tokio::select! {
+//!     _ = async { /* the critical section */ } => {}
+//!     reason = guard.lost() => { /* stop writing: the lock is gone ({reason:?}) */ }
+//! }
+//! guard.release().await?; // `NotHeld` here means the section was not protected throughout
+//! # Ok(()) }
+//! ```
+//!
+//! The crate depends on `locklab-models` (the specs) and `locklab-traces` (histories),
+//! never on the harness or the CLI.
+
+pub mod error;
+pub mod hold_state;
+pub mod sync;
+
+#[cfg(not(loom))]
+pub mod guard;
+#[cfg(not(loom))]
+pub mod lock;
+#[cfg(all(test, loom))]
+mod loom_tests;
+#[cfg(not(loom))]
+pub mod ownership;
+#[cfg(not(loom))]
+pub mod redis;
+#[cfg(not(loom))]
+pub mod retry;
+#[cfg(all(not(loom), any(feature = "backends", test)))]
+pub mod testing;
+#[cfg(not(loom))]
+mod watchdog;
+
+pub use error::LockError;
+#[cfg(not(loom))]
+pub use guard::{HeldLock, LockGuard};
+#[cfg(not(loom))]
+pub use lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+#[cfg(not(loom))]
+pub use ownership::{LostReason, Ownership};

@@ -6,4 +6,9 @@
 //! checker (`locklab-traces`) and the real implementations hold their behaviour against
 //! the same [`spec`] types, so a protocol's semantics live in exactly one place.
 
+pub mod catalog;
+pub mod check;
+pub mod inventory;
+pub mod redis;
+pub mod redlock;
 pub mod spec;

@@ -1,3 +1,8 @@
 //! One module per subcommand.
 
+pub mod check;
 pub mod check_history;
+pub mod explain;
+pub mod explore;
+pub mod matrix;
+pub mod models;

@@ -13,11 +13,13 @@ use std::hash::Hash;
 pub mod inventory;
 pub mod kv;
 pub mod lock;
+pub mod redis;
 pub mod register;
 
 pub use inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
 pub use kv::{KvInput, KvOutput, KvSpec};
 pub use lock::{Hold, LockInput, LockOutput, LockSpec, LockState, Owner};
+pub use redis::{RedisCommand, RedisReply, RedisSpec, RedisState};
 pub use register::{RegisterInput, RegisterOutput, RegisterSpec};
 
 /// A closed interval of instants, in whatever unit the caller uses consistently

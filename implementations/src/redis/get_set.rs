@@ -1,0 +1,102 @@
+//! `redis-get-set` (teaching only): `GET key`, and if it is empty `SET key owner
+//! [PX lease]`. Check and set are two commands, so two clients can both see the key
+//! empty and both "acquire": mutual exclusion is broken with no fault at all.
+//!
+//! Commands: acquire `GET k` (a value: busy) then `SET k o [PX t]`; release `DEL k`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::command::{RedisCommand, RedisReply};
+use super::del_unconditional::DelHeld;
+use super::handle::KeyHandle;
+use super::node::{unexpected, RedisNode};
+use crate::error::LockError;
+use crate::guard::LockGuard;
+use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+
+/// The catalog id.
+pub const PROTOCOL: &str = "redis-get-set";
+
+/// Teaching only: check-then-set in two commands.
+#[derive(Clone, Debug)]
+pub struct GetSetLock {
+    handle: KeyHandle,
+    gap: Option<Duration>,
+}
+
+impl GetSetLock {
+    /// A handle on `key` with a fresh owner.
+    pub fn new(node: &RedisNode, key: &str) -> Self {
+        GetSetLock {
+            handle: KeyHandle::new(node, key),
+            gap: None,
+        }
+    }
+
+    /// Fault injection: sleep this long between `GET` and `SET`, widening the window in
+    /// which another client sees the key empty too.
+    pub fn with_gap(mut self, gap: Duration) -> Self {
+        self.gap = Some(gap);
+        self
+    }
+}
+
+impl DistributedLock for GetSetLock {
+    fn info(&self) -> LockInfo {
+        self.handle.info(PROTOCOL, false, false, true)
+    }
+
+    fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
+        Box::pin(async move {
+            if matches!(lease, Lease::Watchdog(_)) {
+                return Err(LockError::Unsupported {
+                    protocol: PROTOCOL,
+                    what: "a watchdog",
+                });
+            }
+            let sent_at = Instant::now();
+            let get = RedisCommand::Get {
+                key: self.handle.key.clone(),
+            };
+            match self.handle.node.exec(get.clone()).await? {
+                RedisReply::Nil => {}
+                RedisReply::Str(_) => return Ok(Attempt::Busy { retry_after: None }),
+                other => return Err(unexpected(&get, &other)),
+            }
+            if let Some(gap) = self.gap {
+                tokio::time::sleep(gap).await;
+            }
+            let set = RedisCommand::Set {
+                key: self.handle.key.clone(),
+                value: self.handle.owner.clone(),
+                nx: false,
+                px: lease.ttl().map(RedisCommand::px),
+            };
+            match self.handle.node.exec(set.clone()).await? {
+                RedisReply::Ok => {}
+                other => return Err(unexpected(&set, &other)),
+            }
+            let held = Arc::new(DelHeld {
+                handle: self.handle.clone(),
+            });
+            Ok(Attempt::Acquired(LockGuard::new(
+                PROTOCOL,
+                &self.handle.key,
+                None,
+                held,
+                lease,
+                sent_at,
+            )))
+        })
+    }
+
+    fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
+        Box::pin(crate::retry::acquire_loop(
+            self,
+            wait,
+            lease,
+            Some(&self.handle.released),
+        ))
+    }
+}

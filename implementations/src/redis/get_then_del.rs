@@ -1,0 +1,117 @@
+//! `redis-get-then-del` (teaching only): `SET key owner NX PX lease`, released by
+//! `GET key` and, if it still holds our owner, `DEL key`. The check is right but not
+//! atomic: when the lease runs out between `GET` and `DEL` and someone else acquires,
+//! our `DEL` removes *their* lock. [`GetThenDelLock::with_pause_before_del`] injects
+//! that pause.
+//!
+//! Commands: acquire `SET k o NX PX t`; release `GET k` then (if equal) `DEL k`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::command::{RedisCommand, RedisReply};
+use super::del_unconditional::del;
+use super::handle::KeyHandle;
+use super::lua::{require_ttl, set_nx_px};
+use super::node::{unexpected, RedisNode};
+use crate::error::LockError;
+use crate::guard::{HeldLock, LockGuard};
+use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+
+/// The catalog id.
+pub const PROTOCOL: &str = "redis-get-then-del";
+
+/// Teaching only: owner check and delete in two commands.
+#[derive(Clone, Debug)]
+pub struct GetThenDelLock {
+    handle: KeyHandle,
+    pause_before_del: Option<Duration>,
+}
+
+impl GetThenDelLock {
+    /// A handle on `key` with a fresh owner.
+    pub fn new(node: &RedisNode, key: &str) -> Self {
+        GetThenDelLock {
+            handle: KeyHandle::new(node, key),
+            pause_before_del: None,
+        }
+    }
+
+    /// Fault injection: pause this long between the `GET` and the `DEL` of a release
+    /// (a GC pause, a slow network).
+    pub fn with_pause_before_del(mut self, pause: Duration) -> Self {
+        self.pause_before_del = Some(pause);
+        self
+    }
+}
+
+struct GetThenDelHeld {
+    handle: KeyHandle,
+    pause: Option<Duration>,
+}
+
+impl HeldLock for GetThenDelHeld {
+    fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
+        Box::pin(async move {
+            let get = RedisCommand::Get {
+                key: self.handle.key.clone(),
+            };
+            match self.handle.node.exec(get.clone()).await? {
+                RedisReply::Str(v) if v == self.handle.owner => {}
+                RedisReply::Str(_) | RedisReply::Nil => {
+                    return Err(LockError::NotHeld {
+                        key: self.handle.key.clone(),
+                    })
+                }
+                other => return Err(unexpected(&get, &other)),
+            }
+            if let Some(p) = self.pause {
+                tokio::time::sleep(p).await;
+            }
+            del(&self.handle).await
+        })
+    }
+}
+
+impl DistributedLock for GetThenDelLock {
+    fn info(&self) -> LockInfo {
+        self.handle.info(PROTOCOL, false, false, true)
+    }
+
+    fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
+        Box::pin(async move {
+            if matches!(lease, Lease::Watchdog(_)) {
+                return Err(LockError::Unsupported {
+                    protocol: PROTOCOL,
+                    what: "a watchdog",
+                });
+            }
+            let ttl = require_ttl(PROTOCOL, lease)?;
+            let sent_at = Instant::now();
+            if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
+                return Ok(Attempt::Busy { retry_after: None });
+            }
+            let held = Arc::new(GetThenDelHeld {
+                handle: self.handle.clone(),
+                pause: self.pause_before_del,
+            });
+            Ok(Attempt::Acquired(LockGuard::new(
+                PROTOCOL,
+                &self.handle.key,
+                None,
+                held,
+                lease,
+                sent_at,
+            )))
+        })
+    }
+
+    fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
+        Box::pin(crate::retry::acquire_loop(
+            self,
+            wait,
+            lease,
+            Some(&self.handle.released),
+        ))
+    }
+}

@@ -1,0 +1,322 @@
+//! One Redis server as the lock clients see it: a reconnecting multiplexed connection,
+//! bounded waits, an optional recorder, and local release wake-ups.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Cmd, ErrorKind, RedisError, Value};
+use tokio::sync::Notify;
+
+use super::command::{RedisCommand, RedisReply};
+use super::recorder::Recorder;
+use crate::error::LockError;
+
+/// How to talk to one node.
+#[derive(Clone, Debug)]
+pub struct NodeOptions {
+    /// How long one command may take before it counts as unanswered. Bounds how long
+    /// `acquire` can overrun its wait when the server stops answering.
+    pub response_timeout: Duration,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// Where to record every exchange (`None`: no recording, no cost).
+    pub recorder: Option<Recorder>,
+    /// This node's index in the recording (Redlock numbers its nodes).
+    pub index: usize,
+}
+
+impl Default for NodeOptions {
+    fn default() -> Self {
+        NodeOptions {
+            response_timeout: Duration::from_millis(500),
+            connect_timeout: Duration::from_millis(500),
+            recorder: None,
+            index: 0,
+        }
+    }
+}
+
+/// A connected Redis node. Cheap to clone; clones share the connection, the recorder and
+/// the wake-ups.
+#[derive(Clone)]
+pub struct RedisNode {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    addr: String,
+    conn: ConnectionManager,
+    options: NodeOptions,
+    wakeups: Mutex<HashMap<String, Weak<Notify>>>,
+}
+
+impl std::fmt::Debug for RedisNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisNode")
+            .field("addr", &self.inner.addr)
+            .finish()
+    }
+}
+
+impl RedisNode {
+    /// Connects to `addr` (`host:port`). Fails within about twice the connect timeout
+    /// when nothing answers.
+    pub async fn connect(addr: &str, options: NodeOptions) -> Result<Self, LockError> {
+        let client = redis::Client::open(format!("redis://{addr}/")).map_err(LockError::backend)?;
+        let config = ConnectionManagerConfig::new()
+            .set_response_timeout(options.response_timeout)
+            .set_connection_timeout(options.connect_timeout)
+            .set_number_of_retries(1)
+            .set_max_delay(100);
+        let bound = options.connect_timeout * 2;
+        let conn =
+            match tokio::time::timeout(bound, ConnectionManager::new_with_config(client, config))
+                .await
+            {
+                Ok(Ok(c)) => c,
+                Ok(Err(e)) => return Err(LockError::backend(e)),
+                Err(_) => {
+                    return Err(LockError::NoAnswer {
+                        node: addr.to_string(),
+                        timeout: bound,
+                    })
+                }
+            };
+        Ok(RedisNode {
+            inner: Arc::new(Inner {
+                addr: addr.to_string(),
+                conn,
+                options,
+                wakeups: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// The address connected to.
+    pub fn addr(&self) -> &str {
+        &self.inner.addr
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &NodeOptions {
+        &self.inner.options
+    }
+
+    /// The wake-up shared by every handle of this node on `key`: each local release
+    /// wakes *one* local waiter, which retries at once instead of at its next backoff.
+    /// One, not all: waking every waiter makes each release cost a burst of doomed
+    /// `SET NX`es (16 tasks on one key ran at a third of the speed that way).
+    pub fn wakeup(&self, key: &str) -> Arc<Notify> {
+        let mut map = self.inner.wakeups.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = map.get(key).and_then(Weak::upgrade) {
+            return n;
+        }
+        map.retain(|_, w| w.strong_count() > 0);
+        let n = Arc::new(Notify::new());
+        map.insert(key.to_string(), Arc::downgrade(&n));
+        n
+    }
+
+    /// Sends one command and waits (at most the response timeout) for its reply. Error
+    /// replies come back as `Err` and are recorded as [`RedisReply::Error`].
+    ///
+    /// A command that got no reply has an *unknown* outcome, and not only "maybe it ran
+    /// before the connection died": while the connection is being re-established redis-rs
+    /// may still deliver it, so it can take effect after the server comes back (seen in
+    /// the Redlock restart test). Protocols must treat it like Jepsen's `info`: a
+    /// possible grant that only its lease bounds.
+    pub async fn exec(&self, command: RedisCommand) -> Result<RedisReply, LockError> {
+        let ticket = self.inner.options.recorder.as_ref().map(Recorder::begin);
+        let result = self.send(&command).await;
+        if let (Some(rec), Some(t)) = (&self.inner.options.recorder, ticket) {
+            let reply = match &result {
+                Ok(r) => Some(r.clone()),
+                Err(Sent::Server(msg)) => Some(RedisReply::Error(msg.clone())),
+                Err(Sent::Unknown(_)) => None,
+            };
+            rec.finish(t, self.inner.options.index, command, reply);
+        }
+        result.map_err(|e| match e {
+            Sent::Server(msg) => LockError::Backend(msg.into()),
+            Sent::Unknown(e) => e,
+        })
+    }
+
+    /// [`RedisNode::exec`], calling `after_sent` as soon as the command is queued on the
+    /// connection (after its first poll) rather than when the reply is in. A release
+    /// uses it to wake a local waiter whose `SET NX` then travels right behind the
+    /// release on the same connection — in order, so it finds the key gone — and the
+    /// hand-over costs one round trip instead of two.
+    pub async fn exec_then(
+        &self,
+        command: RedisCommand,
+        after_sent: impl FnOnce(),
+    ) -> Result<RedisReply, LockError> {
+        let fut = self.exec(command);
+        tokio::pin!(fut);
+        let mut after_sent = Some(after_sent);
+        std::future::poll_fn(|cx| {
+            let polled = fut.as_mut().poll(cx);
+            if let Some(f) = after_sent.take() {
+                f();
+            }
+            polled
+        })
+        .await
+    }
+
+    async fn send(&self, command: &RedisCommand) -> Result<RedisReply, Sent> {
+        match command {
+            RedisCommand::Eval { script, keys, args } => {
+                let mut sha = redis::cmd("EVALSHA");
+                sha.arg(script.sha()).arg(keys.len()).arg(keys).arg(args);
+                match self.raw(&sha).await {
+                    Err(Sent::Server(msg)) if msg.starts_with("NOSCRIPT") => {
+                        let mut eval = redis::cmd("EVAL");
+                        eval.arg(script.source())
+                            .arg(keys.len())
+                            .arg(keys)
+                            .arg(args);
+                        self.raw(&eval).await
+                    }
+                    other => other,
+                }
+            }
+            other => self.raw(&to_cmd(other)).await,
+        }
+    }
+
+    async fn raw(&self, cmd: &Cmd) -> Result<RedisReply, Sent> {
+        let mut conn = self.inner.conn.clone();
+        let timeout = self.inner.options.response_timeout;
+        match tokio::time::timeout(timeout, conn.send_packed_command(cmd)).await {
+            Ok(Ok(Value::ServerError(e))) => Err(Sent::Server(
+                format!("{} {}", e.code(), e.details().unwrap_or(""))
+                    .trim()
+                    .to_string(),
+            )),
+            Ok(Ok(v)) => Ok(reply(v)),
+            Ok(Err(e)) => Err(classify(e)),
+            Err(_) => Err(Sent::Unknown(LockError::NoAnswer {
+                node: self.inner.addr.clone(),
+                timeout,
+            })),
+        }
+    }
+}
+
+enum Sent {
+    /// The server answered with an error reply.
+    Server(String),
+    /// No usable answer: the command may or may not have run.
+    Unknown(LockError),
+}
+
+fn classify(e: RedisError) -> Sent {
+    let server_side = matches!(
+        e.kind(),
+        ErrorKind::ResponseError
+            | ErrorKind::NoScriptError
+            | ErrorKind::ExecAbortError
+            | ErrorKind::BusyLoadingError
+            | ErrorKind::ReadOnly
+            | ErrorKind::TypeError
+            | ErrorKind::ExtensionError
+    );
+    if server_side {
+        let code = e.code().unwrap_or("ERR");
+        let detail = e.detail().unwrap_or("");
+        Sent::Server(format!("{code} {detail}").trim().to_string())
+    } else {
+        Sent::Unknown(LockError::backend(e))
+    }
+}
+
+fn to_cmd(command: &RedisCommand) -> Cmd {
+    match command {
+        RedisCommand::Get { key } => {
+            let mut c = redis::cmd("GET");
+            c.arg(key);
+            c
+        }
+        RedisCommand::Set { key, value, nx, px } => {
+            let mut c = redis::cmd("SET");
+            c.arg(key).arg(value);
+            if *nx {
+                c.arg("NX");
+            }
+            if let Some(px) = px {
+                c.arg("PX").arg(*px);
+            }
+            c
+        }
+        RedisCommand::SetNx { key, value } => {
+            let mut c = redis::cmd("SETNX");
+            c.arg(key).arg(value);
+            c
+        }
+        RedisCommand::Expire { key, seconds } => {
+            let mut c = redis::cmd("EXPIRE");
+            c.arg(key).arg(*seconds);
+            c
+        }
+        RedisCommand::Del { key } => {
+            let mut c = redis::cmd("DEL");
+            c.arg(key);
+            c
+        }
+        RedisCommand::Wait {
+            replicas,
+            timeout_ms,
+        } => {
+            let mut c = redis::cmd("WAIT");
+            c.arg(*replicas).arg((*timeout_ms).max(1));
+            c
+        }
+        RedisCommand::Eval { script, keys, args } => {
+            let mut c = redis::cmd("EVAL");
+            c.arg(script.source()).arg(keys.len()).arg(keys).arg(args);
+            c
+        }
+    }
+}
+
+fn reply(v: Value) -> RedisReply {
+    match v {
+        Value::Nil => RedisReply::Nil,
+        Value::Okay => RedisReply::Ok,
+        Value::Int(i) => RedisReply::Int(i),
+        Value::BulkString(b) => RedisReply::Str(String::from_utf8_lossy(&b).into_owned()),
+        Value::SimpleString(s) if s == "OK" => RedisReply::Ok,
+        Value::SimpleString(s) => RedisReply::Str(s),
+        Value::Array(a) | Value::Set(a) => RedisReply::Array(a.into_iter().map(reply).collect()),
+        Value::Boolean(b) => RedisReply::Int(i64::from(b)),
+        Value::ServerError(e) => RedisReply::Error(
+            format!("{} {}", e.code(), e.details().unwrap_or(""))
+                .trim()
+                .to_string(),
+        ),
+        other => RedisReply::Str(format!("{other:?}")),
+    }
+}
+
+impl RedisReply {
+    /// The integer of an `Int` reply.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            RedisReply::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// The error for a reply the protocol does not allow.
+pub(crate) fn unexpected(command: &RedisCommand, reply: &RedisReply) -> LockError {
+    LockError::UnexpectedReply {
+        command: command.render(),
+        reply: format!("{reply:?}"),
+    }
+}

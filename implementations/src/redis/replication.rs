@@ -1,0 +1,38 @@
+//! Waiting for replicas (`WAIT`) before the critical section starts.
+//!
+//! `WAIT n t` after a grant makes the lock survive the failover to a replica that has
+//! it — but only to one of the `n` that acknowledged: with `n` smaller than the number
+//! of replicas Sentinel may promote a lagging one (catalog: `redis-failover-wait`).
+
+use std::time::Duration;
+
+use super::command::{RedisCommand, RedisReply};
+use super::node::{unexpected, RedisNode};
+use crate::error::LockError;
+
+/// Wait for `replicas` acknowledgements, at most `timeout`, after each grant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitReplicas {
+    /// How many replicas must have the grant.
+    pub replicas: u32,
+    /// How long to wait for them.
+    pub timeout: Duration,
+}
+
+/// Sends `WAIT`; `Ok` when enough replicas acknowledged, [`LockError::NotReplicated`]
+/// otherwise (the caller then releases the grant).
+pub async fn confirm(node: &RedisNode, wait: WaitReplicas) -> Result<(), LockError> {
+    let command = RedisCommand::Wait {
+        replicas: wait.replicas,
+        timeout_ms: RedisCommand::px(wait.timeout),
+    };
+    let reply = node.exec(command.clone()).await?;
+    match reply {
+        RedisReply::Int(n) if n >= i64::from(wait.replicas) => Ok(()),
+        RedisReply::Int(n) => Err(LockError::NotReplicated {
+            acked: n,
+            wanted: i64::from(wait.replicas),
+        }),
+        other => Err(unexpected(&command, &other)),
+    }
+}

@@ -1,0 +1,132 @@
+//! The Lua scripts of the Redis locks, verbatim, each named.
+//!
+//! Sources: the compare-and-delete of the Redis distributed-lock page; Redisson's
+//! `tryLockInnerAsync`, `unlockInnerAsync` and `renewExpirationAsync` (the write-ups in
+//! `shared/sources/003`); the fenced acquire is `SET NX PX` and `INCR` in one script so
+//! a token is issued exactly when the lock is granted.
+
+use std::sync::OnceLock;
+
+/// Which lock script.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockScript {
+    /// `KEYS[1]` lock, `ARGV[1]` owner: delete the key only if it holds `owner`.
+    /// Returns 1 when deleted, 0 otherwise.
+    CompareAndDelete,
+    /// `KEYS[1]` lock, `ARGV[1]` owner, `ARGV[2]` ms: `PEXPIRE` only if the key holds
+    /// `owner`. Returns 1 when extended, 0 otherwise.
+    CompareAndPexpire,
+    /// Redisson's lock: `KEYS[1]` hash, `ARGV[1]` lease ms, `ARGV[2]` owner field.
+    /// Grants (nil) when the hash is absent or the owner already holds (count + 1);
+    /// otherwise returns the holder's `PTTL`.
+    HashAcquire,
+    /// Redisson's unlock: `KEYS[1]` hash, `ARGV[1]` lease ms, `ARGV[2]` owner field.
+    /// nil: not held by owner; 0: count decremented, lease refreshed; 1: deleted.
+    HashRelease,
+    /// Redisson's renewal: `KEYS[1]` hash, `ARGV[1]` lease ms, `ARGV[2]` owner field.
+    /// 1 when the owner holds and the lease was refreshed, 0 otherwise.
+    HashRenew,
+    /// `KEYS[1]` lock, `KEYS[2]` token counter, `ARGV[1]` owner, `ARGV[2]` lease ms:
+    /// `SET NX PX`, and on success `INCR` the counter and return the token (≥ 1); on
+    /// failure return `-1 - PTTL` of the holder (so any negative answer means busy).
+    FencedAcquire,
+}
+
+impl LockScript {
+    /// Every script.
+    pub const ALL: [LockScript; 6] = [
+        LockScript::CompareAndDelete,
+        LockScript::CompareAndPexpire,
+        LockScript::HashAcquire,
+        LockScript::HashRelease,
+        LockScript::HashRenew,
+        LockScript::FencedAcquire,
+    ];
+
+    /// A short name for logs.
+    pub fn name(self) -> &'static str {
+        match self {
+            LockScript::CompareAndDelete => "compare-and-delete",
+            LockScript::CompareAndPexpire => "compare-and-pexpire",
+            LockScript::HashAcquire => "hash-acquire",
+            LockScript::HashRelease => "hash-release",
+            LockScript::HashRenew => "hash-renew",
+            LockScript::FencedAcquire => "fenced-acquire",
+        }
+    }
+
+    /// The Lua source sent to the server.
+    pub fn source(self) -> &'static str {
+        match self {
+            LockScript::CompareAndDelete => {
+                "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                     return redis.call('del', KEYS[1]) \
+                 else \
+                     return 0 \
+                 end"
+            }
+            LockScript::CompareAndPexpire => {
+                "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                     return redis.call('pexpire', KEYS[1], ARGV[2]) \
+                 else \
+                     return 0 \
+                 end"
+            }
+            LockScript::HashAcquire => {
+                "if (redis.call('exists', KEYS[1]) == 0) then \
+                     redis.call('hincrby', KEYS[1], ARGV[2], 1); \
+                     redis.call('pexpire', KEYS[1], ARGV[1]); \
+                     return nil; \
+                 end; \
+                 if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then \
+                     redis.call('hincrby', KEYS[1], ARGV[2], 1); \
+                     redis.call('pexpire', KEYS[1], ARGV[1]); \
+                     return nil; \
+                 end; \
+                 return redis.call('pttl', KEYS[1]);"
+            }
+            LockScript::HashRelease => {
+                "if (redis.call('hexists', KEYS[1], ARGV[2]) == 0) then \
+                     return nil; \
+                 end; \
+                 local counter = redis.call('hincrby', KEYS[1], ARGV[2], -1); \
+                 if (counter > 0) then \
+                     redis.call('pexpire', KEYS[1], ARGV[1]); \
+                     return 0; \
+                 else \
+                     redis.call('del', KEYS[1]); \
+                     return 1; \
+                 end; \
+                 return nil;"
+            }
+            LockScript::HashRenew => {
+                "if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then \
+                     redis.call('pexpire', KEYS[1], ARGV[1]); \
+                     return 1; \
+                 end; \
+                 return 0;"
+            }
+            LockScript::FencedAcquire => {
+                "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
+                     return redis.call('incr', KEYS[2]) \
+                 end; \
+                 local ttl = redis.call('pttl', KEYS[1]); \
+                 if ttl < 0 then ttl = 0 end; \
+                 return -1 - ttl"
+            }
+        }
+    }
+
+    /// The SHA1 the server knows the script by (computed once).
+    pub fn sha(self) -> &'static str {
+        static SHAS: OnceLock<Vec<String>> = OnceLock::new();
+        let shas = SHAS.get_or_init(|| {
+            LockScript::ALL
+                .iter()
+                .map(|s| redis::Script::new(s.source()).get_hash().to_string())
+                .collect()
+        });
+        let i = LockScript::ALL.iter().position(|s| *s == self).unwrap_or(0);
+        shas[i].as_str()
+    }
+}

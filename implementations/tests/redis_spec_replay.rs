@@ -1,0 +1,142 @@
+//! Command fidelity: what each lock sent to a real server, with the replies it got,
+//! replayed through the Redis node spec of `locklab-models` — and found equal.
+
+#![cfg(feature = "backends")]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{recorded_node, server};
+use locklab_implementations::redis::{self, replay, Recorder, RedisReply, Redlock, ReplayError};
+use locklab_implementations::{Attempt, DistributedLock, Lease};
+
+const WAIT: Duration = Duration::from_secs(1);
+
+/// Two owners take turns, with a refused attempt, a renewal where the protocol has one,
+/// a late (refused) release after expiry, and a re-entry for reentrant locks.
+async fn scenario(id: &str, rec: &Recorder, s: &locklab_implementations::testing::RedisServer) {
+    let n = recorded_node(s, rec).await;
+    let key = format!("replay-{id}");
+    let a = redis::single_node(id, &n, &key).expect("id");
+    let b = redis::single_node(id, &n, &key).expect("id");
+    let info = a.info();
+    let lease = if id == "redis-setnx-no-ttl" {
+        Lease::Unbounded
+    } else {
+        Lease::Fixed(Duration::from_millis(1500))
+    };
+    let ga = a.acquire(WAIT, lease).await.expect("a");
+    if info.reentrant && !info.teaching_only {
+        let again = a.acquire(WAIT, lease).await.expect("re-entry");
+        again.release().await.expect("one hold back");
+    }
+    match b.try_acquire(lease).await {
+        Ok(Attempt::Busy { .. }) => {}
+        // The thread-id bug: B *is* A to the server, so it re-enters.
+        Ok(Attempt::Acquired(g)) if info.reentrant && info.teaching_only => {
+            g.release().await.expect("b's re-entry")
+        }
+        other => panic!("{id}: B must be refused: {other:?}"),
+    }
+    let _ = ga.renew(Duration::from_millis(1500)).await;
+    ga.release().await.expect("a releases");
+    let gb = b.acquire(WAIT, lease).await.expect("b");
+    gb.release().await.expect("b releases");
+    if lease != Lease::Unbounded {
+        // A lease that runs out, then a late release.
+        let short = Lease::Fixed(Duration::from_millis(30));
+        let g = a.acquire(WAIT, short).await.expect("a again");
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        let _ = g.release().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_single_node_protocol_speaks_the_spec() {
+    let s = server();
+    for id in redis::SINGLE_NODE_PROTOCOLS {
+        if id == redis::fenced::PROTOCOL {
+            continue; // its acquire script is not in the spec yet: see below
+        }
+        let rec = Recorder::new();
+        scenario(id, &rec, &s).await;
+        let ex = rec.exchanges();
+        assert!(ex.len() >= 5, "{id}: {ex:?}");
+        if let Err(e) = replay(&ex) {
+            panic!("{id}: {e}\n{ex:#?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_redlock_node_speaks_the_spec() {
+    let servers: Vec<_> = (0..3).map(|_| server()).collect();
+    let rec = Recorder::new();
+    let mut nodes = Vec::new();
+    for (i, s) in servers.iter().enumerate() {
+        let options = locklab_implementations::redis::NodeOptions {
+            recorder: Some(rec.clone()),
+            index: i,
+            ..Default::default()
+        };
+        nodes.push(common::node_with(s, options).await);
+    }
+    let a = Redlock::new(&nodes, "replay-rl").expect("nodes");
+    let b = Redlock::new(&nodes, "replay-rl").expect("nodes");
+    let lease = Lease::Fixed(Duration::from_secs(2));
+    let g = a.acquire(WAIT, lease).await.expect("a");
+    assert!(matches!(
+        b.try_acquire(lease).await,
+        Ok(Attempt::Busy { .. })
+    ));
+    g.renew(Duration::from_secs(2)).await.expect("renew");
+    g.release().await.expect("release");
+    b.acquire(WAIT, lease)
+        .await
+        .expect("b")
+        .release()
+        .await
+        .expect("release");
+    let ex = rec.exchanges();
+    for node in 0..3 {
+        let mine: Vec<_> = ex.iter().filter(|e| e.node == node).cloned().collect();
+        assert!(mine.len() >= 6, "node {node}");
+        if let Err(e) = replay(&mine) {
+            panic!("node {node}: {e}");
+        }
+    }
+}
+
+/// The replay has teeth: a reply the server did not give is caught.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_reply_is_a_mismatch() {
+    let s = server();
+    let rec = Recorder::new();
+    scenario("redis-lua", &rec, &s).await;
+    let mut ex = rec.exchanges();
+    // The refused attempt of B (SET NX → nil) claims success instead.
+    let i = ex
+        .iter()
+        .position(|e| e.reply == Some(RedisReply::Nil))
+        .expect("a refusal");
+    ex[i].reply = Some(RedisReply::Ok);
+    assert!(matches!(replay(&ex), Err(ReplayError::Mismatch { .. })));
+}
+
+/// Known gap, kept visible: the fenced acquire script (`SET NX PX` + `INCR` in one
+/// script) has no command in the spec yet, so its recordings cannot be replayed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fenced_acquire_is_not_in_the_spec_yet() {
+    let s = server();
+    let rec = Recorder::new();
+    let n = recorded_node(&s, &rec).await;
+    let g = redis::FencedLock::new(&n, "replay-fenced")
+        .acquire(WAIT, Lease::Fixed(Duration::from_secs(2)))
+        .await;
+    g.expect("acquire").release().await.expect("release");
+    assert!(matches!(
+        replay(&rec.exchanges()),
+        Err(ReplayError::Unmapped { seq: 0, .. })
+    ));
+}

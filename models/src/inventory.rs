@@ -1,0 +1,289 @@
+//! The overselling story: buyers decrement a stock level held in
+//! [`crate::spec::inventory`], with no lock, a per-process mutex, one conditional
+//! `UPDATE`, version CAS, or CAS on a coarse timestamp "version". Buyers are
+//! interchangeable, so states are canonicalised by sorting them.
+
+use stateright::{Model, Property};
+
+use crate::check::Narrate;
+use crate::spec::inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
+use crate::spec::{Spec, Window};
+
+/// How buyers take a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InventoryProtocol {
+    /// Read, check `> 0`, write `n - 1`.
+    NoLock,
+    /// The same inside a mutex of the buyer's own process (two app instances).
+    LocalMutex,
+    /// `UPDATE … SET n = n - 1 WHERE n >= 1`.
+    OneSql,
+    /// Read stock and version; `UPDATE … WHERE version = v` bumping it; retry if refused.
+    Optimistic,
+    /// The same, but the new "version" is the current timestamp (coarse: one per tick).
+    TimestampCas,
+}
+
+/// The model.
+#[derive(Clone, Debug)]
+pub struct InventoryModel {
+    /// How buyers take a unit.
+    pub protocol: InventoryProtocol,
+    /// Number of buyers, each wanting one unit (buyer `i` runs in app instance `i % 2`).
+    pub clients: usize,
+    /// Units in stock at the start (fewer than buyers, so someone must be refused).
+    pub initial: i64,
+    /// The clock stops here (only the timestamp protocol reads it).
+    pub horizon: u64,
+}
+
+/// A buyer's program counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Step {
+    /// Not started (waits for its process's mutex when there is one).
+    Start,
+    /// About to read.
+    Read,
+    /// Read `(stock, version)`; about to write.
+    Write(i64, u64),
+    /// Finished.
+    Done,
+}
+
+/// A buyer.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Buyer {
+    /// Its app instance.
+    pub instance: u8,
+    /// Where it is.
+    pub step: Step,
+    /// Whether it got a unit.
+    pub bought: bool,
+}
+
+/// The system.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InventoryModelState {
+    /// The clock.
+    pub now: u64,
+    /// The stock row.
+    pub store: InventoryState,
+    /// The buyers (sorted: they are interchangeable).
+    pub buyers: Vec<Buyer>,
+    /// Which instances' mutexes are held.
+    pub mutex: [bool; 2],
+}
+
+/// What can happen.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum InventoryAction {
+    /// Buyer `i` takes its next step.
+    Step(u8),
+    /// One tick passes.
+    Tick,
+}
+
+/// The property.
+pub const RESOURCE: &str = "resource safety";
+
+impl InventoryModel {
+    fn spec(&self) -> InventorySpec {
+        InventorySpec {
+            initial: self.initial,
+        }
+    }
+
+    fn call(&self, s: &mut InventoryModelState, input: InventoryInput) -> InventoryOutput {
+        let mut out = self.spec().step(&s.store, &input, Window::at(s.now));
+        let (o, next) = out.swap_remove(0);
+        s.store = next;
+        o
+    }
+
+    fn step(&self, st: &InventoryModelState, i: usize) -> Option<(InventoryModelState, String)> {
+        use InventoryProtocol::*;
+        let mut s = st.clone();
+        let b = st.buyers[i].clone();
+        let inst = b.instance as usize % 2;
+        let (next, what) = match (self.protocol, b.step) {
+            (_, Step::Done) => return None,
+            (LocalMutex, Step::Start) => {
+                if s.mutex[inst] {
+                    return None;
+                }
+                s.mutex[inst] = true;
+                (Step::Read, format!("takes instance {inst}'s mutex"))
+            }
+            (OneSql, Step::Start) => {
+                let o = self.call(&mut s, InventoryInput::Decrement(1));
+                s.buyers[i].bought = o == InventoryOutput::Done;
+                (
+                    Step::Done,
+                    format!(
+                        "UPDATE stock SET n = n - 1 WHERE n >= 1 -> {}",
+                        if s.buyers[i].bought {
+                            "1 row"
+                        } else {
+                            "0 rows"
+                        }
+                    ),
+                )
+            }
+            (_, Step::Start) | (_, Step::Read) => match self.call(&mut s, InventoryInput::Read) {
+                InventoryOutput::Read { stock, version } => {
+                    let v = version.unwrap_or(0);
+                    let next = if stock > 0 {
+                        Step::Write(stock, v)
+                    } else {
+                        Step::Done
+                    };
+                    (next, format!("reads stock {stock}, version {v}"))
+                }
+                _ => return None,
+            },
+            (NoLock | LocalMutex, Step::Write(n, _)) => {
+                self.call(&mut s, InventoryInput::Write(n - 1));
+                s.buyers[i].bought = true;
+                (Step::Done, format!("writes stock {}", n - 1))
+            }
+            (Optimistic | TimestampCas | OneSql, Step::Write(n, v)) => {
+                let new_version = (self.protocol == TimestampCas).then_some(s.now);
+                let o = self.call(
+                    &mut s,
+                    InventoryInput::Cas {
+                        expect_version: v,
+                        stock: n - 1,
+                        new_version,
+                    },
+                );
+                let ok = o == InventoryOutput::Done;
+                s.buyers[i].bought = ok;
+                let nv = new_version.map_or("version + 1".to_string(), |t| {
+                    format!("version = {t} (now)")
+                });
+                let what = format!(
+                    "UPDATE … SET n = {}, {nv} WHERE version = {v} -> {}",
+                    n - 1,
+                    if ok { "1 row" } else { "0 rows, retry" }
+                );
+                (if ok { Step::Done } else { Step::Read }, what)
+            }
+        };
+        s.buyers[i].step = next;
+        if self.protocol == LocalMutex && next == Step::Done {
+            s.mutex[inst] = false;
+        }
+        Some((s, what))
+    }
+}
+
+impl Model for InventoryModel {
+    type State = InventoryModelState;
+    type Action = InventoryAction;
+
+    fn init_states(&self) -> Vec<InventoryModelState> {
+        let buyers = (0..self.clients)
+            .map(|i| Buyer {
+                instance: (i % 2) as u8,
+                step: Step::Start,
+                bought: false,
+            })
+            .collect();
+        vec![InventoryModelState {
+            now: 0,
+            store: self.spec().init(),
+            buyers,
+            mutex: [false; 2],
+        }]
+    }
+
+    fn actions(&self, s: &InventoryModelState, out: &mut Vec<InventoryAction>) {
+        out.extend((0..s.buyers.len() as u8).map(InventoryAction::Step));
+        if self.protocol == InventoryProtocol::TimestampCas && s.now < self.horizon {
+            out.push(InventoryAction::Tick);
+        }
+    }
+
+    fn next_state(
+        &self,
+        s: &InventoryModelState,
+        a: InventoryAction,
+    ) -> Option<InventoryModelState> {
+        match a {
+            InventoryAction::Step(i) => self.step(s, i as usize).map(|x| x.0),
+            InventoryAction::Tick => {
+                let mut n = s.clone();
+                n.now += 1;
+                Some(n)
+            }
+        }
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![Property::always(
+            RESOURCE,
+            |m: &Self, s: &InventoryModelState| {
+                let sold = s.buyers.iter().filter(|b| b.bought).count() as i64;
+                s.store.stock == m.initial - sold
+            },
+        )]
+    }
+}
+
+impl Narrate for InventoryModel {
+    fn canonical(&self, s: &InventoryModelState) -> InventoryModelState {
+        let mut c = s.clone();
+        c.buyers.sort();
+        c
+    }
+
+    fn describe_state(&self, s: &InventoryModelState) -> Vec<String> {
+        let mut lines = vec![format!("clock t={}", s.now)];
+        for (i, b) in s.buyers.iter().enumerate() {
+            let at = match b.step {
+                Step::Start => "not started".to_string(),
+                Step::Read => "about to read".to_string(),
+                Step::Write(n, v) => format!("read stock {n} (version {v}), about to write"),
+                Step::Done => "done".to_string(),
+            };
+            let got = if b.bought { ", bought one" } else { "" };
+            lines.push(format!("c{i} (instance {}): {at}{got}", b.instance));
+        }
+        let sold = s.buyers.iter().filter(|b| b.bought).count();
+        lines.push(format!(
+            "resource: stock={} version={} (started with {}, {sold} sold)",
+            s.store.stock, s.store.version, self.initial
+        ));
+        lines
+    }
+
+    fn describe_action(&self, s: &InventoryModelState, a: &InventoryAction) -> String {
+        match a {
+            InventoryAction::Step(i) => match self.step(s, *i as usize) {
+                Some((_, what)) => format!("c{i} {what}"),
+                None => format!("c{i} waits"),
+            },
+            InventoryAction::Tick => format!("time passes to t={}", s.now + 1),
+        }
+    }
+
+    fn is_fault(&self, _: &InventoryAction) -> bool {
+        false
+    }
+
+    fn why(&self, _: &str, path: &[(Option<InventoryAction>, InventoryModelState)]) -> String {
+        let (sold, stock) = path
+            .last()
+            .map(|(_, s)| (s.buyers.iter().filter(|b| b.bought).count(), s.store.stock))
+            .unwrap_or_default();
+        match self.protocol {
+            InventoryProtocol::TimestampCas => format!(
+                "Both writes happened in the same tick, so the \"version\" did not change and the second CAS matched a stale read: {sold} sold, stock {stock}, from {}.", self.initial
+            ),
+            InventoryProtocol::LocalMutex => format!(
+                "Each instance's mutex only excludes its own threads; buyers in the two instances read the same stock: {sold} sold from {}.", self.initial
+            ),
+            _ => format!("Both buyers read the stock before either wrote it: {sold} sold from {} (stock {stock}).", self.initial),
+        }
+    }
+}

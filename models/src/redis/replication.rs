@@ -1,0 +1,126 @@
+//! Master–replica replication with Sentinel failover: the master appends every write to
+//! one stream per replica, a replica applies its stream in order (at the instant the
+//! master executed each command, so it reaches the same state), `WAIT n` counts the
+//! replicas that have applied a given offset, and a failover promotes a replica with
+//! whatever it has applied — writes still in flight are lost.
+
+use crate::spec::redis::{apply, RedisCommand, RedisReply, RedisState};
+
+use super::LOCK_KEY;
+
+/// One Redis server.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Node {
+    /// Its keyspace.
+    pub db: RedisState,
+    /// Which client created the lock key now stored here (ghost state: no real server
+    /// knows it; it is how the model sees a foreign release).
+    pub creator: Option<u8>,
+    /// Writes of the master not yet applied here: `(command, instant, client)`.
+    pub stream: Vec<(RedisCommand, u64, u8)>,
+    /// Still part of the topology (a demoted old master is not).
+    pub up: bool,
+}
+
+impl Node {
+    /// An empty, running server.
+    pub fn new() -> Self {
+        Node {
+            db: RedisState::default(),
+            creator: None,
+            stream: Vec::new(),
+            up: true,
+        }
+    }
+
+    /// Runs `cmd` from `client` at `now`. Returns the reply and whether it was a foreign
+    /// release: a release command of `client` changing a lock created by someone else.
+    pub fn exec(
+        &mut self,
+        client: u8,
+        cmd: &RedisCommand,
+        now: u64,
+        release: bool,
+    ) -> (RedisReply, bool) {
+        let before = self.db.live(LOCK_KEY, now).map(|e| e.value.clone());
+        let creator = if before.is_some() { self.creator } else { None };
+        let (reply, db) = apply(&self.db, cmd, now);
+        self.db = db;
+        let after = self.db.live(LOCK_KEY, now).map(|e| e.value.clone());
+        let changed = before != after;
+        self.creator = match &after {
+            None => None,
+            Some(_) if changed && !release => Some(client),
+            Some(_) => creator,
+        };
+        let foreign = release && changed && creator.is_some_and(|c| c != client);
+        (reply, foreign)
+    }
+
+    /// Drops expired keys, unless replicated writes are pending (a replica deletes only
+    /// what its master tells it to).
+    pub fn purge(&mut self, now: u64) {
+        if self.stream.is_empty() {
+            self.db.purge_expired(now);
+            if self.db.live(LOCK_KEY, now).is_none() {
+                self.creator = None;
+            }
+        }
+    }
+
+    /// Applies the oldest pending write, if any.
+    pub fn replicate_one(&mut self) -> bool {
+        if self.stream.is_empty() {
+            return false;
+        }
+        let (cmd, at, client) = self.stream.remove(0);
+        self.exec(client, &cmd, at, false);
+        true
+    }
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Node::new()
+    }
+}
+
+/// Sends a write to every running replica's stream (the master itself has none).
+pub fn propagate(nodes: &mut [Node], master: usize, cmd: &RedisCommand, at: u64, client: u8) {
+    if !cmd.is_write() {
+        return;
+    }
+    for (i, n) in nodes.iter_mut().enumerate() {
+        if i != master && n.up {
+            n.stream.push((cmd.clone(), at, client));
+        }
+    }
+}
+
+/// How many running replicas have applied every write up to `offset` (writes counted
+/// since the current master was promoted): `WAIT`'s answer.
+pub fn acked(nodes: &[Node], master: usize, master_offset: u32, offset: u32) -> u32 {
+    let applied = |n: &Node| master_offset.saturating_sub(n.stream.len() as u32);
+    nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| *i != master && n.up && applied(n) >= offset)
+        .count() as u32
+}
+
+/// Sentinel promotes `replica`: it keeps what it applied and drops what was in flight,
+/// the old master leaves the topology, and the other replicas resynchronise from the new
+/// master (a full sync: they become copies of it).
+pub fn promote(nodes: &mut [Node], old_master: usize, replica: usize) {
+    nodes[replica].stream.clear();
+    nodes[old_master].up = false;
+    nodes[old_master].stream.clear();
+    let (db, creator) = (nodes[replica].db.clone(), nodes[replica].creator);
+    for (i, n) in nodes.iter_mut().enumerate() {
+        if i != replica && n.up {
+            n.db = db.clone();
+            n.creator = creator;
+            n.stream.clear();
+        }
+    }
+}

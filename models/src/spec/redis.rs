@@ -1,0 +1,693 @@
+//! A single Redis node, as far as lock protocols use it: string and hash keys with
+//! millisecond deadlines, the commands lock clients send, and the Lua scripts people
+//! deploy (compare-and-delete, compare-and-renew, Redisson's reentrant hash scripts).
+//!
+//! This is the one place their semantics are written. The stateright models run it as
+//! the server (and as every replica and every Redlock node), the history checker holds
+//! recorded command histories against it through [`Spec`], and the real clients in
+//! `implementations/` replay what they send through [`apply`] to prove they speak the
+//! same protocol.
+//!
+//! Time: a key with deadline `d` is live at instants `< d` and gone from `d` on (the
+//! same convention as [`super::lock`]). Deadlines are [`Window`]s so that a history,
+//! which only knows an interval for each command, can be checked; models always use a
+//! single instant.
+
+use std::collections::BTreeMap;
+
+use super::{Spec, Window};
+
+/// A stored value.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Value {
+    /// A string (`SET`, `INCR` keep integers as decimal strings, as Redis does).
+    Str(String),
+    /// A hash of integer fields (`HINCRBY`): Redisson's `owner → hold count`.
+    Hash(BTreeMap<String, i64>),
+}
+
+/// A key's value and its deadline (`None`: persistent).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Entry {
+    /// The value.
+    pub value: Value,
+    /// When the key expires (`PX`, `PEXPIRE`, `EXPIRE`).
+    pub deadline: Option<Window>,
+}
+
+impl Entry {
+    fn maybe_live(&self, at: Window) -> bool {
+        self.deadline.is_none_or(|d| at.lo < d.hi)
+    }
+
+    fn maybe_expired(&self, at: Window) -> bool {
+        self.deadline.is_some_and(|d| at.hi >= d.lo)
+    }
+}
+
+/// The keyspace of one node.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RedisState {
+    /// Every key that has not been deleted (it may have expired: see [`RedisState::live`]).
+    pub keys: BTreeMap<String, Entry>,
+}
+
+impl RedisState {
+    /// The key's entry if it is live at `now`.
+    pub fn live(&self, key: &str, now: u64) -> Option<&Entry> {
+        self.keys.get(key).filter(|e| e.maybe_live(Window::at(now)))
+    }
+
+    /// Forgets every key expired at `now`. Redis does this lazily or in its expiry cycle;
+    /// the result is indistinguishable to clients, and models call it to keep one state
+    /// per observable keyspace. Never call it on a replica with unapplied stream entries:
+    /// a replica only deletes what its master tells it to.
+    pub fn purge_expired(&mut self, now: u64) {
+        self.keys.retain(|_, e| e.maybe_live(Window::at(now)));
+    }
+}
+
+/// A command a client sends, named after the Redis command or the script it evaluates.
+/// Durations are milliseconds (seconds for [`RedisCommand::Expire`]).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RedisCommand {
+    /// `GET key` → bulk string or nil (`WRONGTYPE` on a hash).
+    Get {
+        /// The key.
+        key: String,
+    },
+    /// `SET key value [NX] [PX ms]` → `OK`, or nil when `NX` finds the key live.
+    Set {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// Only if the key does not exist.
+        nx: bool,
+        /// Deadline in ms from now; `None` makes the key persistent.
+        px: Option<u64>,
+    },
+    /// `SETNX key value` → `1` when set, `0` when the key was live.
+    SetNx {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+    },
+    /// `DEL key` → number of keys removed (0 or 1).
+    Del {
+        /// The key.
+        key: String,
+    },
+    /// `EXPIRE key seconds` → `1` when the key exists, else `0`.
+    Expire {
+        /// The key.
+        key: String,
+        /// Seconds from now.
+        seconds: u64,
+    },
+    /// `PEXPIRE key ms` → `1` when the key exists, else `0`.
+    PExpire {
+        /// The key.
+        key: String,
+        /// Milliseconds from now.
+        ms: u64,
+    },
+    /// `PTTL key` → ms left, `-1` without deadline, `-2` when missing.
+    PTtl {
+        /// The key.
+        key: String,
+    },
+    /// `EXISTS key` → 1 or 0.
+    Exists {
+        /// The key.
+        key: String,
+    },
+    /// `INCR key` → the incremented integer (a fencing token counter).
+    Incr {
+        /// The key.
+        key: String,
+    },
+    /// `HINCRBY key field by` → the field's new value.
+    HIncrBy {
+        /// The key.
+        key: String,
+        /// The field.
+        field: String,
+        /// The increment (negative to decrement).
+        by: i64,
+    },
+    /// `HEXISTS key field` → 1 or 0.
+    HExists {
+        /// The key.
+        key: String,
+        /// The field.
+        field: String,
+    },
+    /// `WAIT numreplicas timeout`. A node alone has no replicas and answers `0` at once;
+    /// replication (see the failover model) counts acknowledgements.
+    Wait {
+        /// Replicas to wait for.
+        numreplicas: u32,
+        /// Milliseconds (0: forever).
+        timeout: u64,
+    },
+    /// Compare-and-delete:
+    /// `if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end`
+    /// → 1 when deleted, 0 otherwise.
+    EvalCompareAndDelete {
+        /// `KEYS[1]`.
+        key: String,
+        /// `ARGV[1]`: the value the caller set.
+        value: String,
+    },
+    /// Compare-and-renew:
+    /// `if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('pexpire',KEYS[1],ARGV[2]) else return 0 end`
+    /// → 1 when renewed, 0 otherwise.
+    EvalCompareAndRenew {
+        /// `KEYS[1]`.
+        key: String,
+        /// `ARGV[1]`: the value the caller set.
+        value: String,
+        /// `ARGV[2]`: the new lease in ms.
+        px: u64,
+    },
+    /// Redisson's lock script (`tryLockInnerAsync`): if the key does not exist, or the
+    /// hash has field `ARGV[2]`, `HINCRBY` it by one, `PEXPIRE` the key and return nil;
+    /// otherwise return `PTTL key`.
+    EvalRedissonLock {
+        /// `KEYS[1]`: the lock name.
+        key: String,
+        /// `ARGV[2]`: the owner, `uuid:threadId` in Redisson.
+        field: String,
+        /// `ARGV[1]`: the lease in ms.
+        px: u64,
+    },
+    /// Redisson's unlock script: nil when the field is absent; otherwise `HINCRBY -1`,
+    /// and if the count is still positive `PEXPIRE` and return 0, else `DEL` (and
+    /// publish) and return 1.
+    EvalRedissonUnlock {
+        /// `KEYS[1]`.
+        key: String,
+        /// `ARGV[3]`: the owner.
+        field: String,
+        /// `ARGV[2]`: the lease in ms, re-armed while holds remain.
+        px: u64,
+    },
+    /// Redisson's watchdog renewal (`renewExpirationAsync`): if the field exists,
+    /// `PEXPIRE` and return 1, else return 0.
+    EvalRedissonRenew {
+        /// `KEYS[1]`.
+        key: String,
+        /// `ARGV[2]`: the owner.
+        field: String,
+        /// `ARGV[1]`: the lease in ms.
+        px: u64,
+    },
+}
+
+impl RedisCommand {
+    /// The key the command touches (`None` for `WAIT`).
+    pub fn key(&self) -> Option<&str> {
+        use RedisCommand::*;
+        match self {
+            Get { key }
+            | Set { key, .. }
+            | SetNx { key, .. }
+            | Del { key }
+            | Expire { key, .. }
+            | PExpire { key, .. }
+            | PTtl { key }
+            | Exists { key }
+            | Incr { key }
+            | HIncrBy { key, .. }
+            | HExists { key, .. }
+            | EvalCompareAndDelete { key, .. }
+            | EvalCompareAndRenew { key, .. }
+            | EvalRedissonLock { key, .. }
+            | EvalRedissonUnlock { key, .. }
+            | EvalRedissonRenew { key, .. } => Some(key),
+            Wait { .. } => None,
+        }
+    }
+
+    /// Whether the command may change the keyspace, i.e. goes into the replication
+    /// stream.
+    pub fn is_write(&self) -> bool {
+        use RedisCommand::*;
+        !matches!(
+            self,
+            Get { .. } | PTtl { .. } | Exists { .. } | HExists { .. } | Wait { .. }
+        )
+    }
+}
+
+/// A reply, as RESP types.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RedisReply {
+    /// `+OK`.
+    Ok,
+    /// The nil bulk string / nil reply.
+    Nil,
+    /// `:n`.
+    Integer(i64),
+    /// A bulk string.
+    Bulk(String),
+    /// `-ERR …` / `-WRONGTYPE …`.
+    Error(String),
+}
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// Runs `cmd` at instant `now`: the reference behaviour of a node.
+pub fn apply(state: &RedisState, cmd: &RedisCommand, now: u64) -> (RedisReply, RedisState) {
+    let mut next = state.clone();
+    let reply = exec(&mut next, cmd, Window::at(now), false);
+    (reply, next)
+}
+
+/// Runs `cmd` with the key's expiry already decided: `expired` removes the key first.
+fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> RedisReply {
+    use RedisCommand::*;
+    use RedisReply as R;
+    if let Some(k) = cmd.key() {
+        let gone = match s.keys.get(k) {
+            Some(e) => expired || !e.maybe_live(at),
+            None => false,
+        };
+        if gone {
+            s.keys.remove(k);
+        }
+    }
+    let deadline = |ms: u64| Some(at.plus(ms));
+    match cmd {
+        Get { key } => match s.keys.get(key).map(|e| &e.value) {
+            None => R::Nil,
+            Some(Value::Str(v)) => R::Bulk(v.clone()),
+            Some(Value::Hash(_)) => R::Error(WRONGTYPE.into()),
+        },
+        Set { key, value, nx, px } => {
+            if *nx && s.keys.contains_key(key) {
+                return R::Nil;
+            }
+            let value = Value::Str(value.clone());
+            let deadline = px.and_then(deadline);
+            s.keys.insert(key.clone(), Entry { value, deadline });
+            R::Ok
+        }
+        SetNx { key, value } => {
+            if s.keys.contains_key(key) {
+                return R::Integer(0);
+            }
+            let value = Value::Str(value.clone());
+            s.keys.insert(
+                key.clone(),
+                Entry {
+                    value,
+                    deadline: None,
+                },
+            );
+            R::Integer(1)
+        }
+        Del { key } => R::Integer(i64::from(s.keys.remove(key).is_some())),
+        Expire { key, seconds } => pexpire(s, key, seconds.saturating_mul(1000), at),
+        PExpire { key, ms } => pexpire(s, key, *ms, at),
+        PTtl { key } => match s.keys.get(key) {
+            None => R::Integer(-2),
+            Some(Entry { deadline: None, .. }) => R::Integer(-1),
+            Some(Entry {
+                deadline: Some(d), ..
+            }) => R::Integer(i64::try_from(d.lo.saturating_sub(at.hi)).unwrap_or(i64::MAX)),
+        },
+        Exists { key } => R::Integer(i64::from(s.keys.contains_key(key))),
+        Incr { key } => {
+            let current = match s.keys.get(key) {
+                None => 0,
+                Some(Entry {
+                    value: Value::Str(v),
+                    ..
+                }) => match v.parse::<i64>() {
+                    Ok(n) => n,
+                    Err(_) => {
+                        return R::Error("ERR value is not an integer or out of range".into())
+                    }
+                },
+                Some(_) => return R::Error(WRONGTYPE.into()),
+            };
+            let n = current + 1;
+            let deadline = s.keys.get(key).and_then(|e| e.deadline);
+            s.keys.insert(
+                key.clone(),
+                Entry {
+                    value: Value::Str(n.to_string()),
+                    deadline,
+                },
+            );
+            R::Integer(n)
+        }
+        HIncrBy { key, field, by } => match hincrby(s, key, field, *by) {
+            Ok(n) => R::Integer(n),
+            Err(e) => e,
+        },
+        HExists { key, field } => match s.keys.get(key).map(|e| &e.value) {
+            None => R::Integer(0),
+            Some(Value::Hash(h)) => R::Integer(i64::from(h.contains_key(field))),
+            Some(Value::Str(_)) => R::Error(WRONGTYPE.into()),
+        },
+        Wait { .. } => R::Integer(0),
+        EvalCompareAndDelete { key, value } => {
+            if owns_string(s, key, value) {
+                s.keys.remove(key);
+                R::Integer(1)
+            } else {
+                R::Integer(0)
+            }
+        }
+        EvalCompareAndRenew { key, value, px } => {
+            if owns_string(s, key, value) {
+                pexpire(s, key, *px, at)
+            } else {
+                R::Integer(0)
+            }
+        }
+        EvalRedissonLock { key, field, px } => {
+            let free = !s.keys.contains_key(key);
+            if free || has_field(s, key, field) {
+                if let Err(e) = hincrby(s, key, field, 1) {
+                    return e;
+                }
+                pexpire(s, key, *px, at);
+                return R::Nil;
+            }
+            exec(s, &PTtl { key: key.clone() }, at, false)
+        }
+        EvalRedissonUnlock { key, field, px } => {
+            if !has_field(s, key, field) {
+                return R::Nil;
+            }
+            match hincrby(s, key, field, -1) {
+                Ok(n) if n > 0 => {
+                    pexpire(s, key, *px, at);
+                    R::Integer(0)
+                }
+                Ok(_) => {
+                    s.keys.remove(key);
+                    R::Integer(1)
+                }
+                Err(e) => e,
+            }
+        }
+        EvalRedissonRenew { key, field, px } => {
+            if has_field(s, key, field) {
+                pexpire(s, key, *px, at);
+                R::Integer(1)
+            } else {
+                R::Integer(0)
+            }
+        }
+    }
+}
+
+fn owns_string(s: &RedisState, key: &str, value: &str) -> bool {
+    matches!(s.keys.get(key), Some(Entry { value: Value::Str(v), .. }) if v == value)
+}
+
+fn has_field(s: &RedisState, key: &str, field: &str) -> bool {
+    matches!(s.keys.get(key), Some(Entry { value: Value::Hash(h), .. }) if h.contains_key(field))
+}
+
+fn pexpire(s: &mut RedisState, key: &str, ms: u64, at: Window) -> RedisReply {
+    match s.keys.get_mut(key) {
+        Some(e) => {
+            e.deadline = Some(at.plus(ms));
+            RedisReply::Integer(1)
+        }
+        None => RedisReply::Integer(0),
+    }
+}
+
+fn hincrby(s: &mut RedisState, key: &str, field: &str, by: i64) -> Result<i64, RedisReply> {
+    let entry = s.keys.entry(key.to_string()).or_insert_with(|| Entry {
+        value: Value::Hash(BTreeMap::new()),
+        deadline: None,
+    });
+    match &mut entry.value {
+        Value::Hash(h) => {
+            let n = h.entry(field.to_string()).or_insert(0);
+            *n += by;
+            Ok(*n)
+        }
+        Value::Str(_) => Err(RedisReply::Error(WRONGTYPE.into())),
+    }
+}
+
+/// The node as a [`Spec`]: the history checker's model of one Redis server.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RedisSpec;
+
+impl Spec for RedisSpec {
+    type State = RedisState;
+    type Input = RedisCommand;
+    type Output = RedisReply;
+
+    fn init(&self) -> RedisState {
+        RedisState::default()
+    }
+
+    /// When the window straddles the touched key's deadline, both "still live" and
+    /// "expired" are possible outcomes. (`PTTL`'s number is exact only for instants.)
+    fn step(
+        &self,
+        state: &RedisState,
+        cmd: &RedisCommand,
+        at: Window,
+    ) -> Vec<(RedisReply, RedisState)> {
+        let entry = cmd.key().and_then(|k| state.keys.get(k));
+        let mut branches = Vec::with_capacity(2);
+        match entry {
+            Some(e) if e.maybe_live(at) && e.maybe_expired(at) => {
+                branches.push(false);
+                branches.push(true);
+            }
+            Some(e) => branches.push(!e.maybe_live(at)),
+            None => branches.push(false),
+        }
+        let mut out: Vec<(RedisReply, RedisState)> = Vec::with_capacity(branches.len());
+        for expired in branches {
+            let mut next = state.clone();
+            let reply = exec(&mut next, cmd, at, expired);
+            if !out.iter().any(|(r, s)| *r == reply && *s == next) {
+                out.push((reply, next));
+            }
+        }
+        out
+    }
+
+    fn describe(cmd: &RedisCommand, reply: Option<&RedisReply>) -> String {
+        let r = reply.map_or_else(|| "?".to_string(), reply_text);
+        format!("{} -> {r}", command_text(cmd))
+    }
+}
+
+/// The command as a person would type it (scripts by their role).
+pub fn command_text(cmd: &RedisCommand) -> String {
+    use RedisCommand::*;
+    match cmd {
+        Get { key } => format!("GET {key}"),
+        Set { key, value, nx, px } => {
+            let nx = if *nx { " NX" } else { "" };
+            let px = px.map(|p| format!(" PX {p}")).unwrap_or_default();
+            format!("SET {key} {value}{nx}{px}")
+        }
+        SetNx { key, value } => format!("SETNX {key} {value}"),
+        Del { key } => format!("DEL {key}"),
+        Expire { key, seconds } => format!("EXPIRE {key} {seconds}"),
+        PExpire { key, ms } => format!("PEXPIRE {key} {ms}"),
+        PTtl { key } => format!("PTTL {key}"),
+        Exists { key } => format!("EXISTS {key}"),
+        Incr { key } => format!("INCR {key}"),
+        HIncrBy { key, field, by } => format!("HINCRBY {key} {field} {by}"),
+        HExists { key, field } => format!("HEXISTS {key} {field}"),
+        Wait {
+            numreplicas,
+            timeout,
+        } => format!("WAIT {numreplicas} {timeout}"),
+        EvalCompareAndDelete { key, value } => format!("EVAL compare-and-delete {key} {value}"),
+        EvalCompareAndRenew { key, value, px } => {
+            format!("EVAL compare-and-renew {key} {value} {px}")
+        }
+        EvalRedissonLock { key, field, px } => format!("EVAL redisson-lock {key} {field} {px}"),
+        EvalRedissonUnlock { key, field, px } => format!("EVAL redisson-unlock {key} {field} {px}"),
+        EvalRedissonRenew { key, field, px } => format!("EVAL redisson-renew {key} {field} {px}"),
+    }
+}
+
+/// The reply as `redis-cli` shows it.
+pub fn reply_text(reply: &RedisReply) -> String {
+    match reply {
+        RedisReply::Ok => "OK".into(),
+        RedisReply::Nil => "(nil)".into(),
+        RedisReply::Integer(n) => format!("(integer) {n}"),
+        RedisReply::Bulk(s) => format!("\"{s}\""),
+        RedisReply::Error(e) => format!("(error) {e}"),
+    }
+}
+
+/// A key's value as a short text, for stories: `"c0"`, `{c0:2}`, or `-`.
+pub fn entry_text(state: &RedisState, key: &str, now: u64) -> String {
+    match state.live(key, now) {
+        None => "-".into(),
+        Some(e) => {
+            let v = match &e.value {
+                Value::Str(s) => format!("\"{s}\""),
+                Value::Hash(h) => {
+                    let fields: Vec<String> = h.iter().map(|(f, n)| format!("{f}:{n}")).collect();
+                    format!("{{{}}}", fields.join(","))
+                }
+            };
+            match e.deadline {
+                Some(d) => format!("{v} until t={}", d.lo),
+                None => format!("{v} (no TTL)"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k() -> String {
+        "lock".into()
+    }
+
+    fn run(cmds: &[(RedisCommand, u64)]) -> Vec<RedisReply> {
+        let mut s = RedisState::default();
+        cmds.iter()
+            .map(|(c, t)| {
+                let (r, n) = apply(&s, c, *t);
+                s = n;
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn set_nx_px_expires_at_the_deadline() {
+        let set = |v: &str| RedisCommand::Set {
+            key: k(),
+            value: v.into(),
+            nx: true,
+            px: Some(10),
+        };
+        let r = run(&[
+            (set("a"), 0),
+            (set("b"), 9),
+            (set("b"), 10),
+            (RedisCommand::Get { key: k() }, 11),
+        ]);
+        assert_eq!(
+            r,
+            vec![
+                RedisReply::Ok,
+                RedisReply::Nil,
+                RedisReply::Ok,
+                RedisReply::Bulk("b".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn compare_and_delete_only_deletes_own_value() {
+        let cad = |v: &str| RedisCommand::EvalCompareAndDelete {
+            key: k(),
+            value: v.into(),
+        };
+        let set = RedisCommand::Set {
+            key: k(),
+            value: "a".into(),
+            nx: true,
+            px: None,
+        };
+        let r = run(&[(set, 0), (cad("b"), 1), (cad("a"), 2), (cad("a"), 3)]);
+        assert_eq!(
+            r,
+            vec![
+                RedisReply::Ok,
+                RedisReply::Integer(0),
+                RedisReply::Integer(1),
+                RedisReply::Integer(0)
+            ]
+        );
+    }
+
+    #[test]
+    fn redisson_scripts_count_holds() {
+        let lock = |f: &str| RedisCommand::EvalRedissonLock {
+            key: k(),
+            field: f.into(),
+            px: 30,
+        };
+        let unlock = |f: &str| RedisCommand::EvalRedissonUnlock {
+            key: k(),
+            field: f.into(),
+            px: 30,
+        };
+        let r = run(&[
+            (lock("a"), 0),
+            (lock("a"), 1),
+            (lock("b"), 2),
+            (unlock("b"), 3),
+            (unlock("a"), 4),
+            (unlock("a"), 5),
+        ]);
+        assert_eq!(
+            r,
+            vec![
+                RedisReply::Nil,
+                RedisReply::Nil,
+                RedisReply::Integer(29),
+                RedisReply::Nil,
+                RedisReply::Integer(0),
+                RedisReply::Integer(1)
+            ]
+        );
+    }
+
+    #[test]
+    fn incr_and_wrongtype() {
+        let incr = RedisCommand::Incr {
+            key: "fence".into(),
+        };
+        let h = RedisCommand::HIncrBy {
+            key: "h".into(),
+            field: "f".into(),
+            by: 1,
+        };
+        let r = run(&[
+            (incr.clone(), 0),
+            (incr, 0),
+            (h, 0),
+            (RedisCommand::Get { key: "h".into() }, 0),
+        ]);
+        assert_eq!(r[..2], [RedisReply::Integer(1), RedisReply::Integer(2)]);
+        assert!(matches!(r[3], RedisReply::Error(_)));
+    }
+
+    #[test]
+    fn a_window_straddling_the_deadline_has_two_outcomes() {
+        let s = apply(
+            &RedisState::default(),
+            &RedisCommand::Set {
+                key: k(),
+                value: "a".into(),
+                nx: false,
+                px: Some(10),
+            },
+            0,
+        )
+        .1;
+        let outs = RedisSpec.step(&s, &RedisCommand::Get { key: k() }, Window::between(5, 15));
+        assert_eq!(outs.len(), 2);
+    }
+}

@@ -1,0 +1,160 @@
+//! `locklab check ID`: model-check one scenario and print the verdict with the shortest
+//! story of every violated property.
+
+use locklab_models::catalog::{self, Overrides, Report, Story, Verdict};
+use locklab_models::check::Limits;
+
+use crate::bad_input;
+use crate::output::{spinner, Format};
+
+/// Bounds shared by `check`, `explain` and `explore`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Bounds {
+    /// Number of clients.
+    #[arg(long)]
+    pub clients: Option<usize>,
+    /// Replicas behind the master (failover scenarios).
+    #[arg(long)]
+    pub replicas: Option<usize>,
+    /// Redlock nodes.
+    #[arg(long)]
+    pub nodes: Option<usize>,
+    /// Lease in ticks.
+    #[arg(long)]
+    pub ttl: Option<u64>,
+    /// Fault budgets, e.g. `pause=1,failover=1`, or `none`.
+    #[arg(long)]
+    pub faults: Option<String>,
+}
+
+impl Bounds {
+    /// As the catalog's overrides.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            clients: self.clients,
+            replicas: self.replicas,
+            nodes: self.nodes,
+            ttl: self.ttl,
+            faults: self.faults.clone(),
+        }
+    }
+}
+
+/// Arguments of `check`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario id (see `locklab models`).
+    id: String,
+    #[command(flatten)]
+    bounds: Bounds,
+    /// Stop after this many distinct states (verdict unknown, exit 3).
+    #[arg(long, default_value_t = 5_000_000)]
+    max_states: usize,
+    /// Stop after this many seconds (verdict unknown, exit 3).
+    #[arg(long)]
+    timeout: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Runs the search with a spinner; the catalog's error becomes exit 2.
+pub fn run_report(id: &str, bounds: &Bounds, limits: Limits, format: Format) -> Result<Report, u8> {
+    let bar = spinner(format, &format!("checking {id}"));
+    let result = catalog::check(id, &bounds.overrides(), limits, &mut |s| {
+        bar.set_message(format!(
+            "checking {id}: {} states, depth {}",
+            s.unique_states, s.max_depth
+        ));
+    });
+    bar.finish_and_clear();
+    result.map_err(|e| bad_input(format, &e.to_string()))
+}
+
+/// The exit code of a verdict.
+pub fn exit_code(v: &Verdict) -> u8 {
+    match v {
+        Verdict::Holds => 0,
+        Verdict::Violated(_) => 1,
+        Verdict::Unknown => 3,
+    }
+}
+
+/// A story as text.
+pub fn story_text(s: &Story) -> String {
+    let mut out = format!(
+        "Counterexample for {} ({} steps, shortest):\n",
+        s.property,
+        s.steps.len()
+    );
+    out.push_str("  0. initial state\n");
+    for l in &s.initial {
+        out.push_str(&format!("       {l}\n"));
+    }
+    for st in &s.steps {
+        let fault = if st.fault { "  ⚡ FAULT" } else { "" };
+        out.push_str(&format!("  {}. {}{fault}\n", st.n, st.action));
+        for l in &st.state {
+            out.push_str(&format!("       {l}\n"));
+        }
+    }
+    out.push_str(&format!("  Violated: {}. {}\n", s.property, s.closing));
+    out
+}
+
+/// The verdict line.
+pub fn verdict_text(r: &Report) -> String {
+    let p = &r.params;
+    let bounds = format!(
+        "clients={} replicas={} nodes={} ttl={} faults=[{}]",
+        p.clients,
+        p.replicas,
+        p.nodes,
+        p.ttl,
+        p.faults
+            .iter()
+            .map(|(n, b)| format!("{n}={b}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let v = match &r.verdict {
+        Verdict::Holds => "HOLDS: no violation within the stated bounds".to_string(),
+        Verdict::Violated(ps) => format!("VIOLATED: {}", ps.join(", ")),
+        Verdict::Unknown => "UNKNOWN: a limit stopped the search before an answer".to_string(),
+    };
+    format!(
+        "{}: {v}\n  bounds: {bounds}\n  explored {} states ({} distinct, depth {}) in {:.2}s; expected at default bounds: {:?} ({})\n",
+        r.id,
+        r.stats.states,
+        r.stats.unique_states,
+        r.stats.max_depth,
+        r.stats.seconds,
+        r.expected,
+        if r.matches_expected { "matches" } else { "differs" }
+    )
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    let limits = Limits {
+        max_states: args.max_states,
+        timeout: args.timeout.map(std::time::Duration::from_secs),
+    };
+    let report = match run_report(&args.id, &args.bounds, limits, args.format) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    match args.format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        ),
+        Format::Text => {
+            print!("{}", verdict_text(&report));
+            for s in &report.stories {
+                print!("\n{}", story_text(s));
+            }
+        }
+    }
+    exit_code(&report.verdict)
+}

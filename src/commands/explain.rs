@@ -1,0 +1,55 @@
+//! `locklab explain ID`: the teaching narrative — the protocol, the fault, the lesson,
+//! and the shortest story step by step.
+
+use locklab_models::catalog;
+use locklab_models::check::Limits;
+
+use crate::bad_input;
+use crate::commands::check::{exit_code, run_report, story_text, verdict_text, Bounds};
+use crate::output::Format;
+
+/// Arguments of `explain`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario id.
+    id: String,
+    #[command(flatten)]
+    bounds: Bounds,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    let scenario = match catalog::find(&args.id) {
+        Ok(s) => s,
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
+    let report = match run_report(&args.id, &args.bounds, Limits::default(), args.format) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    match args.format {
+        Format::Json => {
+            let doc = serde_json::json!({ "scenario": scenario, "report": report });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Format::Text => {
+            println!("{} — {}", scenario.id, scenario.protocol);
+            println!("Fault: {}", scenario.faults);
+            println!("Properties: {}", scenario.properties.join(", "));
+            println!("Lesson: {}\n", scenario.lesson);
+            print!("{}", verdict_text(&report));
+            if report.stories.is_empty() {
+                println!(
+                    "\nNo counterexample exists within these bounds, so there is no story to tell."
+                );
+            }
+            for s in &report.stories {
+                print!("\n{}", story_text(s));
+            }
+        }
+    }
+    exit_code(&report.verdict)
+}

@@ -1,0 +1,93 @@
+//! `locklab matrix`: every scenario at its default bounds; exit 0 only when every
+//! verdict equals the expected one.
+
+use std::time::Instant;
+
+use locklab_models::catalog::{self, scenarios, Overrides, Verdict};
+use locklab_models::check::Limits;
+
+use crate::bad_input;
+use crate::output::{spinner, Format};
+
+/// Arguments of `matrix`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    let start = Instant::now();
+    let bar = spinner(args.format, "matrix");
+    let mut rows = Vec::new();
+    let mut all_match = true;
+    for s in scenarios() {
+        bar.set_message(format!("checking {}", s.id));
+        let r = match catalog::check(s.id, &Overrides::default(), Limits::default(), &mut |_| {}) {
+            Ok(r) => r,
+            Err(e) => return bad_input(args.format, &e.to_string()),
+        };
+        all_match &= r.matches_expected;
+        rows.push(r);
+    }
+    bar.finish_and_clear();
+    let total = start.elapsed().as_secs_f64();
+    match args.format {
+        Format::Json => {
+            let rows: Vec<_> = rows
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r.id, "verdict": r.verdict, "expected": r.expected,
+                        "matches_expected": r.matches_expected,
+                        "states": r.stats.states, "unique_states": r.stats.unique_states,
+                        "max_depth": r.stats.max_depth, "seconds": r.stats.seconds,
+                        "states_per_second": r.stats.states_per_second(),
+                        "counterexample_steps": r.stories.iter().map(|s| s.steps.len()).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            let doc =
+                serde_json::json!({ "all_match": all_match, "seconds": total, "scenarios": rows });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Format::Text => {
+            println!(
+                "{:<28} {:<40} {:>5} {:>10} {:>10} {:>8} {:>12}",
+                "id", "verdict", "ok", "states", "unique", "secs", "states/s"
+            );
+            for r in &rows {
+                let v = match &r.verdict {
+                    Verdict::Holds => "holds".to_string(),
+                    Verdict::Violated(p) => format!("violated: {}", p.join(", ")),
+                    Verdict::Unknown => "unknown".to_string(),
+                };
+                println!(
+                    "{:<28} {:<40} {:>5} {:>10} {:>10} {:>8.2} {:>12.0}",
+                    r.id,
+                    v,
+                    if r.matches_expected { "yes" } else { "NO" },
+                    r.stats.states,
+                    r.stats.unique_states,
+                    r.stats.seconds,
+                    r.stats.states_per_second()
+                );
+            }
+            println!(
+                "total {total:.2}s; {}",
+                if all_match {
+                    "every verdict matches the catalog"
+                } else {
+                    "SOME VERDICTS DIFFER"
+                }
+            );
+        }
+    }
+    if all_match {
+        0
+    } else {
+        1
+    }
+}

@@ -1,0 +1,226 @@
+//! The verdict matrix and the stories, through the catalog and the built binary.
+#![cfg(feature = "model-check")]
+
+use std::process::Command;
+
+use locklab_models::catalog::{
+    build, check, find, params, scenarios, AnyModel, Overrides, Report, Verdict,
+};
+use locklab_models::check::{bfs, iterative_deepening, Limits};
+
+fn run(id: &str, o: Overrides) -> Report {
+    check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
+}
+
+fn story(r: &Report, property: &str) -> String {
+    let s = r
+        .stories
+        .iter()
+        .find(|s| s.property == property)
+        .expect("a story for the property");
+    let mut text = String::new();
+    for st in &s.steps {
+        text.push_str(&format!(
+            "{}{}\n{}\n",
+            st.action,
+            if st.fault { " FAULT" } else { "" },
+            st.state.join("\n")
+        ));
+    }
+    text + &s.closing
+}
+
+#[test]
+fn every_scenario_reaches_its_expected_verdict() {
+    for s in scenarios() {
+        let r = run(s.id, Overrides::default());
+        assert!(
+            r.matches_expected,
+            "{}: got {:?}, expected {:?}",
+            s.id, r.verdict, r.expected
+        );
+    }
+}
+
+#[test]
+fn failover_story_shows_promotion_before_replication() {
+    let r = run("redis-failover", Overrides::default());
+    let t = story(&r, "mutual exclusion");
+    let set = t.find("c0: SET lock c0 NX PX").expect("c0 acquires");
+    let promote = t.find("Sentinel promotes replica").expect("failover");
+    assert!(
+        set < promote && t.contains("write(s) not yet replicated"),
+        "{t}"
+    );
+    assert!(
+        t.contains("c0: IN CRITICAL SECTION") && t.contains("c1: IN CRITICAL SECTION"),
+        "{t}"
+    );
+}
+
+#[test]
+fn lua_pause_story_shows_expiry_during_pause() {
+    let r = run("redis-lua-pause", Overrides::default());
+    let t = story(&r, "mutual exclusion");
+    assert!(
+        t.contains("pauses") && t.contains("FAULT") && t.contains("time passes"),
+        "{t}"
+    );
+    assert!(
+        t.contains("[PAUSED]") && t.matches("IN CRITICAL SECTION").count() >= 2,
+        "{t}"
+    );
+    assert!(t.contains("c1: SET lock c1 NX PX 2 -> OK"), "{t}");
+}
+
+#[test]
+fn redlock_restart_story_shows_lost_data() {
+    let r = run("redlock-restart", Overrides::default());
+    let t = story(&r, "mutual exclusion");
+    assert!(
+        t.contains("crashes; without persistence its keys are gone")
+            && t.contains("restarts, empty"),
+        "{t}"
+    );
+    let last = r.stories[0].steps.last().expect("steps");
+    assert_eq!(
+        last.state
+            .iter()
+            .filter(|l| l.contains("IN CRITICAL SECTION"))
+            .count(),
+        2,
+        "{t}"
+    );
+}
+
+#[test]
+fn del_unconditional_story_shows_foreign_del() {
+    let r = run("redis-del-unconditional", Overrides::default());
+    let t = story(&r, "no foreign release");
+    assert!(
+        t.contains("c0: DEL lock -> (integer) 1") || t.contains("c1: DEL lock -> (integer) 1"),
+        "{t}"
+    );
+    assert!(
+        t.contains("unconditional DEL removed another client's lock"),
+        "{t}"
+    );
+    let m = story(&r, "mutual exclusion");
+    assert!(m.matches("IN CRITICAL SECTION").count() >= 2, "{m}");
+}
+
+#[test]
+fn failover_wait_depends_on_replicas() {
+    let one = run(
+        "redis-failover-wait",
+        Overrides {
+            replicas: Some(1),
+            ..Default::default()
+        },
+    );
+    assert_eq!(one.verdict, Verdict::Holds);
+    let two = run(
+        "redis-failover-wait",
+        Overrides {
+            replicas: Some(2),
+            ..Default::default()
+        },
+    );
+    assert_eq!(two.verdict, Verdict::Violated(vec!["mutual exclusion"]));
+    assert!(story(&two, "mutual exclusion").contains("Sentinel promotes"));
+}
+
+#[test]
+fn redlock_keeps_verdicts_with_3_and_7_nodes() {
+    for nodes in [3, 7] {
+        for id in [
+            "redlock",
+            "redlock-restart",
+            "redlock-clock-jump",
+            "redlock-pause",
+        ] {
+            let r = run(
+                id,
+                Overrides {
+                    nodes: Some(nodes),
+                    ..Default::default()
+                },
+            );
+            assert!(r.matches_expected, "{id} --nodes {nodes}: {:?}", r.verdict);
+        }
+    }
+}
+
+#[test]
+fn counterexamples_are_shortest_against_iterative_deepening() {
+    let ids = [
+        "redis-failover",
+        "redis-lua-pause",
+        "redis-del-unconditional",
+        "redis-timestamp-value",
+        "inventory-timestamp-cas",
+        "redlock-clock-jump",
+    ];
+    for id in ids {
+        let s = find(id).expect("id");
+        let p = params(&s, &Overrides::default()).expect("bounds");
+        macro_rules! compare {
+            ($m:expr) => {{
+                let out = bfs(&$m, Limits::default(), &mut |_| {});
+                for d in &out.discoveries {
+                    let bfs_len = d.path.len() - 1;
+                    let id_len = iterative_deepening(&$m, d.property, bfs_len + 1);
+                    assert_eq!(id_len, Some(bfs_len), "{id} {}", d.property);
+                }
+                assert!(!out.discoveries.is_empty(), "{id}");
+            }};
+        }
+        match build(&s, &p) {
+            AnyModel::Redis(m) => compare!(m),
+            AnyModel::Inventory(m) => compare!(m),
+            AnyModel::Redlock(m) => compare!(m),
+        }
+    }
+}
+
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .output()
+        .expect("run locklab");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_exit_codes() {
+    let (code, _, err) = cli(&["check", "redis-failovr"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("redis-failover"), "{err}");
+    let (code, out, _) = cli(&["check", "redlok", "--format", "json"]);
+    assert_eq!(code, 2);
+    assert!(out.contains("redlock"), "{out}");
+    let (code, _, err) = cli(&["check", "redis-lua", "--clients", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--clients"), "{err}");
+    let (code, _, err) = cli(&["check", "redis-lua", "--nodes", "3"]);
+    assert_eq!((code, err.contains("--nodes")), (2, true));
+    let (code, _, err) = cli(&["check", "redis-lua", "--faults", "meteor=1"]);
+    assert_eq!((code, err.contains("--faults")), (2, true));
+    let (code, _, err) = cli(&["explore", "redis-lua", "--addr", "0.0.0.0:3999"]);
+    assert_eq!((code, err.contains("loopback")), (2, true));
+    assert_eq!(cli(&["check", "redis-lua"]).0, 0);
+    let (code, out, _) = cli(&["check", "redis-failover", "--format", "json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["verdict"]["violated"][0], "mutual exclusion");
+    assert_eq!(
+        cli(&["check", "redlock-delayed-restart", "--max-states", "100"]).0,
+        3
+    );
+    assert_eq!(cli(&["models", "--format", "json"]).0, 0);
+    assert_eq!(cli(&["explain", "redis-lua-pause"]).0, 1);
+}
