@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Spec, Window};
+use super::{Outcomes, Spec, Window};
 
 /// A stored value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -461,7 +461,7 @@ impl Spec for RedisSpec {
         state: &RedisState,
         cmd: &RedisCommand,
         at: Window,
-    ) -> Vec<(RedisReply, RedisState)> {
+    ) -> Outcomes<RedisReply, RedisState> {
         let entry = cmd.key().and_then(|k| state.keys.get(k));
         let mut branches = Vec::with_capacity(2);
         match entry {
@@ -472,7 +472,7 @@ impl Spec for RedisSpec {
             Some(e) => branches.push(!e.maybe_live(at)),
             None => branches.push(false),
         }
-        let mut out: Vec<(RedisReply, RedisState)> = Vec::with_capacity(branches.len());
+        let mut out: Outcomes<RedisReply, RedisState> = Outcomes::new();
         for expired in branches {
             let mut next = state.clone();
             let reply = exec(&mut next, cmd, at, expired);
