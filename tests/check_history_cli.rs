@@ -75,7 +75,7 @@ fn malformed_inputs_exit_2_naming_the_line() {
         assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(
-            err.contains(&format!("{name}")) && err.contains(expect),
+            err.contains(*name) && err.contains(expect),
             "{name}: expected {expect:?} in {err:?}"
         );
         assert!(!err.contains("panicked"), "{name} panicked: {err}");

@@ -121,7 +121,7 @@ fn files() -> Vec<(PathBuf, InputFormat)> {
 }
 
 /// The bare operations, built outside any timing from locklab's own parse.
-fn bare(path: &PathBuf, fmt: InputFormat) -> Bare {
+fn bare(path: &std::path::Path, fmt: InputFormat) -> Bare {
     let h = read_any(path, Some(fmt)).expect("parses");
     let p = pair(&h).expect("pairs");
     let time = |o: &locklab_traces::ops::Operation| {
