@@ -35,6 +35,9 @@ enum Command {
     Explore(commands::explore::Args),
     /// Every scenario: verdict, expected, states, time.
     Matrix(commands::matrix::Args),
+    /// Run a scenario on real servers under real faults; check the recorded history
+    /// and compare the verdict with the model's.
+    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => commands::explain::run(args),
         Command::Explore(args) => commands::explore::run(args),
         Command::Matrix(args) => commands::matrix::run(args),
+        Command::Run(args) => commands::run::run(args),
     };
     ExitCode::from(code)
 }

@@ -45,7 +45,7 @@ pub mod ownership;
 pub mod redis;
 #[cfg(not(loom))]
 pub mod retry;
-#[cfg(all(not(loom), any(feature = "backends", test)))]
+#[cfg(not(loom))]
 pub mod testing;
 #[cfg(not(loom))]
 mod watchdog;

@@ -113,7 +113,8 @@ pub fn run(args: Args) -> u8 {
 
 const NO_PAGE: &str = "<!doctype html><title>locklab</title><p>No linearizability check ran on this history, so there is nothing to draw.</p>";
 
-fn verdict_word(v: Verdict) -> &'static str {
+/// The verdict in capitals, as the text reports show it.
+pub fn verdict_word(v: Verdict) -> &'static str {
     match v {
         Verdict::Ok => "OK",
         Verdict::Violation => "VIOLATION",

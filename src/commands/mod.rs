@@ -6,3 +6,4 @@ pub mod explain;
 pub mod explore;
 pub mod matrix;
 pub mod models;
+pub mod run;

@@ -6,7 +6,8 @@
 //! turns Jepsen and Porcupine histories into the same events. [`ops`] pairs invocations
 //! with completions, and [`check`] runs mutual exclusion, lock and resource
 //! linearizability (porcupine-rs over the `locklab-models` specs) and fencing.
-//! [`html`] renders the porcupine-rs visualization with every text escaped.
+//! [`html`] renders the porcupine-rs visualization with every text escaped;
+//! [`timeline`] tells a violation's window as text.
 
 pub mod check;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod html;
 pub mod import;
 pub mod ops;
 pub mod reader;
+pub mod timeline;
 pub mod writer;
 
 pub use error::HistoryError;

@@ -86,14 +86,7 @@ impl DistributedLock for DelUnconditionalLock {
             let held = Arc::new(DelHeld {
                 handle: self.handle.clone(),
             });
-            Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                &self.handle.key,
-                None,
-                held,
-                lease,
-                sent_at,
-            )))
+            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 

@@ -79,14 +79,9 @@ impl DistributedLock for FencedLock {
                 handle: self.handle.clone(),
             });
             after_grant(&held, self.wait_replicas).await?;
-            Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                &self.handle.key,
-                Some(token),
-                held,
-                lease,
-                sent_at,
-            )))
+            Ok(self
+                .handle
+                .granted(PROTOCOL, Some(token), held, lease, sent_at))
         })
     }
 

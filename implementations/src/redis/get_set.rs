@@ -80,14 +80,7 @@ impl DistributedLock for GetSetLock {
             let held = Arc::new(DelHeld {
                 handle: self.handle.clone(),
             });
-            Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                &self.handle.key,
-                None,
-                held,
-                lease,
-                sent_at,
-            )))
+            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 

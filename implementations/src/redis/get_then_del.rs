@@ -95,14 +95,7 @@ impl DistributedLock for GetThenDelLock {
                 handle: self.handle.clone(),
                 pause: self.pause_before_del,
             });
-            Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                &self.handle.key,
-                None,
-                held,
-                lease,
-                sent_at,
-            )))
+            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 

@@ -5,8 +5,11 @@ use std::sync::Arc;
 use rand::Rng;
 use tokio::sync::Notify;
 
+use std::time::Instant;
+
 use super::node::RedisNode;
-use crate::lock::LockInfo;
+use crate::guard::{HeldLock, LockGuard};
+use crate::lock::{Attempt, Lease, LockInfo};
 
 /// A fresh owner identity: 128 random bits in hex, the role of Redisson's per-client
 /// UUID. Unique per handle, so a late release can never match someone else's grant.
@@ -60,5 +63,19 @@ impl KeyHandle {
             fenced,
             teaching_only,
         }
+    }
+
+    /// The attempt that won the lock on this handle's key: a guard over `held`.
+    pub fn granted(
+        &self,
+        protocol: &'static str,
+        token: Option<u64>,
+        held: Arc<dyn HeldLock>,
+        lease: Lease,
+        sent_at: Instant,
+    ) -> Attempt {
+        Attempt::Acquired(LockGuard::new(
+            protocol, &self.key, token, held, lease, sent_at,
+        ))
     }
 }

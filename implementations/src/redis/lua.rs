@@ -163,14 +163,7 @@ impl DistributedLock for LuaLock {
                 handle: self.handle.clone(),
             });
             after_grant(&held, self.wait_replicas).await?;
-            Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                &self.handle.key,
-                None,
-                held,
-                lease,
-                sent_at,
-            )))
+            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 

@@ -79,14 +79,7 @@ impl DistributedLock for SetNxExpireLock {
             let held = Arc::new(DelHeld {
                 handle: self.handle.clone(),
             });
-            Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                &self.handle.key,
-                None,
-                held,
-                lease,
-                sent_at,
-            )))
+            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 

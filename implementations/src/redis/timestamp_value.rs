@@ -84,14 +84,7 @@ impl DistributedLock for TimestampValueLock {
             let mut handle = self.handle.clone();
             handle.owner = stamp;
             let held = Arc::new(CasHeld { handle });
-            Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                &self.handle.key,
-                None,
-                held,
-                lease,
-                sent_at,
-            )))
+            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 

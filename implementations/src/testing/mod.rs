@@ -1,6 +1,8 @@
-//! Test support that starts real servers (compiled with the `backends` feature). No
-//! mocks: the tests of this crate and the harness run against these processes.
+//! Real servers as child processes, for this crate's tests and for the harness
+//! (`locklab run`). No mocks: the tests of this crate and the harness run against these
+//! processes.
 
+pub mod reaper;
 pub mod redis_server;
 
-pub use redis_server::{RedisServer, ServerError};
+pub use redis_server::{RedisServer, ServerConfig, ServerError};

@@ -1,6 +1,10 @@
 //! A `redis-server` child process on a free loopback port with a throw-away data dir,
 //! killed (with its whole process group) on drop — also when the test panics — and
 //! asked by the kernel to die with its parent thread should the test runner be killed.
+//! Every live server is also in [`super::reaper`], so a Ctrl-C handler can kill them all.
+//!
+//! The same type runs Sentinels (`redis-server FILE --sentinel`) and servers whose clock
+//! libfaketime controls ([`ServerConfig::fake_clock`]).
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -34,14 +38,30 @@ pub enum ServerError {
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
 static DIR_SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// How to start a server beyond the defaults (loopback, no persistence, own dir).
+#[derive(Clone, Debug, Default)]
+pub struct ServerConfig {
+    /// Extra command-line arguments.
+    pub args: Vec<String>,
+    /// Run as a Sentinel with this configuration (`port` and `dir` are filled in).
+    pub sentinel: Option<String>,
+    /// Run under libfaketime, its offset read from `clock` in the data dir at every
+    /// clock read, so [`RedisServer::set_clock`] can jump or speed up its clock.
+    pub fake_clock: bool,
+}
+
 /// A running redis-server.
 #[derive(Debug)]
 pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
-    extra: Vec<String>,
+    config: ServerConfig,
 }
+
+/// Plain `faketime` deadlocks redis-server's jemalloc at start; with tcmalloc preloaded
+/// first it works (BACKENDS.md).
+const FAKETIME_PRELOAD: &str = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4:/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 fn free_port() -> std::io::Result<u16> {
     let l = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
@@ -87,6 +107,14 @@ impl RedisServer {
     /// Starts a server with extra command-line arguments. Retries on another port if the
     /// free port was taken in between.
     pub fn start_with(extra: &[&str]) -> Result<Self, ServerError> {
+        Self::start_config(ServerConfig {
+            args: extra.iter().map(|a| a.to_string()).collect(),
+            ..ServerConfig::default()
+        })
+    }
+
+    /// Starts a server (or Sentinel) as configured.
+    pub fn start_config(config: ServerConfig) -> Result<Self, ServerError> {
         let mut last = None;
         for _ in 0..5 {
             let port = free_port()?;
@@ -101,7 +129,7 @@ impl RedisServer {
                 child: None,
                 port,
                 dir,
-                extra: extra.iter().map(|a| a.to_string()).collect(),
+                config: config.clone(),
             };
             match s.spawn() {
                 Ok(()) => return Ok(s),
@@ -117,21 +145,47 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) -> Result<(), ServerError> {
-        let log = std::fs::File::create(self.dir.join("redis.log"))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("redis.log"))?;
         let mut cmd = Command::new("redis-server");
-        cmd.arg("--port")
-            .arg(self.port.to_string())
-            .arg("--bind")
-            .arg("127.0.0.1")
-            .arg("--save")
-            .arg("")
-            .arg("--appendonly")
-            .arg("no")
-            .arg("--repl-diskless-sync-delay")
-            .arg("0")
-            .arg("--dir")
-            .arg(&self.dir)
-            .args(&self.extra)
+        if let Some(conf) = &self.config.sentinel {
+            // Sentinel rewrites its file, so it gets a fresh one in its own dir.
+            let path = self.dir.join("sentinel.conf");
+            std::fs::write(
+                &path,
+                format!(
+                    "port {}\nbind 127.0.0.1\ndir {}\n{conf}\n",
+                    self.port,
+                    self.dir.display()
+                ),
+            )?;
+            cmd.arg(&path).arg("--sentinel");
+        } else {
+            cmd.arg("--port")
+                .arg(self.port.to_string())
+                .arg("--bind")
+                .arg("127.0.0.1")
+                .arg("--save")
+                .arg("")
+                .arg("--appendonly")
+                .arg("no")
+                .arg("--repl-diskless-sync-delay")
+                .arg("0")
+                .arg("--dir")
+                .arg(&self.dir);
+        }
+        if self.config.fake_clock {
+            let clock = self.dir.join("clock");
+            if !clock.exists() {
+                std::fs::write(&clock, "+0\n")?;
+            }
+            cmd.env("LD_PRELOAD", FAKETIME_PRELOAD)
+                .env("FAKETIME_TIMESTAMP_FILE", &clock)
+                .env("FAKETIME_NO_CACHE", "1");
+        }
+        cmd.args(&self.config.args)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -151,6 +205,7 @@ impl RedisServer {
                 ServerError::Io(e)
             }
         })?;
+        super::reaper::register(child.id());
         self.child = Some(child);
         let start = Instant::now();
         while start.elapsed() < READY_TIMEOUT {
@@ -209,7 +264,13 @@ impl RedisServer {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
+            super::reaper::forget(c.id());
         }
+    }
+
+    /// Whether the process is still alive (not killed, not exited).
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.as_mut().map(Child::try_wait), Some(Ok(None)))
     }
 
     /// SIGSTOP: the server stops answering but keeps its connections.
@@ -226,7 +287,37 @@ impl RedisServer {
     /// the restart that breaks Redlock).
     pub fn restart(&mut self) -> Result<(), ServerError> {
         self.kill();
+        let _ = std::fs::remove_file(self.dir.join("dump.rdb"));
         self.spawn()
+    }
+
+    /// Kills the server (`kill -9`) but first snapshots its data (`SAVE`), then starts it
+    /// again on the same port: a restart that keeps the data, as with persistence.
+    pub fn restart_keeping_data(&mut self) -> Result<(), ServerError> {
+        self.cli(&["SAVE"]);
+        self.kill();
+        self.spawn()
+    }
+
+    /// Starts a killed server again on the same port and data dir, as it is.
+    pub fn start_again(&mut self) -> Result<(), ServerError> {
+        self.kill();
+        self.spawn()
+    }
+
+    /// Sets the libfaketime offset of a server started with
+    /// [`ServerConfig::fake_clock`]: `"+31"` jumps its clock 31 s ahead, `"+0 x2"` runs
+    /// it twice as fast. It takes effect at the server's next clock read.
+    pub fn set_clock(&self, spec: &str) -> std::io::Result<()> {
+        if !self.config.fake_clock {
+            return Err(std::io::Error::other(
+                "this server was not started under libfaketime",
+            ));
+        }
+        // Write-then-rename: the server may read the file at any instant.
+        let tmp = self.dir.join("clock.tmp");
+        std::fs::write(&tmp, format!("{spec}\n"))?;
+        std::fs::rename(tmp, self.dir.join("clock"))
     }
 
     /// Runs a command through `redis-cli` and returns its output (for assertions that
@@ -244,6 +335,11 @@ impl RedisServer {
     /// `INFO section`.
     pub fn info(&self, section: &str) -> String {
         self.cli(&["INFO", section])
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default()
     }
 
     fn log_tail(&self) -> String {

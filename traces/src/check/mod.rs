@@ -11,6 +11,7 @@ use crate::format::History;
 use crate::ops::pair;
 
 pub mod fencing;
+pub mod foreign;
 pub mod linear;
 pub mod lock;
 pub mod mutex;
@@ -53,6 +54,8 @@ pub enum Property {
     ResourceSafety,
     /// Accepted writes carry increasing tokens.
     Fencing,
+    /// No client releases a lock it does not hold.
+    NoForeignRelease,
 }
 
 impl Property {
@@ -64,6 +67,7 @@ impl Property {
             Property::ResourceLinearizability => "resource linearizability",
             Property::ResourceSafety => "resource safety",
             Property::Fencing => "fencing",
+            Property::NoForeignRelease => "no foreign release",
         }
     }
 }
@@ -173,6 +177,9 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         let (report, page) = lock::check(history, &paired, options)?;
         checks.push(report);
         html = html.or(page);
+        if foreign::applies(&paired) {
+            checks.push(foreign::check(&paired));
+        }
     }
     if let Selection::Resource(_) | Selection::Auto = sel {
         // A declared resource is checked even with no operations (an empty Jepsen log

@@ -1,0 +1,74 @@
+//! The run's history as it is written: one clock for every client and the nemesis, and
+//! each event flushed to disk as it happens.
+
+use std::fs::File;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use locklab_traces::format::{Event, Header, OpKind, Phase, Process};
+use locklab_traces::writer::HistoryWriter;
+use serde_json::Value;
+
+/// The history being recorded.
+pub struct Log {
+    writer: HistoryWriter<File>,
+    base: Instant,
+    events: AtomicU64,
+    write_errors: AtomicU64,
+}
+
+impl Log {
+    /// Creates `path` and writes the header; times count from now.
+    pub fn create(path: &std::path::Path, header: &Header) -> std::io::Result<Log> {
+        let file = File::create(path)?;
+        Ok(Log {
+            writer: HistoryWriter::new(file, header)?,
+            base: Instant::now(),
+            events: AtomicU64::new(0),
+            write_errors: AtomicU64::new(0),
+        })
+    }
+
+    /// Nanoseconds since the log was created.
+    pub fn now(&self) -> u64 {
+        u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// The instant time 0 stands for.
+    pub fn base(&self) -> Instant {
+        self.base
+    }
+
+    /// Stamps `event` with the current time and appends it. A failed write is counted
+    /// (and reported after the run) rather than stopping the clients mid-operation.
+    pub fn record(&self, mut event: Event) {
+        event.time = self.now();
+        if self.writer.record(&event).is_err() {
+            self.write_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.events.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// An event for `process` now (the time is set when recorded).
+    pub fn event(process: Process, op: OpKind, phase: Phase) -> Event {
+        Event::new(process, op, phase, 0)
+    }
+
+    /// Records a nemesis action or observation.
+    pub fn nemesis(&self, value: Value, note: Option<String>) {
+        let mut e = Log::event(Process::NEMESIS, OpKind::Nemesis, Phase::Info);
+        e.value = Some(value);
+        e.note = note;
+        self.record(e);
+    }
+
+    /// Events recorded so far.
+    pub fn count(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
+    }
+
+    /// Events that could not be written.
+    pub fn write_errors(&self) -> u64 {
+        self.write_errors.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,194 @@
+//! `locklab run ID`: the scenario on real servers under real faults, the history
+//! checked, the verdict held against the model's.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use locklab_jepsen::{run as run_scenario, Progress, RunError, RunOptions, RunReport};
+
+use crate::bad_input;
+use crate::commands::check_history::{text as check_text, verdict_word};
+use crate::output::{spinner, Format};
+
+/// Arguments of `run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The catalog id (`locklab run --list` shows which run on real servers).
+    id: Option<String>,
+    /// List the scenarios that run on real servers.
+    #[arg(long)]
+    list: bool,
+    /// Concurrent clients (default: the scenario's).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Seconds the clients keep taking the lock (default: the scenario's).
+    #[arg(long, value_parser = parse_secs)]
+    duration: Option<Duration>,
+    /// Seed of the fault timing and the clients' think times.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Keep the history (history.jsonl) and the server logs in this directory.
+    #[arg(long)]
+    keep: Option<PathBuf>,
+    /// Write the HTML report (porcupine-rs visualization with the faults drawn).
+    #[arg(long)]
+    html: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+fn parse_secs(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("expected seconds, got {s:?}"))?;
+    if !(secs.is_finite() && secs > 0.0 && secs <= 600.0) {
+        return Err(format!("expected seconds in (0, 600], got {s}"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Kills every server this process started, then exits: on Ctrl-C or SIGTERM neither
+/// Drop nor the parent-death signal would run.
+fn install_interrupt_handler() {
+    let _ = ctrlc::set_handler(|| {
+        locklab_implementations::testing::reaper::kill_all();
+        eprintln!("\nlocklab: interrupted; every server was stopped");
+        std::process::exit(130);
+    });
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    if args.list {
+        return list(args.format);
+    }
+    let Some(id) = args.id.clone() else {
+        return bad_input(args.format, "run: give a scenario id (see `locklab run --list`)");
+    };
+    install_interrupt_handler();
+    let options = RunOptions {
+        id,
+        clients: args.clients,
+        duration: args.duration,
+        seed: args.seed,
+        keep: args.keep.clone(),
+        html: args.html.is_some(),
+        ..RunOptions::new("")
+    };
+    let bar = spinner(args.format, "starting servers");
+    let result = run_scenario(&options, &mut |p| match p {
+        Progress::Starting(n) if n > 1 => bar.set_message(format!("starting servers (attempt {n})")),
+        Progress::Starting(_) => bar.set_message("starting servers"),
+        Progress::Running {
+            elapsed,
+            total,
+            events,
+        } => bar.set_message(format!(
+            "running {:.1}/{:.1} s, {events} events",
+            elapsed.as_secs_f64(),
+            total.as_secs_f64()
+        )),
+        Progress::Checking => bar.set_message("checking the history"),
+        Progress::Retrying(why) => bar.println(format!("environment unreliable, retrying: {why}")),
+    });
+    bar.finish_and_clear();
+    let report = match result {
+        Ok(r) => r,
+        Err(e @ RunError::Unreliable(_)) => {
+            match args.format {
+                Format::Json => println!(
+                    "{}",
+                    serde_json::json!({"verdict": "unknown", "error": e.to_string()})
+                ),
+                Format::Text => eprintln!("{e}"),
+            }
+            return 3;
+        }
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
+    if let Some(path) = &args.html {
+        let page = report.report.html.as_ref().map(|p| p.html.as_str());
+        let html = page.unwrap_or("<!doctype html><title>locklab</title><p>No linearizability check ran.</p>");
+        if let Err(e) = std::fs::write(path, html) {
+            return bad_input(args.format, &format!("--html {}: {e}", path.display()));
+        }
+    }
+    match args.format {
+        Format::Json => match serde_json::to_string_pretty(&report) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return bad_input(args.format, &e.to_string()),
+        },
+        Format::Text => print!("{}", text(&report)),
+    }
+    report.agreement.verdict.exit_code() as u8
+}
+
+fn list(format: Format) -> u8 {
+    let plans = locklab_jepsen::plan::plans();
+    match format {
+        Format::Json => {
+            let rows: Vec<_> = plans
+                .iter()
+                .map(|p| serde_json::json!({"id": p.id, "faults": p.story}))
+                .collect();
+            println!("{}", serde_json::Value::Array(rows));
+        }
+        Format::Text => {
+            for p in plans {
+                println!("{:<24} {}", p.id, p.story);
+            }
+        }
+    }
+    0
+}
+
+fn text(r: &RunReport) -> String {
+    let mut out = format!(
+        "{} on real servers (seed {}, {} clients, {} events, {:.1} s)\n  servers: {}\n  faults:  {}\n",
+        r.id,
+        r.seed,
+        r.clients,
+        r.events,
+        r.wall_ms as f64 / 1000.0,
+        r.topology,
+        r.story
+    );
+    for u in &r.unreliable {
+        out.push_str(&format!("  discarded (environment unreliable, retried): {u}\n"));
+    }
+    out.push_str(&format!(
+        "\nverdict: {}  —  {}\n",
+        verdict_word(r.agreement.verdict),
+        if r.agreement.agrees {
+            "agrees with the model"
+        } else {
+            "DISAGREES with the model: a bug in the model or in the harness"
+        }
+    ));
+    for row in &r.agreement.rows {
+        let observed = row.observed.map_or("not observable in a run", verdict_word);
+        let expected = if row.model_violated { "violated" } else { "holds" };
+        let mark = match row.agrees {
+            Some(true) => "agrees",
+            Some(false) => "DISAGREES",
+            None => "not compared",
+        };
+        out.push_str(&format!(
+            "  {:<22} model: {:<9} run: {:<10} {mark}\n",
+            row.property, expected, observed
+        ));
+    }
+    out.push('\n');
+    out.push_str(&check_text(&r.report));
+    if let Some(lines) = &r.timeline {
+        out.push_str("\nthe offending window:\n");
+        for l in lines {
+            out.push_str(&format!("  {l}\n"));
+        }
+    }
+    if let Some(h) = &r.history {
+        out.push_str(&format!("\nhistory: {}\n", h.display()));
+    }
+    out
+}
