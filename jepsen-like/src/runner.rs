@@ -255,9 +255,10 @@ async fn build_lock(
         LockKind::SingleNode(id) => single_node(id, first, key)
             .ok_or_else(|| RunError::Internal(format!("no single-node lock {id}")))?,
         LockKind::LuaWait(replicas) => Box::new(LuaLock::new(first, key).wait_for_replicas(
+            // Well inside the response timeout, or WAIT's own answer would come too late.
             WaitReplicas {
                 replicas,
-                timeout: Duration::from_millis(300),
+                timeout: Duration::from_millis(100),
             },
         )),
         LockKind::Redlock => Box::new(

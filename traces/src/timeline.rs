@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use crate::check::{fmt_time, Report, Verdict};
+use crate::check::{fmt_time, CheckReport, Property, Report, Verdict};
 use crate::format::{Event, History, OpKind, Phase, Process};
 
 /// Margin shown around the offending operations (ns).
@@ -55,48 +55,96 @@ fn describe(e: &Event) -> String {
     s
 }
 
-/// The timeline of the first violated check of `report`, or `None` when nothing was
-/// violated.
+/// Which violated check the window is drawn around: the most concrete first.
+const PRIORITY: [Property; 6] = [
+    Property::MutualExclusion,
+    Property::NoForeignRelease,
+    Property::ResourceSafety,
+    Property::Fencing,
+    Property::LockLinearizability,
+    Property::ResourceLinearizability,
+];
+
+/// Where an offending operation ends: a section at its `leave`, an invocation at its
+/// completion.
+fn span_end(history: &History, line: usize, e: &Event) -> u64 {
+    let Process::Client(_) = e.process else {
+        return e.time;
+    };
+    let closes = |n: &Event| match e.op {
+        OpKind::Enter => n.op == OpKind::Leave,
+        _ if e.phase == Phase::Invoke => n.op == e.op,
+        _ => false,
+    };
+    history
+        .events
+        .iter()
+        .find(|(l, n)| *l > line && n.process == e.process && closes(n))
+        .map_or(e.time, |(_, n)| n.time)
+}
+
+/// The timeline around the most telling violated check of `report` (mutual
+/// exclusion first), showing the processes it names and every fault; `None` when
+/// nothing was violated.
 pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String>> {
-    if report.verdict != Verdict::Violation {
-        return None;
-    }
+    let violated: Vec<&CheckReport> = PRIORITY
+        .iter()
+        .filter_map(|p| {
+            report
+                .checks
+                .iter()
+                .find(|c| c.property == *p && c.verdict == Verdict::Violation && !c.ops.is_empty())
+        })
+        .collect();
+    let primary = violated.first()?;
     let by_line: BTreeMap<usize, &Event> = history.events.iter().map(|(l, e)| (*l, e)).collect();
-    let mut marked: BTreeSet<usize> = BTreeSet::new();
-    let mut titles = Vec::new();
-    for c in report.checks.iter().filter(|c| c.verdict == Verdict::Violation) {
-        titles.push(format!("{}: {}", c.property.name(), c.summary));
-        marked.extend(c.ops.iter().map(|o| o.line));
-    }
-    // Mark each offending operation's completion too, so its whole span shows.
     let mut spans: Vec<u64> = Vec::new();
-    for &line in &marked {
-        if let Some(e) = by_line.get(&line) {
+    for o in &primary.ops {
+        if let Some(e) = by_line.get(&o.line) {
             spans.push(e.time);
-            if let Process::Client(p) = e.process {
-                if let Some((_, next)) = history
-                    .events
-                    .iter()
-                    .find(|(l, n)| *l > line && n.process == Process::Client(p) && n.op == e.op)
-                {
-                    spans.push(next.time);
-                }
-            }
+            spans.push(span_end(history, o.line, e));
         }
     }
-    let (lo, hi) = (spans.iter().min()?, spans.iter().max()?);
+    let (lo, hi) = (*spans.iter().min()?, *spans.iter().max()?);
     let (from, to) = (lo.saturating_sub(MARGIN_NS), hi.saturating_add(MARGIN_NS));
+    // Other checks' operations inside the window are marked too (the lost write
+    // inside the overlap, say), and their processes shown.
+    let mut marked: BTreeSet<usize> = BTreeSet::new();
+    let mut processes: BTreeSet<String> = BTreeSet::new();
+    let mut lines = Vec::new();
+    for c in &violated {
+        let inside: Vec<_> = c
+            .ops
+            .iter()
+            .filter(|o| by_line.get(&o.line).is_some_and(|e| e.time >= from && e.time <= to))
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        lines.push(format!("{}: {}", c.property.name(), c.summary));
+        for o in inside {
+            marked.insert(o.line);
+            processes.insert(o.process.clone());
+        }
+    }
+    lines.push(format!(
+        "window {} – {}, showing {} and the faults:",
+        fmt_time(from),
+        fmt_time(to),
+        processes.iter().cloned().collect::<Vec<_>>().join(", ")
+    ));
     let lead: Vec<&(usize, Event)> = history
         .events
         .iter()
         .filter(|(_, e)| e.op == OpKind::Nemesis && e.time < from)
         .collect();
-    let mut lines = titles;
-    lines.push(format!("window {} – {}:", fmt_time(from), fmt_time(to)));
-    let shown = lead[lead.len().saturating_sub(LEAD_IN)..]
-        .iter()
-        .copied()
-        .chain(history.events.iter().filter(|(_, e)| e.time >= from && e.time <= to));
+    let shown = lead[lead.len().saturating_sub(LEAD_IN)..].iter().copied().chain(
+        history.events.iter().filter(|(_, e)| {
+            e.time >= from
+                && e.time <= to
+                && (e.op == OpKind::Nemesis || processes.contains(&e.process.to_string()))
+        }),
+    );
     let mut count = 0;
     for (line, e) in shown {
         if count == MAX_LINES {

@@ -461,6 +461,8 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
     let mut sold = 0i64;
     let mut last_update_done = 0u64;
     let mut update_ops = Vec::new();
+    // (write, the value its read-modify-write started from)
+    let mut bases: Vec<(&Operation, i64)> = Vec::new();
     for op in &paired.ops {
         let read_value = |op: &Operation| match op.result_value() {
             Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
@@ -491,7 +493,10 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
                 }
                 .and_then(Value::as_i64);
                 match (w, last_read.remove(&op.process)) {
-                    (Some(w), Some(r)) => Some(w - r),
+                    (Some(w), Some(r)) => {
+                        bases.push((op, r));
+                        Some(w - r)
+                    }
                     // A write that does not follow its own read is not an update this
                     // accounting can follow: say nothing rather than guess.
                     _ => return None,
@@ -560,11 +565,35 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
             ));
         }
         report.summary = parts.join("; ");
-        report.ops = update_ops
-            .iter()
-            .take(8)
-            .map(|o| op_ref(o, format!("{:?} by c{}", o.kind, o.process)))
-            .collect();
+        // The evidence: accepted writes that started from the same value — each one
+        // after the first overwrote an update it never saw.
+        let mut by_base: BTreeMap<i64, Vec<&Operation>> = BTreeMap::new();
+        for (op, r) in &bases {
+            by_base.entry(*r).or_default().push(op);
+        }
+        let clash = by_base.iter().find(|(_, ops)| ops.len() > 1);
+        report.ops = match clash {
+            Some((base, ops)) => {
+                report.explanation.push(format!(
+                    "{} accepted writes started from the same read of {base}: all but one update were lost",
+                    ops.len()
+                ));
+                ops.iter()
+                    .take(8)
+                    .map(|o| {
+                        op_ref(
+                            o,
+                            format!("c{} wrote {} over its read of {base}", o.process, shown(o.invoke.1.value.as_ref())),
+                        )
+                    })
+                    .collect()
+            }
+            None => update_ops
+                .iter()
+                .take(8)
+                .map(|o| op_ref(o, format!("{:?} by c{}", o.kind, o.process)))
+                .collect(),
+        };
     } else {
         report.summary = match final_read {
             Some(f) => format!("{updates} updates, final value {f} as expected"),
