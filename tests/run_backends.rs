@@ -30,7 +30,10 @@ fn check(report: &RunReport, property: Property) -> Verdict {
         .checks
         .iter()
         .find(|c| c.property == property)
-        .map_or_else(|| panic!("{}: no {property:?} check", report.id), |c| c.verdict)
+        .map_or_else(
+            || panic!("{}: no {property:?} check", report.id),
+            |c| c.verdict,
+        )
 }
 
 fn agrees(id: &str) -> RunReport {
@@ -65,8 +68,14 @@ fn redis_lua_pause_puts_two_clients_in_the_section() {
 fn fencing_keeps_the_resource_safe_under_the_same_pause() {
     let fenced = agrees("redis-lua-fenced");
     assert_eq!(fenced.agreement.verdict, Verdict::Ok);
-    assert_eq!(check(&fenced, Property::MutualExclusion), Verdict::Violation);
-    assert_eq!(check(&fenced, Property::ResourceLinearizability), Verdict::Ok);
+    assert_eq!(
+        check(&fenced, Property::MutualExclusion),
+        Verdict::Violation
+    );
+    assert_eq!(
+        check(&fenced, Property::ResourceLinearizability),
+        Verdict::Ok
+    );
     assert_eq!(check(&fenced, Property::ResourceSafety), Verdict::Ok);
     assert_eq!(check(&fenced, Property::Fencing), Verdict::Ok);
     assert_eq!(fenced.schedule, run_id("redis-lua-pause", 1).schedule);
@@ -96,7 +105,11 @@ fn redlock_restart_without_persistence_gives_two_holders() {
 fn redlock_clock_jump_and_pause_give_two_holders() {
     for id in ["redlock-clock-jump", "redlock-pause"] {
         let r = agrees(id);
-        assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation, "{id}");
+        assert_eq!(
+            check(&r, Property::MutualExclusion),
+            Verdict::Violation,
+            "{id}"
+        );
     }
 }
 
@@ -126,21 +139,30 @@ fn redis_failover_shows_two_holders_nearly_every_time() {
         if check(&r, Property::MutualExclusion) == Verdict::Violation {
             two_holders += 1;
             let t = r.timeline.clone().unwrap_or_default().join("\n");
-            assert!(t.contains("FAULT kill master") && t.contains("FAULT failover"), "{t}");
+            assert!(
+                t.contains("FAULT kill master") && t.contains("FAULT failover"),
+                "{t}"
+            );
         }
     }
-    assert!(two_holders >= 9, "two holders in {two_holders}/10 runs ({times:?})");
+    assert!(
+        two_holders >= 9,
+        "two holders in {two_holders}/10 runs ({times:?})"
+    );
 }
 
-/// `redis-server` processes whose data dir names this harness process.
+/// Server processes (Redis, Sentinel) working in a data dir that names this harness
+/// process (Redis rewrites its command line, so the working dir is what tells).
 fn servers_of(pid: u32) -> Vec<String> {
     let marker = format!("locklab-redis-{pid}-");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if text.contains(&marker) {
-            found.push(text);
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        let cwd = cwd.display().to_string();
+        if cwd.contains(&marker) {
+            found.push(format!("{} in {cwd}", entry.file_name().to_string_lossy()));
         }
     }
     found
@@ -186,7 +208,10 @@ fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = start_harness(dir.path());
     let pid = child.id();
-    assert!(!servers_of(pid).is_empty(), "servers are up before the kill");
+    assert!(
+        !servers_of(pid).is_empty(),
+        "servers are up before the kill"
+    );
     child.kill().expect("kill -9");
     let _ = child.wait();
     let left = wait_gone(pid);

@@ -51,7 +51,13 @@ pub struct Targets<'a> {
 
 /// Runs `schedule` (times from `start`), then waits for `done` so that restarted
 /// servers live as long as the workload.
-pub fn run(schedule: &Schedule, targets: Targets<'_>, log: &Log, start: Instant, done: &Receiver<()>) {
+pub fn run(
+    schedule: &Schedule,
+    targets: Targets<'_>,
+    log: &Log,
+    start: Instant,
+    done: &Receiver<()>,
+) {
     let mut targets = targets;
     for step in &schedule.steps {
         let at = start + Duration::from_millis(step.at_ms);
@@ -69,10 +75,7 @@ pub fn run(schedule: &Schedule, targets: Targets<'_>, log: &Log, start: Instant,
     let _ = done.recv();
 }
 
-fn server<'s>(
-    targets: &'s mut Targets<'_>,
-    name: &str,
-) -> Result<&'s mut RedisServer, String> {
+fn server<'s>(targets: &'s mut Targets<'_>, name: &str) -> Result<&'s mut RedisServer, String> {
     targets
         .servers
         .get_mut(name)

@@ -92,8 +92,18 @@ fn failover(id: &'static str, lock: LockKind, story: &'static str) -> Plan {
         client_delay_ms: 300,
         fake_clock: false,
         faults: vec![
-            (0, Action::CutReplication { target: t("master") }),
-            (1_300, Action::Kill { target: t("master") }),
+            (
+                0,
+                Action::CutReplication {
+                    target: t("master"),
+                },
+            ),
+            (
+                1_300,
+                Action::Kill {
+                    target: t("master"),
+                },
+            ),
         ],
         story,
     }

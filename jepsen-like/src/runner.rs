@@ -261,9 +261,9 @@ async fn build_lock(
                 timeout: Duration::from_millis(100),
             },
         )),
-        LockKind::Redlock => Box::new(
-            Redlock::new(&nodes, key).map_err(|e| RunError::Internal(e.to_string()))?,
-        ),
+        LockKind::Redlock => {
+            Box::new(Redlock::new(&nodes, key).map_err(|e| RunError::Internal(e.to_string()))?)
+        }
     })
 }
 

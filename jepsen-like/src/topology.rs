@@ -108,9 +108,11 @@ impl Topology {
                 servers.insert("master".to_string(), master);
                 for (name, s) in &servers {
                     if name.starts_with("replica") {
-                        wait_until(&format!("{name}'s replication link"), Duration::from_secs(10), || {
-                            s.info("replication").contains("master_link_status:up")
-                        })?;
+                        wait_until(
+                            &format!("{name}'s replication link"),
+                            Duration::from_secs(10),
+                            || s.info("replication").contains("master_link_status:up"),
+                        )?;
                     }
                 }
                 for s in &sentinels {
@@ -175,7 +177,11 @@ impl Topology {
             .collect();
         let mut text = list.join(", ");
         if !self.sentinels.is_empty() {
-            let ports: Vec<String> = self.sentinels.iter().map(|s| s.port().to_string()).collect();
+            let ports: Vec<String> = self
+                .sentinels
+                .iter()
+                .map(|s| s.port().to_string())
+                .collect();
             text.push_str(&format!(" + sentinels on {}", ports.join(", ")));
         }
         text.push_str(&format!("; resource {}", self.resource.addr()));

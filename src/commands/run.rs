@@ -64,7 +64,10 @@ pub fn run(args: Args) -> u8 {
         return list(args.format);
     }
     let Some(id) = args.id.clone() else {
-        return bad_input(args.format, "run: give a scenario id (see `locklab run --list`)");
+        return bad_input(
+            args.format,
+            "run: give a scenario id (see `locklab run --list`)",
+        );
     };
     install_interrupt_handler();
     let options = RunOptions {
@@ -78,7 +81,9 @@ pub fn run(args: Args) -> u8 {
     };
     let bar = spinner(args.format, "starting servers");
     let result = run_scenario(&options, &mut |p| match p {
-        Progress::Starting(n) if n > 1 => bar.set_message(format!("starting servers (attempt {n})")),
+        Progress::Starting(n) if n > 1 => {
+            bar.set_message(format!("starting servers (attempt {n})"))
+        }
         Progress::Starting(_) => bar.set_message("starting servers"),
         Progress::Running {
             elapsed,
@@ -109,7 +114,8 @@ pub fn run(args: Args) -> u8 {
     };
     if let Some(path) = &args.html {
         let page = report.report.html.as_ref().map(|p| p.html.as_str());
-        let html = page.unwrap_or("<!doctype html><title>locklab</title><p>No linearizability check ran.</p>");
+        let html = page
+            .unwrap_or("<!doctype html><title>locklab</title><p>No linearizability check ran.</p>");
         if let Err(e) = std::fs::write(path, html) {
             return bad_input(args.format, &format!("--html {}: {e}", path.display()));
         }
@@ -155,7 +161,9 @@ fn text(r: &RunReport) -> String {
         r.story
     );
     for u in &r.unreliable {
-        out.push_str(&format!("  discarded (environment unreliable, retried): {u}\n"));
+        out.push_str(&format!(
+            "  discarded (environment unreliable, retried): {u}\n"
+        ));
     }
     out.push_str(&format!(
         "\nverdict: {}  —  {}\n",
@@ -168,7 +176,11 @@ fn text(r: &RunReport) -> String {
     ));
     for row in &r.agreement.rows {
         let observed = row.observed.map_or("not observable in a run", verdict_word);
-        let expected = if row.model_violated { "violated" } else { "holds" };
+        let expected = if row.model_violated {
+            "violated"
+        } else {
+            "holds"
+        };
         let mark = match row.agrees {
             Some(true) => "agrees",
             Some(false) => "DISAGREES",

@@ -21,8 +21,14 @@ fn describe(e: &Event) -> String {
     let mut s = match (e.op, e.phase) {
         (OpKind::Nemesis, _) => {
             let v = e.value.as_ref();
-            let fault = v.and_then(|v| v.get("fault")).and_then(Value::as_str).unwrap_or("?");
-            let target = v.and_then(|v| v.get("target")).and_then(Value::as_str).unwrap_or("");
+            let fault = v
+                .and_then(|v| v.get("fault"))
+                .and_then(Value::as_str)
+                .unwrap_or("?");
+            let target = v
+                .and_then(|v| v.get("target"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
             format!("FAULT {fault} {target}")
         }
         (OpKind::Enter, _) => "enters critical section".to_string(),
@@ -116,7 +122,11 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
         let inside: Vec<_> = c
             .ops
             .iter()
-            .filter(|o| by_line.get(&o.line).is_some_and(|e| e.time >= from && e.time <= to))
+            .filter(|o| {
+                by_line
+                    .get(&o.line)
+                    .is_some_and(|e| e.time >= from && e.time <= to)
+            })
             .collect();
         if inside.is_empty() {
             continue;
@@ -138,13 +148,14 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
         .iter()
         .filter(|(_, e)| e.op == OpKind::Nemesis && e.time < from)
         .collect();
-    let shown = lead[lead.len().saturating_sub(LEAD_IN)..].iter().copied().chain(
-        history.events.iter().filter(|(_, e)| {
+    let shown = lead[lead.len().saturating_sub(LEAD_IN)..]
+        .iter()
+        .copied()
+        .chain(history.events.iter().filter(|(_, e)| {
             e.time >= from
                 && e.time <= to
                 && (e.op == OpKind::Nemesis || processes.contains(&e.process.to_string()))
-        }),
-    );
+        }));
     let mut count = 0;
     for (line, e) in shown {
         if count == MAX_LINES {

@@ -185,7 +185,10 @@ impl RedisServer {
                 .env("FAKETIME_TIMESTAMP_FILE", &clock)
                 .env("FAKETIME_NO_CACHE", "1");
         }
+        // Redis rewrites its command line, so its working dir is what names the run a
+        // server belongs to (`/proc/PID/cwd`), for anyone checking that none is left.
         cmd.args(&self.config.args)
+            .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)

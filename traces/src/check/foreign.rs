@@ -75,7 +75,10 @@ pub fn check(paired: &Paired) -> CheckReport {
                 ),
             );
             report.ops = vec![
-                op_ref(ga, format!("grant to c{} (lease {} ms)", ga.process, lease / 1_000_000)),
+                op_ref(
+                    ga,
+                    format!("grant to c{} (lease {} ms)", ga.process, lease / 1_000_000),
+                ),
                 op_ref(gb, format!("grant to c{}", gb.process)),
                 op_ref(r, format!("release by c{} succeeded", r.process)),
             ];

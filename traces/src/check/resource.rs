@@ -583,7 +583,11 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
                     .map(|o| {
                         op_ref(
                             o,
-                            format!("c{} wrote {} over its read of {base}", o.process, shown(o.invoke.1.value.as_ref())),
+                            format!(
+                                "c{} wrote {} over its read of {base}",
+                                o.process,
+                                shown(o.invoke.1.value.as_ref())
+                            ),
                         )
                     })
                     .collect()
