@@ -48,10 +48,13 @@ fn agrees(id: &str) -> RunReport {
 }
 
 #[test]
-fn redis_lua_holds_on_a_real_server() {
+fn redis_lua_holds_on_a_real_server_and_leaves_none_running() {
     let r = agrees("redis-lua");
     assert_eq!(r.agreement.verdict, Verdict::Ok);
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let left = servers_of(std::process::id());
+    assert!(left.is_empty(), "servers outlived the run: {left:?}");
 }
 
 #[test]
@@ -177,6 +180,7 @@ fn start_harness(keep: &Path) -> std::process::Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("starts locklab");
+    let mut child = child;
     let history = keep.join("history.jsonl");
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(30) {
@@ -188,6 +192,8 @@ fn start_harness(keep: &Path) -> std::process::Child {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("the harness never started recording");
 }
 

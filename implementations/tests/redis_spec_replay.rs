@@ -56,9 +56,6 @@ async fn scenario(id: &str, rec: &Recorder, s: &locklab_implementations::testing
 async fn every_single_node_protocol_speaks_the_spec() {
     let s = server();
     for id in redis::SINGLE_NODE_PROTOCOLS {
-        if id == redis::fenced::PROTOCOL {
-            continue; // its acquire script is not in the spec yet: see below
-        }
         let rec = Recorder::new();
         scenario(id, &rec, &s).await;
         let ex = rec.exchanges();
@@ -124,19 +121,31 @@ async fn a_forged_reply_is_a_mismatch() {
     assert!(matches!(replay(&ex), Err(ReplayError::Mismatch { .. })));
 }
 
-/// Known gap, kept visible: the fenced acquire script (`SET NX PX` + `INCR` in one
-/// script) has no command in the spec yet, so its recordings cannot be replayed.
+/// The fenced acquire (`SET NX PX` + `INCR` in one script): grants with strictly
+/// increasing tokens and refusals with the holder's remaining lease replay equal, and a
+/// forged token is caught.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_fenced_acquire_is_not_in_the_spec_yet() {
+async fn the_fenced_acquire_replays_through_the_spec() {
     let s = server();
     let rec = Recorder::new();
     let n = recorded_node(&s, &rec).await;
-    let g = redis::FencedLock::new(&n, "replay-fenced")
-        .acquire(WAIT, Lease::Fixed(Duration::from_secs(2)))
-        .await;
-    g.expect("acquire").release().await.expect("release");
+    let a = redis::FencedLock::new(&n, "replay-fenced");
+    let b = redis::FencedLock::new(&n, "replay-fenced");
+    let lease = Lease::Fixed(Duration::from_secs(2));
+    let g = a.acquire(WAIT, lease).await.expect("acquire");
     assert!(matches!(
-        replay(&rec.exchanges()),
-        Err(ReplayError::Unmapped { seq: 0, .. })
+        b.try_acquire(lease).await,
+        Ok(Attempt::Busy { .. })
     ));
+    g.release().await.expect("release");
+    let g = b.acquire(WAIT, lease).await.expect("acquire");
+    g.release().await.expect("release");
+    let mut ex = rec.exchanges();
+    replay(&ex).expect("the fenced lock's commands replay equal");
+    let i = ex
+        .iter()
+        .rposition(|e| matches!(e.reply, Some(RedisReply::Int(t)) if t > 0))
+        .expect("a granted token");
+    ex[i].reply = Some(RedisReply::Int(7));
+    assert!(matches!(replay(&ex), Err(ReplayError::Mismatch { .. })));
 }

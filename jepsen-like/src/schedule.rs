@@ -109,7 +109,7 @@ impl Schedule {
     /// gap to the step before, drawn from `seed`: different seeds probe different
     /// timings, one seed always gives the same schedule. The order never changes.
     pub fn jittered(planned: &[(u64, Action)], jitter_pct: u64, seed: u64) -> Schedule {
-        let mut rng = StdRng::seed_from_u64(seed ^ 0x6e65_6d65_7369_73);
+        let mut rng = StdRng::seed_from_u64(seed ^ 0x006e_656d_6573_6973);
         let mut steps = Vec::with_capacity(planned.len());
         let mut prev_planned = 0u64;
         let mut prev_at = 0u64;

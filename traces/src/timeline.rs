@@ -156,8 +156,7 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
                 && e.time <= to
                 && (e.op == OpKind::Nemesis || processes.contains(&e.process.to_string()))
         }));
-    let mut count = 0;
-    for (line, e) in shown {
+    for (count, (line, e)) in shown.enumerate() {
         if count == MAX_LINES {
             lines.push("  … (more in the history file)".to_string());
             break;
@@ -169,7 +168,6 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
             e.process.to_string(),
             describe(e)
         ));
-        count += 1;
     }
     Some(lines)
 }

@@ -11,8 +11,7 @@ use super::command::{Exchange, RedisCommand, RedisReply};
 use super::scripts::LockScript;
 
 impl RedisCommand {
-    /// The spec's command, or `None` for a command the spec does not know yet (the
-    /// fenced-acquire script).
+    /// The spec's command, or `None` for a command the spec does not know.
     pub fn to_spec(&self) -> Option<spec::RedisCommand> {
         use spec::RedisCommand as S;
         Some(match self {
@@ -68,7 +67,12 @@ impl RedisCommand {
                         field: arg(1)?,
                         px: ms(0)?,
                     },
-                    LockScript::FencedAcquire => return None,
+                    LockScript::FencedAcquire => S::EvalFencedAcquire {
+                        key,
+                        fence: keys.get(1)?.clone(),
+                        value: arg(0)?,
+                        px: ms(1)?,
+                    },
                 }
             }
         })
@@ -117,12 +121,18 @@ pub enum ReplayError {
     },
 }
 
+fn fenced(cmd: &spec::RedisCommand) -> bool {
+    matches!(cmd, spec::RedisCommand::EvalFencedAcquire { .. })
+}
+
 /// `PTTL` counts down while a command is in flight, so a reply that reports it is exact
 /// only for an instant; compare it within the command's window.
 fn reports_pttl(cmd: &spec::RedisCommand) -> bool {
     matches!(
         cmd,
-        spec::RedisCommand::EvalRedissonLock { .. } | spec::RedisCommand::PTtl { .. }
+        spec::RedisCommand::EvalRedissonLock { .. }
+            | spec::RedisCommand::EvalFencedAcquire { .. }
+            | spec::RedisCommand::PTtl { .. }
     )
 }
 
@@ -152,8 +162,10 @@ pub fn replay(exchanges: &[Exchange]) -> Result<(), ReplayError> {
             for (reply, after) in RedisSpec.step(s, &cmd, at) {
                 let fits = match (&observed, &reply) {
                     (None, _) => true,
+                    // A remaining lease is compared within the window; a fencing
+                    // token (positive) must match exactly.
                     (Some(spec::RedisReply::Integer(o)), spec::RedisReply::Integer(p))
-                        if reports_pttl(&cmd) =>
+                        if reports_pttl(&cmd) && (*o < 0 || !fenced(&cmd)) =>
                     {
                         o.abs_diff(*p) <= at.hi - at.lo + 1
                     }

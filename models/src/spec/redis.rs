@@ -172,6 +172,19 @@ pub enum RedisCommand {
         /// `ARGV[2]`: the new lease in ms.
         px: u64,
     },
+    /// The fenced acquire script: `SET KEYS[1] ARGV[1] NX PX ARGV[2]`; when set,
+    /// `INCR KEYS[2]` and return the new token (≥ 1); otherwise return `-1 - PTTL`
+    /// (negative: busy, with the holder's remaining lease).
+    EvalFencedAcquire {
+        /// `KEYS[1]`: the lock name.
+        key: String,
+        /// `KEYS[2]`: the token counter.
+        fence: String,
+        /// `ARGV[1]`: the owner.
+        value: String,
+        /// `ARGV[2]`: the lease in ms.
+        px: u64,
+    },
     /// Redisson's lock script (`tryLockInnerAsync`): if the key does not exist, or the
     /// hash has field `ARGV[2]`, `HINCRBY` it by one, `PEXPIRE` the key and return nil;
     /// otherwise return `PTTL key`.
@@ -224,6 +237,7 @@ impl RedisCommand {
             | HExists { key, .. }
             | EvalCompareAndDelete { key, .. }
             | EvalCompareAndRenew { key, .. }
+            | EvalFencedAcquire { key, .. }
             | EvalRedissonLock { key, .. }
             | EvalRedissonUnlock { key, .. }
             | EvalRedissonRenew { key, .. } => Some(key),
@@ -368,6 +382,26 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
                 pexpire(s, key, *px, at)
             } else {
                 R::Integer(0)
+            }
+        }
+        EvalFencedAcquire {
+            key,
+            fence,
+            value,
+            px,
+        } => {
+            let set = Set {
+                key: key.clone(),
+                value: value.clone(),
+                nx: true,
+                px: Some(*px),
+            };
+            if exec(s, &set, at, false) == R::Ok {
+                return exec(s, &Incr { key: fence.clone() }, at, false);
+            }
+            match exec(s, &PTtl { key: key.clone() }, at, false) {
+                R::Integer(ttl) => R::Integer(-1 - ttl.max(0)),
+                other => other,
             }
         }
         EvalRedissonLock { key, field, px } => {
@@ -516,6 +550,12 @@ pub fn command_text(cmd: &RedisCommand) -> String {
         EvalCompareAndRenew { key, value, px } => {
             format!("EVAL compare-and-renew {key} {value} {px}")
         }
+        EvalFencedAcquire {
+            key,
+            fence,
+            value,
+            px,
+        } => format!("EVAL fenced-acquire {key} {fence} {value} {px}"),
         EvalRedissonLock { key, field, px } => format!("EVAL redisson-lock {key} {field} {px}"),
         EvalRedissonUnlock { key, field, px } => format!("EVAL redisson-unlock {key} {field} {px}"),
         EvalRedissonRenew { key, field, px } => format!("EVAL redisson-renew {key} {field} {px}"),

@@ -1,0 +1,62 @@
+//! `locklab run` usage errors: exit 2 with a message naming the problem, before any
+//! server starts (so these need no server).
+
+use std::process::{Command, Output};
+
+fn locklab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .output()
+        .expect("runs locklab")
+}
+
+#[test]
+fn an_unknown_id_names_the_ids_that_run() {
+    let out = locklab(&["run", "redis-failovr"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("redis-failovr") && err.contains("redis-failover"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_options_exit_2_naming_the_flag() {
+    let out = locklab(&["run", "redis-lua", "--clients", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--clients"));
+    let out = locklab(&["run", "redis-lua", "--duration=-3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--duration"));
+    let out = locklab(&["run", "redis-lua", "--format", "json", "--clients", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON error document");
+    assert_eq!(json["verdict"], "error");
+}
+
+#[test]
+fn list_shows_every_runnable_scenario() {
+    let out = locklab(&["run", "--list", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let ids: Vec<&str> = json
+        .as_array()
+        .expect("array")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    for id in [
+        "redis-lua",
+        "redis-lua-pause",
+        "redis-lua-fenced",
+        "redis-del-unconditional",
+        "redis-failover",
+        "redis-failover-wait",
+        "redlock",
+        "redlock-restart",
+    ] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+}
