@@ -24,3 +24,33 @@ pub fn spinner(format: Format, message: &str) -> indicatif::ProgressBar {
     bar.enable_steady_tick(std::time::Duration::from_millis(100));
     bar
 }
+
+/// What `check-history` and `run` write when no linearizability check drew a page.
+const NO_PAGE: &str = "<!doctype html><title>locklab</title><p>No linearizability check ran on this history, so there is nothing to draw.</p>";
+
+/// Writes the HTML report (when asked) and prints `value` as JSON or `text` for people.
+/// `Err` carries the exit code of a failure (2), already reported.
+pub fn emit<T: serde::Serialize>(
+    format: Format,
+    html: Option<(&std::path::Path, Option<&locklab_traces::html::Page>)>,
+    value: &T,
+    text: impl FnOnce() -> String,
+) -> Result<(), u8> {
+    if let Some((path, page)) = html {
+        let page = page.map_or(NO_PAGE, |p| p.html.as_str());
+        if let Err(e) = std::fs::write(path, page) {
+            return Err(crate::bad_input(
+                format,
+                &format!("--html {}: {e}", path.display()),
+            ));
+        }
+    }
+    match format {
+        Format::Json => match serde_json::to_string_pretty(value) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return Err(crate::bad_input(format, &e.to_string())),
+        },
+        Format::Text => print!("{}", text()),
+    }
+    Ok(())
+}

@@ -81,7 +81,13 @@ fn fencing_keeps_the_resource_safe_under_the_same_pause() {
     );
     assert_eq!(check(&fenced, Property::ResourceSafety), Verdict::Ok);
     assert_eq!(check(&fenced, Property::Fencing), Verdict::Ok);
-    assert_eq!(fenced.schedule, run_id("redis-lua-pause", 1).schedule);
+    let unfenced = run_id("redis-lua-pause", 1);
+    assert_eq!(fenced.schedule, unfenced.schedule, "the same pauses");
+    assert_eq!(
+        check(&unfenced, Property::ResourceSafety),
+        Verdict::Violation,
+        "without fencing the same pause loses updates"
+    );
 }
 
 #[test]

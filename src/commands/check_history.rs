@@ -8,7 +8,7 @@ use locklab_traces::check::{check_history, Options, Report, Selection, Verdict};
 use locklab_traces::import::{read_any, InputFormat};
 
 use crate::bad_input;
-use crate::output::{spinner, Format};
+use crate::output::{emit, spinner, Format};
 
 /// Arguments of `check-history`.
 #[derive(clap::Args, Debug)]
@@ -91,27 +91,12 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return bad_input(args.format, &e.to_string()),
     };
-    if let Some(path) = &args.html {
-        let html = report
-            .html
-            .as_ref()
-            .map(|p| p.html.as_str())
-            .unwrap_or(NO_PAGE);
-        if let Err(e) = std::fs::write(path, html) {
-            return bad_input(args.format, &format!("--html {}: {e}", path.display()));
-        }
-    }
-    match args.format {
-        Format::Json => match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return bad_input(args.format, &e.to_string()),
-        },
-        Format::Text => print!("{}", text(&report)),
+    let html = args.html.as_deref().map(|p| (p, report.html.as_ref()));
+    if let Err(code) = emit(args.format, html, &report, || text(&report)) {
+        return code;
     }
     report.verdict.exit_code() as u8
 }
-
-const NO_PAGE: &str = "<!doctype html><title>locklab</title><p>No linearizability check ran on this history, so there is nothing to draw.</p>";
 
 /// The verdict in capitals, as the text reports show it.
 pub fn verdict_word(v: Verdict) -> &'static str {

@@ -8,7 +8,7 @@ use locklab_jepsen::{run as run_scenario, Progress, RunError, RunOptions, RunRep
 
 use crate::bad_input;
 use crate::commands::check_history::{text as check_text, verdict_word};
-use crate::output::{spinner, Format};
+use crate::output::{emit, spinner, Format};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
@@ -112,20 +112,12 @@ pub fn run(args: Args) -> u8 {
         }
         Err(e) => return bad_input(args.format, &e.to_string()),
     };
-    if let Some(path) = &args.html {
-        let page = report.report.html.as_ref().map(|p| p.html.as_str());
-        let html = page
-            .unwrap_or("<!doctype html><title>locklab</title><p>No linearizability check ran.</p>");
-        if let Err(e) = std::fs::write(path, html) {
-            return bad_input(args.format, &format!("--html {}: {e}", path.display()));
-        }
-    }
-    match args.format {
-        Format::Json => match serde_json::to_string_pretty(&report) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return bad_input(args.format, &e.to_string()),
-        },
-        Format::Text => print!("{}", text(&report)),
+    let html = args
+        .html
+        .as_deref()
+        .map(|p| (p, report.report.html.as_ref()));
+    if let Err(code) = emit(args.format, html, &report, || text(&report)) {
+        return code;
     }
     report.agreement.verdict.exit_code() as u8
 }
