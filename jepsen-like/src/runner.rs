@@ -150,11 +150,12 @@ pub fn run(
         let seed = options.seed.wrapping_add(u64::from(attempt - 1));
         match attempt_once(&plan, options, clients, duration, seed, progress) {
             Ok(mut done) => {
-                let (report, agreement, timeline) = {
+                let (mut report, agreement, timeline) = {
                     progress(Progress::Checking);
                     check(&done.path, options.html, &scenario)?
                 };
                 if options.keep.is_none() {
+                    report.source = "the run's history (not kept: --keep DIR keeps it)".into();
                     let _ = std::fs::remove_dir_all(&done.dir);
                     done.path.clear();
                 }
