@@ -86,7 +86,9 @@ fn failover(id: &'static str, lock: LockKind, story: &'static str) -> Plan {
         shape: Shape::Sentinel { replicas: 1 },
         lock,
         ttl_ms: 30_000,
-        work_ms: 6_000,
+        // Long enough to span Sentinel's failover (2.2–3.2 s after the kill) with room
+        // for a slow machine: the first holder is still inside when the next gets in.
+        work_ms: 8_000,
         clients: 3,
         duration_ms: 9_000,
         client_delay_ms: 300,
@@ -177,7 +179,7 @@ pub fn plans() -> Vec<Plan> {
         },
         redlock("redlock", Vec::new(), "no fault: clients contend for a majority of 5 nodes"),
         Plan {
-            work_ms: 3_000,
+            work_ms: 5_000,
             faults: redlock_bare_majority(vec![
                 (1_000, Action::Kill { target: t("n2") }),
                 (
@@ -195,7 +197,7 @@ pub fn plans() -> Vec<Plan> {
             )
         },
         Plan {
-            work_ms: 3_000,
+            work_ms: 5_000,
             fake_clock: true,
             faults: redlock_bare_majority(vec![(
                 1_000,
