@@ -144,7 +144,12 @@ pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::Stat
 }
 
 /// The state set `op` leads to from `set`, or `None` when it contradicts every state.
-fn successor_set<S: Spec>(set: &StateSet<S::State>, op: &LinOp<S>) -> Option<StateSet<S::State>> {
+/// `at` is `op.window()`, computed once by the caller rather than at every step.
+fn successor_set<S: Spec>(
+    set: &StateSet<S::State>,
+    op: &LinOp<S>,
+    at: Window,
+) -> Option<StateSet<S::State>> {
     let start;
     let one = match set {
         StateSet::Start => {
@@ -156,7 +161,7 @@ fn successor_set<S: Spec>(set: &StateSet<S::State>, op: &LinOp<S>) -> Option<Sta
     };
     // One state and one outcome is nearly every step of a search: taken straight from
     // the spec's answer, without gathering, sorting or copying into a new collection.
-    let mut outcomes = op.spec.step(one, &op.input, op.window());
+    let mut outcomes = op.spec.step(one, &op.input, at);
     if outcomes.len() != 1 {
         return StateSet::from_states(successors(std::slice::from_ref(one), op));
     }
@@ -171,6 +176,7 @@ fn successor_set<S: Spec>(set: &StateSet<S::State>, op: &LinOp<S>) -> Option<Sta
 #[derive(Clone, Debug)]
 pub struct ModelOp<S: Spec> {
     op: LinOp<S>,
+    at: Window,
     /// The flag that abandons the search (see the module documentation).
     abandon: Option<Arc<AtomicBool>>,
 }
@@ -193,7 +199,7 @@ impl<S: Spec> Model for SpecModel<S> {
         {
             return (false, StateSet::Start);
         }
-        match successor_set(state, &op.op) {
+        match successor_set(state, &op.op, op.at) {
             Some(next) => (true, next),
             None => (false, StateSet::Start),
         }
@@ -249,6 +255,7 @@ fn to_porcupine<S: Spec>(
             return_time: op.ret.map_or(i64::MAX, clamp),
             op: ModelOp {
                 op: op.clone(),
+                at: op.window(),
                 abandon: abandon.cloned(),
             },
             metadata: None,

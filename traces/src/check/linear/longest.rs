@@ -16,7 +16,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
-use locklab_models::spec::Spec;
+use locklab_models::spec::{Spec, Window};
 use rustc_hash::FxHasher;
 
 use super::{clamp, successor_set, LinOp, StateSet};
@@ -46,14 +46,31 @@ struct Seen<T> {
 const NONE: u32 = u32::MAX;
 
 impl<T: Eq + Clone> Seen<T> {
-    /// Records the pair; false if it was already there.
-    fn insert(&mut self, hash: u64, set: &[u64], state: &StateSet<T>) -> bool {
+    /// Records the pair of `set` with the bit `(word, bit)` flipped and `state`; false if
+    /// it was already there. The flip is applied while comparing and copying, which
+    /// spares the caller setting and clearing the bit around every probe (most probes
+    /// find the pair).
+    fn insert(
+        &mut self,
+        hash: u64,
+        set: &[u64],
+        (word, bit): (usize, u64),
+        state: &StateSet<T>,
+    ) -> bool {
         let head = self.heads.entry(hash).or_insert(NONE);
         let mut at = *head;
         while at != NONE {
             let i = at as usize;
-            if self.states[i] == *state && self.words[i * self.width..][..self.width] == *set {
-                return false;
+            if self.states[i] == *state {
+                let stored = &self.words[i * self.width..][..self.width];
+                let same = stored
+                    .iter()
+                    .zip(set)
+                    .enumerate()
+                    .all(|(k, (&a, &b))| a == if k == word { b ^ bit } else { b });
+                if same {
+                    return false;
+                }
             }
             at = self.chain[i];
         }
@@ -64,7 +81,9 @@ impl<T: Eq + Clone> Seen<T> {
         };
         self.chain.push(*head);
         *head = index;
+        let base = self.words.len();
         self.words.extend_from_slice(set);
+        self.words[base + word] ^= bit;
         self.states.push(state.clone());
         true
     }
@@ -78,6 +97,7 @@ struct Frame<T> {
 
 struct Search<'a, S: Spec> {
     ops: &'a [LinOp<S>],
+    windows: Vec<Window>,
     /// The entries still to linearize, as a doubly linked list through `next` and
     /// `prev`, with the sentinel `head` at index `2 * ops.len()`.
     next: Vec<Entry>,
@@ -86,6 +106,8 @@ struct Search<'a, S: Spec> {
     linearized: Vec<u64>,
     /// The linearized set's hash, kept up to date with one xor per change.
     linearized_hash: u64,
+    /// Each operation's share of that hash.
+    op_hashes: Vec<u64>,
     state: StateSet<S::State>,
     stack: Vec<Frame<S::State>>,
     seen: Seen<S::State>,
@@ -133,11 +155,13 @@ impl<'a, S: Spec> Search<'a, S> {
         let width = n.div_ceil(64);
         Search {
             ops,
+            windows: ops.iter().map(LinOp::window).collect(),
             next,
             prev,
             head,
             linearized: vec![0; width],
             linearized_hash: 0,
+            op_hashes: (0..n).map(op_hash).collect(),
             state: StateSet::Start,
             stack: Vec::new(),
             seen: Seen {
@@ -166,13 +190,7 @@ impl<'a, S: Spec> Search<'a, S> {
 
     fn flip(&mut self, op: usize) {
         self.linearized[op / 64] ^= 1 << (op % 64);
-        self.linearized_hash ^= op_hash(op);
-    }
-
-    fn pair_hash(&self, state: &StateSet<S::State>) -> u64 {
-        let mut h = FxHasher::default();
-        state.hash(&mut h);
-        h.finish() ^ self.linearized_hash
+        self.linearized_hash ^= self.op_hashes[op];
     }
 
     fn run(mut self) -> Option<Vec<usize>> {
@@ -180,10 +198,13 @@ impl<'a, S: Spec> Search<'a, S> {
         while at != self.head {
             if at.is_multiple_of(2) {
                 let op = at / 2;
-                if let Some(after) = successor_set(&self.state, &self.ops[op]) {
-                    self.flip(op);
-                    let hash = self.pair_hash(&after);
-                    if self.seen.insert(hash, &self.linearized, &after) {
+                if let Some(after) = successor_set(&self.state, &self.ops[op], self.windows[op]) {
+                    let mut h = FxHasher::default();
+                    after.hash(&mut h);
+                    let hash = h.finish() ^ self.linearized_hash ^ self.op_hashes[op];
+                    let flip = (op / 64, 1 << (op % 64));
+                    if self.seen.insert(hash, &self.linearized, flip, &after) {
+                        self.flip(op);
                         let before = std::mem::replace(&mut self.state, after);
                         self.stack.push(Frame { op, before });
                         self.unlink(at);
@@ -191,7 +212,6 @@ impl<'a, S: Spec> Search<'a, S> {
                         at = self.next[self.head];
                         continue;
                     }
-                    self.flip(op);
                 }
                 at = self.next[at];
             } else {
