@@ -74,10 +74,11 @@ impl<T: Eq + Clone> Seen<T> {
             }
             at = self.chain[i];
         }
-        let Ok(index) = u32::try_from(self.states.len()) else {
+        let index = match u32::try_from(self.states.len()) {
+            Ok(index) if index != NONE => index,
             // More pairs than an index can name: forget the pruning rather than fail;
             // the search stays correct, only slower.
-            return true;
+            _ => return true,
         };
         self.chain.push(*head);
         *head = index;
