@@ -70,6 +70,7 @@ impl Spec for InventorySpec {
         }
     }
 
+    #[inline]
     fn step(
         &self,
         s: &InventoryState,

@@ -50,6 +50,7 @@ impl Spec for KvSpec {
         String::new()
     }
 
+    #[inline]
     fn step(
         &self,
         state: &Self::State,

@@ -143,6 +143,7 @@ impl Spec for LockSpec {
         LockState::default()
     }
 
+    #[inline]
     fn step(
         &self,
         state: &LockState,

@@ -45,6 +45,7 @@ impl Spec for RegisterSpec {
         None
     }
 
+    #[inline]
     fn step(
         &self,
         state: &Option<i64>,

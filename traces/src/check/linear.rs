@@ -5,20 +5,27 @@
 //! states consistent with the operations linearized so far.
 //!
 //! porcupine-rs 0.3 has three traps handled here: its `*_info_timeout` variants report
-//! Illegal when the timeout fires (only the plain timeout variant's verdict is used),
-//! it starts a thread per partition (partitions go through a pool of at most one
-//! worker per core), and it panics on a call without a return (an operation that never
-//! returned gets a return time after everything).
+//! Illegal when the timeout fires (only the plain variants' verdicts are used), it
+//! starts a thread per partition (partitions go through a pool of at most one worker per
+//! core), and it panics on a call without a return (an operation that never returned
+//! gets a return time after everything).
+//!
+//! It also has no way to stop a search from outside but its own timeout. The model
+//! provides one: once a check's abandon flag is up, every step fails, so the search
+//! unwinds at once. An abandoned search's Illegal proves nothing and is discarded; an Ok
+//! still stands, since every step of the order it found succeeded.
 
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use locklab_models::spec::{Spec, Window};
 use porcupine_rs::{CheckResult, LinearizationInfo, Model, Operation};
 use smallvec::SmallVec;
+
+mod longest;
 
 /// One operation as the linearizability checker sees it.
 #[derive(Clone, Debug)]
@@ -56,19 +63,43 @@ impl<S: Spec> LinOp<S> {
     }
 }
 
-/// The set of spec states consistent with a linearized prefix (empty: not started).
-/// Almost always a single state, kept inline: porcupine-rs clones and caches a state
-/// at every step, and a heap allocation each time doubled the cost of a check.
+/// The set of spec states consistent with a linearized prefix.
+///
+/// porcupine-rs clones, hashes and compares the state at every step of its search, so
+/// the common case of a single state is its own variant: handling it costs no more than
+/// handling the bare state would, where a general collection doubled the cost of a
+/// check.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StateSet<T>(pub States<T>);
+pub enum StateSet<T> {
+    /// Nothing linearized yet. porcupine-rs's `init` cannot ask the spec for its initial
+    /// state (it takes no `self`), so the first step asks it instead.
+    Start,
+    /// Exactly one state.
+    One(T),
+    /// Several states, sorted and without duplicates, so that equal sets compare and
+    /// hash equal.
+    Many(Box<[T]>),
+}
+
+impl<T> StateSet<T> {
+    fn from_states(mut states: States<T>) -> Option<Self> {
+        match states.len() {
+            0 => None,
+            1 => states.pop().map(StateSet::One),
+            _ => Some(StateSet::Many(states.into_vec().into_boxed_slice())),
+        }
+    }
+}
 
 /// porcupine-rs hashes the state at every step with SipHash, where every `write`
 /// counts: the states are folded with a fast hash first and SipHash gets one word.
 impl<T: Hash> Hash for StateSet<T> {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let mut fx = rustc_hash::FxHasher::default();
-        for s in &self.0 {
-            s.hash(&mut fx);
+        match self {
+            StateSet::Start => {}
+            StateSet::One(s) => s.hash(&mut fx),
+            StateSet::Many(states) => states.hash(&mut fx),
         }
         h.write_u64(fx.finish());
     }
@@ -81,7 +112,8 @@ pub type States<T> = SmallVec<[T; 1]>;
 #[derive(Clone, Debug)]
 pub struct SpecModel<S>(PhantomData<S>);
 
-/// Every state `op` may lead to from any state of `states`, given what it answered.
+/// Every state `op` may lead to from any state of `states` (empty: the initial state),
+/// given what it answered.
 pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::State> {
     let start;
     let states = if states.is_empty() {
@@ -111,30 +143,78 @@ pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::Stat
     next
 }
 
+/// The state set `op` leads to from `set`, or `None` when it contradicts every state.
+/// `at` is `op.window()`, computed once by the caller rather than at every step.
+fn successor_set<S: Spec>(
+    set: &StateSet<S::State>,
+    op: &LinOp<S>,
+    at: Window,
+) -> Option<StateSet<S::State>> {
+    let start;
+    let one = match set {
+        StateSet::Start => {
+            start = op.spec.init();
+            &start
+        }
+        StateSet::One(s) => s,
+        StateSet::Many(states) => return StateSet::from_states(successors(states, op)),
+    };
+    // One state and one outcome is nearly every step of a search: taken straight from
+    // the spec's answer, without gathering, sorting or copying into a new collection.
+    let mut outcomes = op.spec.step(one, &op.input, at);
+    if outcomes.len() != 1 {
+        return StateSet::from_states(successors(std::slice::from_ref(one), op));
+    }
+    let predicted = outcomes.pop()?;
+    match &op.output {
+        None => Some(StateSet::One(predicted.1)),
+        Some(observed) => op.spec.observe(one, predicted, observed).map(StateSet::One),
+    }
+}
+
+/// An operation as porcupine-rs's model sees it.
+#[derive(Clone, Debug)]
+pub struct ModelOp<S: Spec> {
+    op: LinOp<S>,
+    at: Window,
+    /// The flag that abandons the search (see the module documentation).
+    abandon: Option<Arc<AtomicBool>>,
+}
+
 impl<S: Spec> Model for SpecModel<S> {
     type State = StateSet<S::State>;
-    type Op = LinOp<S>;
+    type Op = ModelOp<S>;
     type Metadata = ();
 
     fn init() -> Self::State {
-        StateSet(States::new())
+        StateSet::Start
     }
 
     fn step(state: &Self::State, op: &Self::Op) -> (bool, Self::State) {
-        let next = successors(&state.0, op);
-        (!next.is_empty(), StateSet(next))
+        // porcupine-rs discards the state of a rejected step.
+        if op
+            .abandon
+            .as_ref()
+            .is_some_and(|a| a.load(Ordering::Relaxed))
+        {
+            return (false, StateSet::Start);
+        }
+        match successor_set(state, &op.op, op.at) {
+            Some(next) => (true, next),
+            None => (false, StateSet::Start),
+        }
     }
 
     fn describe_operation(op: &Self::Op) -> String {
-        S::describe(&op.input, op.output.as_ref())
+        S::describe(&op.op.input, op.op.output.as_ref())
     }
 
     /// Escaped: porcupine-rs shows state descriptions through `innerHTML`.
     fn describe_state(state: &Self::State) -> String {
-        crate::html::escape(&match state.0.as_slice() {
-            [] => "initial".to_string(),
-            [one] => format!("{one:?}"),
-            many => format!("one of {many:?}"),
+        crate::html::escape(&match state {
+            StateSet::Start => "initial".to_string(),
+            StateSet::One(one) => format!("{one:?}"),
+            StateSet::Many(many) => format!("one of {many:?}"),
         })
     }
 }
@@ -162,17 +242,22 @@ pub struct Illegal<S: Spec> {
     pub stuck: Vec<usize>,
     /// The states the longest prefix leaves.
     pub states_after: States<S::State>,
-    /// porcupine-rs's partial linearizations, for the HTML report.
-    pub info: LinearizationInfo<SpecModel<S>>,
 }
 
-fn to_porcupine<S: Spec>(ops: &[LinOp<S>]) -> Vec<Operation<SpecModel<S>>> {
+fn to_porcupine<S: Spec>(
+    ops: &[LinOp<S>],
+    abandon: Option<&Arc<AtomicBool>>,
+) -> Vec<Operation<SpecModel<S>>> {
     ops.iter()
         .map(|op| Operation {
             client_id: Some(op.client),
             call_time: clamp(op.call),
             return_time: op.ret.map_or(i64::MAX, clamp),
-            op: op.clone(),
+            op: ModelOp {
+                op: op.clone(),
+                at: op.window(),
+                abandon: abandon.cloned(),
+            },
             metadata: None,
         })
         .collect()
@@ -188,120 +273,174 @@ pub fn worker_count(partitions: usize) -> usize {
     cores.min(partitions).max(1)
 }
 
-/// The time slice each partition gets in the first round; every later round gives the
-/// partitions still unsettled four times as long.
+/// The time slice each partition gets in the first round.
 const FIRST_SLICE: Duration = Duration::from_millis(2);
-/// How much longer each round's slice is than the last.
-const SLICE_GROWTH: u32 = 4;
 
 /// Checks every partition; stops at the first illegal one.
 ///
-/// porcupine-rs can only stop a search by its own timeout, and one expensive but
-/// linearizable partition must not hide a cheap illegal one (Porcupine's kv c50-bad is
-/// such a history: searched to the end in order, it took minutes and 20 GB in a test
-/// build on a loaded machine). So partitions are searched in rounds, at most one per
-/// core at a time, each round with a slice four times the last: a partition is settled
-/// in the first round whose slice suffices, and an illegal one ends the check in
-/// whichever round it is found. Searches cut by a slice start again in the next round,
-/// which costs at most a third more than the last round alone.
+/// One expensive but linearizable partition must not hide a cheap illegal one
+/// (Porcupine's kv c50-bad is such a history: searched in order, it takes seconds). So
+/// partitions are searched in two rounds, at most one per core at a time: a short slice
+/// each, then the unsettled ones to the end. An illegal partition ends the check in
+/// either round, abandoning the searches still running.
 pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -> LinResult<S> {
     let deadline = timeout.map(|t| Instant::now() + t);
-    let converted: Vec<Vec<Operation<SpecModel<S>>>> =
-        partitions.iter().map(|p| to_porcupine(p)).collect();
-    if converted.len() == 1 && deadline.is_none() {
-        // Nothing to race against and no timeout to misreport: one unbounded search that
-        // also collects the partial linearizations, so an illegal history is not searched
-        // twice.
-        let (verdict, info) = porcupine_rs::check_operations_info(&converted[0]);
-        return match verdict {
-            CheckResult::Illegal => {
-                LinResult::Illegal(Box::new(explain_with(partitions[0].clone(), info)))
-            }
-            _ => LinResult::Ok,
+    if let ([only], None) = (partitions, deadline) {
+        // Nothing to race against or to stop: porcupine-rs's plain search on this thread.
+        return if porcupine_rs::check_operations(&to_porcupine(only, None)) {
+            LinResult::Ok
+        } else {
+            LinResult::Illegal(Box::new(explain(only.clone())))
         };
     }
+    let abandon = Arc::new(AtomicBool::new(false));
+    let converted: Vec<Vec<Operation<SpecModel<S>>>> = partitions
+        .iter()
+        .map(|p| to_porcupine(p, Some(&abandon)))
+        .collect();
+    // Round one: a short slice each settles the cheap partitions and catches the cheap
+    // illegal ones; round two searches the rest to the end (or the deadline) without
+    // starting again, so no search is repeated beyond its first slice.
     let mut open: Vec<usize> = (0..converted.len()).collect();
-    let mut slice = FIRST_SLICE;
-    while !open.is_empty() {
-        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        if left.is_some_and(|l| l.is_zero()) {
+    for slice in [Some(FIRST_SLICE), None] {
+        if open.is_empty() {
+            break;
+        }
+        if deadline.is_some_and(|d| d <= Instant::now()) {
             return LinResult::Unknown;
         }
-        let budget = left.map_or(slice, |l| slice.min(l));
-        let (illegal, unsettled) = round(&converted, &open, Some(budget));
-        if let Some(i) = illegal {
-            return LinResult::Illegal(Box::new(explain(partitions[i].clone(), &converted[i])));
+        match round(&converted, &open, slice, deadline, &abandon) {
+            Round::Illegal(i) => {
+                return LinResult::Illegal(Box::new(explain(partitions[i].clone())))
+            }
+            Round::Expired => return LinResult::Unknown,
+            Round::Open(unsettled) => open = unsettled,
         }
-        open = unsettled;
-        slice = slice.saturating_mul(SLICE_GROWTH);
+    }
+    if !open.is_empty() {
+        return LinResult::Unknown;
     }
     LinResult::Ok
 }
 
-/// One round: every open partition searched for at most `budget`, by a pool of one
-/// worker per core. Returns the first illegal partition, or those still unsettled.
+/// How a round ended.
+enum Round {
+    /// This partition is illegal.
+    Illegal(usize),
+    /// The deadline passed.
+    Expired,
+    /// These partitions are still undecided (none was illegal).
+    Open(Vec<usize>),
+}
+
+/// One round: every open partition searched by a pool of one worker per core, for at
+/// most `slice` each if given (with porcupine-rs's timeout), otherwise to the end on the
+/// worker's own thread (stopped by `abandon` when another partition proves illegal or the
+/// deadline passes).
 fn round<M: Model>(
     converted: &[Vec<Operation<M>>],
     open: &[usize],
-    budget: Option<Duration>,
-) -> (Option<usize>, Vec<usize>) {
+    slice: Option<Duration>,
+    deadline: Option<Instant>,
+    abandon: &AtomicBool,
+) -> Round {
     let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
     let illegal: Mutex<Option<usize>> = Mutex::new(None);
     let unsettled: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    let workers = worker_count(open.len());
+    let running = (Mutex::new(workers), Condvar::new());
     std::thread::scope(|scope| {
-        for _ in 0..worker_count(open.len()) {
-            scope.spawn(|| loop {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                let Some(&i) = open.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                    return;
-                };
-                // The plain variants: an Illegal is a proof, a timeout is Unknown.
-                let verdict = match budget {
-                    Some(b) => porcupine_rs::check_operations_timeout(&converted[i], b),
-                    None if porcupine_rs::check_operations(&converted[i]) => CheckResult::Ok,
-                    None => CheckResult::Illegal,
-                };
-                match verdict {
-                    CheckResult::Ok => {}
-                    CheckResult::Unknown => {
-                        unsettled.lock().unwrap_or_else(|p| p.into_inner()).push(i)
+        for _ in 0..workers {
+            scope.spawn(|| {
+                let _done = Done(&running);
+                loop {
+                    if abandon.load(Ordering::Relaxed) {
+                        return;
                     }
-                    CheckResult::Illegal => {
-                        let mut first = illegal.lock().unwrap_or_else(|p| p.into_inner());
-                        if first.is_none_or(|f| i < f) {
-                            *first = Some(i);
+                    let Some(&i) = open.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                        return;
+                    };
+                    let budget = match (slice, deadline) {
+                        (Some(s), Some(d)) => {
+                            Some(s.min(d.saturating_duration_since(Instant::now())))
                         }
-                        stop.store(true, Ordering::Relaxed);
+                        (s, _) => s,
+                    };
+                    // The plain variants: an Illegal is a proof (unless the search was
+                    // abandoned), a timeout is Unknown.
+                    let verdict = match budget {
+                        Some(b) => porcupine_rs::check_operations_timeout(&converted[i], b),
+                        None if porcupine_rs::check_operations(&converted[i]) => CheckResult::Ok,
+                        None => CheckResult::Illegal,
+                    };
+                    match verdict {
+                        CheckResult::Ok => {}
+                        CheckResult::Unknown => {
+                            unsettled.lock().unwrap_or_else(|p| p.into_inner()).push(i)
+                        }
+                        // The flag was down until now, so it was down for the whole search:
+                        // this Illegal is genuine, and the first one claims the check.
+                        CheckResult::Illegal => {
+                            if !abandon.swap(true, Ordering::Relaxed) {
+                                *illegal.lock().unwrap_or_else(|p| p.into_inner()) = Some(i);
+                            }
+                        }
                     }
                 }
             });
         }
+        // A search to the end has no timeout of its own: this thread keeps the deadline.
+        if let (None, Some(d)) = (slice, deadline) {
+            let (count, all_done) = &running;
+            let guard = count.lock().unwrap_or_else(|p| p.into_inner());
+            let left = d.saturating_duration_since(Instant::now());
+            let (_count, waited) = all_done
+                .wait_timeout_while(guard, left, |n| *n > 0)
+                .unwrap_or_else(|p| p.into_inner());
+            if waited.timed_out() {
+                abandon.store(true, Ordering::Relaxed);
+            }
+        }
     });
+    if let Some(i) = illegal.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Round::Illegal(i);
+    }
+    if abandon.load(Ordering::Relaxed) {
+        return Round::Expired;
+    }
     let mut rest = unsettled.into_inner().unwrap_or_else(|p| p.into_inner());
     rest.sort_unstable();
-    (
-        illegal.into_inner().unwrap_or_else(|p| p.into_inner()),
-        rest,
-    )
+    Round::Open(rest)
 }
 
-/// Asks porcupine-rs for the partial linearizations of an illegal partition (its verdict
-/// was already established without the info variant) and finds where they get stuck.
-fn explain<S: Spec>(ops: Vec<LinOp<S>>, converted: &[Operation<SpecModel<S>>]) -> Illegal<S> {
-    let (_, info) = porcupine_rs::check_operations_info(converted);
-    explain_with(ops, info)
+/// Counts a worker out when it ends, however it ends.
+struct Done<'a>(&'a (Mutex<usize>, Condvar));
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        let (count, all_done) = self.0;
+        *count.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
+        all_done.notify_all();
+    }
 }
 
-/// Finds where the longest partial linearization of an illegal partition gets stuck.
-fn explain_with<S: Spec>(ops: Vec<LinOp<S>>, info: LinearizationInfo<SpecModel<S>>) -> Illegal<S> {
-    let longest: Vec<usize> = info
-        .partial_linearizations
-        .first()
-        .and_then(|seqs| seqs.iter().max_by_key(|s| s.len()).cloned())
-        .unwrap_or_default();
+/// Finds the longest order of an illegal partition (its verdict already established by
+/// porcupine-rs's plain search) and where it gets stuck.
+fn explain<S: Spec>(ops: Vec<LinOp<S>>) -> Illegal<S> {
+    let longest = longest::longest(&ops).unwrap_or_else(|| {
+        // Our search found an order after all, which only a difference from
+        // porcupine-rs's search could cause: take the longest order from porcupine-rs.
+        let (_, info) = porcupine_rs::check_operations_info(&to_porcupine(&ops, None));
+        info.partial_linearizations
+            .first()
+            .and_then(|seqs| seqs.iter().max_by_key(|s| s.len()).cloned())
+            .unwrap_or_default()
+    });
+    explain_with(ops, longest)
+}
+
+/// Finds where `longest`, the longest order of an illegal partition, gets stuck.
+fn explain_with<S: Spec>(ops: Vec<LinOp<S>>, longest: Vec<usize>) -> Illegal<S> {
     let mut states: States<S::State> = States::new();
     for &i in &longest {
         states = successors(&states, &ops[i]);
@@ -335,19 +474,126 @@ fn explain_with<S: Spec>(ops: Vec<LinOp<S>>, info: LinearizationInfo<SpecModel<S
         longest,
         stuck,
         states_after: states,
-        info,
     }
 }
 
-/// porcupine-rs's partial linearizations of every partition, for the HTML report of a
-/// history that passed (an illegal one carries its own in [`Illegal`]).
+/// porcupine-rs's partial linearizations of every partition, for the HTML report.
 pub fn info<S: Spec>(partitions: &[Vec<LinOp<S>>]) -> LinearizationInfo<SpecModel<S>> {
     let mut all = LinearizationInfo::<SpecModel<S>>::empty();
     for p in partitions {
-        let (_, one) = porcupine_rs::check_operations_info(&to_porcupine(p));
+        let (_, one) = porcupine_rs::check_operations_info(&to_porcupine(p, None));
         all.partial_linearizations
             .extend(one.partial_linearizations);
         all.partition_ops.extend(one.partition_ops);
     }
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use locklab_models::spec::{RegisterInput, RegisterOutput, RegisterSpec};
+
+    use super::{check, round, to_porcupine, LinOp, LinResult, Round};
+
+    fn op(
+        input: RegisterInput,
+        output: RegisterOutput,
+        call: u64,
+        ret: u64,
+    ) -> LinOp<RegisterSpec> {
+        LinOp {
+            spec: Arc::new(RegisterSpec),
+            input,
+            output: Some(output),
+            call,
+            ret: Some(ret),
+            client: call as u32,
+            line: call as usize,
+        }
+    }
+
+    /// Linearizable, but not in any time a test can wait: 24 overlapping writes, then a
+    /// read of the first one. porcupine-rs tries that write first and searches every
+    /// order of the others behind it before it puts the write last.
+    fn endless() -> Vec<LinOp<RegisterSpec>> {
+        let mut ops: Vec<_> = (0..24)
+            .map(|v| {
+                op(
+                    RegisterInput::Write(v),
+                    RegisterOutput::Written,
+                    v as u64,
+                    100,
+                )
+            })
+            .collect();
+        ops.push(op(
+            RegisterInput::Read,
+            RegisterOutput::Value(Some(0)),
+            200,
+            201,
+        ));
+        ops
+    }
+
+    /// Illegal at once: a read of a value never written.
+    fn illegal() -> Vec<LinOp<RegisterSpec>> {
+        vec![op(
+            RegisterInput::Read,
+            RegisterOutput::Value(Some(7)),
+            1,
+            2,
+        )]
+    }
+
+    #[test]
+    fn a_deadline_abandons_a_running_search_and_gives_unknown() {
+        let start = Instant::now();
+        let result = check(&[endless()], Some(Duration::from_millis(50)));
+        assert!(matches!(result, LinResult::Unknown), "{result:?}");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn an_illegal_partition_abandons_the_search_running_beside_it() {
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+            // One worker searches the endless partition first and never gets further.
+            return;
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        // On its own thread, so that a search that cannot be stopped fails the test
+        // instead of hanging it.
+        std::thread::spawn(move || {
+            let abandon = Arc::new(AtomicBool::new(false));
+            let converted = [
+                to_porcupine(&endless(), Some(&abandon)),
+                to_porcupine(&illegal(), Some(&abandon)),
+            ];
+            // Round two's search to the end, as if both had outlived their first slice.
+            let ended = round(&converted, &[0, 1], None, None, &abandon);
+            let _ = tx.send(matches!(ended, Round::Illegal(1)));
+        });
+        assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok(true));
+    }
+
+    #[test]
+    fn an_illegal_partition_is_found_beside_an_endless_one() {
+        let start = Instant::now();
+        match check(&[endless(), illegal()], None) {
+            LinResult::Illegal(ill) => assert_eq!(ill.ops.len(), 1),
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 }

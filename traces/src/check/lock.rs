@@ -111,9 +111,15 @@ pub fn check(
         ),
         LinResult::Illegal(ill) => {
             let report = explain(&ill, paired).stat("operations", count);
-            let page = options
-                .html
-                .then(|| Page::render(ill.info, paired, history.header.reentrant));
+            // Only the report needs porcupine-rs's own partial linearizations, so only
+            // it pays for the search that collects them.
+            let page = options.html.then(|| {
+                Page::render(
+                    linear::info(std::slice::from_ref(&ill.ops)),
+                    paired,
+                    history.header.reentrant,
+                )
+            });
             (report, page)
         }
     };

@@ -390,9 +390,15 @@ fn run<S: Spec>(
         ),
         LinResult::Illegal(ill) => {
             let report = explain(&ill, model, paired).stat("operations", count);
-            let page = options
-                .html
-                .then(|| Page::render(ill.info, paired, reentrant));
+            // Only the report needs porcupine-rs's own partial linearizations, so only
+            // it pays for the search that collects them.
+            let page = options.html.then(|| {
+                Page::render(
+                    linear::info(std::slice::from_ref(&ill.ops)),
+                    paired,
+                    reentrant,
+                )
+            });
             (report, page)
         }
     }

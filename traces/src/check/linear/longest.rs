@@ -1,0 +1,340 @@
+//! The longest linearizable order of a partition that porcupine-rs already proved
+//! illegal.
+//!
+//! porcupine-rs only reports it from its info variant, whose bookkeeping runs on every
+//! backtrack of the search, passing partitions included; that made the whole check about
+//! a tenth slower. Searching again only once a partition is known to be illegal keeps
+//! that cost off the partitions that pass, and this search is cheaper than a second
+//! porcupine-rs pass: the set of linearized operations is hashed incrementally and the
+//! cache keeps its keys in one flat array instead of a heap allocation each.
+//!
+//! It is the same search as porcupine-rs's (calls and returns ordered alike, the same
+//! model step, the same pruning of a linearized set and state seen before), so its
+//! longest order is one porcupine-rs's info variant could have reported; ties may be
+//! broken differently.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+
+use locklab_models::spec::{Spec, Window};
+use rustc_hash::FxHasher;
+
+use super::{clamp, successor_set, LinOp, StateSet};
+
+/// The longest order of `ops` (indices) the spec accepts, or `None` if every operation
+/// linearizes after all (the caller's verdict then came from elsewhere, and it asks
+/// porcupine-rs instead).
+pub(super) fn longest<S: Spec>(ops: &[LinOp<S>]) -> Option<Vec<usize>> {
+    Search::new(ops).run()
+}
+
+/// A call or a return, as an index into the operations: calls are even, returns odd.
+type Entry = usize;
+
+/// The cache of (linearized set, state) pairs already explored.
+///
+/// The map goes from a pair's hash to the last pair stored with it; pairs sharing a hash
+/// are chained through `chain`. The sets live side by side in `words`.
+struct Seen<T> {
+    heads: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
+    chain: Vec<u32>,
+    words: Vec<u64>,
+    states: Vec<StateSet<T>>,
+    width: usize,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl<T: Eq + Clone> Seen<T> {
+    /// Records the pair of `set` with the bit `(word, bit)` flipped and `state`; false if
+    /// it was already there. The flip is applied while comparing and copying, which
+    /// spares the caller setting and clearing the bit around every probe (most probes
+    /// find the pair).
+    fn insert(
+        &mut self,
+        hash: u64,
+        set: &[u64],
+        (word, bit): (usize, u64),
+        state: &StateSet<T>,
+    ) -> bool {
+        let head = self.heads.entry(hash).or_insert(NONE);
+        let mut at = *head;
+        while at != NONE {
+            let i = at as usize;
+            if self.states[i] == *state {
+                let stored = &self.words[i * self.width..][..self.width];
+                let same = stored
+                    .iter()
+                    .zip(set)
+                    .enumerate()
+                    .all(|(k, (&a, &b))| a == if k == word { b ^ bit } else { b });
+                if same {
+                    return false;
+                }
+            }
+            at = self.chain[i];
+        }
+        let index = match u32::try_from(self.states.len()) {
+            Ok(index) if index != NONE => index,
+            // More pairs than an index can name: forget the pruning rather than fail;
+            // the search stays correct, only slower.
+            _ => return true,
+        };
+        self.chain.push(*head);
+        *head = index;
+        let base = self.words.len();
+        self.words.extend_from_slice(set);
+        self.words[base + word] ^= bit;
+        self.states.push(state.clone());
+        true
+    }
+}
+
+/// A lifted operation: what to restore when it is taken back.
+struct Frame<T> {
+    op: usize,
+    before: StateSet<T>,
+}
+
+struct Search<'a, S: Spec> {
+    ops: &'a [LinOp<S>],
+    windows: Vec<Window>,
+    /// The entries still to linearize, as a doubly linked list through `next` and
+    /// `prev`, with the sentinel `head` at index `2 * ops.len()`.
+    next: Vec<Entry>,
+    prev: Vec<Entry>,
+    head: Entry,
+    linearized: Vec<u64>,
+    /// The linearized set's hash, kept up to date with one xor per change.
+    linearized_hash: u64,
+    /// Each operation's share of that hash.
+    op_hashes: Vec<u64>,
+    state: StateSet<S::State>,
+    stack: Vec<Frame<S::State>>,
+    seen: Seen<S::State>,
+    longest: Vec<usize>,
+}
+
+/// A well-mixed word per operation (splitmix64), so that the xor of those of a set is a
+/// good hash of the set.
+fn op_hash(op: usize) -> u64 {
+    let mut z = (op as u64)
+        .wrapping_add(1)
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl<'a, S: Spec> Search<'a, S> {
+    fn new(ops: &'a [LinOp<S>]) -> Self {
+        let n = ops.len();
+        // porcupine-rs's order: by time, a call before a return at the same instant (so
+        // they overlap), otherwise in the order of the operations.
+        let mut order: Vec<(i64, bool, Entry)> = ops
+            .iter()
+            .enumerate()
+            .flat_map(|(i, op)| {
+                [
+                    (clamp(op.call), false, 2 * i),
+                    (op.ret.map_or(i64::MAX, clamp), true, 2 * i + 1),
+                ]
+            })
+            .collect();
+        order.sort_by_key(|&(time, is_return, _)| (time, is_return));
+        let head = 2 * n;
+        let mut next = vec![head; 2 * n + 1];
+        let mut prev = vec![head; 2 * n + 1];
+        let mut last = head;
+        for &(_, _, e) in &order {
+            next[last] = e;
+            prev[e] = last;
+            last = e;
+        }
+        next[last] = head;
+        prev[head] = last;
+        let width = n.div_ceil(64);
+        Search {
+            ops,
+            windows: ops.iter().map(LinOp::window).collect(),
+            next,
+            prev,
+            head,
+            linearized: vec![0; width],
+            linearized_hash: 0,
+            op_hashes: (0..n).map(op_hash).collect(),
+            state: StateSet::Start,
+            stack: Vec::new(),
+            seen: Seen {
+                heads: HashMap::default(),
+                chain: Vec::new(),
+                words: Vec::new(),
+                states: Vec::new(),
+                width,
+            },
+            longest: Vec::new(),
+        }
+    }
+
+    fn unlink(&mut self, e: Entry) {
+        let (p, n) = (self.prev[e], self.next[e]);
+        self.next[p] = n;
+        self.prev[n] = p;
+    }
+
+    /// Undoes the latest `unlink` not yet undone (`e`'s neighbours still point past it).
+    fn relink(&mut self, e: Entry) {
+        let (p, n) = (self.prev[e], self.next[e]);
+        self.next[p] = e;
+        self.prev[n] = e;
+    }
+
+    fn flip(&mut self, op: usize) {
+        self.linearized[op / 64] ^= 1 << (op % 64);
+        self.linearized_hash ^= self.op_hashes[op];
+    }
+
+    fn run(mut self) -> Option<Vec<usize>> {
+        let mut at = self.next[self.head];
+        while at != self.head {
+            if at.is_multiple_of(2) {
+                let op = at / 2;
+                if let Some(after) = successor_set(&self.state, &self.ops[op], self.windows[op]) {
+                    let mut h = FxHasher::default();
+                    after.hash(&mut h);
+                    let hash = h.finish() ^ self.linearized_hash ^ self.op_hashes[op];
+                    let flip = (op / 64, 1 << (op % 64));
+                    if self.seen.insert(hash, &self.linearized, flip, &after) {
+                        self.flip(op);
+                        let before = std::mem::replace(&mut self.state, after);
+                        self.stack.push(Frame { op, before });
+                        self.unlink(at);
+                        self.unlink(at + 1);
+                        at = self.next[self.head];
+                        continue;
+                    }
+                }
+                at = self.next[at];
+            } else {
+                // An operation that must precede every other still to come, and no order
+                // of the stacked ones lets it in: a dead end.
+                if self.stack.len() > self.longest.len() {
+                    self.longest = self.stack.iter().map(|f| f.op).collect();
+                }
+                let Some(frame) = self.stack.pop() else {
+                    return Some(self.longest);
+                };
+                self.relink(2 * frame.op + 1);
+                self.relink(2 * frame.op);
+                self.flip(frame.op);
+                self.state = frame.before;
+                at = self.next[2 * frame.op];
+            }
+        }
+        // Every operation linearized.
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use locklab_models::spec::{RegisterInput, RegisterOutput, RegisterSpec};
+
+    use super::super::{successors, to_porcupine, LinOp, States};
+    use super::longest;
+
+    /// A small deterministic generator (xorshift), so a failure names its seed.
+    struct Gen(u64);
+
+    impl Gen {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    /// Overlapping register operations with arbitrary answers (so most histories are
+    /// illegal), some with unknown outcomes, some never returning.
+    fn history(seed: u64) -> Vec<LinOp<RegisterSpec>> {
+        let mut g = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let spec = Arc::new(RegisterSpec);
+        let n = 3 + g.below(9) as usize;
+        (0..n)
+            .map(|i| {
+                let call = g.below(40);
+                let (input, output) = match g.below(3) {
+                    0 => {
+                        let v = g.below(4) as i64;
+                        let seen = (v > 0).then_some(v);
+                        (RegisterInput::Read, RegisterOutput::Value(seen))
+                    }
+                    1 => (
+                        RegisterInput::Write(g.below(4) as i64),
+                        RegisterOutput::Written,
+                    ),
+                    _ => {
+                        let (from, to) = (g.below(4) as i64, g.below(4) as i64);
+                        let out = if g.below(2) == 0 {
+                            RegisterOutput::CasOk
+                        } else {
+                            RegisterOutput::CasFailed
+                        };
+                        (RegisterInput::Cas { from, to }, out)
+                    }
+                };
+                let (output, ret) = match g.below(10) {
+                    0 => (None, None),
+                    1 => (None, Some(call + g.below(20))),
+                    _ => (Some(output), Some(call + g.below(20))),
+                };
+                LinOp {
+                    spec: spec.clone(),
+                    input,
+                    output,
+                    call,
+                    ret,
+                    client: i as u32,
+                    line: i + 1,
+                }
+            })
+            .collect()
+    }
+
+    /// The search agrees with porcupine-rs: it finds an order exactly when porcupine-rs
+    /// does, and on an illegal history its longest order is a valid order as long as the
+    /// longest porcupine-rs's info variant reports.
+    #[test]
+    fn agrees_with_porcupine() {
+        let mut illegal = 0;
+        for seed in 0..3000 {
+            let ops = history(seed);
+            let converted = to_porcupine(&ops, None);
+            let legal = porcupine_rs::check_operations(&converted);
+            let ours = longest(&ops);
+            assert_eq!(ours.is_none(), legal, "seed {seed}");
+            let Some(order) = ours else { continue };
+            illegal += 1;
+            let (_, info) = porcupine_rs::check_operations_info(&converted);
+            let theirs = info
+                .partial_linearizations
+                .first()
+                .and_then(|seqs| seqs.iter().map(Vec::len).max())
+                .unwrap_or(0);
+            assert_eq!(order.len(), theirs, "seed {seed}");
+            let mut states = States::new();
+            for (k, &i) in order.iter().enumerate() {
+                states = successors(&states, &ops[i]);
+                assert!(!states.is_empty(), "seed {seed}: step {k} fails");
+                // Real time: nothing later in the order returned before this was called.
+                for &j in &order[k + 1..] {
+                    assert!(ops[j].ret.is_none_or(|r| r >= ops[i].call), "seed {seed}");
+                }
+            }
+        }
+        assert!(illegal > 500, "only {illegal} illegal histories generated");
+    }
+}
