@@ -1,0 +1,85 @@
+//! The server controls the harness's nemesis uses, on real redis-server processes:
+//! restart with and without data, pause and resume, a libfaketime clock jump, and the
+//! reaper that a Ctrl-C handler empties.
+
+#![cfg(feature = "backends")]
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use locklab_implementations::testing::{reaper, RedisServer, ServerConfig};
+
+/// One test at a time: the reaper test kills every server of this process.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("{what} did not happen within 5 s");
+}
+
+#[test]
+fn restart_keeps_or_empties_the_data() {
+    let _one = serial();
+    let mut s = RedisServer::start().expect("redis-server (run ci/setup.sh)");
+    let port = s.port();
+    assert_eq!(s.cli(&["SET", "k", "v"]), "OK");
+    s.restart_keeping_data().expect("restart keeping data");
+    assert_eq!(s.port(), port, "same port");
+    assert_eq!(s.cli(&["GET", "k"]), "v", "kept across the restart");
+    s.restart().expect("restart empty");
+    assert_eq!(s.cli(&["GET", "k"]), "", "gone after an empty restart");
+}
+
+#[test]
+fn a_paused_server_answers_only_after_resume() {
+    let _one = serial();
+    let s = RedisServer::start().expect("redis-server");
+    s.pause();
+    let answered = {
+        use std::io::{Read, Write};
+        let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port())).expect("connects");
+        c.set_read_timeout(Some(Duration::from_millis(700)))
+            .expect("timeout");
+        c.write_all(b"PING\r\n").expect("writes");
+        let mut buf = [0u8; 16];
+        matches!(c.read(&mut buf), Ok(n) if n > 0)
+    };
+    assert!(!answered, "a stopped server must not answer");
+    s.resume();
+    wait_for("PONG after SIGCONT", || s.cli(&["PING"]) == "PONG");
+}
+
+#[test]
+fn a_clock_jump_expires_a_lease_at_once() {
+    let _one = serial();
+    let s = RedisServer::start_config(ServerConfig {
+        fake_clock: true,
+        ..ServerConfig::default()
+    })
+    .expect("redis-server under libfaketime (run ci/setup.sh)");
+    assert_eq!(s.cli(&["SET", "lock", "a", "PX", "30000"]), "OK");
+    assert_eq!(s.cli(&["GET", "lock"]), "a");
+    s.set_clock("+31").expect("clock file");
+    wait_for("the jump to expire the key", || {
+        s.cli(&["GET", "lock"]).is_empty()
+    });
+}
+
+#[test]
+fn the_reaper_kills_what_drop_would() {
+    let _one = serial();
+    let mut s = RedisServer::start().expect("redis-server");
+    assert!(reaper::count() >= 1);
+    reaper::kill_all();
+    wait_for("the server to die", || !s.is_running());
+}
