@@ -9,7 +9,8 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use locklab_jepsen::{run, RunOptions, RunReport};
+use locklab_implementations::redis::{GetSetLock, LuaLock};
+use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
 /// One run at a time: they share two cores, and Sentinel's timing must not starve.
@@ -158,6 +159,46 @@ fn redis_failover_shows_two_holders_nearly_every_time() {
         two_holders >= 9,
         "two holders in {two_holders}/10 runs ({times:?})"
     );
+}
+
+/// A team's own lock runs under a scenario's servers and faults: a correct one agrees
+/// with the model, and a change that loses mutual exclusion (here GET-then-SET dressed
+/// up as the Lua lock) disagrees — the failure a CI gate stops on.
+#[test]
+fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let good = CustomLock::new("team-lua", |nodes, key| {
+        Ok(Box::new(LuaLock::new(&nodes[0], key)))
+    });
+    let options = RunOptions {
+        lock: Some(good),
+        ..RunOptions::new("redis-lua")
+    };
+    let r = run(&options, &mut |_| {}).expect("runs");
+    assert_eq!(r.lock, "team-lua");
+    assert!(
+        r.agreement.agrees && r.agreement.verdict == Verdict::Ok,
+        "{:#?}",
+        r.agreement
+    );
+
+    let broken = CustomLock::new("team-lua-regressed", |nodes, key| {
+        Ok(Box::new(
+            GetSetLock::new(&nodes[0], key).with_gap(Duration::from_millis(5)),
+        ))
+    });
+    let options = RunOptions {
+        lock: Some(broken),
+        ..RunOptions::new("redis-lua")
+    };
+    let r = run(&options, &mut |_| {}).expect("runs");
+    assert_eq!(r.agreement.verdict, Verdict::Violation);
+    assert!(
+        !r.agreement.agrees,
+        "the model says redis-lua holds: {:#?}",
+        r.agreement
+    );
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
 }
 
 /// Server processes (Redis, Sentinel) working in a data dir that names this harness

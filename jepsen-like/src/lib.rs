@@ -10,9 +10,10 @@
 //! - [`workload`] and [`resource`]: clients looping acquire → read-modify-write of a
 //!   counter no fault reaches (fenced where the lock has tokens) → release.
 //! - [`plan`]: how each catalog id runs; [`runner`]: one run end to end;
-//!   [`agreement`]: the run against the model.
+//!   [`agreement`]: the run against the model; [`custom`]: your own lock in a scenario.
 
 pub mod agreement;
+pub mod custom;
 pub mod log;
 pub mod nemesis;
 pub mod plan;
@@ -23,6 +24,7 @@ pub mod schedule;
 pub mod topology;
 pub mod workload;
 
+pub use custom::CustomLock;
 pub use runner::{run, Progress, RunOptions, RunReport};
 
 /// Why a run gave no verdict.

@@ -20,6 +20,7 @@ use locklab_traces::timeline::offending_window;
 use serde::Serialize;
 
 use crate::agreement::{compare, Agreement};
+use crate::custom::CustomLock;
 use crate::log::Log;
 use crate::nemesis::{self, ClientPauses, Targets};
 use crate::plan::{self, LockKind, Plan};
@@ -46,6 +47,8 @@ pub struct RunOptions {
     pub html: bool,
     /// Attempts when the environment spoils a run.
     pub max_attempts: u32,
+    /// Your own lock instead of the scenario's.
+    pub lock: Option<CustomLock>,
 }
 
 impl RunOptions {
@@ -59,6 +62,7 @@ impl RunOptions {
             keep: None,
             html: false,
             max_attempts: 3,
+            lock: None,
         }
     }
 }
@@ -94,6 +98,8 @@ pub struct RunReport {
     pub story: String,
     /// The servers.
     pub topology: String,
+    /// The lock the clients used (the scenario's protocol, or a custom lock's name).
+    pub lock: String,
     /// The nemesis schedule that ran.
     pub schedule: Schedule,
     /// Clients.
@@ -164,6 +170,10 @@ pub fn run(
                     seed,
                     story: plan.story.to_string(),
                     topology: done.topology,
+                    lock: options
+                        .lock
+                        .as_ref()
+                        .map_or(plan.id.to_string(), |c| c.name().to_string()),
                     schedule: done.schedule,
                     clients,
                     attempts: attempt,
@@ -238,6 +248,7 @@ fn node_options() -> NodeOptions {
 
 async fn build_lock(
     plan: &Plan,
+    custom: Option<&CustomLock>,
     endpoints: &[String],
     key: &str,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
@@ -248,6 +259,11 @@ async fn build_lock(
                 .await
                 .map_err(|e| RunError::Environment(format!("connecting to {addr}: {e}")))?,
         );
+    }
+    if let Some(custom) = custom {
+        return custom
+            .build(&nodes, key)
+            .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())));
     }
     let first = nodes
         .first()
@@ -297,6 +313,9 @@ fn attempt_once(
         .tools
         .insert("redis".into(), topology.redis_version().into());
     header.resource = Some(ResourceSpec::Register);
+    if let Some(custom) = &options.lock {
+        header.tools.insert("lock".into(), custom.name().into());
+    }
     let log = Arc::new(
         Log::create(&path, &header)
             .map_err(|e| RunError::Environment(format!("{}: {e}", path.display())))?,
@@ -307,7 +326,7 @@ fn attempt_once(
     let resource_addr = topology.resource.addr();
     let mut handles = Vec::new();
     for _ in 0..clients {
-        let lock = runtime.block_on(build_lock(plan, &endpoints, key))?;
+        let lock = runtime.block_on(build_lock(plan, options.lock.as_ref(), &endpoints, key))?;
         let resource = runtime
             .block_on(Resource::connect(&resource_addr, "locklab:counter"))
             .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;

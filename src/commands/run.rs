@@ -143,13 +143,14 @@ fn list(format: Format) -> u8 {
 
 fn text(r: &RunReport) -> String {
     let mut out = format!(
-        "{} on real servers (seed {}, {} clients, {} events, {:.1} s)\n  servers: {}\n  faults:  {}\n",
+        "{} on real servers (seed {}, {} clients, {} events, {:.1} s)\n  servers: {}\n  lock:    {}\n  faults:  {}\n",
         r.id,
         r.seed,
         r.clients,
         r.events,
         r.wall_ms as f64 / 1000.0,
         r.topology,
+        r.lock,
         r.story
     );
     for u in &r.unreliable {

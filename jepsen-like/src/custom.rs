@@ -1,0 +1,72 @@
+//! Your own lock in the harness: a [`CustomLock`] replaces the scenario's lock, so a
+//! team's `DistributedLock` runs under the same servers, faults and checks — and a
+//! change to it that loses mutual exclusion shows up as a disagreement with the model
+//! (or as a violated property) in its CI.
+//!
+//! ```no_run
+//! use locklab_implementations::redis::LuaLock;
+//! use locklab_jepsen::{run, CustomLock, RunOptions};
+//!
+//! let mine = CustomLock::new("my-lua-lock", |nodes, key| {
+//!     Ok(Box::new(LuaLock::new(&nodes[0], key)))
+//! });
+//! let options = RunOptions { lock: Some(mine), ..RunOptions::new("redis-lua-pause") };
+//! let report = run(&options, &mut |_| {}).expect("ran");
+//! assert!(report.agreement.agrees);
+//! ```
+
+use std::sync::Arc;
+
+use locklab_implementations::redis::RedisNode;
+use locklab_implementations::{DistributedLock, LockError};
+
+type Build =
+    dyn Fn(&[RedisNode], &str) -> Result<Box<dyn DistributedLock>, LockError> + Send + Sync;
+
+/// Builds one client's lock from the run's lock endpoints — one connected node per
+/// lock server, in topology order (`redis`; the master, followed through Sentinel;
+/// `n0` … `n4`) — and the lock name. Called once per client: give each client its own
+/// owner identity, as separate processes would have.
+#[derive(Clone)]
+pub struct CustomLock {
+    name: String,
+    build: Arc<Build>,
+}
+
+impl CustomLock {
+    /// A lock called `name` in reports, built by `build`.
+    pub fn new(
+        name: &str,
+        build: impl Fn(&[RedisNode], &str) -> Result<Box<dyn DistributedLock>, LockError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        CustomLock {
+            name: name.to_string(),
+            build: Arc::new(build),
+        }
+    }
+
+    /// Its name in reports.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// One client's lock.
+    pub fn build(
+        &self,
+        nodes: &[RedisNode],
+        key: &str,
+    ) -> Result<Box<dyn DistributedLock>, LockError> {
+        (self.build)(nodes, key)
+    }
+}
+
+impl std::fmt::Debug for CustomLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CustomLock")
+            .field("name", &self.name)
+            .finish()
+    }
+}
