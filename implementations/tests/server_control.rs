@@ -76,6 +76,16 @@ fn a_clock_jump_expires_a_lease_at_once() {
 }
 
 #[test]
+fn stop_shuts_down_and_start_again_brings_it_back() {
+    let _one = serial();
+    let mut s = RedisServer::start().expect("redis-server");
+    s.stop();
+    assert!(!s.is_running());
+    s.start_again().expect("starts again");
+    assert_eq!(s.cli(&["PING"]), "PONG");
+}
+
+#[test]
 fn the_reaper_kills_what_drop_would() {
     let _one = serial();
     let mut s = RedisServer::start().expect("redis-server");

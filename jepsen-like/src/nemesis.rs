@@ -85,6 +85,7 @@ fn server<'s>(targets: &'s mut Targets<'_>, name: &str) -> Result<&'s mut RedisS
 fn apply(action: &Action, targets: &mut Targets<'_>) -> Result<(), String> {
     match action {
         Action::Kill { target } => server(targets, target)?.kill(),
+        Action::Stop { target } => server(targets, target)?.stop(),
         Action::Pause { target } => server(targets, target)?.pause(),
         Action::Resume { target } => server(targets, target)?.resume(),
         Action::Restart { target, keep_data } => {

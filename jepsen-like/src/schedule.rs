@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fault", rename_all = "kebab-case")]
 pub enum Action {
+    /// Graceful shutdown of a server (SIGTERM).
+    Stop {
+        /// Server name.
+        target: String,
+    },
     /// `kill -9` of a server.
     Kill {
         /// Server name (`master`, `n2`, …).
@@ -74,6 +79,7 @@ impl Action {
     pub fn target(&self) -> String {
         match self {
             Action::Kill { target }
+            | Action::Stop { target }
             | Action::Pause { target }
             | Action::Resume { target }
             | Action::Restart { target, .. }

@@ -271,6 +271,20 @@ impl RedisServer {
         }
     }
 
+    /// Graceful stop: SIGTERM, then `kill -9` if it has not exited within 2 s.
+    pub fn stop(&mut self) {
+        self.signal(libc::SIGCONT);
+        self.signal(libc::SIGTERM);
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(2) {
+            if !self.is_running() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill();
+    }
+
     /// Whether the process is still alive (not killed, not exited).
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.as_mut().map(Child::try_wait), Some(Ok(None)))
