@@ -129,6 +129,23 @@ fn redis_failover_wait_keeps_the_lock_through_the_failover() {
     assert_eq!(r.agreement.verdict, Verdict::Ok);
 }
 
+/// The catalog's second half of `redis-failover-wait`: with two replicas, `WAIT 1` is
+/// not enough — the model finds two holders, and so do real servers, when Sentinel
+/// promotes the replica that did not acknowledge.
+#[test]
+fn wait_1_with_two_replicas_fails_over_to_the_lagging_one() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let options = RunOptions {
+        replicas: Some(2),
+        ..RunOptions::new("redis-failover-wait")
+    };
+    let r = run(&options, &mut |_| {}).expect("runs");
+    assert!(r.agreement.agrees, "{:#?}\n{:?}", r.agreement, r.timeline);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    let t = r.timeline.unwrap_or_default().join("\n");
+    assert!(t.contains("FAULT failover replica2"), "{t}");
+}
+
 /// The headline: on real Redis + Sentinel, a failover before replication gives two
 /// holders — in at least 9 of 10 runs, each under 30 s.
 #[test]

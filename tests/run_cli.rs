@@ -29,6 +29,9 @@ fn bad_options_exit_2_naming_the_flag() {
     let out = locklab(&["run", "redis-lua", "--duration=-3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--duration"));
+    let out = locklab(&["run", "redis-lua", "--replicas", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--replicas"));
     let out = locklab(&["run", "redis-lua", "--format", "json", "--clients", "0"]);
     assert_eq!(out.status.code(), Some(2));
     let json: serde_json::Value =

@@ -49,12 +49,17 @@ fn sources(property: &str) -> &'static [Property] {
     }
 }
 
-/// Compares `report` with `scenario`'s expected verdict.
-pub fn compare(scenario: &Scenario, report: &Report) -> Agreement {
-    let expected_violated: &[&str] = match scenario.expected {
-        Expected::Holds => &[],
-        Expected::Violates(p) => p,
-    };
+/// The properties the catalog expects violated at the scenario's default bounds.
+pub fn expected_at_defaults(scenario: &Scenario) -> Vec<&'static str> {
+    match scenario.expected {
+        Expected::Holds => Vec::new(),
+        Expected::Violates(p) => p.to_vec(),
+    }
+}
+
+/// Compares `report` with the model's verdict for `scenario`: `expected_violated` are
+/// the properties the model violates at the bounds the run used.
+pub fn compare(scenario: &Scenario, expected_violated: &[&str], report: &Report) -> Agreement {
     let mut rows = Vec::new();
     for &property in scenario.properties {
         let model_violated = expected_violated.contains(&property);

@@ -103,7 +103,9 @@ fn apply(action: &Action, targets: &mut Targets<'_>) -> Result<(), String> {
             if acl != "OK" {
                 return Err(format!("ACL SETUSER answered {acl:?}"));
             }
-            s.cli(&["CLIENT", "KILL", "TYPE", "replica"]);
+            // Only the links of replicas that replicate as `default`: one set apart
+            // with its own user keeps replicating.
+            s.cli(&["CLIENT", "KILL", "TYPE", "replica", "USER", "default"]);
         }
         Action::HealReplication { target } => {
             let s = server(targets, target)?;

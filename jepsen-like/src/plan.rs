@@ -83,7 +83,10 @@ fn paused(id: &'static str, lock: &'static str, story: &'static str) -> Plan {
 fn failover(id: &'static str, lock: LockKind, story: &'static str) -> Plan {
     Plan {
         id,
-        shape: Shape::Sentinel { replicas: 1 },
+        shape: Shape::Sentinel {
+            replicas: 1,
+            replica1_apart: false,
+        },
         lock,
         ttl_ms: 30_000,
         // Long enough to span Sentinel's failover (2.2–3.2 s after the kill) with room
@@ -232,4 +235,41 @@ pub fn find(id: &str) -> Result<Plan, Vec<&'static str>> {
         Some(p) => Ok(p.clone()),
         None => Err(all.iter().map(|p| p.id).collect()),
     }
+}
+
+/// The plan with `replicas` replicas behind the master (`--replicas`). For
+/// `redis-failover-wait` with two or more, the model's counterexample is played out:
+/// replication to every replica but `replica1` is cut, so the holder's `WAIT 1` is
+/// answered by `replica1` alone; the master dies; Sentinel, which may not pick
+/// `replica1`, promotes a replica that never saw the lock.
+pub fn with_replicas(mut plan: Plan, replicas: usize) -> Result<Plan, String> {
+    let Shape::Sentinel { .. } = plan.shape else {
+        return Err(format!("--replicas: {} has no replicas", plan.id));
+    };
+    if !(1..=4).contains(&replicas) {
+        return Err(format!("--replicas: {replicas} is outside 1..=4"));
+    }
+    let lagging = plan.id == "redis-failover-wait" && replicas >= 2;
+    plan.shape = Shape::Sentinel {
+        replicas,
+        replica1_apart: lagging,
+    };
+    if lagging {
+        plan.faults = vec![
+            (
+                0,
+                Action::CutReplication {
+                    target: t("master"),
+                },
+            ),
+            (
+                1_300,
+                Action::Kill {
+                    target: t("master"),
+                },
+            ),
+        ];
+        plan.story = "replication to every replica but replica1 is cut, so the holder's WAIT 1 is answered by replica1 alone; the master is killed; Sentinel may only promote a lagging replica";
+    }
+    Ok(plan)
 }

@@ -14,12 +14,13 @@ use locklab_implementations::redis::{
 };
 use locklab_implementations::DistributedLock;
 use locklab_models::catalog;
+use locklab_models::check::Limits;
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::{Header, Process, ResourceSpec};
 use locklab_traces::timeline::offending_window;
 use serde::Serialize;
 
-use crate::agreement::{compare, Agreement};
+use crate::agreement::{compare, expected_at_defaults, Agreement};
 use crate::custom::CustomLock;
 use crate::log::Log;
 use crate::nemesis::{self, ClientPauses, Targets};
@@ -49,6 +50,9 @@ pub struct RunOptions {
     pub max_attempts: u32,
     /// Your own lock instead of the scenario's.
     pub lock: Option<CustomLock>,
+    /// Replicas behind the master (failover scenarios); the model is checked at the
+    /// same bound for the comparison.
+    pub replicas: Option<usize>,
 }
 
 impl RunOptions {
@@ -63,6 +67,7 @@ impl RunOptions {
             html: false,
             max_attempts: 3,
             lock: None,
+            replicas: None,
         }
     }
 }
@@ -134,6 +139,14 @@ pub fn run(
         known,
     })?;
     let scenario = catalog::find(plan.id).map_err(|e| RunError::Internal(e.to_string()))?;
+    let (plan, expected) = match options.replicas {
+        None => (plan, expected_at_defaults(&scenario)),
+        Some(r) => {
+            let plan = plan::with_replicas(plan, r).map_err(RunError::BadOption)?;
+            let expected = model_verdict(plan.id, r)?;
+            (plan, expected)
+        }
+    };
     let clients = options.clients.unwrap_or(plan.clients);
     if !(2..=64).contains(&clients) {
         return Err(RunError::BadOption(format!(
@@ -158,7 +171,7 @@ pub fn run(
             Ok(mut done) => {
                 let (mut report, agreement, timeline) = {
                     progress(Progress::Checking);
-                    check(&done.path, options.html, &scenario)?
+                    check(&done.path, options.html, &scenario, &expected)?
                 };
                 if options.keep.is_none() {
                     report.source = "the run's history (not kept: --keep DIR keeps it)".into();
@@ -204,10 +217,28 @@ struct Attempted {
     events: u64,
 }
 
+/// The properties the model violates for `id` with `replicas` replicas.
+fn model_verdict(id: &str, replicas: usize) -> Result<Vec<&'static str>, RunError> {
+    let overrides = catalog::Overrides {
+        replicas: Some(replicas),
+        ..catalog::Overrides::default()
+    };
+    let report = catalog::check(id, &overrides, Limits::default(), &mut |_| {})
+        .map_err(|e| RunError::BadOption(e.to_string()))?;
+    match report.verdict {
+        catalog::Verdict::Holds => Ok(Vec::new()),
+        catalog::Verdict::Violated(p) => Ok(p),
+        catalog::Verdict::Unknown => Err(RunError::Unreliable(format!(
+            "the model of {id} with {replicas} replicas gave no verdict within its limits"
+        ))),
+    }
+}
+
 fn check(
     path: &Path,
     html: bool,
     scenario: &catalog::Scenario,
+    expected: &[&str],
 ) -> Result<(Report, Agreement, Option<Vec<String>>), RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
     let history = locklab_traces::reader::read_path(path)
@@ -219,7 +250,7 @@ fn check(
     };
     let report = check_history(&history, &options)
         .map_err(|e| RunError::Internal(format!("the recorded history does not check: {e}")))?;
-    let agreement = compare(scenario, &report);
+    let agreement = compare(scenario, expected, &report);
     let timeline = offending_window(&history, &report);
     Ok((report, agreement, timeline))
 }

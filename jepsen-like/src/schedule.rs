@@ -37,7 +37,8 @@ pub enum Action {
         keep_data: bool,
     },
     /// Stop replication from a master: its replicas' sync is refused (the ACL trick)
-    /// and their links are killed, so writes stay on the master only.
+    /// and their links are killed, so writes stay on the master only (a replica that
+    /// replicates as its own ACL user is spared).
     CutReplication {
         /// The master.
         target: String,

@@ -20,6 +20,11 @@ pub enum Shape {
     Sentinel {
         /// Replicas behind the master.
         replicas: usize,
+        /// `replica1` replicates as its own ACL user (so cutting the `default` user's
+        /// replication leaves it connected) and has `replica-priority 0` (so Sentinel
+        /// never promotes it): the other replicas are the ones that can lag, and one of
+        /// them is what a failover promotes.
+        replica1_apart: bool,
     },
     /// `n0` … independent nodes.
     Redlock {
@@ -27,6 +32,9 @@ pub enum Shape {
         nodes: usize,
     },
 }
+
+/// The ACL user `replica1` replicates as when it is set apart.
+const REPL_USER: &str = "repl on >locklab ~* &* +@all";
 
 /// The Sentinel master name.
 pub const MASTER_NAME: &str = "mymaster";
@@ -86,12 +94,42 @@ impl Topology {
                     servers.insert(format!("n{i}"), start(lock_config())?);
                 }
             }
-            Shape::Sentinel { replicas } => {
+            Shape::Sentinel {
+                replicas,
+                replica1_apart,
+            } => {
+                // Every server knows the replication user: any of them may become master.
+                let lock_config = || {
+                    let mut c = lock_config();
+                    if replica1_apart {
+                        // Each word its own argument: redis-server joins them into one
+                        // configuration line.
+                        c.args = std::iter::once("--user")
+                            .chain(REPL_USER.split(' '))
+                            .map(String::from)
+                            .collect();
+                    }
+                    c
+                };
                 let master = start(lock_config())?;
                 let mport = master.port().to_string();
                 for i in 1..=replicas {
                     let mut c = lock_config();
-                    c.args = vec!["--replicaof".into(), "127.0.0.1".into(), mport.clone()];
+                    c.args
+                        .extend(["--replicaof".into(), "127.0.0.1".into(), mport.clone()]);
+                    if i == 1 && replica1_apart {
+                        c.args.extend(
+                            [
+                                "--masteruser",
+                                "repl",
+                                "--masterauth",
+                                "locklab",
+                                "--replica-priority",
+                                "0",
+                            ]
+                            .map(String::from),
+                        );
+                    }
                     servers.insert(format!("replica{i}"), start(c)?);
                 }
                 let conf = format!(

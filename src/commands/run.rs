@@ -21,6 +21,10 @@ pub struct Args {
     /// Concurrent clients (default: the scenario's).
     #[arg(long)]
     clients: Option<usize>,
+    /// Replicas behind the master (failover scenarios; default 1). The model is checked
+    /// at the same bound, and the run compared with that verdict.
+    #[arg(long)]
+    replicas: Option<usize>,
     /// Seconds the clients keep taking the lock (default: the scenario's).
     #[arg(long, value_parser = parse_secs)]
     duration: Option<Duration>,
@@ -73,6 +77,7 @@ pub fn run(args: Args) -> u8 {
     let options = RunOptions {
         id,
         clients: args.clients,
+        replicas: args.replicas,
         duration: args.duration,
         seed: args.seed,
         keep: args.keep.clone(),
