@@ -261,6 +261,24 @@ fn start_harness(keep: &Path) -> std::process::Child {
     panic!("the harness never started recording");
 }
 
+/// The temp data dirs of harness process `pid`'s servers.
+fn dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let prefix = format!("locklab-redis-{pid}-");
+    std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
+}
+
+fn remove_dirs_of(pid: u32) {
+    for d in dirs_of(pid) {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
 fn wait_gone(pid: u32) -> Vec<String> {
     let start = Instant::now();
     loop {
@@ -286,6 +304,8 @@ fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
     let _ = child.wait();
     let left = wait_gone(pid);
     assert!(left.is_empty(), "servers left behind: {left:?}");
+    // Nothing could remove a killed harness's data dirs; this test does.
+    remove_dirs_of(pid);
 
     let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
         .arg("check-history")
@@ -316,4 +336,9 @@ fn ctrl_c_stops_every_server() {
     assert_eq!(status.code(), Some(130));
     let left = wait_gone(pid);
     assert!(left.is_empty(), "servers left behind: {left:?}");
+    let dirs = dirs_of(pid);
+    assert!(
+        dirs.is_empty(),
+        "the handler removes the data dirs too: {dirs:?}"
+    );
 }

@@ -4,9 +4,25 @@
 //! the signals in between, which skip both.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+static DIRS: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+fn dirs() -> std::sync::MutexGuard<'static, BTreeSet<PathBuf>> {
+    DIRS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Notes a server's temp data dir, removed by [`kill_all`] (Drop removes it otherwise).
+pub fn register_dir(dir: PathBuf) {
+    dirs().insert(dir);
+}
+
+/// Forgets a data dir that was removed.
+pub fn forget_dir(dir: &std::path::Path) {
+    dirs().remove(dir);
+}
 
 fn live() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
@@ -28,7 +44,8 @@ pub fn count() -> usize {
 }
 
 /// SIGCONT (a paused server cannot die otherwise) and SIGKILL to every registered
-/// process group. Not async-signal-safe: call it from a signal-handling thread.
+/// process group, then removes their data dirs. Not async-signal-safe: call it from a
+/// signal-handling thread.
 pub fn kill_all() {
     let pids: Vec<u32> = live().iter().copied().collect();
     for pid in pids {
@@ -39,5 +56,9 @@ pub fn kill_all() {
                 libc::kill(-pid, libc::SIGKILL);
             }
         }
+    }
+    let gone: Vec<PathBuf> = dirs().iter().cloned().collect();
+    for dir in gone {
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

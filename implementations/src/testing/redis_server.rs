@@ -125,6 +125,7 @@ impl RedisServer {
                 DIR_SEQ.fetch_add(1, Ordering::Relaxed)
             ));
             std::fs::create_dir_all(&dir)?;
+            super::reaper::register_dir(dir.clone());
             let mut s = RedisServer {
                 child: None,
                 port,
@@ -370,5 +371,6 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
+        super::reaper::forget_dir(&self.dir);
     }
 }
