@@ -16,13 +16,17 @@ use locklab_traces::check::{Property, Verdict};
 /// One run at a time: they share two cores, and Sentinel's timing must not starve.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn run_id(id: &str, seed: u64) -> RunReport {
+/// Runs `options` alone on the machine.
+fn run_serial(options: &RunOptions) -> RunReport {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let options = RunOptions {
+    run(options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
+}
+
+fn run_id(id: &str, seed: u64) -> RunReport {
+    run_serial(&RunOptions {
         seed,
         ..RunOptions::new(id)
-    };
-    run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"))
+    })
 }
 
 fn check(report: &RunReport, property: Property) -> Verdict {
@@ -134,12 +138,11 @@ fn redis_failover_wait_keeps_the_lock_through_the_failover() {
 /// promotes the replica that did not acknowledge.
 #[test]
 fn wait_1_with_two_replicas_fails_over_to_the_lagging_one() {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let options = RunOptions {
         replicas: Some(2),
         ..RunOptions::new("redis-failover-wait")
     };
-    let r = run(&options, &mut |_| {}).expect("runs");
+    let r = run_serial(&options);
     assert!(r.agreement.agrees, "{:#?}\n{:?}", r.agreement, r.timeline);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     let t = r.timeline.unwrap_or_default().join("\n");
@@ -183,7 +186,6 @@ fn redis_failover_shows_two_holders_nearly_every_time() {
 /// up as the Lua lock) disagrees — the failure a CI gate stops on.
 #[test]
 fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let good = CustomLock::new("team-lua", |nodes, key| {
         Ok(Box::new(LuaLock::new(&nodes[0], key)))
     });
@@ -191,7 +193,7 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
         lock: Some(good),
         ..RunOptions::new("redis-lua")
     };
-    let r = run(&options, &mut |_| {}).expect("runs");
+    let r = run_serial(&options);
     assert_eq!(r.lock, "team-lua");
     assert!(
         r.agreement.agrees && r.agreement.verdict == Verdict::Ok,
@@ -208,7 +210,7 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
         lock: Some(broken),
         ..RunOptions::new("redis-lua")
     };
-    let r = run(&options, &mut |_| {}).expect("runs");
+    let r = run_serial(&options);
     assert_eq!(r.agreement.verdict, Verdict::Violation);
     assert!(
         !r.agreement.agrees,

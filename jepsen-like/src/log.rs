@@ -34,11 +34,6 @@ impl Log {
         u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// The instant time 0 stands for.
-    pub fn base(&self) -> Instant {
-        self.base
-    }
-
     /// Stamps `event` with the current time and appends it. A failed write is counted
     /// (and reported after the run) rather than stopping the clients mid-operation.
     pub fn record(&self, mut event: Event) {

@@ -134,19 +134,21 @@ fn apply(action: &Action, targets: &mut Targets<'_>) -> Result<(), String> {
 
 /// Follows Sentinel's view of the master: when the Sentinels name a new master, the
 /// proxy sends the clients there (as a Sentinel-aware client would) and the history
-/// records the failover. Polls until `done`.
+/// records the failover. Polls until `done`; returns whether a failover was seen.
 pub fn follow_master(
     sentinels: &[RedisServer],
     proxy: &ProxyControl,
     names: &BTreeMap<String, String>,
     log: &Log,
     done: &Receiver<()>,
-) {
+) -> bool {
     let mut current: Option<String> = None;
+    let mut failed_over = false;
     loop {
         if let Some(addr) = crate::topology::sentinel_master(sentinels) {
             if current.as_deref() != Some(addr.as_str()) {
                 if current.is_some() {
+                    failed_over = true;
                     proxy.retarget(&addr);
                     let name = names.get(&addr).cloned().unwrap_or_else(|| addr.clone());
                     log.nemesis(
@@ -158,7 +160,7 @@ pub fn follow_master(
             }
         }
         if done.recv_timeout(Duration::from_millis(100)).is_ok() {
-            return;
+            return failed_over;
         }
     }
 }

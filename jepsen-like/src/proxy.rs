@@ -53,15 +53,6 @@ impl Proxy {
         self.addr.to_string()
     }
 
-    /// Where it forwards to.
-    pub fn target(&self) -> String {
-        self.state
-            .target
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
     /// A handle the nemesis can use from any thread.
     pub fn control(&self) -> ProxyControl {
         ProxyControl {

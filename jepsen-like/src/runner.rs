@@ -384,7 +384,7 @@ fn attempt_once(
     let Topology {
         servers, sentinels, ..
     } = &mut topology;
-    std::thread::scope(|scope| {
+    let failed_over = std::thread::scope(|scope| {
         let log_n = &*log;
         let pauses_n = &*pauses;
         let schedule = &schedule;
@@ -396,13 +396,12 @@ fn attempt_once(
             };
             nemesis::run(schedule, targets, log_n, start, &nemesis_wait);
         });
-        if let Some(proxy) = &master_proxy {
+        let follower = master_proxy.as_ref().map(|proxy| {
             let sentinels = &*sentinels;
             let names = &names;
-            scope.spawn(move || {
-                nemesis::follow_master(sentinels, proxy, names, log_n, &follow_wait)
-            });
-        }
+            scope
+                .spawn(move || nemesis::follow_master(sentinels, proxy, names, log_n, &follow_wait))
+        });
         runtime.block_on(async {
             tokio::time::sleep(Duration::from_millis(plan.client_delay_ms)).await;
             let shared = Arc::new(Shared {
@@ -438,6 +437,7 @@ fn attempt_once(
         });
         let _ = nemesis_done.send(());
         let _ = follow_done.send(());
+        follower.is_some_and(|f| f.join().unwrap_or(false))
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
 
@@ -450,13 +450,12 @@ fn attempt_once(
     if let Some(why) = unreliable {
         return Err(RunError::Unreliable(why));
     }
-    let history = std::fs::read_to_string(&path).unwrap_or_default();
     let expects_failover = matches!(plan.shape, Shape::Sentinel { .. })
         && schedule
             .steps
             .iter()
             .any(|s| matches!(&s.action, Action::Kill { target } if target == "master"));
-    if expects_failover && !history.contains("\"fault\":\"failover\"") {
+    if expects_failover && !failed_over {
         return Err(RunError::Unreliable(
             "Sentinel did not fail over during the run".into(),
         ));

@@ -75,25 +75,6 @@ pub enum Action {
     },
 }
 
-impl Action {
-    /// The server or client it acts on, for reports.
-    pub fn target(&self) -> String {
-        match self {
-            Action::Kill { target }
-            | Action::Stop { target }
-            | Action::Pause { target }
-            | Action::Resume { target }
-            | Action::Restart { target, .. }
-            | Action::CutReplication { target }
-            | Action::HealReplication { target }
-            | Action::Partition { target }
-            | Action::HealPartition { target }
-            | Action::Clock { target, .. } => target.clone(),
-            Action::ClientPause { .. } => "next holder".to_string(),
-        }
-    }
-}
-
 /// An action at a time after the workload started.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {

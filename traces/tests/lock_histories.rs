@@ -1,6 +1,6 @@
 //! Hand-written lock histories and the verdicts the checkers must reach.
 
-use locklab_traces::check::{check_history, Options, Property, Verdict};
+use locklab_traces::check::{check_history, CheckReport, Options, Property, Verdict};
 use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process};
 
 const MS: u64 = 1_000_000;
@@ -47,13 +47,16 @@ impl Build {
     }
 }
 
-fn verdict_of(report: &locklab_traces::check::Report, p: Property) -> Verdict {
+fn check_of(report: &locklab_traces::check::Report, p: Property) -> &CheckReport {
     report
         .checks
         .iter()
         .find(|c| c.property == p)
         .unwrap_or_else(|| panic!("no {p:?} check in {report:#?}"))
-        .verdict
+}
+
+fn verdict_of(report: &locklab_traces::check::Report, p: Property) -> Verdict {
+    check_of(report, p).verdict
 }
 
 #[test]
@@ -63,11 +66,7 @@ fn double_grant_is_a_violation() {
         .acquire(1, 2, 3, 10_000, Some(2))
         .check();
     assert_eq!(r.verdict, Verdict::Violation);
-    let lock = r
-        .checks
-        .iter()
-        .find(|c| c.property == Property::LockLinearizability)
-        .expect("lock check");
+    let lock = check_of(&r, Property::LockLinearizability);
     assert_eq!(lock.verdict, Verdict::Violation);
     assert!(lock.summary.contains("double grant"), "{}", lock.summary);
     assert_eq!(lock.ops.first().map(|o| o.process.as_str()), Some("c1"));
@@ -118,11 +117,7 @@ fn release_by_a_non_owner_is_a_violation() {
         .acquire(0, 0, 1, 10_000, None)
         .release(1, 5, 6, Phase::Ok)
         .check();
-    let lock = r
-        .checks
-        .iter()
-        .find(|c| c.property == Property::LockLinearizability)
-        .expect("lock check");
+    let lock = check_of(&r, Property::LockLinearizability);
     assert_eq!(lock.verdict, Verdict::Violation);
     assert!(lock.summary.contains("non-owner"), "{}", lock.summary);
 }
@@ -153,11 +148,7 @@ fn stale_fenced_write_accepted_is_a_violation() {
         })
         .ev(0, OpKind::Write, Phase::Ok, 25, |_| {})
         .check();
-    let fencing = r
-        .checks
-        .iter()
-        .find(|c| c.property == Property::Fencing)
-        .expect("fencing check");
+    let fencing = check_of(&r, Property::Fencing);
     assert_eq!(fencing.verdict, Verdict::Violation);
     assert!(
         fencing.summary.contains("stale token"),
@@ -225,11 +216,7 @@ fn overlapping_critical_sections_are_a_mutual_exclusion_violation() {
         .ev(0, OpKind::Leave, Phase::Ok, 30, |_| {})
         .ev(1, OpKind::Leave, Phase::Ok, 40, |_| {})
         .check();
-    let m = r
-        .checks
-        .iter()
-        .find(|c| c.property == Property::MutualExclusion)
-        .expect("mutex check");
+    let m = check_of(&r, Property::MutualExclusion);
     assert_eq!(m.verdict, Verdict::Violation);
     assert!(m.summary.contains("c0 and c1"), "{}", m.summary);
     assert!(m.summary.contains("10.000 ms"), "{}", m.summary);
@@ -269,11 +256,7 @@ fn decreasing_grant_tokens_are_a_violation() {
         .acquire(0, 0, 1, 5, Some(7))
         .acquire(1, 20, 21, 5, Some(3))
         .check();
-    let lock = r
-        .checks
-        .iter()
-        .find(|c| c.property == Property::LockLinearizability)
-        .expect("lock check");
+    let lock = check_of(&r, Property::LockLinearizability);
     assert_eq!(lock.verdict, Verdict::Violation);
     assert!(lock.summary.contains("token 3"), "{}", lock.summary);
 }
@@ -304,12 +287,105 @@ fn oversold_inventory_is_counted() {
         Verdict::Ok,
         "each op is atomic"
     );
-    let safety = r
-        .checks
-        .iter()
-        .find(|c| c.property == Property::ResourceSafety)
-        .expect("safety");
+    let safety = check_of(&r, Property::ResourceSafety);
     assert_eq!(safety.verdict, Verdict::Violation);
     assert_eq!(safety.stats.get("oversold"), Some(&1.into()));
     assert_eq!(safety.stats.get("lost_updates"), Some(&1.into()));
+}
+
+/// A release that succeeds after the client's lease surely ran out and another client
+/// was granted the lock removed someone else's lock: a proven foreign release.
+#[test]
+fn release_after_expiry_and_a_new_grant_is_a_foreign_release() {
+    let r = Build::new()
+        .acquire(0, 0, 1, 100, None)
+        .acquire(1, 150, 151, 100, None)
+        .release(0, 200, 201, Phase::Ok)
+        .check();
+    let foreign = check_of(&r, Property::NoForeignRelease);
+    assert_eq!(foreign.verdict, Verdict::Violation);
+    assert!(
+        foreign
+            .summary
+            .contains("c0 released a lock it no longer held"),
+        "{}",
+        foreign.summary
+    );
+    let who: Vec<&str> = foreign.ops.iter().map(|o| o.process.as_str()).collect();
+    assert_eq!(who, ["c0", "c1", "c0"]);
+}
+
+/// The same order proves nothing when the second grant overlapped a live lease (a
+/// double grant — the lock check's finding), or when the release failed.
+#[test]
+fn no_foreign_release_without_proof() {
+    let double_grant = Build::new()
+        .acquire(0, 0, 1, 10_000, None)
+        .acquire(1, 150, 151, 10_000, None)
+        .release(0, 200, 201, Phase::Ok)
+        .check();
+    assert_eq!(
+        verdict_of(&double_grant, Property::NoForeignRelease),
+        Verdict::Ok
+    );
+    assert_eq!(
+        verdict_of(&double_grant, Property::LockLinearizability),
+        Verdict::Violation
+    );
+    let refused = Build::new()
+        .acquire(0, 0, 1, 100, None)
+        .acquire(1, 150, 151, 100, None)
+        .release(0, 200, 201, Phase::Fail)
+        .release(1, 210, 211, Phase::Ok)
+        .check();
+    assert_eq!(
+        verdict_of(&refused, Property::NoForeignRelease),
+        Verdict::Ok
+    );
+}
+
+/// Lost updates are shown by the writes that started from the same read (not every
+/// update), and the timeline of the violation marks them.
+#[test]
+fn lost_updates_name_the_clashing_writes_and_the_timeline_marks_them() {
+    let mut b = Build::new();
+    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Register);
+    let v = |n: i64| Some(serde_json::Value::from(n));
+    let b = b
+        // c2: a clean update 0 -> 1 (lines 2–5).
+        .ev(2, OpKind::Read, Phase::Invoke, 0, |_| {})
+        .ev(2, OpKind::Read, Phase::Ok, 1, |e| e.value = None)
+        .ev(2, OpKind::Write, Phase::Invoke, 2, |e| e.value = v(1))
+        .ev(2, OpKind::Write, Phase::Ok, 3, |_| {})
+        // c0 and c1 both read 1 and write 2 (writes on lines 10 and 12).
+        .ev(0, OpKind::Read, Phase::Invoke, 10, |_| {})
+        .ev(0, OpKind::Read, Phase::Ok, 11, |e| e.value = v(1))
+        .ev(1, OpKind::Read, Phase::Invoke, 12, |_| {})
+        .ev(1, OpKind::Read, Phase::Ok, 13, |e| e.value = v(1))
+        .ev(1, OpKind::Write, Phase::Invoke, 14, |e| e.value = v(2))
+        .ev(1, OpKind::Write, Phase::Ok, 15, |_| {})
+        .ev(0, OpKind::Write, Phase::Invoke, 16, |e| e.value = v(2))
+        .ev(0, OpKind::Write, Phase::Ok, 17, |_| {})
+        .ev(3, OpKind::Read, Phase::Invoke, 20, |_| {})
+        .ev(3, OpKind::Read, Phase::Ok, 21, |e| e.value = v(2));
+    let r = b.check();
+    let safety = check_of(&r, Property::ResourceSafety);
+    assert_eq!(safety.verdict, Verdict::Violation);
+    assert_eq!(safety.stats.get("lost_updates"), Some(&1.into()));
+    let lines: Vec<usize> = safety.ops.iter().map(|o| o.line).collect();
+    assert_eq!(lines, [10, 12], "the two writes over the same read of 1");
+    assert!(safety
+        .explanation
+        .iter()
+        .any(|l| l.contains("same read of 1")));
+    let timeline =
+        locklab_traces::timeline::offending_window(&b.0, &r).expect("a violation has a timeline");
+    let marked: Vec<&String> = timeline.iter().filter(|l| l.starts_with('>')).collect();
+    assert_eq!(marked.len(), 2, "{timeline:#?}");
+    assert!(
+        marked
+            .iter()
+            .all(|l| l.contains("write") && l.contains(" 2")),
+        "{timeline:#?}"
+    );
 }
