@@ -82,6 +82,16 @@ impl HoldCell {
         sent_at: Instant,
     ) -> Arc<Ownership> {
         let deadline = lease.ttl().map(|ttl| valid_until(sent_at, ttl));
+        self.enter_until(renewer, lease, deadline)
+    }
+
+    /// [`HoldCell::enter`] with the validity deadline given rather than computed.
+    fn enter_until(
+        self: &Arc<Self>,
+        renewer: Arc<dyn HeldLock>,
+        lease: Lease,
+        deadline: Option<Instant>,
+    ) -> Arc<Ownership> {
         let mut slot = self.ownership.lock().unwrap_or_else(|p| p.into_inner());
         let entered = self.state.enter();
         if entered.first {
@@ -170,6 +180,28 @@ impl LockGuard {
             protocol,
             key: key.into(),
             token,
+            held: Some(held),
+            cell,
+            ownership,
+        }
+    }
+
+    /// A guard for a grant whose validity is known but not counted from a request of
+    /// its own: a lock passed on before the server confirmed the pass keeps the
+    /// validity of the grant it came from until the confirmation extends it.
+    pub(crate) fn with_validity(
+        protocol: &'static str,
+        key: impl Into<String>,
+        held: Arc<dyn HeldLock>,
+        lease: Lease,
+        valid_until: Instant,
+    ) -> Self {
+        let cell = HoldCell::new();
+        let ownership = cell.enter_until(held.clone(), lease, Some(valid_until));
+        LockGuard {
+            protocol,
+            key: key.into(),
+            token: None,
             held: Some(held),
             cell,
             ownership,

@@ -7,7 +7,8 @@
 //! - [`redis`] holds every Redis protocol of the catalog, the deliberately broken ones
 //!   included (documented as teaching-only).
 //! - [`hold_state`] is the client-side shared state (hold counts, watchdog generations),
-//!   written against [`sync`] so that `--cfg loom` model-checks it.
+//!   written against [`sync`] so that `--cfg loom` model-checks it; so is
+//!   [`handoff_queue`], the queue through which tasks of one process hand a lock over.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -30,6 +31,7 @@
 //! never on the harness or the CLI.
 
 pub mod error;
+pub mod handoff_queue;
 pub mod hold_state;
 pub mod sync;
 

@@ -7,7 +7,7 @@ use tokio::sync::Notify;
 
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, DistributedLock, Lease};
+use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease};
 
 const MAX_BACKOFF: Duration = Duration::from_millis(50);
 
@@ -32,11 +32,86 @@ pub async fn acquire_loop<L: DistributedLock + ?Sized>(
     lease: Lease,
     released: Option<&Notify>,
 ) -> Result<LockGuard, LockError> {
+    acquire_loop_with(lock, wait, lease, released, None).await
+}
+
+/// What waiting for a lock held in this process came to (see [`LocalTurns`]).
+pub(crate) enum Waited {
+    /// The holder handed the lock over.
+    Granted(LockGuard),
+    /// Go back to the server at once.
+    Retry,
+    /// The hand-off happened but what follows a grant failed (`WAIT`).
+    Failed(LockError),
+    /// Nobody in this process holds the lock: back off as usual.
+    NotQueued,
+}
+
+/// A way to wait for a busy lock without polling the server: queue behind a holder in
+/// the same process, which hands the lock over when it releases.
+pub(crate) trait LocalTurns: Sync {
+    /// Whether a holder of this process is on record (so a busy answer is its doing,
+    /// and waiting in its queue beats polling).
+    fn local_holder(&self) -> bool;
+
+    /// Queue behind the local holder, if there is one, and wait for its hand-off, at
+    /// most until `deadline`.
+    fn wait_turn(&self, lease: Lease, deadline: Instant) -> BoxFuture<'_, Waited>;
+
+    /// The acquire ends without a grant (failed, timed out, or dropped): let the next
+    /// local waiter try.
+    fn give_up(&self);
+}
+
+/// Calls [`LocalTurns::give_up`] unless the acquire succeeded, also when it is dropped.
+struct GiveUpUnlessGranted<'a>(Option<&'a dyn LocalTurns>);
+
+impl GiveUpUnlessGranted<'_> {
+    fn granted(mut self, g: LockGuard) -> Result<LockGuard, LockError> {
+        self.0 = None;
+        Ok(g)
+    }
+}
+
+impl Drop for GiveUpUnlessGranted<'_> {
+    fn drop(&mut self) {
+        if let Some(t) = self.0 {
+            t.give_up();
+        }
+    }
+}
+
+/// [`acquire_loop`], waiting through `turns` whenever a holder of this process is on
+/// record: then the server is asked only when the queue sends the waiter back (the
+/// hand-off failed, or the holder kept it past the queue's patience), and a busy
+/// answer goes straight back into the queue without backoff.
+pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
+    lock: &L,
+    wait: Duration,
+    lease: Lease,
+    released: Option<&Notify>,
+    turns: Option<&dyn LocalTurns>,
+) -> Result<LockGuard, LockError> {
     let start = Instant::now();
     let deadline = start + wait;
     let mut last_error: Option<LockError> = None;
     let mut attempt: u32 = 0;
+    let outcome = GiveUpUnlessGranted(turns);
     loop {
+        // Behind a holder of this process, wait for its hand-off rather than asking the
+        // server; the queue sends us back to the server when that is worth it.
+        if let Some(t) = turns {
+            match t.wait_turn(lease, deadline).await {
+                Waited::Granted(g) => return outcome.granted(g),
+                Waited::Failed(e) if e.is_retryable() => last_error = Some(e),
+                Waited::Failed(e) => return Err(e),
+                Waited::Retry | Waited::NotQueued => {}
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(timeout(lock, now - start, last_error));
+            }
+        }
         let notified = released.map(|n| n.notified());
         tokio::pin!(notified);
         if let Some(n) = notified.as_mut().as_pin_mut() {
@@ -45,7 +120,8 @@ pub async fn acquire_loop<L: DistributedLock + ?Sized>(
         let left = deadline.saturating_duration_since(Instant::now());
         let bound = left + MAX_ATTEMPT_OVERRUN;
         let retry_after = match tokio::time::timeout(bound, lock.try_acquire(lease)).await {
-            Ok(Ok(Attempt::Acquired(g))) => return Ok(g),
+            Ok(Ok(Attempt::Acquired(g))) => return outcome.granted(g),
+            Ok(Ok(Attempt::Busy { .. })) if turns.is_some_and(|t| t.local_holder()) => continue,
             Ok(Ok(Attempt::Busy { retry_after })) => retry_after,
             Ok(Err(e)) if e.is_retryable() => {
                 last_error = Some(e);
@@ -56,11 +132,7 @@ pub async fn acquire_loop<L: DistributedLock + ?Sized>(
         };
         let now = Instant::now();
         if now >= deadline {
-            return Err(LockError::Timeout {
-                key: lock.info().key,
-                waited: now - start,
-                last_error: last_error.map(Box::new),
-            });
+            return Err(timeout(lock, now - start, last_error));
         }
         attempt = attempt.saturating_add(1);
         let cap = MAX_BACKOFF.min(Duration::from_micros(100u64 << attempt.min(9)));
@@ -78,5 +150,17 @@ pub async fn acquire_loop<L: DistributedLock + ?Sized>(
             }
             None => tokio::time::sleep(pause).await,
         }
+    }
+}
+
+fn timeout<L: DistributedLock + ?Sized>(
+    lock: &L,
+    waited: Duration,
+    last_error: Option<LockError>,
+) -> LockError {
+    LockError::Timeout {
+        key: lock.info().key,
+        waited,
+        last_error: last_error.map(Box::new),
     }
 }

@@ -5,9 +5,9 @@
 #[cfg(loom)]
 pub use loom::sync::atomic::{AtomicU64, Ordering};
 #[cfg(loom)]
-pub use loom::sync::{Arc, Mutex};
+pub use loom::sync::{Arc, Mutex, MutexGuard};
 
 #[cfg(not(loom))]
 pub use std::sync::atomic::{AtomicU64, Ordering};
 #[cfg(not(loom))]
-pub use std::sync::{Arc, Mutex};
+pub use std::sync::{Arc, Mutex, MutexGuard};

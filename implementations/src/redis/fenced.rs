@@ -75,9 +75,7 @@ impl DistributedLock for FencedLock {
                 }
                 other => return Err(unexpected(&command, &other)),
             };
-            let held = Arc::new(CasHeld {
-                handle: self.handle.clone(),
-            });
+            let held = Arc::new(CasHeld::new(self.handle.clone()));
             after_grant(&held, self.wait_replicas).await?;
             Ok(self
                 .handle

@@ -74,8 +74,18 @@ impl KeyHandle {
         lease: Lease,
         sent_at: Instant,
     ) -> Attempt {
-        Attempt::Acquired(LockGuard::new(
-            protocol, &self.key, token, held, lease, sent_at,
-        ))
+        Attempt::Acquired(self.granted_guard(protocol, token, held, lease, sent_at))
+    }
+
+    /// The guard of a grant on this handle's key.
+    pub fn granted_guard(
+        &self,
+        protocol: &'static str,
+        token: Option<u64>,
+        held: Arc<dyn HeldLock>,
+        lease: Lease,
+        sent_at: Instant,
+    ) -> LockGuard {
+        LockGuard::new(protocol, &self.key, token, held, lease, sent_at)
     }
 }

@@ -6,18 +6,34 @@
 //! Commands: acquire `SET k o NX PX t` (`OK` granted, nil busy); release
 //! `EVAL compare-and-delete` (1 released, 0 not held); renew `EVAL compare-and-pexpire`
 //! (1 renewed, 0 not held); with [`WaitReplicas`], `WAIT n t` after each grant.
+//!
+//! **Local hand-off.** Handles of one [`RedisNode`] (tasks of one process) that find
+//! the key held by another handle of the same node queue up behind it
+//! ([`crate::handoff_queue`]) instead of polling, and the holder's release becomes
+//! `EVAL compare-and-transfer` (1 handed over, 0 not held): the key goes from the
+//! holder's value to the first waiter's, with the waiter's lease, in one atomic step —
+//! the key is never free in between, so the server still decides every grant, and a
+//! hand-off costs one round trip where release-then-`SET NX` costs two plus the doomed
+//! `SET NX`es of the other waiters. A waiter still polls the server every
+//! [`MAX_QUEUED_WAIT`] (the local holder may have crashed or lost the key). Tasks of one
+//! process are served first come, first served; clients of *other* processes are not
+//! queued and get no fairness guarantee, as with any polling lock. [`LuaLock::without_handoff`]
+//! turns it off.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
+use super::handoff::{hand_over, wait_turn, LocalQueue, OwnershipSlot};
 use super::node::{unexpected, RedisNode};
 use super::replication::{confirm, WaitReplicas};
 use super::scripts::LockScript;
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
 use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::ownership::Ownership;
+use crate::retry::{LocalTurns, Waited};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-lua";
@@ -27,15 +43,25 @@ pub const PROTOCOL: &str = "redis-lua";
 pub struct LuaLock {
     handle: KeyHandle,
     wait_replicas: Option<WaitReplicas>,
+    queue: Option<Arc<LocalQueue>>,
 }
 
 impl LuaLock {
-    /// A handle on `key` with a fresh random owner.
+    /// A handle on `key` with a fresh random owner, handing over locally (see the
+    /// module doc).
     pub fn new(node: &RedisNode, key: &str) -> Self {
         LuaLock {
             handle: KeyHandle::new(node, key),
             wait_replicas: None,
+            queue: Some(node.local_queue(key)),
         }
+    }
+
+    /// The plain protocol: release is always compare-and-delete and waiters always
+    /// poll the server (with a local wake-up on release).
+    pub fn without_handoff(mut self) -> Self {
+        self.queue = None;
+        self
     }
 
     /// Waits for replicas after each grant; a grant not acknowledged in time is
@@ -55,11 +81,48 @@ impl LuaLock {
 /// Shared by every lock that stores a unique value in a plain key.
 #[derive(Debug)]
 pub(crate) struct CasHeld {
-    pub(crate) handle: KeyHandle,
+    handle: KeyHandle,
+    /// Where local waiters queue (`redis-lua` with hand-off only).
+    queue: Option<Arc<LocalQueue>>,
+    /// The guard's ownership record, which a hand-off passes on.
+    ownership: OwnershipSlot,
 }
 
 impl CasHeld {
+    /// A grant released by compare-and-delete only.
+    pub(crate) fn new(handle: KeyHandle) -> Self {
+        CasHeld {
+            handle,
+            queue: None,
+            ownership: OwnershipSlot::new(),
+        }
+    }
+
+    /// A grant whose release hands the key to the first waiter in `queue`.
+    pub(crate) fn handing_over(handle: KeyHandle, queue: Arc<LocalQueue>) -> Self {
+        CasHeld {
+            handle,
+            queue: Some(queue),
+            ownership: OwnershipSlot::new(),
+        }
+    }
+
+    /// The handle the grant belongs to.
+    pub(crate) fn handle(&self) -> &KeyHandle {
+        &self.handle
+    }
+
+    /// Records the guard's ownership (once, right after the guard is made).
+    pub(crate) fn set_ownership(&self, ownership: Arc<Ownership>) {
+        let _ = self.ownership.set(ownership);
+    }
+
     pub(crate) async fn release_now(&self) -> Result<(), LockError> {
+        if let Some(queue) = &self.queue {
+            if let Some((handing, next)) = queue.next_owner(&self.handle.owner) {
+                return hand_over(&self.handle, &self.ownership, queue, handing, next).await;
+            }
+        }
         let command = RedisCommand::Eval {
             script: LockScript::CompareAndDelete,
             keys: vec![self.handle.key.clone()],
@@ -159,20 +222,59 @@ impl DistributedLock for LuaLock {
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
                 return Ok(Attempt::Busy { retry_after: None });
             }
-            let held = Arc::new(CasHeld {
-                handle: self.handle.clone(),
-            });
-            after_grant(&held, self.wait_replicas).await?;
-            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
+            let Some(queue) = &self.queue else {
+                let held = Arc::new(CasHeld::new(self.handle.clone()));
+                after_grant(&held, self.wait_replicas).await?;
+                return Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at));
+            };
+            queue.held_by(&self.handle.owner);
+            let held = Arc::new(CasHeld::handing_over(self.handle.clone(), queue.clone()));
+            let guard = self
+                .handle
+                .granted_guard(PROTOCOL, None, held.clone(), lease, sent_at);
+            held.set_ownership(guard.ownership());
+            if let Some(wait) = self.wait_replicas {
+                if let Err(e) = confirm(&self.handle.node, wait).await {
+                    let _ = guard.release().await;
+                    return Err(e);
+                }
+            }
+            Ok(Attempt::Acquired(guard))
         })
     }
 
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
+        let turns = self.queue.as_ref().map(|_| self as &dyn LocalTurns);
+        Box::pin(crate::retry::acquire_loop_with(
             self,
             wait,
             lease,
             Some(&self.handle.released),
+            turns,
         ))
+    }
+}
+
+impl LocalTurns for LuaLock {
+    fn local_holder(&self) -> bool {
+        self.queue
+            .as_ref()
+            .and_then(|q| q.holder())
+            .is_some_and(|h| h != self.handle.owner)
+    }
+
+    fn wait_turn(&self, lease: Lease, deadline: Instant) -> BoxFuture<'_, Waited> {
+        Box::pin(async move {
+            let Some(queue) = &self.queue else {
+                return Waited::NotQueued;
+            };
+            wait_turn(&self.handle, queue, lease, deadline, self.wait_replicas).await
+        })
+    }
+
+    fn give_up(&self) {
+        if let Some(q) = &self.queue {
+            q.give_up(&self.handle.owner);
+        }
     }
 }

@@ -17,6 +17,7 @@ pub mod fenced;
 pub mod get_set;
 pub mod get_then_del;
 pub mod handle;
+pub mod handoff;
 pub mod history;
 pub mod lua;
 pub mod node;

@@ -11,6 +11,7 @@ use redis::{Cmd, ErrorKind, RedisError, Value};
 use tokio::sync::Notify;
 
 use super::command::{RedisCommand, RedisReply};
+use super::handoff::LocalQueue;
 use super::recorder::Recorder;
 use crate::error::LockError;
 
@@ -51,6 +52,7 @@ struct Inner {
     conn: ConnectionManager,
     options: NodeOptions,
     wakeups: Mutex<HashMap<String, Weak<Notify>>>,
+    queues: Mutex<HashMap<String, Weak<LocalQueue>>>,
 }
 
 impl std::fmt::Debug for RedisNode {
@@ -91,6 +93,7 @@ impl RedisNode {
                 conn,
                 options,
                 wakeups: Mutex::new(HashMap::new()),
+                queues: Mutex::new(HashMap::new()),
             }),
         })
     }
@@ -110,14 +113,13 @@ impl RedisNode {
     /// One, not all: waking every waiter makes each release cost a burst of doomed
     /// `SET NX`es (16 tasks on one key ran at a third of the speed that way).
     pub fn wakeup(&self, key: &str) -> Arc<Notify> {
-        let mut map = self.inner.wakeups.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = map.get(key).and_then(Weak::upgrade) {
-            return n;
-        }
-        map.retain(|_, w| w.strong_count() > 0);
-        let n = Arc::new(Notify::new());
-        map.insert(key.to_string(), Arc::downgrade(&n));
-        n
+        per_key(&self.inner.wakeups, key)
+    }
+
+    /// The hand-off queue shared by every `redis-lua` handle of this node on `key`
+    /// (see [`super::handoff`]).
+    pub fn local_queue(&self, key: &str) -> Arc<LocalQueue> {
+        per_key(&self.inner.queues, key)
     }
 
     /// Sends one command and waits (at most the response timeout) for its reply. Error
@@ -129,8 +131,16 @@ impl RedisNode {
     /// the Redlock restart test). Protocols must treat it like Jepsen's `info`: a
     /// possible grant that only its lease bounds.
     pub async fn exec(&self, command: RedisCommand) -> Result<RedisReply, LockError> {
+        self.exec_via(command, Scripts::ByHash).await
+    }
+
+    async fn exec_via(
+        &self,
+        command: RedisCommand,
+        scripts: Scripts,
+    ) -> Result<RedisReply, LockError> {
         let ticket = self.inner.options.recorder.as_ref().map(Recorder::begin);
-        let result = self.send(&command).await;
+        let result = self.send(&command, scripts).await;
         if let (Some(rec), Some(t)) = (&self.inner.options.recorder, ticket) {
             let reply = match &result {
                 Ok(r) => Some(r.clone()),
@@ -155,7 +165,31 @@ impl RedisNode {
         command: RedisCommand,
         after_sent: impl FnOnce(),
     ) -> Result<RedisReply, LockError> {
-        let fut = self.exec(command);
+        self.exec_via_then(command, Scripts::ByHash, after_sent)
+            .await
+    }
+
+    /// [`RedisNode::exec_then`] for a command that must reach the server before any
+    /// command sent after `after_sent` ran: a script goes as `EVAL` with its source, so
+    /// that no `NOSCRIPT` retry can put it behind them. Commands on one connection are
+    /// executed in the order their first poll queued them; only a reconnection in
+    /// between can reorder them, and then both outcomes are unknown anyway.
+    pub(crate) async fn exec_in_order_then(
+        &self,
+        command: RedisCommand,
+        after_sent: impl FnOnce(),
+    ) -> Result<RedisReply, LockError> {
+        self.exec_via_then(command, Scripts::BySource, after_sent)
+            .await
+    }
+
+    async fn exec_via_then(
+        &self,
+        command: RedisCommand,
+        scripts: Scripts,
+        after_sent: impl FnOnce(),
+    ) -> Result<RedisReply, LockError> {
+        let fut = self.exec_via(command, scripts);
         tokio::pin!(fut);
         let mut after_sent = Some(after_sent);
         std::future::poll_fn(|cx| {
@@ -168,9 +202,9 @@ impl RedisNode {
         .await
     }
 
-    async fn send(&self, command: &RedisCommand) -> Result<RedisReply, Sent> {
+    async fn send(&self, command: &RedisCommand, scripts: Scripts) -> Result<RedisReply, Sent> {
         match command {
-            RedisCommand::Eval { script, keys, args } => {
+            RedisCommand::Eval { script, keys, args } if scripts == Scripts::ByHash => {
                 let mut sha = redis::cmd("EVALSHA");
                 sha.arg(script.sha()).arg(keys.len()).arg(keys).arg(args);
                 match self.raw(&sha).await {
@@ -206,6 +240,26 @@ impl RedisNode {
             })),
         }
     }
+}
+
+/// The `T` of `key` in `map`, created on first use and forgotten when no handle holds it.
+fn per_key<T: Default>(map: &Mutex<HashMap<String, Weak<T>>>, key: &str) -> Arc<T> {
+    let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(n) = map.get(key).and_then(Weak::upgrade) {
+        return n;
+    }
+    map.retain(|_, w| w.strong_count() > 0);
+    let n = Arc::new(T::default());
+    map.insert(key.to_string(), Arc::downgrade(&n));
+    n
+}
+
+/// How scripts are sent: `EVALSHA` first (falling back to `EVAL` on `NOSCRIPT`, which
+/// sends the command a second time, later), or `EVAL` right away.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scripts {
+    ByHash,
+    BySource,
 }
 
 enum Sent {

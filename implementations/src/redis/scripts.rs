@@ -3,7 +3,9 @@
 //! Sources: the compare-and-delete of the Redis distributed-lock page; Redisson's
 //! `tryLockInnerAsync`, `unlockInnerAsync` and `renewExpirationAsync` (the write-ups in
 //! `shared/sources/003`); the fenced acquire is `SET NX PX` and `INCR` in one script so
-//! a token is issued exactly when the lock is granted.
+//! a token is issued exactly when the lock is granted; compare-and-transfer is the local
+//! hand-off of `redis-lua` (see `redis::lua`), a compare-and-delete whose delete is a
+//! `SET` to the next owner.
 
 use std::sync::OnceLock;
 
@@ -30,17 +32,22 @@ pub enum LockScript {
     /// `SET NX PX`, and on success `INCR` the counter and return the token (≥ 1); on
     /// failure return `-1 - PTTL` of the holder (so any negative answer means busy).
     FencedAcquire,
+    /// `KEYS[1]` lock, `ARGV[1]` owner, `ARGV[2]` next owner, `ARGV[3]` lease ms: if the
+    /// key holds `owner`, hand it to the next owner with a fresh lease in one step.
+    /// Returns 1 when handed over, 0 otherwise.
+    CompareAndTransfer,
 }
 
 impl LockScript {
     /// Every script.
-    pub const ALL: [LockScript; 6] = [
+    pub const ALL: [LockScript; 7] = [
         LockScript::CompareAndDelete,
         LockScript::CompareAndPexpire,
         LockScript::HashAcquire,
         LockScript::HashRelease,
         LockScript::HashRenew,
         LockScript::FencedAcquire,
+        LockScript::CompareAndTransfer,
     ];
 
     /// A short name for logs.
@@ -52,6 +59,7 @@ impl LockScript {
             LockScript::HashRelease => "hash-release",
             LockScript::HashRenew => "hash-renew",
             LockScript::FencedAcquire => "fenced-acquire",
+            LockScript::CompareAndTransfer => "compare-and-transfer",
         }
     }
 
@@ -113,6 +121,13 @@ impl LockScript {
                  local ttl = redis.call('pttl', KEYS[1]); \
                  if ttl < 0 then ttl = 0 end; \
                  return -1 - ttl"
+            }
+            LockScript::CompareAndTransfer => {
+                "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                     redis.call('set', KEYS[1], ARGV[2], 'PX', ARGV[3]); \
+                     return 1 \
+                 end; \
+                 return 0"
             }
         }
     }

@@ -67,6 +67,12 @@ impl RedisCommand {
                         field: arg(1)?,
                         px: ms(0)?,
                     },
+                    LockScript::CompareAndTransfer => S::EvalCompareAndTransfer {
+                        key,
+                        value: arg(0)?,
+                        to: arg(1)?,
+                        px: ms(2)?,
+                    },
                     LockScript::FencedAcquire => S::EvalFencedAcquire {
                         key,
                         fence: keys.get(1)?.clone(),

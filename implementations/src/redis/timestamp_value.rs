@@ -83,7 +83,7 @@ impl DistributedLock for TimestampValueLock {
             }
             let mut handle = self.handle.clone();
             handle.owner = stamp;
-            let held = Arc::new(CasHeld { handle });
+            let held = Arc::new(CasHeld::new(handle));
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }

@@ -172,6 +172,20 @@ pub enum RedisCommand {
         /// `ARGV[2]`: the new lease in ms.
         px: u64,
     },
+    /// Compare-and-transfer, a local hand-off in one command: if the key holds
+    /// `ARGV[1]`, `SET KEYS[1] ARGV[2] PX ARGV[3]` and return 1, else return 0. The
+    /// holder's release and the next owner's grant happen at one instant, so the key is
+    /// never free in between and nobody else can slip in.
+    EvalCompareAndTransfer {
+        /// `KEYS[1]`.
+        key: String,
+        /// `ARGV[1]`: the releasing owner's value.
+        value: String,
+        /// `ARGV[2]`: the next owner's value.
+        to: String,
+        /// `ARGV[3]`: the next owner's lease in ms.
+        px: u64,
+    },
     /// The fenced acquire script: `SET KEYS[1] ARGV[1] NX PX ARGV[2]`; when set,
     /// `INCR KEYS[2]` and return the new token (≥ 1); otherwise return `-1 - PTTL`
     /// (negative: busy, with the holder's remaining lease).
@@ -237,6 +251,7 @@ impl RedisCommand {
             | HExists { key, .. }
             | EvalCompareAndDelete { key, .. }
             | EvalCompareAndRenew { key, .. }
+            | EvalCompareAndTransfer { key, .. }
             | EvalFencedAcquire { key, .. }
             | EvalRedissonLock { key, .. }
             | EvalRedissonUnlock { key, .. }
@@ -380,6 +395,18 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
         EvalCompareAndRenew { key, value, px } => {
             if owns_string(s, key, value) {
                 pexpire(s, key, *px, at)
+            } else {
+                R::Integer(0)
+            }
+        }
+        EvalCompareAndTransfer { key, value, to, px } => {
+            if owns_string(s, key, value) {
+                let entry = Entry {
+                    value: Value::Str(to.clone()),
+                    deadline: deadline(*px),
+                };
+                s.keys.insert(key.clone(), entry);
+                R::Integer(1)
             } else {
                 R::Integer(0)
             }
@@ -550,6 +577,9 @@ pub fn command_text(cmd: &RedisCommand) -> String {
         EvalCompareAndRenew { key, value, px } => {
             format!("EVAL compare-and-renew {key} {value} {px}")
         }
+        EvalCompareAndTransfer { key, value, to, px } => {
+            format!("EVAL compare-and-transfer {key} {value} {to} {px}")
+        }
         EvalFencedAcquire {
             key,
             fence,
@@ -658,6 +688,44 @@ mod tests {
                 RedisReply::Integer(1),
                 RedisReply::Integer(0)
             ]
+        );
+    }
+
+    #[test]
+    fn compare_and_transfer_hands_over_without_a_gap() {
+        let xfer = |from: &str, to: &str| RedisCommand::EvalCompareAndTransfer {
+            key: k(),
+            value: from.into(),
+            to: to.into(),
+            px: 10,
+        };
+        let set = |v: &str| RedisCommand::Set {
+            key: k(),
+            value: v.into(),
+            nx: true,
+            px: Some(10),
+        };
+        let r = run(&[
+            (set("a"), 0),
+            (xfer("b", "c"), 1),
+            (xfer("a", "b"), 5),
+            (set("c"), 6),
+            (xfer("a", "c"), 7),
+            (RedisCommand::Get { key: k() }, 14),
+            (set("c"), 15),
+        ]);
+        assert_eq!(
+            r,
+            vec![
+                RedisReply::Ok,
+                RedisReply::Integer(0),
+                RedisReply::Integer(1),
+                RedisReply::Nil,
+                RedisReply::Integer(0),
+                RedisReply::Bulk("b".into()),
+                RedisReply::Ok,
+            ],
+            "only the holder transfers; the new owner's lease runs from the transfer"
         );
     }
 
