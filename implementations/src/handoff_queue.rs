@@ -42,7 +42,8 @@ pub enum HandOff<T> {
 /// The waiters of one key behind its local holder. `W` is what the holder needs to know
 /// about a waiter to hand it the key, `T` the grant it hands over.
 pub struct HandOffQueue<W, T> {
-    inner: Mutex<Inner<W, T>>,
+    /// Shared with the tickets and hand-offs it gives out.
+    inner: Arc<Mutex<Inner<W, T>>>,
 }
 
 struct Inner<W, T> {
@@ -87,11 +88,11 @@ fn lock<X>(m: &Mutex<X>) -> crate::sync::MutexGuard<'_, X> {
 impl<W, T> Default for HandOffQueue<W, T> {
     fn default() -> Self {
         HandOffQueue {
-            inner: Mutex::new(Inner {
+            inner: Arc::new(Mutex::new(Inner {
                 holder: None,
                 waiters: VecDeque::new(),
                 next_id: 0,
-            }),
+            })),
         }
     }
 }
@@ -136,7 +137,7 @@ impl<W, T> HandOffQueue<W, T> {
     /// `owner` wants the key. `None`: it is the local owner (it was already, or nobody
     /// was and now it is) and must ask the server. Otherwise it queues behind the local
     /// owner and waits with the returned ticket.
-    pub fn claim(self: &Arc<Self>, owner: &str, waiter: W) -> Option<Ticket<W, T>> {
+    pub fn claim(&self, owner: &str, waiter: W) -> Option<Ticket<W, T>> {
         let mut inner = lock(&self.inner);
         match inner.holder.as_deref() {
             None => {
@@ -161,7 +162,7 @@ impl<W, T> HandOffQueue<W, T> {
             slot: slot.clone(),
         });
         Some(Ticket {
-            queue: self.clone(),
+            queue: self.share(),
             id,
             owner: owner.to_string(),
             slot,
@@ -173,11 +174,11 @@ impl<W, T> HandOffQueue<W, T> {
     /// then the record is cleared and the caller frees the key on the server. Someone
     /// not on record (its lease ran out and another handle took the key) picks nobody
     /// and leaves the record alone.
-    pub fn next_owner(self: &Arc<Self>, owner: &str) -> Option<(Handing<W, T>, W)> {
+    pub fn next_owner(&self, owner: &str) -> Option<(Handing<W, T>, W)> {
         let next = self.pick(owner)?;
         Some((
             Handing {
-                queue: self.clone(),
+                queue: self.share(),
                 owner: next.owner,
                 slot: Some(next.slot),
             },
@@ -199,6 +200,12 @@ impl<W, T> HandOffQueue<W, T> {
         }
     }
 
+    fn share(&self) -> HandOffQueue<W, T> {
+        HandOffQueue {
+            inner: self.inner.clone(),
+        }
+    }
+
     fn pick(&self, owner: &str) -> Option<Queued<W, T>> {
         let mut inner = lock(&self.inner);
         if inner.holder.as_deref() != Some(owner) {
@@ -216,7 +223,7 @@ impl<W, T> HandOffQueue<W, T> {
 
 /// The owner's side of a picked waiter: deliver the outcome exactly once.
 pub struct Handing<W, T> {
-    queue: Arc<HandOffQueue<W, T>>,
+    queue: HandOffQueue<W, T>,
     owner: String,
     slot: Option<Arc<Slot<T>>>,
 }
@@ -273,7 +280,7 @@ impl<W, T> Drop for Handing<W, T> {
 
 /// The waiter's place in the queue.
 pub struct Ticket<W, T> {
-    queue: Arc<HandOffQueue<W, T>>,
+    queue: HandOffQueue<W, T>,
     id: u64,
     owner: String,
     slot: Arc<Slot<T>>,

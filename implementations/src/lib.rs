@@ -40,6 +40,8 @@ pub mod guard;
 #[cfg(not(loom))]
 pub mod lock;
 #[cfg(all(test, loom))]
+mod loom_handoff_tests;
+#[cfg(all(test, loom))]
 mod loom_tests;
 #[cfg(not(loom))]
 pub mod ownership;

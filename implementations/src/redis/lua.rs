@@ -7,18 +7,14 @@
 //! `EVAL compare-and-delete` (1 released, 0 not held); renew `EVAL compare-and-pexpire`
 //! (1 renewed, 0 not held); with [`WaitReplicas`], `WAIT n t` after each grant.
 //!
-//! **Local hand-off.** Handles of one [`RedisNode`] (tasks of one process) that find
-//! the key held by another handle of the same node queue up behind it
-//! ([`crate::handoff_queue`]) instead of polling, and the holder's release becomes
-//! `EVAL compare-and-transfer` (1 handed over, 0 not held): the key goes from the
-//! holder's value to the first waiter's, with the waiter's lease, in one atomic step —
-//! the key is never free in between, so the server still decides every grant, and a
-//! hand-off costs one round trip where release-then-`SET NX` costs two plus the doomed
-//! `SET NX`es of the other waiters. A waiter still polls the server every
-//! [`MAX_QUEUED_WAIT`] (the local holder may have crashed or lost the key). Tasks of one
-//! process are served first come, first served; clients of *other* processes are not
-//! queued and get no fairness guarantee, as with any polling lock. [`LuaLock::without_handoff`]
-//! turns it off.
+//! **Local hand-off** (on by default, [`LuaLock::without_handoff`] turns it off): handles
+//! of one [`RedisNode`] — tasks of one process — queue behind the one of them that
+//! holds or is trying to get the key, and the holder's release becomes
+//! `EVAL compare-and-transfer` to the first in line (see [`super::handoff`]). Queued
+//! tasks do not poll the server, except every [`super::handoff::MAX_QUEUED_WAIT`] in
+//! case the holder crashed. Tasks of one process are served first come, first served;
+//! clients of *other* processes are not queued and get no fairness guarantee, as with
+//! any polling lock: a busy process can keep the key for as long as it has waiters.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
