@@ -2,12 +2,16 @@
 //! key, next to the `redis-benchmark` SET+DEL ceiling measured on the same server in the
 //! same run. `cargo bench -p locklab-implementations --features backends`.
 //!
-//! A pair is `SET k o NX PX` + `EVAL compare-and-delete`: two round trips, so the
-//! ceiling is the rate of SET-then-DEL pairs redis-benchmark reaches with the same
-//! number of clients, 1 / (1/SET + 1/DEL). On one key the tasks are serialised by the
-//! lock itself, so 16 tasks cannot beat about one round trip per pair (the hand-over
-//! pipelines the next `SET NX` behind the release); the last line, one key per task,
-//! shows what the client does when the key does not serialise it.
+//! The ceiling is the rate of SET-then-DEL pairs redis-benchmark reaches with the same
+//! number of clients, 1 / (1/SET + 1/DEL). One task pays two round trips per pair
+//! (`SET NX PX`, then compare-and-delete). 16 tasks on one key are serialised by the
+//! lock: without the local hand-off each hand-over costs at least one round trip (the
+//! woken waiter's `SET NX` travels right behind the release), so the rate cannot beat
+//! `redis-benchmark -c 1`; with it, a hand-over is one compare-and-transfer whose reply
+//! nobody waits for before the next critical section, so the rate is bounded by CPU, not
+//! latency. Every counted pair is one the server confirmed: a release counts only when
+//! its compare-and-delete or compare-and-transfer answered 1. The last line, one key per
+//! task, shows the client when the key does not serialise it.
 
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
