@@ -167,11 +167,24 @@ pub(crate) async fn wait_turn(
     let HandOff::Granted(guard) = outcome else {
         return Waited::Retry;
     };
+    match replicated(guard, handle, wait_replicas).await {
+        Ok(g) => Waited::Granted(g),
+        Err(e) => Waited::Failed(e),
+    }
+}
+
+/// With [`WaitReplicas`], `WAIT` after a grant; a grant too few replicas have is
+/// released (which passes it on) and the attempt fails.
+pub(crate) async fn replicated(
+    guard: LockGuard,
+    handle: &KeyHandle,
+    wait_replicas: Option<WaitReplicas>,
+) -> Result<LockGuard, LockError> {
     if let Some(wait) = wait_replicas {
         if let Err(e) = confirm(&handle.node, wait).await {
             let _ = guard.release().await;
-            return Waited::Failed(e);
+            return Err(e);
         }
     }
-    Waited::Granted(guard)
+    Ok(guard)
 }

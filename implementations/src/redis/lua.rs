@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
-use super::handoff::{hand_over, wait_turn, LocalQueue, OwnershipSlot};
+use super::handoff::{hand_over, replicated, wait_turn, LocalQueue, OwnershipSlot};
 use super::node::{unexpected, RedisNode};
 use super::replication::{confirm, WaitReplicas};
 use super::scripts::LockScript;
@@ -229,12 +229,7 @@ impl DistributedLock for LuaLock {
                 .handle
                 .granted_guard(PROTOCOL, None, held.clone(), lease, sent_at);
             held.set_ownership(guard.ownership());
-            if let Some(wait) = self.wait_replicas {
-                if let Err(e) = confirm(&self.handle.node, wait).await {
-                    let _ = guard.release().await;
-                    return Err(e);
-                }
-            }
+            let guard = replicated(guard, &self.handle, self.wait_replicas).await?;
             Ok(Attempt::Acquired(guard))
         })
     }
