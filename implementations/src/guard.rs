@@ -176,14 +176,7 @@ impl LockGuard {
         cell: Arc<HoldCell>,
     ) -> Self {
         let ownership = cell.enter(held.clone(), lease, sent_at);
-        LockGuard {
-            protocol,
-            key: key.into(),
-            token,
-            held: Some(held),
-            cell,
-            ownership,
-        }
+        Self::assemble(protocol, key, token, held, cell, ownership)
     }
 
     /// A guard for a grant whose validity is known but not counted from a request of
@@ -198,10 +191,21 @@ impl LockGuard {
     ) -> Self {
         let cell = HoldCell::new();
         let ownership = cell.enter_until(held.clone(), lease, Some(valid_until));
+        Self::assemble(protocol, key, None, held, cell, ownership)
+    }
+
+    fn assemble(
+        protocol: &'static str,
+        key: impl Into<String>,
+        token: Option<u64>,
+        held: Arc<dyn HeldLock>,
+        cell: Arc<HoldCell>,
+        ownership: Arc<Ownership>,
+    ) -> Self {
         LockGuard {
             protocol,
             key: key.into(),
-            token: None,
+            token,
             held: Some(held),
             cell,
             ownership,

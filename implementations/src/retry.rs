@@ -39,12 +39,12 @@ pub async fn acquire_loop<L: DistributedLock + ?Sized>(
 pub(crate) enum Waited {
     /// The holder handed the lock over.
     Granted(LockGuard),
-    /// Go back to the server at once.
-    Retry,
+    /// Ask the server at once: the local owner gave up or its hand-off did not
+    /// happen, the queue's patience ran out, or nobody in this process holds the lock
+    /// (the caller is the local owner now).
+    AskServer,
     /// The hand-off happened but what follows a grant failed (`WAIT`).
     Failed(LockError),
-    /// Nobody in this process holds the lock: back off as usual.
-    NotQueued,
 }
 
 /// A way to wait for a busy lock without polling the server: queue behind a holder in
@@ -105,7 +105,7 @@ pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
                 Waited::Granted(g) => return outcome.granted(g),
                 Waited::Failed(e) if e.is_retryable() => last_error = Some(e),
                 Waited::Failed(e) => return Err(e),
-                Waited::Retry | Waited::NotQueued => {}
+                Waited::AskServer => {}
             }
             let now = Instant::now();
             if now >= deadline {

@@ -135,7 +135,7 @@ pub(crate) async fn hand_over(
 }
 
 /// Queues `handle` behind the local owner of its key, if there is one (otherwise it
-/// becomes the local owner: [`Waited::NotQueued`]), and waits for the hand-off at most
+/// becomes the local owner and must ask the server), and waits for the hand-off at most
 /// [`MAX_QUEUED_WAIT`] (and not past `deadline`).
 pub(crate) async fn wait_turn(
     handle: &KeyHandle,
@@ -145,7 +145,7 @@ pub(crate) async fn wait_turn(
     wait_replicas: Option<WaitReplicas>,
 ) -> Waited {
     let Some(ttl) = lease.ttl() else {
-        return Waited::NotQueued;
+        return Waited::AskServer;
     };
     let waiting = Waiting {
         handle: handle.clone(),
@@ -153,19 +153,19 @@ pub(crate) async fn wait_turn(
         ttl,
     };
     let Some(ticket) = queue.claim(&handle.owner, waiting) else {
-        return Waited::NotQueued;
+        return Waited::AskServer;
     };
     let patience = deadline.min(Instant::now() + MAX_QUEUED_WAIT);
     let outcome = tokio::select! {
         o = ticket.turn() => o,
         _ = tokio::time::sleep_until(patience.into()) => match ticket.withdraw() {
-            Ok(()) => return Waited::Retry,
+            Ok(()) => return Waited::AskServer,
             // Picked while the timer fired: the hand-off is on its way.
             Err(ticket) => ticket.turn().await,
         },
     };
     let HandOff::Granted(guard) = outcome else {
-        return Waited::Retry;
+        return Waited::AskServer;
     };
     match replicated(guard, handle, wait_replicas).await {
         Ok(g) => Waited::Granted(g),

@@ -257,7 +257,7 @@ impl LocalTurns for LuaLock {
     fn wait_turn(&self, lease: Lease, deadline: Instant) -> BoxFuture<'_, Waited> {
         Box::pin(async move {
             let Some(queue) = &self.queue else {
-                return Waited::NotQueued;
+                return Waited::AskServer;
             };
             wait_turn(&self.handle, queue, lease, deadline, self.wait_replicas).await
         })

@@ -642,14 +642,18 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn set_nx_px_expires_at_the_deadline() {
-        let set = |v: &str| RedisCommand::Set {
+    /// `SET lock v NX PX 10`.
+    fn set(v: &str) -> RedisCommand {
+        RedisCommand::Set {
             key: k(),
             value: v.into(),
             nx: true,
             px: Some(10),
-        };
+        }
+    }
+
+    #[test]
+    fn set_nx_px_expires_at_the_deadline() {
         let r = run(&[
             (set("a"), 0),
             (set("b"), 9),
@@ -698,12 +702,6 @@ mod tests {
             value: from.into(),
             to: to.into(),
             px: 10,
-        };
-        let set = |v: &str| RedisCommand::Set {
-            key: k(),
-            value: v.into(),
-            nx: true,
-            px: Some(10),
         };
         let r = run(&[
             (set("a"), 0),
