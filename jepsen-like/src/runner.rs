@@ -343,7 +343,7 @@ fn attempt_once(
     header
         .tools
         .insert("redis".into(), topology.redis_version().into());
-    header.resource = Some(ResourceSpec::Register);
+    header.resource = Some(ResourceSpec::Counter { initial: 0 });
     if let Some(custom) = &options.lock {
         header.tools.insert("lock".into(), custom.name().into());
     }

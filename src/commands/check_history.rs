@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use locklab_traces::check::resource::ResourceModel;
 use locklab_traces::check::{check_history, Options, Report, Selection, Verdict};
 use locklab_traces::import::{read_any, InputFormat};
 
@@ -19,10 +18,17 @@ pub struct Args {
     /// from the content when absent.
     #[arg(long, value_parser = parse_input_format)]
     input_format: Option<InputFormat>,
-    /// Which checks: auto (all that apply), mutex, lock, fencing, or a resource model:
-    /// register, cas-register, kv, inventory.
+    /// Which checks: auto (all that apply, with the models the header declares; Jepsen
+    /// histories as Knossos reads them), mutex (Knossos's mutex: acquire/release must
+    /// linearize), critical-sections (critical sections never overlap), lock (locklab's
+    /// owner-aware leased lock), fencing, or a resource model: register, cas-register,
+    /// counter, kv, inventory, resource (the header's).
     #[arg(long, default_value = "auto", value_parser = parse_model)]
-    model: Selection,
+    model: String,
+    /// The register's, counter's or inventory's value before the first operation
+    /// (Knossos's `(cas-register 0)`); by default the header's, else empty.
+    #[arg(long, allow_negative_numbers = true)]
+    initial: Option<i64>,
     /// Seconds allowed for each linearizability search; past it the verdict is unknown
     /// (exit 3), never a violation.
     #[arg(long, value_parser = parse_timeout)]
@@ -40,24 +46,12 @@ fn parse_input_format(s: &str) -> Result<InputFormat, String> {
         .ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
 }
 
-fn parse_model(s: &str) -> Result<Selection, String> {
-    Ok(match s {
-        "auto" => Selection::Auto,
-        "mutex" => Selection::Mutex,
-        "lock" => Selection::Lock,
-        "fencing" => Selection::Fencing,
-        "register" => Selection::Resource(Some(ResourceModel::Register)),
-        "cas-register" => Selection::Resource(Some(ResourceModel::CasRegister)),
-        "kv" => Selection::Resource(Some(ResourceModel::Kv)),
-        // The initial stock comes from the header; the model only forces the family.
-        "inventory" => Selection::Resource(Some(ResourceModel::Inventory { initial: 0 })),
-        _ => {
-            return Err(
-                "expected one of auto, mutex, lock, fencing, register, cas-register, kv, inventory"
-                    .to_string(),
-            )
-        }
-    })
+fn parse_model(s: &str) -> Result<String, String> {
+    if Selection::NAMES.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!("expected one of {}", Selection::NAMES.join(", ")))
+    }
 }
 
 fn parse_timeout(s: &str) -> Result<Duration, String> {
@@ -76,8 +70,11 @@ pub fn run(args: Args) -> u8 {
         Ok(h) => h,
         Err(e) => return bad_input(args.format, &e.to_string()),
     };
+    let Some(selection) = Selection::parse(&args.model, args.initial, &history.header) else {
+        return bad_input(args.format, &format!("unknown --model {}", args.model));
+    };
     let options = Options {
-        selection: args.model,
+        selection,
         timeout: args.timeout,
         html: args.html.is_some(),
     };

@@ -50,23 +50,66 @@ pub struct Header {
     /// Whether the lock under test is reentrant.
     #[serde(default)]
     pub reentrant: bool,
+    /// The lock model the lock operations follow (absent: [`LockModel::Lease`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockModel>,
 }
 
 /// Which resource model the resource operations follow.
+///
+/// A model says what the operations *are*, and a checker infers nothing beyond it: only
+/// [`ResourceSpec::Counter`] and an inventory with `writes_are_updates` say that a write
+/// following the client's own read is an update of the value it read, which is what
+/// makes "lost update" countable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ResourceSpec {
-    /// A read/write register (`read`, `write`).
-    Register,
+    /// A read/write register (`read`, `write`). A `null` read is a read of an empty
+    /// register, unless the register starts at `initial`.
+    Register {
+        /// The value before any write (absent: empty).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        initial: Option<i64>,
+    },
     /// A register with compare-and-set (`read`, `write`, `cas`).
-    CasRegister,
+    CasRegister {
+        /// The value before any write (absent: empty).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        initial: Option<i64>,
+    },
+    /// A counter updated by read-modify-write: each client reads it, then writes the
+    /// value it read plus some delta (locklab's harness workload: plus one). A `null`
+    /// read is a read of `initial`. Linearizable as a register; lost updates counted.
+    Counter {
+        /// The value before any update.
+        #[serde(default)]
+        initial: i64,
+    },
     /// A string map (`get`, `put`, `append` with `key`).
     Kv,
     /// A stock level (`read`, `write`, `decrement`, `cas`) starting at `initial`.
     Inventory {
         /// Units in stock before the run.
         initial: i64,
+        /// Whether a `write` that follows the client's own `read` is a sale of
+        /// `read - written` units (the read-check-write workloads); without it only
+        /// `decrement`s count as sales.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        writes_are_updates: bool,
     },
+}
+
+/// Which lock model the lock operations follow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockModel {
+    /// locklab's lock: owner-aware, leased, reentrant when the header says so, with
+    /// increasing fencing tokens; `fail` is a refusal ("busy", "not yours").
+    #[default]
+    Lease,
+    /// Knossos's mutex: no owner, no lease; acquire only when free, release only when
+    /// held (by anyone). Jepsen histories are imported with it.
+    Mutex,
 }
 
 impl Header {

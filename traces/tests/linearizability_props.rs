@@ -13,6 +13,7 @@ use locklab_traces::check::linear::{successors, LinOp};
 use locklab_traces::check::{check_history, Options, Selection, Verdict};
 use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process, ResourceSpec};
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 /// One simulated operation.
 #[derive(Clone, Debug)]
@@ -328,12 +329,18 @@ fn corrupt_lock(ops: &mut [Sim<LockSpec>], which: usize, how: u8) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 300,
+        // Beside this file: the default looks for a lib.rs above it, finds none under
+        // tests/, and then neither replays nor saves failing cases.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn simulated_register_histories_are_accepted(clients in 1u32..5, choices in prop::collection::vec(any::<u8>(), 0..160)) {
-        let ops = simulate(&RegisterSpec, clients, 40, &choices, register_input);
-        let h = history(register_events(&ops), Some(ResourceSpec::CasRegister));
+        let ops = simulate(&RegisterSpec::default(), clients, 40, &choices, register_input);
+        let h = history(register_events(&ops), Some(ResourceSpec::CasRegister { initial: None }));
         if !h.events.is_empty() {
             prop_assert_eq!(verdict(&h), Verdict::Ok);
         }
@@ -352,11 +359,11 @@ proptest! {
 
     #[test]
     fn corrupted_register_histories_match_the_oracle(clients in 1u32..4, choices in prop::collection::vec(any::<u8>(), 4..40), which in 0usize..8, how in any::<u8>()) {
-        let mut ops = simulate(&RegisterSpec, clients, 7, &choices, register_input);
+        let mut ops = simulate(&RegisterSpec::default(), clients, 7, &choices, register_input);
         corrupt_register(&mut ops, which, how);
-        let h = history(register_events(&ops), Some(ResourceSpec::CasRegister));
+        let h = history(register_events(&ops), Some(ResourceSpec::CasRegister { initial: None }));
         if !h.events.is_empty() {
-            let expected = oracle(&lin_ops(&RegisterSpec, &ops));
+            let expected = oracle(&lin_ops(&RegisterSpec::default(), &ops));
             prop_assert_eq!(verdict(&h) == Verdict::Ok, expected);
         }
     }

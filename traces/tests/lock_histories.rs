@@ -264,7 +264,10 @@ fn decreasing_grant_tokens_are_a_violation() {
 #[test]
 fn oversold_inventory_is_counted() {
     let mut b = Build::new();
-    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Inventory { initial: 1 });
+    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Inventory {
+        initial: 1,
+        writes_are_updates: true,
+    });
     // Both read 1, both write 0: two sales from a stock of one, one update lost.
     let r = b
         .ev(0, OpKind::Read, Phase::Invoke, 0, |_| {})
@@ -349,7 +352,7 @@ fn no_foreign_release_without_proof() {
 #[test]
 fn lost_updates_name_the_clashing_writes_and_the_timeline_marks_them() {
     let mut b = Build::new();
-    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Register);
+    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Counter { initial: 0 });
     let v = |n: i64| Some(serde_json::Value::from(n));
     let b = b
         // c2: a clean update 0 -> 1 (lines 2–5).

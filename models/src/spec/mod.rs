@@ -13,12 +13,14 @@ use std::hash::Hash;
 pub mod inventory;
 pub mod kv;
 pub mod lock;
+pub mod mutex;
 pub mod redis;
 pub mod register;
 
 pub use inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
 pub use kv::{KvInput, KvOutput, KvSpec};
 pub use lock::{Hold, LockInput, LockOutput, LockSpec, LockState, Owner};
+pub use mutex::{MutexInput, MutexOutput, MutexSpec};
 pub use redis::{RedisCommand, RedisReply, RedisSpec, RedisState};
 pub use register::{RegisterInput, RegisterOutput, RegisterSpec};
 

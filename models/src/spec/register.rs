@@ -3,9 +3,13 @@
 
 use super::{outcomes, Outcomes, Spec, Window};
 
-/// The register spec. A register starts empty (`None`): a read before any write sees nil.
+/// The register spec. A register starts at `initial`; by default empty (`None`), so a
+/// read before any write sees nil. Knossos's `(cas-register 0)` is `initial: Some(0)`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct RegisterSpec;
+pub struct RegisterSpec {
+    /// The value before any write.
+    pub initial: Option<i64>,
+}
 
 /// What a client asks of a register.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -42,7 +46,7 @@ impl Spec for RegisterSpec {
     type Output = RegisterOutput;
 
     fn init(&self) -> Option<i64> {
-        None
+        self.initial
     }
 
     #[inline]

@@ -506,7 +506,7 @@ mod tests {
         ret: u64,
     ) -> LinOp<RegisterSpec> {
         LinOp {
-            spec: Arc::new(RegisterSpec),
+            spec: Arc::new(RegisterSpec::default()),
             input,
             output: Some(output),
             call,

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use locklab_models::spec::{LockInput, LockOutput, LockSpec, LockState, Spec};
+use locklab_models::spec::{
+    LockInput, LockOutput, LockSpec, LockState, MutexInput, MutexOutput, MutexSpec, Spec,
+};
 
 use crate::error::HistoryError;
 use crate::format::{History, OpKind};
@@ -118,6 +120,135 @@ pub fn check(
                     linear::info(std::slice::from_ref(&ill.ops)),
                     paired,
                     history.header.reentrant,
+                )
+            });
+            (report, page)
+        }
+    };
+    Ok(report)
+}
+
+/// Checks the acquire/release operations against Knossos's mutex, one partition per
+/// lock key. As in Knossos, a `fail` did not happen and constrains nothing; an `info`
+/// (or no completion) may take effect at any time after its invocation.
+pub fn check_mutex(
+    history: &History,
+    paired: &Paired,
+    options: &Options,
+) -> Result<(CheckReport, Option<Page>), HistoryError> {
+    let spec = Arc::new(MutexSpec);
+    let mut by_key: BTreeMap<String, Vec<LinOp<MutexSpec>>> = BTreeMap::new();
+    let mut count = 0usize;
+    for op in paired.ops.iter().filter(|o| o.kind.is_lock()) {
+        let input = match op.kind {
+            OpKind::Acquire => MutexInput::Acquire,
+            OpKind::Release => MutexInput::Release,
+            other => {
+                return Err(HistoryError::at(
+                    &history.source,
+                    op.line(),
+                    format!("{other:?} is not an operation of Knossos's mutex (acquire, release)"),
+                ))
+            }
+        };
+        let output = match op.outcome {
+            Outcome::Fail => continue,
+            Outcome::Ok => Some(MutexOutput::Done),
+            Outcome::Unknown => None,
+        };
+        count += 1;
+        by_key
+            .entry(op.key().unwrap_or_default().to_string())
+            .or_default()
+            .push(LinOp {
+                spec: spec.clone(),
+                input,
+                output,
+                call: op.call(),
+                ret: op.ret(),
+                client: op.process,
+                line: op.line(),
+            });
+    }
+    let partitions: Vec<Vec<LinOp<MutexSpec>>> = by_key.into_values().collect();
+    let reentrant = history.header.reentrant;
+    let report = match linear::check(&partitions, options.timeout) {
+        LinResult::Ok => {
+            let page = options
+                .html
+                .then(|| Page::render(linear::info(&partitions), paired, reentrant));
+            (
+                CheckReport::new(
+                    Property::LockLinearizability,
+                    Verdict::Ok,
+                    format!("{count} acquire/release operations linearize as Knossos's mutex"),
+                )
+                .stat("operations", count)
+                .stat("model", "mutex"),
+                page,
+            )
+        }
+        LinResult::Unknown => (
+            CheckReport::new(
+                Property::LockLinearizability,
+                Verdict::Unknown,
+                "the search for a linearization ran out of time",
+            )
+            .stat("operations", count)
+            .stat("model", "mutex"),
+            None,
+        ),
+        LinResult::Illegal(ill) => {
+            let stuck = ill.stuck.first().map(|&i| &ill.ops[i]);
+            let held = ill.states_after.iter().any(|h| *h);
+            let summary = match stuck {
+                Some(op) if op.input == MutexInput::Acquire => format!(
+                    "not linearizable as Knossos's mutex: c{} acquired (line {}) while the mutex was held",
+                    op.client, op.line
+                ),
+                Some(op) => format!(
+                    "not linearizable as Knossos's mutex: c{} released (line {}) a mutex that was {}",
+                    op.client,
+                    op.line,
+                    if held { "held" } else { "free" }
+                ),
+                None => "not linearizable as Knossos's mutex".to_string(),
+            };
+            let mut report =
+                CheckReport::new(Property::LockLinearizability, Verdict::Violation, summary)
+                    .stat("operations", count)
+                    .stat("model", "mutex");
+            report.explanation.push(format!(
+                "the longest order Knossos's mutex accepts has {} of {} operations:",
+                ill.longest.len(),
+                ill.ops.len()
+            ));
+            let shown = ill.longest.len().saturating_sub(6);
+            for &i in &ill.longest[shown..] {
+                report
+                    .explanation
+                    .push(format!("  {}", ill.ops[i].describe()));
+            }
+            for &i in &ill.stuck {
+                let op = &ill.ops[i];
+                report.explanation.push(format!(
+                    "then {} [{} – {}] cannot happen",
+                    op.describe(),
+                    fmt_time(op.call),
+                    op.ret.map_or("never returned".to_string(), fmt_time)
+                ));
+                if let Some(p) = paired.ops.iter().find(|p| p.line() == op.line) {
+                    report.ops.push(op_ref(
+                        p,
+                        MutexSpec::describe(&op.input, op.output.as_ref()),
+                    ));
+                }
+            }
+            let page = options.html.then(|| {
+                Page::render(
+                    linear::info(std::slice::from_ref(&ill.ops)),
+                    paired,
+                    reentrant,
                 )
             });
             (report, page)

@@ -33,9 +33,14 @@ pub struct Section {
     pub token: Option<u64>,
 }
 
+/// Whether the history marks its critical sections itself (`enter`/`leave`).
+pub fn has_markers(paired: &Paired) -> bool {
+    paired.points.iter().any(|(_, e)| e.op == OpKind::Enter)
+}
+
 /// Whether the history says anything about critical sections.
 pub fn applies(paired: &Paired) -> bool {
-    paired.points.iter().any(|(_, e)| e.op == OpKind::Enter)
+    has_markers(paired)
         || paired
             .ops
             .iter()

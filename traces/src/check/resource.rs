@@ -18,57 +18,37 @@ use crate::ops::{Operation, Outcome, Paired};
 use super::linear::{self, Illegal, LinOp, LinResult};
 use super::{fmt_time, op_ref, CheckReport, Options, Property, Verdict};
 
-/// Which resource spec the operations follow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ResourceModel {
-    /// read / write.
-    Register,
-    /// read / write / cas.
-    CasRegister,
-    /// get / put / append on keys.
-    Kv,
-    /// read / write / decrement / cas on a stock level.
-    Inventory {
-        /// Units before the run.
-        initial: i64,
-    },
+/// The resource model a history's operations follow: the header's, or the one its
+/// operations imply (kv for `get`/`put`/`append`, cas-register when there is a `cas`,
+/// else a register), never one that claims more than the operations show: a counter or
+/// an inventory whose writes are updates must be declared.
+pub fn infer(history: &History, paired: &Paired) -> Result<ResourceSpec, HistoryError> {
+    if let Some(r) = &history.header.resource {
+        return Ok(r.clone());
+    }
+    let has = |k: OpKind| paired.ops.iter().any(|o| o.kind == k);
+    if has(OpKind::Get) || has(OpKind::Put) || has(OpKind::Append) {
+        Ok(ResourceSpec::Kv)
+    } else if has(OpKind::Decrement) {
+        Err(HistoryError::whole(
+            &history.source,
+            "decrement needs an inventory resource: put {\"resource\":{\"kind\":\"inventory\",\"initial\":N}} in the header",
+        ))
+    } else if has(OpKind::Cas) {
+        Ok(ResourceSpec::CasRegister { initial: None })
+    } else {
+        Ok(ResourceSpec::Register { initial: None })
+    }
 }
 
-impl ResourceModel {
-    /// The model a header declares, or the one the operations imply.
-    pub fn infer(history: &History, paired: &Paired) -> Result<ResourceModel, HistoryError> {
-        if let Some(r) = &history.header.resource {
-            return Ok(match r {
-                ResourceSpec::Register => ResourceModel::Register,
-                ResourceSpec::CasRegister => ResourceModel::CasRegister,
-                ResourceSpec::Kv => ResourceModel::Kv,
-                ResourceSpec::Inventory { initial } => {
-                    ResourceModel::Inventory { initial: *initial }
-                }
-            });
-        }
-        let has = |k: OpKind| paired.ops.iter().any(|o| o.kind == k);
-        if has(OpKind::Get) || has(OpKind::Put) || has(OpKind::Append) {
-            Ok(ResourceModel::Kv)
-        } else if has(OpKind::Decrement) {
-            Err(HistoryError::whole(
-                &history.source,
-                "decrement needs an inventory resource: put {\"resource\":{\"kind\":\"inventory\",\"initial\":N}} in the header",
-            ))
-        } else if has(OpKind::Cas) {
-            Ok(ResourceModel::CasRegister)
-        } else {
-            Ok(ResourceModel::Register)
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            ResourceModel::Register => "register",
-            ResourceModel::CasRegister => "cas-register",
-            ResourceModel::Kv => "kv",
-            ResourceModel::Inventory { .. } => "inventory",
-        }
+/// The model's name, as `--model` and the header spell it.
+pub fn name(model: &ResourceSpec) -> &'static str {
+    match model {
+        ResourceSpec::Register { .. } => "register",
+        ResourceSpec::CasRegister { .. } => "cas-register",
+        ResourceSpec::Counter { .. } => "counter",
+        ResourceSpec::Kv => "kv",
+        ResourceSpec::Inventory { .. } => "inventory",
     }
 }
 
@@ -98,14 +78,14 @@ fn text(v: Option<&Value>, source: &str, line: usize, what: &str) -> Result<Stri
     }
 }
 
-fn wrong(op: &Operation, model: ResourceModel, source: &str) -> HistoryError {
+fn wrong(op: &Operation, model: &ResourceSpec, source: &str) -> HistoryError {
     HistoryError::at(
         source,
         op.line(),
         format!(
             "{:?} is not an operation of the {} resource model",
             op.kind,
-            model.name()
+            name(model)
         ),
     )
 }
@@ -134,16 +114,20 @@ fn lin<S: Spec>(
 fn register_op(
     spec: &Arc<RegisterSpec>,
     op: &Operation,
-    model: ResourceModel,
+    model: &ResourceSpec,
     src: &str,
 ) -> Result<LinOp<RegisterSpec>, HistoryError> {
     let line = op.line();
     let arg = op.invoke.1.value.as_ref();
     Ok(match op.kind {
         OpKind::Read => {
-            let out = match op.result_value() {
-                None | Some(Value::Null) => RegisterOutput::Value(None),
-                v => RegisterOutput::Value(Some(int(v, src, line, "read")?)),
+            let out = match (op.result_value(), model) {
+                // A counter that was never written holds its initial value.
+                (None | Some(Value::Null), ResourceSpec::Counter { initial }) => {
+                    RegisterOutput::Value(Some(*initial))
+                }
+                (None | Some(Value::Null), _) => RegisterOutput::Value(None),
+                (v, _) => RegisterOutput::Value(Some(int(v, src, line, "read")?)),
             };
             lin(spec, op, RegisterInput::Read, Some(out))
         }
@@ -153,7 +137,7 @@ fn register_op(
             RegisterInput::Write(int(arg, src, line, "write")?),
             Some(RegisterOutput::Written),
         ),
-        OpKind::Cas if model == ResourceModel::CasRegister => {
+        OpKind::Cas if matches!(model, ResourceSpec::CasRegister { .. }) => {
             let pair = arg.and_then(Value::as_array).filter(|a| a.len() == 2);
             let (from, to) = match pair.map(|a| (a[0].as_i64(), a[1].as_i64())) {
                 Some((Some(f), Some(t))) => (f, t),
@@ -200,14 +184,14 @@ fn kv_op(spec: &Arc<KvSpec>, op: &Operation, src: &str) -> Result<LinOp<KvSpec>,
             KvInput::Append(key, text(arg, src, line, "append")?),
             Some(KvOutput::Done),
         ),
-        _ => return Err(wrong(op, ResourceModel::Kv, src)),
+        _ => return Err(wrong(op, &ResourceSpec::Kv, src)),
     })
 }
 
 fn inventory_op(
     spec: &Arc<InventorySpec>,
     op: &Operation,
-    model: ResourceModel,
+    model: &ResourceSpec,
     src: &str,
 ) -> Result<LinOp<InventorySpec>, HistoryError> {
     let line = op.line();
@@ -294,58 +278,52 @@ fn by_key<S: Spec>(
     Ok(parts.into_values().collect())
 }
 
-/// Checks the resource: linearizability against its spec, then resource safety.
+/// Checks the resource: linearizability against its spec, then resource safety where
+/// the model says what an update is. `forced` overrides the header's model.
 pub fn check(
     history: &History,
     paired: &Paired,
-    forced: Option<ResourceModel>,
+    forced: Option<&ResourceSpec>,
     options: &Options,
 ) -> Result<(Vec<CheckReport>, Option<Page>), HistoryError> {
     let src = history.source.as_str();
     let model = match forced {
-        Some(ResourceModel::Inventory { .. }) | None => {
-            match ResourceModel::infer(history, paired)? {
-                ResourceModel::Inventory { initial } => ResourceModel::Inventory { initial },
-                inferred => forced.unwrap_or(inferred),
-            }
-        }
-        Some(m) => m,
+        Some(m) => m.clone(),
+        None => infer(history, paired)?,
     };
-    let (mut report, page) = match model {
-        ResourceModel::Register | ResourceModel::CasRegister => {
-            let spec = Arc::new(RegisterSpec);
-            run(
-                &by_key(paired, |op| register_op(&spec, op, model, src))?,
-                model,
-                paired,
-                options,
-                history.header.reentrant,
-            )
+    let reentrant = history.header.reentrant;
+    let (mut report, page) = match &model {
+        ResourceSpec::Register { initial } | ResourceSpec::CasRegister { initial } => {
+            let spec = Arc::new(RegisterSpec { initial: *initial });
+            let parts = by_key(paired, |op| register_op(&spec, op, &model, src))?;
+            run(&parts, &model, paired, options, reentrant)
         }
-        ResourceModel::Kv => {
+        ResourceSpec::Counter { initial } => {
+            let spec = Arc::new(RegisterSpec {
+                initial: Some(*initial),
+            });
+            let parts = by_key(paired, |op| register_op(&spec, op, &model, src))?;
+            run(&parts, &model, paired, options, reentrant)
+        }
+        ResourceSpec::Kv => {
             let spec = Arc::new(KvSpec);
             run(
                 &by_key(paired, |op| kv_op(&spec, op, src))?,
-                model,
+                &model,
                 paired,
                 options,
-                history.header.reentrant,
+                reentrant,
             )
         }
-        ResourceModel::Inventory { initial } => {
-            let spec = Arc::new(InventorySpec { initial });
-            run(
-                &by_key(paired, |op| inventory_op(&spec, op, model, src))?,
-                model,
-                paired,
-                options,
-                history.header.reentrant,
-            )
+        ResourceSpec::Inventory { initial, .. } => {
+            let spec = Arc::new(InventorySpec { initial: *initial });
+            let parts = by_key(paired, |op| inventory_op(&spec, op, &model, src))?;
+            run(&parts, &model, paired, options, reentrant)
         }
     };
-    report.stats.insert("model".into(), model.name().into());
+    report.stats.insert("model".into(), name(&model).into());
     let mut reports = vec![report];
-    if let Some(safety) = safety(paired, model) {
+    if let Some(safety) = safety(paired, &model) {
         reports.push(safety);
     }
     Ok((reports, page))
@@ -353,7 +331,7 @@ pub fn check(
 
 fn run<S: Spec>(
     partitions: &[Vec<LinOp<S>>],
-    model: ResourceModel,
+    model: &ResourceSpec,
     paired: &Paired,
     options: &Options,
     reentrant: bool,
@@ -372,7 +350,7 @@ fn run<S: Spec>(
                 format!(
                     "{count} operations on {} key(s) linearize as a {}",
                     partitions.len(),
-                    model.name()
+                    name(model)
                 ),
             )
             .stat("operations", count)
@@ -404,15 +382,15 @@ fn run<S: Spec>(
     }
 }
 
-fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> CheckReport {
+fn explain<S: Spec>(ill: &Illegal<S>, model: &ResourceSpec, paired: &Paired) -> CheckReport {
     let stuck: Vec<&LinOp<S>> = ill.stuck.iter().map(|&i| &ill.ops[i]).collect();
     let summary = match stuck.first() {
         Some(op) => format!(
             "not linearizable as a {}: {} cannot happen after the longest valid order",
-            model.name(),
+            name(model),
             op.describe()
         ),
-        None => format!("not linearizable as a {}", model.name()),
+        None => format!("not linearizable as a {}", name(model)),
     };
     let mut report = CheckReport::new(
         Property::ResourceLinearizability,
@@ -421,7 +399,7 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> 
     );
     report.explanation.push(format!(
         "the longest order the {} spec accepts has {} of {} operations; it leaves the state {:?}",
-        model.name(),
+        name(model),
         ill.longest.len(),
         ill.ops.len(),
         ill.states_after
@@ -448,18 +426,26 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: ResourceModel, paired: &Paired) -> 
     report
 }
 
-/// Resource safety for read-modify-write workloads: each client's write that follows
-/// its own read is an update of `written - read`; every `decrement` is an update of
-/// `-k`. If a final read (invoked after every update completed) shows less change than
-/// the updates add up to, updates were lost; an inventory that sold more units than it
-/// had is oversold. The accounting only speaks when the history is such a workload
-/// throughout (every write follows its own read, every update moves the same way, no
-/// update has an unknown outcome); otherwise it reports nothing.
-fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
-    let initial = match model {
-        ResourceModel::Inventory { initial } => initial,
-        ResourceModel::Register | ResourceModel::CasRegister => 0,
-        ResourceModel::Kv => return None,
+/// Resource safety, only where the model says what an update is: in a
+/// [`ResourceSpec::Counter`] each client's write that follows its own read is an update
+/// of `written - read`; in an inventory every `decrement` sells `k` units, and so does a
+/// write after a read when the header says `writes_are_updates`. If a final read
+/// (invoked after every update completed) shows less change than the updates add up to,
+/// updates were lost; an inventory that sold more units than it had is oversold. The
+/// accounting only speaks when the history is such a workload throughout (every write
+/// follows its own read, every update moves the same way, no update has an unknown
+/// outcome); otherwise it reports nothing. In a plain register a write is just a write,
+/// and nothing is inferred from it.
+fn safety(paired: &Paired, model: &ResourceSpec) -> Option<CheckReport> {
+    let (initial, writes_are_updates) = match *model {
+        ResourceSpec::Counter { initial } => (initial, true),
+        ResourceSpec::Inventory {
+            initial,
+            writes_are_updates,
+        } => (initial, writes_are_updates),
+        ResourceSpec::Register { .. } | ResourceSpec::CasRegister { .. } | ResourceSpec::Kv => {
+            return None
+        }
     };
     let mut last_read: BTreeMap<u32, i64> = BTreeMap::new();
     let mut updates = 0i64;
@@ -472,7 +458,7 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
     for op in &paired.ops {
         let read_value = |op: &Operation| match op.result_value() {
             Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
-            // A counter never written reads as nil: it starts at 0.
+            // A counter never written reads as nil: it holds its initial value.
             None | Some(Value::Null) => Some(initial),
             Some(v) => v.as_i64(),
         };
@@ -491,6 +477,9 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
                     .and_then(Value::as_i64)
                     .unwrap_or(1),
             ),
+            // A write that is not declared an update (a restock, a reset) moves the
+            // value by an amount the accounting cannot know.
+            (OpKind::Write | OpKind::Cas, Outcome::Ok) if !writes_are_updates => return None,
             (OpKind::Write | OpKind::Cas, Outcome::Ok) => {
                 let arg = op.invoke.1.value.as_ref();
                 let w = match op.kind {
@@ -533,12 +522,12 @@ fn safety(paired: &Paired, model: ResourceModel) -> Option<CheckReport> {
         })
         .filter_map(|o| match o.result_value() {
             Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
+            None | Some(Value::Null) => Some(initial),
             Some(v) => v.as_i64(),
-            None => None,
         })
         .next_back();
     let oversold = match model {
-        ResourceModel::Inventory { .. } => (sold - initial).max(0),
+        ResourceSpec::Inventory { .. } => (sold - initial).max(0),
         _ => 0,
     };
     let lost = final_read.map(|f| (delta.abs() - (f - initial).abs()).max(0));

@@ -18,7 +18,7 @@ pub fn parse_etcd(source: &str, text: &str) -> Result<History, HistoryError> {
         header: Header::new("etcd-jepsen", "imported"),
         ..History::default()
     };
-    history.header.resource = Some(crate::format::ResourceSpec::CasRegister);
+    history.header.resource = Some(crate::format::ResourceSpec::CasRegister { initial: None });
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let Some(at) = raw.find(MARK) else { continue };

@@ -261,7 +261,7 @@ mod tests {
     /// illegal), some with unknown outcomes, some never returning.
     fn history(seed: u64) -> Vec<LinOp<RegisterSpec>> {
         let mut g = Gen(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-        let spec = Arc::new(RegisterSpec);
+        let spec = Arc::new(RegisterSpec::default());
         let n = 3 + g.below(9) as usize;
         (0..n)
             .map(|i| {
