@@ -25,7 +25,7 @@ pub mod topology;
 pub mod workload;
 
 pub use custom::CustomLock;
-pub use runner::{run, Progress, RunOptions, RunReport};
+pub use runner::{run, CheckBudget, Progress, RunOptions, RunReport};
 
 /// Why a run gave no verdict.
 #[derive(Debug, thiserror::Error)]

@@ -53,6 +53,28 @@ pub struct RunOptions {
     /// Replicas behind the master (failover scenarios); the model is checked at the
     /// same bound for the comparison.
     pub replicas: Option<usize>,
+    /// Time and memory the history's checks may take; past them a check says unknown.
+    pub check_budget: CheckBudget,
+}
+
+/// The budget of the checks of one history (`--timeout`, `--memory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckBudget {
+    /// All checks of the history together.
+    pub timeout: Duration,
+    /// Each linearizability search, in bytes.
+    pub memory: usize,
+}
+
+impl Default for CheckBudget {
+    /// A minute and a gigabyte: far above what a run's history needs (seconds and tens
+    /// of megabytes), far below what would take a CI machine down.
+    fn default() -> Self {
+        CheckBudget {
+            timeout: Duration::from_secs(60),
+            memory: 1 << 30,
+        }
+    }
 }
 
 impl RunOptions {
@@ -68,6 +90,7 @@ impl RunOptions {
             max_attempts: 3,
             lock: None,
             replicas: None,
+            check_budget: CheckBudget::default(),
         }
     }
 }
@@ -171,7 +194,13 @@ pub fn run(
             Ok(mut done) => {
                 let (mut report, agreement, timeline) = {
                     progress(Progress::Checking);
-                    check(&done.path, options.html, &scenario, &expected)?
+                    check(
+                        &done.path,
+                        options.html,
+                        options.check_budget,
+                        &scenario,
+                        &expected,
+                    )?
                 };
                 if options.keep.is_none() {
                     report.source = "the run's history (not kept: --keep DIR keeps it)".into();
@@ -237,6 +266,7 @@ fn model_verdict(id: &str, replicas: usize) -> Result<Vec<&'static str>, RunErro
 fn check(
     path: &Path,
     html: bool,
+    budget: CheckBudget,
     scenario: &catalog::Scenario,
     expected: &[&str],
 ) -> Result<(Report, Agreement, Option<Vec<String>>), RunError> {
@@ -244,7 +274,8 @@ fn check(
     let history = locklab_traces::reader::read_path(path)
         .map_err(|e| RunError::Internal(format!("the recorded history does not load: {e}")))?;
     let options = Options {
-        timeout: Some(Duration::from_secs(30)),
+        timeout: Some(budget.timeout),
+        memory: Some(budget.memory),
         html,
         ..Options::default()
     };

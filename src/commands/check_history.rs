@@ -29,10 +29,14 @@ pub struct Args {
     /// (Knossos's `(cas-register 0)`); by default the header's, else empty.
     #[arg(long, allow_negative_numbers = true)]
     initial: Option<i64>,
-    /// Seconds allowed for each linearizability search; past it the verdict is unknown
+    /// Seconds all the checks together may take; past them the verdict is unknown
     /// (exit 3), never a violation.
-    #[arg(long, value_parser = parse_timeout)]
-    timeout: Option<Duration>,
+    #[arg(long, default_value = "60", value_parser = parse_timeout)]
+    timeout: Duration,
+    /// Megabytes each linearizability search may use; past them the verdict is unknown
+    /// (exit 3), never a violation.
+    #[arg(long, default_value = "1024", value_parser = parse_megabytes)]
+    memory: usize,
     /// Write porcupine-rs's visualization, with nemesis annotations, to this HTML file.
     #[arg(long)]
     html: Option<PathBuf>,
@@ -54,7 +58,20 @@ fn parse_model(s: &str) -> Result<String, String> {
     }
 }
 
-fn parse_timeout(s: &str) -> Result<Duration, String> {
+/// A positive number of megabytes, in bytes.
+pub fn parse_megabytes(s: &str) -> Result<usize, String> {
+    let mb: usize = s
+        .parse()
+        .map_err(|_| format!("expected megabytes, got {s:?}"))?;
+    if mb == 0 {
+        return Err("expected a positive number of megabytes".to_string());
+    }
+    mb.checked_mul(1 << 20)
+        .ok_or_else(|| format!("{mb} MB is more than this machine can address"))
+}
+
+/// A positive number of seconds.
+pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()
         .map_err(|_| format!("expected seconds, got {s:?}"))?;
@@ -75,7 +92,8 @@ pub fn run(args: Args) -> u8 {
     };
     let options = Options {
         selection,
-        timeout: args.timeout,
+        timeout: Some(args.timeout),
+        memory: Some(args.memory),
         html: args.html.is_some(),
     };
     let bar = spinner(

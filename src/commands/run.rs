@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use locklab_jepsen::{run as run_scenario, Progress, RunError, RunOptions, RunReport};
+use locklab_jepsen::{run as run_scenario, CheckBudget, Progress, RunError, RunOptions, RunReport};
 
 use crate::bad_input;
 use crate::commands::check_history::{text as check_text, verdict_word};
@@ -37,6 +37,14 @@ pub struct Args {
     /// Write the HTML report (porcupine-rs visualization with the faults drawn).
     #[arg(long)]
     html: Option<PathBuf>,
+    /// Seconds the checks of the recorded history may take together; past them a check
+    /// says unknown (exit 3).
+    #[arg(long, default_value = "60", value_parser = crate::commands::check_history::parse_timeout)]
+    timeout: Duration,
+    /// Megabytes each linearizability search of the history may use; past them a check
+    /// says unknown (exit 3).
+    #[arg(long, default_value = "1024", value_parser = crate::commands::check_history::parse_megabytes)]
+    memory: usize,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -82,6 +90,10 @@ pub fn run(args: Args) -> u8 {
         seed: args.seed,
         keep: args.keep.clone(),
         html: args.html.is_some(),
+        check_budget: CheckBudget {
+            timeout: args.timeout,
+            memory: args.memory,
+        },
         ..RunOptions::new("")
     };
     let bar = spinner(args.format, "starting servers");

@@ -115,6 +115,11 @@ impl Spec for InventorySpec {
         }]
     }
 
+    /// Reads and refusals change nothing.
+    fn read_only(&self, input: &InventoryInput, output: &InventoryOutput) -> bool {
+        matches!(input, InventoryInput::Read) || *output == InventoryOutput::Refused
+    }
+
     /// A read that recorded only the stock matches on the stock alone.
     fn observe(
         &self,

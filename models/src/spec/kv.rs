@@ -69,6 +69,10 @@ impl Spec for KvSpec {
         }]
     }
 
+    fn read_only(&self, input: &KvInput, _output: &KvOutput) -> bool {
+        matches!(input, KvInput::Get(_))
+    }
+
     fn describe(input: &KvInput, output: Option<&KvOutput>) -> String {
         match (input, output) {
             (KvInput::Get(k), Some(KvOutput::Value(v))) => format!("get({k:?}) -> {v:?}"),

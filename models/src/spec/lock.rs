@@ -202,6 +202,15 @@ impl Spec for LockSpec {
         outcomes
     }
 
+    /// Only "busy" keeps every state as it is: a refused release or renewal may be the
+    /// moment the lock noticed an expired lease.
+    fn read_only(&self, input: &LockInput, output: &LockOutput) -> bool {
+        matches!(
+            (input, output),
+            (LockInput::Acquire { .. }, LockOutput::Busy)
+        )
+    }
+
     /// A service may skip tokens (an `INCR` counter shared by several locks), so a grant
     /// matches when its token is at least the predicted one; a re-entry keeps its token.
     fn observe(

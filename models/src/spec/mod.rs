@@ -101,6 +101,14 @@ pub trait Spec: Clone + Debug + Send + Sync + 'static {
         (predicted.0 == *observed).then_some(predicted.1)
     }
 
+    /// Whether an operation that answered `output` leaves the state exactly as it found
+    /// it, whatever the state (a read, a refused try). The history checker may then
+    /// linearize it as soon as it fits, without trying it anywhere else; answering
+    /// `true` for an operation that can change the state would make it miss orders.
+    fn read_only(&self, _input: &Self::Input, _output: &Self::Output) -> bool {
+        false
+    }
+
     /// A short human description of an operation, for reports.
     fn describe(input: &Self::Input, output: Option<&Self::Output>) -> String {
         match output {

@@ -66,6 +66,10 @@ impl Spec for RegisterSpec {
         }]
     }
 
+    fn read_only(&self, input: &RegisterInput, output: &RegisterOutput) -> bool {
+        matches!(input, RegisterInput::Read) || *output == RegisterOutput::CasFailed
+    }
+
     fn describe(input: &RegisterInput, output: Option<&RegisterOutput>) -> String {
         let call = match input {
             RegisterInput::Read => "read()".to_string(),

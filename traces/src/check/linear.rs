@@ -23,9 +23,10 @@ use std::time::{Duration, Instant};
 
 use locklab_models::spec::{Spec, Window};
 use porcupine_rs::{CheckResult, LinearizationInfo, Model, Operation};
+pub use search::{Budget, Exhausted};
 use smallvec::SmallVec;
 
-mod longest;
+pub mod search;
 
 /// One operation as the linearizability checker sees it.
 #[derive(Clone, Debug)]
@@ -226,8 +227,42 @@ pub enum LinResult<S: Spec> {
     Ok,
     /// A partition admits no linearization.
     Illegal(Box<Illegal<S>>),
-    /// The time ran out first.
-    Unknown,
+    /// The time or memory budget ran out first.
+    Unknown(Exhausted),
+}
+
+impl<S: Spec> LinResult<S> {
+    /// Why a search gave no answer, for people.
+    pub fn why_unknown(e: Exhausted) -> &'static str {
+        match e {
+            Exhausted::Time => "the search for a linearization ran out of time",
+            Exhausted::Memory => "the search for a linearization reached its memory budget",
+        }
+    }
+}
+
+/// Resident memory of this process in bytes, where the kernel says (Linux).
+fn resident_bytes() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Decides every partition with locklab's own search ([`search::decide`]), one after
+/// the other, within one budget: the engine for lock histories, whose refused tries it
+/// commits instead of branching on.
+pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResult<S> {
+    for ops in partitions {
+        match search::decide(ops, budget) {
+            search::Ended::Linearizable => {}
+            search::Ended::Illegal(order) => {
+                return LinResult::Illegal(Box::new(explain_with(ops.clone(), order)))
+            }
+            search::Ended::OutOfBudget(e) => return LinResult::Unknown(e),
+        }
+    }
+    LinResult::Ok
 }
 
 /// A partition that admits no linearization, with what porcupine-rs learned about it.
@@ -283,9 +318,9 @@ const FIRST_SLICE: Duration = Duration::from_millis(2);
 /// partitions are searched in two rounds, at most one per core at a time: a short slice
 /// each, then the unsettled ones to the end. An illegal partition ends the check in
 /// either round, abandoning the searches still running.
-pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -> LinResult<S> {
-    let deadline = timeout.map(|t| Instant::now() + t);
-    if let ([only], None) = (partitions, deadline) {
+pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResult<S> {
+    let deadline = budget.deadline;
+    if let ([only], None, usize::MAX) = (partitions, deadline, budget.max_bytes) {
         // Nothing to race against or to stop: porcupine-rs's plain search on this thread.
         return if porcupine_rs::check_operations(&to_porcupine(only, None)) {
             LinResult::Ok
@@ -307,18 +342,18 @@ pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -
             break;
         }
         if deadline.is_some_and(|d| d <= Instant::now()) {
-            return LinResult::Unknown;
+            return LinResult::Unknown(Exhausted::Time);
         }
-        match round(&converted, &open, slice, deadline, &abandon) {
+        match round(&converted, &open, slice, budget, &abandon) {
             Round::Illegal(i) => {
                 return LinResult::Illegal(Box::new(explain(partitions[i].clone())))
             }
-            Round::Expired => return LinResult::Unknown,
+            Round::Expired(e) => return LinResult::Unknown(e),
             Round::Open(unsettled) => open = unsettled,
         }
     }
     if !open.is_empty() {
-        return LinResult::Unknown;
+        return LinResult::Unknown(Exhausted::Time);
     }
     LinResult::Ok
 }
@@ -327,8 +362,8 @@ pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], timeout: Option<Duration>) -
 enum Round {
     /// This partition is illegal.
     Illegal(usize),
-    /// The deadline passed.
-    Expired,
+    /// The deadline passed or the memory budget ran out.
+    Expired(Exhausted),
     /// These partitions are still undecided (none was illegal).
     Open(Vec<usize>),
 }
@@ -341,9 +376,14 @@ fn round<M: Model>(
     converted: &[Vec<Operation<M>>],
     open: &[usize],
     slice: Option<Duration>,
-    deadline: Option<Instant>,
+    budget: &Budget,
     abandon: &AtomicBool,
 ) -> Round {
+    let deadline = budget.deadline;
+    let exhausted: Mutex<Option<Exhausted>> = Mutex::new(None);
+    // porcupine-rs's cache cannot be measured from outside, so the budget holds the
+    // growth of the whole process while the search runs.
+    let rss_start = resident_bytes().unwrap_or(0);
     let next = AtomicUsize::new(0);
     let illegal: Mutex<Option<usize>> = Mutex::new(None);
     let unsettled: Mutex<Vec<usize>> = Mutex::new(Vec::new());
@@ -389,16 +429,32 @@ fn round<M: Model>(
                 }
             });
         }
-        // A search to the end has no timeout of its own: this thread keeps the deadline.
-        if let (None, Some(d)) = (slice, deadline) {
+        // A search to the end has no timeout of its own: this thread keeps the deadline
+        // and watches the memory, waking every few milliseconds.
+        if slice.is_none() && (deadline.is_some() || budget.max_bytes != usize::MAX) {
             let (count, all_done) = &running;
-            let guard = count.lock().unwrap_or_else(|p| p.into_inner());
-            let left = d.saturating_duration_since(Instant::now());
-            let (_count, waited) = all_done
-                .wait_timeout_while(guard, left, |n| *n > 0)
-                .unwrap_or_else(|p| p.into_inner());
-            if waited.timed_out() {
-                abandon.store(true, Ordering::Relaxed);
+            let mut guard = count.lock().unwrap_or_else(|p| p.into_inner());
+            while *guard > 0 {
+                let now = Instant::now();
+                if deadline.is_some_and(|d| now >= d) {
+                    *exhausted.lock().unwrap_or_else(|p| p.into_inner()) = Some(Exhausted::Time);
+                    abandon.store(true, Ordering::Relaxed);
+                    break;
+                }
+                let grown = resident_bytes().unwrap_or(0).saturating_sub(rss_start);
+                if grown > budget.max_bytes {
+                    *exhausted.lock().unwrap_or_else(|p| p.into_inner()) = Some(Exhausted::Memory);
+                    abandon.store(true, Ordering::Relaxed);
+                    break;
+                }
+                let mut wait = Duration::from_millis(20);
+                if let Some(d) = deadline {
+                    wait = wait.min(d.saturating_duration_since(now));
+                }
+                guard = all_done
+                    .wait_timeout(guard, wait)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
             }
         }
     });
@@ -406,7 +462,8 @@ fn round<M: Model>(
         return Round::Illegal(i);
     }
     if abandon.load(Ordering::Relaxed) {
-        return Round::Expired;
+        let why = exhausted.into_inner().unwrap_or_else(|p| p.into_inner());
+        return Round::Expired(why.unwrap_or(Exhausted::Time));
     }
     let mut rest = unsettled.into_inner().unwrap_or_else(|p| p.into_inner());
     rest.sort_unstable();
@@ -427,7 +484,7 @@ impl Drop for Done<'_> {
 /// Finds the longest order of an illegal partition (its verdict already established by
 /// porcupine-rs's plain search) and where it gets stuck.
 fn explain<S: Spec>(ops: Vec<LinOp<S>>) -> Illegal<S> {
-    let longest = longest::longest(&ops).unwrap_or_else(|| {
+    let longest = search::longest(&ops).unwrap_or_else(|| {
         // Our search found an order after all, which only a difference from
         // porcupine-rs's search could cause: take the longest order from porcupine-rs.
         let (_, info) = porcupine_rs::check_operations_info(&to_porcupine(&ops, None));
@@ -497,7 +554,7 @@ mod tests {
 
     use locklab_models::spec::{RegisterInput, RegisterOutput, RegisterSpec};
 
-    use super::{check, round, to_porcupine, LinOp, LinResult, Round};
+    use super::{check, round, to_porcupine, Budget, LinOp, LinResult, Round};
 
     fn op(
         input: RegisterInput,
@@ -552,8 +609,12 @@ mod tests {
     #[test]
     fn a_deadline_abandons_a_running_search_and_gives_unknown() {
         let start = Instant::now();
-        let result = check(&[endless()], Some(Duration::from_millis(50)));
-        assert!(matches!(result, LinResult::Unknown), "{result:?}");
+        let budget = Budget {
+            deadline: Some(Instant::now() + Duration::from_millis(50)),
+            max_bytes: usize::MAX,
+        };
+        let result = check(&[endless()], &budget);
+        assert!(matches!(result, LinResult::Unknown(_)), "{result:?}");
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "{:?}",
@@ -577,7 +638,7 @@ mod tests {
                 to_porcupine(&illegal(), Some(&abandon)),
             ];
             // Round two's search to the end, as if both had outlived their first slice.
-            let ended = round(&converted, &[0, 1], None, None, &abandon);
+            let ended = round(&converted, &[0, 1], None, &Budget::unlimited(), &abandon);
             let _ = tx.send(matches!(ended, Round::Illegal(1)));
         });
         assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok(true));
@@ -586,7 +647,7 @@ mod tests {
     #[test]
     fn an_illegal_partition_is_found_beside_an_endless_one() {
         let start = Instant::now();
-        match check(&[endless(), illegal()], None) {
+        match check(&[endless(), illegal()], &Budget::unlimited()) {
             LinResult::Illegal(ill) => assert_eq!(ill.ops.len(), 1),
             other => panic!("{other:?}"),
         }

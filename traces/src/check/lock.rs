@@ -13,7 +13,7 @@ use crate::format::{History, OpKind};
 use crate::html::Page;
 use crate::ops::{Operation, Outcome, Paired};
 
-use super::linear::{self, Illegal, LinOp, LinResult};
+use super::linear::{self, Budget, Illegal, LinOp, LinResult};
 use super::{fmt_time, op_ref, CheckReport, Options, Property, Verdict};
 
 /// Turns one paired lock operation into a checker operation.
@@ -70,6 +70,7 @@ pub fn check(
     history: &History,
     paired: &Paired,
     options: &Options,
+    budget: &Budget,
 ) -> Result<(CheckReport, Option<Page>), HistoryError> {
     let spec = Arc::new(LockSpec {
         reentrant: history.header.reentrant,
@@ -90,7 +91,9 @@ pub fn check(
             .html
             .then(|| Page::render(linear::info(partitions), paired, history.header.reentrant))
     };
-    let report = match linear::check(&partitions, options.timeout) {
+    // Refused tries are most of a busy lock's history: the own search commits them
+    // where porcupine-rs would branch on their order.
+    let report = match linear::decide(&partitions, budget) {
         LinResult::Ok => (
             CheckReport::new(
                 Property::LockLinearizability,
@@ -102,11 +105,11 @@ pub fn check(
             .stat("operations", count),
             page(&partitions),
         ),
-        LinResult::Unknown => (
+        LinResult::Unknown(why) => (
             CheckReport::new(
                 Property::LockLinearizability,
                 Verdict::Unknown,
-                "the search for a linearization ran out of time",
+                LinResult::<LockSpec>::why_unknown(why),
             )
             .stat("operations", count),
             None,
@@ -135,6 +138,7 @@ pub fn check_mutex(
     history: &History,
     paired: &Paired,
     options: &Options,
+    budget: &Budget,
 ) -> Result<(CheckReport, Option<Page>), HistoryError> {
     let spec = Arc::new(MutexSpec);
     let mut by_key: BTreeMap<String, Vec<LinOp<MutexSpec>>> = BTreeMap::new();
@@ -172,7 +176,7 @@ pub fn check_mutex(
     }
     let partitions: Vec<Vec<LinOp<MutexSpec>>> = by_key.into_values().collect();
     let reentrant = history.header.reentrant;
-    let report = match linear::check(&partitions, options.timeout) {
+    let report = match linear::check(&partitions, budget) {
         LinResult::Ok => {
             let page = options
                 .html
@@ -188,11 +192,11 @@ pub fn check_mutex(
                 page,
             )
         }
-        LinResult::Unknown => (
+        LinResult::Unknown(why) => (
             CheckReport::new(
                 Property::LockLinearizability,
                 Verdict::Unknown,
-                "the search for a linearization ran out of time",
+                LinResult::<MutexSpec>::why_unknown(why),
             )
             .stat("operations", count)
             .stat("model", "mutex"),

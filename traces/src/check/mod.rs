@@ -2,7 +2,9 @@
 //! offending operations and an explanation), or Unknown — never a violation it has not
 //! proven: a timeout or a bound gives Unknown.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use linear::Budget;
 
 use serde::Serialize;
 
@@ -208,8 +210,12 @@ impl Selection {
 pub struct Options {
     /// Which checks.
     pub selection: Selection,
-    /// Time allowed for each linearizability search; `None`: unlimited.
+    /// Time allowed for all the checks of a history together; `None`: unlimited. Past
+    /// it the verdict is unknown.
     pub timeout: Option<Duration>,
+    /// Memory each linearizability search may take, in bytes; `None`: unlimited. Past
+    /// it the verdict is unknown.
+    pub memory: Option<usize>,
     /// Whether to render the HTML report.
     pub html: bool,
 }
@@ -232,6 +238,10 @@ pub struct Report {
 
 /// Runs the selected checks on a history.
 pub fn check_history(history: &History, options: &Options) -> Result<Report, HistoryError> {
+    let budget = Budget {
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        max_bytes: options.memory.unwrap_or(usize::MAX),
+    };
     let paired = pair(history)?;
     let mut checks = Vec::new();
     let mut html = None;
@@ -249,13 +259,13 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
     }
     let knossos = *sel == Selection::Mutex || (auto && lock_model == LockModel::Mutex);
     if knossos && has_lock_ops {
-        let (report, page) = lock::check_mutex(history, &paired, options)?;
+        let (report, page) = lock::check_mutex(history, &paired, options, &budget)?;
         checks.push(report);
         html = html.or(page);
     }
     let lease = *sel == Selection::Lock || (auto && lock_model == LockModel::Lease);
     if lease && has_lock_ops {
-        let (report, page) = lock::check(history, &paired, options)?;
+        let (report, page) = lock::check(history, &paired, options, &budget)?;
         checks.push(report);
         html = html.or(page);
         if foreign::applies(&paired) {
@@ -270,7 +280,7 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
                 Selection::Resource(m) => m.as_ref(),
                 _ => None,
             };
-            let (reports, page) = resource::check(history, &paired, forced, options)?;
+            let (reports, page) = resource::check(history, &paired, forced, options, &budget)?;
             checks.extend(reports);
             html = html.or(page);
         }

@@ -15,7 +15,7 @@ use crate::format::{History, OpKind, ResourceSpec};
 use crate::html::Page;
 use crate::ops::{Operation, Outcome, Paired};
 
-use super::linear::{self, Illegal, LinOp, LinResult};
+use super::linear::{self, Budget, Illegal, LinOp, LinResult};
 use super::{fmt_time, op_ref, CheckReport, Options, Property, Verdict};
 
 /// The resource model a history's operations follow: the header's, or the one its
@@ -285,6 +285,7 @@ pub fn check(
     paired: &Paired,
     forced: Option<&ResourceSpec>,
     options: &Options,
+    budget: &Budget,
 ) -> Result<(Vec<CheckReport>, Option<Page>), HistoryError> {
     let src = history.source.as_str();
     let model = match forced {
@@ -296,14 +297,14 @@ pub fn check(
         ResourceSpec::Register { initial } | ResourceSpec::CasRegister { initial } => {
             let spec = Arc::new(RegisterSpec { initial: *initial });
             let parts = by_key(paired, |op| register_op(&spec, op, &model, src))?;
-            run(&parts, &model, paired, options, reentrant)
+            run(&parts, &model, paired, options, budget, reentrant)
         }
         ResourceSpec::Counter { initial } => {
             let spec = Arc::new(RegisterSpec {
                 initial: Some(*initial),
             });
             let parts = by_key(paired, |op| register_op(&spec, op, &model, src))?;
-            run(&parts, &model, paired, options, reentrant)
+            run(&parts, &model, paired, options, budget, reentrant)
         }
         ResourceSpec::Kv => {
             let spec = Arc::new(KvSpec);
@@ -312,13 +313,14 @@ pub fn check(
                 &model,
                 paired,
                 options,
+                budget,
                 reentrant,
             )
         }
         ResourceSpec::Inventory { initial, .. } => {
             let spec = Arc::new(InventorySpec { initial: *initial });
             let parts = by_key(paired, |op| inventory_op(&spec, op, &model, src))?;
-            run(&parts, &model, paired, options, reentrant)
+            run(&parts, &model, paired, options, budget, reentrant)
         }
     };
     report.stats.insert("model".into(), name(&model).into());
@@ -334,6 +336,7 @@ fn run<S: Spec>(
     model: &ResourceSpec,
     paired: &Paired,
     options: &Options,
+    budget: &Budget,
     reentrant: bool,
 ) -> (CheckReport, Option<Page>) {
     let count: usize = partitions.iter().map(Vec::len).sum();
@@ -342,7 +345,7 @@ fn run<S: Spec>(
             .html
             .then(|| Page::render(linear::info(p), paired, reentrant))
     };
-    match linear::check(partitions, options.timeout) {
+    match linear::check(partitions, budget) {
         LinResult::Ok => (
             CheckReport::new(
                 Property::ResourceLinearizability,
@@ -357,11 +360,11 @@ fn run<S: Spec>(
             .stat("partitions", partitions.len()),
             page(partitions),
         ),
-        LinResult::Unknown => (
+        LinResult::Unknown(why) => (
             CheckReport::new(
                 Property::ResourceLinearizability,
                 Verdict::Unknown,
-                "the search for a linearization ran out of time",
+                LinResult::<S>::why_unknown(why),
             )
             .stat("operations", count),
             None,

@@ -1,20 +1,29 @@
-//! The longest linearizable order of a partition that porcupine-rs already proved
-//! illegal.
+//! locklab's own linearizability search: the longest linearizable order of a partition
+//! that porcupine-rs already proved illegal, and the whole verdict for lock histories.
 //!
-//! porcupine-rs only reports it from its info variant, whose bookkeeping runs on every
-//! backtrack of the search, passing partitions included; that made the whole check about
-//! a tenth slower. Searching again only once a partition is known to be illegal keeps
-//! that cost off the partitions that pass, and this search is cheaper than a second
-//! porcupine-rs pass: the set of linearized operations is hashed incrementally and the
-//! cache keeps its keys in one flat array instead of a heap allocation each.
+//! It is the search of porcupine-rs (Wing & Gong with Lowe's cache: calls and returns
+//! ordered alike, the same model step, the same pruning of a linearized set and state
+//! seen before), with three things porcupine-rs lacks:
+//! - the set of linearized operations is hashed incrementally and the cache keeps its
+//!   keys in one flat array instead of a heap allocation each;
+//! - a budget of time and memory, past which the answer is "out of budget", never a
+//!   verdict;
+//! - optionally, *read-only commitment*: an operation whose answer never changes the
+//!   state ([`Spec::read_only`]) and that fits every state of the current set is
+//!   linearized at once, with no alternative tried at that point. Moving such an
+//!   operation to the front of any completion keeps the completion valid (it is
+//!   callable now, so real time allows it; it leaves the state set as it is, and later
+//!   it could only have narrowed it), so a node whose committed successor fails fails
+//!   too. A lock history is mostly refused tries ("busy") while someone holds the lock:
+//!   committed this way, they cost one step each instead of a branch per order.
 //!
-//! It is the same search as porcupine-rs's (calls and returns ordered alike, the same
-//! model step, the same pruning of a linearized set and state seen before), so its
-//! longest order is one porcupine-rs's info variant could have reported; ties may be
-//! broken differently.
+//! Without commitment its longest order is one porcupine-rs's info variant could have
+//! reported (ties may be broken differently); with it, the order is still valid but may
+//! be shorter, which only matters for explanations.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::time::Instant;
 
 use locklab_models::spec::{Spec, Window};
 use rustc_hash::FxHasher;
@@ -25,7 +34,56 @@ use super::{clamp, successor_set, LinOp, StateSet};
 /// linearizes after all (the caller's verdict then came from elsewhere, and it asks
 /// porcupine-rs instead).
 pub(super) fn longest<S: Spec>(ops: &[LinOp<S>]) -> Option<Vec<usize>> {
-    Search::new(ops).run()
+    match Search::new(ops, false).run(&Budget::unlimited()) {
+        Ended::Linearizable => None,
+        Ended::Illegal(order) => Some(order),
+        // An unlimited budget never runs out.
+        Ended::OutOfBudget(_) => None,
+    }
+}
+
+/// Decides one partition within `budget`, committing read-only operations.
+pub fn decide<S: Spec>(ops: &[LinOp<S>], budget: &Budget) -> Ended {
+    Search::new(ops, true).run(budget)
+}
+
+/// How much a search may spend.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// No step after this instant.
+    pub deadline: Option<Instant>,
+    /// The cache never grows past this many bytes.
+    pub max_bytes: usize,
+}
+
+impl Budget {
+    /// No limit at all.
+    pub fn unlimited() -> Self {
+        Budget {
+            deadline: None,
+            max_bytes: usize::MAX,
+        }
+    }
+}
+
+/// Why a budget ran out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exhausted {
+    /// The deadline passed.
+    Time,
+    /// The cache reached its memory limit.
+    Memory,
+}
+
+/// How a search ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// Every operation linearized.
+    Linearizable,
+    /// No order exists; the longest order found (indices).
+    Illegal(Vec<usize>),
+    /// The budget ran out first: no verdict.
+    OutOfBudget(Exhausted),
 }
 
 /// A call or a return, as an index into the operations: calls are even, returns odd.
@@ -46,6 +104,13 @@ struct Seen<T> {
 const NONE: u32 = u32::MAX;
 
 impl<T: Eq + Clone> Seen<T> {
+    /// What the cache holds, in bytes (close enough to hold a budget to).
+    fn bytes(&self) -> usize {
+        self.words.len() * 8
+            + self.states.len() * (std::mem::size_of::<StateSet<T>>() + 4)
+            + self.heads.len() * 16
+    }
+
     /// Records the pair of `set` with the bit `(word, bit)` flipped and `state`; false if
     /// it was already there. The flip is applied while comparing and copying, which
     /// spares the caller setting and clearing the bit around every probe (most probes
@@ -94,10 +159,14 @@ impl<T: Eq + Clone> Seen<T> {
 struct Frame<T> {
     op: usize,
     before: StateSet<T>,
+    /// Committed as read-only: no alternative is tried in its place.
+    committed: bool,
 }
 
 struct Search<'a, S: Spec> {
     ops: &'a [LinOp<S>],
+    /// Which operations may be committed (read-only answers), when commitment is on.
+    read_only: Vec<bool>,
     windows: Vec<Window>,
     /// The entries still to linearize, as a doubly linked list through `next` and
     /// `prev`, with the sentinel `head` at index `2 * ops.len()`.
@@ -127,7 +196,7 @@ fn op_hash(op: usize) -> u64 {
 }
 
 impl<'a, S: Spec> Search<'a, S> {
-    fn new(ops: &'a [LinOp<S>]) -> Self {
+    fn new(ops: &'a [LinOp<S>], commit: bool) -> Self {
         let n = ops.len();
         // porcupine-rs's order: by time, a call before a return at the same instant (so
         // they overlap), otherwise in the order of the operations.
@@ -156,6 +225,16 @@ impl<'a, S: Spec> Search<'a, S> {
         let width = n.div_ceil(64);
         Search {
             ops,
+            read_only: ops
+                .iter()
+                .map(|op| {
+                    commit
+                        && op
+                            .output
+                            .as_ref()
+                            .is_some_and(|out| op.spec.read_only(&op.input, out))
+                })
+                .collect(),
             windows: ops.iter().map(LinOp::window).collect(),
             next,
             prev,
@@ -194,22 +273,102 @@ impl<'a, S: Spec> Search<'a, S> {
         self.linearized_hash ^= self.op_hashes[op];
     }
 
-    fn run(mut self) -> Option<Vec<usize>> {
+    /// Lifts `op` (whose call entry is `at`) with `after` as the new state, unless the
+    /// cache has seen that pair; returns whether it did.
+    fn lift(&mut self, at: Entry, after: StateSet<S::State>, committed: bool) -> bool {
+        let op = at / 2;
+        let mut h = FxHasher::default();
+        after.hash(&mut h);
+        let hash = h.finish() ^ self.linearized_hash ^ self.op_hashes[op];
+        let flip = (op / 64, 1 << (op % 64));
+        if !self.seen.insert(hash, &self.linearized, flip, &after) {
+            return false;
+        }
+        self.flip(op);
+        let before = std::mem::replace(&mut self.state, after);
+        self.stack.push(Frame {
+            op,
+            before,
+            committed,
+        });
+        self.unlink(at);
+        self.unlink(at + 1);
+        true
+    }
+
+    /// A callable read-only operation that fits every current state, with the state set
+    /// it leaves (the same set).
+    fn committable(&self) -> Option<(Entry, StateSet<S::State>)> {
+        let mut at = self.next[self.head];
+        while at != self.head && at.is_multiple_of(2) {
+            let op = at / 2;
+            if self.read_only[op] {
+                if let Some(after) = successor_set(&self.state, &self.ops[op], self.windows[op]) {
+                    if after == self.state {
+                        return Some((at, after));
+                    }
+                }
+            }
+            at = self.next[at];
+        }
+        None
+    }
+
+    /// Takes back the latest lifted operation and every committed one below it (a node
+    /// whose committed successor failed has failed too); returns the entry to try next,
+    /// or `None` when nothing is left to take back.
+    fn backtrack(&mut self) -> Option<Entry> {
+        if self.stack.len() > self.longest.len() {
+            self.longest = self.stack.iter().map(|f| f.op).collect();
+        }
+        loop {
+            let frame = self.stack.pop()?;
+            self.relink(2 * frame.op + 1);
+            self.relink(2 * frame.op);
+            self.flip(frame.op);
+            self.state = frame.before;
+            if !frame.committed {
+                return Some(self.next[2 * frame.op]);
+            }
+        }
+    }
+
+    fn run(mut self, budget: &Budget) -> Ended {
+        let mut steps: u32 = 0;
+        // At a node reached by a lift, a committable operation goes first.
+        let mut fresh = true;
         let mut at = self.next[self.head];
         while at != self.head {
+            steps = steps.wrapping_add(1);
+            if steps.is_multiple_of(1024) {
+                if budget.deadline.is_some_and(|d| Instant::now() >= d) {
+                    return Ended::OutOfBudget(Exhausted::Time);
+                }
+                if self.seen.bytes() > budget.max_bytes {
+                    return Ended::OutOfBudget(Exhausted::Memory);
+                }
+            }
+            if fresh {
+                fresh = false;
+                if let Some((entry, after)) = self.committable() {
+                    if self.lift(entry, after, true) {
+                        fresh = true;
+                        at = self.next[self.head];
+                        continue;
+                    }
+                    // Seen before, so failed before: this node fails with it.
+                    match self.backtrack() {
+                        Some(next) => at = next,
+                        None => return Ended::Illegal(self.longest),
+                    }
+                    continue;
+                }
+            }
             if at.is_multiple_of(2) {
                 let op = at / 2;
                 if let Some(after) = successor_set(&self.state, &self.ops[op], self.windows[op]) {
-                    let mut h = FxHasher::default();
-                    after.hash(&mut h);
-                    let hash = h.finish() ^ self.linearized_hash ^ self.op_hashes[op];
-                    let flip = (op / 64, 1 << (op % 64));
-                    if self.seen.insert(hash, &self.linearized, flip, &after) {
-                        self.flip(op);
-                        let before = std::mem::replace(&mut self.state, after);
-                        self.stack.push(Frame { op, before });
-                        self.unlink(at);
-                        self.unlink(at + 1);
+                    if self.lift(at, after, false) {
+                        fresh = true;
                         at = self.next[self.head];
                         continue;
                     }
@@ -218,21 +377,13 @@ impl<'a, S: Spec> Search<'a, S> {
             } else {
                 // An operation that must precede every other still to come, and no order
                 // of the stacked ones lets it in: a dead end.
-                if self.stack.len() > self.longest.len() {
-                    self.longest = self.stack.iter().map(|f| f.op).collect();
+                match self.backtrack() {
+                    Some(next) => at = next,
+                    None => return Ended::Illegal(self.longest),
                 }
-                let Some(frame) = self.stack.pop() else {
-                    return Some(self.longest);
-                };
-                self.relink(2 * frame.op + 1);
-                self.relink(2 * frame.op);
-                self.flip(frame.op);
-                self.state = frame.before;
-                at = self.next[2 * frame.op];
             }
         }
-        // Every operation linearized.
-        None
+        Ended::Linearizable
     }
 }
 
@@ -244,6 +395,7 @@ mod tests {
 
     use super::super::{successors, to_porcupine, LinOp, States};
     use super::longest;
+    use super::{decide, Budget, Ended};
 
     /// A small deterministic generator (xorshift), so a failure names its seed.
     struct Gen(u64);
@@ -336,5 +488,59 @@ mod tests {
             }
         }
         assert!(illegal > 500, "only {illegal} illegal histories generated");
+    }
+
+    /// With read-only commitment the verdict is still porcupine-rs's, on histories full
+    /// of reads and failed compare-and-sets; an illegal one's order is still valid.
+    #[test]
+    fn committing_read_only_operations_keeps_the_verdict() {
+        let (mut legal, mut illegal) = (0, 0);
+        for seed in 0..3000 {
+            let ops = history(seed);
+            let expected = porcupine_rs::check_operations(&to_porcupine(&ops, None));
+            match decide(&ops, &Budget::unlimited()) {
+                Ended::Linearizable => {
+                    assert!(expected, "seed {seed}: committed search accepts");
+                    legal += 1;
+                }
+                Ended::Illegal(order) => {
+                    assert!(!expected, "seed {seed}: committed search rejects");
+                    illegal += 1;
+                    let mut states = States::new();
+                    for &i in &order {
+                        states = successors(&states, &ops[i]);
+                        assert!(!states.is_empty(), "seed {seed}");
+                    }
+                }
+                Ended::OutOfBudget(e) => panic!("seed {seed}: {e:?} without a budget"),
+            }
+        }
+        assert!(
+            legal > 300 && illegal > 500,
+            "legal {legal}, illegal {illegal}"
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_is_no_verdict() {
+        let ops = history(7);
+        let spent = Budget {
+            deadline: Some(std::time::Instant::now()),
+            max_bytes: 0,
+        };
+        // Tiny histories end before the first budget check; a long one does not.
+        let mut long = Vec::new();
+        for k in 0..40 {
+            for op in &ops {
+                let mut op = op.clone();
+                op.call += 100 * k;
+                op.ret = op.ret.map(|r| r + 100 * k);
+                long.push(op);
+            }
+        }
+        assert!(matches!(
+            decide(&long, &spent),
+            Ended::OutOfBudget(_) | Ended::Illegal(_)
+        ));
     }
 }
