@@ -72,11 +72,7 @@ async fn lock_pairs(node: &RedisNode, tasks: usize, keys: usize, handoff: bool) 
     let mut handles = Vec::new();
     for t in 0..tasks {
         let lock = LuaLock::new(node, &format!("bench-lock-{}", t % keys));
-        let lock = if handoff {
-            lock
-        } else {
-            lock.without_handoff()
-        };
+        let lock = if handoff { lock.with_handoff() } else { lock };
         let (pairs, stop) = (pairs.clone(), stop.clone());
         handles.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {

@@ -58,6 +58,9 @@ pub use error::LockError;
 #[cfg(not(loom))]
 pub use guard::{HeldLock, LockGuard};
 #[cfg(not(loom))]
-pub use lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+pub use lock::{
+    Attempt, AttemptObserver, AttemptOutcome, BoxFuture, DistributedLock, Lease, LockInfo,
+    Unobserved,
+};
 #[cfg(not(loom))]
 pub use ownership::{LostReason, Ownership};

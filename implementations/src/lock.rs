@@ -58,6 +58,41 @@ pub enum Attempt {
     },
 }
 
+/// What one attempt of an acquire came to, as [`AttemptObserver::ended`] hears it.
+#[derive(Debug)]
+pub enum AttemptOutcome<'a> {
+    /// The lock service granted it, with this fencing token.
+    Granted(Option<u64>),
+    /// The service answered that someone holds it: nothing was granted.
+    Busy,
+    /// No answer, or an error: the attempt may or may not have been granted.
+    Unknown(&'a str),
+}
+
+/// Told of every attempt an `acquire` makes, as it makes it, so that a history records
+/// each try as its own operation. One acquire that waits seconds behind 63 others is
+/// one operation a checker can place anywhere in those seconds; its tries, each a
+/// round trip long, are operations it can place almost exactly.
+pub trait AttemptObserver: Send + Sync {
+    /// An attempt is about to be sent.
+    fn started(&self);
+    /// The attempt that started last has ended.
+    fn ended(&self, outcome: AttemptOutcome<'_>);
+    /// A holder of this process handed the lock over after a local wait that began at
+    /// `since` (no attempt was sent meanwhile): a grant whose instant lies in that wait.
+    fn handed_over(&self, since: std::time::Instant, token: Option<u64>);
+}
+
+/// The observer of an acquire nobody records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unobserved;
+
+impl AttemptObserver for Unobserved {
+    fn started(&self) {}
+    fn ended(&self, _outcome: AttemptOutcome<'_>) {}
+    fn handed_over(&self, _since: std::time::Instant, _token: Option<u64>) {}
+}
+
 /// What a lock is, for reports and for the harness's expectations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockInfo {
@@ -93,6 +128,17 @@ pub trait DistributedLock: Send + Sync {
     /// whole time; never blocks longer than `wait` plus one attempt (an attempt of this
     /// crate's locks is bounded by its nodes' response timeouts).
     fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(self, wait, lease, None))
+        self.acquire_observed(wait, lease, &Unobserved)
+    }
+
+    /// [`DistributedLock::acquire`], telling `observer` of every attempt. Locks that
+    /// wait their own way override this one, not `acquire`.
+    fn acquire_observed<'a>(
+        &'a self,
+        wait: Duration,
+        lease: Lease,
+        observer: &'a dyn AttemptObserver,
+    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
+        Box::pin(crate::retry::acquire_loop(self, wait, lease, None, observer))
     }
 }

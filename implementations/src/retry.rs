@@ -7,7 +7,7 @@ use tokio::sync::Notify;
 
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease};
+use crate::lock::{Attempt, AttemptObserver, AttemptOutcome, BoxFuture, DistributedLock, Lease};
 
 const MAX_BACKOFF: Duration = Duration::from_millis(50);
 
@@ -26,13 +26,15 @@ pub const MAX_ATTEMPT_OVERRUN: Duration = Duration::from_secs(2);
 /// lock over without polling delay. No attempt starts after the deadline, and a started
 /// one runs to its end (see [`MAX_ATTEMPT_OVERRUN`]), so an unreachable server yields
 /// [`LockError::Timeout`] (with the last error) within `wait` plus one attempt.
+/// `observer` hears of every attempt (see [`AttemptObserver`]).
 pub async fn acquire_loop<L: DistributedLock + ?Sized>(
     lock: &L,
     wait: Duration,
     lease: Lease,
     released: Option<&Notify>,
+    observer: &dyn AttemptObserver,
 ) -> Result<LockGuard, LockError> {
-    acquire_loop_with(lock, wait, lease, released, None).await
+    acquire_loop_with(lock, wait, lease, released, None, observer).await
 }
 
 /// What waiting for a lock held in this process came to (see [`LocalTurns`]).
@@ -91,6 +93,7 @@ pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
     lease: Lease,
     released: Option<&Notify>,
     turns: Option<&dyn LocalTurns>,
+    observer: &dyn AttemptObserver,
 ) -> Result<LockGuard, LockError> {
     let start = Instant::now();
     let deadline = start + wait;
@@ -101,8 +104,12 @@ pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
         // Behind a holder of this process, wait for its hand-off rather than asking the
         // server; the queue sends us back to the server when that is worth it.
         if let Some(t) = turns {
+            let since = Instant::now();
             match t.wait_turn(lease, deadline).await {
-                Waited::Granted(g) => return outcome.granted(g),
+                Waited::Granted(g) => {
+                    observer.handed_over(since, g.token());
+                    return outcome.granted(g);
+                }
                 Waited::Failed(e) if e.is_retryable() => last_error = Some(e),
                 Waited::Failed(e) => return Err(e),
                 Waited::AskServer => {}
@@ -119,7 +126,16 @@ pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
         }
         let left = deadline.saturating_duration_since(Instant::now());
         let bound = left + MAX_ATTEMPT_OVERRUN;
-        let retry_after = match tokio::time::timeout(bound, lock.try_acquire(lease)).await {
+        observer.started();
+        let tried = tokio::time::timeout(bound, lock.try_acquire(lease)).await;
+        match &tried {
+            Ok(Ok(Attempt::Acquired(g))) => observer.ended(AttemptOutcome::Granted(g.token())),
+            Ok(Ok(Attempt::Busy { .. })) => observer.ended(AttemptOutcome::Busy),
+            // An error may hide a grant whose reply was lost.
+            Ok(Err(e)) => observer.ended(AttemptOutcome::Unknown(&e.to_string())),
+            Err(_) => observer.ended(AttemptOutcome::Unknown("the attempt did not end in time")),
+        }
+        let retry_after = match tried {
             Ok(Ok(Attempt::Acquired(g))) => return outcome.granted(g),
             Ok(Ok(Attempt::Busy { .. })) if turns.is_some_and(|t| t.local_holder()) => continue,
             Ok(Ok(Attempt::Busy { retry_after })) => retry_after,

@@ -35,7 +35,7 @@ async fn sixteen_tasks_pass_the_key_locally_and_the_server_agrees() {
     let rec = Recorder::new();
     let n = recorded_node(&s, &rec).await;
     let locks: Vec<Arc<dyn DistributedLock>> = (0..16)
-        .map(|_| Arc::new(LuaLock::new(&n, "handoff-counter")) as Arc<dyn DistributedLock>)
+        .map(|_| Arc::new(LuaLock::new(&n, "handoff-counter").with_handoff()) as Arc<dyn DistributedLock>)
         .collect();
     let out = counter_run(locks, 10, LEASE, Duration::from_millis(1)).await;
     assert_eq!(out.counter, out.expected, "{out:?}");
@@ -76,8 +76,8 @@ async fn sixteen_tasks_pass_the_key_locally_and_the_server_agrees() {
 async fn a_pass_is_extended_to_the_new_owners_lease() {
     let s = server();
     let n = node(&s).await;
-    let a = LuaLock::new(&n, "handoff-validity");
-    let b = LuaLock::new(&n, "handoff-validity");
+    let a = LuaLock::new(&n, "handoff-validity").with_handoff();
+    let b = LuaLock::new(&n, "handoff-validity").with_handoff();
     let ga = a.acquire(Duration::from_secs(1), LEASE).await.expect("a");
     let a_until = ga.valid_until().expect("a lease");
     let waiter = tokio::spawn(async move {
@@ -108,13 +108,13 @@ async fn a_waiter_takes_over_when_the_local_owner_gives_up() {
     let s = server();
     let ours = node(&s).await;
     let theirs = node(&s).await;
-    let remote = LuaLock::new(&theirs, "handoff-giveup");
+    let remote = LuaLock::new(&theirs, "handoff-giveup").with_handoff();
     let g_remote = remote
         .acquire(Duration::from_secs(1), LEASE)
         .await
         .expect("remote");
-    let first = LuaLock::new(&ours, "handoff-giveup");
-    let second = LuaLock::new(&ours, "handoff-giveup");
+    let first = LuaLock::new(&ours, "handoff-giveup").with_handoff();
+    let second = LuaLock::new(&ours, "handoff-giveup").with_handoff();
     let second_owner = second.owner().to_string();
     let impatient = tokio::spawn(async move {
         first
@@ -157,8 +157,8 @@ async fn a_waiter_takes_over_when_the_local_owner_gives_up() {
 async fn a_cancelled_waiter_leaves_no_stuck_lock() {
     let s = server();
     let n = node(&s).await;
-    let a = LuaLock::new(&n, "handoff-cancel");
-    let b = LuaLock::new(&n, "handoff-cancel");
+    let a = LuaLock::new(&n, "handoff-cancel").with_handoff();
+    let b = LuaLock::new(&n, "handoff-cancel").with_handoff();
     let ga = a.acquire(Duration::from_secs(1), LEASE).await.expect("a");
     let cancelled = tokio::time::timeout(
         Duration::from_millis(30),
@@ -168,7 +168,7 @@ async fn a_cancelled_waiter_leaves_no_stuck_lock() {
     assert!(cancelled.is_err(), "b was still waiting");
     ga.release().await.expect("a releases");
     let other_process = node(&s).await;
-    let c = LuaLock::new(&other_process, "handoff-cancel");
+    let c = LuaLock::new(&other_process, "handoff-cancel").with_handoff();
     assert!(
         matches!(c.try_acquire(LEASE).await, Ok(Attempt::Acquired(_))),
         "the key is free for another process"
@@ -181,8 +181,8 @@ async fn a_cancelled_waiter_leaves_no_stuck_lock() {
 async fn waiters_outlive_an_abandoned_local_holder() {
     let s = server();
     let n = node(&s).await;
-    let a = LuaLock::new(&n, "handoff-crash");
-    let b = LuaLock::new(&n, "handoff-crash");
+    let a = LuaLock::new(&n, "handoff-crash").with_handoff();
+    let b = LuaLock::new(&n, "handoff-crash").with_handoff();
     let short = Lease::Fixed(Duration::from_millis(200));
     a.acquire(Duration::from_secs(1), short)
         .await
@@ -208,8 +208,8 @@ async fn a_holder_past_its_lease_passes_nothing() {
     let s = server();
     let rec = Recorder::new();
     let n = recorded_node(&s, &rec).await;
-    let a = LuaLock::new(&n, "handoff-late");
-    let b = LuaLock::new(&n, "handoff-late");
+    let a = LuaLock::new(&n, "handoff-late").with_handoff();
+    let b = LuaLock::new(&n, "handoff-late").with_handoff();
     let ga = a
         .acquire(
             Duration::from_secs(1),

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use locklab_implementations::{DistributedLock, Lease, LockError};
+use locklab_implementations::{
+    AttemptObserver, AttemptOutcome, DistributedLock, Lease, LockError,
+};
 use locklab_traces::format::{OpKind, Phase, Process};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -48,31 +50,19 @@ pub async fn client(
         if left.is_zero() {
             return;
         }
-        let mut inv = Log::event(me, OpKind::Acquire, Phase::Invoke);
-        inv.key = Some(shared.key.clone());
-        inv.lease_ns = Some(lease_ns);
-        log.record(inv);
-        let guard = match lock.acquire(left, Lease::Fixed(shared.ttl)).await {
-            Ok(g) => {
-                let mut ok = Log::event(me, OpKind::Acquire, Phase::Ok);
-                ok.key = Some(shared.key.clone());
-                ok.token = g.token();
-                log.record(ok);
-                g
-            }
-            Err(e) => {
-                // Only a lock that stayed busy throughout certainly granted nothing; an
-                // error may hide a grant whose reply was lost.
-                let phase = match &e {
-                    LockError::Timeout {
-                        last_error: None, ..
-                    } => Phase::Fail,
-                    _ => Phase::Info,
-                };
-                let mut done = Log::event(me, OpKind::Acquire, phase);
-                done.key = Some(shared.key.clone());
-                done.note = Some(e.to_string());
-                log.record(done);
+        // Every try is its own operation (see `Tries`); the wait as a whole is not.
+        let tries = Tries {
+            log,
+            me,
+            key: &shared.key,
+            lease_ns,
+        };
+        let acquired = lock
+            .acquire_observed(left, Lease::Fixed(shared.ttl), &tries)
+            .await;
+        let guard = match acquired {
+            Ok(g) => g,
+            Err(_) => {
                 tokio::time::sleep(Duration::from_millis(rng.random_range(5..30))).await;
                 continue;
             }
@@ -104,6 +94,57 @@ pub async fn client(
         done.note = note;
         log.record(done);
         tokio::time::sleep(Duration::from_millis(rng.random_range(0..10))).await;
+    }
+}
+
+/// Records each attempt of an acquire as an operation: `invoke` when it is sent, then
+/// `ok` with the token, `fail` when the lock was busy (certainly nothing granted), or
+/// `info` when no answer came (a grant may hide behind it).
+struct Tries<'a> {
+    log: &'a Log,
+    me: Process,
+    key: &'a str,
+    lease_ns: u64,
+}
+
+impl Tries<'_> {
+    fn event(&self, phase: Phase) -> locklab_traces::format::Event {
+        let mut e = Log::event(self.me, OpKind::Acquire, phase);
+        e.key = Some(self.key.to_string());
+        if phase == Phase::Invoke {
+            e.lease_ns = Some(self.lease_ns);
+        }
+        e
+    }
+}
+
+impl AttemptObserver for Tries<'_> {
+    fn started(&self) {
+        self.log.record(self.event(Phase::Invoke));
+    }
+
+    fn ended(&self, outcome: AttemptOutcome<'_>) {
+        let e = match outcome {
+            AttemptOutcome::Granted(token) => {
+                let mut e = self.event(Phase::Ok);
+                e.token = token;
+                e
+            }
+            AttemptOutcome::Busy => self.event(Phase::Fail),
+            AttemptOutcome::Unknown(why) => {
+                let mut e = self.event(Phase::Info);
+                e.note = Some(why.to_string());
+                e
+            }
+        };
+        self.log.record(e);
+    }
+
+    fn handed_over(&self, since: Instant, token: Option<u64>) {
+        self.log.record_at(self.event(Phase::Invoke), since);
+        let mut ok = self.event(Phase::Ok);
+        ok.token = token;
+        self.log.record(ok);
     }
 }
 

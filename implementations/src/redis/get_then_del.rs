@@ -16,7 +16,7 @@ use super::lua::{require_ttl, set_nx_px};
 use super::node::{unexpected, RedisNode};
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
-use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-get-then-del";
@@ -99,12 +99,18 @@ impl DistributedLock for GetThenDelLock {
         })
     }
 
-    fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
+    fn acquire_observed<'a>(
+        &'a self,
+        wait: Duration,
+        lease: Lease,
+        observer: &'a dyn AttemptObserver,
+    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         Box::pin(crate::retry::acquire_loop(
             self,
             wait,
             lease,
             Some(&self.handle.released),
+            observer,
         ))
     }
 }

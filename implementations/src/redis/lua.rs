@@ -7,7 +7,8 @@
 //! `EVAL compare-and-delete` (1 released, 0 not held); renew `EVAL compare-and-pexpire`
 //! (1 renewed, 0 not held); with [`WaitReplicas`], `WAIT n t` after each grant.
 //!
-//! **Local hand-off** (on by default, [`LuaLock::without_handoff`] turns it off): handles
+//! **Local hand-off** (opt-in, [`LuaLock::with_handoff`]; the plain constructor is
+//! exactly the protocol the `redis-lua` model explores): handles
 //! of one [`RedisNode`] — tasks of one process — queue behind the one of them that
 //! holds or is trying to get the key, and the holder's release becomes
 //! `EVAL compare-and-transfer` to the first in line (see [`super::handoff`]). Queued
@@ -27,7 +28,7 @@ use super::replication::{confirm, WaitReplicas};
 use super::scripts::LockScript;
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
-use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
 use crate::ownership::Ownership;
 use crate::retry::{LocalTurns, Waited};
 
@@ -43,20 +44,22 @@ pub struct LuaLock {
 }
 
 impl LuaLock {
-    /// A handle on `key` with a fresh random owner, handing over locally (see the
-    /// module doc).
+    /// A handle on `key` with a fresh random owner: the plain protocol, release always
+    /// compare-and-delete and waiters polling the server (with a local wake-up on
+    /// release).
     pub fn new(node: &RedisNode, key: &str) -> Self {
         LuaLock {
             handle: KeyHandle::new(node, key),
             wait_replicas: None,
-            queue: Some(node.local_queue(key)),
+            queue: None,
         }
     }
 
-    /// The plain protocol: release is always compare-and-delete and waiters always
-    /// poll the server (with a local wake-up on release).
-    pub fn without_handoff(mut self) -> Self {
-        self.queue = None;
+    /// Hands over locally (see the module doc): tasks of one process queue behind the
+    /// local owner, and a release with someone queued transfers the key in one command.
+    /// No model explores this protocol; its tests are the real-server ones.
+    pub fn with_handoff(mut self) -> Self {
+        self.queue = Some(self.handle.node.local_queue(&self.handle.key));
         self
     }
 
@@ -234,7 +237,12 @@ impl DistributedLock for LuaLock {
         })
     }
 
-    fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
+    fn acquire_observed<'a>(
+        &'a self,
+        wait: Duration,
+        lease: Lease,
+        observer: &'a dyn AttemptObserver,
+    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         let turns = self.queue.as_ref().map(|_| self as &dyn LocalTurns);
         Box::pin(crate::retry::acquire_loop_with(
             self,
@@ -242,6 +250,7 @@ impl DistributedLock for LuaLock {
             lease,
             Some(&self.handle.released),
             turns,
+            observer,
         ))
     }
 }

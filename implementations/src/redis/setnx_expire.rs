@@ -17,7 +17,7 @@ use super::node::{unexpected, RedisNode};
 use super::setnx_no_ttl::setnx;
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-setnx-expire";
@@ -83,12 +83,18 @@ impl DistributedLock for SetNxExpireLock {
         })
     }
 
-    fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
+    fn acquire_observed<'a>(
+        &'a self,
+        wait: Duration,
+        lease: Lease,
+        observer: &'a dyn AttemptObserver,
+    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         Box::pin(crate::retry::acquire_loop(
             self,
             wait,
             lease,
             Some(&self.handle.released),
+            observer,
         ))
     }
 }

@@ -13,7 +13,7 @@ use super::handle::KeyHandle;
 use super::node::{unexpected, RedisNode};
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-setnx-no-ttl";
@@ -70,12 +70,18 @@ impl DistributedLock for SetNxNoTtlLock {
         })
     }
 
-    fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
+    fn acquire_observed<'a>(
+        &'a self,
+        wait: Duration,
+        lease: Lease,
+        observer: &'a dyn AttemptObserver,
+    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         Box::pin(crate::retry::acquire_loop(
             self,
             wait,
             lease,
             Some(&self.handle.released),
+            observer,
         ))
     }
 }
