@@ -92,64 +92,72 @@ type Entry = usize;
 /// The cache of (linearized set, state) pairs already explored.
 ///
 /// The map goes from a pair's hash to the last pair stored with it; pairs sharing a hash
-/// are chained through `chain`. The sets live side by side in `words`.
+/// are chained through `chain`. A set is kept as the number of leading words wholly
+/// linearized and the words after them up to its last member: operations are numbered
+/// in the order they were invoked and the search goes forward in time, so a set is a
+/// long run of ones and a short ragged tail, a few words where the whole set of a
+/// 50,000-operation history would take 800.
 struct Seen<T> {
     heads: HashMap<u64, u32, BuildHasherDefault<FxHasher>>,
     chain: Vec<u32>,
+    /// Per pair: full leading words, where its tail starts in `words`, tail length.
+    keys: Vec<(u32, u32, u32)>,
     words: Vec<u64>,
     states: Vec<StateSet<T>>,
-    width: usize,
 }
 
 const NONE: u32 = u32::MAX;
 
 impl<T: Eq + Clone> Seen<T> {
+    fn new() -> Self {
+        Seen {
+            heads: HashMap::default(),
+            chain: Vec::new(),
+            keys: Vec::new(),
+            words: Vec::new(),
+            states: Vec::new(),
+        }
+    }
+
     /// What the cache holds, in bytes (close enough to hold a budget to).
     fn bytes(&self) -> usize {
         self.words.len() * 8
-            + self.states.len() * (std::mem::size_of::<StateSet<T>>() + 4)
+            + self.states.len() * (std::mem::size_of::<StateSet<T>>() + 16)
             + self.heads.len() * 16
     }
 
-    /// Records the pair of `set` with the bit `(word, bit)` flipped and `state`; false if
-    /// it was already there. The flip is applied while comparing and copying, which
-    /// spares the caller setting and clearing the bit around every probe (most probes
-    /// find the pair).
-    fn insert(
-        &mut self,
-        hash: u64,
-        set: &[u64],
-        (word, bit): (usize, u64),
-        state: &StateSet<T>,
-    ) -> bool {
+    /// Records the pair of the set `(full, tail)` and `state`; false if it was already
+    /// there.
+    fn insert(&mut self, hash: u64, full: u32, tail: &[u64], state: &StateSet<T>) -> bool {
         let head = self.heads.entry(hash).or_insert(NONE);
         let mut at = *head;
         while at != NONE {
             let i = at as usize;
-            if self.states[i] == *state {
-                let stored = &self.words[i * self.width..][..self.width];
-                let same = stored
-                    .iter()
-                    .zip(set)
-                    .enumerate()
-                    .all(|(k, (&a, &b))| a == if k == word { b ^ bit } else { b });
-                if same {
-                    return false;
-                }
+            let (f, start, len) = self.keys[i];
+            if f == full
+                && self.words[start as usize..][..len as usize] == *tail
+                && self.states[i] == *state
+            {
+                return false;
             }
             at = self.chain[i];
         }
-        let index = match u32::try_from(self.states.len()) {
-            Ok(index) if index != NONE => index,
-            // More pairs than an index can name: forget the pruning rather than fail;
-            // the search stays correct, only slower.
-            _ => return true,
+        let (Ok(index), Ok(start), Ok(len)) = (
+            u32::try_from(self.states.len()),
+            u32::try_from(self.words.len()),
+            u32::try_from(tail.len()),
+        ) else {
+            // More than an index can name: forget the pruning rather than fail; the
+            // search stays correct, only slower.
+            return true;
         };
+        if index == NONE {
+            return true;
+        }
         self.chain.push(*head);
         *head = index;
-        let base = self.words.len();
-        self.words.extend_from_slice(set);
-        self.words[base + word] ^= bit;
+        self.keys.push((full, start, len));
+        self.words.extend_from_slice(tail);
         self.states.push(state.clone());
         true
     }
@@ -174,6 +182,12 @@ struct Search<'a, S: Spec> {
     prev: Vec<Entry>,
     head: Entry,
     linearized: Vec<u64>,
+    /// How many leading words of `linearized` are all ones.
+    full: usize,
+    /// One past the highest word that ever had a member (a bound on the last member).
+    high: usize,
+    /// The tail of a probed set, reused between probes.
+    tail: Vec<u64>,
     /// The linearized set's hash, kept up to date with one xor per change.
     linearized_hash: u64,
     /// Each operation's share of that hash.
@@ -240,17 +254,14 @@ impl<'a, S: Spec> Search<'a, S> {
             prev,
             head,
             linearized: vec![0; width],
+            full: 0,
+            high: 0,
+            tail: Vec::new(),
             linearized_hash: 0,
             op_hashes: (0..n).map(op_hash).collect(),
             state: StateSet::Start,
             stack: Vec::new(),
-            seen: Seen {
-                heads: HashMap::default(),
-                chain: Vec::new(),
-                words: Vec::new(),
-                states: Vec::new(),
-                width,
-            },
+            seen: Seen::new(),
             longest: Vec::new(),
         }
     }
@@ -269,8 +280,36 @@ impl<'a, S: Spec> Search<'a, S> {
     }
 
     fn flip(&mut self, op: usize) {
-        self.linearized[op / 64] ^= 1 << (op % 64);
+        let w = op / 64;
+        self.linearized[w] ^= 1 << (op % 64);
         self.linearized_hash ^= self.op_hashes[op];
+        if self.linearized[w] & (1 << (op % 64)) != 0 {
+            self.high = self.high.max(w + 1);
+            while self.full < self.linearized.len() && self.linearized[self.full] == !0 {
+                self.full += 1;
+            }
+        } else if w < self.full {
+            self.full = w;
+        }
+    }
+
+    /// The linearized set with `op` added, as the cache keeps sets: the count of full
+    /// leading words, and the tail (left in `self.tail`).
+    fn key_with(&mut self, op: usize) -> u32 {
+        let (w, bit) = (op / 64, 1u64 << (op % 64));
+        let words = &self.linearized;
+        let word = |i: usize| if i == w { words[i] | bit } else { words[i] };
+        let mut full = self.full;
+        while full < words.len() && word(full) == !0 {
+            full += 1;
+        }
+        let mut top = self.high.max(w + 1);
+        while top > full && word(top - 1) == 0 {
+            top -= 1;
+        }
+        self.tail.clear();
+        self.tail.extend((full..top).map(word));
+        u32::try_from(full).unwrap_or(u32::MAX)
     }
 
     /// Lifts `op` (whose call entry is `at`) with `after` as the new state, unless the
@@ -280,8 +319,8 @@ impl<'a, S: Spec> Search<'a, S> {
         let mut h = FxHasher::default();
         after.hash(&mut h);
         let hash = h.finish() ^ self.linearized_hash ^ self.op_hashes[op];
-        let flip = (op / 64, 1 << (op % 64));
-        if !self.seen.insert(hash, &self.linearized, flip, &after) {
+        let full = self.key_with(op);
+        if !self.seen.insert(hash, full, &self.tail, &after) {
             return false;
         }
         self.flip(op);
