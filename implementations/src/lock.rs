@@ -139,6 +139,8 @@ pub trait DistributedLock: Send + Sync {
         lease: Lease,
         observer: &'a dyn AttemptObserver,
     ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(self, wait, lease, None, observer))
+        Box::pin(crate::retry::acquire_loop(
+            self, wait, lease, None, observer,
+        ))
     }
 }

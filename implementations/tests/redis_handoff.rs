@@ -35,7 +35,9 @@ async fn sixteen_tasks_pass_the_key_locally_and_the_server_agrees() {
     let rec = Recorder::new();
     let n = recorded_node(&s, &rec).await;
     let locks: Vec<Arc<dyn DistributedLock>> = (0..16)
-        .map(|_| Arc::new(LuaLock::new(&n, "handoff-counter").with_handoff()) as Arc<dyn DistributedLock>)
+        .map(|_| {
+            Arc::new(LuaLock::new(&n, "handoff-counter").with_handoff()) as Arc<dyn DistributedLock>
+        })
         .collect();
     let out = counter_run(locks, 10, LEASE, Duration::from_millis(1)).await;
     assert_eq!(out.counter, out.expected, "{out:?}");

@@ -47,8 +47,8 @@ impl Log {
     /// Appends `event` stamped with the run-clock time of `at` (an instant already
     /// past, such as the start of a wait that only now turned out to be an operation).
     pub fn record_at(&self, mut event: Event, at: Instant) {
-        event.time = u64::try_from(at.saturating_duration_since(self.base).as_nanos())
-            .unwrap_or(u64::MAX);
+        event.time =
+            u64::try_from(at.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX);
         if self.writer.record(&event).is_err() {
             self.write_errors.fetch_add(1, Ordering::Relaxed);
         }

@@ -5,9 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use locklab_implementations::{
-    AttemptObserver, AttemptOutcome, DistributedLock, Lease, LockError,
-};
+use locklab_implementations::{AttemptObserver, AttemptOutcome, DistributedLock, Lease, LockError};
 use locklab_traces::format::{OpKind, Phase, Process};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

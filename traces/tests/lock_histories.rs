@@ -392,3 +392,66 @@ fn lost_updates_name_the_clashing_writes_and_the_timeline_marks_them() {
         "{timeline:#?}"
     );
 }
+
+/// One acquire recorded across a whole waiting loop (the way histories were recorded
+/// before each attempt became its own operation) hides a double grant: the checker may
+/// place the grant anywhere in the wait, after the other holder let go. Recorded try by
+/// try, the same run shows the grant while the other client held the lock.
+#[test]
+fn tries_recorded_one_by_one_expose_what_a_wide_acquire_hides() {
+    let wide = Build::new()
+        .acquire(0, 0, 1000, 10_000, None)
+        .acquire(1, 100, 110, 10_000, None)
+        .release(1, 590, 600, Phase::Ok)
+        .check();
+    assert_eq!(
+        verdict_of(&wide, Property::LockLinearizability),
+        Verdict::Ok,
+        "the wide window admits a grant after c1's release"
+    );
+    let tight = Build::new()
+        .acquire(1, 100, 110, 10_000, None)
+        .ev(0, OpKind::Acquire, Phase::Invoke, 200, |e| {
+            e.lease_ns = Some(10_000 * MS)
+        })
+        .ev(0, OpKind::Acquire, Phase::Fail, 210, |_| {})
+        .acquire(0, 300, 310, 10_000, None)
+        .release(1, 590, 600, Phase::Ok)
+        .check();
+    let lock = check_of(&tight, Property::LockLinearizability);
+    assert_eq!(lock.verdict, Verdict::Violation);
+    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+}
+
+/// A renewal extends the lease: a release after the first lease ran out, but within the
+/// renewed one, proves no foreign release, and neither does an acquire or renewal of
+/// the releasing client whose outcome is unknown.
+#[test]
+fn renewals_and_unknown_outcomes_leave_no_proof_of_a_foreign_release() {
+    let renewed = Build::new()
+        .acquire(0, 0, 1, 100, None)
+        .ev(0, OpKind::Renew, Phase::Invoke, 50, |e| {
+            e.lease_ns = Some(1000 * MS)
+        })
+        .ev(0, OpKind::Renew, Phase::Ok, 51, |_| {})
+        .acquire(1, 150, 151, 100, None)
+        .release(0, 200, 201, Phase::Ok)
+        .check();
+    assert_eq!(
+        verdict_of(&renewed, Property::NoForeignRelease),
+        Verdict::Ok
+    );
+    let unknown = Build::new()
+        .acquire(0, 0, 1, 100, None)
+        .acquire(1, 150, 151, 100, None)
+        .ev(0, OpKind::Acquire, Phase::Invoke, 160, |e| {
+            e.lease_ns = Some(100 * MS)
+        })
+        .ev(0, OpKind::Acquire, Phase::Info, 170, |_| {})
+        .release(0, 200, 201, Phase::Ok)
+        .check();
+    assert_eq!(
+        verdict_of(&unknown, Property::NoForeignRelease),
+        Verdict::Ok
+    );
+}

@@ -53,7 +53,36 @@ pub fn check(paired: &Paired) -> CheckReport {
         let (Some(ga_ret), Some(lease)) = (ga.ret(), lease_ns(ga)) else {
             continue;
         };
-        let expired_by = ga_ret.saturating_add(lease);
+        // Anything else of A's that may have granted or extended A's hold before R took
+        // effect leaves no proof: an acquire or renewal with an unknown outcome (it may
+        // take effect any time after its call), or one that overlaps R (another process
+        // of the same owner). A renewal that surely came before R extends the lease.
+        let of_a = |o: &&Operation| {
+            o.owner() == a
+                && o.key() == r.key()
+                && matches!(o.kind, OpKind::Acquire | OpKind::Renew)
+                && o.line() != ga.line()
+                && o.call() < r.ret().unwrap_or(u64::MAX)
+        };
+        let mut expired_by = ga_ret.saturating_add(lease);
+        let mut unclear = false;
+        for o in paired.ops.iter().filter(of_a) {
+            match (o.outcome, o.ret()) {
+                (Outcome::Fail, _) => {}
+                (Outcome::Ok, Some(ret)) if ret < r.call() && o.kind == OpKind::Renew => {
+                    match lease_ns(o) {
+                        Some(l) => expired_by = expired_by.max(ret.saturating_add(l)),
+                        None => unclear = true,
+                    }
+                }
+                // A's earlier grants are older than `ga`, the latest one.
+                (Outcome::Ok, Some(ret)) if ret < ga.call() => {}
+                _ => unclear = true,
+            }
+        }
+        if unclear {
+            continue;
+        }
         let other = grants.iter().find(|g| {
             g.owner() != a
                 && g.key() == r.key()
