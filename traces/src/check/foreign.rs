@@ -8,6 +8,8 @@
 //! (a double grant) proves nothing here: that is mutual exclusion's and the lock spec's
 //! finding.
 
+use std::collections::HashMap;
+
 use crate::format::OpKind;
 use crate::ops::{Operation, Outcome, Paired};
 
@@ -25,13 +27,53 @@ fn lease_ns(op: &Operation) -> Option<u64> {
     op.invoke.1.lease_ns
 }
 
+/// The acquires and renewals of one owner on one key that may have taken effect
+/// (refusals left out), by invocation time, with the latest completion among each
+/// prefix (an unknown outcome counts as never completing).
+struct OwnerOps<'a> {
+    ops: Vec<&'a Operation>,
+    latest_ret: Vec<u64>,
+}
+
+fn ends(op: &Operation) -> u64 {
+    op.ret().unwrap_or(u64::MAX)
+}
+
 /// Runs the check.
 pub fn check(paired: &Paired) -> CheckReport {
-    let grants: Vec<&Operation> = paired
-        .ops
-        .iter()
-        .filter(|o| o.kind == OpKind::Acquire && o.outcome == Outcome::Ok)
-        .collect();
+    let mut grants: HashMap<Option<&str>, Vec<&Operation>> = HashMap::new();
+    let mut owners: HashMap<(u64, Option<&str>), OwnerOps<'_>> = HashMap::new();
+    for o in &paired.ops {
+        if o.outcome == Outcome::Fail || !matches!(o.kind, OpKind::Acquire | OpKind::Renew) {
+            continue;
+        }
+        if o.kind == OpKind::Acquire && o.outcome == Outcome::Ok {
+            grants.entry(o.key()).or_default().push(o);
+        }
+        owners
+            .entry((o.owner(), o.key()))
+            .or_insert_with(|| OwnerOps {
+                ops: Vec::new(),
+                latest_ret: Vec::new(),
+            })
+            .ops
+            .push(o);
+    }
+    for list in grants.values_mut() {
+        list.sort_by_key(|o| o.call());
+    }
+    for own in owners.values_mut() {
+        own.ops.sort_by_key(|o| o.call());
+        let mut latest = 0;
+        own.latest_ret = own
+            .ops
+            .iter()
+            .map(|o| {
+                latest = latest.max(ends(o));
+                latest
+            })
+            .collect();
+    }
     let mut releases = 0usize;
     for r in paired
         .ops
@@ -40,55 +82,47 @@ pub fn check(paired: &Paired) -> CheckReport {
     {
         releases += 1;
         let a = r.owner();
-        // A's own latest grant that certainly came before R, and no grant of A's whose
-        // order against R is unclear (it could be what R released).
-        let Some(ga) = grants
-            .iter()
-            .filter(|g| g.owner() == a && g.key() == r.key())
-            .filter(|g| g.ret().is_some_and(|t| t < r.call()))
-            .max_by_key(|g| g.ret())
-        else {
+        let Some(own) = owners.get(&(a, r.key())) else {
             continue;
         };
+        // A's latest grant that certainly came before R (`ga`); after it, only renewals
+        // that surely came before R (they extend the lease). Anything else of A's that
+        // may have granted or extended A's hold before R took effect leaves no proof:
+        // an acquire or renewal with an unknown outcome (it may take effect any time
+        // after its call), or one that overlaps R or `ga` (another process of the same
+        // owner).
+        let end = own.ops.partition_point(|o| o.call() < ends(r));
+        let mut renewed_until = 0u64;
+        let mut found = None;
+        for j in (0..end).rev() {
+            let o = own.ops[j];
+            match (o.kind, o.outcome, o.ret()) {
+                (OpKind::Acquire, Outcome::Ok, Some(ret)) if ret < r.call() => {
+                    found = Some(j);
+                    break;
+                }
+                (OpKind::Renew, Outcome::Ok, Some(ret)) if ret < r.call() => match lease_ns(o) {
+                    Some(l) => renewed_until = renewed_until.max(ret.saturating_add(l)),
+                    None => break,
+                },
+                _ => break,
+            }
+        }
+        let Some(j) = found else { continue };
+        let ga = own.ops[j];
+        if j > 0 && own.latest_ret[j - 1] >= ga.call() {
+            continue;
+        }
         let (Some(ga_ret), Some(lease)) = (ga.ret(), lease_ns(ga)) else {
             continue;
         };
-        // Anything else of A's that may have granted or extended A's hold before R took
-        // effect leaves no proof: an acquire or renewal with an unknown outcome (it may
-        // take effect any time after its call), or one that overlaps R (another process
-        // of the same owner). A renewal that surely came before R extends the lease.
-        let of_a = |o: &&Operation| {
-            o.owner() == a
-                && o.key() == r.key()
-                && matches!(o.kind, OpKind::Acquire | OpKind::Renew)
-                && o.line() != ga.line()
-                && o.call() < r.ret().unwrap_or(u64::MAX)
-        };
-        let mut expired_by = ga_ret.saturating_add(lease);
-        let mut unclear = false;
-        for o in paired.ops.iter().filter(of_a) {
-            match (o.outcome, o.ret()) {
-                (Outcome::Fail, _) => {}
-                (Outcome::Ok, Some(ret)) if ret < r.call() && o.kind == OpKind::Renew => {
-                    match lease_ns(o) {
-                        Some(l) => expired_by = expired_by.max(ret.saturating_add(l)),
-                        None => unclear = true,
-                    }
-                }
-                // A's earlier grants are older than `ga`, the latest one.
-                (Outcome::Ok, Some(ret)) if ret < ga.call() => {}
-                _ => unclear = true,
-            }
-        }
-        if unclear {
-            continue;
-        }
-        let other = grants.iter().find(|g| {
-            g.owner() != a
-                && g.key() == r.key()
-                && g.call() > expired_by
-                && g.ret().is_some_and(|t| t < r.call())
-        });
+        let expired_by = ga_ret.saturating_add(lease).max(renewed_until);
+        let others = grants.get(&r.key()).map_or(&[][..], Vec::as_slice);
+        let from = others.partition_point(|g| g.call() <= expired_by);
+        let other = others[from..]
+            .iter()
+            .take_while(|g| g.call() < r.call())
+            .find(|g| g.owner() != a && g.ret().is_some_and(|t| t < r.call()));
         if let Some(gb) = other {
             let mut report = CheckReport::new(
                 Property::NoForeignRelease,
