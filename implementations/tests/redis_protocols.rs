@@ -297,3 +297,80 @@ async fn the_recording_holds_commands_and_replies() {
         .windows(2)
         .all(|w| w[0].seq < w[1].seq && w[0].sent_ns <= w[1].sent_ns));
 }
+
+/// Keeps what an acquire tells its observer, in order.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<String>>);
+
+impl locklab_implementations::AttemptObserver for Heard {
+    fn started(&self) {
+        self.push("try".into());
+    }
+    fn ended(&self, outcome: locklab_implementations::AttemptOutcome<'_>) {
+        use locklab_implementations::AttemptOutcome as O;
+        self.push(match outcome {
+            O::Granted(_) => "granted".into(),
+            O::Busy => "busy".into(),
+            O::Unknown(why) => format!("unknown: {why}"),
+        });
+    }
+    fn handed_over(&self, _since: std::time::Instant, _token: Option<u64>) {
+        self.push("handed over".into());
+    }
+}
+
+impl Heard {
+    fn push(&self, s: String) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(s);
+    }
+    fn all(&self) -> Vec<String> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+/// Every try of a waiting acquire is heard as its own operation: busy while another
+/// handle holds the key, granted once it lets go — so a history can record each try
+/// with its own round-trip window instead of one window over the whole wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_try_of_a_waiting_acquire_is_heard() {
+    let s = server();
+    let n = node(&s).await;
+    let holder = LuaLock::new(&n, "tries");
+    let g = holder
+        .acquire(WAIT, Lease::Fixed(Duration::from_secs(10)))
+        .await
+        .expect("first grant");
+    let waiter = LuaLock::new(&node(&s).await, "tries");
+    let heard = Heard::default();
+    let wait = async {
+        waiter
+            .acquire_observed(
+                Duration::from_secs(5),
+                Lease::Fixed(Duration::from_secs(10)),
+                &heard,
+            )
+            .await
+    };
+    let release = async {
+        // Let the waiter be refused a few times first (polled, not a guessed sleep).
+        while heard.all().iter().filter(|h| *h == "busy").count() < 3 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        g.release().await.expect("release");
+    };
+    let (acquired, ()) = tokio::join!(wait, release);
+    acquired.expect("granted after the release");
+    let heard = heard.all();
+    let (last, tries) = heard.split_last().expect("heard something");
+    assert_eq!(last, "granted", "{heard:?}");
+    assert!(
+        tries.len() >= 7,
+        "at least three busy tries and the last: {heard:?}"
+    );
+    for pair in tries.chunks(2) {
+        assert_eq!(pair[0], "try", "{heard:?}");
+        if let Some(end) = pair.get(1) {
+            assert_eq!(end, "busy", "{heard:?}");
+        }
+    }
+}

@@ -622,6 +622,22 @@ mod tests {
         );
     }
 
+    /// porcupine-rs's cache cannot be measured, so the budget watches the process: a
+    /// search whose cache grows past it is abandoned with "unknown", not left to take
+    /// the machine down.
+    #[test]
+    fn a_memory_budget_abandons_a_growing_search_and_gives_unknown() {
+        let budget = Budget {
+            deadline: Some(Instant::now() + Duration::from_secs(120)),
+            max_bytes: 8 << 20,
+        };
+        let result = check(&[endless()], &budget);
+        assert!(
+            matches!(result, LinResult::Unknown(super::Exhausted::Memory)),
+            "{result:?}"
+        );
+    }
+
     #[test]
     fn an_illegal_partition_abandons_the_search_running_beside_it() {
         if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
