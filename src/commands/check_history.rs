@@ -77,6 +77,7 @@ pub fn run(args: Args) -> u8 {
         selection,
         timeout: args.timeout,
         html: args.html.is_some(),
+        initial: args.initial,
     };
     let bar = spinner(
         args.format,

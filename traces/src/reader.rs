@@ -27,8 +27,9 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
         .map(|(i, l)| (i + 1, *l))
         .filter(|(_, l)| !l.trim().is_empty());
     let Some((header_line, header_text)) = numbered.next() else {
-        return Err(HistoryError::whole(
+        return Err(HistoryError::at(
             source,
+            1,
             "empty history: expected a header line {\"format\":\"locklab-history\",...}",
         ));
     };
@@ -50,7 +51,7 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
     Ok(history)
 }
 
-fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, HistoryError> {
+pub(crate) fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, HistoryError> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| HistoryError::at(source, line, describe_json_error(&e, "header")))?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {

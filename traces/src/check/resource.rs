@@ -29,15 +29,35 @@ pub fn infer(history: &History, paired: &Paired) -> Result<ResourceSpec, History
     let has = |k: OpKind| paired.ops.iter().any(|o| o.kind == k);
     if has(OpKind::Get) || has(OpKind::Put) || has(OpKind::Append) {
         Ok(ResourceSpec::Kv)
-    } else if has(OpKind::Decrement) {
-        Err(HistoryError::whole(
+    } else if let Some(op) = paired.ops.iter().find(|o| o.kind == OpKind::Decrement) {
+        Err(HistoryError::at(
             &history.source,
+            op.line(),
             "decrement needs an inventory resource: put {\"resource\":{\"kind\":\"inventory\",\"initial\":N}} in the header",
         ))
     } else if has(OpKind::Cas) {
         Ok(ResourceSpec::CasRegister { initial: None })
     } else {
         Ok(ResourceSpec::Register { initial: None })
+    }
+}
+
+/// The model starting from `initial` instead of its own initial value, where it has one.
+pub fn with_initial(model: ResourceSpec, initial: Option<i64>) -> ResourceSpec {
+    let Some(v) = initial else {
+        return model;
+    };
+    match model {
+        ResourceSpec::Register { .. } => ResourceSpec::Register { initial: Some(v) },
+        ResourceSpec::CasRegister { .. } => ResourceSpec::CasRegister { initial: Some(v) },
+        ResourceSpec::Counter { .. } => ResourceSpec::Counter { initial: v },
+        ResourceSpec::Inventory {
+            writes_are_updates, ..
+        } => ResourceSpec::Inventory {
+            initial: v,
+            writes_are_updates,
+        },
+        ResourceSpec::Kv => ResourceSpec::Kv,
     }
 }
 
@@ -289,7 +309,7 @@ pub fn check(
     let src = history.source.as_str();
     let model = match forced {
         Some(m) => m.clone(),
-        None => infer(history, paired)?,
+        None => with_initial(infer(history, paired)?, options.initial),
     };
     let reentrant = history.header.reentrant;
     let (mut report, page) = match &model {
