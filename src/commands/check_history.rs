@@ -41,7 +41,8 @@ pub struct Args {
     format: Format,
 }
 
-fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+/// Parses `--input-format`.
+pub(crate) fn parse_input_format(s: &str) -> Result<InputFormat, String> {
     InputFormat::parse(s)
         .ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
 }

@@ -84,16 +84,17 @@ fn op(out: &mut String, e: &Event, index: usize) {
 }
 
 /// The `:f` of an event: the op's name, or for the nemesis the fault it names (Jepsen
-/// nemeses say `:f :partition`, `:f :kill`) when that is a plain keyword.
+/// nemeses say `:f :partition`, `:f :kill`) when that is a plain keyword that names no
+/// op (the op is what locklab reads back from `:f`).
 fn f(e: &Event) -> String {
-    if e.op == OpKind::Nemesis {
+    if e.op == OpKind::Nemesis && e.process == Process::NEMESIS {
         let fault = e
             .value
             .as_ref()
             .and_then(|v| v.get("fault"))
             .and_then(Value::as_str)
             .map(|s| s.strip_prefix(':').unwrap_or(s));
-        if let Some(name) = fault.filter(|s| is_keyword_name(s)) {
+        if let Some(name) = fault.filter(|s| is_keyword_name(s) && op_named(s).is_none()) {
             return name.to_string();
         }
     }
@@ -101,6 +102,11 @@ fn f(e: &Event) -> String {
         Ok(Value::String(s)) => s,
         _ => "unknown".to_string(),
     }
+}
+
+/// The op named `name` in locklab's histories.
+pub(crate) fn op_named(name: &str) -> Option<OpKind> {
+    serde_json::from_value(Value::String(name.to_string())).ok()
 }
 
 /// Whether `s` may follow a `:` as a keyword and read back as itself.

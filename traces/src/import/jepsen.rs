@@ -68,8 +68,7 @@ pub fn op_kind(f: &str) -> Result<OpKind, String> {
 
 /// Any locklab op by its name (`acquire`, `enter`, `nemesis`, …).
 fn locklab_op(f: &str) -> Result<OpKind, String> {
-    serde_json::from_value(Value::String(f.to_string()))
-        .map_err(|_| format!("unknown op :f :{f} for a locklab history"))
+    crate::export::op_named(f).ok_or_else(|| format!("unknown op :f :{f} for a locklab history"))
 }
 
 /// The phase a `:type` names.
@@ -262,9 +261,15 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
         Some(Edn::Str(s)) => Some(s.clone()),
         Some(other) => Some(other.to_string()),
     };
-    if process == Process::NEMESIS {
+    let named_nemesis = proc_edn.keyword() == Some("nemesis");
+    // locklab writes its nemesis events with the fault as `:f` (never an op's name),
+    // and anything else the nemesis recorded by the op's name.
+    let nemesis_op = match (semantics, f.and_then(Edn::keyword)) {
+        (Semantics::Locklab, Some(name)) if named_nemesis => crate::export::op_named(name),
+        _ => None,
+    };
+    let mut e = if process == Process::NEMESIS && nemesis_op.is_none_or(|k| k == OpKind::Nemesis) {
         let mut e = Event::new(process, OpKind::Nemesis, phase, 0);
-        let named_nemesis = proc_edn.keyword() == Some("nemesis");
         e.value = if semantics == Semantics::Locklab && named_nemesis {
             value
         } else {
@@ -285,36 +290,38 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
             Some(Value::Object(detail))
         };
         e.note = note("note").or_else(|| note("error"));
-        return Ok((e, time));
-    }
-    let f = f.ok_or("missing :f")?;
-    let name = f
-        .keyword()
-        .ok_or_else(|| format!(":f must be a keyword, got {}", f.short(40)))?;
-    let kind = match semantics {
-        Semantics::Locklab => locklab_op(name)?,
-        _ => op_kind(name)?,
-    };
-    let mut e = Event::new(process, kind, phase, 0);
-    e.value = value;
-    e.key = note("key");
-    match semantics {
-        Semantics::Locklab => {
-            let int = |k: &str| -> Result<Option<u64>, String> {
-                match map.get(k) {
-                    None | Some(Edn::Nil) => Ok(None),
-                    Some(v) => v.as_u64().map(Some).ok_or_else(|| {
-                        format!(":{k} must be a non-negative integer, got {}", v.short(40))
-                    }),
-                }
-            };
-            e.token = int("token")?;
-            e.owner = int("owner")?;
-            e.lease_ns = int("lease-ns")?;
-            e.note = note("note");
+        e
+    } else {
+        let f = f.ok_or("missing :f")?;
+        let name = f
+            .keyword()
+            .ok_or_else(|| format!(":f must be a keyword, got {}", f.short(40)))?;
+        let kind = match semantics {
+            Semantics::Locklab => locklab_op(name)?,
+            _ => op_kind(name)?,
+        };
+        let mut e = Event::new(process, kind, phase, 0);
+        e.value = value;
+        e.key = note("key");
+        if semantics == Semantics::Knossos {
+            e.note = note("error");
         }
-        Semantics::Knossos => e.note = note("error"),
-        Semantics::Porcupine => {}
+        e
+    };
+    if semantics == Semantics::Locklab {
+        let int = |k: &str| -> Result<Option<u64>, String> {
+            match map.get(k) {
+                None | Some(Edn::Nil) => Ok(None),
+                Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                    format!(":{k} must be a non-negative integer, got {}", v.short(40))
+                }),
+            }
+        };
+        e.key = note("key");
+        e.token = int("token")?;
+        e.owner = int("owner")?;
+        e.lease_ns = int("lease-ns")?;
+        e.note = note("note");
     }
     Ok((e, time))
 }
@@ -383,13 +390,15 @@ fn knossos(history: &mut History) {
             }
             (Phase::Ok, Some(j)) => {
                 open.remove(&p);
-                // Knossos's `complete`: the completion's value is the operation's. Where
-                // it is nil, the invocation's is kept (Knossos would write nil, which a
-                // register of integers cannot hold; a read of nil constrains nothing
-                // either way).
-                if let Some(v) = history.events[i].1.value.clone() {
+                // Knossos's `complete`: the completion's value is the operation's. A read
+                // takes its result from the completion here anyway; where a write's
+                // completion says nil, the invocation's value is kept (Knossos would
+                // write nil, which a register of integers cannot hold).
+                let result = history.events[i].1.value.clone();
+                if let (Some(v), false) = (result.clone(), matches!(op, OpKind::Read | OpKind::Get))
+                {
                     history.events[j].1.value = Some(v);
-                } else if op == OpKind::Read {
+                } else if result.is_none() && op == OpKind::Read {
                     let c = &mut history.events[i].1;
                     c.phase = Phase::Info;
                     c.note = Some("read nil: constrains nothing (Knossos)".to_string());
