@@ -75,8 +75,7 @@ impl InputFormat {
 /// Reads a history in any format (`None`: guess it from the content).
 pub fn read_any(path: &Path, format: Option<InputFormat>) -> Result<History, HistoryError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| HistoryError::whole(&name, format!("cannot read: {e}")))?;
+    let text = crate::reader::read_text(&name, path)?;
     parse_any(&name, &text, format)
 }
 
