@@ -547,3 +547,13 @@ fn an_exported_history_keeps_its_verdict() {
         .collect();
     assert_eq!(verdict(&edn(&plain)), Verdict::Ok);
 }
+
+/// What an operation of unknown outcome returned says nothing, in any format.
+#[test]
+fn an_unknown_reads_result_is_ignored() {
+    let text = "{:type :invoke, :f :read, :process 0, :time 1}\n{:type :info, :f :read, :value :timed-out, :process 0, :time 2}\n";
+    for semantics in [Semantics::Knossos, Semantics::Porcupine, Semantics::Locklab] {
+        let h = parse_as("t.edn", text, Some(semantics)).expect("parses");
+        assert_eq!(verdict(&h), Verdict::Ok, "{semantics:?}");
+    }
+}

@@ -140,6 +140,8 @@ fn register_op(
     let line = op.line();
     let arg = op.invoke.1.value.as_ref();
     Ok(match op.kind {
+        // What an operation of unknown outcome returned (`:timed-out`) says nothing.
+        OpKind::Read if op.outcome == Outcome::Unknown => lin(spec, op, RegisterInput::Read, None),
         OpKind::Read => {
             let out = match (op.result_value(), model) {
                 // A counter that was never written holds its initial value.
@@ -188,6 +190,7 @@ fn kv_op(spec: &Arc<KvSpec>, op: &Operation, src: &str) -> Result<LinOp<KvSpec>,
         .to_string();
     let arg = op.invoke.1.value.as_ref();
     Ok(match op.kind {
+        OpKind::Get if op.outcome == Outcome::Unknown => lin(spec, op, KvInput::Get(key), None),
         OpKind::Get => {
             let v = text(op.result_value(), src, line, "get")?;
             lin(spec, op, KvInput::Get(key), Some(KvOutput::Value(v)))
@@ -222,6 +225,7 @@ fn inventory_op(
         InventoryOutput::Refused
     };
     Ok(match op.kind {
+        OpKind::Read if op.outcome == Outcome::Unknown => lin(spec, op, InventoryInput::Read, None),
         OpKind::Read => {
             let out = match op.result_value() {
                 Some(Value::Object(m)) => InventoryOutput::Read {
