@@ -12,14 +12,20 @@
 //! meaning it was written with (`fail` a refusal the spec must explain); Jepsen and
 //! Knossos skip it as a comment and read `:fail` as "did not happen", which claims less,
 //! never more. `value` is written as EDN with string map keys, so it reads back as the
-//! same JSON.
+//! same JSON. A completion repeats its invocation's value where Knossos needs it there
+//! (marked `:locklab/value-from :invoke`, which locklab reads back as no value).
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use crate::format::{Event, History, OpKind, Phase, Process};
 use crate::import::jepsen::HEADER_MARK;
+
+/// The key that marks a completion's `:value` as its invocation's, written for Jepsen
+/// and Knossos and not part of the locklab event.
+pub const VALUE_FROM: &str = "locklab/value-from";
 
 /// The history as Jepsen EDN.
 pub fn to_edn(history: &History) -> String {
@@ -34,17 +40,42 @@ pub fn to_edn(history: &History) -> String {
         );
     }
     out.push('[');
+    let mut open: HashMap<Process, &Event> = HashMap::new();
     for (index, (_, event)) in history.events.iter().enumerate() {
         if index > 0 {
             out.push_str("\n ");
         }
-        op(&mut out, event, index);
+        let invocation = match event.phase {
+            _ if event.op.is_point() => None,
+            Phase::Invoke => {
+                open.insert(event.process, event);
+                None
+            }
+            _ => open.remove(&event.process).filter(|i| i.op == event.op),
+        };
+        op(&mut out, event, invocation_value(event, invocation), index);
     }
     out.push_str("]\n");
     out
 }
 
-fn op(out: &mut String, e: &Event, index: usize) {
+/// The value a completion must carry for Knossos, when locklab left it on the
+/// invocation alone. Knossos takes an `:ok` completion's value as the operation's (an
+/// `:ok :write` without one would write nil) and insists that a `:fail` repeats its
+/// invocation's; a read's result is its own.
+fn invocation_value<'a>(completion: &Event, invocation: Option<&'a Event>) -> Option<&'a Value> {
+    let carried = match completion.phase {
+        Phase::Ok => !matches!(completion.op, OpKind::Read | OpKind::Get),
+        Phase::Fail => true,
+        Phase::Invoke | Phase::Info => false,
+    };
+    if !carried || completion.value.is_some() {
+        return None;
+    }
+    invocation.and_then(|i| i.value.as_ref())
+}
+
+fn op(out: &mut String, e: &Event, copied: Option<&Value>, index: usize) {
     let phase = match e.phase {
         Phase::Invoke => "invoke",
         Phase::Ok => "ok",
@@ -66,6 +97,11 @@ fn op(out: &mut String, e: &Event, index: usize) {
     if let Some(v) = &e.value {
         out.push_str(", :value ");
         value(out, v);
+    } else if let Some(v) = copied {
+        // Marked, so that locklab reads the completion back without it.
+        out.push_str(", :value ");
+        value(out, v);
+        let _ = write!(out, ", :{VALUE_FROM} :invoke");
     }
     for (name, field) in [
         ("token", e.token),

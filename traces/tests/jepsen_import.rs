@@ -528,8 +528,18 @@ fn an_exported_history_keeps_its_verdict() {
         "the refused CAS contradicts the register"
     );
     let exported = to_edn(&original);
+    // Knossos takes an :ok completion's value as the operation's, and wants a :fail's to
+    // repeat its invocation's: the exporter gives them the invocation's, marked.
     assert!(
-        exported.contains(r#"{:type :fail, :f :cas, :process 1, :time 40, :index 3}"#),
+        exported.contains(r#"{:type :ok, :f :write, :process 0, :time 20, :value 1, :locklab/value-from :invoke, :index 1}"#),
+        "{exported}"
+    );
+    assert!(
+        exported.contains(r#"{:type :fail, :f :cas, :process 1, :time 40, :value [1 2], :locklab/value-from :invoke, :index 3}"#),
+        "{exported}"
+    );
+    assert!(
+        exported.contains(r#"{:type :ok, :f :read, :process 2, :time 60, :value 1, :index 6}"#),
         "{exported}"
     );
     assert!(
@@ -537,6 +547,8 @@ fn an_exported_history_keeps_its_verdict() {
         "{exported}"
     );
     let back = parse_any("h.edn", &exported, None).expect("reads back");
+    let events = |h: &History| h.events.iter().map(|(_, e)| e.clone()).collect::<Vec<_>>();
+    assert_eq!(events(&back), events(&original));
     assert_eq!(verdict(&back), Verdict::Violation);
     // Without its header line the file is a plain Jepsen history, and Knossos's reading
     // of the :fail (did not happen) claims less.

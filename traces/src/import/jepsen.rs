@@ -318,6 +318,9 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
             }
         };
         e.key = note("key");
+        if map.get(crate::export::VALUE_FROM).and_then(Edn::keyword) == Some("invoke") {
+            e.value = None;
+        }
         e.token = int("token")?;
         e.owner = int("owner")?;
         e.lease_ns = int("lease-ns")?;
