@@ -398,14 +398,17 @@ fn knossos(history: &mut History) {
                 // completion says nil, the invocation's value is kept (Knossos would
                 // write nil, which a register of integers cannot hold).
                 let result = history.events[i].1.value.clone();
-                if let (Some(v), false) = (result.clone(), matches!(op, OpKind::Read | OpKind::Get))
-                {
-                    history.events[j].1.value = Some(v);
-                } else if result.is_none() && op == OpKind::Read {
-                    let c = &mut history.events[i].1;
-                    c.phase = Phase::Info;
-                    c.note = Some("read nil: constrains nothing (Knossos)".to_string());
-                    nil_reads += 1;
+                match result {
+                    Some(v) if !matches!(op, OpKind::Read | OpKind::Get) => {
+                        history.events[j].1.value = Some(v);
+                    }
+                    None if op == OpKind::Read => {
+                        let c = &mut history.events[i].1;
+                        c.phase = Phase::Info;
+                        c.note = Some("read nil: constrains nothing (Knossos)".to_string());
+                        nil_reads += 1;
+                    }
+                    _ => {}
                 }
             }
             (Phase::Info, Some(_)) => {
