@@ -25,6 +25,9 @@ enum Command {
     /// Check a recorded or imported history: mutual exclusion, lock and resource
     /// linearizability (porcupine-rs), fencing.
     CheckHistory(commands::check_history::Args),
+    /// Write a history (locklab's, or any format check-history reads) as Jepsen EDN, or
+    /// as locklab JSON Lines.
+    Export(commands::export::Args),
     /// The model scenario catalog.
     Models(commands::models::Args),
     /// Model-check one scenario: verdict and shortest counterexample story.
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::CheckHistory(args) => commands::check_history::run(args),
+        Command::Export(args) => commands::export::run(args),
         Command::Models(args) => commands::models::run(args),
         Command::Check(args) => commands::check::run(args),
         Command::Explain(args) => commands::explain::run(args),

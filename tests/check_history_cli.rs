@@ -234,3 +234,100 @@ fn html_report_escapes_every_text() {
     );
     assert!(page.contains("nemesis"), "nemesis events are annotated");
 }
+
+/// A Jepsen history of nemesis events only is not bad input: exit 0, with a note.
+#[test]
+fn a_nemesis_only_edn_history_exits_0() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(
+        dir.path(),
+        "nemesis.edn",
+        "[{:type :info, :f :start, :process :nemesis, :time 1, :value nil}\n {:type :info, :f :stop, :process :nemesis, :time 2, :value {:n1 #{:n2}}}]\n",
+    );
+    let out = locklab(&["check-history", file.to_str().expect("utf-8")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("trivially valid"), "{}", stdout(&out));
+    let empty = write(dir.path(), "empty.edn", "[]\n");
+    let out = locklab(&["check-history", empty.to_str().expect("utf-8")]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+/// `export` writes Jepsen EDN that checks the same as the history it came from, and
+/// bad input is exit 2 naming file:line.
+#[test]
+fn export_writes_edn_that_checks_the_same() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = format!(
+        "{HEADER}\n\
+         {{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1,\"key\":\"lock\",\"lease_ns\":1000000000}}\n\
+         {{\"process\":0,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":2,\"key\":\"lock\",\"token\":7}}\n\
+         {{\"process\":1,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":3,\"key\":\"lock\",\"lease_ns\":1000000000}}\n\
+         {{\"process\":1,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":4,\"key\":\"lock\",\"token\":8}}\n\
+         {{\"process\":\"nemesis\",\"op\":\"nemesis\",\"phase\":\"info\",\"time\":5,\"value\":{{\"fault\":\"pause\",\"target\":\"c0\"}}}}\n"
+    );
+    let file = write(dir.path(), "double-grant.jsonl", &text);
+    let out = locklab(&["export", file.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let edn = stdout(&out);
+    assert!(
+        edn.contains("[{:type :invoke, :f :acquire, :process 0, :time 1, :key \"lock\", :lease-ns 1000000000, :index 0}"),
+        "{edn}"
+    );
+    assert!(edn.contains(":token 7"), "{edn}");
+    assert!(edn.contains(":f :pause, :process :nemesis"), "{edn}");
+
+    let exported = dir.path().join("double-grant.edn");
+    let out = locklab(&[
+        "export",
+        file.to_str().expect("utf-8"),
+        "--to",
+        "edn",
+        "--output",
+        exported.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(summary["events"], 5);
+    let verdict = |f: &Path| {
+        let out = locklab(&[
+            "check-history",
+            f.to_str().expect("utf-8"),
+            "--format",
+            "json",
+        ]);
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        (out.status.code(), v["verdict"].clone())
+    };
+    assert_eq!(verdict(&file), (Some(1), serde_json::json!("violation")));
+    assert_eq!(verdict(&exported), verdict(&file));
+
+    let bad = write(
+        dir.path(),
+        "bad.edn",
+        "[{:type :invoke, :f :read, :process 0}\n {:type :ok, :f :frob, :process 0}]\n",
+    );
+    for format in ["text", "json"] {
+        let out = locklab(&["export", bad.to_str().expect("utf-8"), "--format", format]);
+        assert_eq!(out.status.code(), Some(2));
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(said.contains("bad.edn:2: unknown op :f :frob"), "{said}");
+        assert!(!said.contains("panicked"), "{said}");
+    }
+    let out = locklab(&["export", file.to_str().expect("utf-8"), "--to", "xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--to"), "{}", stderr(&out));
+}

@@ -45,7 +45,8 @@ pub struct Args {
     format: Format,
 }
 
-fn parse_input_format(s: &str) -> Result<InputFormat, String> {
+/// Parses `--input-format`.
+pub(crate) fn parse_input_format(s: &str) -> Result<InputFormat, String> {
     InputFormat::parse(s)
         .ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
 }
@@ -95,6 +96,7 @@ pub fn run(args: Args) -> u8 {
         timeout: Some(args.timeout),
         memory: Some(args.memory),
         html: args.html.is_some(),
+        initial: args.initial,
     };
     let bar = spinner(
         args.format,

@@ -4,6 +4,7 @@ pub mod check;
 pub mod check_history;
 pub mod explain;
 pub mod explore;
+pub mod export;
 pub mod matrix;
 pub mod models;
 pub mod run;

@@ -8,9 +8,26 @@ use crate::format::{Event, Header, History, FORMAT_NAME, FORMAT_VERSION};
 /// Reads a history file.
 pub fn read_path(path: &Path) -> Result<History, HistoryError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| HistoryError::whole(&name, format!("cannot read: {e}")))?;
+    let text = read_text(&name, path)?;
     parse(&name, &text)
+}
+
+/// A file's text; bytes that are not UTF-8 are an error at the line they are on.
+pub fn read_text(name: &str, path: &Path) -> Result<String, HistoryError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| HistoryError::whole(name, format!("cannot read: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+        HistoryError::at(
+            name,
+            line,
+            format!(
+                "not UTF-8 text: byte {} is not part of a UTF-8 character",
+                valid.len()
+            ),
+        )
+    })
 }
 
 /// Parses a history held in memory; `source` names it in errors.
@@ -27,8 +44,9 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
         .map(|(i, l)| (i + 1, *l))
         .filter(|(_, l)| !l.trim().is_empty());
     let Some((header_line, header_text)) = numbered.next() else {
-        return Err(HistoryError::whole(
+        return Err(HistoryError::at(
             source,
+            1,
             "empty history: expected a header line {\"format\":\"locklab-history\",...}",
         ));
     };
@@ -50,7 +68,8 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
     Ok(history)
 }
 
-fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, HistoryError> {
+/// Reads the header line of a history.
+pub(crate) fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, HistoryError> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| HistoryError::at(source, line, describe_json_error(&e, "header")))?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT_NAME) {

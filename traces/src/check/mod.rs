@@ -218,6 +218,10 @@ pub struct Options {
     pub memory: Option<usize>,
     /// Whether to render the HTML report.
     pub html: bool,
+    /// The value a register, counter or inventory holds before the first operation,
+    /// whichever of them the history's header declares or its operations imply
+    /// (Knossos's `(cas-register 0)`); `None`: the model's own.
+    pub initial: Option<i64>,
 }
 
 /// Everything the checkers found about one history.
@@ -299,8 +303,9 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
                 .iter()
                 .any(|o| o.kind.is_lock() || o.kind.is_resource())
         {
-            return Err(HistoryError::whole(
+            return Err(HistoryError::at(
                 &history.source,
+                paired.ops.first().map_or(1, |o| o.line()),
                 "nothing to check: the history has no operations of the selected model",
             ));
         }

@@ -29,15 +29,35 @@ pub fn infer(history: &History, paired: &Paired) -> Result<ResourceSpec, History
     let has = |k: OpKind| paired.ops.iter().any(|o| o.kind == k);
     if has(OpKind::Get) || has(OpKind::Put) || has(OpKind::Append) {
         Ok(ResourceSpec::Kv)
-    } else if has(OpKind::Decrement) {
-        Err(HistoryError::whole(
+    } else if let Some(op) = paired.ops.iter().find(|o| o.kind == OpKind::Decrement) {
+        Err(HistoryError::at(
             &history.source,
+            op.line(),
             "decrement needs an inventory resource: put {\"resource\":{\"kind\":\"inventory\",\"initial\":N}} in the header",
         ))
     } else if has(OpKind::Cas) {
         Ok(ResourceSpec::CasRegister { initial: None })
     } else {
         Ok(ResourceSpec::Register { initial: None })
+    }
+}
+
+/// The model starting from `initial` instead of its own initial value, where it has one.
+pub fn with_initial(model: ResourceSpec, initial: Option<i64>) -> ResourceSpec {
+    let Some(v) = initial else {
+        return model;
+    };
+    match model {
+        ResourceSpec::Register { .. } => ResourceSpec::Register { initial: Some(v) },
+        ResourceSpec::CasRegister { .. } => ResourceSpec::CasRegister { initial: Some(v) },
+        ResourceSpec::Counter { .. } => ResourceSpec::Counter { initial: v },
+        ResourceSpec::Inventory {
+            writes_are_updates, ..
+        } => ResourceSpec::Inventory {
+            initial: v,
+            writes_are_updates,
+        },
+        ResourceSpec::Kv => ResourceSpec::Kv,
     }
 }
 
@@ -120,6 +140,8 @@ fn register_op(
     let line = op.line();
     let arg = op.invoke.1.value.as_ref();
     Ok(match op.kind {
+        // What an operation of unknown outcome returned (`:timed-out`) says nothing.
+        OpKind::Read if op.outcome == Outcome::Unknown => lin(spec, op, RegisterInput::Read, None),
         OpKind::Read => {
             let out = match (op.result_value(), model) {
                 // A counter that was never written holds its initial value.
@@ -168,6 +190,7 @@ fn kv_op(spec: &Arc<KvSpec>, op: &Operation, src: &str) -> Result<LinOp<KvSpec>,
         .to_string();
     let arg = op.invoke.1.value.as_ref();
     Ok(match op.kind {
+        OpKind::Get if op.outcome == Outcome::Unknown => lin(spec, op, KvInput::Get(key), None),
         OpKind::Get => {
             let v = text(op.result_value(), src, line, "get")?;
             lin(spec, op, KvInput::Get(key), Some(KvOutput::Value(v)))
@@ -202,6 +225,7 @@ fn inventory_op(
         InventoryOutput::Refused
     };
     Ok(match op.kind {
+        OpKind::Read if op.outcome == Outcome::Unknown => lin(spec, op, InventoryInput::Read, None),
         OpKind::Read => {
             let out = match op.result_value() {
                 Some(Value::Object(m)) => InventoryOutput::Read {
@@ -290,7 +314,7 @@ pub fn check(
     let src = history.source.as_str();
     let model = match forced {
         Some(m) => m.clone(),
-        None => infer(history, paired)?,
+        None => with_initial(infer(history, paired)?, options.initial),
     };
     let reentrant = history.header.reentrant;
     let (mut report, page) = match &model {

@@ -2,11 +2,16 @@
 //! checkers can judge them.
 //!
 //! - [`jepsen`]: Jepsen/Knossos EDN histories (`{:type :invoke, :f :cas, :value [1 2],
-//!   :process 3, :time 123}`), one map per line or one vector of maps; cas-register
-//!   `:read/:write/:cas`, mutex `:acquire/:release`, kv `:get/:put/:append` with `:key`.
+//!   :process 3, :time 123}`), one map per line or a vector or list of maps; Knossos's
+//!   cas-register `:read/:write/:cas` and mutex `:acquire/:release`, kv
+//!   `:get/:put/:append` with `:key`; read as Knossos means them (`:fail` did not
+//!   happen). A history `locklab export` wrote keeps locklab's meaning.
 //! - [`porcupine`]: the etcd Jepsen log lines of Porcupine's test data
 //!   (`INFO  jepsen.util - 3  :invoke :cas [1 4]`). Porcupine's kv files are EDN maps
-//!   and go through [`jepsen`].
+//!   and go through [`jepsen`] with Porcupine's meaning.
+//!
+//! Each format means what its own tool means by `ok`, `fail` and `info`; the table is in
+//! `traces/HISTORY.md`.
 
 pub mod edn;
 pub mod jepsen;
@@ -45,19 +50,21 @@ impl InputFormat {
         }
     }
 
-    /// Guesses from the first non-empty line: `{"` is ours, `{:` or `[` EDN, `INFO` a
-    /// Jepsen log.
+    /// Guesses from the content: `{"` opening the first line is ours, a Jepsen log line
+    /// (`… jepsen.util - …`) among the first lines an etcd log, `{`, `[`, `(`, `#` or a
+    /// `;` comment EDN; anything else is read as ours, whose errors say what was
+    /// expected.
     pub fn sniff(text: &str) -> InputFormat {
-        let first = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("");
-        if first.starts_with("{\"") {
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let first = lines.next().unwrap_or("");
+        if first.starts_with('{') && first[1..].trim_start().starts_with('"') {
             InputFormat::Jsonl
-        } else if first.starts_with("INFO") {
+        } else if std::iter::once(first)
+            .chain(lines.take(20))
+            .any(|l| l.contains(porcupine::MARK))
+        {
             InputFormat::PorcupineEtcd
-        } else if first.starts_with('{') || first.starts_with('[') {
+        } else if first.starts_with(['{', '[', '(', '#', ';']) {
             InputFormat::Edn
         } else {
             InputFormat::Jsonl
@@ -68,8 +75,7 @@ impl InputFormat {
 /// Reads a history in any format (`None`: guess it from the content).
 pub fn read_any(path: &Path, format: Option<InputFormat>) -> Result<History, HistoryError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| HistoryError::whole(&name, format!("cannot read: {e}")))?;
+    let text = crate::reader::read_text(&name, path)?;
     parse_any(&name, &text, format)
 }
 
@@ -81,7 +87,8 @@ pub fn parse_any(
 ) -> Result<History, HistoryError> {
     match format.unwrap_or_else(|| InputFormat::sniff(text)) {
         InputFormat::Jsonl => crate::reader::parse(name, text),
-        InputFormat::Edn | InputFormat::PorcupineKv => jepsen::parse(name, text),
+        InputFormat::Edn => jepsen::parse(name, text),
+        InputFormat::PorcupineKv => jepsen::parse_porcupine_kv(name, text),
         InputFormat::PorcupineEtcd => porcupine::parse_etcd(name, text),
     }
 }

@@ -8,7 +8,8 @@ use crate::format::{Event, Header, History, OpKind, Phase};
 use super::edn::{Edn, Reader};
 use super::jepsen::{op_kind, phase, process};
 
-const MARK: &str = "jepsen.util - ";
+/// What marks an operation line of the log.
+pub(crate) const MARK: &str = "jepsen.util - ";
 
 /// Parses an etcd Jepsen log. Times are line numbers: the log is in real-time order and
 /// has no clock of its own.
