@@ -21,11 +21,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::format::{Event, History, OpKind, Phase, Process};
-use crate::import::jepsen::HEADER_MARK;
-
-/// The key that marks a completion's `:value` as its invocation's, written for Jepsen
-/// and Knossos and not part of the locklab event.
-pub const VALUE_FROM: &str = "locklab/value-from";
+use crate::import::jepsen::{HEADER_MARK, VALUE_FROM};
 
 /// The history as Jepsen EDN.
 pub fn to_edn(history: &History) -> String {
@@ -130,7 +126,7 @@ fn f(e: &Event) -> String {
             .and_then(|v| v.get("fault"))
             .and_then(Value::as_str)
             .map(|s| s.strip_prefix(':').unwrap_or(s));
-        if let Some(name) = fault.filter(|s| is_keyword_name(s) && op_named(s).is_none()) {
+        if let Some(name) = fault.filter(|s| is_keyword_name(s) && OpKind::from_name(s).is_none()) {
             return name.to_string();
         }
     }
@@ -138,11 +134,6 @@ fn f(e: &Event) -> String {
         Ok(Value::String(s)) => s,
         _ => "unknown".to_string(),
     }
-}
-
-/// The op named `name` in locklab's histories.
-pub(crate) fn op_named(name: &str) -> Option<OpKind> {
-    serde_json::from_value(Value::String(name.to_string())).ok()
 }
 
 /// Whether `s` may follow a `:` as a keyword and read back as itself.

@@ -206,6 +206,11 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// The op named `name` in locklab's histories (`acquire`, `read`, …).
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        serde_json::from_value(Value::String(name.to_string())).ok()
+    }
+
     /// Lock operations, checked against the lock spec.
     pub fn is_lock(self) -> bool {
         matches!(self, OpKind::Acquire | OpKind::Release | OpKind::Renew)

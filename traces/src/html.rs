@@ -11,6 +11,7 @@ use porcupine_rs::{Annotation, LinearizationInfo};
 
 use crate::check::linear::SpecModel;
 use crate::check::mutex;
+pub use crate::escape::escape;
 use crate::format::Process;
 use crate::ops::Paired;
 
@@ -19,22 +20,6 @@ use crate::ops::Paired;
 pub struct Page {
     /// The whole document.
     pub html: String,
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 const DATA_START: &str = "const data = ";

@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod error;
+pub mod escape;
 pub mod export;
 pub mod format;
 pub mod html;

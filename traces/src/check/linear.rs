@@ -212,7 +212,7 @@ impl<S: Spec> Model for SpecModel<S> {
 
     /// Escaped: porcupine-rs shows state descriptions through `innerHTML`.
     fn describe_state(state: &Self::State) -> String {
-        crate::html::escape(&match state {
+        crate::escape::escape(&match state {
             StateSet::Start => "initial".to_string(),
             StateSet::One(one) => format!("{one:?}"),
             StateSet::Many(many) => format!("one of {many:?}"),

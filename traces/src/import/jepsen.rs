@@ -23,6 +23,10 @@ use super::edn::{Edn, EdnError, Reader};
 /// JSON: `;; locklab-history {"format":"locklab-history",…}`.
 pub const HEADER_MARK: &str = "locklab-history";
 
+/// The key that marks a completion's `:value` as its invocation's, written for Jepsen
+/// and Knossos and not part of the locklab event.
+pub const VALUE_FROM: &str = "locklab/value-from";
+
 /// How the operations of an EDN history are meant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Semantics {
@@ -68,7 +72,7 @@ pub fn op_kind(f: &str) -> Result<OpKind, String> {
 
 /// Any locklab op by its name (`acquire`, `enter`, `nemesis`, …).
 fn locklab_op(f: &str) -> Result<OpKind, String> {
-    crate::export::op_named(f).ok_or_else(|| format!("unknown op :f :{f} for a locklab history"))
+    OpKind::from_name(f).ok_or_else(|| format!("unknown op :f :{f} for a locklab history"))
 }
 
 /// The phase a `:type` names.
@@ -265,7 +269,7 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
     // locklab writes its nemesis events with the fault as `:f` (never an op's name),
     // and anything else the nemesis recorded by the op's name.
     let nemesis_op = match (semantics, f.and_then(Edn::keyword)) {
-        (Semantics::Locklab, Some(name)) if named_nemesis => crate::export::op_named(name),
+        (Semantics::Locklab, Some(name)) if named_nemesis => OpKind::from_name(name),
         _ => None,
     };
     let mut e = if process == Process::NEMESIS && nemesis_op.is_none_or(|k| k == OpKind::Nemesis) {
@@ -318,7 +322,7 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
             }
         };
         e.key = note("key");
-        if map.get(crate::export::VALUE_FROM).and_then(Edn::keyword) == Some("invoke") {
+        if map.get(VALUE_FROM).and_then(Edn::keyword) == Some("invoke") {
             e.value = None;
         }
         e.token = int("token")?;
