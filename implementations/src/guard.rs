@@ -3,128 +3,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
-
 use crate::error::LockError;
-use crate::hold_state::HoldState;
-use crate::lock::{BoxFuture, Lease};
+// Also reachable here, where they were first defined: code outside the crate may name
+// them by this path.
+pub use crate::held_lock::HeldLock;
+pub use crate::hold_cell::HoldCell;
+use crate::lease::Lease;
 use crate::ownership::{valid_until, LostReason, Ownership};
-
-/// The protocol-specific part of a held lock: how to give it back and how to extend it.
-///
-/// Implement this (with [`DistributedLock`](crate::DistributedLock)) to plug your own
-/// lock into the harness. `release` gives back *one* hold (one re-entry of a reentrant
-/// lock) and must answer [`LockError::NotHeld`] when the backend says the lock is not
-/// yours any more.
-pub trait HeldLock: Send + Sync + 'static {
-    /// Gives back one hold on the backend.
-    fn release(&self) -> BoxFuture<'_, Result<(), LockError>>;
-
-    /// Extends the lease to `lease` from now; [`LockError::NotHeld`] if the backend says
-    /// the lock is no longer ours. The default: the protocol cannot renew.
-    fn renew(&self, lease: Duration) -> BoxFuture<'_, Result<(), LockError>> {
-        let _ = lease;
-        Box::pin(async {
-            Err(LockError::Unsupported {
-                protocol: "this lock",
-                what: "renewal",
-            })
-        })
-    }
-}
-
-/// The client-side state of one lock handle's holds: count, generation, watchdog
-/// wake-up, and the ownership of the current generation. A non-reentrant grant has a
-/// cell of its own; a reentrant handle shares one cell between all its guards.
-#[derive(Debug)]
-pub struct HoldCell {
-    state: HoldState,
-    wake: Notify,
-    ownership: std::sync::Mutex<Arc<Ownership>>,
-}
-
-impl Default for HoldCell {
-    fn default() -> Self {
-        HoldCell {
-            state: HoldState::new(),
-            wake: Notify::new(),
-            ownership: std::sync::Mutex::new(Arc::new(Ownership::new(None))),
-        }
-    }
-}
-
-impl HoldCell {
-    /// A cell with no holds.
-    pub fn new() -> Arc<Self> {
-        Arc::new(Self::default())
-    }
-
-    /// Holds currently counted.
-    pub fn holds(&self) -> u32 {
-        self.state.holds()
-    }
-
-    pub(crate) fn state(&self) -> &HoldState {
-        &self.state
-    }
-
-    pub(crate) fn wake(&self) -> &Notify {
-        &self.wake
-    }
-
-    /// Counts a grant the server just confirmed (sent at `sent_at` with `lease`): the
-    /// first hold of a generation gets fresh ownership and, for [`Lease::Watchdog`], a
-    /// watchdog renewing through `renewer`; a re-entry refreshes the deadline.
-    pub(crate) fn enter(
-        self: &Arc<Self>,
-        renewer: Arc<dyn HeldLock>,
-        lease: Lease,
-        sent_at: Instant,
-    ) -> Arc<Ownership> {
-        let deadline = lease.ttl().map(|ttl| valid_until(sent_at, ttl));
-        self.enter_until(renewer, lease, deadline)
-    }
-
-    /// [`HoldCell::enter`] with the validity deadline given rather than computed.
-    fn enter_until(
-        self: &Arc<Self>,
-        renewer: Arc<dyn HeldLock>,
-        lease: Lease,
-        deadline: Option<Instant>,
-    ) -> Arc<Ownership> {
-        let mut slot = self.ownership.lock().unwrap_or_else(|p| p.into_inner());
-        let entered = self.state.enter();
-        if entered.first {
-            *slot = Arc::new(Ownership::new(deadline));
-            if let Lease::Watchdog(ttl) = lease {
-                crate::watchdog::spawn(
-                    self.clone(),
-                    renewer,
-                    entered.generation,
-                    ttl,
-                    slot.clone(),
-                );
-            }
-        } else if let Some(d) = deadline {
-            slot.extend(d);
-        }
-        slot.clone()
-    }
-
-    /// Counts one release; wakes the watchdog when the generation ends. Called *before*
-    /// the release command is sent (see [`HoldState`]).
-    pub(crate) fn exit(&self) -> bool {
-        match self.state.exit() {
-            Some(e) => {
-                if e.last {
-                    self.wake.notify_waiters();
-                }
-                true
-            }
-            None => false,
-        }
-    }
-}
+use crate::watchdog;
 
 /// A held lock. Release it with [`LockGuard::release`]; dropping it releases in the
 /// background (best effort, on the current tokio runtime) so that a panicking critical
@@ -175,7 +61,8 @@ impl LockGuard {
         sent_at: Instant,
         cell: Arc<HoldCell>,
     ) -> Self {
-        let ownership = cell.enter(held.clone(), lease, sent_at);
+        let deadline = lease.ttl().map(|ttl| valid_until(sent_at, ttl));
+        let ownership = enter(&cell, &held, lease, deadline);
         Self::assemble(protocol, key, token, held, cell, ownership)
     }
 
@@ -190,7 +77,7 @@ impl LockGuard {
         valid_until: Instant,
     ) -> Self {
         let cell = HoldCell::new();
-        let ownership = cell.enter_until(held.clone(), lease, Some(valid_until));
+        let ownership = enter(&cell, &held, lease, Some(valid_until));
         Self::assemble(protocol, key, None, held, cell, ownership)
     }
 
@@ -313,7 +200,23 @@ impl Drop for LockGuard {
     }
 }
 
-/// Re-exported for the watchdog: the renewal path mirrors [`LockGuard::renew`].
-pub(crate) fn mark_refused(o: &Ownership) {
-    o.mark_lost(LostReason::Refused);
+/// Counts a grant in `cell`; the first hold of a generation of a [`Lease::Watchdog`]
+/// grant starts a watchdog renewing through `renewer`.
+fn enter(
+    cell: &Arc<HoldCell>,
+    renewer: &Arc<dyn HeldLock>,
+    lease: Lease,
+    deadline: Option<Instant>,
+) -> Arc<Ownership> {
+    cell.enter(deadline, |generation, ownership| {
+        if let Lease::Watchdog(ttl) = lease {
+            watchdog::spawn(
+                cell.clone(),
+                renewer.clone(),
+                generation,
+                ttl,
+                ownership.clone(),
+            );
+        }
+    })
 }

@@ -1,7 +1,7 @@
 //! The local hand-off queue of one lock key: tasks of one process line up here, so that
 //! only one of them at a time deals with the server for the key — the *local owner*,
 //! which is either trying to get the key or holding it — and the others wait for it to
-//! pass the key on (one server command, see `redis::handoff`) instead of racing for it
+//! pass the key on (one server command, see `redis::cas_held`) instead of racing for it
 //! with `SET NX`.
 //!
 //! The queue only decides *who is next*; the server decides whether a hand-off

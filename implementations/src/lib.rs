@@ -27,6 +27,12 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The client side imports one way, each module only from those before it: [`lease`],
+//! [`box_future`], [`error`], [`ownership`], [`hold_state`]; [`held_lock`] (what a
+//! protocol does with a grant) and [`hold_cell`] (a handle's hold count); the
+//! watchdog; [`guard`]; [`attempt`]; [`retry`] (the waiting loop, which asks only for
+//! [`retry::Retryable`]); [`lock`] (the trait, whose default `acquire` is that loop).
+//!
 //! The crate depends on `locklab-models` (the specs) and `locklab-traces` (histories),
 //! never on the harness or the CLI.
 
@@ -36,7 +42,17 @@ pub mod hold_state;
 pub mod sync;
 
 #[cfg(not(loom))]
+pub mod attempt;
+#[cfg(not(loom))]
+pub mod box_future;
+#[cfg(not(loom))]
 pub mod guard;
+#[cfg(not(loom))]
+pub mod held_lock;
+#[cfg(not(loom))]
+pub mod hold_cell;
+#[cfg(not(loom))]
+pub mod lease;
 #[cfg(not(loom))]
 pub mod lock;
 #[cfg(all(test, loom))]
@@ -54,13 +70,18 @@ pub mod testing;
 #[cfg(not(loom))]
 mod watchdog;
 
+#[cfg(not(loom))]
+pub use attempt::{Attempt, AttemptObserver, AttemptOutcome, Unobserved};
+#[cfg(not(loom))]
+pub use box_future::BoxFuture;
 pub use error::LockError;
 #[cfg(not(loom))]
-pub use guard::{HeldLock, LockGuard};
+pub use guard::LockGuard;
 #[cfg(not(loom))]
-pub use lock::{
-    Attempt, AttemptObserver, AttemptOutcome, BoxFuture, DistributedLock, Lease, LockInfo,
-    Unobserved,
-};
+pub use held_lock::HeldLock;
+#[cfg(not(loom))]
+pub use lease::Lease;
+#[cfg(not(loom))]
+pub use lock::{DistributedLock, LockInfo};
 #[cfg(not(loom))]
 pub use ownership::{LostReason, Ownership};

@@ -10,88 +10,17 @@
 //! guard with [`LockGuard::new`](crate::LockGuard::new). The default
 //! [`DistributedLock::acquire`] turns your `try_acquire` into a bounded waiting loop.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use crate::error::LockError;
 use crate::guard::LockGuard;
+use crate::retry::{self, Retryable};
 
-/// A boxed, sendable future: keeps the trait usable as `dyn DistributedLock`, so the
-/// harness can pick a protocol by its catalog id at run time.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// How long a granted lock lives if its holder goes silent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Lease {
-    /// No expiry: held until released. Only the teaching locks without a TTL take it,
-    /// which is exactly why they deadlock when a holder crashes.
-    Unbounded,
-    /// Expires this long after the grant unless [`LockGuard::renew`] extends it.
-    Fixed(Duration),
-    /// Granted with this lease, then renewed every lease/3 by a watchdog task until the
-    /// guard is released (Redisson's default: 30 s). The watchdog stops on release and
-    /// reports lost ownership when a renewal is refused or the lease runs out unrenewed.
-    Watchdog(Duration),
-}
-
-impl Lease {
-    /// The TTL sent to the server, if any.
-    pub fn ttl(self) -> Option<Duration> {
-        match self {
-            Lease::Unbounded => None,
-            Lease::Fixed(d) | Lease::Watchdog(d) => Some(d),
-        }
-    }
-}
-
-/// The outcome of one attempt.
-#[derive(Debug)]
-pub enum Attempt {
-    /// The lock is yours.
-    Acquired(LockGuard),
-    /// Someone else holds it.
-    Busy {
-        /// How long the current holder's lease still runs, when the server said so
-        /// (Redisson's script answers `PTTL`): a hint for when to try again.
-        retry_after: Option<Duration>,
-    },
-}
-
-/// What one attempt of an acquire came to, as [`AttemptObserver::ended`] hears it.
-#[derive(Debug)]
-pub enum AttemptOutcome<'a> {
-    /// The lock service granted it, with this fencing token.
-    Granted(Option<u64>),
-    /// The service answered that someone holds it: nothing was granted.
-    Busy,
-    /// No answer, or an error: the attempt may or may not have been granted.
-    Unknown(&'a str),
-}
-
-/// Told of every attempt an `acquire` makes, as it makes it, so that a history records
-/// each try as its own operation. One acquire that waits seconds behind 63 others is
-/// one operation a checker can place anywhere in those seconds; its tries, each a
-/// round trip long, are operations it can place almost exactly.
-pub trait AttemptObserver: Send + Sync {
-    /// An attempt is about to be sent.
-    fn started(&self);
-    /// The attempt that started last has ended.
-    fn ended(&self, outcome: AttemptOutcome<'_>);
-    /// A holder of this process handed the lock over after a local wait that began at
-    /// `since` (no attempt was sent meanwhile): a grant whose instant lies in that wait.
-    fn handed_over(&self, since: std::time::Instant, token: Option<u64>);
-}
-
-/// The observer of an acquire nobody records.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Unobserved;
-
-impl AttemptObserver for Unobserved {
-    fn started(&self) {}
-    fn ended(&self, _outcome: AttemptOutcome<'_>) {}
-    fn handed_over(&self, _since: std::time::Instant, _token: Option<u64>) {}
-}
+// Also reachable here, where they were first defined: code outside the crate may name
+// them by this path.
+pub use crate::attempt::{Attempt, AttemptObserver, AttemptOutcome, Unobserved};
+pub use crate::box_future::BoxFuture;
+pub use crate::lease::Lease;
 
 /// What a lock is, for reports and for the harness's expectations.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,8 +68,16 @@ pub trait DistributedLock: Send + Sync {
         lease: Lease,
         observer: &'a dyn AttemptObserver,
     ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self, wait, lease, None, observer,
-        ))
+        Box::pin(retry::acquire_loop(self, wait, lease, None, observer))
+    }
+}
+
+impl<L: DistributedLock + ?Sized> Retryable for L {
+    fn attempt(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
+        self.try_acquire(lease)
+    }
+
+    fn lock_key(&self) -> String {
+        self.info().key
     }
 }

@@ -5,9 +5,11 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tokio::sync::Notify;
 
+use crate::attempt::{Attempt, AttemptObserver, AttemptOutcome};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, AttemptObserver, AttemptOutcome, BoxFuture, DistributedLock, Lease};
+use crate::lease::Lease;
 
 const MAX_BACKOFF: Duration = Duration::from_millis(50);
 
@@ -18,6 +20,18 @@ const MAX_BACKOFF: Duration = Duration::from_millis(50);
 /// the cap only guards against third-party locks that never return.
 pub const MAX_ATTEMPT_OVERRUN: Duration = Duration::from_secs(2);
 
+/// What the waiting loop needs of a lock: one attempt, and the lock's name for the
+/// timeout error. Every [`DistributedLock`](crate::DistributedLock) is one. The loop
+/// asks for this rather than for the trait because the trait's default `acquire` is
+/// the loop: this way the lock module builds on this one and not the other way round.
+pub trait Retryable: Send + Sync {
+    /// One attempt: [`try_acquire`](crate::DistributedLock::try_acquire).
+    fn attempt(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>>;
+
+    /// The lock name (the key of [`LockInfo`](crate::LockInfo)).
+    fn lock_key(&self) -> String;
+}
+
 /// Tries `lock` until it is granted or `wait` has passed.
 ///
 /// Between attempts it sleeps a jittered, growing delay (capped by the holder's remaining
@@ -27,7 +41,7 @@ pub const MAX_ATTEMPT_OVERRUN: Duration = Duration::from_secs(2);
 /// one runs to its end (see [`MAX_ATTEMPT_OVERRUN`]), so an unreachable server yields
 /// [`LockError::Timeout`] (with the last error) within `wait` plus one attempt.
 /// `observer` hears of every attempt (see [`AttemptObserver`]).
-pub async fn acquire_loop<L: DistributedLock + ?Sized>(
+pub async fn acquire_loop<L: Retryable + ?Sized>(
     lock: &L,
     wait: Duration,
     lease: Lease,
@@ -87,7 +101,7 @@ impl Drop for GiveUpUnlessGranted<'_> {
 /// record: then the server is asked only when the queue sends the waiter back (the
 /// hand-off failed, or the holder kept it past the queue's patience), and a busy
 /// answer goes straight back into the queue without backoff.
-pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
+pub(crate) async fn acquire_loop_with<L: Retryable + ?Sized>(
     lock: &L,
     wait: Duration,
     lease: Lease,
@@ -127,7 +141,7 @@ pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
         let left = deadline.saturating_duration_since(Instant::now());
         let bound = left + MAX_ATTEMPT_OVERRUN;
         observer.started();
-        let tried = tokio::time::timeout(bound, lock.try_acquire(lease)).await;
+        let tried = tokio::time::timeout(bound, lock.attempt(lease)).await;
         match &tried {
             Ok(Ok(Attempt::Acquired(g))) => observer.ended(AttemptOutcome::Granted(g.token())),
             Ok(Ok(Attempt::Busy { .. })) => observer.ended(AttemptOutcome::Busy),
@@ -169,13 +183,13 @@ pub(crate) async fn acquire_loop_with<L: DistributedLock + ?Sized>(
     }
 }
 
-fn timeout<L: DistributedLock + ?Sized>(
+fn timeout<L: Retryable + ?Sized>(
     lock: &L,
     waited: Duration,
     last_error: Option<LockError>,
 ) -> LockError {
     LockError::Timeout {
-        key: lock.info().key,
+        key: lock.lock_key(),
         waited,
         last_error: last_error.map(Box::new),
     }

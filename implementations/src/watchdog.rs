@@ -5,7 +5,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::LockError;
-use crate::guard::{mark_refused, HeldLock, HoldCell};
+use crate::held_lock::HeldLock;
+use crate::hold_cell::HoldCell;
 use crate::hold_state::{RenewalOutcome, WatchdogStep};
 use crate::ownership::{valid_until, LostReason, Ownership};
 
@@ -54,7 +55,8 @@ async fn run(
         match cell.state().after_renewal(generation, outcome) {
             WatchdogStep::Stop => return,
             WatchdogStep::Lost => {
-                mark_refused(&ownership);
+                // As `LockGuard::renew` does when the backend refuses.
+                ownership.mark_lost(LostReason::Refused);
                 return;
             }
             WatchdogStep::Continue => {

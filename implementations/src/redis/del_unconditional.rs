@@ -12,9 +12,13 @@ use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
 use super::lua::{require_ttl, set_nx_px};
 use super::node::{unexpected, RedisNode};
+use crate::attempt::{Attempt, AttemptObserver};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::{HeldLock, LockGuard};
-use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::guard::LockGuard;
+use crate::held_lock::HeldLock;
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-del-unconditional";

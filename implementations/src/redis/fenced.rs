@@ -10,15 +10,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::cas_held::{after_grant, CasHeld};
 use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
-use super::lua::{after_grant, require_ttl, CasHeld};
+use super::lua::require_ttl;
 use super::node::{unexpected, RedisNode};
 use super::replication::WaitReplicas;
 use super::scripts::LockScript;
+use crate::attempt::{Attempt, AttemptObserver};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-lua-fenced";

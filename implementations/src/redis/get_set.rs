@@ -11,9 +11,12 @@ use super::command::{RedisCommand, RedisReply};
 use super::del_unconditional::DelHeld;
 use super::handle::KeyHandle;
 use super::node::{unexpected, RedisNode};
+use crate::attempt::{Attempt, AttemptObserver};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-get-set";

@@ -8,8 +8,11 @@ use tokio::sync::Notify;
 use std::time::Instant;
 
 use super::node::RedisNode;
-use crate::guard::{HeldLock, LockGuard};
-use crate::lock::{Attempt, Lease, LockInfo};
+use crate::attempt::Attempt;
+use crate::guard::LockGuard;
+use crate::held_lock::HeldLock;
+use crate::lease::Lease;
+use crate::lock::LockInfo;
 
 /// A fresh owner identity: 128 random bits in hex, the role of Redisson's per-client
 /// UUID. Unique per handle, so a late release can never match someone else's grant.

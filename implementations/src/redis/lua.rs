@@ -8,10 +8,10 @@
 //! (1 renewed, 0 not held); with [`WaitReplicas`], `WAIT n t` after each grant.
 //!
 //! **Local hand-off** (opt-in, [`LuaLock::with_handoff`]; the plain constructor is
-//! exactly the protocol the `redis-lua` model explores): handles
-//! of one [`RedisNode`] — tasks of one process — queue behind the one of them that
-//! holds or is trying to get the key, and the holder's release becomes
-//! `EVAL compare-and-transfer` to the first in line (see [`super::handoff`]). Queued
+//! exactly the protocol the `redis-lua` model explores): handles of one [`RedisNode`] —
+//! tasks of one process — queue behind the one of them that holds or is trying to get
+//! the key (see [`super::handoff`]), and the holder's release becomes
+//! `EVAL compare-and-transfer` to the first in line (see [`super::cas_held`]). Queued
 //! tasks do not poll the server, except every [`super::handoff::MAX_QUEUED_WAIT`] in
 //! case the holder crashed. Tasks of one process are served first come, first served;
 //! clients of *other* processes are not queued and get no fairness guarantee, as with
@@ -20,17 +20,20 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::cas_held::{after_grant, CasHeld};
 use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
-use super::handoff::{hand_over, replicated, wait_turn, LocalQueue, OwnershipSlot};
+use super::handoff::wait_turn;
+use super::local_queue::LocalQueue;
 use super::node::{unexpected, RedisNode};
-use super::replication::{confirm, WaitReplicas};
-use super::scripts::LockScript;
+use super::replication::{replicated, WaitReplicas};
+use crate::attempt::{Attempt, AttemptObserver};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::{HeldLock, LockGuard};
-use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
-use crate::ownership::Ownership;
-use crate::retry::{LocalTurns, Waited};
+use crate::guard::LockGuard;
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
+use crate::retry::{self, LocalTurns, Waited};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-lua";
@@ -76,99 +79,6 @@ impl LuaLock {
     }
 }
 
-/// A grant whose key holds `owner`: released and renewed by compare-and-* scripts.
-/// Shared by every lock that stores a unique value in a plain key.
-#[derive(Debug)]
-pub(crate) struct CasHeld {
-    handle: KeyHandle,
-    /// Where local waiters queue (`redis-lua` with hand-off only).
-    queue: Option<Arc<LocalQueue>>,
-    /// The guard's ownership record, which a hand-off passes on.
-    ownership: OwnershipSlot,
-}
-
-impl CasHeld {
-    /// A grant released by compare-and-delete only.
-    pub(crate) fn new(handle: KeyHandle) -> Self {
-        CasHeld {
-            handle,
-            queue: None,
-            ownership: OwnershipSlot::new(),
-        }
-    }
-
-    /// A grant whose release hands the key to the first waiter in `queue`.
-    pub(crate) fn handing_over(handle: KeyHandle, queue: Arc<LocalQueue>) -> Self {
-        CasHeld {
-            handle,
-            queue: Some(queue),
-            ownership: OwnershipSlot::new(),
-        }
-    }
-
-    /// The handle the grant belongs to.
-    pub(crate) fn handle(&self) -> &KeyHandle {
-        &self.handle
-    }
-
-    /// Records the guard's ownership (once, right after the guard is made).
-    pub(crate) fn set_ownership(&self, ownership: Arc<Ownership>) {
-        let _ = self.ownership.set(ownership);
-    }
-
-    pub(crate) async fn release_now(&self) -> Result<(), LockError> {
-        if let Some(queue) = &self.queue {
-            if let Some((handing, next)) = queue.next_owner(&self.handle.owner) {
-                return hand_over(&self.handle, &self.ownership, queue, handing, next).await;
-            }
-        }
-        let command = RedisCommand::Eval {
-            script: LockScript::CompareAndDelete,
-            keys: vec![self.handle.key.clone()],
-            args: vec![self.handle.owner.clone()],
-        };
-        let released = &self.handle.released;
-        let reply = self
-            .handle
-            .node
-            .exec_then(command.clone(), || released.notify_one())
-            .await;
-        match reply? {
-            RedisReply::Int(1) => Ok(()),
-            RedisReply::Int(0) => Err(LockError::NotHeld {
-                key: self.handle.key.clone(),
-            }),
-            other => Err(unexpected(&command, &other)),
-        }
-    }
-}
-
-impl HeldLock for CasHeld {
-    fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
-        Box::pin(self.release_now())
-    }
-
-    fn renew(&self, lease: Duration) -> BoxFuture<'_, Result<(), LockError>> {
-        Box::pin(async move {
-            let command = RedisCommand::Eval {
-                script: LockScript::CompareAndPexpire,
-                keys: vec![self.handle.key.clone()],
-                args: vec![
-                    self.handle.owner.clone(),
-                    RedisCommand::px(lease).to_string(),
-                ],
-            };
-            match self.handle.node.exec(command.clone()).await? {
-                RedisReply::Int(1) => Ok(()),
-                RedisReply::Int(0) => Err(LockError::NotHeld {
-                    key: self.handle.key.clone(),
-                }),
-                other => Err(unexpected(&command, &other)),
-            }
-        })
-    }
-}
-
 /// `SET key value NX PX ttl`: `Ok(true)` granted, `Ok(false)` busy.
 pub(crate) async fn set_nx_px(
     handle: &KeyHandle,
@@ -194,19 +104,6 @@ pub(crate) fn require_ttl(protocol: &'static str, lease: Lease) -> Result<Durati
         protocol,
         what: "a lease without TTL",
     })
-}
-
-/// After a grant: `WAIT` if configured, releasing the grant when too few replicas have it.
-pub(crate) async fn after_grant(
-    held: &CasHeld,
-    wait: Option<WaitReplicas>,
-) -> Result<(), LockError> {
-    let Some(wait) = wait else { return Ok(()) };
-    if let Err(e) = confirm(&held.handle.node, wait).await {
-        let _ = held.release_now().await;
-        return Err(e);
-    }
-    Ok(())
 }
 
 impl DistributedLock for LuaLock {
@@ -244,7 +141,7 @@ impl DistributedLock for LuaLock {
         observer: &'a dyn AttemptObserver,
     ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         let turns = self.queue.as_ref().map(|_| self as &dyn LocalTurns);
-        Box::pin(crate::retry::acquire_loop_with(
+        Box::pin(retry::acquire_loop_with(
             self,
             wait,
             lease,
@@ -268,7 +165,8 @@ impl LocalTurns for LuaLock {
             let Some(queue) = &self.queue else {
                 return Waited::AskServer;
             };
-            wait_turn(&self.handle, queue, lease, deadline, self.wait_replicas).await
+            let replicas = self.wait_replicas;
+            wait_turn(&self.handle, queue, PROTOCOL, lease, deadline, replicas).await
         })
     }
 

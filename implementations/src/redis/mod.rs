@@ -10,7 +10,13 @@
 //! Every command goes through [`RedisNode::exec`], which can record each
 //! [`Exchange`] (command and reply); [`replay`] holds a recording against the Redis node
 //! spec of `locklab-models` (`spec::redis`).
+//!
+//! The shared modules import one way, each only from those before it: [`scripts`],
+//! [`command`], [`recorder`]; [`local_queue`] (the per-key hand-off queue, which knows
+//! no Redis); [`node`]; [`handle`]; [`replication`]; [`cas_held`] (the compare-and-*
+//! grant and its hand-over); [`handoff`] (waiting for a hand-over); then the protocols.
 
+pub mod cas_held;
 pub mod command;
 pub mod del_unconditional;
 pub mod fenced;
@@ -19,6 +25,7 @@ pub mod get_then_del;
 pub mod handle;
 pub mod handoff;
 pub mod history;
+pub mod local_queue;
 pub mod lua;
 pub mod node;
 pub mod recorder;

@@ -11,7 +11,7 @@ use redis::{Cmd, ErrorKind, RedisError, Value};
 use tokio::sync::Notify;
 
 use super::command::{RedisCommand, RedisReply};
-use super::handoff::LocalQueue;
+use super::local_queue::LocalQueue;
 use super::recorder::Recorder;
 use crate::error::LockError;
 

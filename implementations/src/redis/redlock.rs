@@ -21,9 +21,13 @@ use super::command::{RedisCommand, RedisReply};
 use super::handle::random_owner;
 use super::node::RedisNode;
 use super::scripts::LockScript;
+use crate::attempt::Attempt;
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::{HeldLock, LockGuard};
-use crate::lock::{Attempt, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::guard::LockGuard;
+use crate::held_lock::HeldLock;
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
 use crate::ownership::drift;
 
 /// The catalog id.

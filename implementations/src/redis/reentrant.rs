@@ -20,9 +20,14 @@ use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
 use super::node::{unexpected, RedisNode};
 use super::scripts::LockScript;
+use crate::attempt::{Attempt, AttemptObserver};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::{HeldLock, HoldCell, LockGuard};
-use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::guard::LockGuard;
+use crate::held_lock::HeldLock;
+use crate::hold_cell::HoldCell;
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-reentrant";

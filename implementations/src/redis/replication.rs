@@ -7,8 +7,10 @@
 use std::time::Duration;
 
 use super::command::{RedisCommand, RedisReply};
+use super::handle::KeyHandle;
 use super::node::{unexpected, RedisNode};
 use crate::error::LockError;
+use crate::guard::LockGuard;
 
 /// Wait for `replicas` acknowledgements, at most `timeout`, after each grant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,4 +37,20 @@ pub async fn confirm(node: &RedisNode, wait: WaitReplicas) -> Result<(), LockErr
         }),
         other => Err(unexpected(&command, &other)),
     }
+}
+
+/// With [`WaitReplicas`], `WAIT` after a grant; a grant too few replicas have is
+/// released (which passes it on) and the attempt fails.
+pub(crate) async fn replicated(
+    guard: LockGuard,
+    handle: &KeyHandle,
+    wait_replicas: Option<WaitReplicas>,
+) -> Result<LockGuard, LockError> {
+    if let Some(wait) = wait_replicas {
+        if let Err(e) = confirm(&handle.node, wait).await {
+            let _ = guard.release().await;
+            return Err(e);
+        }
+    }
+    Ok(guard)
 }

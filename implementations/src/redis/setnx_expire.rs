@@ -15,9 +15,12 @@ use super::handle::KeyHandle;
 use super::lua::require_ttl;
 use super::node::{unexpected, RedisNode};
 use super::setnx_no_ttl::setnx;
+use crate::attempt::{Attempt, AttemptObserver};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-setnx-expire";

@@ -10,12 +10,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::cas_held::CasHeld;
 use super::handle::KeyHandle;
-use super::lua::{require_ttl, set_nx_px, CasHeld};
+use super::lua::{require_ttl, set_nx_px};
 use super::node::RedisNode;
+use crate::attempt::{Attempt, AttemptObserver};
+use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
-use crate::lock::{Attempt, AttemptObserver, BoxFuture, DistributedLock, Lease, LockInfo};
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-timestamp-value";

@@ -1,0 +1,53 @@
+//! One try of an acquire: what it came to, and who hears of it.
+
+use std::time::{Duration, Instant};
+
+use crate::guard::LockGuard;
+
+/// The outcome of one attempt.
+#[derive(Debug)]
+pub enum Attempt {
+    /// The lock is yours.
+    Acquired(LockGuard),
+    /// Someone else holds it.
+    Busy {
+        /// How long the current holder's lease still runs, when the server said so
+        /// (Redisson's script answers `PTTL`): a hint for when to try again.
+        retry_after: Option<Duration>,
+    },
+}
+
+/// What one attempt of an acquire came to, as [`AttemptObserver::ended`] hears it.
+#[derive(Debug)]
+pub enum AttemptOutcome<'a> {
+    /// The lock service granted it, with this fencing token.
+    Granted(Option<u64>),
+    /// The service answered that someone holds it: nothing was granted.
+    Busy,
+    /// No answer, or an error: the attempt may or may not have been granted.
+    Unknown(&'a str),
+}
+
+/// Told of every attempt an `acquire` makes, as it makes it, so that a history records
+/// each try as its own operation. One acquire that waits seconds behind 63 others is
+/// one operation a checker can place anywhere in those seconds; its tries, each a
+/// round trip long, are operations it can place almost exactly.
+pub trait AttemptObserver: Send + Sync {
+    /// An attempt is about to be sent.
+    fn started(&self);
+    /// The attempt that started last has ended.
+    fn ended(&self, outcome: AttemptOutcome<'_>);
+    /// A holder of this process handed the lock over after a local wait that began at
+    /// `since` (no attempt was sent meanwhile): a grant whose instant lies in that wait.
+    fn handed_over(&self, since: Instant, token: Option<u64>);
+}
+
+/// The observer of an acquire nobody records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unobserved;
+
+impl AttemptObserver for Unobserved {
+    fn started(&self) {}
+    fn ended(&self, _outcome: AttemptOutcome<'_>) {}
+    fn handed_over(&self, _since: Instant, _token: Option<u64>) {}
+}
