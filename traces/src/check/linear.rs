@@ -125,7 +125,15 @@ pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::Stat
     let at = op.window();
     let mut next = States::new();
     for s in states {
-        for predicted in op.spec.step(s, &op.input, at) {
+        let outcomes = op.spec.step(s, &op.input, at);
+        // An operation of unknown outcome may never have taken effect (Knossos reads an
+        // `:info` so). Open to the end, it can always be put last, where any outcome is
+        // harmless; but a spec may allow it none there (Knossos's mutex: an acquire that
+        // timed out waiting while the mutex stayed held), and then it did not happen.
+        if op.output.is_none() && outcomes.is_empty() {
+            next.push(s.clone());
+        }
+        for predicted in outcomes {
             match &op.output {
                 None => next.push(predicted.1),
                 Some(observed) => {

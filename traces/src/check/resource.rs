@@ -202,6 +202,9 @@ fn inventory_op(
         InventoryOutput::Refused
     };
     Ok(match op.kind {
+        // A read that crashed or never returned has no value to parse, and needs none:
+        // its answer is unknown.
+        OpKind::Read if op.outcome == Outcome::Unknown => lin(spec, op, InventoryInput::Read, None),
         OpKind::Read => {
             let out = match op.result_value() {
                 Some(Value::Object(m)) => InventoryOutput::Read {

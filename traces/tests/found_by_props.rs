@@ -1,0 +1,63 @@
+//! Histories the property tests (spec_props, client_props) found judged wrongly,
+//! reduced by hand to their core. Each was a correct run.
+
+use locklab_traces::check::{check_history, Options, Verdict};
+use locklab_traces::format::{Event, Header, History, LockModel, OpKind, Phase, Process};
+
+fn history(header: Header, events: Vec<Event>) -> History {
+    History {
+        source: "test".into(),
+        header,
+        events: events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (i + 2, e))
+            .collect(),
+        warnings: vec![],
+    }
+}
+
+fn ev(p: u32, op: OpKind, phase: Phase, time: u64) -> Event {
+    Event::new(Process::Client(p), op, phase, time)
+}
+
+/// c0 holds Knossos's mutex; its second acquire waits, and times out. It never took
+/// effect, as Knossos allows an `:info` not to; it was reported as an acquire of a held
+/// mutex.
+#[test]
+fn a_mutex_acquire_that_timed_out_waiting_never_took_effect() {
+    let mut header = Header::new("test", "test");
+    header.lock = Some(LockModel::Mutex);
+    let h = history(
+        header,
+        vec![
+            ev(0, OpKind::Acquire, Phase::Invoke, 1),
+            ev(0, OpKind::Acquire, Phase::Ok, 2),
+            ev(1, OpKind::Acquire, Phase::Invoke, 3),
+            ev(1, OpKind::Acquire, Phase::Info, 4),
+        ],
+    );
+    let r = check_history(&h, &Options::default()).expect("checks");
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+}
+
+/// An inventory read that crashed has no value; the history was refused as malformed
+/// ("read needs an integer value").
+#[test]
+fn an_inventory_read_that_crashed_needs_no_value() {
+    let mut header = Header::new("test", "test");
+    header.resource = Some(locklab_traces::format::ResourceSpec::Inventory {
+        initial: 1,
+        writes_are_updates: false,
+    });
+    let h = history(
+        header,
+        vec![
+            ev(0, OpKind::Read, Phase::Invoke, 1),
+            ev(0, OpKind::Read, Phase::Info, 2),
+            ev(1, OpKind::Read, Phase::Invoke, 3),
+        ],
+    );
+    let r = check_history(&h, &Options::default()).expect("a crashed read is well-formed");
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+}
