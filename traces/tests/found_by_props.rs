@@ -61,3 +61,36 @@ fn an_inventory_read_that_crashed_needs_no_value() {
     let r = check_history(&h, &Options::default()).expect("a crashed read is well-formed");
     assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
 }
+
+/// A Redis node: `SET lock c0 NX PX 10` ran at 2, `PTTL lock` at 6 and answered 6. The
+/// spec predicted the lease left at the end of PTTL's window against the earliest
+/// deadline (3) and demanded exactly that.
+#[test]
+fn a_redis_pttl_is_the_lease_left_at_some_instant_of_its_window() {
+    use std::sync::Arc;
+
+    use locklab_models::spec::{RedisCommand, RedisReply, RedisSpec};
+    use locklab_traces::check::linear::{check, LinOp, LinResult};
+
+    let op = |input, output, call, ret| LinOp {
+        spec: Arc::new(RedisSpec),
+        input,
+        output: Some(output),
+        call,
+        ret: Some(ret),
+        client: 0,
+        line: 0,
+    };
+    let set = RedisCommand::Set {
+        key: "lock".into(),
+        value: "c0".into(),
+        nx: true,
+        px: Some(10),
+    };
+    let pttl = RedisCommand::PTtl { key: "lock".into() };
+    let ops = vec![
+        op(set, RedisReply::Ok, 0, 4),
+        op(pttl, RedisReply::Integer(6), 5, 7),
+    ];
+    assert!(matches!(check(&[ops], None), LinResult::Ok));
+}

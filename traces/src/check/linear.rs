@@ -137,7 +137,7 @@ pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::Stat
             match &op.output {
                 None => next.push(predicted.1),
                 Some(observed) => {
-                    if let Some(n) = op.spec.observe(s, predicted, observed) {
+                    if let Some(n) = op.spec.observe(s, &op.input, at, predicted, observed) {
                         next.push(n);
                     }
                 }
@@ -176,7 +176,10 @@ fn successor_set<S: Spec>(
     let predicted = outcomes.pop()?;
     match &op.output {
         None => Some(StateSet::One(predicted.1)),
-        Some(observed) => op.spec.observe(one, predicted, observed).map(StateSet::One),
+        Some(observed) => op
+            .spec
+            .observe(one, &op.input, at, predicted, observed)
+            .map(StateSet::One),
     }
 }
 
