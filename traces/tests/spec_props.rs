@@ -92,7 +92,7 @@ fn accepted<W: Workload>(
     let r = report(&h, Selection::Auto);
     let exempt = w.exempt();
     for c in r.checks.iter().filter(|c| !exempt.contains(&c.property)) {
-        prop_assert_eq!(c.verdict, Verdict::Ok, "{:#?}\n{:#?}", c, h.events);
+        prop_assert_eq!(c.verdict, Verdict::Ok, "{:#?}\n{}", c, show(&h));
     }
     Ok(())
 }
@@ -126,9 +126,9 @@ fn matches_oracle<W: Workload>(
     prop_assert_eq!(
         got == Verdict::Ok,
         expected,
-        "{:#?}\n{:#?}",
+        "{:#?}\n{}",
         r.checks,
-        h.events
+        show(&h)
     );
     Ok(())
 }

@@ -3,10 +3,12 @@
 //! Proven from the order of operations alone, with the lock read as one service: owner
 //! A was granted the lock (G_A), A's lease had certainly run out (G_A returned more than
 //! a lease before) when owner B's grant G_B began, G_B returned before A's release R
-//! was sent, A took no grant in between, and R still succeeded. B's grant proves A's
-//! hold was gone, so whatever R removed was not A's. A grant that overlaps a live lease
-//! (a double grant) proves nothing here: that is mutual exclusion's and the lock spec's
-//! finding.
+//! was sent, no acquire of A's can have taken effect between G_B and R, and R still
+//! succeeded. B's grant proves A's hold was gone, so whatever R removed was not A's.
+//! That counts the acquires A never heard the outcome of: a client that timed out on an
+//! acquire and releases to be safe may well hold the lock. A grant that overlaps a live
+//! lease (a double grant) proves nothing here: that is mutual exclusion's and the lock
+//! spec's finding.
 
 use crate::format::OpKind;
 use crate::ops::{Operation, Outcome, Paired};
@@ -54,13 +56,30 @@ pub fn check(paired: &Paired) -> CheckReport {
             continue;
         };
         let expired_by = ga_ret.saturating_add(lease);
-        let other = grants.iter().find(|g| {
-            g.owner() != a
-                && g.key() == r.key()
-                && g.call() > expired_by
-                && g.ret().is_some_and(|t| t < r.call())
-        });
-        if let Some(gb) = other {
+        // The latest such grant leaves the least room for A to be granted again after it.
+        let other = grants
+            .iter()
+            .filter(|g| {
+                g.owner() != a
+                    && g.key() == r.key()
+                    && g.call() > expired_by
+                    && g.ret().is_some_and(|t| t < r.call())
+            })
+            .max_by_key(|g| g.call());
+        // An acquire of A's that may have taken effect after G_B and before R, whether
+        // A heard of it or not (a lost answer, another process of the same owner), may be
+        // the hold R released.
+        let regranted = |gb: &Operation| {
+            paired.ops.iter().any(|g| {
+                g.kind == OpKind::Acquire
+                    && g.outcome != Outcome::Fail
+                    && g.owner() == a
+                    && g.key() == r.key()
+                    && g.call() < r.ret().unwrap_or(u64::MAX)
+                    && g.ret().unwrap_or(u64::MAX) > gb.call()
+            })
+        };
+        if let Some(gb) = other.filter(|gb| !regranted(gb)) {
             let mut report = CheckReport::new(
                 Property::NoForeignRelease,
                 Verdict::Violation,

@@ -511,3 +511,31 @@ pub fn corrupt_lock(ops: &mut [Sim<LockSpec>], which: usize, how: u8) {
         corrupt_lock_op(op, how);
     }
 }
+
+/// The events of a history, one a line, for failure messages.
+pub fn show(h: &History) -> String {
+    let mut out = String::new();
+    for (line, e) in &h.events {
+        let mut extra = String::new();
+        if let Some(v) = &e.value {
+            extra += &format!(" value={v}");
+        }
+        if let Some(t) = e.token {
+            extra += &format!(" token={t}");
+        }
+        if let Some(o) = e.owner {
+            extra += &format!(" owner={o}");
+        }
+        if let Some(l) = e.lease_ns {
+            extra += &format!(" lease={l}");
+        }
+        if let Some(k) = &e.key {
+            extra += &format!(" key={k}");
+        }
+        out += &format!(
+            "{line:>3} t={:>6} {} {:?} {:?}{extra}\n",
+            e.time, e.process, e.op, e.phase
+        );
+    }
+    out
+}
