@@ -129,3 +129,51 @@ fn a_release_after_an_acquire_of_unknown_outcome_may_be_of_ones_own_hold() {
         }
     }
 }
+
+/// c0 holds lock b while c1 holds lock a: two locks, two critical sections. They were
+/// reported as one critical section with two clients in it.
+#[test]
+fn holding_different_locks_at_once_is_no_overlap() {
+    let acquire = |p, key: &str, phase, time| {
+        let mut e = ev(p, OpKind::Acquire, phase, time);
+        e.key = Some(key.into());
+        e
+    };
+    let h = history(
+        Header::new("test", "test"),
+        vec![
+            acquire(0, "b", Phase::Invoke, 1),
+            acquire(1, "a", Phase::Invoke, 2),
+            acquire(1, "a", Phase::Ok, 3),
+            acquire(0, "b", Phase::Ok, 4),
+            acquire(1, "a", Phase::Invoke, 5),
+        ],
+    );
+    let r = check_history(&h, &Options::default()).expect("checks");
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+}
+
+/// Two products, each with 2 in stock: 2 sold of a, 1 of b. That was reported as 3 sold
+/// from a stock of 2.
+#[test]
+fn each_key_of_an_inventory_is_a_stock_of_its_own() {
+    let mut header = Header::new("test", "test");
+    header.resource = Some(locklab_traces::format::ResourceSpec::Inventory {
+        initial: 2,
+        writes_are_updates: false,
+    });
+    let decrement = |key: &str, time| {
+        let mut inv = ev(0, OpKind::Decrement, Phase::Invoke, time);
+        inv.key = Some(key.into());
+        [inv, ev(0, OpKind::Decrement, Phase::Ok, time + 1)]
+    };
+    let h = history(
+        header,
+        [decrement("a", 1), decrement("a", 3), decrement("b", 5)]
+            .into_iter()
+            .flatten()
+            .collect(),
+    );
+    let r = check_history(&h, &Options::default()).expect("checks");
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+}

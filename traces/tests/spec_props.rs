@@ -23,8 +23,8 @@ use std::collections::BTreeMap;
 use common::*;
 use locklab_models::spec::{
     InventoryInput, InventoryOutput, InventorySpec, KvInput, KvOutput, KvSpec, LockInput,
-    LockOutput, LockSpec, MutexInput, MutexOutput, MutexSpec, RedisCommand, RedisReply, RedisSpec,
-    RegisterInput, RegisterSpec, Spec, Window,
+    LockOutput, LockSpec, MutexInput, MutexOutput, MutexSpec, Outcomes, RedisCommand, RedisReply,
+    RedisSpec, RegisterInput, RegisterSpec, Spec, Window,
 };
 use locklab_traces::check::linear::{self, LinResult};
 use locklab_traces::check::{Property, Selection, Verdict};
@@ -36,7 +36,7 @@ use serde_json::json;
 type In<W> = <<W as Workload>::S as Spec>::Input;
 type Out<W> = <<W as Workload>::S as Spec>::Output;
 
-/// A spec, the requests clients make of it, and how a history records them.
+/// A spec and the requests clients make of it.
 trait Workload {
     /// What the simulation runs and the oracle holds the history against.
     type S: Spec;
@@ -46,6 +46,10 @@ trait Workload {
     fn blur(&self, _out: &mut Out<Self>, _what: u8) {}
     /// Changes the answer of an operation whose client recorded one.
     fn corrupt(&self, op: &mut Sim<Self::S>, how: u8);
+}
+
+/// How a history records a workload, for `check_history`.
+trait Recorded: Workload {
     /// The header of the recorded history.
     fn header(&self) -> Header {
         Header::new("prop", "sim")
@@ -76,12 +80,12 @@ fn simulate_workload<W: Workload>(
     )
 }
 
-fn record<W: Workload>(w: &W, ops: &[Sim<W::S>]) -> locklab_traces::format::History {
+fn record<W: Recorded>(w: &W, ops: &[Sim<W::S>]) -> locklab_traces::format::History {
     history_with(w.header(), events(ops, |o, i, d| w.encode(o, i, d)))
 }
 
 /// A simulated run passes every check that is not exempt.
-fn accepted<W: Workload>(
+fn accepted<W: Recorded>(
     w: &W,
     clients: u32,
     choices: &[u8],
@@ -109,7 +113,7 @@ fn corrupt<W: Workload>(w: &W, ops: &mut [Sim<W::S>], which: usize, how: u8) {
 }
 
 /// A corrupted small history is accepted exactly when the oracle finds an order.
-fn matches_oracle<W: Workload>(
+fn matches_oracle<W: Recorded>(
     w: &W,
     clients: u32,
     choices: &[u8],
@@ -131,6 +135,116 @@ fn matches_oracle<W: Workload>(
         show(&h)
     );
     Ok(())
+}
+
+/// Independent copies of a spec, one per key: the oracle's model of a history of
+/// several locks or resources, where the pipeline checks key by key.
+#[derive(Clone, Debug, Default)]
+struct Keyed<S>(S);
+
+impl<S: Spec> Spec for Keyed<S> {
+    type State = BTreeMap<String, S::State>;
+    type Input = (String, S::Input);
+    type Output = S::Output;
+
+    fn init(&self) -> Self::State {
+        BTreeMap::new()
+    }
+
+    fn step(
+        &self,
+        state: &Self::State,
+        (key, input): &Self::Input,
+        at: Window,
+    ) -> Outcomes<S::Output, Self::State> {
+        let one = state.get(key).cloned().unwrap_or_else(|| self.0.init());
+        self.0
+            .step(&one, input, at)
+            .into_iter()
+            .map(|(o, next)| {
+                let mut all = state.clone();
+                all.insert(key.clone(), next);
+                (o, all)
+            })
+            .collect()
+    }
+
+    fn observe(
+        &self,
+        before: &Self::State,
+        (key, input): &Self::Input,
+        at: Window,
+        (predicted, mut after): (S::Output, Self::State),
+        observed: &S::Output,
+    ) -> Option<Self::State> {
+        let one = before.get(key).cloned().unwrap_or_else(|| self.0.init());
+        let next = after.remove(key)?;
+        let next = self
+            .0
+            .observe(&one, input, at, (predicted, next), observed)?;
+        after.insert(key.clone(), next);
+        Some(after)
+    }
+}
+
+/// A workload spread over `keys` keys (one: no key recorded at all).
+#[derive(Clone, Debug)]
+struct Keys<W> {
+    inner: W,
+    keys: u8,
+}
+
+impl<W: Workload> Keys<W> {
+    /// The operation as the inner workload sees it.
+    fn unkeyed(op: &Sim<Keyed<W::S>>) -> Sim<W::S> {
+        Sim {
+            client: op.client,
+            input: op.input.1.clone(),
+            output: op.output.clone(),
+            refused: op.refused,
+            call: op.call,
+            ret: op.ret,
+            effect: op.effect,
+        }
+    }
+}
+
+impl<W: Workload> Workload for Keys<W> {
+    type S = Keyed<W::S>;
+    fn spec(&self) -> Keyed<W::S> {
+        Keyed(self.inner.spec())
+    }
+    fn input(&self, client: u32, what: u8) -> In<Self> {
+        // A mix of `what` that the inputs' own choices leave fairly free.
+        let key = ["a", "b", "c"][((what as usize * 37) >> 3) % self.keys as usize];
+        (key.to_string(), self.inner.input(client, what))
+    }
+    fn blur(&self, out: &mut Out<Self>, what: u8) {
+        self.inner.blur(out, what)
+    }
+    fn corrupt(&self, op: &mut Sim<Keyed<W::S>>, how: u8) {
+        let mut one = Self::unkeyed(op);
+        self.inner.corrupt(&mut one, how);
+        op.output = one.output;
+        op.refused = one.refused;
+        op.ret = one.ret;
+    }
+}
+
+impl<W: Recorded> Recorded for Keys<W> {
+    fn header(&self) -> Header {
+        self.inner.header()
+    }
+    fn encode(&self, op: &Sim<Keyed<W::S>>, inv: &mut Event, done: &mut Event) -> Phase {
+        let phase = self.inner.encode(&Self::unkeyed(op), inv, done);
+        if self.keys > 1 {
+            inv.key = Some(op.input.0.clone());
+        }
+        phase
+    }
+    fn exempt(&self) -> Vec<Property> {
+        self.inner.exempt()
+    }
 }
 
 /// A register (with or without CAS), empty or starting at a value.
@@ -157,8 +271,11 @@ impl Workload for Register {
         }
     }
     fn corrupt(&self, op: &mut Sim<RegisterSpec>, how: u8) {
-        corrupt_register_op(op, how)
+        corrupt_register_answer(&mut op.output, how)
     }
+}
+
+impl Recorded for Register {
     fn header(&self) -> Header {
         let mut h = Header::new("prop", "sim");
         h.resource = Some(match self.cas {
@@ -172,7 +289,7 @@ impl Workload for Register {
         h
     }
     fn encode(&self, op: &Sim<RegisterSpec>, inv: &mut Event, done: &mut Event) -> Phase {
-        encode_register(op, inv, done)
+        encode_register(&op.input, &op.output, inv, done)
     }
 }
 
@@ -243,6 +360,9 @@ impl Workload for Kv {
             }
         }
     }
+}
+
+impl Recorded for Kv {
     fn header(&self) -> Header {
         let mut h = Header::new("prop", "sim");
         h.resource = Some(ResourceSpec::Kv);
@@ -324,6 +444,9 @@ impl Workload for Inventory {
             _ => {}
         }
     }
+}
+
+impl Recorded for Inventory {
     fn header(&self) -> Header {
         let mut h = Header::new("prop", "sim");
         h.resource = Some(ResourceSpec::Inventory {
@@ -413,15 +536,18 @@ impl Workload for Lock {
         }
     }
     fn corrupt(&self, op: &mut Sim<LockSpec>, how: u8) {
-        corrupt_lock_op(op, how)
+        corrupt_lock_answer(&op.input, &mut op.output, how)
     }
+}
+
+impl Recorded for Lock {
     fn header(&self) -> Header {
         let mut h = Header::new("prop", "sim");
         h.reentrant = self.reentrant;
         h
     }
     fn encode(&self, op: &Sim<LockSpec>, inv: &mut Event, done: &mut Event) -> Phase {
-        encode_lock(op, inv, done)
+        encode_lock(op.client, &op.input, &op.output, inv, done)
     }
     /// The critical sections the history implies are the clients' beliefs: a lease
     /// runs out under its holder's feet, and a process releases a lock another process
@@ -460,6 +586,9 @@ impl Workload for Mutex {
             op.output = None;
         }
     }
+}
+
+impl Recorded for Mutex {
     fn header(&self) -> Header {
         let mut h = Header::new("prop", "sim");
         h.lock = Some(LockModel::Mutex);
@@ -480,7 +609,8 @@ impl Workload for Mutex {
 #[derive(Clone, Debug)]
 struct Redis;
 
-impl Redis {
+impl Workload for Redis {
+    type S = RedisSpec;
     fn spec(&self) -> RedisSpec {
         RedisSpec
     }
@@ -530,25 +660,9 @@ impl Redis {
             (None, _) => None,
         };
     }
+}
 
-    fn simulate(
-        &self,
-        clients: u32,
-        max_ops: usize,
-        choices: &[u8],
-        faults: Faults,
-    ) -> Vec<Sim<RedisSpec>> {
-        simulate_with(
-            &self.spec(),
-            clients,
-            max_ops,
-            choices,
-            faults,
-            |c, what| self.input(c, what),
-            |_, _| {},
-        )
-    }
-
+impl Redis {
     /// The search's verdict, one partition per key (the node is the product of its
     /// keys: each command touches one).
     fn verdict(&self, ops: &[Sim<RedisSpec>]) -> LinResult<RedisSpec> {
@@ -561,6 +675,12 @@ impl Redis {
         }
         linear::check(&parts.into_values().collect::<Vec<_>>(), None)
     }
+}
+
+fn keys<W: Clone + std::fmt::Debug>(
+    inner: impl Strategy<Value = W>,
+) -> impl Strategy<Value = Keys<W>> {
+    (inner, 1u8..4).prop_map(|(inner, keys)| Keys { inner, keys })
 }
 
 fn lock_workload() -> impl Strategy<Value = Lock> {
@@ -592,12 +712,12 @@ proptest! {
     #![proptest_config(config(200))]
 
     #[test]
-    fn simulated_registers_pass(w in register_workload(), clients in 1u32..5, choices in choices(120), faults in faults()) {
+    fn simulated_registers_pass(w in keys(register_workload()), clients in 1u32..5, choices in choices(120), faults in faults()) {
         accepted(&w, clients, &choices, faults)?;
     }
 
     #[test]
-    fn corrupted_registers_match_the_oracle(w in register_workload(), clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
+    fn corrupted_registers_match_the_oracle(w in keys(register_workload()), clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
         matches_oracle(&w, clients, &choices, faults, which, how)?;
     }
 
@@ -612,53 +732,108 @@ proptest! {
     }
 
     #[test]
-    fn simulated_inventories_pass(w in inventory_workload(), clients in 1u32..5, choices in choices(120), faults in faults()) {
+    fn simulated_inventories_pass(w in keys(inventory_workload()), clients in 1u32..5, choices in choices(120), faults in faults()) {
         accepted(&w, clients, &choices, faults)?;
     }
 
     #[test]
-    fn corrupted_inventories_match_the_oracle(w in inventory_workload(), clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
+    fn corrupted_inventories_match_the_oracle(w in keys(inventory_workload()), clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
         matches_oracle(&w, clients, &choices, faults, which, how)?;
     }
 
     #[test]
-    fn simulated_locks_pass(w in lock_workload(), clients in 1u32..5, choices in choices(120), faults in faults()) {
+    fn simulated_locks_pass(w in keys(lock_workload()), clients in 1u32..5, choices in choices(120), faults in faults()) {
         accepted(&w, clients, &choices, faults)?;
     }
 
     #[test]
-    fn corrupted_locks_match_the_oracle(w in lock_workload(), clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
+    fn corrupted_locks_match_the_oracle(w in keys(lock_workload()), clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
         matches_oracle(&w, clients, &choices, faults, which, how)?;
     }
 
     #[test]
-    fn simulated_mutexes_pass(clients in 1u32..5, choices in choices(120), faults in faults()) {
-        accepted(&Mutex, clients, &choices, faults)?;
+    fn simulated_mutexes_pass(w in keys(Just(Mutex)), clients in 1u32..5, choices in choices(120), faults in faults()) {
+        accepted(&w, clients, &choices, faults)?;
     }
 
     #[test]
-    fn corrupted_mutexes_match_the_oracle(clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
-        matches_oracle(&Mutex, clients, &choices, faults, which, how)?;
+    fn corrupted_mutexes_match_the_oracle(w in keys(Just(Mutex)), clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
+        matches_oracle(&w, clients, &choices, faults, which, how)?;
     }
 
     #[test]
     fn simulated_redis_nodes_pass(clients in 1u32..5, choices in choices(120), faults in faults()) {
-        let ops = Redis.simulate(clients, 30, &choices, faults);
+        let ops = simulate_workload(&Redis, clients, 30, &choices, faults);
         let v = Redis.verdict(&ops);
         prop_assert!(matches!(v, LinResult::Ok), "{:#?}\n{:#?}", v, ops);
     }
 
     #[test]
     fn corrupted_redis_nodes_match_the_oracle(clients in 1u32..5, choices in choices(48), faults in faults(), which in 0usize..8, how in any::<u8>()) {
-        let mut ops = Redis.simulate(clients, 8, &choices, faults);
-        if let Some(op) = pick(&mut ops, which) {
-            match how % 4 {
-                3 => op.ret = Some(op.call + 1),
-                _ => Redis.corrupt(op, how / 4),
-            }
-        }
+        let mut ops = simulate_workload(&Redis, clients, 8, &choices, faults);
+        corrupt(&Redis, &mut ops, which, how);
         let expected = oracle(&lin_ops(&Redis.spec(), &ops));
         let v = Redis.verdict(&ops);
         prop_assert_eq!(matches!(v, LinResult::Ok), expected, "{:#?}\n{:#?}", v, ops);
     }
+}
+
+/// What a sample of corrupted histories of a workload covers: how many the oracle
+/// rejects and accepts, and how many answers were lost, timed out, landed late or never
+/// came.
+#[derive(Debug, Default)]
+struct Covered {
+    rejected: usize,
+    accepted: usize,
+    lost: usize,
+    timed_out: usize,
+    late: usize,
+    never: usize,
+}
+
+fn cover<W: Workload + std::fmt::Debug>(workloads: impl Strategy<Value = W>) -> Covered {
+    let cases = (
+        workloads,
+        1u32..5,
+        choices(48),
+        faults(),
+        0usize..8,
+        any::<u8>(),
+    );
+    let mut c = Covered::default();
+    for (w, clients, choices, faults, which, how) in sample(cases, 300) {
+        let mut ops = simulate_workload(&w, clients, 8, &choices, faults);
+        for op in &ops {
+            match (op.ret, op.output.is_some() || op.refused, op.effect) {
+                (None, _, _) => c.never += 1,
+                (Some(_), false, Some(e)) if e < op.call => unreachable!(),
+                (Some(r), false, Some(e)) if e > r => c.late += 1,
+                (Some(_), false, Some(_)) => c.lost += 1,
+                (Some(_), false, None) => c.timed_out += 1,
+                _ => {}
+            }
+        }
+        corrupt(&w, &mut ops, which, how);
+        match oracle(&lin_ops(&w.spec(), &ops)) {
+            true => c.accepted += 1,
+            false => c.rejected += 1,
+        }
+    }
+    c
+}
+
+/// The corruption tests are only worth something if corruptions are sometimes caught
+/// and sometimes harmless, and the faults all happen: checked on a fixed sample.
+#[test]
+fn corruptions_and_faults_cover_every_spec() {
+    fn enough(name: &str, c: Covered) {
+        let all = [c.rejected, c.accepted, c.lost, c.timed_out, c.late, c.never];
+        assert!(all.iter().all(|&n| n >= 5), "{name}: {c:?}");
+    }
+    enough("register", cover(keys(register_workload())));
+    enough("kv", cover((1u8..4).prop_map(|keys| Kv { keys })));
+    enough("inventory", cover(keys(inventory_workload())));
+    enough("lock", cover(keys(lock_workload())));
+    enough("mutex", cover(keys(Just(Mutex))));
+    enough("redis", cover(Just(Redis)));
 }

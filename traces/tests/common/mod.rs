@@ -359,8 +359,13 @@ pub fn register_input(_: u32, what: u8) -> RegisterInput {
 }
 
 /// Fills a register operation's events; the phase of its answer.
-pub fn encode_register(op: &Sim<RegisterSpec>, inv: &mut Event, done: &mut Event) -> Phase {
-    match &op.input {
+pub fn encode_register(
+    input: &RegisterInput,
+    output: &Option<RegisterOutput>,
+    inv: &mut Event,
+    done: &mut Event,
+) -> Phase {
+    match input {
         RegisterInput::Read => inv.op = OpKind::Read,
         RegisterInput::Write(v) => {
             inv.op = OpKind::Write;
@@ -371,7 +376,7 @@ pub fn encode_register(op: &Sim<RegisterSpec>, inv: &mut Event, done: &mut Event
             inv.value = Some(serde_json::json!([from, to]));
         }
     }
-    match &op.output {
+    match output {
         Some(RegisterOutput::Value(v)) => {
             done.value = Some(v.map_or(serde_json::Value::Null, Into::into));
             Phase::Ok
@@ -382,7 +387,9 @@ pub fn encode_register(op: &Sim<RegisterSpec>, inv: &mut Event, done: &mut Event
 }
 
 pub fn register_events(ops: &[Sim<RegisterSpec>]) -> Vec<Event> {
-    events(ops, encode_register)
+    events(ops, |op, inv, done| {
+        encode_register(&op.input, &op.output, inv, done)
+    })
 }
 
 pub fn lock_input(client: u32, what: u8) -> LockInput {
@@ -403,8 +410,14 @@ pub fn lock_input(client: u32, what: u8) -> LockInput {
 
 /// Fills a lock operation's events (the owner only when it is not the process, as a
 /// recorder writes it); the phase of its answer.
-pub fn encode_lock(op: &Sim<LockSpec>, inv: &mut Event, done: &mut Event) -> Phase {
-    match &op.input {
+pub fn encode_lock(
+    client: u32,
+    input: &LockInput,
+    output: &Option<LockOutput>,
+    inv: &mut Event,
+    done: &mut Event,
+) -> Phase {
+    match input {
         LockInput::Acquire { lease, .. } => {
             inv.op = OpKind::Acquire;
             inv.lease_ns = *lease;
@@ -415,11 +428,11 @@ pub fn encode_lock(op: &Sim<LockSpec>, inv: &mut Event, done: &mut Event) -> Pha
             inv.lease_ns = Some(*lease);
         }
     }
-    let owner = op.input.owner();
-    if owner != op.client as u64 {
+    let owner = input.owner();
+    if owner != client as u64 {
         inv.owner = Some(owner);
     }
-    match &op.output {
+    match output {
         Some(LockOutput::Granted(t)) => {
             done.token = *t;
             Phase::Ok
@@ -430,7 +443,9 @@ pub fn encode_lock(op: &Sim<LockSpec>, inv: &mut Event, done: &mut Event) -> Pha
 }
 
 pub fn lock_events(ops: &[Sim<LockSpec>]) -> Vec<Event> {
-    events(ops, encode_lock)
+    events(ops, |op, inv, done| {
+        encode_lock(op.client, &op.input, &op.output, inv, done)
+    })
 }
 
 pub fn report(h: &History, selection: Selection) -> Report {
@@ -471,8 +486,8 @@ pub fn pick<S: Spec>(ops: &mut [Sim<S>], which: usize) -> Option<&mut Sim<S>> {
 }
 
 /// Changes one answer: a read value, a CAS result.
-pub fn corrupt_register_op(op: &mut Sim<RegisterSpec>, how: u8) {
-    op.output = match (&op.output, how % 2) {
+pub fn corrupt_register_answer(output: &mut Option<RegisterOutput>, how: u8) {
+    *output = match (&*output, how % 2) {
         (Some(RegisterOutput::Value(v)), 0) => {
             Some(RegisterOutput::Value(Some(v.unwrap_or(0) + 1)))
         }
@@ -485,19 +500,19 @@ pub fn corrupt_register_op(op: &mut Sim<RegisterSpec>, how: u8) {
 
 pub fn corrupt_register(ops: &mut [Sim<RegisterSpec>], which: usize, how: u8) {
     if let Some(op) = pick(ops, which) {
-        corrupt_register_op(op, how);
+        corrupt_register_answer(&mut op.output, how);
     }
 }
 
 /// Changes one answer: a grant into a refusal, a token, a refusal into success.
-pub fn corrupt_lock_op(op: &mut Sim<LockSpec>, how: u8) {
-    op.output = match (&op.output, how % 2) {
+pub fn corrupt_lock_answer(input: &LockInput, output: &mut Option<LockOutput>, how: u8) {
+    *output = match (&*output, how % 2) {
         (Some(LockOutput::Granted(_)), 0) => Some(LockOutput::Busy),
         (Some(LockOutput::Granted(Some(t))), _) => {
             Some(LockOutput::Granted(Some(t.saturating_sub(1))))
         }
         (Some(LockOutput::Busy), _) => Some(LockOutput::Granted(None)),
-        (Some(LockOutput::NotHeld), _) if matches!(op.input, LockInput::Renew { .. }) => {
+        (Some(LockOutput::NotHeld), _) if matches!(input, LockInput::Renew { .. }) => {
             Some(LockOutput::Renewed)
         }
         (Some(LockOutput::NotHeld), _) => Some(LockOutput::Released),
@@ -508,7 +523,7 @@ pub fn corrupt_lock_op(op: &mut Sim<LockSpec>, how: u8) {
 
 pub fn corrupt_lock(ops: &mut [Sim<LockSpec>], which: usize, how: u8) {
     if let Some(op) = pick(ops, which) {
-        corrupt_lock_op(op, how);
+        corrupt_lock_answer(&op.input, &mut op.output, how);
     }
 }
 
@@ -538,4 +553,14 @@ pub fn show(h: &History) -> String {
         );
     }
     out
+}
+
+/// `n` values of `strategy`, the same ones every run: for tests that count what a
+/// sample covers.
+pub fn sample<S: Strategy>(strategy: S, n: usize) -> Vec<S::Value> {
+    use proptest::strategy::ValueTree;
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    (0..n)
+        .map(|_| strategy.new_tree(&mut runner).expect("a value").current())
+        .collect()
 }
