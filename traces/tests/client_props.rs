@@ -47,6 +47,8 @@ enum Fence {
 #[derive(Clone, Debug)]
 struct Setup {
     clients: u32,
+    /// Locks, each guarding a counter of the same name.
+    keys: usize,
     /// The lease of every acquire (`None`: held until released).
     lease: Option<u64>,
     lock: LockKind,
@@ -59,6 +61,13 @@ struct Setup {
     reckless: bool,
     faults: Faults,
     initial: i64,
+}
+
+impl Setup {
+    /// How a history names a key: not at all when there is only one.
+    fn key_name(&self, key: usize) -> Option<String> {
+        (self.keys > 1).then(|| format!("k{key}"))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,6 +93,7 @@ enum Ans {
 #[derive(Clone, Debug)]
 struct Op {
     client: u32,
+    key: usize,
     req: Req,
     call: u64,
     /// When the client recorded an outcome (`None`: never).
@@ -92,49 +102,70 @@ struct Op {
     answer: Option<Ans>,
 }
 
-/// What really happened.
+/// A critical section as it really was.
+#[derive(Clone, Debug)]
+struct Section {
+    client: u32,
+    key: usize,
+    start: u64,
+    /// `None`: never left.
+    end: Option<u64>,
+}
+
+/// What really happened to one counter.
 #[derive(Clone, Debug, Default)]
-struct Truth {
-    /// (client, entered, left; `None`: never left)
-    sections: Vec<(u32, u64, Option<u64>)>,
-    /// Releases that succeeded though their client did not hold the lock (its lease
-    /// had run out, or it never had it).
-    foreign_releases: usize,
-    /// An accepted write whose token was below one accepted before.
-    stale_accepted: bool,
+struct Counted {
     /// Writes that took effect.
     writes: i64,
-    /// Writes whose effect the history cannot tell (lost answer, timeout, no return).
+    /// Whether a write's effect is beyond what the history can tell (a lost answer, a
+    /// timeout, no return).
     unknown_writes: bool,
     last_value: i64,
 }
 
+/// What really happened.
+#[derive(Clone, Debug, Default)]
+struct Truth {
+    sections: Vec<Section>,
+    /// Releases that succeeded though their client did not hold the lock (its lease
+    /// had run out, or it never had it).
+    foreign_releases: usize,
+    /// An accepted write whose token was below one its counter accepted before.
+    stale_accepted: bool,
+    counters: Vec<Counted>,
+}
+
 impl Truth {
     fn overlap(&self) -> bool {
-        let end = |e: Option<u64>| e.unwrap_or(u64::MAX);
+        let end = |s: &Section| s.end.unwrap_or(u64::MAX);
         self.sections.iter().enumerate().any(|(i, a)| {
-            self.sections[i + 1..]
-                .iter()
-                .any(|b| a.0 != b.0 && a.1 < end(b.2) && b.1 < end(a.2))
+            self.sections[i + 1..].iter().any(|b| {
+                a.client != b.client && a.key == b.key && a.start < end(b) && b.start < end(a)
+            })
         })
     }
 }
 
-struct World<'a> {
-    setup: &'a Setup,
+/// One lock and the counter it guards.
+struct Resource {
     lock: LockState,
     /// Until when each client holds the lock, as far as its grants and releases go
     /// (whatever the lock service's own state says).
     holds: Vec<u64>,
     value: i64,
     max_token: u64,
+}
+
+struct World<'a> {
+    setup: &'a Setup,
+    keys: Vec<Resource>,
     truth: Truth,
 }
 
 impl World<'_> {
-    fn apply(&mut self, client: u32, req: Req, t: u64) -> Ans {
-        let ans = self.serve(client, req, t);
-        let held = &mut self.holds[client as usize];
+    fn apply(&mut self, client: u32, key: usize, req: Req, t: u64) -> Ans {
+        let ans = self.serve(client, key, req, t);
+        let held = &mut self.keys[key].holds[client as usize];
         match ans {
             Ans::Granted(_) => *held = self.setup.lease.map_or(u64::MAX, |l| t + l),
             Ans::Released => {
@@ -143,25 +174,28 @@ impl World<'_> {
                 }
                 *held = 0;
             }
+            Ans::Written => self.truth.counters[key].writes += 1,
             _ => {}
         }
         ans
     }
 
-    fn serve(&mut self, client: u32, req: Req, t: u64) -> Ans {
+    fn serve(&mut self, client: u32, key: usize, req: Req, t: u64) -> Ans {
         let owner = client as u64;
         let at = Window::at(t);
+        let (lock, fence) = (self.setup.lock, self.setup.fence);
+        let r = &mut self.keys[key];
         match req {
-            Req::Acquire if self.setup.lock == LockKind::GrantsAll => {
-                let token = self.lock.last_token + 1;
-                self.lock.last_token = token;
+            Req::Acquire if lock == LockKind::GrantsAll => {
+                let token = r.lock.last_token + 1;
+                r.lock.last_token = token;
                 Ans::Granted(token)
             }
-            Req::Release if self.setup.lock == LockKind::GrantsAll => Ans::Released,
-            Req::Release if self.setup.lock == LockKind::BlindRelease => {
-                match self.lock.holder.as_ref().filter(|h| h.maybe_live(at)) {
+            Req::Release if lock == LockKind::GrantsAll => Ans::Released,
+            Req::Release if lock == LockKind::BlindRelease => {
+                match r.lock.holder.as_ref().filter(|h| h.maybe_live(at)) {
                     Some(_) => {
-                        self.lock.holder = None;
+                        r.lock.holder = None;
                         Ans::Released
                     }
                     None => Ans::NotHeld,
@@ -176,11 +210,11 @@ impl World<'_> {
                     _ => LockInput::Release { owner },
                 };
                 let (out, next) = LockSpec::default()
-                    .step(&self.lock, &input, at)
+                    .step(&r.lock, &input, at)
                     .into_iter()
                     .next()
                     .expect("at an instant the lock has one outcome");
-                self.lock = next;
+                r.lock = next;
                 match out {
                     LockOutput::Granted(t) => Ans::Granted(t.expect("the spec tells the token")),
                     LockOutput::Busy => Ans::Busy,
@@ -188,17 +222,16 @@ impl World<'_> {
                     _ => Ans::NotHeld,
                 }
             }
-            Req::Read => Ans::Value(self.value),
+            Req::Read => Ans::Value(r.value),
             Req::Write { value, token } => {
-                if self.setup.fence == Fence::Correct && token < self.max_token {
+                if fence == Fence::Correct && token < r.max_token {
                     return Ans::Rejected;
                 }
-                if self.setup.fence != Fence::None {
-                    self.truth.stale_accepted |= token < self.max_token;
-                    self.max_token = self.max_token.max(token);
+                if fence != Fence::None {
+                    self.truth.stale_accepted |= token < r.max_token;
+                    r.max_token = r.max_token.max(token);
                 }
-                self.value = value;
-                self.truth.writes += 1;
+                r.value = value;
                 Ans::Written
             }
         }
@@ -220,6 +253,8 @@ enum Next {
 #[derive(Clone, Debug)]
 struct Client {
     next: Next,
+    /// The lock (and counter) of its current round.
+    key: usize,
     /// The request it waits for (an index into the ops) and its answer once it took
     /// effect.
     pending: Option<(usize, Option<Ans>)>,
@@ -231,7 +266,7 @@ struct Client {
     stopped: bool,
 }
 
-/// The recorded history, the truth, and the setup's header.
+/// The recorded history and the truth.
 struct Run {
     ops: Vec<Op>,
     points: Vec<Event>,
@@ -241,15 +276,23 @@ struct Run {
 fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
     let mut world = World {
         setup,
-        lock: LockState::default(),
-        holds: vec![0; setup.clients as usize],
-        value: setup.initial,
-        max_token: 0,
-        truth: Truth::default(),
+        keys: (0..setup.keys)
+            .map(|_| Resource {
+                lock: LockState::default(),
+                holds: vec![0; setup.clients as usize],
+                value: setup.initial,
+                max_token: 0,
+            })
+            .collect(),
+        truth: Truth {
+            counters: vec![Counted::default(); setup.keys],
+            ..Truth::default()
+        },
     };
     let mut clients: Vec<Client> = (0..setup.clients)
         .map(|_| Client {
             next: Next::Acquire,
+            key: 0,
             pending: None,
             token: 0,
             bound: u64::MAX,
@@ -259,6 +302,11 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
         .collect();
     let mut ops: Vec<Op> = Vec::new();
     let mut points: Vec<Event> = Vec::new();
+    let marker = |who: usize, key: usize, kind, at| {
+        let mut e = Event::new(Process::Client(who as u32), kind, Phase::Ok, at);
+        e.key = setup.key_name(key);
+        e
+    };
     // Requests whose client gave up on them, still on their way.
     let mut in_flight: Vec<usize> = Vec::new();
     let faults = setup.faults;
@@ -273,7 +321,7 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
         t += 1000 * (1 + (what % 3) as u64);
         if faults.late_effects && fate >= 56 && !in_flight.is_empty() {
             let i = in_flight.swap_remove(what as usize % in_flight.len());
-            world.apply(ops[i].client, ops[i].req, t);
+            world.apply(ops[i].client, ops[i].key, ops[i].req, t);
             continue;
         }
         let c = &mut clients[who];
@@ -290,7 +338,8 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
                 gave_up = Some(i);
             }
             Some((i, None)) => {
-                c.pending = Some((i, Some(world.apply(ops[i].client, ops[i].req, t))))
+                let ans = world.apply(ops[i].client, ops[i].key, ops[i].req, t);
+                c.pending = Some((i, Some(ans)));
             }
             Some((i, Some(_))) if hits(faults.lose_answer, what) => {
                 ops[i].ret = Some(t);
@@ -313,18 +362,22 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
             }
             None => {
                 let req = match c.next {
-                    Next::Acquire => Some(Req::Acquire),
+                    Next::Acquire => {
+                        // A mix of `what` that the rest of the step leaves fairly free.
+                        c.key = ((what as usize * 37) >> 3) % setup.keys;
+                        Some(Req::Acquire)
+                    }
                     Next::Enter if t >= c.bound && !setup.reckless => Some(Req::Release),
                     Next::Enter => {
-                        world.truth.sections.push((who as u32, t, None));
+                        world.truth.sections.push(Section {
+                            client: who as u32,
+                            key: c.key,
+                            start: t,
+                            end: None,
+                        });
                         c.inside = Some(world.truth.sections.len() - 1);
                         if setup.markers {
-                            let mut e = Event::new(
-                                Process::Client(who as u32),
-                                OpKind::Enter,
-                                Phase::Ok,
-                                t,
-                            );
+                            let mut e = marker(who, c.key, OpKind::Enter, t);
                             e.token = Some(c.token);
                             points.push(e);
                         }
@@ -354,15 +407,10 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
                             false => t.min(c.bound.saturating_sub(1)),
                         };
                         if let Some(s) = c.inside.take() {
-                            world.truth.sections[s].2 = Some(at);
+                            world.truth.sections[s].end = Some(at);
                         }
                         if setup.markers {
-                            points.push(Event::new(
-                                Process::Client(who as u32),
-                                OpKind::Leave,
-                                Phase::Ok,
-                                at,
-                            ));
+                            points.push(marker(who, c.key, OpKind::Leave, at));
                         }
                         c.next = Next::Release;
                         None
@@ -372,6 +420,7 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
                 if let Some(req) = req.filter(|_| ops.len() < max_ops) {
                     ops.push(Op {
                         client: who as u32,
+                        key: c.key,
                         req,
                         call: t,
                         ret: None,
@@ -394,20 +443,25 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
             };
         }
     }
-    // Writes whose outcome the history cannot tell: the accounting must stay silent.
-    world.truth.unknown_writes = ops
-        .iter()
-        .any(|o| matches!(o.req, Req::Write { .. }) && o.answer.is_none());
-    world.truth.last_value = world.value;
-    if setup.counter {
-        // A final read by a fresh client, after everything.
-        ops.push(Op {
-            client: setup.clients,
-            req: Req::Read,
-            call: t + 1000,
-            ret: Some(t + 2000),
-            answer: Some(Ans::Value(world.value)),
-        });
+    for o in &ops {
+        if matches!(o.req, Req::Write { .. }) && o.answer.is_none() {
+            world.truth.counters[o.key].unknown_writes = true;
+        }
+    }
+    for (key, r) in world.keys.iter().enumerate() {
+        world.truth.counters[key].last_value = r.value;
+        if setup.counter {
+            // A final read by a fresh client, after everything.
+            t += 2000;
+            ops.push(Op {
+                client: setup.clients,
+                key,
+                req: Req::Read,
+                call: t - 1000,
+                ret: Some(t),
+                answer: Some(Ans::Value(r.value)),
+            });
+        }
     }
     Run {
         ops,
@@ -427,6 +481,7 @@ fn record(setup: &Setup, run: &Run) -> locklab_traces::format::History {
             Req::Write { .. } => OpKind::Write,
         };
         let mut inv = Event::new(p, kind, Phase::Invoke, op.call);
+        inv.key = setup.key_name(op.key);
         match op.req {
             Req::Acquire => inv.lease_ns = setup.lease,
             Req::Write { value, token } => {
@@ -468,7 +523,7 @@ fn setup(
     reckless: BoxedStrategy<bool>,
 ) -> impl Strategy<Value = Setup> {
     (
-        1u32..5,
+        (1u32..5, 1usize..4),
         prop::option::of((5u64..60).prop_map(|l| l * 1000)),
         lock,
         any::<bool>(),
@@ -479,16 +534,19 @@ fn setup(
         0i64..3,
     )
         .prop_map(
-            |(clients, lease, lock, counter, fence, markers, reckless, faults, initial)| Setup {
-                clients,
-                lease,
-                lock,
-                counter,
-                fence,
-                markers,
-                reckless,
-                faults,
-                initial,
+            |((clients, keys), lease, lock, counter, fence, markers, reckless, faults, initial)| {
+                Setup {
+                    clients,
+                    keys,
+                    lease,
+                    lock,
+                    counter,
+                    fence,
+                    markers,
+                    reckless,
+                    faults,
+                    initial,
+                }
             },
         )
 }
@@ -587,26 +645,34 @@ fn violations_are_real(setup: &Setup, choices: &[u8]) -> Result<(), TestCaseErro
             prop_assert!(truth.overlap(), "{}", ctx());
         }
         // A section never left is only known to last until its client's last event.
-        if truth.sections.iter().all(|s| s.2.is_some()) {
+        if truth.sections.iter().all(|s| s.end.is_some()) {
             prop_assert_eq!(overlap, truth.overlap(), "{}", ctx());
         }
     }
-    if let Some(safety) = find(&r, Property::ResourceSafety) {
-        prop_assert!(!truth.unknown_writes, "{}", ctx());
-        let lost = truth.writes - (truth.last_value - setup.initial);
-        prop_assert_eq!(
-            safety.stats.get("lost_updates").and_then(|v| v.as_i64()),
-            Some(lost),
-            "{}",
-            ctx()
-        );
-        prop_assert_eq!(safety.verdict == Verdict::Violation, lost > 0, "{}", ctx());
-    } else if setup.counter && !truth.unknown_writes && truth.writes > 0 {
-        prop_assert!(
-            false,
-            "no safety check on a counter with updates:\n{}",
-            ctx()
-        );
+    // Each counter is accounted for on its own; the worst one is reported.
+    let lost = |k: usize| {
+        let c = &truth.counters[k];
+        c.writes - (c.last_value - setup.initial)
+    };
+    let accountable: Vec<usize> = (0..setup.keys)
+        .filter(|&k| !truth.counters[k].unknown_writes && truth.counters[k].writes > 0)
+        .collect();
+    match find(&r, Property::ResourceSafety) {
+        Some(safety) => {
+            let key = match safety.stats.get("key").and_then(|k| k.as_str()) {
+                Some(name) => name[1..].parse::<usize>().expect("k<n>"),
+                None => {
+                    prop_assert_eq!(accountable.len(), 1, "{}", ctx());
+                    accountable[0]
+                }
+            };
+            prop_assert!(accountable.contains(&key), "{}", ctx());
+            let stat = safety.stats.get("lost_updates").and_then(|v| v.as_i64());
+            prop_assert_eq!(stat, Some(lost(key)), "{}", ctx());
+            let any_lost = accountable.iter().any(|&k| lost(k) > 0);
+            prop_assert_eq!(safety.verdict == Verdict::Violation, any_lost, "{}", ctx());
+        }
+        None => prop_assert!(accountable.is_empty() || !setup.counter, "{}", ctx()),
     }
     Ok(())
 }
@@ -629,7 +695,16 @@ proptest! {
 /// caught: on a fixed sample of runs, each check finds a violation now and then.
 #[test]
 fn broken_runs_are_sometimes_caught() {
-    let broken = (any_setup(), prop::collection::vec(any::<u8>(), 0..200));
+    // Broken locks with a broken fence in front of the counters, to give every check
+    // something to find.
+    let setups = any_setup().prop_map(|mut s| {
+        if s.lock != LockKind::Correct {
+            s.counter = true;
+            s.fence = Fence::Broken;
+        }
+        s
+    });
+    let broken = (setups, prop::collection::vec(any::<u8>(), 0..200));
     let mut caught: Vec<Property> = Vec::new();
     for (setup, choices) in sample(broken, 1000) {
         let run = run(&setup, &choices, 40);

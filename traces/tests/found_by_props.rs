@@ -177,3 +177,26 @@ fn each_key_of_an_inventory_is_a_stock_of_its_own() {
     let r = check_history(&h, &Options::default()).expect("checks");
     assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
 }
+
+/// Two counters, each behind a lock of its own: c0 writes k0 with token 1 of lock k0,
+/// then c1 writes k1 with token 1 of lock k1. That was "token 1 accepted from two
+/// holders", as if both wrote one resource under one lock.
+#[test]
+fn each_key_is_fenced_on_its_own() {
+    let write = |p, key: &str, time| {
+        let mut inv = ev(p, OpKind::Write, Phase::Invoke, time);
+        inv.key = Some(key.into());
+        inv.value = Some(1.into());
+        inv.token = Some(1);
+        [inv, ev(p, OpKind::Write, Phase::Ok, time + 1)]
+    };
+    let h = history(
+        Header::new("test", "test"),
+        [write(0, "k0", 1), write(1, "k1", 3)]
+            .into_iter()
+            .flatten()
+            .collect(),
+    );
+    let r = check_history(&h, &Options::default()).expect("checks");
+    assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
+}
