@@ -7,8 +7,9 @@
 //!   clients or a fence that accepts stale tokens, a check reports a violation only when
 //!   one really happened, and the lost updates it counts are those that were lost.
 //!
-//! Each client loops: acquire → enter → (read → write read + 1, with its token) →
-//! leave → release; after an acquire whose answer it never got, it releases to be safe.
+//! Each client loops: acquire → enter → (read → write read + 1, with its token; or, for a
+//! stock, sell one unit if there is one: write read − 1) → leave → release; after an
+//! acquire whose answer it never got, it releases to be safe.
 //! Answers are lost, requests time out and may land later, clients crash.
 //!
 //! The long run is documented in spec_props.rs.
@@ -54,6 +55,9 @@ struct Setup {
     lock: LockKind,
     /// Read and write the counter inside the critical section.
     counter: bool,
+    /// The counters are stocks, of an inventory whose writes are updates: a client
+    /// sells one unit if there is one.
+    stock: bool,
     fence: Fence,
     /// Record `enter`/`leave`.
     markers: bool,
@@ -310,7 +314,7 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
     // Requests whose client gave up on them, still on their way.
     let mut in_flight: Vec<usize> = Vec::new();
     let faults = setup.faults;
-    let hits = |one_in: u8, x: u8| one_in != 0 && x.is_multiple_of(one_in);
+    let mut infos = 0;
     let mut t = 1000u64;
     for pair in choices.chunks(2) {
         let (who, what) = (
@@ -330,7 +334,7 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
         }
         let mut gave_up = None;
         match c.pending {
-            Some((i, None)) if hits(faults.time_out, fate) => {
+            Some((i, None)) if faults.strike(faults.time_out, fate, &mut infos) => {
                 ops[i].ret = Some(t);
                 if faults.late_effects {
                     in_flight.push(i);
@@ -341,7 +345,7 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
                 let ans = world.apply(ops[i].client, ops[i].key, ops[i].req, t);
                 c.pending = Some((i, Some(ans)));
             }
-            Some((i, Some(_))) if hits(faults.lose_answer, what) => {
+            Some((i, Some(_))) if faults.strike(faults.lose_answer, what, &mut infos) => {
                 ops[i].ret = Some(t);
                 gave_up = Some(i);
             }
@@ -355,7 +359,10 @@ fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
                         c.bound = setup.lease.map_or(u64::MAX, |l| ops[i].call + l);
                         Next::Enter
                     }
-                    (Req::Read, Ans::Value(v)) => Next::Write(v + 1),
+                    (Req::Read, Ans::Value(v)) if !setup.stock => Next::Write(v + 1),
+                    (Req::Read, Ans::Value(v)) if v > 0 => Next::Write(v - 1),
+                    // Sold out.
+                    (Req::Read, _) => Next::Leave,
                     (Req::Write { .. }, _) => Next::Leave,
                     _ => Next::Acquire,
                 };
@@ -498,6 +505,10 @@ fn record(setup: &Setup, run: &Run) -> locklab_traces::format::History {
         match op.answer {
             None => done.phase = Phase::Info,
             Some(Ans::Granted(token)) => done.token = Some(token),
+            // An inventory read may record the stock alone or as an object.
+            Some(Ans::Value(v)) if setup.stock && op.call.is_multiple_of(2000) => {
+                done.value = Some(serde_json::json!({ "stock": v }))
+            }
             Some(Ans::Value(v)) => done.value = Some(v.into()),
             Some(Ans::Busy | Ans::NotHeld | Ans::Rejected) => done.phase = Phase::Fail,
             Some(Ans::Released | Ans::Written) => {}
@@ -506,11 +517,16 @@ fn record(setup: &Setup, run: &Run) -> locklab_traces::format::History {
     }
     events.sort_by_key(|e| (e.time, e.phase != Phase::Invoke));
     let mut header = Header::new("prop", "sim");
-    if setup.counter {
-        header.resource = Some(ResourceSpec::Counter {
+    header.resource = match (setup.counter, setup.stock) {
+        (false, _) => None,
+        (true, false) => Some(ResourceSpec::Counter {
             initial: setup.initial,
-        });
-    }
+        }),
+        (true, true) => Some(ResourceSpec::Inventory {
+            initial: setup.initial,
+            writes_are_updates: true,
+        }),
+    };
     history_with(header, events)
 }
 
@@ -523,7 +539,7 @@ fn setup(
     reckless: BoxedStrategy<bool>,
 ) -> impl Strategy<Value = Setup> {
     (
-        (1u32..5, 1usize..4),
+        (1u32..5, 1usize..4, any::<bool>()),
         prop::option::of((5u64..60).prop_map(|l| l * 1000)),
         lock,
         any::<bool>(),
@@ -531,13 +547,24 @@ fn setup(
         any::<bool>(),
         reckless,
         faults(),
-        0i64..3,
+        0i64..4,
     )
         .prop_map(
-            |((clients, keys), lease, lock, counter, fence, markers, reckless, faults, initial)| {
+            |(
+                (clients, keys, stock),
+                lease,
+                lock,
+                counter,
+                fence,
+                markers,
+                reckless,
+                faults,
+                initial,
+            )| {
                 Setup {
                     clients,
                     keys,
+                    stock,
                     lease,
                     lock,
                     counter,
@@ -652,7 +679,11 @@ fn violations_are_real(setup: &Setup, choices: &[u8]) -> Result<(), TestCaseErro
     // Each counter is accounted for on its own; the worst one is reported.
     let lost = |k: usize| {
         let c = &truth.counters[k];
-        c.writes - (c.last_value - setup.initial)
+        c.writes - (c.last_value - setup.initial).abs()
+    };
+    let oversold = |k: usize| match setup.stock {
+        true => (truth.counters[k].writes - setup.initial).max(0),
+        false => 0,
     };
     let accountable: Vec<usize> = (0..setup.keys)
         .filter(|&k| !truth.counters[k].unknown_writes && truth.counters[k].writes > 0)
@@ -667,10 +698,11 @@ fn violations_are_real(setup: &Setup, choices: &[u8]) -> Result<(), TestCaseErro
                 }
             };
             prop_assert!(accountable.contains(&key), "{}", ctx());
-            let stat = safety.stats.get("lost_updates").and_then(|v| v.as_i64());
-            prop_assert_eq!(stat, Some(lost(key)), "{}", ctx());
-            let any_lost = accountable.iter().any(|&k| lost(k) > 0);
-            prop_assert_eq!(safety.verdict == Verdict::Violation, any_lost, "{}", ctx());
+            let stat = |name| safety.stats.get(name).and_then(|v| v.as_i64());
+            prop_assert_eq!(stat("lost_updates"), Some(lost(key)), "{}", ctx());
+            prop_assert_eq!(stat("oversold"), Some(oversold(key)), "{}", ctx());
+            let any = accountable.iter().any(|&k| lost(k) > 0 || oversold(k) > 0);
+            prop_assert_eq!(safety.verdict == Verdict::Violation, any, "{}", ctx());
         }
         None => prop_assert!(accountable.is_empty() || !setup.counter, "{}", ctx()),
     }

@@ -82,6 +82,21 @@ pub struct Faults {
     /// Whether a client goes on after `info`, as a client does after a timeout; else it
     /// stops, as a crashed process does.
     pub resume: bool,
+    /// At most this many answers are lost or timed out. An operation of unknown outcome
+    /// may take effect at any later point, so each one multiplies the orders a search
+    /// has to consider: a dozen on one lock take the search seconds, a score minutes. A
+    /// handful makes every shape.
+    pub max_infos: usize,
+}
+
+impl Faults {
+    /// Whether the fault that strikes one time in `one_in` strikes at `x`, with `infos`
+    /// struck so far.
+    pub fn strike(&self, one_in: u8, x: u8, infos: &mut usize) -> bool {
+        let hit = *infos < self.max_infos && one_in != 0 && x.is_multiple_of(one_in);
+        *infos += usize::from(hit);
+        hit
+    }
 }
 
 impl Faults {
@@ -91,6 +106,7 @@ impl Faults {
         time_out: 0,
         late_effects: false,
         resume: false,
+        max_infos: usize::MAX,
     };
 }
 
@@ -107,11 +123,8 @@ pub fn faults() -> impl Strategy<Value = Faults> {
             time_out,
             late_effects,
             resume,
+            max_infos: 6,
         })
-}
-
-fn hits(one_in: u8, x: u8) -> bool {
-    one_in != 0 && x.is_multiple_of(one_in)
 }
 
 /// Runs `spec` with `clients` clients and the first property tests' faults: each step
@@ -159,6 +172,7 @@ pub fn simulate_with<S: Spec>(
     let mut ops: Vec<Sim<S>> = Vec::new();
     // Requests whose client gave up on them, still on their way to the service.
     let mut in_flight: Vec<usize> = Vec::new();
+    let mut infos = 0;
     let mut t = 1000u64;
     for pair in choices.chunks(2) {
         let (who, what) = (
@@ -191,7 +205,7 @@ pub fn simulate_with<S: Spec>(
                 });
                 cs[who] = C::Invoked(ops.len() - 1);
             }
-            C::Invoked(i) if hits(faults.time_out, fate) => {
+            C::Invoked(i) if faults.strike(faults.time_out, fate, &mut infos) => {
                 ops[i].ret = Some(t);
                 if faults.late_effects {
                     in_flight.push(i);
@@ -217,7 +231,7 @@ pub fn simulate_with<S: Spec>(
             }
             C::Effected(i) => {
                 ops[i].ret = Some(t);
-                if hits(faults.lose_answer, what) {
+                if faults.strike(faults.lose_answer, what, &mut infos) {
                     // The answer is lost: the client records an unknown outcome.
                     ops[i].output = None;
                     ops[i].refused = false;
