@@ -710,7 +710,7 @@ fn violations_are_real(setup: &Setup, choices: &[u8]) -> Result<(), TestCaseErro
 }
 
 proptest! {
-    #![proptest_config(config(300))]
+    #![proptest_config(config(500))]
 
     #[test]
     fn correct_runs_pass_every_check(setup in correct_setup(), choices in prop::collection::vec(any::<u8>(), 0..200)) {
