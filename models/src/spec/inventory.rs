@@ -124,6 +124,8 @@ impl Spec for InventorySpec {
     fn observe(
         &self,
         _before: &InventoryState,
+        _input: &InventoryInput,
+        _at: Window,
         predicted: (InventoryOutput, InventoryState),
         observed: &InventoryOutput,
     ) -> Option<InventoryState> {

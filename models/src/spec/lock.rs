@@ -216,6 +216,8 @@ impl Spec for LockSpec {
     fn observe(
         &self,
         before: &LockState,
+        _input: &LockInput,
+        _at: Window,
         predicted: (LockOutput, LockState),
         observed: &LockOutput,
     ) -> Option<LockState> {

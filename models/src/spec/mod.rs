@@ -88,13 +88,17 @@ pub trait Spec: Clone + Debug + Send + Sync + 'static {
         at: Window,
     ) -> Outcomes<Self::Output, Self::State>;
 
-    /// The state that follows when the service answered `observed` where the spec
-    /// predicted `predicted`, or `None` when the answer contradicts the spec. The default
-    /// demands equality; a spec whose answers carry values the service is free to choose
-    /// (a fencing token only has to be larger) refines it.
+    /// The state that follows when the service answered `observed` to `input`, taking
+    /// effect at an instant of `at`, where the spec predicted `predicted`; or `None` when
+    /// the answer contradicts the spec. The default demands equality; a spec whose
+    /// answers carry values the service is free to choose (a fencing token only has to
+    /// be larger), or values that depend on the very instant (a remaining lease), refines
+    /// it.
     fn observe(
         &self,
         _before: &Self::State,
+        _input: &Self::Input,
+        _at: Window,
         predicted: (Self::Output, Self::State),
         observed: &Self::Output,
     ) -> Option<Self::State> {

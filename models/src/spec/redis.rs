@@ -516,7 +516,8 @@ impl Spec for RedisSpec {
     }
 
     /// When the window straddles the touched key's deadline, both "still live" and
-    /// "expired" are possible outcomes. (`PTTL`'s number is exact only for instants.)
+    /// "expired" are possible outcomes. (A remaining lease is the least possible one;
+    /// `observe` accepts the others.)
     fn step(
         &self,
         state: &RedisState,
@@ -542,6 +543,41 @@ impl Spec for RedisSpec {
             }
         }
         out
+    }
+
+    /// A remaining lease counts down while the command is in flight: `step` reports it
+    /// at the window's last instant and the key's earliest deadline, but the command may
+    /// have run at any instant of the window, against any deadline of the key's.
+    fn observe(
+        &self,
+        before: &RedisState,
+        cmd: &RedisCommand,
+        at: Window,
+        predicted: (RedisReply, RedisState),
+        observed: &RedisReply,
+    ) -> Option<RedisState> {
+        if predicted.0 == *observed {
+            return Some(predicted.1);
+        }
+        let (RedisReply::Integer(p), RedisReply::Integer(o)) = (&predicted.0, observed) else {
+            return None;
+        };
+        let deadline = cmd
+            .key()
+            .and_then(|k| before.keys.get(k))
+            .and_then(|e| e.deadline)?;
+        let latest = i64::try_from(deadline.hi.saturating_sub(at.lo)).unwrap_or(i64::MAX);
+        let within = |least: i64, ttl: i64| least <= ttl && ttl <= latest;
+        let fits = match cmd {
+            // A nil (granted) or another integer is no remaining lease.
+            RedisCommand::PTtl { .. } | RedisCommand::EvalRedissonLock { .. } => {
+                *p >= 0 && within(*p, *o)
+            }
+            // Busy is `-1 - PTTL`; a token (positive) is exact.
+            RedisCommand::EvalFencedAcquire { .. } => *p < 0 && *o < 0 && within(-1 - p, -1 - o),
+            _ => false,
+        };
+        fits.then_some(predicted.1)
     }
 
     fn describe(cmd: &RedisCommand, reply: Option<&RedisReply>) -> String {
@@ -778,6 +814,32 @@ mod tests {
         ]);
         assert_eq!(r[..2], [RedisReply::Integer(1), RedisReply::Integer(2)]);
         assert!(matches!(r[3], RedisReply::Error(_)));
+    }
+
+    #[test]
+    fn pttl_in_a_window_is_the_lease_left_at_any_of_its_instants() {
+        // SET somewhere in [0, 4], so the deadline is in [10, 14]; PTTL in [5, 7].
+        let set = RedisCommand::Set {
+            key: k(),
+            value: "a".into(),
+            nx: true,
+            px: Some(10),
+        };
+        let (_, s) = RedisSpec
+            .step(&RedisState::default(), &set, Window::between(0, 4))
+            .pop()
+            .expect("set");
+        let pttl = RedisCommand::PTtl { key: k() };
+        let at = Window::between(5, 7);
+        let seen = |ttl: i64| {
+            RedisSpec.step(&s, &pttl, at).into_iter().any(|predicted| {
+                RedisSpec
+                    .observe(&s, &pttl, at, predicted, &RedisReply::Integer(ttl))
+                    .is_some()
+            })
+        };
+        assert!((3..=9).all(seen), "from 14 - 5 down to 10 - 7");
+        assert!(!seen(2) && !seen(10));
     }
 
     #[test]

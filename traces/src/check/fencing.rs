@@ -3,8 +3,12 @@
 //!
 //! Only orders the history proves are used: a write that completed before another was
 //! invoked was accepted first. Concurrent writes may have been accepted in either order.
+//! Each key is a resource of its own, fenced on its own (and often by a lock of its
+//! own, whose tokens count from 1 like every other lock's).
 
-use crate::ops::{Outcome, Paired};
+use std::collections::BTreeMap;
+
+use crate::ops::{Operation, Outcome, Paired};
 
 use super::{op_ref, CheckReport, Property, Verdict};
 
@@ -32,34 +36,11 @@ pub fn check(paired: &Paired) -> CheckReport {
         .filter(|o| is_write(o) && o.outcome == Outcome::Ok)
         .filter_map(|o| o.invoke.1.token.map(|t| (o, t)))
         .collect();
-    // The highest token among writes that surely completed before each write began:
-    // sweep writes by invocation time against writes sorted by completion time.
-    let mut by_ret: Vec<_> = accepted
-        .iter()
-        .filter_map(|(o, t)| o.ret().map(|r| (r, *t, *o)))
-        .collect();
-    by_ret.sort_by_key(|x| x.0);
-    let mut by_call: Vec<_> = accepted.clone();
-    by_call.sort_by_key(|(o, _)| o.call());
-    let mut best: Option<(u64, &crate::ops::Operation)> = None;
-    let mut k = 0;
-    let mut violation = None;
-    for (op, token) in &by_call {
-        while k < by_ret.len() && by_ret[k].0 < op.call() {
-            if best.is_none_or(|(t, _)| by_ret[k].1 > t) {
-                best = Some((by_ret[k].1, by_ret[k].2));
-            }
-            k += 1;
-        }
-        if let Some((t, earlier)) = best {
-            let stale = *token < t;
-            let shared = *token == t && earlier.owner() != op.owner();
-            if stale || shared {
-                violation = Some((earlier, t, *op, *token, stale));
-                break;
-            }
-        }
+    let mut by_key: BTreeMap<Option<&str>, Vec<(&Operation, u64)>> = BTreeMap::new();
+    for &(o, t) in &accepted {
+        by_key.entry(o.key()).or_default().push((o, t));
     }
+    let violation = by_key.values().find_map(|writes| first_violation(writes));
     let n = accepted.len();
     let Some((earlier, t, op, token, stale)) = violation else {
         return CheckReport::new(
@@ -91,4 +72,39 @@ pub fn check(paired: &Paired) -> CheckReport {
             .to_string(),
     );
     report
+}
+
+/// The first write of one resource accepted with a token below, or equal to another
+/// holder's, one accepted before it: (earlier write, its token, the write, its token,
+/// whether stale rather than shared).
+fn first_violation<'a>(
+    accepted: &[(&'a Operation, u64)],
+) -> Option<(&'a Operation, u64, &'a Operation, u64, bool)> {
+    // The highest token among writes that surely completed before each write began:
+    // sweep writes by invocation time against writes sorted by completion time.
+    let mut by_ret: Vec<_> = accepted
+        .iter()
+        .filter_map(|(o, t)| o.ret().map(|r| (r, *t, *o)))
+        .collect();
+    by_ret.sort_by_key(|x| x.0);
+    let mut by_call: Vec<_> = accepted.to_vec();
+    by_call.sort_by_key(|(o, _)| o.call());
+    let mut best: Option<(u64, &Operation)> = None;
+    let mut k = 0;
+    for (op, token) in by_call {
+        while k < by_ret.len() && by_ret[k].0 < op.call() {
+            if best.is_none_or(|(t, _)| by_ret[k].1 > t) {
+                best = Some((by_ret[k].1, by_ret[k].2));
+            }
+            k += 1;
+        }
+        if let Some((t, earlier)) = best {
+            let stale = token < t;
+            let shared = token == t && earlier.owner() != op.owner();
+            if stale || shared {
+                return Some((earlier, t, op, token, stale));
+            }
+        }
+    }
+    None
 }

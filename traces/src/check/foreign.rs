@@ -3,10 +3,12 @@
 //! Proven from the order of operations alone, with the lock read as one service: owner
 //! A was granted the lock (G_A), A's lease had certainly run out (G_A returned more than
 //! a lease before) when owner B's grant G_B began, G_B returned before A's release R
-//! was sent, A took no grant in between, and R still succeeded. B's grant proves A's
-//! hold was gone, so whatever R removed was not A's. A grant that overlaps a live lease
-//! (a double grant) proves nothing here: that is mutual exclusion's and the lock spec's
-//! finding.
+//! was sent, no acquire of A's can have taken effect between G_B and R, and R still
+//! succeeded. B's grant proves A's hold was gone, so whatever R removed was not A's.
+//! That counts the acquires A never heard the outcome of: a client that timed out on an
+//! acquire and releases to be safe may well hold the lock. A grant that overlaps a live
+//! lease (a double grant) proves nothing here: that is mutual exclusion's and the lock
+//! spec's finding.
 
 use std::collections::HashMap;
 

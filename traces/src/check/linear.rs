@@ -126,11 +126,19 @@ pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::Stat
     let at = op.window();
     let mut next = States::new();
     for s in states {
-        for predicted in op.spec.step(s, &op.input, at) {
+        let outcomes = op.spec.step(s, &op.input, at);
+        // An operation of unknown outcome may never have taken effect (Knossos reads an
+        // `:info` so). Open to the end, it can always be put last, where any outcome is
+        // harmless; but a spec may allow it none there (Knossos's mutex: an acquire that
+        // timed out waiting while the mutex stayed held), and then it did not happen.
+        if op.output.is_none() && outcomes.is_empty() {
+            next.push(s.clone());
+        }
+        for predicted in outcomes {
             match &op.output {
                 None => next.push(predicted.1),
                 Some(observed) => {
-                    if let Some(n) = op.spec.observe(s, predicted, observed) {
+                    if let Some(n) = op.spec.observe(s, &op.input, at, predicted, observed) {
                         next.push(n);
                     }
                 }
@@ -169,7 +177,10 @@ fn successor_set<S: Spec>(
     let predicted = outcomes.pop()?;
     match &op.output {
         None => Some(StateSet::One(predicted.1)),
-        Some(observed) => op.spec.observe(one, predicted, observed).map(StateSet::One),
+        Some(observed) => op
+            .spec
+            .observe(one, &op.input, at, predicted, observed)
+            .map(StateSet::One),
     }
 }
 

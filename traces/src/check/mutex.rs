@@ -1,4 +1,6 @@
 //! Mutual exclusion: the critical sections of different clients never overlap in time.
+//! Each lock key guards its own critical section: holding one lock while another
+//! client holds another is no overlap.
 //!
 //! Critical sections come from `enter`/`leave` events when the history has them, else
 //! from each grant to the holder's next release (or, for a non-reentrant lock, its next
@@ -31,6 +33,8 @@ pub struct Section {
     pub end_line: Option<usize>,
     /// The fencing token it held, when known.
     pub token: Option<u64>,
+    /// The lock it was held under (the grant's or the marker's key).
+    pub key: Option<String>,
 }
 
 /// Whether the history marks its critical sections itself (`enter`/`leave`).
@@ -46,6 +50,9 @@ pub fn applies(paired: &Paired) -> bool {
             .iter()
             .any(|o| o.kind == OpKind::Acquire && o.outcome == Outcome::Ok)
 }
+
+/// Where a section opens or closes: (time, line, process, opens?, token, lock key).
+type Mark<'a> = (u64, usize, u32, bool, Option<u64>, Option<&'a str>);
 
 /// The critical sections of a history.
 pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
@@ -67,27 +74,30 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
     }
 
     let explicit = paired.points.iter().any(|(_, e)| e.op == OpKind::Enter);
-    // (time, line, process, opens?, token)
-    let mut marks: Vec<(u64, usize, u32, bool, Option<u64>)> = Vec::new();
+    let mut marks: Vec<Mark> = Vec::new();
     if explicit {
         for (line, e) in &paired.points {
             if let (Process::Client(p), OpKind::Enter | OpKind::Leave) = (e.process, e.op) {
-                marks.push((e.time, *line, p, e.op == OpKind::Enter, e.token));
+                let opens = e.op == OpKind::Enter;
+                marks.push((e.time, *line, p, opens, e.token, e.key.as_deref()));
             }
         }
     } else {
         for op in &paired.ops {
+            let key = op.key();
             match (op.kind, op.outcome) {
                 (OpKind::Acquire, Outcome::Ok) => {
                     if let Some((line, c)) = &op.completion {
-                        marks.push((c.time, *line, op.process, true, op.token()));
+                        marks.push((c.time, *line, op.process, true, op.token(), key));
                     }
                 }
-                (OpKind::Release, _) => marks.push((op.call(), op.line(), op.process, false, None)),
+                (OpKind::Release, _) => {
+                    marks.push((op.call(), op.line(), op.process, false, None, key))
+                }
                 // Asking again for a lock it does not hold again means the client no
                 // longer believes it holds it.
                 (OpKind::Acquire, _) if !reentrant => {
-                    marks.push((op.call(), op.line(), op.process, false, None))
+                    marks.push((op.call(), op.line(), op.process, false, None, key))
                 }
                 _ => {}
             }
@@ -95,12 +105,12 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
     }
     marks.sort_by_key(|m| (m.0, m.1));
 
-    // Per process: depth of nesting (reentrant sections) and the open section.
-    let mut open: HashMap<u32, (u32, Section)> = HashMap::new();
+    // Per process and lock: depth of nesting (reentrant sections) and the open section.
+    let mut open: HashMap<(u32, Option<&str>), (u32, Section)> = HashMap::new();
     let mut done = Vec::new();
-    for (time, line, p, opens, token) in marks {
+    for (time, line, p, opens, token, key) in marks {
         if opens {
-            let entry = open.entry(p).or_insert_with(|| {
+            let entry = open.entry((p, key)).or_insert_with(|| {
                 (
                     0,
                     Section {
@@ -111,13 +121,23 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
                         line,
                         end_line: None,
                         token,
+                        key: key.map(str::to_string),
                     },
                 )
             });
             entry.0 += 1;
-        } else if let Some((depth, mut s)) = open.remove(&p) {
+            continue;
+        }
+        // A `leave` that names no lock closes the client's one open section.
+        let mut mine = open.keys().filter(|(q, _)| *q == p).copied();
+        let which = match (open.contains_key(&(p, key)), key, mine.next(), mine.next()) {
+            (true, ..) => (p, key),
+            (false, None, Some(only), None) => only,
+            _ => continue,
+        };
+        if let Some((depth, mut s)) = open.remove(&which) {
             if depth > 1 {
-                open.insert(p, (depth - 1, s));
+                open.insert(which, (depth - 1, s));
             } else {
                 s.end = time;
                 s.closed = true;
@@ -126,7 +146,7 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
             }
         }
     }
-    for (p, (_, mut s)) in open {
+    for ((p, _), (_, mut s)) in open {
         s.end = last_seen.get(&p).copied().unwrap_or(s.start).max(s.start);
         done.push(s);
     }
@@ -143,7 +163,10 @@ pub fn check(paired: &Paired, reentrant: bool) -> CheckReport {
             if secs[j].start >= secs[i].end {
                 break;
             }
-            if secs[i].process != secs[j].process && secs[j].start < secs[i].end {
+            if secs[i].process != secs[j].process
+                && secs[i].key == secs[j].key
+                && secs[j].start < secs[i].end
+            {
                 overlaps.push((i, j));
             }
         }

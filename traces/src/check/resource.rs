@@ -225,6 +225,8 @@ fn inventory_op(
         InventoryOutput::Refused
     };
     Ok(match op.kind {
+        // A read that crashed or never returned has no value to parse, and needs none:
+        // its answer is unknown.
         OpKind::Read if op.outcome == Outcome::Unknown => lin(spec, op, InventoryInput::Read, None),
         OpKind::Read => {
             let out = match op.result_value() {
@@ -463,7 +465,37 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: &ResourceSpec, paired: &Paired) -> 
 /// follows its own read, every update moves the same way, no update has an unknown
 /// outcome); otherwise it reports nothing. In a plain register a write is just a write,
 /// and nothing is inferred from it.
+///
+/// Each key is a resource of its own (a stock per product, a counter per name), so it
+/// is accounted for on its own, as its linearizability is checked on its own; the worst
+/// key speaks for the history.
 fn safety(paired: &Paired, model: &ResourceSpec) -> Option<CheckReport> {
+    let mut by_key: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
+    for op in paired.ops.iter().filter(|o| o.kind.is_resource()) {
+        by_key
+            .entry(op.key().unwrap_or_default())
+            .or_default()
+            .push(op);
+    }
+    let several = by_key.len() > 1;
+    by_key
+        .into_iter()
+        .filter_map(|(key, ops)| {
+            let report = account(&ops, model)?;
+            Some(match several {
+                true => CheckReport {
+                    summary: format!("key {key}: {}", report.summary),
+                    ..report
+                }
+                .stat("key", key),
+                false => report,
+            })
+        })
+        .max_by_key(|r| r.verdict)
+}
+
+/// Resource safety of one key's operations.
+fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
     let (initial, writes_are_updates) = match *model {
         ResourceSpec::Counter { initial } => (initial, true),
         ResourceSpec::Inventory {
@@ -482,7 +514,7 @@ fn safety(paired: &Paired, model: &ResourceSpec) -> Option<CheckReport> {
     let mut update_ops = Vec::new();
     // (write, the value its read-modify-write started from)
     let mut bases: Vec<(&Operation, i64)> = Vec::new();
-    for op in &paired.ops {
+    for &op in ops {
         let read_value = |op: &Operation| match op.result_value() {
             Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
             // A counter never written reads as nil: it holds its initial value.
@@ -541,8 +573,7 @@ fn safety(paired: &Paired, model: &ResourceSpec) -> Option<CheckReport> {
     if updates == 0 || (sold > 0 && sold != -delta) {
         return None;
     }
-    let final_read = paired
-        .ops
+    let final_read = ops
         .iter()
         .filter(|o| {
             o.kind == OpKind::Read && o.outcome == Outcome::Ok && o.call() > last_update_done
