@@ -112,14 +112,17 @@ fn accepted<W: Recorded>(
     Ok(())
 }
 
-/// One corruption: of an answer (`w.corrupt`), or of when it arrived: moved to just
-/// after the call, which can only add real-time order.
+/// One corruption: of an answer (`w.corrupt`); of when it arrived, moved to just after
+/// the call, which can only add real-time order; or the answer lost (always harmless).
 fn corrupt<W: Workload>(w: &W, ops: &mut [Sim<W::S>], which: usize, how: u8) {
     let Some(op) = pick(ops, which) else { return };
-    if how % 4 == 3 {
-        op.ret = Some(op.call + 1);
-    } else {
-        w.corrupt(op, how / 4);
+    match how % 8 {
+        3 | 7 => op.ret = Some(op.call + 1),
+        6 => {
+            op.output = None;
+            op.refused = false;
+        }
+        _ => w.corrupt(op, how / 8),
     }
 }
 
