@@ -74,9 +74,9 @@ pub fn check(paired: &Paired) -> CheckReport {
     report
 }
 
-/// The first write of one resource accepted with a token below, or equal to another
-/// holder's, one accepted before it: (earlier write, its token, the write, its token,
-/// whether stale rather than shared).
+/// The first write to one resource accepted after a write with a higher token, or with
+/// the same token from another holder, was: (the earlier write, its token, the write,
+/// its token, whether stale rather than shared).
 fn first_violation<'a>(
     accepted: &[(&'a Operation, u64)],
 ) -> Option<(&'a Operation, u64, &'a Operation, u64, bool)> {

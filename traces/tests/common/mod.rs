@@ -473,6 +473,21 @@ pub fn report(h: &History, selection: Selection) -> Report {
     .expect("well-formed")
 }
 
+/// Every check the history calls for (`Auto`), with or without a time limit: with one
+/// (as `check-history` has by default), the searches take the path that can be
+/// abandoned, a slice at a time on a pool of workers; without, the plain one. A limit
+/// of a minute never runs out on these histories, so the verdicts must be the same.
+pub fn auto_report(h: &History, timed: bool) -> Report {
+    check_history(
+        h,
+        &Options {
+            timeout: timed.then_some(std::time::Duration::from_secs(60)),
+            ..Options::default()
+        },
+    )
+    .expect("well-formed")
+}
+
 pub fn verdict_of(h: &History, selection: Selection) -> Verdict {
     report(h, selection).verdict
 }
