@@ -89,6 +89,35 @@ fn span_end(history: &History, line: usize, e: &Event) -> u64 {
         .map_or(e.time, |(_, n)| n.time)
 }
 
+/// The lines of acquire tries that were refused (invocation and `fail`), unless a check
+/// names them.
+fn refused_tries(history: &History, marked: &BTreeSet<usize>) -> BTreeSet<usize> {
+    let mut open: BTreeMap<Process, usize> = BTreeMap::new();
+    let mut lines = BTreeSet::new();
+    for (line, e) in &history.events {
+        if e.op != OpKind::Acquire {
+            continue;
+        }
+        match e.phase {
+            Phase::Invoke => {
+                open.insert(e.process, *line);
+            }
+            Phase::Fail => {
+                if let Some(inv) = open.remove(&e.process) {
+                    if !marked.contains(&inv) && !marked.contains(line) {
+                        lines.insert(inv);
+                        lines.insert(*line);
+                    }
+                }
+            }
+            _ => {
+                open.remove(&e.process);
+            }
+        }
+    }
+    lines
+}
+
 /// The timeline around the most telling violated check of `report` (mutual
 /// exclusion first), showing the processes it names and every fault; `None` when
 /// nothing was violated.
@@ -156,18 +185,59 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
                 && e.time <= to
                 && (e.op == OpKind::Nemesis || processes.contains(&e.process.to_string()))
         }));
-    for (count, (line, e)) in shown.enumerate() {
-        if count == MAX_LINES {
-            lines.push("  … (more in the history file)".to_string());
-            break;
+    // Refused tries fold into one line per run of them: a waiting client makes one
+    // every few milliseconds, and the faults and sections must not scroll away.
+    let refused = refused_tries(history, &marked);
+    // A run of refusals is one line, where it began: (body index, count, first, last).
+    let mut runs: Vec<(usize, Process, usize, u64, u64)> = Vec::new();
+    let mut open_run: BTreeMap<Process, usize> = BTreeMap::new();
+    let mut body: Vec<String> = Vec::new();
+    for (line, e) in shown {
+        if refused.contains(line) {
+            if e.phase != Phase::Invoke {
+                match open_run.get(&e.process) {
+                    Some(&r) => {
+                        runs[r].2 += 1;
+                        runs[r].4 = e.time;
+                    }
+                    None => {
+                        open_run.insert(e.process, runs.len());
+                        runs.push((body.len(), e.process, 1, e.time, e.time));
+                        body.push(String::new());
+                    }
+                }
+            }
+            continue;
         }
+        open_run.remove(&e.process);
         let mark = if marked.contains(line) { ">" } else { " " };
-        lines.push(format!(
+        body.push(format!(
             "{mark} {:>9}  {:<7} {}   [line {line}]",
             fmt_time(e.time),
             e.process.to_string(),
             describe(e)
         ));
+    }
+    for (at, p, n, first, last) in runs {
+        body[at] = if n == 1 {
+            format!(
+                "  {:>9}  {:<7} acquire refused (busy)",
+                fmt_time(first),
+                p.to_string()
+            )
+        } else {
+            format!(
+                "  {:>9}  {:<7} acquire refused ×{n} (busy, until {})",
+                fmt_time(first),
+                p.to_string(),
+                fmt_time(last)
+            )
+        };
+    }
+    let total = body.len();
+    lines.extend(body.into_iter().take(MAX_LINES));
+    if total > MAX_LINES {
+        lines.push("  … (more in the history file)".to_string());
     }
     Some(lines)
 }
