@@ -233,21 +233,7 @@ pub fn check_mutex(
                     .explanation
                     .push(format!("  {}", ill.ops[i].describe()));
             }
-            for &i in &ill.stuck {
-                let op = &ill.ops[i];
-                report.explanation.push(format!(
-                    "then {} [{} – {}] cannot happen",
-                    op.describe(),
-                    fmt_time(op.call),
-                    op.ret.map_or("never returned".to_string(), fmt_time)
-                ));
-                if let Some(p) = paired.ops.iter().find(|p| p.line() == op.line) {
-                    report.ops.push(op_ref(
-                        p,
-                        MutexSpec::describe(&op.input, op.output.as_ref()),
-                    ));
-                }
-            }
+            tell_stuck(&ill, paired, &mut report);
             let page = options.html.then(|| {
                 Page::render(
                     linear::info(std::slice::from_ref(&ill.ops)),
@@ -342,6 +328,13 @@ fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
     report
         .explanation
         .push(format!("after them the lock is {}", states.join(" or ")));
+    tell_stuck(ill, paired, &mut report);
+    report
+}
+
+/// Tells, for either lock model, each operation that cannot come after the longest
+/// valid order, and names it among the report's operations.
+fn tell_stuck<S: Spec>(ill: &Illegal<S>, paired: &Paired, report: &mut CheckReport) {
     for &i in &ill.stuck {
         let op = &ill.ops[i];
         report.explanation.push(format!(
@@ -353,8 +346,7 @@ fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
         if let Some(p) = paired.ops.iter().find(|p| p.line() == op.line) {
             report
                 .ops
-                .push(op_ref(p, LockSpec::describe(&op.input, op.output.as_ref())));
+                .push(op_ref(p, S::describe(&op.input, op.output.as_ref())));
         }
     }
-    report
 }

@@ -434,7 +434,7 @@ mod tests {
 
     use super::super::{successors, to_porcupine, LinOp, States};
     use super::longest;
-    use super::{decide, Budget, Ended};
+    use super::{decide, Budget, Ended, Exhausted};
 
     /// A small deterministic generator (xorshift), so a failure names its seed.
     struct Gen(u64);
@@ -562,24 +562,44 @@ mod tests {
 
     #[test]
     fn a_spent_budget_is_no_verdict() {
-        let ops = history(7);
+        // Linearizable and long enough to pass a budget check: sequential write/read
+        // pairs. With the budget spent before the start, the answer must be "out of
+        // budget", never a verdict.
+        let spec = Arc::new(RegisterSpec::default());
+        let ops: Vec<LinOp<RegisterSpec>> = (0..3000u64)
+            .map(|i| {
+                let (input, output) = if i % 2 == 0 {
+                    (RegisterInput::Write(i as i64), RegisterOutput::Written)
+                } else {
+                    (
+                        RegisterInput::Read,
+                        RegisterOutput::Value(Some(i as i64 - 1)),
+                    )
+                };
+                LinOp {
+                    spec: spec.clone(),
+                    input,
+                    output: Some(output),
+                    call: 10 * i,
+                    ret: Some(10 * i + 5),
+                    client: 0,
+                    line: i as usize,
+                }
+            })
+            .collect();
+        assert_eq!(decide(&ops, &Budget::unlimited()), Ended::Linearizable);
         let spent = Budget {
             deadline: Some(std::time::Instant::now()),
+            max_bytes: usize::MAX,
+        };
+        assert_eq!(decide(&ops, &spent), Ended::OutOfBudget(Exhausted::Time));
+        let no_memory = Budget {
+            deadline: None,
             max_bytes: 0,
         };
-        // Tiny histories end before the first budget check; a long one does not.
-        let mut long = Vec::new();
-        for k in 0..40 {
-            for op in &ops {
-                let mut op = op.clone();
-                op.call += 100 * k;
-                op.ret = op.ret.map(|r| r + 100 * k);
-                long.push(op);
-            }
-        }
-        assert!(matches!(
-            decide(&long, &spent),
-            Ended::OutOfBudget(_) | Ended::Illegal(_)
-        ));
+        assert_eq!(
+            decide(&ops, &no_memory),
+            Ended::OutOfBudget(Exhausted::Memory)
+        );
     }
 }
