@@ -1,4 +1,6 @@
-//! Linearizability of operations against any [`Spec`], with porcupine-rs.
+//! Linearizability of operations against any [`Spec`]: verdicts from locklab's own
+//! search ([`decide`], [`search`]); porcupine-rs ([`check`]) for Knossos's mutex and for
+//! the partial linearizations its HTML visualization draws.
 //!
 //! The spec may be nondeterministic (an operation with unknown outcome, a grant whose
 //! instant is only known to a window), so the porcupine state is the *set* of spec
@@ -264,13 +266,43 @@ fn resident_bytes() -> Option<usize> {
 /// the other, within one budget: the engine for lock histories, whose refused tries it
 /// commits instead of branching on.
 pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResult<S> {
-    for ops in partitions {
-        match search::decide(ops, budget) {
-            search::Ended::Linearizable => {}
-            search::Ended::Illegal(order) => {
-                return LinResult::Illegal(Box::new(explain_with(ops.clone(), order)))
+    // As in `check`: a short slice each first, so that one hard legal partition does not
+    // hide a cheap illegal one behind it (Porcupine's kv history `c50-bad` has a
+    // 230-operation key whose search fills gigabytes, and another key illegal at once);
+    // then the unsettled ones to the end.
+    let mut open: Vec<usize> = (0..partitions.len()).collect();
+    let sliced = partitions.len() > 1;
+    for slice in [sliced.then_some(FIRST_SLICE), None] {
+        let mut unsettled = Vec::new();
+        for &i in &open {
+            let ops = &partitions[i];
+            let b = match slice {
+                Some(s) => Budget {
+                    deadline: Some(
+                        budget
+                            .deadline
+                            .map_or(Instant::now() + s, |d| d.min(Instant::now() + s)),
+                    ),
+                    ..*budget
+                },
+                None => *budget,
+            };
+            match search::decide(ops, &b) {
+                search::Ended::Linearizable => {}
+                search::Ended::Illegal(order) => {
+                    return LinResult::Illegal(Box::new(explain_with(ops.clone(), order)))
+                }
+                search::Ended::OutOfBudget(Exhausted::Time)
+                    if slice.is_some() && budget.deadline.is_none_or(|d| Instant::now() < d) =>
+                {
+                    unsettled.push(i)
+                }
+                search::Ended::OutOfBudget(e) => return LinResult::Unknown(e),
             }
-            search::Ended::OutOfBudget(e) => return LinResult::Unknown(e),
+        }
+        open = unsettled;
+        if open.is_empty() {
+            break;
         }
     }
     LinResult::Ok

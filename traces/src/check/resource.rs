@@ -371,7 +371,7 @@ fn run<S: Spec>(
             .html
             .then(|| Page::render(linear::info(p), paired, reentrant))
     };
-    match linear::check(partitions, budget) {
+    match linear::decide(partitions, budget) {
         LinResult::Ok => (
             CheckReport::new(
                 Property::ResourceLinearizability,
