@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::{LuaLock, NodeOptions, RedisNode};
-use locklab_implementations::testing::RedisServer;
+use locklab_servers::{RedisServer, Server};
 use locklab_implementations::{DistributedLock, Lease};
 
 const RUN: Duration = Duration::from_secs(3);

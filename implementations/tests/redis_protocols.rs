@@ -12,7 +12,7 @@ use locklab_implementations::redis::{
     self, FencedLock, LockScript, LuaLock, Recorder, RedisCommand, RedisReply, SetNxExpireLock,
     SetNxNoTtlLock, WaitReplicas,
 };
-use locklab_implementations::testing::RedisServer;
+use locklab_servers::RedisServer;
 use locklab_implementations::{DistributedLock, Lease, LockError};
 
 const WAIT: Duration = Duration::from_secs(1);

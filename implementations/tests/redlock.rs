@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::{counter_run, node, server};
 use locklab_implementations::redis::Redlock;
-use locklab_implementations::testing::RedisServer;
+use locklab_servers::{RedisServer, Server};
 use locklab_implementations::{DistributedLock, Lease, LockError};
 
 async fn cluster() -> (

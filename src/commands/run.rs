@@ -64,7 +64,7 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 /// Drop nor the parent-death signal would run.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
-        locklab_implementations::testing::reaper::kill_all();
+        locklab_servers::reaper::kill_all();
         eprintln!("\nlocklab: interrupted; every server was stopped");
         std::process::exit(130);
     });

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use locklab_implementations::redis::{NodeOptions, Recorder, RedisNode};
-use locklab_implementations::testing::RedisServer;
+use locklab_servers::{RedisServer, Server};
 use locklab_implementations::{DistributedLock, Lease, LockError};
 
 /// A fresh server; a missing binary fails the test with the reason.
