@@ -91,8 +91,7 @@ impl Server for Sentinel {
         cmd.arg(&path).arg("--sentinel");
         self.process.spawn(cmd)?;
         let port = self.port();
-        self.process
-            .wait_ready(READY_TIMEOUT, || ping(port))
+        self.process.wait_ready(READY_TIMEOUT, || ping(port))
     }
 
     /// Sentinel's state is its rewritten configuration: it starts over from the
