@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::{LuaLock, NodeOptions, RedisNode};
-use locklab_implementations::testing::RedisServer;
 use locklab_implementations::{DistributedLock, Lease};
+use locklab_servers::{RedisServer, Server};
 
 const RUN: Duration = Duration::from_secs(3);
 const LEASE: Lease = Lease::Fixed(Duration::from_secs(10));

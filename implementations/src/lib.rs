@@ -66,8 +66,6 @@ pub mod redis;
 #[cfg(not(loom))]
 pub mod retry;
 #[cfg(not(loom))]
-pub mod testing;
-#[cfg(not(loom))]
 mod watchdog;
 
 #[cfg(not(loom))]

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use common::{node, server};
 use locklab_implementations::redis::{FencedLock, LuaLock, ReentrantLock};
 use locklab_implementations::{DistributedLock, Lease, LockError};
+use locklab_servers::Server;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acquire_on_a_dead_server_fails_within_its_wait() {

@@ -12,8 +12,8 @@ use locklab_implementations::redis::{
     self, FencedLock, LockScript, LuaLock, Recorder, RedisCommand, RedisReply, SetNxExpireLock,
     SetNxNoTtlLock, WaitReplicas,
 };
-use locklab_implementations::testing::RedisServer;
 use locklab_implementations::{DistributedLock, Lease, LockError};
+use locklab_servers::RedisServer;
 
 const WAIT: Duration = Duration::from_secs(1);
 

@@ -15,7 +15,7 @@ const WAIT: Duration = Duration::from_secs(1);
 
 /// Two owners take turns, with a refused attempt, a renewal where the protocol has one,
 /// a late (refused) release after expiry, and a re-entry for reentrant locks.
-async fn scenario(id: &str, rec: &Recorder, s: &locklab_implementations::testing::RedisServer) {
+async fn scenario(id: &str, rec: &Recorder, s: &locklab_servers::RedisServer) {
     let n = recorded_node(s, rec).await;
     let key = format!("replay-{id}");
     let a = redis::single_node(id, &n, &key).expect("id");

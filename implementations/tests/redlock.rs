@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use common::{counter_run, node, server};
 use locklab_implementations::redis::Redlock;
-use locklab_implementations::testing::RedisServer;
 use locklab_implementations::{DistributedLock, Lease, LockError};
+use locklab_servers::{RedisServer, Server};
 
 async fn cluster() -> (
     Vec<RedisServer>,

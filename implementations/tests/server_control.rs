@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use locklab_implementations::testing::{reaper, RedisServer, ServerConfig};
+use locklab_servers::{reaper, RedisServer, Server, ServerConfig};
 
 /// One test at a time: the reaper test kills every server of this process.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -7,7 +7,7 @@
 //! use locklab_implementations::redis::LuaLock;
 //! use locklab_jepsen::{run, CustomLock, RunOptions};
 //!
-//! let mine = CustomLock::new("my-lua-lock", |nodes, key| {
+//! let mine = CustomLock::redis("my-lua-lock", |nodes, key| {
 //!     Ok(Box::new(LuaLock::new(&nodes[0], key)))
 //! });
 //! let options = RunOptions { lock: Some(mine), ..RunOptions::new("redis-lua-pause") };
@@ -20,13 +20,21 @@ use std::sync::Arc;
 use locklab_implementations::redis::RedisNode;
 use locklab_implementations::{DistributedLock, LockError};
 
-type Build =
-    dyn Fn(&[RedisNode], &str) -> Result<Box<dyn DistributedLock>, LockError> + Send + Sync;
+/// One client's connections to the run's lock servers, of whatever family the scenario
+/// runs: one variant per family.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub enum Endpoints {
+    /// One connected node per lock server, in topology order (`redis`; the master,
+    /// followed through Sentinel; `n0` … `n4`).
+    Redis(Vec<RedisNode>),
+}
 
-/// Builds one client's lock from the run's lock endpoints — one connected node per
-/// lock server, in topology order (`redis`; the master, followed through Sentinel;
-/// `n0` … `n4`) — and the lock name. Called once per client: give each client its own
-/// owner identity, as separate processes would have.
+type Build = dyn Fn(&Endpoints, &str) -> Result<Box<dyn DistributedLock>, LockError> + Send + Sync;
+
+/// Builds one client's lock from the run's lock [`Endpoints`] and the lock name.
+/// Called once per client: give each client its own owner identity, as separate
+/// processes would have.
 #[derive(Clone)]
 pub struct CustomLock {
     name: String,
@@ -37,7 +45,7 @@ impl CustomLock {
     /// A lock called `name` in reports, built by `build`.
     pub fn new(
         name: &str,
-        build: impl Fn(&[RedisNode], &str) -> Result<Box<dyn DistributedLock>, LockError>
+        build: impl Fn(&Endpoints, &str) -> Result<Box<dyn DistributedLock>, LockError>
             + Send
             + Sync
             + 'static,
@@ -48,6 +56,25 @@ impl CustomLock {
         }
     }
 
+    /// A lock for Redis scenarios, built from the run's connected Redis nodes; in a
+    /// scenario of another family it refuses to build.
+    pub fn redis(
+        name: &str,
+        build: impl Fn(&[RedisNode], &str) -> Result<Box<dyn DistributedLock>, LockError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        CustomLock::new(name, move |endpoints, key| match endpoints {
+            Endpoints::Redis(nodes) => build(nodes, key),
+            #[allow(unreachable_patterns)]
+            _ => Err(LockError::Unsupported {
+                protocol: "custom Redis lock",
+                what: "a scenario of another family",
+            }),
+        })
+    }
+
     /// Its name in reports.
     pub fn name(&self) -> &str {
         &self.name
@@ -56,10 +83,10 @@ impl CustomLock {
     /// One client's lock.
     pub fn build(
         &self,
-        nodes: &[RedisNode],
+        endpoints: &Endpoints,
         key: &str,
     ) -> Result<Box<dyn DistributedLock>, LockError> {
-        (self.build)(nodes, key)
+        (self.build)(endpoints, key)
     }
 }
 

@@ -2,30 +2,37 @@
 //! faults, with the recorded history checked against the same specifications as the
 //! models, and the verdict held against the model's.
 //!
-//! - [`topology`]: Redis servers, replicas, Sentinels and Redlock nodes as child
-//!   processes on loopback, killed with the run (also on panic and, through
-//!   `locklab_implementations::testing::reaper`, on Ctrl-C).
-//! - [`proxy`]: the TCP proxy between clients and servers (partitions, failover).
-//! - [`schedule`] and [`nemesis`]: faults as data, carried out and recorded.
+//! The generic part knows no family:
+//! - [`cluster`]: what the harness needs from a family's servers ([`cluster::Cluster`])
+//!   and the typed fault targets ([`cluster::Target`]);
+//! - [`schedule`] and [`nemesis`]: faults as data, timed or waiting for an event of the
+//!   run ("after the first grant"), carried out and recorded;
+//! - [`proxy`]: the TCP proxy between clients and servers (partitions, failover);
 //! - [`workload`] and [`resource`]: clients looping acquire → read-modify-write of a
-//!   counter no fault reaches (fenced where the lock has tokens) → release.
-//! - [`plan`]: how each catalog id runs; [`runner`]: one run end to end;
-//!   [`agreement`]: the run against the model; [`custom`]: your own lock in a scenario.
+//!   counter no fault reaches (fenced where the lock has tokens) → release;
+//! - [`plan`]: how a scenario runs; [`runner`]: one run end to end; [`agreement`]: the
+//!   run against the model; [`custom`]: your own lock in a scenario.
+//!
+//! A family is a folder: [`redis`] (Redis, Sentinel, Redlock) is the worked example.
+//! [`registry`] is the one place that lists the families.
 
 pub mod agreement;
+pub mod cluster;
 pub mod custom;
 pub mod log;
 pub mod nemesis;
 pub mod plan;
 pub mod proxy;
+pub mod redis;
+pub mod registry;
 pub mod resource;
 pub mod runner;
 pub mod schedule;
-pub mod topology;
 pub mod workload;
 
-pub use custom::CustomLock;
-pub use runner::{run, CheckBudget, Progress, RunOptions, RunReport};
+pub use custom::{CustomLock, Endpoints};
+pub use registry::{plans, run};
+pub use runner::{CheckBudget, Progress, RunOptions, RunReport};
 
 /// Why a run gave no verdict.
 #[derive(Debug, thiserror::Error)]

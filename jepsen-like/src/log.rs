@@ -1,5 +1,6 @@
 //! The run's history as it is written: one clock for every client and the nemesis, and
-//! each event flushed to disk as it happens.
+//! each event flushed to disk as it happens. It also notes the milestones a nemesis
+//! step can wait for (the first grant, a client entering its section).
 
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,6 +16,9 @@ pub struct Log {
     base: Instant,
     events: AtomicU64,
     write_errors: AtomicU64,
+    grants: AtomicU64,
+    /// Bit `c` is set once client `c` (< 64) entered its critical section.
+    entered: AtomicU64,
 }
 
 impl Log {
@@ -26,6 +30,8 @@ impl Log {
             base: Instant::now(),
             events: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
+            grants: AtomicU64::new(0),
+            entered: AtomicU64::new(0),
         })
     }
 
@@ -38,6 +44,7 @@ impl Log {
     /// (and reported after the run) rather than stopping the clients mid-operation.
     pub fn record(&self, mut event: Event) {
         event.time = self.now();
+        self.note(&event);
         if self.writer.record(&event).is_err() {
             self.write_errors.fetch_add(1, Ordering::Relaxed);
         }
@@ -49,10 +56,37 @@ impl Log {
     pub fn record_at(&self, mut event: Event, at: Instant) {
         event.time =
             u64::try_from(at.saturating_duration_since(self.base).as_nanos()).unwrap_or(u64::MAX);
+        self.note(&event);
         if self.writer.record(&event).is_err() {
             self.write_errors.fetch_add(1, Ordering::Relaxed);
         }
         self.events.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn note(&self, event: &Event) {
+        match (event.op, event.phase, event.process) {
+            (OpKind::Acquire, Phase::Ok, _) => {
+                self.grants.fetch_add(1, Ordering::Relaxed);
+            }
+            (OpKind::Enter, _, Process::Client(c)) if c < 64 => {
+                self.entered.fetch_or(1 << c, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    /// Grants recorded so far.
+    pub fn grants(&self) -> u64 {
+        self.grants.load(Ordering::Relaxed)
+    }
+
+    /// Whether client `c` has entered its critical section (`None`: any client).
+    pub fn entered(&self, c: Option<u32>) -> bool {
+        let bits = self.entered.load(Ordering::Relaxed);
+        match c {
+            None => bits != 0,
+            Some(c) => c < 64 && bits & (1 << c) != 0,
+        }
     }
 
     /// An event for `process` now (the time is set when recorded).

@@ -1,95 +1,265 @@
-//! The nemesis: carries out a [`Schedule`] against the run's servers, proxies and
-//! clients, and records every action in the history as it happens.
+//! The nemesis: carries out a [`Schedule`] against any family's [`Cluster`], the
+//! proxies in front of it and the clients, waiting for the events steps name, and
+//! records every action (or why it was skipped) in the history as it happens.
 //!
 //! It runs on a thread of its own that lives until the workload is over: a server it
 //! restarts dies with the thread that started it (`PR_SET_PDEATHSIG`), so the thread
 //! must outlive the run.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::mpsc::Receiver;
+use std::collections::VecDeque;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use locklab_implementations::testing::RedisServer;
 use serde_json::json;
 
+use crate::cluster::{Cluster, Target};
 use crate::log::Log;
 use crate::proxy::ProxyControl;
-use crate::schedule::{Action, Schedule};
+use crate::schedule::{Action, Event, Schedule, When};
 
-/// Client pauses asked for by the nemesis and not yet taken by a client.
-#[derive(Default)]
-pub struct ClientPauses {
-    pending: Mutex<VecDeque<u64>>,
+/// What a client is asked to suffer at the middle of its critical section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientFault {
+    /// Stall this long.
+    Pause(u64),
+    /// Die: no write, no release, no further try.
+    Crash,
 }
 
-impl ClientPauses {
-    /// Asks the next client that reaches its pause point to stall for `ms`.
-    pub fn request(&self, ms: u64) {
-        self.lock().push_back(ms);
+/// Client faults asked for by the nemesis and not yet taken by a client.
+#[derive(Default)]
+pub struct ClientFaults {
+    pending: Mutex<VecDeque<(Option<u32>, ClientFault)>>,
+}
+
+impl ClientFaults {
+    /// Asks client `who` (`None`: the next client) to suffer `fault` when it next
+    /// reaches the middle of its critical section.
+    pub fn request(&self, who: Option<u32>, fault: ClientFault) {
+        self.lock().push_back((who, fault));
     }
 
-    /// Takes a pending pause, if any.
-    pub fn take(&self) -> Option<u64> {
-        self.lock().pop_front()
+    /// Takes the first pending fault meant for client `c`, if any.
+    pub fn take(&self, c: u32) -> Option<ClientFault> {
+        let mut pending = self.lock();
+        let i = pending
+            .iter()
+            .position(|(who, _)| who.is_none_or(|w| w == c))?;
+        pending.remove(i).map(|(_, f)| f)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<u64>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(Option<u32>, ClientFault)>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 /// What the nemesis acts on.
-pub struct Targets<'a> {
-    /// Lock servers by name.
-    pub servers: &'a mut BTreeMap<String, RedisServer>,
-    /// Proxies in front of them, by server name.
-    pub proxies: BTreeMap<String, ProxyControl>,
-    /// Client pauses.
-    pub pauses: &'a ClientPauses,
+pub struct Targets<'a, C> {
+    /// The servers.
+    pub cluster: &'a Mutex<C>,
+    /// Proxies in front of the client nodes, by node index.
+    pub proxies: &'a [(usize, ProxyControl)],
+    /// Client faults.
+    pub clients: &'a ClientFaults,
+    /// The lock's key, for [`Event::KeyOn`].
+    pub key: &'a str,
 }
 
-/// Runs `schedule` (times from `start`), then waits for `done` so that restarted
+impl<C> Targets<'_, C> {
+    fn cluster(&self) -> std::sync::MutexGuard<'_, C> {
+        self.cluster.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// What the nemesis did, for the runner's after-run checks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Done {
+    /// A step killed (or stopped) the primary.
+    pub primary_killed: bool,
+}
+
+/// Why waiting ended.
+enum Waited {
+    Came,
+    TimedOut,
+    /// The workload is over (or ended early on an error): stop faulting.
+    Over,
+}
+
+fn sleep_or_over(done: &Receiver<()>, d: Duration) -> bool {
+    !matches!(done.recv_timeout(d), Err(RecvTimeoutError::Timeout))
+}
+
+fn happened<C: Cluster>(event: Event, targets: &Targets<'_, C>, log: &Log) -> bool {
+    match event {
+        Event::FirstGrant => log.grants() > 0,
+        Event::Entered(Target::Client(c)) => log.entered(Some(c)),
+        Event::Entered(_) => log.entered(None),
+        Event::KeyOn(t) => {
+            let cluster = targets.cluster();
+            resolve(&*cluster, t).is_ok_and(|i| cluster.holds_key(i, targets.key))
+        }
+    }
+}
+
+fn wait_for<C: Cluster>(
+    event: Event,
+    timeout: Duration,
+    targets: &Targets<'_, C>,
+    log: &Log,
+    done: &Receiver<()>,
+) -> Waited {
+    let start = Instant::now();
+    // A server probe costs a process spawn; a log milestone costs an atomic load.
+    let poll = match event {
+        Event::KeyOn(_) => Duration::from_millis(20),
+        _ => Duration::from_millis(2),
+    };
+    loop {
+        if happened(event, targets, log) {
+            return Waited::Came;
+        }
+        if start.elapsed() >= timeout {
+            return Waited::TimedOut;
+        }
+        if sleep_or_over(done, poll) {
+            return Waited::Over;
+        }
+    }
+}
+
+/// Runs `schedule` (timed steps from `start`), then waits for `done` so that restarted
 /// servers live as long as the workload.
-pub fn run(
-    schedule: &Schedule,
-    targets: Targets<'_>,
+pub fn run<C: Cluster>(
+    schedule: &Schedule<C::Action>,
+    targets: Targets<'_, C>,
     log: &Log,
     start: Instant,
     done: &Receiver<()>,
-) {
-    let mut targets = targets;
+) -> Done {
+    let mut outcome = Done::default();
     for step in &schedule.steps {
-        let at = start + Duration::from_millis(step.at_ms);
-        let now = Instant::now();
-        if at > now {
-            // A `done` here means the workload ended early (an error): stop faulting.
-            if done.recv_timeout(at - now).is_ok() {
-                return;
+        match step.when {
+            When::At(ms) => {
+                let at = start + Duration::from_millis(ms);
+                let now = Instant::now();
+                if at > now && sleep_or_over(done, at - now) {
+                    return outcome;
+                }
             }
+            When::After {
+                event,
+                delay_ms,
+                timeout_ms,
+            } => match wait_for(
+                event,
+                Duration::from_millis(timeout_ms),
+                &targets,
+                log,
+                done,
+            ) {
+                Waited::Over => return outcome,
+                Waited::TimedOut => {
+                    let target = step.action.target().to_string();
+                    log.nemesis(
+                        json!({"fault": "skipped", "target": format!("{} {target}", step.action.name())}),
+                        Some(format!(
+                            "skipped: waited {timeout_ms} ms for {event}, which never came"
+                        )),
+                    );
+                    continue;
+                }
+                Waited::Came => {
+                    if sleep_or_over(done, Duration::from_millis(delay_ms)) {
+                        return outcome;
+                    }
+                }
+            },
         }
-        let outcome = apply(&step.action, &mut targets);
-        let value = serde_json::to_value(&step.action).unwrap_or_else(|_| json!({}));
-        log.nemesis(value, outcome.err());
+        let mut cluster = targets.cluster();
+        let name = name_of(&*cluster, step.action.target());
+        let killed_primary = matches!(
+            (&step.action, resolve(&*cluster, step.action.target()), cluster.primary()),
+            (Action::Kill(_) | Action::Stop(_), Ok(i), Some(p)) if i == p
+        );
+        let result = apply(&step.action, &mut *cluster, &targets);
+        drop(cluster);
+        outcome.primary_killed |= killed_primary && result.is_ok();
+        log.nemesis(step.action.to_json(&name), result.err());
     }
     let _ = done.recv();
+    outcome
 }
 
-fn server<'s>(targets: &'s mut Targets<'_>, name: &str) -> Result<&'s mut RedisServer, String> {
-    targets
-        .servers
-        .get_mut(name)
-        .ok_or_else(|| format!("no server named {name}"))
+fn resolve<C: Cluster>(cluster: &C, target: Target) -> Result<usize, String> {
+    match target {
+        Target::Node(i) if i < cluster.node_names().len() => Ok(i),
+        Target::Node(i) => Err(format!("no node {i}")),
+        Target::Primary => cluster
+            .primary()
+            .ok_or_else(|| "this cluster has no primary".to_string()),
+        Target::Client(_) | Target::AnyClient => Err(format!("{target} is not a server")),
+    }
 }
 
-fn apply(action: &Action, targets: &mut Targets<'_>) -> Result<(), String> {
+/// The target as the history names it: the node's name in the run.
+fn name_of<C: Cluster>(cluster: &C, target: Target) -> String {
+    match resolve(cluster, target) {
+        Ok(i) => cluster
+            .node_names()
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| target.to_string()),
+        Err(_) => target.to_string(),
+    }
+}
+
+fn client(target: Target) -> Result<Option<u32>, String> {
+    match target {
+        Target::Client(c) => Ok(Some(c)),
+        Target::AnyClient => Ok(None),
+        other => Err(format!("{other} is not a client")),
+    }
+}
+
+fn apply<C: Cluster>(
+    action: &Action<C::Action>,
+    cluster: &mut C,
+    targets: &Targets<'_, C>,
+) -> Result<(), String> {
+    let proxy = |i: usize| {
+        targets
+            .proxies
+            .iter()
+            .find(|(n, _)| *n == i)
+            .map(|(_, p)| p.clone())
+            .ok_or_else(|| format!("no proxy in front of node {i}"))
+    };
     match action {
-        Action::Kill { target } => server(targets, target)?.kill(),
-        Action::Stop { target } => server(targets, target)?.stop(),
-        Action::Pause { target } => server(targets, target)?.pause(),
-        Action::Resume { target } => server(targets, target)?.resume(),
-        Action::Restart { target, keep_data } => {
-            let s = server(targets, target)?;
+        Action::ClientPause { target, ms } => {
+            targets
+                .clients
+                .request(client(*target)?, ClientFault::Pause(*ms));
+            return Ok(());
+        }
+        Action::ClientCrash(target) => {
+            targets
+                .clients
+                .request(client(*target)?, ClientFault::Crash);
+            return Ok(());
+        }
+        Action::Family(a) => return cluster.apply(a),
+        _ => {}
+    }
+    let i = resolve(cluster, action.target())?;
+    match action {
+        Action::Kill(_) => server(cluster, i)?.kill(),
+        Action::Stop(_) => server(cluster, i)?.stop(),
+        Action::Pause(_) => server(cluster, i)?.pause(),
+        Action::Resume(_) => server(cluster, i)?.resume(),
+        Action::Restart { keep_data, .. } => {
+            let s = server(cluster, i)?;
             let r = if *keep_data {
                 s.restart_keeping_data()
             } else {
@@ -97,70 +267,17 @@ fn apply(action: &Action, targets: &mut Targets<'_>) -> Result<(), String> {
             };
             r.map_err(|e| e.to_string())?;
         }
-        Action::CutReplication { target } => {
-            let s = server(targets, target)?;
-            let acl = s.cli(&["ACL", "SETUSER", "default", "-psync", "-sync"]);
-            if acl != "OK" {
-                return Err(format!("ACL SETUSER answered {acl:?}"));
-            }
-            // Only the links of replicas that replicate as `default`: one set apart
-            // with its own user keeps replicating.
-            s.cli(&["CLIENT", "KILL", "TYPE", "replica", "USER", "default"]);
-        }
-        Action::HealReplication { target } => {
-            let s = server(targets, target)?;
-            let acl = s.cli(&["ACL", "SETUSER", "default", "+psync", "+sync"]);
-            if acl != "OK" {
-                return Err(format!("ACL SETUSER answered {acl:?}"));
-            }
-        }
-        Action::Partition { target } => targets
-            .proxies
-            .get(target)
-            .ok_or_else(|| format!("no proxy in front of {target}"))?
-            .cut(),
-        Action::HealPartition { target } => targets
-            .proxies
-            .get(target)
-            .ok_or_else(|| format!("no proxy in front of {target}"))?
-            .heal(),
-        Action::Clock { target, offset } => server(targets, target)?
-            .set_clock(offset)
-            .map_err(|e| e.to_string())?,
-        Action::ClientPause { ms } => targets.pauses.request(*ms),
+        Action::Partition(_) => proxy(i)?.cut(),
+        Action::HealPartition(_) => proxy(i)?.heal(),
+        Action::Clock { offset, .. } => cluster.set_clock(i, offset)?,
+        Action::ClientPause { .. } | Action::ClientCrash(_) | Action::Family(_) => {}
     }
     Ok(())
 }
 
-/// Follows Sentinel's view of the master: when the Sentinels name a new master, the
-/// proxy sends the clients there (as a Sentinel-aware client would) and the history
-/// records the failover. Polls until `done`; returns whether a failover was seen.
-pub fn follow_master(
-    sentinels: &[RedisServer],
-    proxy: &ProxyControl,
-    names: &BTreeMap<String, String>,
-    log: &Log,
-    done: &Receiver<()>,
-) -> bool {
-    let mut current: Option<String> = None;
-    let mut failed_over = false;
-    loop {
-        if let Some(addr) = crate::topology::sentinel_master(sentinels) {
-            if current.as_deref() != Some(addr.as_str()) {
-                if current.is_some() {
-                    failed_over = true;
-                    proxy.retarget(&addr);
-                    let name = names.get(&addr).cloned().unwrap_or_else(|| addr.clone());
-                    log.nemesis(
-                        json!({"fault": "failover", "target": name, "addr": addr}),
-                        Some(format!("Sentinel promoted {name}; clients now reach it")),
-                    );
-                }
-                current = Some(addr);
-            }
-        }
-        if done.recv_timeout(Duration::from_millis(100)).is_ok() {
-            return failed_over;
-        }
-    }
+fn server<C: Cluster>(
+    cluster: &mut C,
+    i: usize,
+) -> Result<&mut dyn locklab_servers::Server, String> {
+    cluster.node(i).ok_or_else(|| format!("no node {i}"))
 }

@@ -3,16 +3,12 @@
 //! model's. A run spoiled by the machine (Sentinel TILT, a failover that never came) is
 //! retried and reported as such, never turned into a verdict.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use locklab_implementations::redis::{
-    single_node, LuaLock, NodeOptions, RedisNode, Redlock, WaitReplicas,
-};
-use locklab_implementations::DistributedLock;
+use locklab_implementations::Lease;
 use locklab_models::catalog;
 use locklab_models::check::Limits;
 use locklab_traces::check::{check_history, Options, Report};
@@ -20,14 +16,18 @@ use locklab_traces::format::{Header, Process, ResourceSpec};
 use locklab_traces::timeline::offending_window;
 use serde::Serialize;
 
+use locklab_servers::{RedisServer, Server};
+use locklab_traces::check::liveness::{self, Liveness};
+
 use crate::agreement::{compare, expected_at_defaults, Agreement};
+use crate::cluster::Cluster;
 use crate::custom::CustomLock;
 use crate::log::Log;
-use crate::nemesis::{self, ClientPauses, Targets};
-use crate::plan::{self, LockKind, Plan};
+use crate::nemesis::{self, ClientFaults, Targets};
+use crate::plan::Plan;
+use crate::proxy::Proxy;
 use crate::resource::Resource;
-use crate::schedule::{Action, Schedule};
-use crate::topology::{Shape, Topology};
+use crate::schedule::Schedule;
 use crate::workload::{self, Shared};
 use crate::RunError;
 
@@ -128,8 +128,8 @@ pub struct RunReport {
     pub topology: String,
     /// The lock the clients used (the scenario's protocol, or a custom lock's name).
     pub lock: String,
-    /// The nemesis schedule that ran.
-    pub schedule: Schedule,
+    /// The nemesis schedule that ran (as in the history header).
+    pub schedule: Vec<serde_json::Value>,
     /// Clients.
     pub clients: usize,
     /// Attempts made (more than one when the environment spoiled a run).
@@ -148,27 +148,23 @@ pub struct RunReport {
     pub agreement: Agreement,
     /// The offending window as text, when something was violated.
     pub timeline: Option<Vec<String>>,
+    /// What the history shows of the lock's liveness after a client crashed (a bounded
+    /// observation, never a proof), when one did.
+    pub liveness: Option<Liveness>,
 }
 
 static RUN_SEQ: AtomicU64 = AtomicU64::new(0);
 
-/// Runs `options.id` on real servers. `progress` is called from this thread.
-pub fn run(
+/// Runs one family's plan (`--replicas` already applied to it).
+pub fn run_plan<C: Cluster>(
+    plan: Plan<C>,
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let plan = plan::find(&options.id).map_err(|known| RunError::UnknownId {
-        id: options.id.clone(),
-        known,
-    })?;
     let scenario = catalog::find(plan.id).map_err(|e| RunError::Internal(e.to_string()))?;
-    let (plan, expected) = match options.replicas {
-        None => (plan, expected_at_defaults(&scenario)),
-        Some(r) => {
-            let plan = plan::with_replicas(plan, r).map_err(RunError::BadOption)?;
-            let expected = model_verdict(plan.id, r)?;
-            (plan, expected)
-        }
+    let expected = match options.replicas {
+        None => expected_at_defaults(&scenario),
+        Some(r) => model_verdict(plan.id, r)?,
     };
     let clients = options.clients.unwrap_or(plan.clients);
     if !(2..=64).contains(&clients) {
@@ -192,16 +188,15 @@ pub fn run(
         let seed = options.seed.wrapping_add(u64::from(attempt - 1));
         match attempt_once(&plan, options, clients, duration, seed, progress) {
             Ok(mut done) => {
-                let (mut report, agreement, timeline) = {
-                    progress(Progress::Checking);
-                    check(
-                        &done.path,
-                        options.html,
-                        options.check_budget,
-                        &scenario,
-                        &expected,
-                    )?
-                };
+                progress(Progress::Checking);
+                let checked = check(
+                    &done.path,
+                    options.html,
+                    options.check_budget,
+                    &scenario,
+                    &expected,
+                )?;
+                let mut report = checked.report;
                 if options.keep.is_none() {
                     report.source = "the run's history (not kept: --keep DIR keeps it)".into();
                     let _ = std::fs::remove_dir_all(&done.dir);
@@ -224,8 +219,9 @@ pub fn run(
                     history: options.keep.as_ref().map(|_| done.path.clone()),
                     wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                     report,
-                    agreement,
-                    timeline,
+                    agreement: checked.agreement,
+                    timeline: checked.timeline,
+                    liveness: checked.liveness,
                 });
             }
             Err(RunError::Unreliable(why)) => {
@@ -242,9 +238,24 @@ struct Attempted {
     dir: PathBuf,
     path: PathBuf,
     topology: String,
-    schedule: Schedule,
+    schedule: Vec<serde_json::Value>,
     events: u64,
 }
+
+struct Checked {
+    report: Report,
+    agreement: Agreement,
+    timeline: Option<Vec<String>>,
+    liveness: Option<Liveness>,
+}
+
+/// Nobody granted for this many leases (and at least [`STUCK_FLOOR`]) after a crash
+/// is what the liveness observation needs before it calls the lock stuck, for as long
+/// as it was watched.
+const STUCK_LEASES: u64 = 4;
+
+/// The least watch for the liveness observation, also for locks with no lease.
+const STUCK_FLOOR: Duration = Duration::from_secs(2);
 
 /// The properties the model violates for `id` with `replicas` replicas.
 fn model_verdict(id: &str, replicas: usize) -> Result<Vec<&'static str>, RunError> {
@@ -269,7 +280,7 @@ fn check(
     budget: CheckBudget,
     scenario: &catalog::Scenario,
     expected: &[&str],
-) -> Result<(Report, Agreement, Option<Vec<String>>), RunError> {
+) -> Result<Checked, RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
     let history = locklab_traces::reader::read_path(path)
         .map_err(|e| RunError::Internal(format!("the recorded history does not load: {e}")))?;
@@ -283,7 +294,13 @@ fn check(
         .map_err(|e| RunError::Internal(format!("the recorded history does not check: {e}")))?;
     let agreement = compare(scenario, expected, &report);
     let timeline = offending_window(&history, &report);
-    Ok((report, agreement, timeline))
+    let liveness = liveness::after_crash(&history, STUCK_LEASES, STUCK_FLOOR);
+    Ok(Checked {
+        report,
+        agreement,
+        timeline,
+        liveness,
+    })
 }
 
 fn run_dir(keep: Option<&Path>) -> Result<PathBuf, RunError> {
@@ -300,54 +317,8 @@ fn run_dir(keep: Option<&Path>) -> Result<PathBuf, RunError> {
     Ok(dir)
 }
 
-fn node_options() -> NodeOptions {
-    NodeOptions {
-        response_timeout: Duration::from_millis(300),
-        connect_timeout: Duration::from_millis(300),
-        ..NodeOptions::default()
-    }
-}
-
-async fn build_lock(
-    plan: &Plan,
-    custom: Option<&CustomLock>,
-    endpoints: &[String],
-    key: &str,
-) -> Result<Box<dyn DistributedLock>, RunError> {
-    let mut nodes = Vec::new();
-    for addr in endpoints {
-        nodes.push(
-            RedisNode::connect(addr, node_options())
-                .await
-                .map_err(|e| RunError::Environment(format!("connecting to {addr}: {e}")))?,
-        );
-    }
-    if let Some(custom) = custom {
-        return custom
-            .build(&nodes, key)
-            .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())));
-    }
-    let first = nodes
-        .first()
-        .ok_or_else(|| RunError::Internal("no lock endpoint".into()))?;
-    Ok(match plan.lock {
-        LockKind::SingleNode(id) => single_node(id, first, key)
-            .ok_or_else(|| RunError::Internal(format!("no single-node lock {id}")))?,
-        LockKind::LuaWait(replicas) => Box::new(LuaLock::new(first, key).wait_for_replicas(
-            // Well inside the response timeout, or WAIT's own answer would come too late.
-            WaitReplicas {
-                replicas,
-                timeout: Duration::from_millis(100),
-            },
-        )),
-        LockKind::Redlock => {
-            Box::new(Redlock::new(&nodes, key).map_err(|e| RunError::Internal(e.to_string()))?)
-        }
-    })
-}
-
-fn attempt_once(
-    plan: &Plan,
+fn attempt_once<C: Cluster>(
+    plan: &Plan<C>,
     options: &RunOptions,
     clients: usize,
     duration: Duration,
@@ -356,24 +327,40 @@ fn attempt_once(
 ) -> Result<Attempted, RunError> {
     let schedule = Schedule::jittered(&plan.faults, 20, seed);
     // Servers start on this thread, which outlives the run (they die with the thread
-    // that started them).
-    let mut topology = Topology::start_servers(plan.shape, plan.fake_clock)?;
+    // that started them). The resource is the harness's own Redis counter, whatever
+    // the lock's family: no fault ever reaches it.
+    let mut cluster = C::start(&plan.shape, plan.fake_clock)?;
+    let resource_server = RedisServer::start().map_err(|e| RunError::Environment(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| RunError::Environment(format!("tokio runtime: {e}")))?;
-    runtime.block_on(topology.start_proxies())?;
+    let mut proxies = Vec::new();
+    for i in cluster.client_nodes() {
+        let addr = cluster
+            .node(i)
+            .map(|s| s.addr())
+            .ok_or_else(|| RunError::Internal(format!("no node {i}")))?;
+        let proxy = runtime
+            .block_on(Proxy::start(&addr))
+            .map_err(|e| RunError::Environment(format!("proxy for {addr}: {e}")))?;
+        proxies.push((i, proxy));
+    }
 
     let dir = run_dir(options.keep.as_deref())?;
     let path = dir.join("history.jsonl");
-    let mut header = Header::new(plan.id, "redis");
-    header.topology = topology.describe();
+    let mut header = Header::new(plan.id, C::BACKEND);
+    header.topology = format!(
+        "{}; resource {}",
+        cluster.describe(),
+        resource_server.addr()
+    );
     header.nemesis = schedule.to_header();
     header.seed = Some(seed);
-    header
-        .tools
-        .insert("redis".into(), topology.redis_version().into());
+    for (tool, version) in cluster.tools() {
+        header.tools.insert(tool, version.into());
+    }
     header.resource = Some(ResourceSpec::Counter { initial: 0 });
     if let Some(custom) = &options.lock {
         header.tools.insert("lock".into(), custom.name().into());
@@ -384,11 +371,18 @@ fn attempt_once(
     );
 
     let key = "locklab:lock";
-    let endpoints: Vec<String> = topology.endpoints.iter().map(|(_, p)| p.addr()).collect();
-    let resource_addr = topology.resource.addr();
+    let addrs: Vec<String> = proxies.iter().map(|(_, p)| p.addr()).collect();
+    let resource_addr = resource_server.addr();
     let mut handles = Vec::new();
-    for _ in 0..clients {
-        let lock = runtime.block_on(build_lock(plan, options.lock.as_ref(), &endpoints, key))?;
+    for client in 0..clients {
+        let client = u32::try_from(client).unwrap_or(u32::MAX);
+        let endpoints = runtime.block_on(C::connect(&addrs))?;
+        let lock = match &options.lock {
+            Some(custom) => custom
+                .build(&endpoints, key)
+                .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())))?,
+            None => C::build_lock(&plan.lock, client, &endpoints, key)?,
+        };
         let resource = runtime
             .block_on(Resource::connect(&resource_addr, "locklab:counter"))
             .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;
@@ -398,48 +392,43 @@ fn attempt_once(
         .block_on(Resource::connect(&resource_addr, "locklab:counter"))
         .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;
 
-    let pauses = Arc::new(ClientPauses::default());
-    let proxies = topology.proxy_controls();
-    let names: BTreeMap<String, String> = topology
-        .servers
-        .iter()
-        .map(|(n, s)| (s.addr(), n.clone()))
-        .collect();
-    let master_proxy = match plan.shape {
-        Shape::Sentinel { .. } => proxies.get("master").cloned(),
-        _ => None,
-    };
+    let faults = Arc::new(ClientFaults::default());
+    let controls: Vec<_> = proxies.iter().map(|(i, p)| (*i, p.control())).collect();
+    let cluster = Mutex::new(cluster);
     let start = Instant::now();
     let (nemesis_done, nemesis_wait) = mpsc::channel::<()>();
-    let (follow_done, follow_wait) = mpsc::channel::<()>();
-    let Topology {
-        servers, sentinels, ..
-    } = &mut topology;
-    let failed_over = std::thread::scope(|scope| {
-        let log_n = &*log;
-        let pauses_n = &*pauses;
-        let schedule = &schedule;
-        scope.spawn(move || {
+    let (tick_done, tick_wait) = mpsc::channel::<()>();
+    let done = std::thread::scope(|scope| {
+        let (log_n, faults_n, schedule, cluster, controls) =
+            (&*log, &*faults, &schedule, &cluster, &controls);
+        let nemesis = scope.spawn(move || {
             let targets = Targets {
-                servers,
-                proxies,
-                pauses: pauses_n,
+                cluster,
+                proxies: controls,
+                clients: faults_n,
+                key,
             };
-            nemesis::run(schedule, targets, log_n, start, &nemesis_wait);
+            nemesis::run(schedule, targets, log_n, start, &nemesis_wait)
         });
-        let follower = master_proxy.as_ref().map(|proxy| {
-            let sentinels = &*sentinels;
-            let names = &names;
-            scope
-                .spawn(move || nemesis::follow_master(sentinels, proxy, names, log_n, &follow_wait))
+        scope.spawn(move || loop {
+            cluster
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .tick(controls, log_n);
+            if tick_wait.recv_timeout(Duration::from_millis(100)).is_ok() {
+                return;
+            }
         });
         runtime.block_on(async {
             tokio::time::sleep(Duration::from_millis(plan.client_delay_ms)).await;
             let shared = Arc::new(Shared {
                 log: log.clone(),
-                pauses: pauses.clone(),
+                faults: faults.clone(),
                 key: key.to_string(),
-                ttl: Duration::from_millis(plan.ttl_ms),
+                lease: match &options.lock {
+                    Some(_) => Lease::Fixed(Duration::from_millis(plan.ttl_ms)),
+                    None => C::lease(&plan.lock, Duration::from_millis(plan.ttl_ms)),
+                },
                 work: Duration::from_millis(plan.work_ms),
                 deadline: Instant::now() + duration,
             });
@@ -467,29 +456,24 @@ fn attempt_once(
             workload::read(&final_reader, reader, None, &log).await;
         });
         let _ = nemesis_done.send(());
-        let _ = follow_done.send(());
-        follower.is_some_and(|f| f.join().unwrap_or(false))
+        let _ = tick_done.send(());
+        nemesis.join().unwrap_or_default()
     });
+    drop(proxies);
     runtime.shutdown_timeout(Duration::from_secs(1));
 
-    let unreliable = topology.sentinel_tilt();
-    let described = topology.describe();
+    let cluster = cluster.into_inner().unwrap_or_else(|p| p.into_inner());
+    let spoiled = cluster.spoiled(done.primary_killed);
+    let described = header.topology.clone();
     if let Some(keep) = &options.keep {
-        keep_logs(&topology, keep);
+        let logs = keep.join("logs");
+        if std::fs::create_dir_all(&logs).is_ok() {
+            cluster.keep_logs(&logs);
+        }
     }
-    drop(topology);
-    if let Some(why) = unreliable {
+    drop(cluster);
+    if let Some(why) = spoiled {
         return Err(RunError::Unreliable(why));
-    }
-    let expects_failover = matches!(plan.shape, Shape::Sentinel { .. })
-        && schedule
-            .steps
-            .iter()
-            .any(|s| matches!(&s.action, Action::Kill { target } if target == "master"));
-    if expects_failover && !failed_over {
-        return Err(RunError::Unreliable(
-            "Sentinel did not fail over during the run".into(),
-        ));
     }
     if log.write_errors() > 0 {
         return Err(RunError::Environment(format!(
@@ -502,20 +486,7 @@ fn attempt_once(
         dir,
         path,
         topology: described,
-        schedule,
+        schedule: schedule.to_header(),
         events: log.count(),
     })
-}
-
-fn keep_logs(topology: &Topology, dir: &Path) {
-    let logs = dir.join("logs");
-    if std::fs::create_dir_all(&logs).is_err() {
-        return;
-    }
-    for (name, s) in &topology.servers {
-        let _ = std::fs::write(logs.join(format!("{name}.log")), s.log());
-    }
-    for (i, s) in topology.sentinels.iter().enumerate() {
-        let _ = std::fs::write(logs.join(format!("sentinel{}.log", i + 1)), s.log());
-    }
 }

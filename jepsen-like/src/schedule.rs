@@ -1,132 +1,261 @@
-//! A nemesis schedule is data: timed fault and heal actions on named targets, written
-//! into the history header and drawn from the run's seed, so a run can be repeated.
+//! A nemesis schedule is data: fault and heal actions on typed targets, each at a time
+//! after the workload started or after an event of the run ("after the first grant"),
+//! written into the history header and drawn from the run's seed, so a run can be
+//! repeated.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::{json, Value};
 
-/// One thing the nemesis does.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "fault", rename_all = "kebab-case")]
-pub enum Action {
+use crate::cluster::{FamilyAction, Target};
+
+/// One thing the nemesis does; `A` is the family's own faults.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action<A> {
     /// Graceful shutdown of a server (SIGTERM).
-    Stop {
-        /// Server name.
-        target: String,
-    },
+    Stop(Target),
     /// `kill -9` of a server.
-    Kill {
-        /// Server name (`master`, `n2`, …).
-        target: String,
-    },
+    Kill(Target),
     /// SIGSTOP of a server.
-    Pause {
-        /// Server name.
-        target: String,
-    },
+    Pause(Target),
     /// SIGCONT of a paused server.
-    Resume {
-        /// Server name.
-        target: String,
-    },
-    /// Start a killed (or running) server again on its port.
+    Resume(Target),
+    /// Start a killed (or running) server again on its port, keeping its data (as with
+    /// persistence) or empty.
     Restart {
-        /// Server name.
-        target: String,
-        /// Keep its data (as with persistence) or start empty.
+        /// The server.
+        target: Target,
+        /// Keep its data.
         keep_data: bool,
-    },
-    /// Stop replication from a master: its replicas' sync is refused (the ACL trick)
-    /// and their links are killed, so writes stay on the master only (a replica that
-    /// replicates as its own ACL user is spared).
-    CutReplication {
-        /// The master.
-        target: String,
-    },
-    /// Allow replication again.
-    HealReplication {
-        /// The master.
-        target: String,
     },
     /// Cut every client from a server: the TCP proxy in front of it drops its
     /// connections and refuses new ones.
-    Partition {
-        /// Server name.
-        target: String,
-    },
+    Partition(Target),
     /// End a partition.
-    HealPartition {
-        /// Server name.
-        target: String,
-    },
-    /// Set a server's libfaketime clock (`"+31"`: jump 31 s ahead; `"+0 x2"`: run
-    /// twice as fast).
+    HealPartition(Target),
+    /// Set a server's libfaketime clock (`"+31"`: jump 31 s ahead).
     Clock {
-        /// Server name.
-        target: String,
+        /// The server.
+        target: Target,
         /// The libfaketime offset.
         offset: String,
     },
-    /// The next client to reach the middle of its critical section stalls there, as in
-    /// a stop-the-world GC pause (its lock's lease keeps running on the server).
+    /// The client (or the next one) to reach the middle of its critical section stalls
+    /// there, as in a stop-the-world GC pause (its lease keeps running on the server).
     ClientPause {
+        /// Who.
+        target: Target,
         /// How long it stalls.
         ms: u64,
     },
+    /// The client (or the next one) to reach the middle of its critical section dies
+    /// there: it never writes, never releases, never tries again.
+    ClientCrash(Target),
+    /// A fault of the family's own.
+    Family(A),
 }
 
-/// An action at a time after the workload started.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Step {
+impl<A: FamilyAction> Action<A> {
+    /// Its name in the history (`kill`, `cut-replication`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Stop(_) => "stop",
+            Action::Kill(_) => "kill",
+            Action::Pause(_) => "pause",
+            Action::Resume(_) => "resume",
+            Action::Restart { .. } => "restart",
+            Action::Partition(_) => "partition",
+            Action::HealPartition(_) => "heal-partition",
+            Action::Clock { .. } => "clock",
+            Action::ClientPause { .. } => "client-pause",
+            Action::ClientCrash(_) => "client-crash",
+            Action::Family(a) => a.name(),
+        }
+    }
+
+    /// What it acts on.
+    pub fn target(&self) -> Target {
+        match self {
+            Action::Stop(t)
+            | Action::Kill(t)
+            | Action::Pause(t)
+            | Action::Resume(t)
+            | Action::Partition(t)
+            | Action::HealPartition(t)
+            | Action::ClientCrash(t) => *t,
+            Action::Restart { target, .. }
+            | Action::Clock { target, .. }
+            | Action::ClientPause { target, .. } => *target,
+            Action::Family(a) => a.target(),
+        }
+    }
+
+    /// The action as JSON with `target` named by `name` (a node's name in the run, or
+    /// the planned target).
+    pub fn to_json(&self, target: &str) -> Value {
+        let mut v = json!({"fault": self.name(), "target": target});
+        match self {
+            Action::Restart { keep_data, .. } => v["keep_data"] = json!(keep_data),
+            Action::Clock { offset, .. } => v["offset"] = json!(offset),
+            Action::ClientPause { ms, .. } => v["ms"] = json!(ms),
+            _ => {}
+        }
+        v
+    }
+}
+
+/// Something that happens in a run, which a step can wait for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// Some client was granted the lock.
+    FirstGrant,
+    /// The client (or any client) entered its critical section.
+    Entered(Target),
+    /// The node (or the primary) holds the lock's record.
+    KeyOn(Target),
+}
+
+impl std::fmt::Display for Event {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Event::FirstGrant => f.write_str("the first grant"),
+            Event::Entered(Target::AnyClient) => f.write_str("a client enters"),
+            Event::Entered(t) => write!(f, "{t} enters"),
+            Event::KeyOn(t) => write!(f, "the {t} has the lock's key"),
+        }
+    }
+}
+
+/// When a step runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
     /// Milliseconds after the workload started.
-    pub at_ms: u64,
+    At(u64),
+    /// Milliseconds after an event was seen (if it had happened already: after the
+    /// step before); skipped, with the reason recorded, if the event does not come
+    /// within `timeout_ms` of the step before.
+    After {
+        /// The event.
+        event: Event,
+        /// Delay after it.
+        delay_ms: u64,
+        /// How long to wait for it.
+        timeout_ms: u64,
+    },
+}
+
+impl When {
+    /// Right after `event`, waiting for it at most `timeout_ms`.
+    pub fn after(event: Event, timeout_ms: u64) -> When {
+        When::After {
+            event,
+            delay_ms: 0,
+            timeout_ms,
+        }
+    }
+
+    /// `delay_ms` after `event`, waiting for it at most `timeout_ms`.
+    pub fn after_by(event: Event, delay_ms: u64, timeout_ms: u64) -> When {
+        When::After {
+            event,
+            delay_ms,
+            timeout_ms,
+        }
+    }
+}
+
+/// An action and when it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step<A> {
+    /// When.
+    pub when: When,
     /// What to do.
-    #[serde(flatten)]
-    pub action: Action,
+    pub action: Action<A>,
 }
 
-/// A whole schedule, in time order.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Schedule {
+impl<A: FamilyAction> Step<A> {
+    /// The planned step as JSON, for the header.
+    pub fn to_json(&self) -> Value {
+        let mut v = self.action.to_json(&self.action.target().to_string());
+        match self.when {
+            When::At(ms) => v["at_ms"] = json!(ms),
+            When::After {
+                event,
+                delay_ms,
+                timeout_ms,
+            } => {
+                v["after"] = json!(event.to_string());
+                v["delay_ms"] = json!(delay_ms);
+                v["timeout_ms"] = json!(timeout_ms);
+            }
+        }
+        v
+    }
+}
+
+/// A whole schedule, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schedule<A> {
     /// The steps.
-    pub steps: Vec<Step>,
+    pub steps: Vec<Step<A>>,
 }
 
-impl Schedule {
-    /// Builds a schedule from planned steps, each moved by up to ±`jitter_pct` % of its
-    /// gap to the step before, drawn from `seed`: different seeds probe different
-    /// timings, one seed always gives the same schedule. The order never changes.
-    pub fn jittered(planned: &[(u64, Action)], jitter_pct: u64, seed: u64) -> Schedule {
+impl<A: FamilyAction> Schedule<A> {
+    /// Builds a schedule from planned steps, each delay moved by up to ±`jitter_pct` %
+    /// (of its gap to the step before, for a timed step), drawn from `seed`: different
+    /// seeds probe different timings, one seed always gives the same schedule. The
+    /// order never changes.
+    pub fn jittered(planned: &[Step<A>], jitter_pct: u64, seed: u64) -> Schedule<A> {
         let mut rng = StdRng::seed_from_u64(seed ^ 0x006e_656d_6573_6973);
-        let mut steps = Vec::with_capacity(planned.len());
-        let mut prev_planned = 0u64;
-        let mut prev_at = 0u64;
-        for (at, action) in planned {
-            let gap = at.saturating_sub(prev_planned);
+        let mut jitter = |gap: u64| {
             let spread = gap * jitter_pct / 100;
             let offset = if spread > 0 {
                 rng.random_range(0..=2 * spread)
             } else {
                 spread
             };
-            let shifted = (prev_at + gap + offset).saturating_sub(spread);
-            let at_ms = shifted.max(prev_at);
+            (gap + offset).saturating_sub(spread)
+        };
+        let mut steps = Vec::with_capacity(planned.len());
+        let mut prev_planned = 0u64;
+        let mut prev_at = 0u64;
+        for step in planned {
+            let when = match step.when {
+                When::At(at) => {
+                    let shifted = prev_at + jitter(at.saturating_sub(prev_planned));
+                    let at_ms = shifted.max(prev_at);
+                    prev_planned = at;
+                    prev_at = at_ms;
+                    When::At(at_ms)
+                }
+                When::After {
+                    event,
+                    delay_ms,
+                    timeout_ms,
+                } => When::After {
+                    event,
+                    delay_ms: jitter(delay_ms),
+                    timeout_ms,
+                },
+            };
             steps.push(Step {
-                at_ms,
-                action: action.clone(),
+                when,
+                action: step.action.clone(),
             });
-            prev_planned = *at;
-            prev_at = at_ms;
         }
         Schedule { steps }
     }
 
     /// The steps as JSON values, for the history header.
-    pub fn to_header(&self) -> Vec<serde_json::Value> {
-        self.steps
-            .iter()
-            .filter_map(|s| serde_json::to_value(s).ok())
-            .collect()
+    pub fn to_header(&self) -> Vec<Value> {
+        self.steps.iter().map(Step::to_json).collect()
+    }
+}
+
+impl<A: FamilyAction> Serialize for Schedule<A> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_header().serialize(s)
     }
 }
 
@@ -134,21 +263,35 @@ impl Schedule {
 mod tests {
     use super::*;
 
-    fn plan() -> Vec<(u64, Action)> {
+    #[derive(Clone, Debug, PartialEq)]
+    struct Cut;
+
+    impl FamilyAction for Cut {
+        fn name(&self) -> &'static str {
+            "cut"
+        }
+        fn target(&self) -> Target {
+            Target::Primary
+        }
+    }
+
+    fn plan() -> Vec<Step<Cut>> {
         vec![
-            (
-                0,
-                Action::CutReplication {
-                    target: "master".into(),
+            Step {
+                when: When::At(0),
+                action: Action::Family(Cut),
+            },
+            Step {
+                when: When::At(800),
+                action: Action::Kill(Target::Primary),
+            },
+            Step {
+                when: When::after_by(Event::FirstGrant, 500, 5_000),
+                action: Action::ClientPause {
+                    target: Target::AnyClient,
+                    ms: 2000,
                 },
-            ),
-            (
-                800,
-                Action::Kill {
-                    target: "master".into(),
-                },
-            ),
-            (1000, Action::ClientPause { ms: 2000 }),
+            },
         ]
     }
 
@@ -156,11 +299,20 @@ mod tests {
     fn one_seed_one_schedule_and_order_is_kept() {
         let a = Schedule::jittered(&plan(), 20, 7);
         assert_eq!(a, Schedule::jittered(&plan(), 20, 7));
-        assert!(a.steps.windows(2).all(|w| w[0].at_ms <= w[1].at_ms));
-        assert!((640..=960).contains(&a.steps[1].at_ms), "{a:?}");
+        let When::At(kill) = a.steps[1].when else {
+            panic!("{a:?}")
+        };
+        assert!((640..=960).contains(&kill), "{a:?}");
+        let When::After { delay_ms, .. } = a.steps[2].when else {
+            panic!("{a:?}")
+        };
+        assert!((400..=600).contains(&delay_ms), "{a:?}");
         let json = a.to_header();
+        assert_eq!(json[0]["fault"], "cut");
         assert_eq!(json[1]["fault"], "kill");
-        assert_eq!(json[1]["target"], "master");
+        assert_eq!(json[1]["target"], "primary");
         assert_eq!(json[2]["ms"], 2000);
+        assert_eq!(json[2]["after"], "the first grant");
+        assert_eq!(json[2]["target"], "any client");
     }
 }

@@ -12,19 +12,19 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
 use crate::log::Log;
-use crate::nemesis::ClientPauses;
+use crate::nemesis::{ClientFault, ClientFaults};
 use crate::resource::{Outcome, Resource};
 
 /// What every client shares.
 pub struct Shared {
     /// The history.
     pub log: Arc<Log>,
-    /// Pauses the nemesis asks for.
-    pub pauses: Arc<ClientPauses>,
+    /// Pauses and crashes the nemesis asks for.
+    pub faults: Arc<ClientFaults>,
     /// The lock name.
     pub key: String,
     /// Lease per acquire.
-    pub ttl: Duration,
+    pub lease: Lease,
     /// Work between the read and the write.
     pub work: Duration,
     /// No acquire starts after this.
@@ -42,7 +42,10 @@ pub async fn client(
     let mut rng = StdRng::seed_from_u64(seed.wrapping_add(u64::from(id) * 0x9e37_79b9));
     let log = &shared.log;
     let me = Process::Client(id);
-    let lease_ns = u64::try_from(shared.ttl.as_nanos()).unwrap_or(u64::MAX);
+    let lease_ns = shared
+        .lease
+        .ttl()
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
     loop {
         let left = shared.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
@@ -55,11 +58,14 @@ pub async fn client(
             key: &shared.key,
             lease_ns,
         };
-        let acquired = lock
-            .acquire_observed(left, Lease::Fixed(shared.ttl), &tries)
-            .await;
+        let acquired = lock.acquire_observed(left, shared.lease, &tries).await;
         let guard = match acquired {
             Ok(g) => g,
+            Err(LockError::InjectedFault(between)) => {
+                // The lock's own crash knob: this client died between two commands.
+                crash(log, id, between);
+                return;
+            }
             Err(_) => {
                 tokio::time::sleep(Duration::from_millis(rng.random_range(5..30))).await;
                 continue;
@@ -72,8 +78,15 @@ pub async fn client(
 
         if let Some(v) = read(&resource, me, token, log).await {
             tokio::time::sleep(shared.work).await;
-            if let Some(ms) = shared.pauses.take() {
-                pause(log, id, ms).await;
+            match shared.faults.take(id) {
+                Some(ClientFault::Pause(ms)) => pause(log, id, ms).await,
+                Some(ClientFault::Crash) => {
+                    crash(log, id, "inside its critical section, holding the lock");
+                    // A dead process releases nothing: the guard must not either.
+                    std::mem::forget(guard);
+                    return;
+                }
+                None => {}
             }
             write(&resource, me, token, v.unwrap_or(0) + 1, log).await;
         }
@@ -102,7 +115,7 @@ struct Tries<'a> {
     log: &'a Log,
     me: Process,
     key: &'a str,
-    lease_ns: u64,
+    lease_ns: Option<u64>,
 }
 
 impl Tries<'_> {
@@ -110,7 +123,7 @@ impl Tries<'_> {
         let mut e = Log::event(self.me, OpKind::Acquire, phase);
         e.key = Some(self.key.to_string());
         if phase == Phase::Invoke {
-            e.lease_ns = Some(self.lease_ns);
+            e.lease_ns = self.lease_ns;
         }
         e
     }
@@ -156,6 +169,14 @@ async fn pause(log: &Log, id: u32, ms: u64) {
     log.nemesis(
         json!({"fault": "client-resume", "target": format!("c{id}")}),
         None,
+    );
+}
+
+/// This client dies: it records why and does nothing more, ever.
+fn crash(log: &Log, id: u32, when: &str) {
+    log.nemesis(
+        json!({"fault": "client-crash", "target": format!("c{id}")}),
+        Some(format!("c{id} crashed {when}; it never releases")),
     );
 }
 

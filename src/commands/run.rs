@@ -64,7 +64,7 @@ fn parse_secs(s: &str) -> Result<Duration, String> {
 /// Drop nor the parent-death signal would run.
 fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
-        locklab_implementations::testing::reaper::kill_all();
+        locklab_servers::reaper::kill_all();
         eprintln!("\nlocklab: interrupted; every server was stopped");
         std::process::exit(130);
     });
@@ -140,18 +140,18 @@ pub fn run(args: Args) -> u8 {
 }
 
 fn list(format: Format) -> u8 {
-    let plans = locklab_jepsen::plan::plans();
+    let plans = locklab_jepsen::plans();
     match format {
         Format::Json => {
             let rows: Vec<_> = plans
                 .iter()
-                .map(|p| serde_json::json!({"id": p.id, "faults": p.story}))
+                .map(|p| serde_json::json!({"id": p.id(), "faults": p.story()}))
                 .collect();
             println!("{}", serde_json::Value::Array(rows));
         }
         Format::Text => {
             for p in plans {
-                println!("{:<24} {}", p.id, p.story);
+                println!("{:<26} {}", p.id(), p.story());
             }
         }
     }
@@ -200,6 +200,9 @@ fn text(r: &RunReport) -> String {
             "  {:<22} model: {:<9} run: {:<10} {mark}\n",
             row.property, expected, observed
         ));
+    }
+    if let Some(l) = &r.liveness {
+        out.push_str(&format!("  {:<22} {}\n", "after the crash", l.summary));
     }
     out.push('\n');
     out.push_str(&check_text(&r.report));

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use locklab_implementations::redis::{NodeOptions, Recorder, RedisNode};
-use locklab_implementations::testing::RedisServer;
 use locklab_implementations::{DistributedLock, Lease, LockError};
+use locklab_servers::{RedisServer, Server};
 
 /// A fresh server; a missing binary fails the test with the reason.
 pub fn server() -> RedisServer {

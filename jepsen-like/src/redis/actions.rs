@@ -1,0 +1,52 @@
+//! The faults only Redis has. Cutting replication uses the ACL trick of BACKENDS.md:
+//! the master refuses its replicas' `PSYNC`/`SYNC` and drops their links, so a write
+//! stays on the master alone — deterministic, no root, healed in under 1.5 s.
+
+use locklab_servers::RedisServer;
+
+use crate::cluster::{FamilyAction, Target};
+
+/// A Redis-only fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedisAction {
+    /// Stop replication from a master: its replicas' sync is refused and their links
+    /// killed (a replica that replicates as its own ACL user is spared).
+    CutReplication(Target),
+    /// Allow replication again.
+    HealReplication(Target),
+}
+
+impl FamilyAction for RedisAction {
+    fn name(&self) -> &'static str {
+        match self {
+            RedisAction::CutReplication(_) => "cut-replication",
+            RedisAction::HealReplication(_) => "heal-replication",
+        }
+    }
+
+    fn target(&self) -> Target {
+        match self {
+            RedisAction::CutReplication(t) | RedisAction::HealReplication(t) => *t,
+        }
+    }
+}
+
+impl RedisAction {
+    /// Carries it out on `master`.
+    pub fn apply(&self, master: &RedisServer) -> Result<(), String> {
+        let (acl, cut) = match self {
+            RedisAction::CutReplication(_) => (["-psync", "-sync"], true),
+            RedisAction::HealReplication(_) => (["+psync", "+sync"], false),
+        };
+        let answer = master.cli(&["ACL", "SETUSER", "default", acl[0], acl[1]]);
+        if answer != "OK" {
+            return Err(format!("ACL SETUSER answered {answer:?}"));
+        }
+        if cut {
+            // Only the links of replicas that replicate as `default`: one set apart
+            // with its own user keeps replicating.
+            master.cli(&["CLIENT", "KILL", "TYPE", "replica", "USER", "default"]);
+        }
+        Ok(())
+    }
+}

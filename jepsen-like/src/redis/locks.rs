@@ -1,0 +1,137 @@
+//! Which client lock a Redis scenario uses, with the fault knobs the broken locks
+//! carry, and how one client builds it from its connected nodes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use locklab_implementations::redis::{
+    DelUnconditionalLock, FencedLock, GetSetLock, GetThenDelLock, LuaLock, NodeOptions, RedisNode,
+    Redlock, ReentrantLock, SetNxExpireLock, SetNxNoTtlLock, TimestampValueLock, WaitReplicas,
+};
+use locklab_implementations::{DistributedLock, Lease};
+
+use crate::custom::Endpoints;
+use crate::RunError;
+
+/// A Redis lock of the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedisLock {
+    /// `redis-get-set`, with this gap between its `GET` and its `SET` (ms), which
+    /// widens the race a real network opens.
+    GetSet {
+        /// The gap.
+        gap_ms: u64,
+    },
+    /// `redis-setnx-no-ttl`.
+    SetNxNoTtl,
+    /// `redis-setnx-expire`; client `crashing` (if any) dies right after its first
+    /// `SETNX` that won, before its `EXPIRE`.
+    SetNxExpire {
+        /// Who carries the crash knob.
+        crashing: Option<u32>,
+    },
+    /// `redis-del-unconditional`.
+    DelUnconditional,
+    /// `redis-get-then-del`, pausing this long between the `GET` and the `DEL` of
+    /// every release (ms). No plan runs it yet: the foreign `DEL` it makes happens
+    /// inside its own release operation, which began before the other client's grant,
+    /// so no check of the operations alone can prove it.
+    GetThenDel {
+        /// The pause.
+        pause_before_del_ms: u64,
+    },
+    /// `redis-timestamp-value` with a frozen clock: every grant carries the same
+    /// timestamp, as two acquires in one millisecond do.
+    TimestampValueOneTick,
+    /// `redis-lua`.
+    Lua,
+    /// `redis-lua` with `WAIT replicas` before entering.
+    LuaWait(u32),
+    /// `redis-lua-fenced`.
+    Fenced,
+    /// `redis-reentrant`.
+    Reentrant,
+    /// `redis-reentrant-thread-id`: every client is "thread 1" with no process UUID.
+    ReentrantThreadId,
+    /// Redlock over every node.
+    Redlock,
+}
+
+impl RedisLock {
+    /// The lease it asks for: none for the lock without a TTL (it refuses one).
+    pub fn lease(self, ttl: Duration) -> Lease {
+        match self {
+            RedisLock::SetNxNoTtl => Lease::Unbounded,
+            _ => Lease::Fixed(ttl),
+        }
+    }
+}
+
+fn node_options() -> NodeOptions {
+    NodeOptions {
+        response_timeout: Duration::from_millis(300),
+        connect_timeout: Duration::from_millis(300),
+        ..NodeOptions::default()
+    }
+}
+
+/// Connects one client to every address.
+pub async fn connect(addrs: &[String]) -> Result<Endpoints, RunError> {
+    let mut nodes = Vec::new();
+    for addr in addrs {
+        nodes.push(
+            RedisNode::connect(addr, node_options())
+                .await
+                .map_err(|e| RunError::Environment(format!("connecting to {addr}: {e}")))?,
+        );
+    }
+    Ok(Endpoints::Redis(nodes))
+}
+
+/// Client `client`'s `lock` on `key`.
+pub fn build(
+    lock: RedisLock,
+    client: u32,
+    endpoints: &Endpoints,
+    key: &str,
+) -> Result<Box<dyn DistributedLock>, RunError> {
+    let Endpoints::Redis(nodes) = endpoints;
+    let first = nodes
+        .first()
+        .ok_or_else(|| RunError::Internal("no lock endpoint".into()))?;
+    Ok(match lock {
+        RedisLock::GetSet { gap_ms } => {
+            Box::new(GetSetLock::new(first, key).with_gap(Duration::from_millis(gap_ms)))
+        }
+        RedisLock::SetNxNoTtl => Box::new(SetNxNoTtlLock::new(first, key)),
+        RedisLock::SetNxExpire { crashing } => {
+            Box::new(SetNxExpireLock::new(first, key).crash_after_setnx(crashing == Some(client)))
+        }
+        RedisLock::DelUnconditional => Box::new(DelUnconditionalLock::new(first, key)),
+        RedisLock::GetThenDel {
+            pause_before_del_ms,
+        } => Box::new(
+            GetThenDelLock::new(first, key)
+                .with_pause_before_del(Duration::from_millis(pause_before_del_ms)),
+        ),
+        RedisLock::TimestampValueOneTick => {
+            Box::new(TimestampValueLock::new(first, key).with_clock(Arc::new(|| 1_000)))
+        }
+        RedisLock::Lua => Box::new(LuaLock::new(first, key)),
+        RedisLock::LuaWait(replicas) => Box::new(LuaLock::new(first, key).wait_for_replicas(
+            // Well inside the response timeout, or WAIT's own answer would come too late.
+            WaitReplicas {
+                replicas,
+                timeout: Duration::from_millis(100),
+            },
+        )),
+        RedisLock::Fenced => Box::new(FencedLock::new(first, key)),
+        RedisLock::Reentrant => Box::new(ReentrantLock::new(first, key)),
+        RedisLock::ReentrantThreadId => {
+            Box::new(ReentrantLock::with_thread_id_owner(first, key, 1))
+        }
+        RedisLock::Redlock => {
+            Box::new(Redlock::new(nodes, key).map_err(|e| RunError::Internal(e.to_string()))?)
+        }
+    })
+}

@@ -1,0 +1,317 @@
+//! The Redis and Redlock rows of the catalog as run plans: the servers, the lock, the
+//! workload's timing and the faults. Faults that must hit a window wait for the event
+//! that opens it ("after the first grant", "after the master has the key"), so they
+//! reproduce on every run rather than when the workload happens to be on time.
+
+use super::actions::RedisAction;
+use super::cluster::{RedisCluster, Shape};
+use super::locks::RedisLock;
+use crate::cluster::Target::{self, AnyClient, Node, Primary};
+use crate::plan::Plan;
+use crate::schedule::{Action, Event, Step, When};
+
+type RedisPlan = Plan<RedisCluster>;
+
+/// How long a step waits for its event before it is skipped (ms).
+const EVENT_TIMEOUT_MS: u64 = 10_000;
+
+fn at(ms: u64, action: Action<RedisAction>) -> Step<RedisAction> {
+    Step {
+        when: When::At(ms),
+        action,
+    }
+}
+
+fn after(event: Event, delay_ms: u64, action: Action<RedisAction>) -> Step<RedisAction> {
+    Step {
+        when: When::after_by(event, delay_ms, EVENT_TIMEOUT_MS),
+        action,
+    }
+}
+
+fn single(id: &'static str, lock: RedisLock) -> RedisPlan {
+    Plan {
+        id,
+        shape: Shape::Single,
+        lock,
+        ttl_ms: 2_000,
+        work_ms: 40,
+        clients: 4,
+        duration_ms: 4_000,
+        client_delay_ms: 0,
+        fake_clock: false,
+        faults: Vec::new(),
+        story: "no fault: clients contend for the lock",
+    }
+}
+
+/// A holder stalls mid-section longer than its lease, twice.
+fn paused(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan {
+    let pause = |ms| Action::ClientPause {
+        target: AnyClient,
+        ms,
+    };
+    Plan {
+        ttl_ms: 500,
+        work_ms: 60,
+        duration_ms: 5_000,
+        faults: vec![at(600, pause(1_500)), at(2_800, pause(1_500))],
+        story,
+        ..single(id, lock)
+    }
+}
+
+/// A holder dies with the lock; the rest of the run shows whether anyone gets it again.
+fn crashed(
+    id: &'static str,
+    lock: RedisLock,
+    faults: Vec<Step<RedisAction>>,
+    story: &'static str,
+) -> RedisPlan {
+    Plan {
+        // The lease the clients ask for: the liveness observation is counted in it.
+        ttl_ms: 500,
+        duration_ms: 4_000,
+        faults,
+        story,
+        ..single(id, lock)
+    }
+}
+
+fn cut(target: Target) -> Action<RedisAction> {
+    Action::Family(RedisAction::CutReplication(target))
+}
+
+fn failover(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan {
+    Plan {
+        id,
+        shape: Shape::Sentinel {
+            replicas: 1,
+            replica1_apart: false,
+        },
+        lock,
+        ttl_ms: 30_000,
+        // Long enough to span Sentinel's failover (2.2–3.2 s after the kill) with room
+        // for a slow machine: the first holder is still inside when the next gets in.
+        work_ms: 8_000,
+        clients: 3,
+        duration_ms: 9_000,
+        client_delay_ms: 300,
+        fake_clock: false,
+        // The kill waits for the first holder's key on the master (and only there:
+        // replication is cut), so no run can miss the window.
+        faults: vec![
+            at(0, cut(Primary)),
+            after(Event::KeyOn(Primary), 100, Action::Kill(Primary)),
+        ],
+        story,
+    }
+}
+
+fn redlock(id: &'static str, faults: Vec<Step<RedisAction>>, story: &'static str) -> RedisPlan {
+    Plan {
+        id,
+        shape: Shape::Redlock { nodes: 5 },
+        lock: RedisLock::Redlock,
+        ttl_ms: 10_000,
+        work_ms: 40,
+        clients: 3,
+        duration_ms: 4_000,
+        client_delay_ms: 200,
+        fake_clock: false,
+        faults,
+        story,
+    }
+}
+
+/// The first holder gets a bare majority (n0–n2) while n3 and n4 are cut off; they
+/// come back as soon as it is granted; `then` (each delay counted from the step
+/// before) makes n2 forget.
+fn redlock_bare_majority(then: Vec<(u64, Action<RedisAction>)>) -> Vec<Step<RedisAction>> {
+    let mut f = vec![
+        at(0, Action::Partition(Node(3))),
+        at(0, Action::Partition(Node(4))),
+        after(Event::FirstGrant, 0, Action::HealPartition(Node(3))),
+        after(Event::FirstGrant, 0, Action::HealPartition(Node(4))),
+    ];
+    f.extend(
+        then.into_iter()
+            .map(|(delay, action)| after(Event::FirstGrant, delay, action)),
+    );
+    f
+}
+
+/// Every Redis and Redlock scenario `locklab run` can run.
+pub fn plans() -> Vec<RedisPlan> {
+    vec![
+        Plan {
+            story: "no fault: clients contend; 5 ms between each GET and its SET, as a network round trip would",
+            ..single("redis-get-set", RedisLock::GetSet { gap_ms: 5 })
+        },
+        crashed(
+            "redis-setnx-no-ttl",
+            RedisLock::SetNxNoTtl,
+            vec![after(Event::Entered(AnyClient), 0, Action::ClientCrash(AnyClient))],
+            "the first holder crashes inside its section; the lock has no TTL",
+        ),
+        Plan {
+            // c0 may win its first SETNX only after a few rounds: room to watch after.
+            duration_ms: 6_000,
+            ..crashed(
+                "redis-setnx-expire",
+                RedisLock::SetNxExpire { crashing: Some(0) },
+                Vec::new(),
+                "c0 crashes right after its first SETNX that wins, before its EXPIRE",
+            )
+        },
+        paused(
+            "redis-timestamp-value",
+            RedisLock::TimestampValueOneTick,
+            "every grant falls in one millisecond (one timestamp); the holder stalls 1.5 s mid-section with a 0.5 s lease (twice)",
+        ),
+        paused(
+            "redis-del-unconditional",
+            RedisLock::DelUnconditional,
+            "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice), then DELs whatever lock is there",
+        ),
+        single("redis-lua", RedisLock::Lua),
+        paused(
+            "redis-lua-pause",
+            RedisLock::Lua,
+            "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice)",
+        ),
+        paused(
+            "redis-lua-fenced",
+            RedisLock::Fenced,
+            "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice); the resource checks fencing tokens",
+        ),
+        single("redis-reentrant", RedisLock::Reentrant),
+        paused(
+            "redis-reentrant-pause",
+            RedisLock::Reentrant,
+            "the holder stalls 1.5 s mid-section with a 0.5 s lease and nothing renews it (a stop-the-world pause stalls the watchdog too), twice",
+        ),
+        paused(
+            "redis-reentrant-thread-id",
+            RedisLock::ReentrantThreadId,
+            "every client is \"thread 1\" with no process UUID; a holder stalls 1.5 s past its 0.5 s lease (twice), so whose hold a release removes shows",
+        ),
+        failover(
+            "redis-failover",
+            RedisLock::Lua,
+            "replication is cut, the first holder's lock lands on the master only, the master is killed, Sentinel promotes the replica",
+        ),
+        Plan {
+            // The first holder's grant is confirmed by WAIT before the cut; then the
+            // same cut and kill as redis-failover, during its section.
+            faults: vec![
+                after(Event::FirstGrant, 700, cut(Primary)),
+                after(Event::FirstGrant, 300, Action::Kill(Primary)),
+            ],
+            ..failover(
+                "redis-failover-wait",
+                RedisLock::LuaWait(1),
+                "holders WAIT for 1 replica before entering; then replication is cut and the master killed mid-section, Sentinel promotes the replica",
+            )
+        },
+        redlock("redlock", Vec::new(), "no fault: clients contend for a majority of 5 nodes"),
+        Plan {
+            work_ms: 5_000,
+            faults: redlock_bare_majority(vec![
+                (200, Action::Kill(Node(2))),
+                (
+                    200,
+                    Action::Restart {
+                        target: Node(2),
+                        keep_data: false,
+                    },
+                ),
+            ]),
+            ..redlock(
+                "redlock-restart",
+                Vec::new(),
+                "n3, n4 are cut off while the first holder takes n0–n2; they heal; n2 restarts without its data",
+            )
+        },
+        Plan {
+            ttl_ms: 3_000,
+            work_ms: 2_000,
+            duration_ms: 8_000,
+            faults: redlock_bare_majority(vec![
+                (200, Action::Kill(Node(2))),
+                (
+                    // Down longer than a lease: every key it held has expired elsewhere.
+                    3_500,
+                    Action::Restart {
+                        target: Node(2),
+                        keep_data: false,
+                    },
+                ),
+            ]),
+            ..redlock(
+                "redlock-delayed-restart",
+                Vec::new(),
+                "n3, n4 are cut off while the first holder takes n0–n2; they heal; n2 is killed and restarts empty only after a lease (3.5 s > 3 s TTL)",
+            )
+        },
+        Plan {
+            work_ms: 5_000,
+            fake_clock: true,
+            faults: redlock_bare_majority(vec![(
+                200,
+                Action::Clock {
+                    target: Node(2),
+                    offset: "+15".into(),
+                },
+            )]),
+            ..redlock(
+                "redlock-clock-jump",
+                Vec::new(),
+                "n3, n4 are cut off while the first holder takes n0–n2; they heal; n2's clock jumps 15 s ahead",
+            )
+        },
+        Plan {
+            ttl_ms: 1_000,
+            work_ms: 60,
+            faults: vec![at(
+                500,
+                Action::ClientPause {
+                    target: AnyClient,
+                    ms: 2_500,
+                },
+            )],
+            ..redlock(
+                "redlock-pause",
+                Vec::new(),
+                "the holder stalls 2.5 s mid-section with a 1 s lease",
+            )
+        },
+    ]
+}
+
+/// The plan with `replicas` replicas behind the master (`--replicas`). For
+/// `redis-failover-wait` with two or more, the model's counterexample is played out:
+/// replication to every replica but `replica1` is cut, so the holder's `WAIT 1` is
+/// answered by `replica1` alone; the master dies; Sentinel, which may not pick
+/// `replica1`, promotes a replica that never saw the lock.
+pub fn with_replicas(mut plan: RedisPlan, replicas: usize) -> Result<RedisPlan, String> {
+    let Shape::Sentinel { .. } = plan.shape else {
+        return Err(format!("--replicas: {} has no replicas", plan.id));
+    };
+    if !(1..=4).contains(&replicas) {
+        return Err(format!("--replicas: {replicas} is outside 1..=4"));
+    }
+    let lagging = plan.lock == RedisLock::LuaWait(1) && replicas >= 2;
+    plan.shape = Shape::Sentinel {
+        replicas,
+        replica1_apart: lagging,
+    };
+    if lagging {
+        plan.faults = vec![
+            at(0, cut(Primary)),
+            after(Event::KeyOn(Primary), 100, Action::Kill(Primary)),
+        ];
+        plan.story = "replication to every replica but replica1 is cut, so the holder's WAIT 1 is answered by replica1 alone; the master is killed; Sentinel may only promote a lagging replica";
+    }
+    Ok(plan)
+}

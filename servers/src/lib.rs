@@ -1,0 +1,164 @@
+//! Real servers as child processes, for the tests of every crate and for the harness
+//! (`locklab run`). No mocks: what the tests and the harness fault is a real process.
+//!
+//! - [`Server`]: what every family's server can be made to do — its own loopback port
+//!   and temp data dir, `kill -9`, SIGSTOP/SIGCONT, graceful stop, restart with or
+//!   without its data, its log.
+//! - [`process`]: the child process under every server, with the guarantees that no
+//!   server outlives the program that started it: killed on drop (also on panic), asked
+//!   by the kernel to die with the thread that started it (`PR_SET_PDEATHSIG`, so a
+//!   `kill -9` of the harness leaks nothing), and listed in [`reaper`] for a Ctrl-C
+//!   handler.
+//! - [`redis`]: `redis-server` and Sentinel.
+//!
+//! A family adds one file under its own folder (`mariadb/`, `postgres/`, `etcd/`,
+//! `zookeeper/`): a type that holds a [`process::ServerProcess`], says how to launch and
+//! probe itself, and implements [`Server`].
+
+pub mod process;
+pub mod reaper;
+pub mod redis;
+
+use std::path::Path;
+use std::time::Duration;
+
+pub use process::ServerProcess;
+pub use redis::{RedisServer, Sentinel, ServerConfig};
+
+/// Why a server could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The binary is not installed: a failure, never a reason to skip.
+    #[error("{binary} not found on PATH ({source}); install it with ci/setup.sh")]
+    Missing {
+        /// The program.
+        binary: &'static str,
+        /// What spawning said.
+        source: std::io::Error,
+    },
+    /// Spawning or preparing the data dir failed.
+    #[error("starting a server: {0}")]
+    Io(#[from] std::io::Error),
+    /// It started but never answered (last log lines attached).
+    #[error("{binary} on port {port} not ready after {waited:?}; log:\n{log}")]
+    NotReady {
+        /// The program.
+        binary: &'static str,
+        /// The port.
+        port: u16,
+        /// How long we waited.
+        waited: Duration,
+        /// The tail of its log.
+        log: String,
+    },
+}
+
+/// What a restart does with the server's data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Data {
+    /// Keep it, as a server with persistence would (Redis: `SAVE` before the kill).
+    Keep,
+    /// Start empty: the restart without persistence that breaks Redlock.
+    Wipe,
+}
+
+/// A server process of any family, on its own 127.0.0.1 port with its own data dir.
+///
+/// A family implements the three required methods; the process control is the same for
+/// every family and comes with the trait.
+pub trait Server: Send {
+    /// The child process.
+    fn process(&self) -> &ServerProcess;
+
+    /// The child process, to signal or replace it.
+    fn process_mut(&mut self) -> &mut ServerProcess;
+
+    /// Spawns the server on its port and data dir and waits until it answers.
+    fn launch(&mut self) -> Result<(), ServerError>;
+
+    /// Makes the data survive a `kill -9` (Redis: `SAVE`). Durable databases need
+    /// nothing: the default does nothing.
+    fn persist(&mut self) {}
+
+    /// Empties the data dir's data, so the next launch starts empty.
+    fn wipe(&mut self) -> std::io::Result<()>;
+
+    /// The port.
+    fn port(&self) -> u16 {
+        self.process().port()
+    }
+
+    /// `127.0.0.1:port`.
+    fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port())
+    }
+
+    /// The data dir.
+    fn dir(&self) -> &Path {
+        self.process().dir()
+    }
+
+    /// The process id while it runs.
+    fn pid(&self) -> Option<u32> {
+        self.process().pid()
+    }
+
+    /// `kill -9` of the process group, then reaps it. Idempotent.
+    fn kill(&mut self) {
+        self.process_mut().kill();
+    }
+
+    /// Graceful stop (SIGTERM), then `kill -9` if it has not exited within 2 s.
+    fn stop(&mut self) {
+        self.process_mut().stop();
+    }
+
+    /// SIGSTOP: the server stops answering but keeps its connections.
+    fn pause(&self) {
+        self.process().signal(libc::SIGSTOP);
+    }
+
+    /// SIGCONT after [`Server::pause`].
+    fn resume(&self) {
+        self.process().signal(libc::SIGCONT);
+    }
+
+    /// Whether the process is still alive (not killed, not exited).
+    fn is_running(&mut self) -> bool {
+        self.process_mut().is_running()
+    }
+
+    /// Kills the server and starts it again on the same port, with or without its data.
+    fn restart_with(&mut self, data: Data) -> Result<(), ServerError> {
+        match data {
+            Data::Keep => self.persist(),
+            Data::Wipe => {}
+        }
+        self.kill();
+        if data == Data::Wipe {
+            self.wipe()?;
+        }
+        self.launch()
+    }
+
+    /// Starts the server again on the same port, empty (no persistence).
+    fn restart(&mut self) -> Result<(), ServerError> {
+        self.restart_with(Data::Wipe)
+    }
+
+    /// Starts the server again on the same port with the data it had.
+    fn restart_keeping_data(&mut self) -> Result<(), ServerError> {
+        self.restart_with(Data::Keep)
+    }
+
+    /// Starts a killed or stopped server again on the same port and data dir, as it is.
+    fn start_again(&mut self) -> Result<(), ServerError> {
+        self.kill();
+        self.launch()
+    }
+
+    /// The server's log so far.
+    fn log(&self) -> String {
+        self.process().log()
+    }
+}

@@ -1,0 +1,223 @@
+//! The child process under every [`crate::Server`]: one free loopback port, one temp
+//! data dir, one process group. Killed (with its whole group) on drop — also when a
+//! test panics — and asked by the kernel to die with the thread that spawned it, so a
+//! killed harness or test runner leaks no server. Every live one is in
+//! [`crate::reaper`], so a Ctrl-C handler can kill them all.
+
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::{reaper, Server, ServerError};
+
+/// How long a server may take to answer after a spawn.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(10);
+
+static DIR_SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// A server's process, port and data dir.
+#[derive(Debug)]
+pub struct ServerProcess {
+    binary: &'static str,
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+fn free_port() -> std::io::Result<u16> {
+    let l = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
+    Ok(l.local_addr()?.port())
+}
+
+impl ServerProcess {
+    /// A free port and a fresh data dir `locklab-<family>-<our pid>-<port>-<n>` (the
+    /// name tells which program a left-over server belongs to); nothing runs yet.
+    pub fn reserve(binary: &'static str, family: &str) -> Result<Self, ServerError> {
+        let port = free_port()?;
+        let dir = std::env::temp_dir().join(format!(
+            "locklab-{family}-{}-{port}-{}",
+            std::process::id(),
+            DIR_SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir)?;
+        reaper::register_dir(dir.clone());
+        Ok(ServerProcess {
+            binary,
+            child: None,
+            port,
+            dir,
+        })
+    }
+
+    /// Builds a server around a reserved process and launches it, on another port if
+    /// the free port was taken in between (up to five tries).
+    pub fn start<S: Server>(
+        binary: &'static str,
+        family: &str,
+        mut make: impl FnMut(ServerProcess) -> S,
+    ) -> Result<S, ServerError> {
+        let mut last = None;
+        for _ in 0..5 {
+            let mut server = make(ServerProcess::reserve(binary, family)?);
+            match server.launch() {
+                Ok(()) => return Ok(server),
+                Err(e @ ServerError::Missing { .. }) => return Err(e),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or(ServerError::NotReady {
+            binary,
+            port: 0,
+            waited: Duration::ZERO,
+            log: String::new(),
+        }))
+    }
+
+    /// The program's name.
+    pub fn binary(&self) -> &'static str {
+        self.binary
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The data dir.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The process id while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    /// Spawns `cmd` in the data dir, its output appended to the log, as the leader of
+    /// its own process group, to die with the spawning thread.
+    pub fn spawn(&mut self, mut cmd: Command) -> Result<(), ServerError> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())?;
+        // Some servers rewrite their command line, so the working dir is what names
+        // the program a server belongs to (`/proc/PID/cwd`), for anyone checking that
+        // none is left.
+        cmd.current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .process_group(0);
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to SIGKILL the
+        // child if the spawning thread dies, so a killed test runner leaks no server.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let binary = self.binary;
+        let child = cmd.spawn().map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                ServerError::Missing { binary, source }
+            } else {
+                ServerError::Io(source)
+            }
+        })?;
+        reaper::register(child.id());
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// Waits until `ready` says yes; kills the process and reports its log if it does
+    /// not within `timeout` or exits first.
+    pub fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<(), ServerError> {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if ready() {
+                return Ok(());
+            }
+            if !self.is_running() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let log = self.log_tail();
+        self.kill();
+        Err(ServerError::NotReady {
+            binary: self.binary,
+            port: self.port,
+            waited: start.elapsed(),
+            log,
+        })
+    }
+
+    /// Sends `sig` to the process group.
+    pub fn signal(&self, sig: libc::c_int) {
+        if let Some(pid) = self.pid().and_then(|p| libc::pid_t::try_from(p).ok()) {
+            // SAFETY: plain kill(2) on our own child's process group.
+            unsafe {
+                libc::kill(-pid, sig);
+            }
+        }
+    }
+
+    /// `kill -9` of the process group (after SIGCONT: a paused process cannot die
+    /// otherwise), then reaps it. Idempotent.
+    pub fn kill(&mut self) {
+        self.signal(libc::SIGCONT);
+        self.signal(libc::SIGKILL);
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+            reaper::forget(c.id());
+        }
+    }
+
+    /// SIGTERM, then `kill -9` if it has not exited within 2 s.
+    pub fn stop(&mut self) {
+        self.signal(libc::SIGCONT);
+        self.signal(libc::SIGTERM);
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(2) && self.is_running() {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill();
+    }
+
+    /// Whether the process is alive (not killed, not exited).
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.as_mut().map(Child::try_wait), Some(Ok(None)))
+    }
+
+    /// The log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
+    }
+
+    /// The last 20 lines of the log.
+    pub fn log_tail(&self) -> String {
+        let text = self.log();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        reaper::forget_dir(&self.dir);
+    }
+}

@@ -1,0 +1,181 @@
+//! `redis-server` on a free loopback port with a throw-away data dir, no persistence
+//! unless asked (`SAVE` before a restart that keeps data), optionally under libfaketime
+//! so a nemesis can jump or speed up its clock.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::process::{ServerProcess, READY_TIMEOUT};
+use crate::{Server, ServerError};
+
+/// The program.
+pub const BINARY: &str = "redis-server";
+
+/// The family's data dirs are named `locklab-redis-…`.
+pub const FAMILY: &str = "redis";
+
+/// How to start a server beyond the defaults (loopback, no persistence, own dir).
+#[derive(Clone, Debug, Default)]
+pub struct ServerConfig {
+    /// Extra command-line arguments.
+    pub args: Vec<String>,
+    /// Run under libfaketime, its offset read from `clock` in the data dir at every
+    /// clock read, so [`RedisServer::set_clock`] can jump or speed up its clock.
+    pub fake_clock: bool,
+}
+
+/// A running redis-server.
+#[derive(Debug)]
+pub struct RedisServer {
+    process: ServerProcess,
+    config: ServerConfig,
+}
+
+/// Plain `faketime` deadlocks redis-server's jemalloc at start; with tcmalloc preloaded
+/// first it works (BACKENDS.md).
+const FAKETIME_PRELOAD: &str = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4:/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// Whether a Redis server (or Sentinel) answers `PING` on `port`.
+pub fn ping(port: u16) -> bool {
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    if s.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 16];
+    matches!(s.read(&mut buf), Ok(n) if buf[..n].starts_with(b"+PONG"))
+}
+
+/// Runs `redis-cli -p port args…` and returns its output (for assertions and controls
+/// that must not go through the code under test).
+pub fn cli(port: u16, args: &[&str]) -> String {
+    Command::new("redis-cli")
+        .arg("-p")
+        .arg(port.to_string())
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+impl RedisServer {
+    /// Starts a standalone server.
+    pub fn start() -> Result<Self, ServerError> {
+        Self::start_with(&[])
+    }
+
+    /// Starts a replica of `master` and waits until its link to the master is up.
+    pub fn start_replica_of(master: &RedisServer) -> Result<Self, ServerError> {
+        let s = Self::start_with(&["--replicaof", "127.0.0.1", &master.port().to_string()])?;
+        let start = Instant::now();
+        while start.elapsed() < READY_TIMEOUT {
+            if s.info("replication").contains("master_link_status:up") {
+                return Ok(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(ServerError::NotReady {
+            binary: BINARY,
+            port: s.port(),
+            waited: start.elapsed(),
+            log: s.process.log_tail(),
+        })
+    }
+
+    /// Starts a server with extra command-line arguments.
+    pub fn start_with(extra: &[&str]) -> Result<Self, ServerError> {
+        Self::start_config(ServerConfig {
+            args: extra.iter().map(|a| a.to_string()).collect(),
+            ..ServerConfig::default()
+        })
+    }
+
+    /// Starts a server as configured.
+    pub fn start_config(config: ServerConfig) -> Result<Self, ServerError> {
+        ServerProcess::start(BINARY, FAMILY, |process| RedisServer {
+            process,
+            config: config.clone(),
+        })
+    }
+
+    /// Sets the libfaketime offset of a server started with
+    /// [`ServerConfig::fake_clock`]: `"+31"` jumps its clock 31 s ahead, `"+0 x2"` runs
+    /// it twice as fast. It takes effect at the server's next clock read.
+    pub fn set_clock(&self, spec: &str) -> std::io::Result<()> {
+        if !self.config.fake_clock {
+            return Err(std::io::Error::other(
+                "this server was not started under libfaketime",
+            ));
+        }
+        // Write-then-rename: the server may read the file at any instant.
+        let tmp = self.dir().join("clock.tmp");
+        std::fs::write(&tmp, format!("{spec}\n"))?;
+        std::fs::rename(tmp, self.dir().join("clock"))
+    }
+
+    /// Runs a command through `redis-cli` and returns its output.
+    pub fn cli(&self, args: &[&str]) -> String {
+        cli(self.port(), args)
+    }
+
+    /// `INFO section`.
+    pub fn info(&self, section: &str) -> String {
+        self.cli(&["INFO", section])
+    }
+}
+
+impl Server for RedisServer {
+    fn process(&self) -> &ServerProcess {
+        &self.process
+    }
+
+    fn process_mut(&mut self) -> &mut ServerProcess {
+        &mut self.process
+    }
+
+    fn launch(&mut self) -> Result<(), ServerError> {
+        let mut cmd = Command::new(BINARY);
+        cmd.arg("--port")
+            .arg(self.port().to_string())
+            .arg("--bind")
+            .arg("127.0.0.1")
+            .arg("--save")
+            .arg("")
+            .arg("--appendonly")
+            .arg("no")
+            .arg("--repl-diskless-sync-delay")
+            .arg("0")
+            .arg("--dir")
+            .arg(self.dir());
+        if self.config.fake_clock {
+            let clock = self.dir().join("clock");
+            if !clock.exists() {
+                std::fs::write(&clock, "+0\n")?;
+            }
+            cmd.env("LD_PRELOAD", FAKETIME_PRELOAD)
+                .env("FAKETIME_TIMESTAMP_FILE", &clock)
+                .env("FAKETIME_NO_CACHE", "1");
+        }
+        cmd.args(&self.config.args);
+        self.process.spawn(cmd)?;
+        let port = self.port();
+        self.process.wait_ready(READY_TIMEOUT, || ping(port))
+    }
+
+    /// `SAVE`: the snapshot a restart with data loads.
+    fn persist(&mut self) {
+        self.cli(&["SAVE"]);
+    }
+
+    fn wipe(&mut self) -> std::io::Result<()> {
+        match std::fs::remove_file(self.dir().join("dump.rdb")) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
