@@ -15,6 +15,7 @@ use locklab_implementations::redis::{
 use locklab_implementations::DistributedLock;
 use locklab_models::catalog;
 use locklab_models::check::Limits;
+use locklab_models::registry::Property;
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::{Header, Process, ResourceSpec};
 use locklab_traces::timeline::offending_window;
@@ -247,7 +248,7 @@ struct Attempted {
 }
 
 /// The properties the model violates for `id` with `replicas` replicas.
-fn model_verdict(id: &str, replicas: usize) -> Result<Vec<&'static str>, RunError> {
+fn model_verdict(id: &str, replicas: usize) -> Result<Vec<Property>, RunError> {
     let overrides = catalog::Overrides {
         replicas: Some(replicas),
         ..catalog::Overrides::default()
@@ -268,7 +269,7 @@ fn check(
     html: bool,
     budget: CheckBudget,
     scenario: &catalog::Scenario,
-    expected: &[&str],
+    expected: &[Property],
 ) -> Result<(Report, Agreement, Option<Vec<String>>), RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
     let history = locklab_traces::reader::read_path(path)

@@ -5,7 +5,7 @@ use locklab_models::catalog::{self, Overrides, Report, Story, Verdict};
 use locklab_models::check::Limits;
 
 use crate::bad_input;
-use crate::output::{spinner, Format};
+use crate::output::{joined, spinner, Format};
 
 /// Bounds shared by `check`, `explain` and `explore`.
 #[derive(clap::Args, Debug, Clone)]
@@ -119,7 +119,7 @@ pub fn verdict_text(r: &Report) -> String {
     );
     let v = match &r.verdict {
         Verdict::Holds => "HOLDS: no violation within the stated bounds".to_string(),
-        Verdict::Violated(ps) => format!("VIOLATED: {}", ps.join(", ")),
+        Verdict::Violated(ps) => format!("VIOLATED: {}", joined(ps, ", ")),
         Verdict::Unknown => "UNKNOWN: a limit stopped the search before an answer".to_string(),
     };
     format!(
