@@ -107,3 +107,35 @@ pub fn compare(scenario: &Scenario, expected_violated: &[Property], report: &Rep
         agrees,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locklab_models::catalog;
+
+    #[test]
+    fn safety_properties_map_to_history_checks_and_the_rest_to_none() {
+        assert_eq!(
+            sources(Property::MutualExclusion),
+            &[Check::MutualExclusion]
+        );
+        assert_eq!(
+            sources(Property::NoForeignRelease),
+            &[Check::NoForeignRelease]
+        );
+        assert!(sources(Property::ResourceSafety).contains(&Check::Fencing));
+        assert!(sources(Property::Liveness).is_empty());
+        assert!(sources(Property::Reentrancy).is_empty());
+    }
+
+    #[test]
+    fn expected_at_defaults_reads_the_catalog_row() {
+        let s = catalog::find("redis-del-unconditional").expect("row");
+        assert_eq!(
+            expected_at_defaults(&s),
+            vec![Property::MutualExclusion, Property::NoForeignRelease]
+        );
+        let s = catalog::find("redis-lua").expect("row");
+        assert!(expected_at_defaults(&s).is_empty());
+    }
+}

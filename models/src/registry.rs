@@ -1,10 +1,12 @@
 //! The names every crate shares: scenario families, the faults a checker may inject and
 //! the properties it checks. Each is an enum whose user-visible spelling (CLI, JSON,
-//! reports) is written exactly once, in one table per enum (`named!` below); parsing and printing
-//! both read that table, so the two can never drift apart.
+//! reports) is written once, in its table in `named!` below; parsing and printing both
+//! read that table, so the two cannot drift apart.
 //!
-//! Adding a family is one variant here (its name and the faults it understands) plus
-//! one folder beside `redis/` holding its model, narration and catalog rows.
+//! Adding a family: a variant of [`Family`] here (its name, and the faults it
+//! understands in [`Family::faults`]); a folder beside `redis/` with its model, narration
+//! and catalog rows; and its arm in the catalog's list of families, which does not
+//! compile without it.
 
 use std::fmt;
 use std::str::FromStr;
