@@ -67,6 +67,10 @@ pub trait Checkable: Send + Sync {
     /// Serves stateright's Explorer on `addr`; blocks while serving.
     fn serve(self: Box<Self>, addr: SocketAddr);
 
+    /// The properties the search checks: the model's invariants made by
+    /// [`Property::always`] (any other invariant would not be searched).
+    fn checks(&self) -> Vec<Property>;
+
     /// For each property [`bfs`] finds violated, its path length and the one found by
     /// [`iterative_deepening`]: two independent searches, so tests can hold the claim
     /// "shortest" against each other.
@@ -117,6 +121,10 @@ where
 
     fn serve(self: Box<Self>, addr: SocketAddr) {
         drop((*self).checker().serve(addr));
+    }
+
+    fn checks(&self) -> Vec<Property> {
+        self.properties().iter().filter_map(Property::of).collect()
     }
 
     fn depths(&self, limits: Limits) -> Vec<Depths> {
