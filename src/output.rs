@@ -12,6 +12,11 @@ pub enum Format {
     Json,
 }
 
+/// Items in their display spelling, separated by `sep` (`mutual exclusion, liveness`).
+pub fn joined<T: std::fmt::Display>(items: &[T], sep: &str) -> String {
+    items.iter().map(T::to_string).collect::<Vec<_>>().join(sep)
+}
+
 /// A spinner on stderr while long work runs; hidden when stderr is not a terminal or
 /// the output is JSON.
 pub fn spinner(format: Format, message: &str) -> indicatif::ProgressBar {

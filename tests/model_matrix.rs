@@ -3,16 +3,15 @@
 
 use std::process::Command;
 
-use locklab_models::catalog::{
-    build, check, find, params, scenarios, AnyModel, Overrides, Report, Verdict,
-};
-use locklab_models::check::{bfs, iterative_deepening, Limits};
+use locklab_models::catalog::{check, find, params, scenarios, Overrides, Report, Verdict};
+use locklab_models::check::Limits;
+use locklab_models::registry::{Fault, Property};
 
 fn run(id: &str, o: Overrides) -> Report {
     check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
 }
 
-fn story(r: &Report, property: &str) -> String {
+fn story(r: &Report, property: Property) -> String {
     let s = r
         .stories
         .iter()
@@ -45,7 +44,7 @@ fn every_scenario_reaches_its_expected_verdict() {
 #[test]
 fn failover_story_shows_promotion_before_replication() {
     let r = run("redis-failover", Overrides::default());
-    let t = story(&r, "mutual exclusion");
+    let t = story(&r, Property::MutualExclusion);
     let set = t.find("c0: SET lock c0 NX PX").expect("c0 acquires");
     let promote = t.find("Sentinel promotes replica").expect("failover");
     assert!(
@@ -61,7 +60,7 @@ fn failover_story_shows_promotion_before_replication() {
 #[test]
 fn lua_pause_story_shows_expiry_during_pause() {
     let r = run("redis-lua-pause", Overrides::default());
-    let t = story(&r, "mutual exclusion");
+    let t = story(&r, Property::MutualExclusion);
     assert!(
         t.contains("pauses") && t.contains("FAULT") && t.contains("time passes"),
         "{t}"
@@ -76,7 +75,7 @@ fn lua_pause_story_shows_expiry_during_pause() {
 #[test]
 fn redlock_restart_story_shows_lost_data() {
     let r = run("redlock-restart", Overrides::default());
-    let t = story(&r, "mutual exclusion");
+    let t = story(&r, Property::MutualExclusion);
     assert!(
         t.contains("crashes; without persistence its keys are gone")
             && t.contains("restarts, empty"),
@@ -96,7 +95,7 @@ fn redlock_restart_story_shows_lost_data() {
 #[test]
 fn del_unconditional_story_shows_foreign_del() {
     let r = run("redis-del-unconditional", Overrides::default());
-    let t = story(&r, "no foreign release");
+    let t = story(&r, Property::NoForeignRelease);
     assert!(
         t.contains("c0: DEL lock -> (integer) 1") || t.contains("c1: DEL lock -> (integer) 1"),
         "{t}"
@@ -105,7 +104,7 @@ fn del_unconditional_story_shows_foreign_del() {
         t.contains("unconditional DEL removed another client's lock"),
         "{t}"
     );
-    let m = story(&r, "mutual exclusion");
+    let m = story(&r, Property::MutualExclusion);
     assert!(m.matches("IN CRITICAL SECTION").count() >= 2, "{m}");
 }
 
@@ -126,8 +125,11 @@ fn failover_wait_depends_on_replicas() {
             ..Default::default()
         },
     );
-    assert_eq!(two.verdict, Verdict::Violated(vec!["mutual exclusion"]));
-    assert!(story(&two, "mutual exclusion").contains("Sentinel promotes"));
+    assert_eq!(
+        two.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion])
+    );
+    assert!(story(&two, Property::MutualExclusion).contains("Sentinel promotes"));
 }
 
 #[test]
@@ -164,23 +166,31 @@ fn counterexamples_are_shortest_against_iterative_deepening() {
     for id in ids {
         let s = find(id).expect("id");
         let p = params(&s, &Overrides::default()).expect("bounds");
-        macro_rules! compare {
-            ($m:expr) => {{
-                let out = bfs(&$m, Limits::default(), &mut |_| {});
-                for d in &out.discoveries {
-                    let bfs_len = d.path.len() - 1;
-                    let id_len = iterative_deepening(&$m, d.property, bfs_len + 1);
-                    assert_eq!(id_len, Some(bfs_len), "{id} {}", d.property);
-                }
-                assert!(!out.discoveries.is_empty(), "{id}");
-            }};
-        }
-        match build(&s, &p) {
-            AnyModel::Redis(m) => compare!(m),
-            AnyModel::Inventory(m) => compare!(m),
-            AnyModel::Redlock(m) => compare!(m),
+        let depths = s.build(&p).depths(Limits::default());
+        assert!(!depths.is_empty(), "{id}");
+        for d in depths {
+            assert_eq!(d.iterative_deepening, Some(d.bfs), "{id} {}", d.property);
         }
     }
+}
+
+#[test]
+fn json_keeps_the_spellings() {
+    let r = run("redis-del-unconditional", Overrides::default());
+    let v = serde_json::to_value(&r).expect("json");
+    assert_eq!(
+        v["verdict"]["violated"],
+        serde_json::json!(["mutual exclusion", "no foreign release"])
+    );
+    assert_eq!(v["params"]["faults"], serde_json::json!([["pause", 1]]));
+    assert_eq!(v["expected"]["kind"], "violates");
+    assert_eq!(v["stories"][0]["property"], "mutual exclusion");
+    let s = serde_json::to_value(find("redlock-restart").expect("row")).expect("json");
+    assert_eq!(s["family"], "redlock");
+    assert_eq!(s["properties"], serde_json::json!(["mutual exclusion"]));
+    assert_eq!(s["defaults"]["faults"], serde_json::json!([["restart", 1]]));
+    assert!(s.get("model").is_none(), "{s}");
+    assert_eq!(r.params.faults, vec![(Fault::Pause, 1)]);
 }
 
 fn cli(args: &[&str]) -> (i32, String, String) {

@@ -3,14 +3,15 @@
 //! (liveness, reentrancy) is listed as not compared, never guessed.
 
 use locklab_models::catalog::{Expected, Scenario};
-use locklab_traces::check::{Property, Report, Verdict};
+use locklab_models::registry::Property;
+use locklab_traces::check::{Property as Check, Report, Verdict};
 use serde::Serialize;
 
 /// One model property, as the model expects it and as the run saw it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
-    /// The model's name of the property.
-    pub property: String,
+    /// The model's property.
+    pub property: Property,
     /// Whether the model expects it violated.
     pub model_violated: bool,
     /// What the history showed (`None`: the history cannot tell).
@@ -34,23 +35,25 @@ pub struct Agreement {
     pub agrees: bool,
 }
 
-/// The history checks that speak to a model property.
-fn sources(property: &str) -> &'static [Property] {
-    use locklab_models::redis::model::props;
+/// The history checks that speak to a model property. The traces crate checks
+/// histories, not models, so its properties are a different set (three of its checks
+/// together stand for the model's resource safety); this is the one mapping.
+fn sources(property: Property) -> &'static [Check] {
     match property {
-        p if p == props::MUTEX => &[Property::MutualExclusion],
-        p if p == props::FOREIGN => &[Property::NoForeignRelease],
-        p if p == props::RESOURCE => &[
-            Property::ResourceLinearizability,
-            Property::ResourceSafety,
-            Property::Fencing,
+        Property::MutualExclusion => &[Check::MutualExclusion],
+        Property::NoForeignRelease => &[Check::NoForeignRelease],
+        Property::ResourceSafety => &[
+            Check::ResourceLinearizability,
+            Check::ResourceSafety,
+            Check::Fencing,
         ],
-        _ => &[],
+        // A finite history cannot show a lock that is never freed, nor count holds.
+        Property::Liveness | Property::Reentrancy => &[],
     }
 }
 
 /// The properties the catalog expects violated at the scenario's default bounds.
-pub fn expected_at_defaults(scenario: &Scenario) -> Vec<&'static str> {
+pub fn expected_at_defaults(scenario: &Scenario) -> Vec<Property> {
     match scenario.expected {
         Expected::Holds => Vec::new(),
         Expected::Violates(p) => p.to_vec(),
@@ -59,7 +62,7 @@ pub fn expected_at_defaults(scenario: &Scenario) -> Vec<&'static str> {
 
 /// Compares `report` with the model's verdict for `scenario`: `expected_violated` are
 /// the properties the model violates at the bounds the run used.
-pub fn compare(scenario: &Scenario, expected_violated: &[&str], report: &Report) -> Agreement {
+pub fn compare(scenario: &Scenario, expected_violated: &[Property], report: &Report) -> Agreement {
     let mut rows = Vec::new();
     for &property in scenario.properties {
         let model_violated = expected_violated.contains(&property);
@@ -74,7 +77,7 @@ pub fn compare(scenario: &Scenario, expected_violated: &[&str], report: &Report)
         } else if found.is_empty() {
             // Nothing to judge it by: no successful release means no foreign release;
             // any other missing check means the run did not exercise the property.
-            if wanted == [Property::NoForeignRelease] {
+            if wanted == [Check::NoForeignRelease] {
                 Some(Verdict::Ok)
             } else {
                 Some(Verdict::Unknown)
@@ -88,7 +91,7 @@ pub fn compare(scenario: &Scenario, expected_violated: &[&str], report: &Report)
             _ => None,
         };
         rows.push(Row {
-            property: property.to_string(),
+            property,
             model_violated,
             observed,
             agrees,
@@ -102,5 +105,37 @@ pub fn compare(scenario: &Scenario, expected_violated: &[&str], report: &Report)
         rows,
         verdict,
         agrees,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locklab_models::catalog;
+
+    #[test]
+    fn safety_properties_map_to_history_checks_and_the_rest_to_none() {
+        assert_eq!(
+            sources(Property::MutualExclusion),
+            &[Check::MutualExclusion]
+        );
+        assert_eq!(
+            sources(Property::NoForeignRelease),
+            &[Check::NoForeignRelease]
+        );
+        assert!(sources(Property::ResourceSafety).contains(&Check::Fencing));
+        assert!(sources(Property::Liveness).is_empty());
+        assert!(sources(Property::Reentrancy).is_empty());
+    }
+
+    #[test]
+    fn expected_at_defaults_reads_the_catalog_row() {
+        let s = catalog::find("redis-del-unconditional").expect("row");
+        assert_eq!(
+            expected_at_defaults(&s),
+            vec![Property::MutualExclusion, Property::NoForeignRelease]
+        );
+        let s = catalog::find("redis-lua").expect("row");
+        assert!(expected_at_defaults(&s).is_empty());
     }
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use locklab_implementations::Lease;
 use locklab_models::catalog;
 use locklab_models::check::Limits;
+use locklab_models::registry::Property;
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::{Header, Process, ResourceSpec};
 use locklab_traces::timeline::offending_window;
@@ -258,7 +259,7 @@ const STUCK_LEASES: u64 = 4;
 const STUCK_FLOOR: Duration = Duration::from_secs(2);
 
 /// The properties the model violates for `id` with `replicas` replicas.
-fn model_verdict(id: &str, replicas: usize) -> Result<Vec<&'static str>, RunError> {
+fn model_verdict(id: &str, replicas: usize) -> Result<Vec<Property>, RunError> {
     let overrides = catalog::Overrides {
         replicas: Some(replicas),
         ..catalog::Overrides::default()
@@ -279,7 +280,7 @@ fn check(
     html: bool,
     budget: CheckBudget,
     scenario: &catalog::Scenario,
-    expected: &[&str],
+    expected: &[Property],
 ) -> Result<Checked, RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
     let history = locklab_traces::reader::read_path(path)

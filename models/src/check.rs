@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use stateright::{Expectation, Model};
 
+use crate::registry::Property;
+
 /// What a model adds to stateright's [`Model`] so its counterexamples can be told.
 pub trait Narrate: Model
 where
@@ -41,7 +43,7 @@ where
     fn is_fault(&self, action: &Self::Action) -> bool;
 
     /// The closing line: why the property broke, read off the path.
-    fn why(&self, property: &str, path: &[(Option<Self::Action>, Self::State)]) -> String;
+    fn why(&self, property: Property, path: &[(Option<Self::Action>, Self::State)]) -> String;
 }
 
 /// Limits on a search; reaching one before the answer makes the verdict unknown.
@@ -88,8 +90,8 @@ impl Stats {
 
 /// One property's shortest counterexample: the path from an initial state.
 pub struct Discovery<M: Model> {
-    /// The property's name.
-    pub property: &'static str,
+    /// The violated property.
+    pub property: Property,
     /// `(action that led here, state)`; the first entry is an initial state.
     pub path: Vec<(Option<M::Action>, M::State)>,
 }
@@ -118,10 +120,12 @@ where
     M::Action: Clone + Debug,
 {
     let start = Instant::now();
+    // Models name their invariants through `Property::always`, so each maps back.
     let properties: Vec<_> = model
         .properties()
         .into_iter()
         .filter(|p| matches!(p.expectation, Expectation::Always))
+        .filter_map(|p| Property::of(&p).map(|named| (named, p)))
         .collect();
     let mut found: Vec<Option<u64>> = vec![None; properties.len()];
     // fingerprint → parent fingerprint (None for initial states).
@@ -142,7 +146,7 @@ where
             return;
         }
         parents.insert(fp, parent);
-        for (i, p) in properties.iter().enumerate() {
+        for (i, (_, p)) in properties.iter().enumerate() {
             if found[i].is_none() && !(p.condition)(model, &state) {
                 found[i] = Some(fp);
             }
@@ -185,9 +189,9 @@ where
     let discoveries = properties
         .iter()
         .zip(&found)
-        .filter_map(|(p, fp)| {
+        .filter_map(|((property, _), fp)| {
             fp.map(|fp| Discovery {
-                property: p.name,
+                property: *property,
                 path: rebuild(model, &parents, fp),
             })
         })
@@ -266,7 +270,7 @@ impl<M: Model> NextInto for M {}
 /// `max_depth`, remembering the largest remaining budget each state was reached with.
 /// Independent of [`bfs`] (no canonicalisation, no queue), so tests can hold one
 /// against the other.
-pub fn iterative_deepening<M>(model: &M, property: &str, max_depth: usize) -> Option<usize>
+pub fn iterative_deepening<M>(model: &M, property: Property, max_depth: usize) -> Option<usize>
 where
     M: Model,
     M::State: Clone + Hash + Eq,
@@ -274,7 +278,7 @@ where
     let prop = model
         .properties()
         .into_iter()
-        .find(|p| p.name == property)?;
+        .find(|p| Property::of(p) == Some(property))?;
     for limit in 0..=max_depth {
         let mut seen: HashMap<M::State, usize> = HashMap::new();
         for s in model.init_states() {

@@ -1,14 +1,22 @@
 //! locklab's models: the specifications of every lock backend and protected resource,
 //! written once as pure sequential state machines ([`spec`]), and the stateright models
-//! built on them.
+//! built on them, one folder per family ([`inventory`], [`redis`], [`redlock`]: model,
+//! narration, catalog rows).
 //!
 //! This crate is the root of the workspace: pure, no I/O, no printing. The history
 //! checker (`locklab-traces`) and the real implementations hold their behaviour against
-//! the same [`spec`] types, so a protocol's semantics live in exactly one place.
+//! the same [`spec`] types, so a protocol's semantics live in exactly one place. The
+//! names all crates share — families, faults, properties — are typed in [`registry`].
+//!
+//! Imports run one way: [`registry`] ← [`check`] ← [`checkable`] ← [`scenario`] ← the
+//! families ← [`catalog`].
 
 pub mod catalog;
 pub mod check;
+pub mod checkable;
 pub mod inventory;
 pub mod redis;
 pub mod redlock;
+pub mod registry;
+pub mod scenario;
 pub mod spec;

@@ -1,11 +1,11 @@
 //! `locklab check ID`: model-check one scenario and print the verdict with the shortest
 //! story of every violated property.
 
-use locklab_models::catalog::{self, Overrides, Report, Story, Verdict};
+use locklab_models::catalog::{self, Expected, Overrides, Report, Story, Verdict};
 use locklab_models::check::Limits;
 
 use crate::bad_input;
-use crate::output::{spinner, Format};
+use crate::output::{joined, spinner, Format};
 
 /// Bounds shared by `check`, `explain` and `explore`.
 #[derive(clap::Args, Debug, Clone)]
@@ -119,17 +119,24 @@ pub fn verdict_text(r: &Report) -> String {
     );
     let v = match &r.verdict {
         Verdict::Holds => "HOLDS: no violation within the stated bounds".to_string(),
-        Verdict::Violated(ps) => format!("VIOLATED: {}", ps.join(", ")),
+        Verdict::Violated(ps) => format!("VIOLATED: {}", joined(ps, ", ")),
         Verdict::Unknown => "UNKNOWN: a limit stopped the search before an answer".to_string(),
     };
+    // Spelled as when the catalog held names: `Violates(["mutual exclusion"])`.
+    let expected = match r.expected {
+        Expected::Holds => "Holds".to_string(),
+        Expected::Violates(ps) => {
+            let names: Vec<&str> = ps.iter().map(|p| p.name()).collect();
+            format!("Violates({names:?})")
+        }
+    };
     format!(
-        "{}: {v}\n  bounds: {bounds}\n  explored {} states ({} distinct, depth {}) in {:.2}s; expected at default bounds: {:?} ({})\n",
+        "{}: {v}\n  bounds: {bounds}\n  explored {} states ({} distinct, depth {}) in {:.2}s; expected at default bounds: {expected} ({})\n",
         r.id,
         r.stats.states,
         r.stats.unique_states,
         r.stats.max_depth,
         r.stats.seconds,
-        r.expected,
         if r.matches_expected { "matches" } else { "differs" }
     )
 }

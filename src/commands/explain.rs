@@ -6,7 +6,7 @@ use locklab_models::check::Limits;
 
 use crate::bad_input;
 use crate::commands::check::{exit_code, run_report, story_text, verdict_text, Bounds};
-use crate::output::Format;
+use crate::output::{joined, Format};
 
 /// Arguments of `explain`.
 #[derive(clap::Args, Debug)]
@@ -38,7 +38,7 @@ pub fn run(args: Args) -> u8 {
         Format::Text => {
             println!("{} — {}", scenario.id, scenario.protocol);
             println!("Fault: {}", scenario.faults);
-            println!("Properties: {}", scenario.properties.join(", "));
+            println!("Properties: {}", joined(scenario.properties, ", "));
             println!("Lesson: {}\n", scenario.lesson);
             print!("{}", verdict_text(&report));
             if report.stories.is_empty() {

@@ -7,7 +7,7 @@ use locklab_models::catalog::{self, scenarios, Overrides, Verdict};
 use locklab_models::check::Limits;
 
 use crate::bad_input;
-use crate::output::{spinner, Format};
+use crate::output::{joined, spinner, Format};
 
 /// Arguments of `matrix`.
 #[derive(clap::Args, Debug)]
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> u8 {
             for r in &rows {
                 let v = match &r.verdict {
                     Verdict::Holds => "holds".to_string(),
-                    Verdict::Violated(p) => format!("violated: {}", p.join(", ")),
+                    Verdict::Violated(p) => format!("violated: {}", joined(p, ", ")),
                     Verdict::Unknown => "unknown".to_string(),
                 };
                 println!(

@@ -2,7 +2,7 @@
 
 use locklab_models::catalog::{scenarios, Expected};
 
-use crate::output::Format;
+use crate::output::{joined, Format};
 
 /// Arguments of `models`.
 #[derive(clap::Args, Debug)]
@@ -21,7 +21,7 @@ pub fn run(args: Args) -> u8 {
             for s in &all {
                 let expected = match s.expected {
                     Expected::Holds => "holds".to_string(),
-                    Expected::Violates(p) => format!("violates {}", p.join(" + ")),
+                    Expected::Violates(p) => format!("violates {}", joined(p, " + ")),
                 };
                 println!(
                     "{:<28} {:<9} fault: {:<45} expected: {expected}",

@@ -2,17 +2,17 @@
 //! behind Sentinel: every `redis-*` scenario of the catalog is a [`RedisLockModel`]
 //! configuration. The server side is [`crate::spec::redis`]; this module adds the
 //! clients' step orders ([`protocol`]), replication and failover ([`replication`]), time
-//! and the fault budget.
+//! and the fault budget ([`model`]), the stories ([`narration`]) and the catalog rows
+//! ([`catalog`]).
 
+pub mod catalog;
+pub mod keys;
 pub mod model;
+pub mod narration;
 pub mod protocol;
 pub mod replication;
 
+pub use keys::{FENCE_KEY, LOCK_KEY};
 pub use model::{Action, Client, Phase, RedisLockModel, RedisLockState, Resource};
 pub use protocol::{Protocol, ValueKind};
 pub use replication::Node;
-
-/// The lock's key on every node.
-pub const LOCK_KEY: &str = "lock";
-/// The fencing-token counter's key (`INCR`).
-pub const FENCE_KEY: &str = "fence";

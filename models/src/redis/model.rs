@@ -1,13 +1,13 @@
 //! The stateright model shared by every `redis-*` scenario.
 
-use stateright::{Model, Property};
+use stateright::Model;
 
-use crate::check::Narrate;
-use crate::spec::redis::{command_text, entry_text, reply_text, RedisCommand, RedisReply};
+use crate::registry::Property;
+use crate::spec::redis::{RedisCommand, RedisReply};
 
+use super::keys::LOCK_KEY;
 use super::protocol::{self, Acquired, Protocol, ValueKind};
 use super::replication::{self, Node};
-use super::{FENCE_KEY, LOCK_KEY};
 
 /// A scenario's configuration: protocol, topology, time and fault budget.
 #[derive(Clone, Debug)]
@@ -35,7 +35,7 @@ pub struct RedisLockModel {
     /// The clock stops here.
     pub horizon: u64,
     /// Which properties this scenario checks.
-    pub properties: &'static [&'static str],
+    pub properties: &'static [Property],
 }
 
 /// Where a client is in its program.
@@ -136,13 +136,15 @@ pub enum Action {
 }
 
 /// A step's visible effect, for stories.
-struct Effect {
-    state: RedisLockState,
-    sent: Option<(RedisCommand, RedisReply)>,
+pub(super) struct Effect {
+    /// The state after the action.
+    pub(super) state: RedisLockState,
+    /// The command the action sent, and its reply.
+    pub(super) sent: Option<(RedisCommand, RedisReply)>,
 }
 
 impl Phase {
-    fn critical(self) -> bool {
+    pub(super) fn critical(self) -> bool {
         matches!(self, Phase::Critical(_))
     }
 
@@ -376,7 +378,7 @@ impl RedisLockModel {
         })
     }
 
-    fn effect(&self, st: &RedisLockState, a: &Action) -> Option<Effect> {
+    pub(super) fn effect(&self, st: &RedisLockState, a: &Action) -> Option<Effect> {
         let plain = |state: RedisLockState| Some(Effect { state, sent: None });
         let mut s = st.clone();
         match *a {
@@ -442,7 +444,7 @@ impl RedisLockModel {
         }
     }
 
-    fn in_critical(s: &RedisLockState) -> Vec<usize> {
+    pub(super) fn in_critical(s: &RedisLockState) -> Vec<usize> {
         (0..s.clients.len())
             .filter(|&c| s.clients[c].phase.critical())
             .collect()
@@ -467,20 +469,6 @@ impl RedisLockModel {
             .any(|c| matches!(c.phase, Phase::Idle | Phase::Acquire(_)));
         stuck && waiting
     }
-}
-
-/// Property names, as the catalog and the reports spell them.
-pub mod props {
-    /// Never two clients inside their critical sections at once.
-    pub const MUTEX: &str = "mutual exclusion";
-    /// A client never deletes or decrements a lock another client created.
-    pub const FOREIGN: &str = "no foreign release";
-    /// A waiting client can always still acquire (no lock that nothing can free).
-    pub const LIVENESS: &str = "liveness";
-    /// The resource never loses an update or accepts a stale token.
-    pub const RESOURCE: &str = "resource safety";
-    /// A holder re-acquires without being refused; the lock is freed only at count 0.
-    pub const REENTRANCY: &str = "reentrancy";
 }
 
 impl Model for RedisLockModel {
@@ -536,188 +524,24 @@ impl Model for RedisLockModel {
         self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
     }
 
-    fn properties(&self) -> Vec<Property<Self>> {
-        let all: Vec<Property<Self>> = vec![
-            Property::always(props::MUTEX, |_, s: &RedisLockState| {
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        type Holds = fn(&RedisLockModel, &RedisLockState) -> bool;
+        let all: [(Property, Holds); 5] = [
+            (Property::MutualExclusion, |_, s| {
                 Self::in_critical(s).len() <= 1
             }),
-            Property::always(props::FOREIGN, |_, s: &RedisLockState| {
+            (Property::NoForeignRelease, |_, s| {
                 s.foreign_release.is_none()
             }),
-            Property::always(props::LIVENESS, |_, s: &RedisLockState| {
-                !Self::deadlocked(s)
-            }),
-            Property::always(props::RESOURCE, |_, s: &RedisLockState| {
+            (Property::Liveness, |_, s| !Self::deadlocked(s)),
+            (Property::ResourceSafety, |_, s| {
                 s.resource.value == s.resource.accepted
             }),
-            Property::always(props::REENTRANCY, |_, s: &RedisLockState| {
-                s.reentrancy_broken.is_none()
-            }),
+            (Property::Reentrancy, |_, s| s.reentrancy_broken.is_none()),
         ];
         all.into_iter()
-            .filter(|p| self.properties.contains(&p.name))
+            .filter(|(p, _)| self.properties.contains(p))
+            .map(|(p, holds)| p.always(holds))
             .collect()
-    }
-}
-
-impl Narrate for RedisLockModel {
-    fn describe_state(&self, s: &RedisLockState) -> Vec<String> {
-        let mut lines = vec![format!("clock t={}", s.now)];
-        for (i, c) in s.clients.iter().enumerate() {
-            let what = match c.phase {
-                Phase::Idle => "idle".to_string(),
-                Phase::Acquire(0) => "acquiring".to_string(),
-                Phase::Acquire(k) => format!("acquiring (step {})", k + 1),
-                Phase::Wait => "waiting for WAIT".to_string(),
-                Phase::Fence => "taking a fencing token".to_string(),
-                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
-                Phase::Release(_) => "releasing".to_string(),
-                Phase::Done => "done".to_string(),
-                Phase::Crashed => "CRASHED".to_string(),
-            };
-            let lease = c
-                .lease_until
-                .map(|d| format!(", believes it holds until t={d}"))
-                .unwrap_or_default();
-            let token = if self.fencing && c.token > 0 {
-                format!(", token {}", c.token)
-            } else {
-                String::new()
-            };
-            let paused = if c.paused { " [PAUSED]" } else { "" };
-            lines.push(format!("c{i}: {what}{lease}{token}{paused}"));
-        }
-        for (i, n) in s.nodes.iter().enumerate() {
-            let role = if !n.up {
-                "demoted"
-            } else if i == s.master as usize {
-                "master"
-            } else {
-                "replica"
-            };
-            let creator = n
-                .creator
-                .map(|c| format!(" (set by c{c})"))
-                .unwrap_or_default();
-            let pending = if n.stream.is_empty() {
-                String::new()
-            } else {
-                format!(", {} write(s) not yet replicated", n.stream.len())
-            };
-            let fence = if self.fencing {
-                format!(", fence={}", entry_text(&n.db, FENCE_KEY, s.now))
-            } else {
-                String::new()
-            };
-            lines.push(format!(
-                "redis{i} ({role}): lock={}{creator}{fence}{pending}",
-                entry_text(&n.db, LOCK_KEY, s.now)
-            ));
-        }
-        if self.fencing {
-            let r = &s.resource;
-            lines.push(format!(
-                "resource: counter={} after {} accepted writes, highest token {}",
-                r.value, r.accepted, r.max_token
-            ));
-        }
-        lines
-    }
-
-    fn describe_action(&self, s: &RedisLockState, a: &Action) -> String {
-        let e = self.effect(s, a);
-        let sent = e.as_ref().and_then(|e| e.sent.clone());
-        let cmd = |c: u8| match &sent {
-            Some((cmd, reply)) => format!("c{c}: {} -> {}", command_text(cmd), reply_text(reply)),
-            None => String::new(),
-        };
-        match *a {
-            Action::Step(c) => {
-                let before = s.clients[c as usize].phase;
-                let after = e.map(|e| e.state.clients[c as usize].phase);
-                match (before, after, &sent) {
-                    (_, _, Some(_)) => cmd(c),
-                    (Phase::Idle, _, _) => format!("c{c} reads its clock: value \"{}\"", s.now),
-                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
-                        format!(
-                            "c{c} reads the resource with token {}",
-                            s.clients[c as usize].token
-                        )
-                    }
-                    (Phase::Critical(_), Some(Phase::Release(_)), _) if self.fencing => {
-                        format!(
-                            "c{c} writes the resource with token {}",
-                            s.clients[c as usize].token
-                        )
-                    }
-                    (Phase::Critical(_), _, _) => format!("c{c} leaves the critical section"),
-                    _ => format!("c{c} steps"),
-                }
-            }
-            Action::Renew(c) => format!("c{c}'s watchdog: {}", cmd(c)),
-            Action::Tick => format!("time passes to t={}", s.now + 1),
-            Action::Replicate(r) => format!("redis{r} applies a replicated write"),
-            Action::Pause(c) => format!("c{c} pauses (GC / stop-the-world)"),
-            Action::Resume(c) => format!("c{c} resumes"),
-            Action::Crash(c) => format!("c{c} crashes"),
-            Action::Failover(r) => format!(
-                "Sentinel promotes replica redis{r} to master; clients are redirected to it"
-            ),
-        }
-    }
-
-    fn is_fault(&self, a: &Action) -> bool {
-        matches!(a, Action::Pause(_) | Action::Crash(_) | Action::Failover(_))
-    }
-
-    fn why(&self, property: &str, path: &[(Option<Action>, RedisLockState)]) -> String {
-        let failover = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Failover(_))));
-        let paused = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Pause(_))));
-        let crashed = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Crash(_))));
-        let last = path.last().map(|(_, s)| s);
-        let who = last.map(Self::in_critical).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
-        match property {
-            props::MUTEX if failover => format!(
-                "The replica was promoted before the SET reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."
-            ),
-            props::MUTEX if self.protocol == Protocol::Redisson && self.value == ValueKind::ThreadId => format!(
-                "Both processes call their thread \"t1\": the second one's lock script found its own field and re-entered the other's lock; {pair} are inside together."
-            ),
-            props::MUTEX if paused => format!(
-                "The holder paused past its TTL; the key expired while it was still inside, and another client acquired it: {pair} are in the critical section together."
-            ),
-            props::MUTEX => format!(
-                "Checking and setting the lock are two commands; both clients saw it free before either set it, so {pair} are inside together."
-            ),
-            props::FOREIGN => {
-                let c = last.and_then(|s| s.foreign_release).unwrap_or(0);
-                match (self.protocol, self.value) {
-                    (_, ValueKind::Timestamp) => format!(
-                        "Both clients took their value from the same millisecond, so c{c}'s compare-and-delete matched a lock that was not its own and deleted it."
-                    ),
-                    (_, ValueKind::ThreadId) => format!(
-                        "Without a per-process UUID the hash field is only the thread id; c{c}'s unlock decremented a hold it did not create."
-                    ),
-                    (Protocol::SetPxGetDel, _) => format!(
-                        "c{c}'s GET saw its own value, but its lock expired before the DEL; the DEL removed the next holder's lock."
-                    ),
-                    _ => format!("c{c}'s lock had expired while it worked; its unconditional DEL removed another client's lock."),
-                }
-            }
-            props::LIVENESS if crashed => "The holder crashed while the lock had no TTL; no one else may delete it and it never expires, so the waiting client can never acquire.".to_string(),
-            props::RESOURCE => "A write based on a stale read was accepted: the resource lost an update.".to_string(),
-            props::REENTRANCY => "A re-entry was refused, or the lock was freed while a hold was still counted.".to_string(),
-            _ => format!("{property} was violated."),
-        }
     }
 }

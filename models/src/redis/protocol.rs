@@ -3,7 +3,7 @@
 
 use crate::spec::redis::{RedisCommand, RedisReply};
 
-use super::{FENCE_KEY, LOCK_KEY};
+use super::keys::{FENCE_KEY, LOCK_KEY};
 
 /// How a client takes and gives back the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@
 
 use crate::spec::redis::{apply, RedisCommand, RedisReply, RedisState};
 
-use super::LOCK_KEY;
+use super::keys::LOCK_KEY;
 
 /// One Redis server.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

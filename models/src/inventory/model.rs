@@ -3,9 +3,9 @@
 //! `UPDATE`, version CAS, or CAS on a coarse timestamp "version". Buyers are
 //! interchangeable, so states are canonicalised by sorting them.
 
-use stateright::{Model, Property};
+use stateright::Model;
 
-use crate::check::Narrate;
+use crate::registry::Property;
 use crate::spec::inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
 use crate::spec::{Spec, Window};
 
@@ -83,9 +83,6 @@ pub enum InventoryAction {
     Tick,
 }
 
-/// The property.
-pub const RESOURCE: &str = "resource safety";
-
 impl InventoryModel {
     fn spec(&self) -> InventorySpec {
         InventorySpec {
@@ -100,7 +97,11 @@ impl InventoryModel {
         o
     }
 
-    fn step(&self, st: &InventoryModelState, i: usize) -> Option<(InventoryModelState, String)> {
+    pub(super) fn step(
+        &self,
+        st: &InventoryModelState,
+        i: usize,
+    ) -> Option<(InventoryModelState, String)> {
         use InventoryProtocol::*;
         let mut s = st.clone();
         let b = st.buyers[i].clone();
@@ -219,71 +220,12 @@ impl Model for InventoryModel {
         }
     }
 
-    fn properties(&self) -> Vec<Property<Self>> {
-        vec![Property::always(
-            RESOURCE,
-            |m: &Self, s: &InventoryModelState| {
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        vec![
+            Property::ResourceSafety.always(|m: &Self, s: &InventoryModelState| {
                 let sold = s.buyers.iter().filter(|b| b.bought).count() as i64;
                 s.store.stock == m.initial - sold
-            },
-        )]
-    }
-}
-
-impl Narrate for InventoryModel {
-    fn canonical(&self, s: &InventoryModelState) -> InventoryModelState {
-        let mut c = s.clone();
-        c.buyers.sort();
-        c
-    }
-
-    fn describe_state(&self, s: &InventoryModelState) -> Vec<String> {
-        let mut lines = vec![format!("clock t={}", s.now)];
-        for (i, b) in s.buyers.iter().enumerate() {
-            let at = match b.step {
-                Step::Start => "not started".to_string(),
-                Step::Read => "about to read".to_string(),
-                Step::Write(n, v) => format!("read stock {n} (version {v}), about to write"),
-                Step::Done => "done".to_string(),
-            };
-            let got = if b.bought { ", bought one" } else { "" };
-            lines.push(format!("c{i} (instance {}): {at}{got}", b.instance));
-        }
-        let sold = s.buyers.iter().filter(|b| b.bought).count();
-        lines.push(format!(
-            "resource: stock={} version={} (started with {}, {sold} sold)",
-            s.store.stock, s.store.version, self.initial
-        ));
-        lines
-    }
-
-    fn describe_action(&self, s: &InventoryModelState, a: &InventoryAction) -> String {
-        match a {
-            InventoryAction::Step(i) => match self.step(s, *i as usize) {
-                Some((_, what)) => format!("c{i} {what}"),
-                None => format!("c{i} waits"),
-            },
-            InventoryAction::Tick => format!("time passes to t={}", s.now + 1),
-        }
-    }
-
-    fn is_fault(&self, _: &InventoryAction) -> bool {
-        false
-    }
-
-    fn why(&self, _: &str, path: &[(Option<InventoryAction>, InventoryModelState)]) -> String {
-        let (sold, stock) = path
-            .last()
-            .map(|(_, s)| (s.buyers.iter().filter(|b| b.bought).count(), s.store.stock))
-            .unwrap_or_default();
-        match self.protocol {
-            InventoryProtocol::TimestampCas => format!(
-                "Both writes happened in the same tick, so the \"version\" did not change and the second CAS matched a stale read: {sold} sold, stock {stock}, from {}.", self.initial
-            ),
-            InventoryProtocol::LocalMutex => format!(
-                "Each instance's mutex only excludes its own threads; buyers in the two instances read the same stock: {sold} sold from {}.", self.initial
-            ),
-            _ => format!("Both buyers read the stock before either wrote it: {sold} sold from {} (stock {stock}).", self.initial),
-        }
+            }),
+        ]
     }
 }

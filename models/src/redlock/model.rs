@@ -1,15 +1,15 @@
-//! Redlock: N independent Redis nodes (each a [`crate::spec::redis`] node); a client
+//! The Redlock model: N independent Redis nodes (each a [`crate::spec::redis`] node); a client
 //! sends `SET lock v NX PX ttl` to every node in any order, counts its successes, and
 //! holds the lock only with a majority and a positive validity
 //! `ttl − elapsed − drift`; otherwise it releases everywhere (compare-and-delete) and
 //! retries. Nodes are interchangeable until a fault touches one, so states are
 //! canonicalised by sorting nodes (every per-node fact lives in the node's entry).
 
-use stateright::{Model, Property};
+use stateright::Model;
 
-use crate::check::Narrate;
 use crate::redis::{Node, LOCK_KEY};
-use crate::spec::redis::{entry_text, RedisCommand, RedisReply};
+use crate::registry::Property;
+use crate::spec::redis::{RedisCommand, RedisReply};
 
 /// The model.
 #[derive(Clone, Debug)]
@@ -115,9 +115,6 @@ pub enum RlAction {
     Resume(u8),
 }
 
-/// The property.
-pub const MUTEX: &str = "mutual exclusion";
-
 impl RedlockModel {
     fn majority(&self) -> usize {
         self.nodes / 2 + 1
@@ -150,7 +147,7 @@ impl RedlockModel {
         }
     }
 
-    fn apply(&self, st: &RedlockState, a: &RlAction) -> Option<RedlockState> {
+    pub(super) fn apply(&self, st: &RedlockState, a: &RlAction) -> Option<RedlockState> {
         let mut s = st.clone();
         let live = |c: &RlClient| !c.paused;
         match *a {
@@ -325,126 +322,13 @@ impl Model for RedlockModel {
         self.apply(s, &a).filter(|n| n != s)
     }
 
-    fn properties(&self) -> Vec<Property<Self>> {
-        vec![Property::always(MUTEX, |_, s: &RedlockState| {
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        vec![Property::MutualExclusion.always(|_, s: &RedlockState| {
             s.clients
                 .iter()
                 .filter(|c| c.phase == RlPhase::Critical)
                 .count()
                 <= 1
         })]
-    }
-}
-
-impl Narrate for RedlockModel {
-    fn canonical(&self, s: &RedlockState) -> RedlockState {
-        let mut c = s.clone();
-        for n in &mut c.nodes {
-            n.name = 0;
-        }
-        c.nodes.sort();
-        c
-    }
-
-    fn describe_state(&self, s: &RedlockState) -> Vec<String> {
-        let mut lines = vec![format!("clock t={}", s.now)];
-        for (i, c) in s.clients.iter().enumerate() {
-            let bit = 1u8 << i;
-            let got: Vec<String> = s
-                .nodes
-                .iter()
-                .filter(|n| n.got & bit != 0)
-                .map(|n| format!("redis{}", n.name))
-                .collect();
-            let what = match c.phase {
-                RlPhase::Acquiring => {
-                    format!("acquiring since t={}, has [{}]", c.t0, got.join(", "))
-                }
-                RlPhase::Critical => format!(
-                    "IN CRITICAL SECTION (majority [{}]), valid until t={}",
-                    got.join(", "),
-                    c.lease_until.unwrap_or(0)
-                ),
-                RlPhase::Done => "done".to_string(),
-            };
-            lines.push(format!(
-                "c{i}: {what}{}",
-                if c.paused { " [PAUSED]" } else { "" }
-            ));
-        }
-        for n in &s.nodes {
-            let state = match n.down_since {
-                Some(t) => format!("DOWN since t={t} (data lost)"),
-                None => format!(
-                    "lock={}",
-                    entry_text(&n.server.db, LOCK_KEY, s.now + n.offset)
-                ),
-            };
-            let clock = if n.offset > 0 {
-                format!(", clock +{}", n.offset)
-            } else {
-                String::new()
-            };
-            lines.push(format!("redis{}: {state}{clock}", n.name));
-        }
-        lines
-    }
-
-    fn describe_action(&self, s: &RedlockState, a: &RlAction) -> String {
-        let name = |i: u8| s.nodes.get(i as usize).map_or(i, |n| n.name);
-        match *a {
-            RlAction::Send(c, i) => {
-                let after = self.apply(s, a);
-                let ok = after.is_some_and(|n| n.nodes[i as usize].got & (1 << c) != 0);
-                format!(
-                    "c{c}: SET lock c{c} NX PX {} on redis{} -> {}",
-                    self.ttl,
-                    name(i),
-                    if ok { "OK" } else { "(nil)/error" }
-                )
-            }
-            RlAction::Decide(c) => {
-                let held = self
-                    .apply(s, a)
-                    .is_some_and(|n| n.clients[c as usize].phase == RlPhase::Critical);
-                if held {
-                    format!(
-                        "c{c} has a majority and positive validity: it enters the critical section"
-                    )
-                } else {
-                    format!("c{c} has no majority (or no validity left): releases everywhere")
-                }
-            }
-            RlAction::Leave(c) => format!("c{c} leaves and releases everywhere"),
-            RlAction::Tick => format!("time passes to t={}", s.now + 1),
-            RlAction::Crash(i) => format!(
-                "redis{} crashes; without persistence its keys are gone",
-                name(i)
-            ),
-            RlAction::Restart(i) => format!("redis{} restarts, empty", name(i)),
-            RlAction::Jump(i) => format!("redis{}'s clock jumps {} ahead", name(i), self.ttl),
-            RlAction::Pause(c) => format!("c{c} pauses (GC)"),
-            RlAction::Resume(c) => format!("c{c} resumes"),
-        }
-    }
-
-    fn is_fault(&self, a: &RlAction) -> bool {
-        matches!(
-            a,
-            RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Pause(_)
-        )
-    }
-
-    fn why(&self, _: &str, path: &[(Option<RlAction>, RedlockState)]) -> String {
-        let has = |f: fn(&RlAction) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
-        if has(|a| matches!(a, RlAction::Crash(_))) {
-            "A node in the first client's majority restarted without its data; the second client counted it as free and reached its own majority: two holders.".into()
-        } else if has(|a| matches!(a, RlAction::Jump(_))) {
-            "A node's clock jumped ahead and expired the first client's key early; the second client counted it and reached its own majority: two holders.".into()
-        } else if has(|a| matches!(a, RlAction::Pause(_))) {
-            "The holder paused past its validity; its keys expired on every node and another client acquired a majority while it still believed it held the lock (Redlock tokens cannot fence).".into()
-        } else {
-            "Two clients hold a majority at once.".into()
-        }
     }
 }

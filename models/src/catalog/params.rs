@@ -1,0 +1,98 @@
+//! The command line's bounds applied to a scenario's defaults, each checked against
+//! what the scenario's family can model.
+
+use crate::registry::{Family, Fault};
+use crate::scenario::{Params, Scenario};
+
+use super::error::CatalogError;
+
+/// Overrides of the defaults, as given on the command line.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--clients`.
+    pub clients: Option<usize>,
+    /// `--replicas`.
+    pub replicas: Option<usize>,
+    /// `--nodes`.
+    pub nodes: Option<usize>,
+    /// `--ttl`.
+    pub ttl: Option<u64>,
+    /// `--faults name=n,…` or `none`.
+    pub faults: Option<String>,
+}
+
+/// The defaults with the overrides applied, validated.
+pub fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
+    let bad = |flag, reason: String| Err(CatalogError::InvalidBound { flag, reason });
+    let mut p = s.defaults.clone();
+    if let Some(c) = o.clients {
+        if !(1..=4).contains(&c) {
+            return bad("--clients", format!("{c} is outside 1..=4"));
+        }
+        p.clients = c;
+    }
+    if let Some(r) = o.replicas {
+        if s.defaults.replicas == 0 {
+            return bad("--replicas", format!("{} has no replicas", s.id));
+        }
+        if !(1..=4).contains(&r) {
+            return bad("--replicas", format!("{r} is outside 1..=4"));
+        }
+        p.replicas = r;
+    }
+    if let Some(n) = o.nodes {
+        if s.family != Family::Redlock {
+            return bad("--nodes", format!("{} is not a Redlock scenario", s.id));
+        }
+        if !(1..=8).contains(&n) {
+            return bad("--nodes", format!("{n} is outside 1..=8"));
+        }
+        p.nodes = n;
+    }
+    if let Some(t) = o.ttl {
+        if !(1..=8).contains(&t) {
+            return bad("--ttl", format!("{t} is outside 1..=8 ticks"));
+        }
+        p.ttl = t;
+    }
+    if let Some(f) = &o.faults {
+        p.faults = faults(s, f).map_err(|reason| CatalogError::InvalidBound {
+            flag: "--faults",
+            reason,
+        })?;
+    }
+    Ok(p)
+}
+
+/// Parses `name=n,…` (a bare name is a budget of 1) or `none` into budgets of faults
+/// the scenario's family understands.
+fn faults(s: &Scenario, text: &str) -> Result<Vec<(Fault, u8)>, String> {
+    let known = s.family.faults();
+    let mut list = Vec::new();
+    if text.trim() == "none" {
+        return Ok(list);
+    }
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (name, n) = item.split_once('=').unwrap_or((item, "1"));
+        let fault = name
+            .parse::<Fault>()
+            .ok()
+            .filter(|f| known.contains(f))
+            .ok_or_else(|| {
+                let names: Vec<&str> = known.iter().map(|f| f.name()).collect();
+                format!(
+                    "unknown fault {name:?} for {}; known: {}",
+                    s.id,
+                    names.join(", ")
+                )
+            })?;
+        let Ok(n) = n.parse::<u8>() else {
+            return Err(format!("budget {n:?} of {name} is not a number"));
+        };
+        if n > 3 {
+            return Err(format!("budget {n} of {name} is above 3"));
+        }
+        list.push((fault, n));
+    }
+    Ok(list)
+}

@@ -1,0 +1,79 @@
+//! The answer for one scenario: the told search held against the row's expectation.
+
+use serde::Serialize;
+
+use crate::check::Stats;
+use crate::checkable::{Story, Told};
+use crate::registry::Property;
+use crate::scenario::{Expected, Params, Scenario};
+
+/// What the search found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// No violation within the bounds (exhaustive).
+    Holds,
+    /// These properties have counterexamples.
+    Violated(Vec<Property>),
+    /// A limit stopped the search first.
+    Unknown,
+}
+
+/// The answer for one scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The scenario id.
+    pub id: &'static str,
+    /// The bounds used.
+    pub params: Params,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// What the catalog expects at default bounds.
+    pub expected: Expected,
+    /// Whether `verdict` is `expected`.
+    pub matches_expected: bool,
+    /// The search's counters.
+    pub stats: Stats,
+    /// One shortest story per violated property.
+    pub stories: Vec<Story>,
+}
+
+/// The report for `s` searched with `p`.
+pub fn report(s: &Scenario, p: Params, told: Told) -> Report {
+    let Told {
+        complete,
+        stats,
+        stories,
+    } = told;
+    let verdict = if !stories.is_empty() {
+        // A violation found is proven by its path, whether or not the search finished.
+        Verdict::Violated(stories.iter().map(|s| s.property).collect())
+    } else if complete {
+        Verdict::Holds
+    } else {
+        Verdict::Unknown
+    };
+    Report {
+        id: s.id,
+        params: p,
+        matches_expected: matches(&verdict, s.expected),
+        verdict,
+        expected: s.expected,
+        stats,
+        stories,
+    }
+}
+
+fn matches(verdict: &Verdict, expected: Expected) -> bool {
+    match (verdict, expected) {
+        (Verdict::Holds, Expected::Holds) => true,
+        (Verdict::Violated(v), Expected::Violates(e)) => {
+            let mut a = v.clone();
+            let mut b = e.to_vec();
+            a.sort_unstable();
+            b.sort_unstable();
+            a == b
+        }
+        _ => false,
+    }
+}

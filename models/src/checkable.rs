@@ -1,0 +1,144 @@
+//! One face for every model, whatever its state and action types: the catalog searches,
+//! tells and serves a `Box<dyn Checkable>` without knowing which family built it, so
+//! there is no switch over the families' model types anywhere.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::net::SocketAddr;
+
+use serde::Serialize;
+
+use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats};
+use crate::registry::Property;
+
+/// One step of a story.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoryStep {
+    /// 1-based.
+    pub n: usize,
+    /// What happened.
+    pub action: String,
+    /// Whether it was an injected fault.
+    pub fault: bool,
+    /// The state of every client, node and the resource after it.
+    pub state: Vec<String>,
+}
+
+/// A counterexample told as a story.
+#[derive(Clone, Debug, Serialize)]
+pub struct Story {
+    /// The violated property.
+    pub property: Property,
+    /// The state before the first step.
+    pub initial: Vec<String>,
+    /// The steps (a shortest path).
+    pub steps: Vec<StoryStep>,
+    /// Why it broke.
+    pub closing: String,
+}
+
+/// What a search found, told.
+#[derive(Clone, Debug)]
+pub struct Told {
+    /// Every explored state was checked (no limit cut the search short).
+    pub complete: bool,
+    /// The search's counters.
+    pub stats: Stats,
+    /// One shortest story per violated property, in the model's property order.
+    pub stories: Vec<Story>,
+}
+
+/// A property's shortest counterexample length by both searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Depths {
+    /// The violated property.
+    pub property: Property,
+    /// Actions on the path [`bfs`] found.
+    pub bfs: usize,
+    /// Actions on the shortest path [`iterative_deepening`] found, searching one deeper.
+    pub iterative_deepening: Option<usize>,
+}
+
+/// A model the catalog can search, tell and serve.
+pub trait Checkable: Send + Sync {
+    /// Searches breadth-first within `limits` and tells each violation's shortest path.
+    fn tell(&self, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Told;
+
+    /// Serves stateright's Explorer on `addr`; blocks while serving.
+    fn serve(self: Box<Self>, addr: SocketAddr);
+
+    /// The properties the search checks: the model's invariants made by
+    /// [`Property::always`] (any other invariant would not be searched).
+    fn checks(&self) -> Vec<Property>;
+
+    /// For each property [`bfs`] finds violated, its path length and the one found by
+    /// [`iterative_deepening`]: two independent searches, so tests can hold the claim
+    /// "shortest" against each other.
+    fn depths(&self, limits: Limits) -> Vec<Depths>;
+}
+
+impl<M> Checkable for M
+where
+    M: Narrate + Send + Sync + 'static,
+    M::State: Clone + Hash + Eq + Debug + Send + Sync,
+    M::Action: Clone + Debug + PartialEq + Send + Sync,
+{
+    fn tell(&self, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Told {
+        let out = bfs(self, limits, progress);
+        let stories = out
+            .discoveries
+            .iter()
+            .map(|d| {
+                let mut steps = Vec::new();
+                for w in d.path.windows(2) {
+                    if let (prev, (Some(a), next)) = (&w[0].1, &w[1]) {
+                        steps.push(StoryStep {
+                            n: steps.len() + 1,
+                            action: self.describe_action(prev, a),
+                            fault: self.is_fault(a),
+                            state: self.describe_state(next),
+                        });
+                    }
+                }
+                Story {
+                    property: d.property,
+                    initial: d
+                        .path
+                        .first()
+                        .map(|(_, s)| self.describe_state(s))
+                        .unwrap_or_default(),
+                    steps,
+                    closing: self.why(d.property, &d.path),
+                }
+            })
+            .collect();
+        Told {
+            complete: out.complete,
+            stats: out.stats,
+            stories,
+        }
+    }
+
+    fn serve(self: Box<Self>, addr: SocketAddr) {
+        drop((*self).checker().serve(addr));
+    }
+
+    fn checks(&self) -> Vec<Property> {
+        self.properties().iter().filter_map(Property::of).collect()
+    }
+
+    fn depths(&self, limits: Limits) -> Vec<Depths> {
+        bfs(self, limits, &mut |_| {})
+            .discoveries
+            .iter()
+            .map(|d| {
+                let bfs = d.path.len().saturating_sub(1);
+                Depths {
+                    property: d.property,
+                    bfs,
+                    iterative_deepening: iterative_deepening(self, d.property, bfs + 1),
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,65 @@
+//! The inventory model told in words: each buyer's step, the stock row, and how a unit
+//! came to be sold twice.
+
+use crate::check::Narrate;
+use crate::registry::Property;
+
+use super::model::{InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step};
+
+impl Narrate for InventoryModel {
+    fn canonical(&self, s: &InventoryModelState) -> InventoryModelState {
+        let mut c = s.clone();
+        c.buyers.sort();
+        c
+    }
+
+    fn describe_state(&self, s: &InventoryModelState) -> Vec<String> {
+        let mut lines = vec![format!("clock t={}", s.now)];
+        for (i, b) in s.buyers.iter().enumerate() {
+            let at = match b.step {
+                Step::Start => "not started".to_string(),
+                Step::Read => "about to read".to_string(),
+                Step::Write(n, v) => format!("read stock {n} (version {v}), about to write"),
+                Step::Done => "done".to_string(),
+            };
+            let got = if b.bought { ", bought one" } else { "" };
+            lines.push(format!("c{i} (instance {}): {at}{got}", b.instance));
+        }
+        let sold = s.buyers.iter().filter(|b| b.bought).count();
+        lines.push(format!(
+            "resource: stock={} version={} (started with {}, {sold} sold)",
+            s.store.stock, s.store.version, self.initial
+        ));
+        lines
+    }
+
+    fn describe_action(&self, s: &InventoryModelState, a: &InventoryAction) -> String {
+        match a {
+            InventoryAction::Step(i) => match self.step(s, *i as usize) {
+                Some((_, what)) => format!("c{i} {what}"),
+                None => format!("c{i} waits"),
+            },
+            InventoryAction::Tick => format!("time passes to t={}", s.now + 1),
+        }
+    }
+
+    fn is_fault(&self, _: &InventoryAction) -> bool {
+        false
+    }
+
+    fn why(&self, _: Property, path: &[(Option<InventoryAction>, InventoryModelState)]) -> String {
+        let (sold, stock) = path
+            .last()
+            .map(|(_, s)| (s.buyers.iter().filter(|b| b.bought).count(), s.store.stock))
+            .unwrap_or_default();
+        match self.protocol {
+            InventoryProtocol::TimestampCas => format!(
+                "Both writes happened in the same tick, so the \"version\" did not change and the second CAS matched a stale read: {sold} sold, stock {stock}, from {}.", self.initial
+            ),
+            InventoryProtocol::LocalMutex => format!(
+                "Each instance's mutex only excludes its own threads; buyers in the two instances read the same stock: {sold} sold from {}.", self.initial
+            ),
+            _ => format!("Both buyers read the stock before either wrote it: {sold} sold from {} (stock {stock}).", self.initial),
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The `redis-*` rows of the catalog, and how each builds its [`RedisLockModel`].
+
+use crate::checkable::Checkable;
+use crate::registry::{Family, Fault, Property};
+use crate::scenario::{Build, Expected, Params, Scenario};
+
+use super::model::RedisLockModel;
+use super::protocol::{Protocol, ValueKind};
+
+/// A Redis row's typed configuration: how its clients lock. The bounds (clients, TTL,
+/// replicas, fault budgets) come from the row's [`Params`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RedisLock {
+    /// The client's command sequence.
+    pub protocol: Protocol,
+    /// What a client writes as its identity.
+    pub value: ValueKind,
+    /// `WAIT n` after acquiring, before entering.
+    pub wait: Option<u32>,
+    /// Take an `INCR` fencing token and present it to the resource.
+    pub fencing: bool,
+}
+
+impl RedisLock {
+    /// `protocol` writing `value`, without `WAIT` or fencing.
+    pub const fn new(protocol: Protocol, value: ValueKind) -> RedisLock {
+        RedisLock {
+            protocol,
+            value,
+            wait: None,
+            fencing: false,
+        }
+    }
+
+    /// The same, waiting for `replicas` acknowledgements before entering.
+    pub const fn wait(self, replicas: u32) -> RedisLock {
+        RedisLock {
+            wait: Some(replicas),
+            ..self
+        }
+    }
+
+    /// The same, with a fencing token checked by the resource.
+    pub const fn fenced(self) -> RedisLock {
+        RedisLock {
+            fencing: true,
+            ..self
+        }
+    }
+}
+
+impl Build for RedisLock {
+    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        Box::new(RedisLockModel {
+            protocol: self.protocol,
+            value: self.value,
+            clients: p.clients,
+            ttl: p.ttl,
+            replicas: p.replicas,
+            wait: self.wait,
+            fencing: self.fencing,
+            pauses: p.budget(Fault::Pause),
+            crashes: p.budget(Fault::Crash),
+            failovers: p.budget(Fault::Failover),
+            horizon: 2 * p.ttl + 1,
+            properties: scenario.properties,
+        })
+    }
+}
+
+const MX: &[Property] = &[Property::MutualExclusion];
+const MX_FR: &[Property] = &[Property::MutualExclusion, Property::NoForeignRelease];
+const FR: &[Property] = &[Property::NoForeignRelease];
+const LIVE: &[Property] = &[Property::Liveness];
+const MX_LIVE: &[Property] = &[Property::MutualExclusion, Property::Liveness];
+const RES: &[Property] = &[Property::ResourceSafety];
+const REENT: &[Property] = &[
+    Property::MutualExclusion,
+    Property::NoForeignRelease,
+    Property::Reentrancy,
+];
+
+/// Every `redis-*` scenario.
+pub fn scenarios() -> Vec<Scenario> {
+    use Expected::{Holds, Violates};
+    use Protocol::*;
+    use ValueKind::*;
+    let one = |fault: Fault| Params::BASE.with_faults(&[(fault, 1)]);
+    let failover = Params {
+        replicas: 1,
+        ..one(Fault::Failover)
+    };
+    let redis = Family::Redis;
+    vec![
+        Scenario {
+            id: "redis-get-set",
+            family: redis,
+            protocol: "GET lock; if nil SET lock v; DEL",
+            faults: "none",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "Check-then-set in two commands races: use one atomic SET NX.",
+            defaults: Params::BASE,
+            model: &const { RedisLock::new(GetSet, Unique) },
+        },
+        Scenario {
+            id: "redis-setnx-no-ttl",
+            family: redis,
+            protocol: "SETNX lock v; DEL",
+            faults: "holder crash",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "A lock without TTL outlives a crashed holder: deadlock.",
+            defaults: one(Fault::Crash),
+            model: &const { RedisLock::new(SetNx, Unique) },
+        },
+        Scenario {
+            id: "redis-setnx-expire",
+            family: redis,
+            protocol: "SETNX lock v; then PEXPIRE lock ttl; DEL",
+            faults: "crash between SETNX and EXPIRE",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "SETNX and EXPIRE are two commands; a crash between them leaves a lock without TTL. Use SET NX PX.",
+            defaults: one(Fault::Crash),
+            model: &const { RedisLock::new(SetNxExpire, Unique) },
+        },
+        Scenario {
+            id: "redis-del-unconditional",
+            family: redis,
+            protocol: "SET lock v NX PX ttl; DEL",
+            faults: "holder pause > TTL",
+            properties: MX_FR,
+            expected: Violates(MX_FR),
+            lesson: "After its lease ran out, the holder's unconditional DEL removes the next holder's lock.",
+            defaults: one(Fault::Pause),
+            model: &const { RedisLock::new(SetPxDel, Unique) },
+        },
+        Scenario {
+            id: "redis-get-then-del",
+            family: redis,
+            protocol: "SET NX PX; release: GET, if mine DEL",
+            faults: "pause between GET and DEL",
+            properties: FR,
+            expected: Violates(FR),
+            lesson: "The owner check and the DEL are two commands; the lock can change hands between them. Use the Lua script.",
+            defaults: one(Fault::Pause),
+            model: &const { RedisLock::new(SetPxGetDel, Unique) },
+        },
+        Scenario {
+            id: "redis-timestamp-value",
+            family: redis,
+            protocol: "SET lock <ms timestamp> NX PX; compare-and-delete",
+            faults: "two acquires in one ms, holder pause > TTL",
+            properties: FR,
+            expected: Violates(FR),
+            lesson: "A timestamp is not an identity: two clients starting in one ms share it, and compare-and-delete deletes the other's lock (ABA). Use a UUID.",
+            defaults: one(Fault::Pause),
+            model: &const { RedisLock::new(SetPxLua, Timestamp) },
+        },
+        Scenario {
+            id: "redis-lua",
+            family: redis,
+            protocol: "SET lock uuid NX PX; compare-and-delete script",
+            faults: "none",
+            properties: MX_FR,
+            expected: Holds,
+            lesson: "SET NX PX plus an atomic compare-and-delete is a correct lock while holders finish within the TTL.",
+            defaults: Params::BASE,
+            model: &const { RedisLock::new(SetPxLua, Unique) },
+        },
+        Scenario {
+            id: "redis-lua-pause",
+            family: redis,
+            protocol: "SET lock uuid NX PX; compare-and-delete script",
+            faults: "holder pause > TTL",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "The script prevents foreign release, but a holder paused past its TTL still shares the critical section.",
+            defaults: one(Fault::Pause),
+            model: &const { RedisLock::new(SetPxLua, Unique) },
+        },
+        Scenario {
+            id: "redis-lua-fenced",
+            family: redis,
+            protocol: "SET NX PX + compare-and-delete + INCR fencing token checked by the resource",
+            faults: "holder pause > TTL",
+            properties: RES,
+            expected: Holds,
+            lesson: "Fencing tokens make the resource refuse the paused holder's stale writes: the resource stays safe although the lock does not.",
+            defaults: one(Fault::Pause),
+            model: &const { RedisLock::new(SetPxLua, Unique).fenced() },
+        },
+        Scenario {
+            id: "redis-reentrant",
+            family: redis,
+            protocol: "Redisson hash scripts (HINCRBY hold counts) + watchdog",
+            faults: "none",
+            properties: REENT,
+            expected: Holds,
+            lesson: "Hold counts per uuid:thread make the lock reentrant; the watchdog keeps it while the holder lives.",
+            defaults: Params::BASE,
+            model: &const { RedisLock::new(Redisson, Unique) },
+        },
+        Scenario {
+            id: "redis-reentrant-pause",
+            family: redis,
+            protocol: "Redisson hash scripts + watchdog",
+            faults: "pause > TTL (watchdog paused too)",
+            properties: REENT,
+            expected: Violates(&[Property::MutualExclusion, Property::Reentrancy]),
+            lesson: "The watchdog runs in the paused process; a stop-the-world pause longer than the lease loses the lock — and a re-entry after it silently takes a fresh lock with count 1, so the inner unlock frees it while the outer hold is still counted.",
+            defaults: one(Fault::Pause),
+            model: &const { RedisLock::new(Redisson, Unique) },
+        },
+        Scenario {
+            id: "redis-reentrant-thread-id",
+            family: redis,
+            protocol: "Redisson hash scripts, field = thread id without per-process UUID",
+            faults: "none",
+            properties: REENT,
+            expected: Violates(MX_FR),
+            lesson: "Thread ids repeat across processes: without the UUID, another process re-enters your lock and releases your hold (ABA).",
+            defaults: Params::BASE,
+            model: &const { RedisLock::new(Redisson, ThreadId) },
+        },
+        Scenario {
+            id: "redis-failover",
+            family: redis,
+            protocol: "SET NX PX + compare-and-delete on a master with an async replica, Sentinel",
+            faults: "failover before replication",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "Replication is asynchronous: a failover can promote a replica that never saw the lock.",
+            defaults: failover.clone(),
+            model: &const { RedisLock::new(SetPxLua, Unique) },
+        },
+        Scenario {
+            id: "redis-failover-wait",
+            family: redis,
+            protocol: "same + WAIT 1 before entering",
+            faults: "failover",
+            properties: MX_FR,
+            expected: Holds,
+            lesson: "WAIT 1 is safe with one replica; with --replicas 2 Sentinel may promote the lagging one and the lock is lost again.",
+            defaults: failover,
+            model: &const { RedisLock::new(SetPxLua, Unique).wait(1) },
+        },
+    ]
+}

@@ -1,0 +1,119 @@
+//! The `redlock*` rows of the catalog, and how each builds its [`RedlockModel`].
+
+use crate::checkable::Checkable;
+use crate::registry::{Family, Fault, Property};
+use crate::scenario::{Build, Expected, Params, Scenario};
+
+use super::model::RedlockModel;
+
+/// When a crashed node comes back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Restart {
+    /// As soon as the checker likes.
+    Immediate,
+    /// Not before one TTL has passed, so every lock it granted has expired.
+    AfterTtl,
+}
+
+/// A Redlock row's typed configuration; the node count, clients, TTL and fault budgets
+/// come from the row's [`Params`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Redlock {
+    /// When a crashed node restarts.
+    pub restart: Restart,
+}
+
+impl Build for Redlock {
+    fn build(&self, _: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        Box::new(RedlockModel {
+            nodes: p.nodes,
+            clients: p.clients,
+            ttl: p.ttl,
+            drift: 1,
+            attempts: 2,
+            restarts: p.budget(Fault::Restart),
+            restart_delay: match self.restart {
+                Restart::Immediate => 0,
+                Restart::AfterTtl => p.ttl,
+            },
+            jumps: p.budget(Fault::Jump),
+            pauses: p.budget(Fault::Pause),
+            horizon: p.ttl + 2,
+        })
+    }
+}
+
+const MX: &[Property] = &[Property::MutualExclusion];
+const REDLOCK: Redlock = Redlock {
+    restart: Restart::Immediate,
+};
+
+/// Every `redlock*` scenario.
+pub fn scenarios() -> Vec<Scenario> {
+    use Expected::{Holds, Violates};
+    let five = Params {
+        nodes: 5,
+        ..Params::BASE
+    };
+    let one = |fault: Fault| five.clone().with_faults(&[(fault, 1)]);
+    let redlock = Family::Redlock;
+    vec![
+        Scenario {
+            id: "redlock",
+            family: redlock,
+            protocol: "Redlock: SET NX PX on N nodes, majority, validity = TTL − elapsed − drift",
+            faults: "none",
+            properties: MX,
+            expected: Holds,
+            lesson: "With independent nodes and no faults, a majority cannot be held twice.",
+            defaults: five.clone(),
+            model: &REDLOCK,
+        },
+        Scenario {
+            id: "redlock-restart",
+            family: redlock,
+            protocol: "Redlock",
+            faults: "node crash + restart without persistence",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "A node that restarts empty forgets the lock it granted; a second client can build a majority with it.",
+            defaults: one(Fault::Restart),
+            model: &REDLOCK,
+        },
+        Scenario {
+            id: "redlock-delayed-restart",
+            family: redlock,
+            protocol: "Redlock, crashed nodes stay down ≥ TTL",
+            faults: "node crash + delayed restart",
+            properties: MX,
+            expected: Holds,
+            lesson: "Delaying the restart for a TTL lets every lock it held expire first.",
+            defaults: one(Fault::Restart),
+            model: &Redlock {
+                restart: Restart::AfterTtl,
+            },
+        },
+        Scenario {
+            id: "redlock-clock-jump",
+            family: redlock,
+            protocol: "Redlock",
+            faults: "clock jump on one node",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "Redlock trusts every node's clock; one jump expires a granted key early.",
+            defaults: one(Fault::Jump),
+            model: &REDLOCK,
+        },
+        Scenario {
+            id: "redlock-pause",
+            family: redlock,
+            protocol: "Redlock",
+            faults: "client pause > validity",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "A paused holder outlives its validity; Redlock has no fencing token to stop it.",
+            defaults: one(Fault::Pause),
+            model: &REDLOCK,
+        },
+    ]
+}

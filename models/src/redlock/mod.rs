@@ -1,0 +1,10 @@
+//! Redlock: a client locks a majority of independent Redis nodes (each a
+//! [`crate::spec::redis`] node) within a validity window. Every `redlock*` scenario of
+//! the catalog is a [`RedlockModel`] configuration: the model ([`model`]), its stories
+//! ([`narration`]) and the rows ([`catalog`]).
+
+pub mod catalog;
+pub mod model;
+pub mod narration;
+
+pub use model::{RedlockModel, RedlockState, RlAction, RlClient, RlNode, RlPhase};

@@ -1,0 +1,227 @@
+//! The names every crate shares: scenario families, the faults a checker may inject and
+//! the properties it checks. Each is an enum whose user-visible spelling (CLI, JSON,
+//! reports) is written once, in its table in `named!` below; parsing and printing both
+//! read that table, so the two cannot drift apart.
+//!
+//! Adding a family: a variant of [`Family`] here (its name, and the faults it
+//! understands in [`Family::faults`]); a folder beside `redis/` with its model, narration
+//! and catalog rows; and its arm in the catalog's list of families, which does not
+//! compile without it.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A name that is not one of an enum's spellings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownName {
+    /// What kind of name was expected (`family`, `fault`, `property`).
+    pub kind: &'static str,
+    /// What was given.
+    pub given: String,
+    /// Every valid spelling.
+    pub known: Vec<&'static str>,
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown {} {:?}; known: {}",
+            self.kind,
+            self.given,
+            self.known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownName {}
+
+/// Defines a fieldless enum together with its one table of spellings, and derives from
+/// that table `ALL`, `name`, `Display`, `FromStr` and serde (as the spelling).
+macro_rules! named {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident as $kind:literal {
+            $( $(#[$vmeta:meta])* $variant:ident => $text:literal, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $name {
+            /// Every variant, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The spelling users see and type.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $text, )+
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // `pad`, not `write_str`: tables align these with `{:<9}`.
+                f.pad(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = UnknownName;
+
+            fn from_str(s: &str) -> Result<Self, UnknownName> {
+                Self::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.name() == s)
+                    .ok_or_else(|| UnknownName {
+                        kind: $kind,
+                        given: s.to_string(),
+                        known: Self::ALL.iter().map(|v| v.name()).collect(),
+                    })
+            }
+        }
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+named! {
+    /// A family of scenarios: one kind of lock (or none) and the servers behind it.
+    pub enum Family as "family" {
+        /// Buyers and a stock level, with or without a lock.
+        Inventory => "inventory",
+        /// Locks on one Redis node, or a master with replicas behind Sentinel.
+        Redis => "redis",
+        /// Redlock over independent Redis nodes.
+        Redlock => "redlock",
+    }
+}
+
+named! {
+    /// A fault a model checker may inject, with a budget per scenario.
+    pub enum Fault as "fault" {
+        /// A client process stops (GC, stop-the-world) and later resumes.
+        Pause => "pause",
+        /// A client process dies for good.
+        Crash => "crash",
+        /// Sentinel promotes a replica to master.
+        Failover => "failover",
+        /// A node crashes and restarts without its data.
+        Restart => "restart",
+        /// A node's clock jumps ahead.
+        Jump => "jump",
+    }
+}
+
+named! {
+    /// A property a model checks; scenarios list the ones they check and expect broken.
+    pub enum Property as "property" {
+        /// Never two clients inside their critical sections at once.
+        MutualExclusion => "mutual exclusion",
+        /// A client never deletes or decrements a lock another client created.
+        NoForeignRelease => "no foreign release",
+        /// A waiting client can always still acquire (no lock that nothing can free).
+        Liveness => "liveness",
+        /// The resource never loses an update or accepts a stale token.
+        ResourceSafety => "resource safety",
+        /// A holder re-acquires without being refused; the lock is freed only at count 0.
+        Reentrancy => "reentrancy",
+    }
+}
+
+impl Family {
+    /// The faults this family's models understand (what `--faults` may name).
+    pub fn faults(self) -> &'static [Fault] {
+        match self {
+            Family::Inventory => &[],
+            Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover],
+            Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump],
+        }
+    }
+}
+
+impl Property {
+    /// The stateright invariant for this property: stateright names properties by
+    /// string, and this is the one place such a name is made.
+    pub fn always<M: stateright::Model>(
+        self,
+        condition: fn(&M, &M::State) -> bool,
+    ) -> stateright::Property<M> {
+        stateright::Property::always(self.name(), condition)
+    }
+
+    /// The registry property a stateright property was made from by [`Property::always`].
+    pub fn of<M: stateright::Model>(p: &stateright::Property<M>) -> Option<Property> {
+        p.name.parse().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_round_trips() {
+        for f in Family::ALL {
+            assert_eq!(f.name().parse::<Family>(), Ok(*f));
+            assert_eq!(f.to_string(), f.name());
+        }
+        for f in Fault::ALL {
+            assert_eq!(f.name().parse::<Fault>(), Ok(*f));
+        }
+        for p in Property::ALL {
+            assert_eq!(p.name().parse::<Property>(), Ok(*p));
+        }
+    }
+
+    #[test]
+    fn spellings_are_todays() {
+        assert_eq!(Property::MutualExclusion.to_string(), "mutual exclusion");
+        assert_eq!(Property::NoForeignRelease.to_string(), "no foreign release");
+        assert_eq!(Property::ResourceSafety.to_string(), "resource safety");
+        assert_eq!(Fault::Failover.to_string(), "failover");
+        assert_eq!(Family::Redlock.to_string(), "redlock");
+    }
+
+    #[test]
+    fn unknown_names_are_clear_errors() {
+        let e = "meteor".parse::<Fault>().unwrap_err();
+        assert_eq!(e.kind, "fault");
+        assert!(e.to_string().contains("\"meteor\""), "{e}");
+        assert!(e.to_string().contains("pause"), "{e}");
+        let e = "mutex".parse::<Property>().unwrap_err();
+        assert!(e.to_string().starts_with("unknown property"), "{e}");
+        assert!(e.to_string().contains("mutual exclusion"), "{e}");
+        let e = "zookeeper".parse::<Family>().unwrap_err();
+        assert!(e.to_string().contains("redis, redlock"), "{e}");
+        // Spellings are exact: no case folding, no trimming.
+        assert!("Pause".parse::<Fault>().is_err());
+        assert!(" pause".parse::<Fault>().is_err());
+    }
+
+    #[test]
+    fn families_understand_their_faults_only() {
+        assert!(Family::Redis.faults().contains(&Fault::Failover));
+        assert!(!Family::Redis.faults().contains(&Fault::Jump));
+        assert!(Family::Redlock.faults().contains(&Fault::Restart));
+        assert!(Family::Inventory.faults().is_empty());
+    }
+}

@@ -1,0 +1,102 @@
+//! What a catalog row is: its id and teaching text, the properties it checks and the
+//! verdict it expects, its default bounds, and how it builds its model. Every family's
+//! `catalog.rs` writes its rows with these types; the catalog only concatenates them.
+
+use std::fmt::Debug;
+
+use serde::Serialize;
+
+use crate::checkable::Checkable;
+use crate::registry::{Family, Fault, Property};
+
+/// The verdict a scenario should reach at its default bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", content = "properties", rename_all = "snake_case")]
+pub enum Expected {
+    /// No violation within the bounds.
+    Holds,
+    /// Exactly these properties are violated.
+    Violates(&'static [Property]),
+}
+
+/// Bounds a user may change on the command line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Params {
+    /// Clients (buyers).
+    pub clients: usize,
+    /// Replicas behind the master (Redis failover scenarios).
+    pub replicas: usize,
+    /// Redlock nodes.
+    pub nodes: usize,
+    /// Lease in ticks.
+    pub ttl: u64,
+    /// Fault budgets; only faults of the scenario's family.
+    pub faults: Vec<(Fault, u8)>,
+}
+
+impl Params {
+    /// Two clients, a lease of two ticks, one node, no faults: the bounds most rows use.
+    pub const BASE: Params = Params {
+        clients: 2,
+        replicas: 0,
+        nodes: 0,
+        ttl: 2,
+        faults: Vec::new(),
+    };
+
+    /// These bounds with the given fault budgets.
+    pub fn with_faults(self, faults: &[(Fault, u8)]) -> Params {
+        Params {
+            faults: faults.to_vec(),
+            ..self
+        }
+    }
+
+    /// The budget of one fault (0 when not listed).
+    pub fn budget(&self, fault: Fault) -> u8 {
+        self.faults
+            .iter()
+            .filter(|f| f.0 == fault)
+            .map(|f| f.1)
+            .sum()
+    }
+}
+
+/// How a row makes its model: a family's typed configuration (protocol, options)
+/// turned into a searchable model for the given bounds.
+pub trait Build: Debug + Send + Sync {
+    /// The model of `scenario` with `params`.
+    fn build(&self, scenario: &Scenario, params: &Params) -> Box<dyn Checkable>;
+}
+
+/// A catalog row.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scenario {
+    /// What users type.
+    pub id: &'static str,
+    /// The family whose model checks it.
+    pub family: Family,
+    /// The protocol in words.
+    pub protocol: &'static str,
+    /// The faults the checker may inject, in words (the budgets are in `defaults`).
+    pub faults: &'static str,
+    /// The properties checked.
+    pub properties: &'static [Property],
+    /// What a correct model finds.
+    pub expected: Expected,
+    /// Why it matters.
+    pub lesson: &'static str,
+    /// Default bounds.
+    pub defaults: Params,
+    /// How its model is built: the only way to get one, so an id without a row builds
+    /// nothing.
+    #[serde(skip)]
+    pub model: &'static dyn Build,
+}
+
+impl Scenario {
+    /// The model of this scenario with `params`.
+    pub fn build(&self, params: &Params) -> Box<dyn Checkable> {
+        self.model.build(self, params)
+    }
+}
