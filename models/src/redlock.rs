@@ -1,4 +1,4 @@
-//! Redlock: N independent Redis nodes (each a [`crate::spec::redis`] node); a client
+//! Redlock: N independent Redis nodes (each a [`crate::redis::spec`] node); a client
 //! sends `SET lock v NX PX ttl` to every node in any order, counts its successes, and
 //! holds the lock only with a majority and a positive validity
 //! `ttl − elapsed − drift`; otherwise it releases everywhere (compare-and-delete) and
@@ -9,7 +9,7 @@ use stateright::{Model, Property};
 
 use crate::check::Narrate;
 use crate::redis::{Node, LOCK_KEY};
-use crate::spec::redis::{entry_text, RedisCommand, RedisReply};
+use crate::redis::spec::{entry_text, RedisCommand, RedisReply};
 
 /// The model.
 #[derive(Clone, Debug)]

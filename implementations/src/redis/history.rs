@@ -36,7 +36,7 @@ pub fn exchange_event(process: Process, exchange: &Exchange, offset_ns: u64) -> 
 
 fn reply_text(r: &RedisReply) -> String {
     match r.to_spec() {
-        Some(s) => locklab_models::spec::redis::reply_text(&s),
+        Some(s) => locklab_models::redis::spec::reply_text(&s),
         None => format!("{r:?}"),
     }
 }

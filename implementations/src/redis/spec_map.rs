@@ -1,10 +1,10 @@
 //! The recorded exchanges in the vocabulary of the Redis node spec
-//! (`locklab_models::spec::redis`), and the replay that holds them against it.
+//! (`locklab_models::redis::spec`), and the replay that holds them against it.
 //!
 //! Only the *naming* is translated here (which script is which spec command, which
 //! `ARGV` is the lease); what the commands do is the spec's business alone.
 
-use locklab_models::spec::redis::{self as spec, RedisSpec, RedisState};
+use locklab_models::redis::spec::{self as spec, RedisSpec, RedisState};
 use locklab_models::spec::{Spec, Window};
 
 use super::command::{Exchange, RedisCommand, RedisReply};

@@ -1,12 +1,13 @@
 //! The Redis lock protocols, on one node or on a master with asynchronous replicas
 //! behind Sentinel: every `redis-*` scenario of the catalog is a [`RedisLockModel`]
-//! configuration. The server side is [`crate::spec::redis`]; this module adds the
+//! configuration. The server side is [`spec`]; this module adds the
 //! clients' step orders ([`protocol`]), replication and failover ([`replication`]), time
 //! and the fault budget.
 
 pub mod model;
 pub mod protocol;
 pub mod replication;
+pub mod spec;
 
 pub use model::{Action, Client, Phase, RedisLockModel, RedisLockState, Resource};
 pub use protocol::{Protocol, ValueKind};

@@ -3,7 +3,7 @@
 use stateright::{Model, Property};
 
 use crate::check::Narrate;
-use crate::spec::redis::{command_text, entry_text, reply_text, RedisCommand, RedisReply};
+use crate::redis::spec::{command_text, entry_text, reply_text, RedisCommand, RedisReply};
 
 use super::protocol::{self, Acquired, Protocol, ValueKind};
 use super::replication::{self, Node};
@@ -289,7 +289,7 @@ impl RedisLockModel {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
                     matches!(n.db.live(LOCK_KEY, s.now).map(|e| &e.value),
-                        Some(crate::spec::redis::Value::Hash(h)) if h.contains_key(&cl.value))
+                        Some(crate::redis::spec::Value::Hash(h)) if h.contains_key(&cl.value))
                 };
                 match k {
                     0 => {

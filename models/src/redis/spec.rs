@@ -9,13 +9,13 @@
 //! same protocol.
 //!
 //! Time: a key with deadline `d` is live at instants `< d` and gone from `d` on (the
-//! same convention as [`super::lock`]). Deadlines are [`Window`]s so that a history,
+//! same convention as [`crate::spec::lock`]). Deadlines are [`Window`]s so that a history,
 //! which only knows an interval for each command, can be checked; models always use a
 //! single instant.
 
 use std::collections::BTreeMap;
 
-use super::{Outcomes, Spec, Window};
+use crate::spec::{Outcomes, Spec, Window};
 
 /// A stored value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
