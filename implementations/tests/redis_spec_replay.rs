@@ -1,5 +1,8 @@
 //! Command fidelity: what each lock sent to a real server, with the replies it got,
-//! replayed through the Redis node spec of `locklab-models` — and found equal.
+//! replayed through the Redis node spec of `locklab-models` (with the history checker's
+//! linearizability search) — and found equal; and a recording that is not what a
+//! server did (a forged reply, a forgotten command) is caught at the exchange where
+//! it departs.
 
 #![cfg(feature = "backends")]
 
@@ -105,20 +108,56 @@ async fn every_redlock_node_speaks_the_spec() {
     }
 }
 
-/// The replay has teeth: a reply the server did not give is caught.
+/// The sequence numbers the replay says cannot follow, or a panic when it accepts.
+fn stuck(ex: &[redis::Exchange]) -> Vec<u64> {
+    match replay(ex) {
+        Err(ReplayError::Mismatch { stuck, .. }) => stuck,
+        Ok(()) => panic!("accepted a recording no server made: {ex:#?}"),
+    }
+}
+
+/// The replay has teeth: a reply the server did not give is caught, at that exchange.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_reply_is_a_mismatch() {
     let s = server();
     let rec = Recorder::new();
     scenario("redis-lua", &rec, &s).await;
     let mut ex = rec.exchanges();
+    replay(&ex).expect("the true recording replays");
     // The refused attempt of B (SET NX → nil) claims success instead.
     let i = ex
         .iter()
         .position(|e| e.reply == Some(RedisReply::Nil))
         .expect("a refusal");
     ex[i].reply = Some(RedisReply::Ok);
-    assert!(matches!(replay(&ex), Err(ReplayError::Mismatch { .. })));
+    let seq = ex[i].seq;
+    assert!(stuck(&ex).contains(&seq), "{seq}");
+}
+
+/// A command the server ran but the recording forgot (as a promoted replica forgets
+/// what its old master acknowledged) is caught: without A's release, B's grant right
+/// after it is one no single server gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forgotten_release_is_a_mismatch() {
+    let s = server();
+    let rec = Recorder::new();
+    scenario("redis-lua", &rec, &s).await;
+    let mut ex = rec.exchanges();
+    let release = ex
+        .iter()
+        .position(|e| {
+            matches!(e.command, redis::RedisCommand::EvalCompareAndDelete { .. })
+                && e.reply == Some(RedisReply::Integer(1))
+        })
+        .expect("A's release");
+    ex.remove(release);
+    let b_grant = ex[release..]
+        .iter()
+        .find(|e| e.reply == Some(RedisReply::Ok))
+        .expect("B's grant")
+        .seq;
+    let seq = b_grant;
+    assert!(stuck(&ex).contains(&seq), "{seq}");
 }
 
 /// The fenced acquire (`SET NX PX` + `INCR` in one script): grants with strictly
@@ -140,12 +179,25 @@ async fn the_fenced_acquire_replays_through_the_spec() {
     g.release().await.expect("release");
     let g = b.acquire(WAIT, lease).await.expect("acquire");
     g.release().await.expect("release");
-    let mut ex = rec.exchanges();
+    let ex = rec.exchanges();
     replay(&ex).expect("the fenced lock's commands replay equal");
-    let i = ex
+    let mut forged = ex.clone();
+    let i = forged
         .iter()
-        .rposition(|e| matches!(e.reply, Some(RedisReply::Int(t)) if t > 0))
+        .rposition(|e| matches!(e.reply, Some(RedisReply::Integer(t)) if t > 0))
         .expect("a granted token");
-    ex[i].reply = Some(RedisReply::Int(7));
-    assert!(matches!(replay(&ex), Err(ReplayError::Mismatch { .. })));
+    forged[i].reply = Some(RedisReply::Integer(7));
+    let seq = forged[i].seq;
+    assert!(stuck(&forged).contains(&seq), "{seq}");
+    // B's refusal reports A's remaining lease as `-1 - PTTL`: within what the lease
+    // can have left during the command it replays (the spec's `observe`), and a
+    // remaining lease longer than the lease itself is caught.
+    let busy = ex
+        .iter()
+        .position(|e| matches!(e.reply, Some(RedisReply::Integer(t)) if t < 0))
+        .expect("B's refusal");
+    let mut longer = ex.clone();
+    longer[busy].reply = Some(RedisReply::Integer(-1 - 2_500));
+    let seq = longer[busy].seq;
+    assert!(stuck(&longer).contains(&seq), "{seq}");
 }

@@ -8,8 +8,8 @@
 use stateright::{Model, Property};
 
 use crate::check::Narrate;
-use crate::redis::{Node, LOCK_KEY};
 use crate::redis::spec::{entry_text, RedisCommand, RedisReply};
+use crate::redis::{Node, LOCK_KEY};
 
 /// The model.
 #[derive(Clone, Debug)]

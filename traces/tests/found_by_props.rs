@@ -73,7 +73,7 @@ fn a_redis_pttl_is_the_lease_left_at_some_instant_of_its_window() {
     use locklab_traces::check::linear::{check, LinOp, LinResult};
 
     let op = |input, output, call, ret| LinOp {
-        spec: Arc::new(RedisSpec),
+        spec: Arc::new(RedisSpec::default()),
         input,
         output: Some(output),
         call,

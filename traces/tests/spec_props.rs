@@ -645,7 +645,7 @@ struct Redis;
 impl Workload for Redis {
     type S = RedisSpec;
     fn spec(&self) -> RedisSpec {
-        RedisSpec
+        RedisSpec::default()
     }
 
     fn input(&self, client: u32, what: u8) -> RedisCommand {

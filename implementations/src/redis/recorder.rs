@@ -4,7 +4,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::command::{Exchange, RedisCommand, RedisReply};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
+
+/// One command and what became of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exchange {
+    /// Order of sending, over every node of the recorder.
+    pub seq: u64,
+    /// Which node (index in the client's node list; 0 for single-node locks).
+    pub node: usize,
+    /// What was sent.
+    pub command: RedisCommand,
+    /// The reply, or `None` when none came (connection lost, timeout: outcome unknown).
+    pub reply: Option<RedisReply>,
+    /// When it was sent, in ns since the recorder's start.
+    pub sent_ns: u64,
+    /// When the reply (or the failure) came, in ns since the recorder's start.
+    pub done_ns: u64,
+}
 
 /// A shared log of [`Exchange`]s. Clone it into the nodes of one client (or of several,
 /// to see them interleaved); read it with [`Recorder::exchanges`].

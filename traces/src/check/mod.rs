@@ -17,6 +17,7 @@ pub mod foreign;
 pub mod linear;
 pub mod lock;
 pub mod mutex;
+pub mod one_redis;
 pub mod resource;
 
 /// A verdict.
@@ -107,6 +108,44 @@ impl CheckReport {
     pub fn new(property: Property, verdict: Verdict, summary: impl Into<String>) -> Self {
         CheckReport {
             property,
+            verdict,
+            summary: summary.into(),
+            ops: Vec::new(),
+            explanation: Vec::new(),
+            stats: serde_json::Map::new(),
+        }
+    }
+
+    /// Adds a count.
+    pub fn stat(mut self, name: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.stats.insert(name.to_string(), value.into());
+        self
+    }
+}
+
+/// Something the checks found that is no property of the lock and changes no verdict
+/// (whether the servers behaved as one Redis, see [`one_redis`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// What was looked at (`one Redis`).
+    pub name: &'static str,
+    /// Ok: it holds; Violation: it does not, with proof; Unknown: no answer.
+    pub verdict: Verdict,
+    /// One sentence.
+    pub summary: String,
+    /// The operations that show it (empty when it holds).
+    pub ops: Vec<OpRef>,
+    /// The explanation, line by line.
+    pub explanation: Vec<String>,
+    /// Counts.
+    pub stats: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Finding {
+    /// A finding with a verdict and summary, nothing else yet.
+    pub fn new(name: &'static str, verdict: Verdict, summary: impl Into<String>) -> Self {
+        Finding {
+            name,
             verdict,
             summary: summary.into(),
             ops: Vec::new(),
@@ -233,6 +272,9 @@ pub struct Report {
     pub verdict: Verdict,
     /// One report per check that ran.
     pub checks: Vec<CheckReport>,
+    /// What else the checks found, outside the verdict (none without `command` events).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
     /// Remarks made while reading.
     pub warnings: Vec<String>,
     /// Data for the HTML report, not serialized.
@@ -319,10 +361,17 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         .map(|c| c.verdict)
         .max()
         .unwrap_or(Verdict::Ok);
+    // After the verdict's checks, so that it never takes their time.
+    let findings: Vec<Finding> = auto
+        .then(|| one_redis::check(history, &paired, &budget))
+        .flatten()
+        .into_iter()
+        .collect();
     Ok(Report {
         source: history.source.clone(),
         verdict,
         checks,
+        findings,
         warnings,
         html,
     })
