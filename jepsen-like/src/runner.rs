@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+use locklab_implementations::redis::history::event_recorder;
 use locklab_implementations::redis::{
-    single_node, LuaLock, NodeOptions, RedisNode, Redlock, WaitReplicas,
+    single_node, LuaLock, NodeOptions, Recorder, RedisNode, Redlock, WaitReplicas,
 };
 use locklab_implementations::DistributedLock;
 use locklab_models::catalog;
@@ -313,11 +314,17 @@ async fn build_lock(
     custom: Option<&CustomLock>,
     endpoints: &[String],
     key: &str,
+    recorder: Recorder,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
     let mut nodes = Vec::new();
-    for addr in endpoints {
+    for (index, addr) in endpoints.iter().enumerate() {
+        let options = NodeOptions {
+            recorder: Some(recorder.clone()),
+            index,
+            ..node_options()
+        };
         nodes.push(
-            RedisNode::connect(addr, node_options())
+            RedisNode::connect(addr, options)
                 .await
                 .map_err(|e| RunError::Environment(format!("connecting to {addr}: {e}")))?,
         );
@@ -387,8 +394,18 @@ fn attempt_once(
     let endpoints: Vec<String> = topology.endpoints.iter().map(|(_, p)| p.addr()).collect();
     let resource_addr = topology.resource.addr();
     let mut handles = Vec::new();
-    for _ in 0..clients {
-        let lock = runtime.block_on(build_lock(plan, options.lock.as_ref(), &endpoints, key))?;
+    for i in 0..clients {
+        // Every Redis command the client sends goes into the history as it returns.
+        let process = Process::Client(u32::try_from(i).unwrap_or(u32::MAX));
+        let sink = log.clone();
+        let recorder = event_recorder(process, log.base(), move |e| sink.record_stamped(e));
+        let lock = runtime.block_on(build_lock(
+            plan,
+            options.lock.as_ref(),
+            &endpoints,
+            key,
+            recorder,
+        ))?;
         let resource = runtime
             .block_on(Resource::connect(&resource_addr, "locklab:counter"))
             .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;

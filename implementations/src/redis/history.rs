@@ -2,10 +2,12 @@
 //! `locklab_traces::format::CommandValue`), so a run's history keeps the Redis commands
 //! next to the lock operations and can be checked as one Redis.
 
+use std::time::Instant;
+
 use locklab_traces::format::CommandValue;
 use locklab_traces::{Event, OpKind, Phase, Process};
 
-use super::recorder::Exchange;
+use super::recorder::{Exchange, Recorder};
 
 /// The history event of one exchange made by `process`. `offset_ns` is the run-clock
 /// time at which the recorder started (0 when both count from the same instant). The
@@ -38,6 +40,18 @@ pub fn exchange_event(process: Process, exchange: &Exchange, offset_ns: u64) -> 
         None => format!("{} -> no reply", exchange.command),
     });
     event
+}
+
+/// A recorder that writes every exchange of `process` through `write` as a `command`
+/// event, on the run clock that started at `base` (the run's history hands its own).
+pub fn event_recorder(
+    process: Process,
+    base: Instant,
+    write: impl Fn(Event) + Send + Sync + 'static,
+) -> Recorder {
+    Recorder::streaming(base, move |exchange| {
+        write(exchange_event(process, &exchange, 0))
+    })
 }
 
 #[cfg(test)]
