@@ -201,3 +201,56 @@ async fn the_fenced_acquire_replays_through_the_spec() {
     let seq = longer[busy].seq;
     assert!(stuck(&longer).contains(&seq), "{seq}");
 }
+
+/// The run-history path: every exchange of two contending clients becomes a `command`
+/// event (as a run writes them), and the history checks as one Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_servers_command_events_are_one_redis() {
+    use std::sync::{Arc, Mutex};
+
+    use locklab_implementations::redis::history::event_recorder;
+    use locklab_traces::check::{check_history, Options, Verdict};
+    use locklab_traces::format::{Header, History, Process};
+
+    let s = server();
+    let base = std::time::Instant::now();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut locks = Vec::new();
+    for c in 0..2 {
+        let sink = events.clone();
+        let rec = event_recorder(Process::Client(c), base, move |e| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        });
+        let n = recorded_node(&s, &rec).await;
+        locks.push(redis::LuaLock::new(&n, "events"));
+    }
+    let lease = Lease::Fixed(Duration::from_millis(200));
+    for round in 0..3 {
+        for lock in &locks {
+            let g = lock
+                .acquire(Duration::from_secs(2), lease)
+                .await
+                .expect("grant");
+            if round == 2 {
+                // The last grant runs out: its release is refused.
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            let _ = g.release().await;
+        }
+    }
+    let events = events.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert!(events.len() >= 12, "{events:?}");
+    let history = History {
+        source: "events".into(),
+        header: Header::new("redis-lua", "redis"),
+        events: events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (i + 2, e))
+            .collect(),
+        warnings: Vec::new(),
+    };
+    let report = check_history(&history, &Options::default()).expect("checks");
+    let finding = report.findings.first().expect("a one-Redis finding");
+    assert_eq!(finding.verdict, Verdict::Ok, "{finding:?}");
+}

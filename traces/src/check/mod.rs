@@ -250,7 +250,8 @@ pub struct Options {
     /// Which checks.
     pub selection: Selection,
     /// Time allowed for all the checks of a history together; `None`: unlimited. Past
-    /// it the verdict is unknown.
+    /// it the verdict is unknown. The findings, which have no part in the verdict, get
+    /// as much again after them.
     pub timeout: Option<Duration>,
     /// Memory each linearizability search may take, in bytes; `None`: unlimited. Past
     /// it the verdict is unknown.
@@ -361,9 +362,14 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         .map(|c| c.verdict)
         .max()
         .unwrap_or(Verdict::Ok);
-    // After the verdict's checks, so that it never takes their time.
+    // After the verdict's checks, with a time budget of its own: it never takes their
+    // time, and they may have spent all of theirs.
+    let finding_budget = Budget {
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        ..budget
+    };
     let findings: Vec<Finding> = auto
-        .then(|| one_redis::check(history, &paired, &budget))
+        .then(|| one_redis::check(history, &paired, &finding_budget))
         .flatten()
         .into_iter()
         .collect();
