@@ -11,21 +11,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{counter_run, node, recorded_node, server};
-use locklab_implementations::redis::{
-    replay, LockScript, LuaLock, Recorder, RedisCommand, RedisReply,
-};
+use locklab_implementations::redis::{replay, LuaLock, Recorder, RedisCommand, RedisReply};
 use locklab_implementations::{Attempt, DistributedLock, Lease, LockError};
 
 const LEASE: Lease = Lease::Fixed(Duration::from_secs(5));
 
 fn is_transfer(c: &RedisCommand) -> bool {
-    matches!(
-        c,
-        RedisCommand::Eval {
-            script: LockScript::CompareAndTransfer,
-            ..
-        }
-    )
+    matches!(c, RedisCommand::EvalCompareAndTransfer { .. })
 }
 
 /// One thread, so the recorder's order is the order commands went on the connection.
@@ -55,7 +47,7 @@ async fn sixteen_tasks_pass_the_key_locally_and_the_server_agrees() {
     assert!(
         transfers
             .iter()
-            .all(|e| e.reply == Some(RedisReply::Int(1))),
+            .all(|e| e.reply == Some(RedisReply::Integer(1))),
         "every pass confirmed"
     );
     let set_nx = log

@@ -7,19 +7,13 @@ mod common;
 use std::time::Duration;
 
 use common::{node, recorded_node, server};
-use locklab_implementations::redis::{LockScript, Recorder, RedisCommand, ReentrantLock};
+use locklab_implementations::redis::{Recorder, RedisCommand, ReentrantLock};
 use locklab_implementations::{Attempt, DistributedLock, Lease, LockError, LostReason};
 
 const WAIT: Duration = Duration::from_secs(1);
 
 fn is_renewal(c: &RedisCommand) -> bool {
-    matches!(
-        c,
-        RedisCommand::Eval {
-            script: LockScript::HashRenew,
-            ..
-        }
-    )
+    matches!(c, RedisCommand::EvalRedissonRenew { .. })
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,8 @@
 //! Command fidelity: what each lock sent to a real server, with the replies it got,
-//! replayed through the Redis node spec of `locklab-models` — and found equal.
+//! replayed through the Redis node spec of `locklab-models` (with the history checker's
+//! linearizability search) — and found equal; and a recording that is not what a
+//! server did (a forged reply, a forgotten command) is caught at the exchange where
+//! it departs.
 
 #![cfg(feature = "backends")]
 
@@ -105,20 +108,56 @@ async fn every_redlock_node_speaks_the_spec() {
     }
 }
 
-/// The replay has teeth: a reply the server did not give is caught.
+/// The sequence numbers the replay says cannot follow, or a panic when it accepts.
+fn stuck(ex: &[redis::Exchange]) -> Vec<u64> {
+    match replay(ex) {
+        Err(ReplayError::Mismatch { stuck, .. }) => stuck,
+        Ok(()) => panic!("accepted a recording no server made: {ex:#?}"),
+    }
+}
+
+/// The replay has teeth: a reply the server did not give is caught, at that exchange.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_reply_is_a_mismatch() {
     let s = server();
     let rec = Recorder::new();
     scenario("redis-lua", &rec, &s).await;
     let mut ex = rec.exchanges();
+    replay(&ex).expect("the true recording replays");
     // The refused attempt of B (SET NX → nil) claims success instead.
     let i = ex
         .iter()
         .position(|e| e.reply == Some(RedisReply::Nil))
         .expect("a refusal");
     ex[i].reply = Some(RedisReply::Ok);
-    assert!(matches!(replay(&ex), Err(ReplayError::Mismatch { .. })));
+    let seq = ex[i].seq;
+    assert!(stuck(&ex).contains(&seq), "{seq}");
+}
+
+/// A command the server ran but the recording forgot (as a promoted replica forgets
+/// what its old master acknowledged) is caught: without A's release, B's grant right
+/// after it is one no single server gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forgotten_release_is_a_mismatch() {
+    let s = server();
+    let rec = Recorder::new();
+    scenario("redis-lua", &rec, &s).await;
+    let mut ex = rec.exchanges();
+    let release = ex
+        .iter()
+        .position(|e| {
+            matches!(e.command, redis::RedisCommand::EvalCompareAndDelete { .. })
+                && e.reply == Some(RedisReply::Integer(1))
+        })
+        .expect("A's release");
+    ex.remove(release);
+    let b_grant = ex[release..]
+        .iter()
+        .find(|e| e.reply == Some(RedisReply::Ok))
+        .expect("B's grant")
+        .seq;
+    let seq = b_grant;
+    assert!(stuck(&ex).contains(&seq), "{seq}");
 }
 
 /// The fenced acquire (`SET NX PX` + `INCR` in one script): grants with strictly
@@ -140,12 +179,78 @@ async fn the_fenced_acquire_replays_through_the_spec() {
     g.release().await.expect("release");
     let g = b.acquire(WAIT, lease).await.expect("acquire");
     g.release().await.expect("release");
-    let mut ex = rec.exchanges();
+    let ex = rec.exchanges();
     replay(&ex).expect("the fenced lock's commands replay equal");
-    let i = ex
+    let mut forged = ex.clone();
+    let i = forged
         .iter()
-        .rposition(|e| matches!(e.reply, Some(RedisReply::Int(t)) if t > 0))
+        .rposition(|e| matches!(e.reply, Some(RedisReply::Integer(t)) if t > 0))
         .expect("a granted token");
-    ex[i].reply = Some(RedisReply::Int(7));
-    assert!(matches!(replay(&ex), Err(ReplayError::Mismatch { .. })));
+    forged[i].reply = Some(RedisReply::Integer(7));
+    let seq = forged[i].seq;
+    assert!(stuck(&forged).contains(&seq), "{seq}");
+    // B's refusal reports A's remaining lease as `-1 - PTTL`: within what the lease
+    // can have left during the command it replays (the spec's `observe`), and a
+    // remaining lease longer than the lease itself is caught.
+    let busy = ex
+        .iter()
+        .position(|e| matches!(e.reply, Some(RedisReply::Integer(t)) if t < 0))
+        .expect("B's refusal");
+    let mut longer = ex.clone();
+    longer[busy].reply = Some(RedisReply::Integer(-1 - 2_500));
+    let seq = longer[busy].seq;
+    assert!(stuck(&longer).contains(&seq), "{seq}");
+}
+
+/// The run-history path: every exchange of two contending clients becomes a `command`
+/// event (as a run writes them), and the history checks as one Redis.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_servers_command_events_are_one_redis() {
+    use std::sync::{Arc, Mutex};
+
+    use locklab_implementations::redis::history::event_recorder;
+    use locklab_traces::check::{check_history, Options, Verdict};
+    use locklab_traces::format::{Header, History, Process};
+
+    let s = server();
+    let base = std::time::Instant::now();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let mut locks = Vec::new();
+    for c in 0..2 {
+        let sink = events.clone();
+        let rec = event_recorder(Process::Client(c), base, move |e| {
+            sink.lock().unwrap_or_else(|p| p.into_inner()).push(e)
+        });
+        let n = recorded_node(&s, &rec).await;
+        locks.push(redis::LuaLock::new(&n, "events"));
+    }
+    let lease = Lease::Fixed(Duration::from_millis(200));
+    for round in 0..3 {
+        for lock in &locks {
+            let g = lock
+                .acquire(Duration::from_secs(2), lease)
+                .await
+                .expect("grant");
+            if round == 2 {
+                // The last grant runs out: its release is refused.
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            let _ = g.release().await;
+        }
+    }
+    let events = events.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert!(events.len() >= 12, "{events:?}");
+    let history = History {
+        source: "events".into(),
+        header: Header::new("redis-lua", "redis"),
+        events: events
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (i + 2, e))
+            .collect(),
+        warnings: Vec::new(),
+    };
+    let report = check_history(&history, &Options::default()).expect("checks");
+    let finding = report.findings.first().expect("a one-Redis finding");
+    assert_eq!(finding.verdict, Verdict::Ok, "{finding:?}");
 }

@@ -5,8 +5,10 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use locklab_servers::Server;
+use locklab_traces::format::Process;
 use serde::Serialize;
 
 use crate::custom::Endpoints;
@@ -42,6 +44,17 @@ impl Serialize for Target {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
+}
+
+/// Where one client's commands to the lock servers go: the run's history, as `command`
+/// events stamped on the run clock as each exchange returns, so a history shows what
+/// the servers were told and answered beside the operations built from it.
+#[derive(Clone)]
+pub struct CommandLog {
+    /// The client.
+    pub process: Process,
+    /// The run's history.
+    pub log: Arc<Log>,
 }
 
 /// A fault only one family can do (Redis: cutting replication with the ACL trick).
@@ -98,9 +111,11 @@ pub trait Cluster: Send + Sized + 'static {
     /// of the primary), recording it in the history.
     fn tick(&mut self, _proxies: &[(usize, ProxyControl)], _log: &Log) {}
 
-    /// Connects to the proxied client endpoints, one client's worth.
+    /// Connects to the proxied client endpoints, one client's worth, recording its
+    /// commands in `commands`.
     fn connect(
         addrs: &[String],
+        commands: CommandLog,
     ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send;
 
     /// The lease the scenario's lock asks for with every acquire, `ttl` long where the

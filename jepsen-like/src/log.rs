@@ -89,6 +89,21 @@ impl Log {
         }
     }
 
+    /// The instant the run clock counts from, for recorders that stamp their own
+    /// events on it (the clients' Redis commands).
+    pub fn base(&self) -> Instant {
+        self.base
+    }
+
+    /// Appends `event` with the run-clock time it already carries.
+    pub fn record_stamped(&self, event: Event) {
+        self.note(&event);
+        if self.writer.record(&event).is_err() {
+            self.write_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.events.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// An event for `process` now (the time is set when recorded).
     pub fn event(process: Process, op: OpKind, phase: Phase) -> Event {
         Event::new(process, op, phase, 0)

@@ -21,7 +21,7 @@ use locklab_servers::{RedisServer, Server};
 use locklab_traces::check::liveness::{self, Liveness};
 
 use crate::agreement::{compare, expected_at_defaults, Agreement};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, CommandLog};
 use crate::custom::CustomLock;
 use crate::log::Log;
 use crate::nemesis::{self, ClientFaults, Targets};
@@ -377,7 +377,13 @@ fn attempt_once<C: Cluster>(
     let mut handles = Vec::new();
     for client in 0..clients {
         let client = u32::try_from(client).unwrap_or(u32::MAX);
-        let endpoints = runtime.block_on(C::connect(&addrs))?;
+        // Every command the client sends to a lock server goes into the history as it
+        // returns.
+        let commands = CommandLog {
+            process: Process::Client(client),
+            log: Arc::clone(&log),
+        };
+        let endpoints = runtime.block_on(C::connect(&addrs, commands))?;
         let lock = match &options.lock {
             Some(custom) => custom
                 .build(&endpoints, key)

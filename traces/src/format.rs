@@ -199,7 +199,10 @@ pub enum OpKind {
     Put,
     /// Append to a key of a kv map.
     Append,
-    /// A raw backend command (`value` = the command), kept for the record.
+    /// One command a client sent to a backend server, with its reply: a point event at
+    /// the command's call time whose `value` is a [`CommandValue`] (`ok`: a reply came;
+    /// `info`: none did, so it may or may not have taken effect). Written when the reply
+    /// comes, so it may follow events of later times.
     Command,
     /// A fault or heal by the nemesis (`value` = `{"fault": …, "target": …}`).
     Nemesis,
@@ -237,6 +240,34 @@ impl OpKind {
             OpKind::Enter | OpKind::Leave | OpKind::Nemesis | OpKind::Command
         )
     }
+}
+
+/// The `value` of a [`OpKind::Command`] event.
+///
+/// ```text
+/// {"process":0,"op":"command","phase":"ok","time":1200,"key":"lock",
+///  "value":{"node":0,"command":{"set":{"key":"lock","value":"c0","nx":true,"px":3000}},"reply":"ok","return":1450},
+///  "note":"SET lock c0 NX PX 3000 -> OK"}
+/// ```
+/// `command` and `reply` are in the vocabulary of the header's backend (`redis`: the
+/// commands and replies of `locklab_models::redis::spec`, serialized); `note` is the
+/// same exchange as a person would type it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandValue {
+    /// Which server the client sent it to: the index of the endpoint in the client's
+    /// list (0 for single-server locks; Redlock numbers its nodes). A server reached
+    /// through a proxy that follows a failover keeps its index: to the client it is
+    /// one server.
+    pub node: usize,
+    /// The command.
+    pub command: Value,
+    /// The reply (absent: none came).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<Value>,
+    /// When the reply came, or when the client stopped waiting for it (ns, run clock).
+    #[serde(rename = "return")]
+    pub return_time: u64,
 }
 
 /// Where an operation is in its life.

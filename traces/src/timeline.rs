@@ -183,6 +183,8 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
         .chain(history.events.iter().filter(|(_, e)| {
             e.time >= from
                 && e.time <= to
+                // The clients' raw commands are for the one-Redis check, not this story.
+                && e.op != OpKind::Command
                 && (e.op == OpKind::Nemesis || processes.contains(&e.process.to_string()))
         }));
     // Refused tries fold into one line per run of them: a waiting client makes one

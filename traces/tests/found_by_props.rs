@@ -69,11 +69,11 @@ fn an_inventory_read_that_crashed_needs_no_value() {
 fn a_redis_pttl_is_the_lease_left_at_some_instant_of_its_window() {
     use std::sync::Arc;
 
-    use locklab_models::spec::{RedisCommand, RedisReply, RedisSpec};
+    use locklab_models::redis::spec::{RedisCommand, RedisReply, RedisSpec};
     use locklab_traces::check::linear::{check, LinOp, LinResult};
 
     let op = |input, output, call, ret| LinOp {
-        spec: Arc::new(RedisSpec),
+        spec: Arc::new(RedisSpec::default()),
         input,
         output: Some(output),
         call,

@@ -22,10 +22,11 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
+use locklab_models::redis::spec::{RedisCommand, RedisReply, RedisSpec};
 use locklab_models::spec::{
     InventoryInput, InventoryOutput, InventorySpec, KvInput, KvOutput, KvSpec, LockInput,
-    LockOutput, LockSpec, MutexInput, MutexOutput, MutexSpec, Outcomes, RedisCommand, RedisReply,
-    RedisSpec, RegisterInput, RegisterSpec, Spec, Window,
+    LockOutput, LockSpec, MutexInput, MutexOutput, MutexSpec, Outcomes, RegisterInput,
+    RegisterSpec, Spec, Window,
 };
 use locklab_traces::check::linear::{self, LinResult};
 use locklab_traces::check::{Property, Verdict};
@@ -644,7 +645,7 @@ struct Redis;
 impl Workload for Redis {
     type S = RedisSpec;
     fn spec(&self) -> RedisSpec {
-        RedisSpec
+        RedisSpec::default()
     }
 
     fn input(&self, client: u32, what: u8) -> RedisCommand {

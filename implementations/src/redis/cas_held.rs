@@ -26,18 +26,17 @@
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
 use super::local_queue::{LocalQueue, Waiting};
-use super::node::unexpected;
+use super::node::{px, unexpected};
 use super::replication::{confirm, WaitReplicas};
-use super::scripts::LockScript;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
 use crate::handoff_queue::{HandOff, Handing};
 use crate::held_lock::HeldLock;
 use crate::ownership::{valid_until, LostReason, Ownership};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The ownership record of a grant, set once its guard exists: a pass inherits its
 /// validity.
@@ -89,10 +88,9 @@ impl CasHeld {
                 return hand_over(&self.handle, &self.ownership, queue, handing, next).await;
             }
         }
-        let command = RedisCommand::Eval {
-            script: LockScript::CompareAndDelete,
-            keys: vec![self.handle.key.clone()],
-            args: vec![self.handle.owner.clone()],
+        let command = RedisCommand::EvalCompareAndDelete {
+            key: self.handle.key.clone(),
+            value: self.handle.owner.clone(),
         };
         let released = &self.handle.released;
         let reply = self
@@ -101,8 +99,8 @@ impl CasHeld {
             .exec_then(command.clone(), || released.notify_one())
             .await;
         match reply? {
-            RedisReply::Int(1) => Ok(()),
-            RedisReply::Int(0) => Err(LockError::NotHeld {
+            RedisReply::Integer(1) => Ok(()),
+            RedisReply::Integer(0) => Err(LockError::NotHeld {
                 key: self.handle.key.clone(),
             }),
             other => Err(unexpected(&command, &other)),
@@ -117,17 +115,14 @@ impl HeldLock for CasHeld {
 
     fn renew(&self, lease: Duration) -> BoxFuture<'_, Result<(), LockError>> {
         Box::pin(async move {
-            let command = RedisCommand::Eval {
-                script: LockScript::CompareAndPexpire,
-                keys: vec![self.handle.key.clone()],
-                args: vec![
-                    self.handle.owner.clone(),
-                    RedisCommand::px(lease).to_string(),
-                ],
+            let command = RedisCommand::EvalCompareAndRenew {
+                key: self.handle.key.clone(),
+                value: self.handle.owner.clone(),
+                px: px(lease),
             };
             match self.handle.node.exec(command.clone()).await? {
-                RedisReply::Int(1) => Ok(()),
-                RedisReply::Int(0) => Err(LockError::NotHeld {
+                RedisReply::Integer(1) => Ok(()),
+                RedisReply::Integer(0) => Err(LockError::NotHeld {
                     key: self.handle.key.clone(),
                 }),
                 other => Err(unexpected(&command, &other)),
@@ -165,14 +160,11 @@ async fn hand_over(
         owner: next.owner,
         released: holder.released.clone(),
     };
-    let command = RedisCommand::Eval {
-        script: LockScript::CompareAndTransfer,
-        keys: vec![holder.key.clone()],
-        args: vec![
-            holder.owner.clone(),
-            next_handle.owner.clone(),
-            RedisCommand::px(next.ttl).to_string(),
-        ],
+    let command = RedisCommand::EvalCompareAndTransfer {
+        key: holder.key.clone(),
+        value: holder.owner.clone(),
+        to: next_handle.owner.clone(),
+        px: px(next.ttl),
     };
     let inherited = holder_ownership
         .get()
@@ -205,11 +197,11 @@ async fn hand_over(
                 .await;
             let ownership = passed.ok_or_else(|| LockError::Backend("pass not sent".into()))?;
             match reply {
-                Ok(RedisReply::Int(1)) => {
+                Ok(RedisReply::Integer(1)) => {
                     ownership.extend(valid_until(sent_at, ttl));
                     return Ok(());
                 }
-                Ok(RedisReply::Int(0)) => ownership.mark_lost(LostReason::Refused),
+                Ok(RedisReply::Integer(0)) => ownership.mark_lost(LostReason::Refused),
                 // Unknown outcome: the inherited validity still bounds the pass.
                 _ => {}
             }
@@ -217,7 +209,7 @@ async fn hand_over(
         }
         None => {
             let reply = holder.node.exec(command.clone()).await;
-            if let Ok(RedisReply::Int(1)) = reply {
+            if let Ok(RedisReply::Integer(1)) = reply {
                 let guard =
                     held.handle()
                         .granted_guard(protocol, None, held.clone(), lease, sent_at);
@@ -231,7 +223,7 @@ async fn hand_over(
     };
     // The waiter is the local owner now: told to retry, or holding a pass marked lost.
     match reply? {
-        RedisReply::Int(0) => Err(LockError::NotHeld { key }),
+        RedisReply::Integer(0) => Err(LockError::NotHeld { key }),
         other => Err(unexpected(&command, &other)),
     }
 }

@@ -8,7 +8,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
 use super::lua::{require_ttl, set_nx_px};
 use super::node::{unexpected, RedisNode};
@@ -19,6 +18,7 @@ use crate::guard::LockGuard;
 use crate::held_lock::HeldLock;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-del-unconditional";
@@ -55,8 +55,8 @@ pub(crate) async fn del(handle: &KeyHandle) -> Result<(), LockError> {
         .exec_then(command.clone(), || released.notify_one())
         .await;
     match reply? {
-        RedisReply::Int(1) => Ok(()),
-        RedisReply::Int(0) => Err(LockError::NotHeld {
+        RedisReply::Integer(1) => Ok(()),
+        RedisReply::Integer(0) => Err(LockError::NotHeld {
             key: handle.key.clone(),
         }),
         other => Err(unexpected(&command, &other)),

@@ -11,18 +11,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cas_held::{after_grant, CasHeld};
-use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
 use super::lua::require_ttl;
-use super::node::{unexpected, RedisNode};
+use super::node::{px, unexpected, RedisNode};
 use super::replication::WaitReplicas;
-use super::scripts::LockScript;
 use crate::attempt::{Attempt, AttemptObserver};
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-lua-fenced";
@@ -63,15 +62,16 @@ impl DistributedLock for FencedLock {
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
             let ttl = require_ttl(PROTOCOL, lease)?;
-            let command = RedisCommand::Eval {
-                script: LockScript::FencedAcquire,
-                keys: vec![self.handle.key.clone(), self.fence_key()],
-                args: vec![self.handle.owner.clone(), RedisCommand::px(ttl).to_string()],
+            let command = RedisCommand::EvalFencedAcquire {
+                key: self.handle.key.clone(),
+                fence: self.fence_key(),
+                value: self.handle.owner.clone(),
+                px: px(ttl),
             };
             let sent_at = Instant::now();
             let token = match self.handle.node.exec(command.clone()).await? {
-                RedisReply::Int(t) if t >= 1 => t.unsigned_abs(),
-                RedisReply::Int(t) => {
+                RedisReply::Integer(t) if t >= 1 => t.unsigned_abs(),
+                RedisReply::Integer(t) => {
                     let pttl = (-1 - t).max(0).unsigned_abs();
                     return Ok(Attempt::Busy {
                         retry_after: Some(Duration::from_millis(pttl)),

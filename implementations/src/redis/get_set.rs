@@ -7,16 +7,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::command::{RedisCommand, RedisReply};
 use super::del_unconditional::DelHeld;
 use super::handle::KeyHandle;
-use super::node::{unexpected, RedisNode};
+use super::node::{px, unexpected, RedisNode};
 use crate::attempt::{Attempt, AttemptObserver};
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-get-set";
@@ -64,7 +64,7 @@ impl DistributedLock for GetSetLock {
             };
             match self.handle.node.exec(get.clone()).await? {
                 RedisReply::Nil => {}
-                RedisReply::Str(_) => return Ok(Attempt::Busy { retry_after: None }),
+                RedisReply::Bulk(_) => return Ok(Attempt::Busy { retry_after: None }),
                 other => return Err(unexpected(&get, &other)),
             }
             if let Some(gap) = self.gap {
@@ -74,7 +74,7 @@ impl DistributedLock for GetSetLock {
                 key: self.handle.key.clone(),
                 value: self.handle.owner.clone(),
                 nx: false,
-                px: lease.ttl().map(RedisCommand::px),
+                px: lease.ttl().map(px),
             };
             match self.handle.node.exec(set.clone()).await? {
                 RedisReply::Ok => {}

@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::command::{RedisCommand, RedisReply};
 use super::del_unconditional::del;
 use super::handle::KeyHandle;
 use super::lua::{require_ttl, set_nx_px};
@@ -21,6 +20,7 @@ use crate::guard::LockGuard;
 use crate::held_lock::HeldLock;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-get-then-del";
@@ -61,8 +61,8 @@ impl HeldLock for GetThenDelHeld {
                 key: self.handle.key.clone(),
             };
             match self.handle.node.exec(get.clone()).await? {
-                RedisReply::Str(v) if v == self.handle.owner => {}
-                RedisReply::Str(_) | RedisReply::Nil => {
+                RedisReply::Bulk(v) if v == self.handle.owner => {}
+                RedisReply::Bulk(_) | RedisReply::Nil => {
                     return Err(LockError::NotHeld {
                         key: self.handle.key.clone(),
                     })

@@ -21,11 +21,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::cas_held::{after_grant, CasHeld};
-use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
 use super::handoff::wait_turn;
 use super::local_queue::LocalQueue;
-use super::node::{unexpected, RedisNode};
+use super::node::{px, unexpected, RedisNode};
 use super::replication::{replicated, WaitReplicas};
 use crate::attempt::{Attempt, AttemptObserver};
 use crate::box_future::BoxFuture;
@@ -34,6 +33,7 @@ use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use crate::retry::{self, LocalTurns, Waited};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-lua";
@@ -89,7 +89,7 @@ pub(crate) async fn set_nx_px(
         key: handle.key.clone(),
         value: value.to_string(),
         nx: true,
-        px: Some(RedisCommand::px(ttl)),
+        px: Some(px(ttl)),
     };
     match handle.node.exec(command.clone()).await? {
         RedisReply::Ok => Ok(true),

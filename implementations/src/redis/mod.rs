@@ -7,17 +7,19 @@
 //! [`setnx_expire`], [`del_unconditional`], [`get_then_del`], [`timestamp_value`], and
 //! [`reentrant::ReentrantLock::with_thread_id_owner`].
 //!
-//! Every command goes through [`RedisNode::exec`], which can record each
-//! [`Exchange`] (command and reply); [`replay`] holds a recording against the Redis node
-//! spec of `locklab-models` (`spec::redis`).
+//! The commands are the Redis node spec's (`locklab_models::redis::spec`), the one
+//! vocabulary of Redis commands: every one goes through [`RedisNode::exec`] (put on the
+//! wire by [`wire`]), which can record each [`Exchange`] (command and reply);
+//! [`replay`] holds a recording against the spec with the history checker's search, and
+//! [`history`] makes run-history events of it.
 //!
 //! The shared modules import one way, each only from those before it: [`scripts`],
-//! [`command`], [`recorder`]; [`local_queue`] (the per-key hand-off queue, which knows
-//! no Redis); [`node`]; [`handle`]; [`replication`]; [`cas_held`] (the compare-and-*
-//! grant and its hand-over); [`handoff`] (waiting for a hand-over); then the protocols.
+//! [`wire`], [`recorder`], [`history`], [`replay`]; [`local_queue`] (the per-key
+//! hand-off queue, which knows no Redis); [`node`]; [`handle`]; [`replication`];
+//! [`cas_held`] (the compare-and-* grant and its hand-over); [`handoff`] (waiting for a
+//! hand-over); then the protocols.
 
 pub mod cas_held;
-pub mod command;
 pub mod del_unconditional;
 pub mod fenced;
 pub mod get_set;
@@ -31,28 +33,29 @@ pub mod node;
 pub mod recorder;
 pub mod redlock;
 pub mod reentrant;
+pub mod replay;
 pub mod replication;
 pub mod scripts;
 pub mod setnx_expire;
 pub mod setnx_no_ttl;
-pub mod spec_map;
 pub mod timestamp_value;
+pub mod wire;
 
-pub use command::{Exchange, RedisCommand, RedisReply};
 pub use del_unconditional::DelUnconditionalLock;
 pub use fenced::FencedLock;
 pub use get_set::GetSetLock;
 pub use get_then_del::GetThenDelLock;
+pub use locklab_models::redis::spec::{RedisCommand, RedisReply};
 pub use lua::LuaLock;
 pub use node::{NodeOptions, RedisNode};
-pub use recorder::Recorder;
+pub use recorder::{Exchange, Recorder};
 pub use redlock::Redlock;
 pub use reentrant::ReentrantLock;
+pub use replay::{replay, ReplayError};
 pub use replication::WaitReplicas;
 pub use scripts::LockScript;
 pub use setnx_expire::SetNxExpireLock;
 pub use setnx_no_ttl::SetNxNoTtlLock;
-pub use spec_map::{replay, ReplayError};
 pub use timestamp_value::TimestampValueLock;
 
 use crate::lock::DistributedLock;

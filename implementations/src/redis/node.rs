@@ -6,14 +6,20 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Cmd, ErrorKind, RedisError, Value};
 use tokio::sync::Notify;
 
-use super::command::{RedisCommand, RedisReply};
 use super::local_queue::LocalQueue;
 use super::recorder::Recorder;
+use super::wire::{self, Wire};
 use crate::error::LockError;
+
+/// `PX` (milliseconds) from a lease, at least 1 ms (Redis refuses 0).
+pub fn px(lease: Duration) -> u64 {
+    u64::try_from(lease.as_millis()).unwrap_or(u64::MAX).max(1)
+}
 
 /// How to talk to one node.
 #[derive(Clone, Debug)]
@@ -203,23 +209,16 @@ impl RedisNode {
     }
 
     async fn send(&self, command: &RedisCommand, scripts: Scripts) -> Result<RedisReply, Sent> {
-        match command {
-            RedisCommand::Eval { script, keys, args } if scripts == Scripts::ByHash => {
-                let mut sha = redis::cmd("EVALSHA");
-                sha.arg(script.sha()).arg(keys.len()).arg(keys).arg(args);
-                match self.raw(&sha).await {
-                    Err(Sent::Server(msg)) if msg.starts_with("NOSCRIPT") => {
-                        let mut eval = redis::cmd("EVAL");
-                        eval.arg(script.source())
-                            .arg(keys.len())
-                            .arg(keys)
-                            .arg(args);
-                        self.raw(&eval).await
-                    }
-                    other => other,
-                }
-            }
-            other => self.raw(&to_cmd(other)).await,
+        let call = match wire::encode(command) {
+            Wire::Plain(cmd) => return self.raw(&cmd).await,
+            Wire::Script(call) => call,
+        };
+        if scripts == Scripts::BySource {
+            return self.raw(&call.eval()).await;
+        }
+        match self.raw(&call.evalsha()).await {
+            Err(Sent::Server(msg)) if msg.starts_with("NOSCRIPT") => self.raw(&call.eval()).await,
+            other => other,
         }
     }
 
@@ -232,7 +231,7 @@ impl RedisNode {
                     .trim()
                     .to_string(),
             )),
-            Ok(Ok(v)) => Ok(reply(v)),
+            Ok(Ok(v)) => Ok(wire::decode(v)),
             Ok(Err(e)) => Err(classify(e)),
             Err(_) => Err(Sent::Unknown(LockError::NoAnswer {
                 node: self.inner.addr.clone(),
@@ -289,88 +288,10 @@ fn classify(e: RedisError) -> Sent {
     }
 }
 
-fn to_cmd(command: &RedisCommand) -> Cmd {
-    match command {
-        RedisCommand::Get { key } => {
-            let mut c = redis::cmd("GET");
-            c.arg(key);
-            c
-        }
-        RedisCommand::Set { key, value, nx, px } => {
-            let mut c = redis::cmd("SET");
-            c.arg(key).arg(value);
-            if *nx {
-                c.arg("NX");
-            }
-            if let Some(px) = px {
-                c.arg("PX").arg(*px);
-            }
-            c
-        }
-        RedisCommand::SetNx { key, value } => {
-            let mut c = redis::cmd("SETNX");
-            c.arg(key).arg(value);
-            c
-        }
-        RedisCommand::Expire { key, seconds } => {
-            let mut c = redis::cmd("EXPIRE");
-            c.arg(key).arg(*seconds);
-            c
-        }
-        RedisCommand::Del { key } => {
-            let mut c = redis::cmd("DEL");
-            c.arg(key);
-            c
-        }
-        RedisCommand::Wait {
-            replicas,
-            timeout_ms,
-        } => {
-            let mut c = redis::cmd("WAIT");
-            c.arg(*replicas).arg((*timeout_ms).max(1));
-            c
-        }
-        RedisCommand::Eval { script, keys, args } => {
-            let mut c = redis::cmd("EVAL");
-            c.arg(script.source()).arg(keys.len()).arg(keys).arg(args);
-            c
-        }
-    }
-}
-
-fn reply(v: Value) -> RedisReply {
-    match v {
-        Value::Nil => RedisReply::Nil,
-        Value::Okay => RedisReply::Ok,
-        Value::Int(i) => RedisReply::Int(i),
-        Value::BulkString(b) => RedisReply::Str(String::from_utf8_lossy(&b).into_owned()),
-        Value::SimpleString(s) if s == "OK" => RedisReply::Ok,
-        Value::SimpleString(s) => RedisReply::Str(s),
-        Value::Array(a) | Value::Set(a) => RedisReply::Array(a.into_iter().map(reply).collect()),
-        Value::Boolean(b) => RedisReply::Int(i64::from(b)),
-        Value::ServerError(e) => RedisReply::Error(
-            format!("{} {}", e.code(), e.details().unwrap_or(""))
-                .trim()
-                .to_string(),
-        ),
-        other => RedisReply::Str(format!("{other:?}")),
-    }
-}
-
-impl RedisReply {
-    /// The integer of an `Int` reply.
-    pub fn as_int(&self) -> Option<i64> {
-        match self {
-            RedisReply::Int(i) => Some(*i),
-            _ => None,
-        }
-    }
-}
-
 /// The error for a reply the protocol does not allow.
 pub(crate) fn unexpected(command: &RedisCommand, reply: &RedisReply) -> LockError {
     LockError::UnexpectedReply {
-        command: command.render(),
-        reply: format!("{reply:?}"),
+        command: command.to_string(),
+        reply: reply.to_string(),
     }
 }

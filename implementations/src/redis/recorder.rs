@@ -1,23 +1,54 @@
-//! Records every exchange of one or more nodes, in sending order.
+//! Records every exchange of one or more nodes, in sending order: kept in memory for a
+//! test to read, or handed one at a time to a sink (a run's history) as each ends.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::command::{Exchange, RedisCommand, RedisReply};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
+
+/// One command and what became of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exchange {
+    /// Order of sending, over every node of the recorder.
+    pub seq: u64,
+    /// Which node (index in the client's node list; 0 for single-node locks).
+    pub node: usize,
+    /// What was sent.
+    pub command: RedisCommand,
+    /// The reply, or `None` when none came (connection lost, timeout: outcome unknown).
+    pub reply: Option<RedisReply>,
+    /// When it was sent, in ns since the recorder's start.
+    pub sent_ns: u64,
+    /// When the reply (or the failure) came, in ns since the recorder's start.
+    pub done_ns: u64,
+}
 
 /// A shared log of [`Exchange`]s. Clone it into the nodes of one client (or of several,
-/// to see them interleaved); read it with [`Recorder::exchanges`].
+/// to see them interleaved); read it with [`Recorder::exchanges`], or make it hand each
+/// exchange to a sink instead ([`Recorder::streaming`]).
 #[derive(Clone, Debug)]
 pub struct Recorder {
     inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
+/// Where a streaming recorder puts each exchange.
+pub type Sink = Box<dyn Fn(Exchange) + Send + Sync>;
+
 struct Inner {
     base: Instant,
     seq: AtomicU64,
     log: Mutex<Vec<Exchange>>,
+    sink: Option<Sink>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorder")
+            .field("base", &self.base)
+            .field("streaming", &self.sink.is_some())
+            .finish()
+    }
 }
 
 impl Default for Recorder {
@@ -29,16 +60,27 @@ impl Default for Recorder {
 impl Recorder {
     /// An empty log; times are counted from now.
     pub fn new() -> Self {
+        Self::with(Instant::now(), None)
+    }
+
+    /// A recorder that keeps nothing and hands each exchange to `sink` as it ends (from
+    /// the task that sent it); times are counted from `base` (a run's clock).
+    pub fn streaming(base: Instant, sink: impl Fn(Exchange) + Send + Sync + 'static) -> Self {
+        Self::with(base, Some(Box::new(sink)))
+    }
+
+    fn with(base: Instant, sink: Option<Sink>) -> Self {
         Recorder {
             inner: Arc::new(Inner {
-                base: Instant::now(),
+                base,
                 seq: AtomicU64::new(0),
                 log: Mutex::new(Vec::new()),
+                sink,
             }),
         }
     }
 
-    /// Nanoseconds since the recorder was created.
+    /// Nanoseconds since the recorder's base instant.
     pub fn now_ns(&self) -> u64 {
         u64::try_from(self.inner.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
@@ -55,19 +97,26 @@ impl Recorder {
         command: RedisCommand,
         reply: Option<RedisReply>,
     ) {
-        let done_ns = self.now_ns();
-        let mut log = self.inner.log.lock().unwrap_or_else(|p| p.into_inner());
-        log.push(Exchange {
+        let exchange = Exchange {
             seq,
             node,
             command,
             reply,
             sent_ns,
-            done_ns,
-        });
+            done_ns: self.now_ns(),
+        };
+        match &self.inner.sink {
+            Some(sink) => sink(exchange),
+            None => self
+                .inner
+                .log
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(exchange),
+        }
     }
 
-    /// Every exchange so far, in sending order.
+    /// Every exchange so far, in sending order (none for a streaming recorder).
     pub fn exchanges(&self) -> Vec<Exchange> {
         let mut v = self
             .inner

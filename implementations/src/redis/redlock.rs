@@ -17,10 +17,8 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
-use super::command::{RedisCommand, RedisReply};
 use super::handle::random_owner;
-use super::node::RedisNode;
-use super::scripts::LockScript;
+use super::node::{px, RedisNode};
 use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
@@ -29,6 +27,7 @@ use crate::held_lock::HeldLock;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use crate::ownership::drift;
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redlock";
@@ -88,15 +87,10 @@ async fn broadcast(
     out
 }
 
-fn cas_command(script: LockScript, key: &str, owner: &str, extra: Option<u64>) -> RedisCommand {
-    let mut args = vec![owner.to_string()];
-    if let Some(ms) = extra {
-        args.push(ms.to_string());
-    }
-    RedisCommand::Eval {
-        script,
-        keys: vec![key.to_string()],
-        args,
+fn compare_and_delete(key: &str, owner: &str) -> RedisCommand {
+    RedisCommand::EvalCompareAndDelete {
+        key: key.to_string(),
+        value: owner.to_string(),
     }
 }
 
@@ -110,11 +104,11 @@ struct RedlockHeld {
 impl HeldLock for RedlockHeld {
     fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
         Box::pin(async move {
-            let command = cas_command(LockScript::CompareAndDelete, &self.key, &self.owner, None);
+            let command = compare_and_delete(&self.key, &self.owner);
             let replies = broadcast(&self.nodes, command).await;
             let freed = replies
                 .iter()
-                .filter(|r| matches!(r, Ok(RedisReply::Int(1))))
+                .filter(|r| matches!(r, Ok(RedisReply::Integer(1))))
                 .count();
             if freed >= self.quorum {
                 Ok(())
@@ -128,20 +122,19 @@ impl HeldLock for RedlockHeld {
 
     fn renew(&self, lease: Duration) -> BoxFuture<'_, Result<(), LockError>> {
         Box::pin(async move {
-            let command = cas_command(
-                LockScript::CompareAndPexpire,
-                &self.key,
-                &self.owner,
-                Some(RedisCommand::px(lease)),
-            );
+            let command = RedisCommand::EvalCompareAndRenew {
+                key: self.key.clone(),
+                value: self.owner.clone(),
+                px: px(lease),
+            };
             let replies = broadcast(&self.nodes, command).await;
             let renewed = replies
                 .iter()
-                .filter(|r| matches!(r, Ok(RedisReply::Int(1))))
+                .filter(|r| matches!(r, Ok(RedisReply::Integer(1))))
                 .count();
             let refused = replies
                 .iter()
-                .filter(|r| matches!(r, Ok(RedisReply::Int(0))))
+                .filter(|r| matches!(r, Ok(RedisReply::Integer(0))))
                 .count();
             if renewed >= self.quorum {
                 Ok(())
@@ -182,7 +175,7 @@ impl DistributedLock for Redlock {
                     key: self.key.clone(),
                     value: self.owner.clone(),
                     nx: true,
-                    px: Some(RedisCommand::px(ttl)),
+                    px: Some(px(ttl)),
                 })
                 .await;
             let granted = replies
@@ -209,12 +202,7 @@ impl DistributedLock for Redlock {
             }
             // Undo everywhere, including nodes that did not answer: they may have set it.
             let _ = self
-                .broadcast(cas_command(
-                    LockScript::CompareAndDelete,
-                    &self.key,
-                    &self.owner,
-                    None,
-                ))
+                .broadcast(compare_and_delete(&self.key, &self.owner))
                 .await;
             if busy >= self.quorum() {
                 return Ok(Attempt::Busy { retry_after: None });

@@ -16,10 +16,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
-use super::node::{unexpected, RedisNode};
-use super::scripts::LockScript;
+use super::node::{px, unexpected, RedisNode};
 use crate::attempt::{Attempt, AttemptObserver};
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
@@ -28,6 +26,7 @@ use crate::held_lock::HeldLock;
 use crate::hold_cell::HoldCell;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-reentrant";
@@ -86,18 +85,18 @@ struct HashHeld {
 impl HeldLock for HashHeld {
     fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
         Box::pin(async move {
-            let command = RedisCommand::Eval {
-                script: LockScript::HashRelease,
-                keys: vec![self.handle.key.clone()],
-                args: vec![self.lease_ms.to_string(), self.handle.owner.clone()],
+            let command = RedisCommand::EvalRedissonUnlock {
+                key: self.handle.key.clone(),
+                field: self.handle.owner.clone(),
+                px: self.lease_ms,
             };
             let reply = self.handle.node.exec(command.clone()).await?;
             match reply {
-                RedisReply::Int(1) => {
+                RedisReply::Integer(1) => {
                     self.handle.released.notify_one();
                     Ok(())
                 }
-                RedisReply::Int(0) => Ok(()),
+                RedisReply::Integer(0) => Ok(()),
                 RedisReply::Nil => Err(LockError::NotHeld {
                     key: self.handle.key.clone(),
                 }),
@@ -108,17 +107,14 @@ impl HeldLock for HashHeld {
 
     fn renew(&self, lease: Duration) -> BoxFuture<'_, Result<(), LockError>> {
         Box::pin(async move {
-            let command = RedisCommand::Eval {
-                script: LockScript::HashRenew,
-                keys: vec![self.handle.key.clone()],
-                args: vec![
-                    RedisCommand::px(lease).to_string(),
-                    self.handle.owner.clone(),
-                ],
+            let command = RedisCommand::EvalRedissonRenew {
+                key: self.handle.key.clone(),
+                field: self.handle.owner.clone(),
+                px: px(lease),
             };
             match self.handle.node.exec(command.clone()).await? {
-                RedisReply::Int(1) => Ok(()),
-                RedisReply::Int(0) => Err(LockError::NotHeld {
+                RedisReply::Integer(1) => Ok(()),
+                RedisReply::Integer(0) => Err(LockError::NotHeld {
                     key: self.handle.key.clone(),
                 }),
                 other => Err(unexpected(&command, &other)),
@@ -140,16 +136,16 @@ impl DistributedLock for ReentrantLock {
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
             let ttl = super::lua::require_ttl(self.protocol, lease)?;
-            let lease_ms = RedisCommand::px(ttl);
-            let command = RedisCommand::Eval {
-                script: LockScript::HashAcquire,
-                keys: vec![self.handle.key.clone()],
-                args: vec![lease_ms.to_string(), self.handle.owner.clone()],
+            let lease_ms = px(ttl);
+            let command = RedisCommand::EvalRedissonLock {
+                key: self.handle.key.clone(),
+                field: self.handle.owner.clone(),
+                px: lease_ms,
             };
             let sent_at = Instant::now();
             match self.handle.node.exec(command.clone()).await? {
                 RedisReply::Nil => {}
-                RedisReply::Int(pttl) => {
+                RedisReply::Integer(pttl) => {
                     return Ok(Attempt::Busy {
                         retry_after: u64::try_from(pttl).ok().map(Duration::from_millis),
                     })

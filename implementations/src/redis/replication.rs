@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use super::command::{RedisCommand, RedisReply};
 use super::handle::KeyHandle;
-use super::node::{unexpected, RedisNode};
+use super::node::{px, unexpected, RedisNode};
 use crate::error::LockError;
 use crate::guard::LockGuard;
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// Wait for `replicas` acknowledgements, at most `timeout`, after each grant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,13 +25,13 @@ pub struct WaitReplicas {
 /// otherwise (the caller then releases the grant).
 pub async fn confirm(node: &RedisNode, wait: WaitReplicas) -> Result<(), LockError> {
     let command = RedisCommand::Wait {
-        replicas: wait.replicas,
-        timeout_ms: RedisCommand::px(wait.timeout),
+        numreplicas: wait.replicas,
+        timeout: px(wait.timeout),
     };
     let reply = node.exec(command.clone()).await?;
     match reply {
-        RedisReply::Int(n) if n >= i64::from(wait.replicas) => Ok(()),
-        RedisReply::Int(n) => Err(LockError::NotReplicated {
+        RedisReply::Integer(n) if n >= i64::from(wait.replicas) => Ok(()),
+        RedisReply::Integer(n) => Err(LockError::NotReplicated {
             acked: n,
             wanted: i64::from(wait.replicas),
         }),

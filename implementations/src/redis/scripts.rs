@@ -1,4 +1,5 @@
-//! The Lua scripts of the Redis locks, verbatim, each named.
+//! The Lua scripts of the Redis locks, verbatim, each named. Which spec command each
+//! one is, and with which `KEYS` and `ARGV`, is [`super::wire`]'s business.
 //!
 //! Sources: the compare-and-delete of the Redis distributed-lock page; Redisson's
 //! `tryLockInnerAsync`, `unlockInnerAsync` and `renewExpirationAsync` (the write-ups in
@@ -49,19 +50,6 @@ impl LockScript {
         LockScript::FencedAcquire,
         LockScript::CompareAndTransfer,
     ];
-
-    /// A short name for logs.
-    pub fn name(self) -> &'static str {
-        match self {
-            LockScript::CompareAndDelete => "compare-and-delete",
-            LockScript::CompareAndPexpire => "compare-and-pexpire",
-            LockScript::HashAcquire => "hash-acquire",
-            LockScript::HashRelease => "hash-release",
-            LockScript::HashRenew => "hash-renew",
-            LockScript::FencedAcquire => "fenced-acquire",
-            LockScript::CompareAndTransfer => "compare-and-transfer",
-        }
-    }
 
     /// The Lua source sent to the server.
     pub fn source(self) -> &'static str {

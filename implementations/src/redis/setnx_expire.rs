@@ -9,7 +9,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::command::{RedisCommand, RedisReply};
 use super::del_unconditional::DelHeld;
 use super::handle::KeyHandle;
 use super::lua::require_ttl;
@@ -21,6 +20,7 @@ use crate::error::LockError;
 use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-setnx-expire";
@@ -76,7 +76,7 @@ impl DistributedLock for SetNxExpireLock {
                 seconds: seconds.max(1),
             };
             match self.handle.node.exec(command.clone()).await? {
-                RedisReply::Int(1) => {}
+                RedisReply::Integer(1) => {}
                 other => return Err(unexpected(&command, &other)),
             }
             let held = Arc::new(DelHeld {

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::command::{RedisCommand, RedisReply};
 use super::del_unconditional::DelHeld;
 use super::handle::KeyHandle;
 use super::node::{unexpected, RedisNode};
@@ -17,6 +16,7 @@ use crate::error::LockError;
 use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-setnx-no-ttl";
@@ -43,8 +43,8 @@ pub(crate) async fn setnx(handle: &KeyHandle) -> Result<bool, LockError> {
         value: handle.owner.clone(),
     };
     match handle.node.exec(command.clone()).await? {
-        RedisReply::Int(1) => Ok(true),
-        RedisReply::Int(0) => Ok(false),
+        RedisReply::Integer(1) => Ok(true),
+        RedisReply::Integer(0) => Ok(false),
         other => Err(unexpected(&command, &other)),
     }
 }

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::actions::RedisAction;
 use super::locks::{self, RedisLock};
-use crate::cluster::{Cluster, Target};
+use crate::cluster::{Cluster, CommandLog, Target};
 use crate::custom::Endpoints;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
@@ -268,8 +268,8 @@ impl Cluster for RedisCluster {
         self.followed = Some(addr);
     }
 
-    async fn connect(addrs: &[String]) -> Result<Endpoints, RunError> {
-        locks::connect(addrs).await
+    async fn connect(addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
+        locks::connect(addrs, commands).await
     }
 
     fn lease(lock: &RedisLock, ttl: Duration) -> locklab_implementations::Lease {

@@ -4,12 +4,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use locklab_implementations::redis::history::event_recorder;
 use locklab_implementations::redis::{
     DelUnconditionalLock, FencedLock, GetSetLock, GetThenDelLock, LuaLock, NodeOptions, RedisNode,
     Redlock, ReentrantLock, SetNxExpireLock, SetNxNoTtlLock, TimestampValueLock, WaitReplicas,
 };
 use locklab_implementations::{DistributedLock, Lease};
 
+use crate::cluster::CommandLog;
 use crate::custom::Endpoints;
 use crate::RunError;
 
@@ -75,12 +77,20 @@ fn node_options() -> NodeOptions {
     }
 }
 
-/// Connects one client to every address.
-pub async fn connect(addrs: &[String]) -> Result<Endpoints, RunError> {
+/// Connects one client to every address; node `i` of its commands is `addrs[i]`.
+pub async fn connect(addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
+    let CommandLog { process, log } = commands;
+    let base = log.base();
+    let recorder = event_recorder(process, base, move |e| log.record_stamped(e));
     let mut nodes = Vec::new();
-    for addr in addrs {
+    for (index, addr) in addrs.iter().enumerate() {
+        let options = NodeOptions {
+            recorder: Some(recorder.clone()),
+            index,
+            ..node_options()
+        };
         nodes.push(
-            RedisNode::connect(addr, node_options())
+            RedisNode::connect(addr, options)
                 .await
                 .map_err(|e| RunError::Environment(format!("connecting to {addr}: {e}")))?,
         );

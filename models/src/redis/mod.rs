@@ -1,6 +1,6 @@
 //! The Redis lock protocols, on one node or on a master with asynchronous replicas
 //! behind Sentinel: every `redis-*` scenario of the catalog is a [`RedisLockModel`]
-//! configuration. The server side is [`crate::spec::redis`]; this module adds the
+//! configuration. The server side is [`spec`]; this module adds the
 //! clients' step orders ([`protocol`]), replication and failover ([`replication`]), time
 //! and the fault budget ([`model`]), the stories ([`narration`]) and the catalog rows
 //! ([`catalog`]).
@@ -11,6 +11,7 @@ pub mod model;
 pub mod narration;
 pub mod protocol;
 pub mod replication;
+pub mod spec;
 
 pub use keys::{FENCE_KEY, LOCK_KEY};
 pub use model::{Action, Client, Phase, RedisLockModel, RedisLockState, Resource};

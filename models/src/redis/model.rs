@@ -2,8 +2,8 @@
 
 use stateright::Model;
 
+use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::registry::Property;
-use crate::spec::redis::{RedisCommand, RedisReply};
 
 use super::keys::LOCK_KEY;
 use super::protocol::{self, Acquired, Protocol, ValueKind};
@@ -291,7 +291,7 @@ impl RedisLockModel {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
                     matches!(n.db.live(LOCK_KEY, s.now).map(|e| &e.value),
-                        Some(crate::spec::redis::Value::Hash(h)) if h.contains_key(&cl.value))
+                        Some(crate::redis::spec::Value::Hash(h)) if h.contains_key(&cl.value))
                 };
                 match k {
                     0 => {

@@ -3,8 +3,8 @@
 //! why a property broke.
 
 use crate::check::Narrate;
+use crate::redis::spec::{command_text, entry_text, reply_text};
 use crate::registry::Property;
-use crate::spec::redis::{command_text, entry_text, reply_text};
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
 use super::model::{Action, Phase, RedisLockModel, RedisLockState};

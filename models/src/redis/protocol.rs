@@ -1,7 +1,7 @@
 //! The step orders clients follow, one per protocol of the write-ups (SETNX → SET NX PX
 //! → Lua → Redisson), each step exactly one command to the current master.
 
-use crate::spec::redis::{RedisCommand, RedisReply};
+use crate::redis::spec::{RedisCommand, RedisReply};
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
 

@@ -4,7 +4,7 @@
 //! replicas that have applied a given offset, and a failover promotes a replica with
 //! whatever it has applied — writes still in flight are lost.
 
-use crate::spec::redis::{apply, RedisCommand, RedisReply, RedisState};
+use crate::redis::spec::{apply, RedisCommand, RedisReply, RedisState};
 
 use super::keys::LOCK_KEY;
 

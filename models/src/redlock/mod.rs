@@ -1,5 +1,5 @@
 //! Redlock: a client locks a majority of independent Redis nodes (each a
-//! [`crate::spec::redis`] node) within a validity window. Every `redlock*` scenario of
+//! [`crate::redis::spec`] node) within a validity window. Every `redlock*` scenario of
 //! the catalog is a [`RedlockModel`] configuration: the model ([`model`]), its stories
 //! ([`narration`]) and the rows ([`catalog`]).
 

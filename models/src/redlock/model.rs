@@ -1,4 +1,4 @@
-//! The Redlock model: N independent Redis nodes (each a [`crate::spec::redis`] node); a client
+//! The Redlock model: N independent Redis nodes (each a [`crate::redis::spec`] node); a client
 //! sends `SET lock v NX PX ttl` to every node in any order, counts its successes, and
 //! holds the lock only with a majority and a positive validity
 //! `ttl − elapsed − drift`; otherwise it releases everywhere (compare-and-delete) and
@@ -7,9 +7,9 @@
 
 use stateright::Model;
 
+use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{Node, LOCK_KEY};
 use crate::registry::Property;
-use crate::spec::redis::{RedisCommand, RedisReply};
 
 /// The model.
 #[derive(Clone, Debug)]

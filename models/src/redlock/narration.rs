@@ -2,9 +2,9 @@
 //! key, clock offset or downtime, and why two clients came to hold a majority each.
 
 use crate::check::Narrate;
+use crate::redis::spec::entry_text;
 use crate::redis::LOCK_KEY;
 use crate::registry::Property;
-use crate::spec::redis::entry_text;
 
 use super::model::{RedlockModel, RedlockState, RlAction, RlPhase};
 

@@ -14,14 +14,12 @@ pub mod inventory;
 pub mod kv;
 pub mod lock;
 pub mod mutex;
-pub mod redis;
 pub mod register;
 
 pub use inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
 pub use kv::{KvInput, KvOutput, KvSpec};
 pub use lock::{Hold, LockInput, LockOutput, LockSpec, LockState, Owner};
 pub use mutex::{MutexInput, MutexOutput, MutexSpec};
-pub use redis::{RedisCommand, RedisReply, RedisSpec, RedisState};
 pub use register::{RegisterInput, RegisterOutput, RegisterSpec};
 
 /// A closed interval of instants, in whatever unit the caller uses consistently

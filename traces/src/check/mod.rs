@@ -18,6 +18,7 @@ pub mod linear;
 pub mod liveness;
 pub mod lock;
 pub mod mutex;
+pub mod one_redis;
 pub mod resource;
 
 /// A verdict.
@@ -123,6 +124,44 @@ impl CheckReport {
     }
 }
 
+/// Something the checks found that is no property of the lock and changes no verdict
+/// (whether the servers behaved as one Redis, see [`one_redis`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    /// What was looked at (`one Redis`).
+    pub name: &'static str,
+    /// Ok: it holds; Violation: it does not, with proof; Unknown: no answer.
+    pub verdict: Verdict,
+    /// One sentence.
+    pub summary: String,
+    /// The operations that show it (empty when it holds).
+    pub ops: Vec<OpRef>,
+    /// The explanation, line by line.
+    pub explanation: Vec<String>,
+    /// Counts.
+    pub stats: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Finding {
+    /// A finding with a verdict and summary, nothing else yet.
+    pub fn new(name: &'static str, verdict: Verdict, summary: impl Into<String>) -> Self {
+        Finding {
+            name,
+            verdict,
+            summary: summary.into(),
+            ops: Vec::new(),
+            explanation: Vec::new(),
+            stats: serde_json::Map::new(),
+        }
+    }
+
+    /// Adds a count.
+    pub fn stat(mut self, name: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.stats.insert(name.to_string(), value.into());
+        self
+    }
+}
+
 /// Which checks to run (`check-history --model`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Selection {
@@ -212,7 +251,8 @@ pub struct Options {
     /// Which checks.
     pub selection: Selection,
     /// Time allowed for all the checks of a history together; `None`: unlimited. Past
-    /// it the verdict is unknown.
+    /// it the verdict is unknown. The findings, which have no part in the verdict, get
+    /// as much again after them.
     pub timeout: Option<Duration>,
     /// Memory each linearizability search may take, in bytes; `None`: unlimited. Past
     /// it the verdict is unknown.
@@ -234,6 +274,9 @@ pub struct Report {
     pub verdict: Verdict,
     /// One report per check that ran.
     pub checks: Vec<CheckReport>,
+    /// What else the checks found, outside the verdict (none without `command` events).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<Finding>,
     /// Remarks made while reading.
     pub warnings: Vec<String>,
     /// Data for the HTML report, not serialized.
@@ -320,10 +363,22 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         .map(|c| c.verdict)
         .max()
         .unwrap_or(Verdict::Ok);
+    // After the verdict's checks, with a time budget of its own: it never takes their
+    // time, and they may have spent all of theirs.
+    let finding_budget = Budget {
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        ..budget
+    };
+    let findings: Vec<Finding> = auto
+        .then(|| one_redis::check(history, &paired, &finding_budget))
+        .flatten()
+        .into_iter()
+        .collect();
     Ok(Report {
         source: history.source.clone(),
         verdict,
         checks,
+        findings,
         warnings,
         html,
     })

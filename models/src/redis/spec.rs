@@ -9,13 +9,16 @@
 //! same protocol.
 //!
 //! Time: a key with deadline `d` is live at instants `< d` and gone from `d` on (the
-//! same convention as [`super::lock`]). Deadlines are [`Window`]s so that a history,
+//! same convention as [`crate::spec::lock`]). Deadlines are [`Window`]s so that a history,
 //! which only knows an interval for each command, can be checked; models always use a
 //! single instant.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use super::{Outcomes, Spec, Window};
+use serde::{Deserialize, Serialize};
+
+use crate::spec::{Outcomes, Spec, Window};
 
 /// A stored value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -69,7 +72,14 @@ impl RedisState {
 
 /// A command a client sends, named after the Redis command or the script it evaluates.
 /// Durations are milliseconds (seconds for [`RedisCommand::Expire`]).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+///
+/// This is the one vocabulary of Redis commands: the real clients send exactly these
+/// (each script's Lua source and argument order is theirs to know), record them, and
+/// run histories carry them as `command` events (serialized in kebab case:
+/// `{"set":{"key":"lock","value":"c0","nx":true,"px":1000}}`). [`fmt::Display`] prints
+/// one as a person would type it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RedisCommand {
     /// `GET key` → bulk string or nil (`WRONGTYPE` on a hash).
     Get {
@@ -260,6 +270,15 @@ impl RedisCommand {
         }
     }
 
+    /// Every key the command touches: its [`RedisCommand::key`], and the token counter
+    /// of the fenced acquire.
+    pub fn keys(&self) -> Vec<&str> {
+        match self {
+            RedisCommand::EvalFencedAcquire { key, fence, .. } => vec![key, fence],
+            other => other.key().into_iter().collect(),
+        }
+    }
+
     /// Whether the command may change the keyspace, i.e. goes into the replication
     /// stream.
     pub fn is_write(&self) -> bool {
@@ -271,8 +290,10 @@ impl RedisCommand {
     }
 }
 
-/// A reply, as RESP types.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// A reply, as RESP types (serialized `"ok"`, `"nil"`, `{"integer":1}`, …;
+/// [`fmt::Display`] prints it as `redis-cli` does).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum RedisReply {
     /// `+OK`.
     Ok,
@@ -289,14 +310,67 @@ pub enum RedisReply {
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 /// Runs `cmd` at instant `now`: the reference behaviour of a node.
+/// (`now` in milliseconds, the server's clock.)
 pub fn apply(state: &RedisState, cmd: &RedisCommand, now: u64) -> (RedisReply, RedisState) {
     let mut next = state.clone();
-    let reply = exec(&mut next, cmd, Window::at(now), false);
+    let reply = exec(&mut next, cmd, Clock::MS.at(Window::at(now)), false);
     (reply, next)
 }
 
+/// When a command runs: an instant of `at`, on a clock of `ticks_per_ms` ticks per
+/// millisecond of the server's.
+#[derive(Clone, Copy, Debug)]
+struct Clock {
+    at: Window,
+    ticks_per_ms: u64,
+}
+
+impl Clock {
+    /// The server's own milliseconds.
+    const MS: Clock = Clock {
+        at: Window { lo: 0, hi: 0 },
+        ticks_per_ms: 1,
+    };
+
+    fn at(self, at: Window) -> Clock {
+        Clock { at, ..self }
+    }
+
+    /// The deadline of a lease of `ms` set now. On a finer clock than the server's, the
+    /// server stamps the key with its whole millisecond and keeps it through the
+    /// millisecond of the deadline, so the key may last up to one millisecond longer.
+    fn deadline(self, ms: u64) -> Window {
+        let d = self.at.plus(ms.saturating_mul(self.ticks_per_ms));
+        if self.ticks_per_ms > 1 {
+            Window::between(d.lo, d.hi.saturating_add(self.ticks_per_ms))
+        } else {
+            d
+        }
+    }
+
+    /// The least remaining lease (ms) `PTTL` may report for deadline `d`. On a finer
+    /// clock, the server counts from its whole millisecond to the one before the key is
+    /// gone: up to one less.
+    fn least_left(self, d: Window) -> i64 {
+        let ms = d.lo.saturating_sub(self.at.hi) / self.ticks_per_ms;
+        let ms = if self.ticks_per_ms > 1 {
+            ms.saturating_sub(1)
+        } else {
+            ms
+        };
+        i64::try_from(ms).unwrap_or(i64::MAX)
+    }
+
+    /// The most remaining lease (ms) `PTTL` may report for deadline `d`.
+    fn most_left(self, d: Window) -> i64 {
+        let ms = d.hi.saturating_sub(self.at.lo).div_ceil(self.ticks_per_ms);
+        i64::try_from(ms).unwrap_or(i64::MAX)
+    }
+}
+
 /// Runs `cmd` with the key's expiry already decided: `expired` removes the key first.
-fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> RedisReply {
+fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock, expired: bool) -> RedisReply {
+    let at = clock.at;
     use RedisCommand::*;
     use RedisReply as R;
     if let Some(k) = cmd.key() {
@@ -308,7 +382,7 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
             s.keys.remove(k);
         }
     }
-    let deadline = |ms: u64| Some(at.plus(ms));
+    let deadline = |ms: u64| Some(clock.deadline(ms));
     match cmd {
         Get { key } => match s.keys.get(key).map(|e| &e.value) {
             None => R::Nil,
@@ -339,14 +413,14 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
             R::Integer(1)
         }
         Del { key } => R::Integer(i64::from(s.keys.remove(key).is_some())),
-        Expire { key, seconds } => pexpire(s, key, seconds.saturating_mul(1000), at),
-        PExpire { key, ms } => pexpire(s, key, *ms, at),
+        Expire { key, seconds } => pexpire(s, key, seconds.saturating_mul(1000), clock),
+        PExpire { key, ms } => pexpire(s, key, *ms, clock),
         PTtl { key } => match s.keys.get(key) {
             None => R::Integer(-2),
             Some(Entry { deadline: None, .. }) => R::Integer(-1),
             Some(Entry {
                 deadline: Some(d), ..
-            }) => R::Integer(i64::try_from(d.lo.saturating_sub(at.hi)).unwrap_or(i64::MAX)),
+            }) => R::Integer(clock.least_left(*d)),
         },
         Exists { key } => R::Integer(i64::from(s.keys.contains_key(key))),
         Incr { key } => {
@@ -394,7 +468,7 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
         }
         EvalCompareAndRenew { key, value, px } => {
             if owns_string(s, key, value) {
-                pexpire(s, key, *px, at)
+                pexpire(s, key, *px, clock)
             } else {
                 R::Integer(0)
             }
@@ -423,10 +497,10 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
                 nx: true,
                 px: Some(*px),
             };
-            if exec(s, &set, at, false) == R::Ok {
-                return exec(s, &Incr { key: fence.clone() }, at, false);
+            if exec(s, &set, clock, false) == R::Ok {
+                return exec(s, &Incr { key: fence.clone() }, clock, false);
             }
-            match exec(s, &PTtl { key: key.clone() }, at, false) {
+            match exec(s, &PTtl { key: key.clone() }, clock, false) {
                 R::Integer(ttl) => R::Integer(-1 - ttl.max(0)),
                 other => other,
             }
@@ -437,10 +511,10 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
                 if let Err(e) = hincrby(s, key, field, 1) {
                     return e;
                 }
-                pexpire(s, key, *px, at);
+                pexpire(s, key, *px, clock);
                 return R::Nil;
             }
-            exec(s, &PTtl { key: key.clone() }, at, false)
+            exec(s, &PTtl { key: key.clone() }, clock, false)
         }
         EvalRedissonUnlock { key, field, px } => {
             if !has_field(s, key, field) {
@@ -448,7 +522,7 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
             }
             match hincrby(s, key, field, -1) {
                 Ok(n) if n > 0 => {
-                    pexpire(s, key, *px, at);
+                    pexpire(s, key, *px, clock);
                     R::Integer(0)
                 }
                 Ok(_) => {
@@ -460,7 +534,7 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, at: Window, expired: bool) -> Re
         }
         EvalRedissonRenew { key, field, px } => {
             if has_field(s, key, field) {
-                pexpire(s, key, *px, at);
+                pexpire(s, key, *px, clock);
                 R::Integer(1)
             } else {
                 R::Integer(0)
@@ -477,10 +551,10 @@ fn has_field(s: &RedisState, key: &str, field: &str) -> bool {
     matches!(s.keys.get(key), Some(Entry { value: Value::Hash(h), .. }) if h.contains_key(field))
 }
 
-fn pexpire(s: &mut RedisState, key: &str, ms: u64, at: Window) -> RedisReply {
+fn pexpire(s: &mut RedisState, key: &str, ms: u64, clock: Clock) -> RedisReply {
     match s.keys.get_mut(key) {
         Some(e) => {
-            e.deadline = Some(at.plus(ms));
+            e.deadline = Some(clock.deadline(ms));
             RedisReply::Integer(1)
         }
         None => RedisReply::Integer(0),
@@ -503,8 +577,37 @@ fn hincrby(s: &mut RedisState, key: &str, field: &str, by: i64) -> Result<i64, R
 }
 
 /// The node as a [`Spec`]: the history checker's model of one Redis server.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct RedisSpec;
+///
+/// Its time is the server's milliseconds ([`RedisSpec::default`], as the models count),
+/// or a finer clock ([`RedisSpec::ticking`]): a history's nanoseconds keep the order of
+/// commands a few microseconds apart, which milliseconds would blur.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RedisSpec {
+    ticks_per_ms: u64,
+}
+
+impl Default for RedisSpec {
+    fn default() -> Self {
+        RedisSpec { ticks_per_ms: 1 }
+    }
+}
+
+impl RedisSpec {
+    /// The spec on a clock of `ticks_per_ms` ticks per millisecond (1 000 000 for a
+    /// history's nanoseconds; at least 1).
+    pub fn ticking(ticks_per_ms: u64) -> Self {
+        RedisSpec {
+            ticks_per_ms: ticks_per_ms.max(1),
+        }
+    }
+
+    fn clock(&self, at: Window) -> Clock {
+        Clock {
+            at,
+            ticks_per_ms: self.ticks_per_ms,
+        }
+    }
+}
 
 impl Spec for RedisSpec {
     type State = RedisState;
@@ -537,7 +640,7 @@ impl Spec for RedisSpec {
         let mut out: Outcomes<RedisReply, RedisState> = Outcomes::new();
         for expired in branches {
             let mut next = state.clone();
-            let reply = exec(&mut next, cmd, at, expired);
+            let reply = exec(&mut next, cmd, self.clock(at), expired);
             if !out.iter().any(|(r, s)| *r == reply && *s == next) {
                 out.push((reply, next));
             }
@@ -566,7 +669,7 @@ impl Spec for RedisSpec {
             .key()
             .and_then(|k| before.keys.get(k))
             .and_then(|e| e.deadline)?;
-        let latest = i64::try_from(deadline.hi.saturating_sub(at.lo)).unwrap_or(i64::MAX);
+        let latest = self.clock(at).most_left(deadline);
         let within = |least: i64, ttl: i64| least <= ttl && ttl <= latest;
         let fits = match cmd {
             // A nil (granted) or another integer is no remaining lease.
@@ -578,6 +681,26 @@ impl Spec for RedisSpec {
             _ => false,
         };
         fits.then_some(predicted.1)
+    }
+
+    /// The answers that prove the key live and untouched: a refused `SET NX`/`SETNX`, a
+    /// busy fenced or Redisson acquire, a value read, a remaining lease. (A nil `GET` or
+    /// a refused compare-and-delete is not one: it may be the command that finds the
+    /// key expired and removes it.) Most of a busy lock's commands are these.
+    fn read_only(&self, cmd: &RedisCommand, reply: &RedisReply) -> bool {
+        use RedisCommand as C;
+        use RedisReply as R;
+        match (cmd, reply) {
+            (C::Set { nx: true, .. }, R::Nil)
+            | (C::SetNx { .. }, R::Integer(0))
+            | (C::EvalRedissonLock { .. }, R::Integer(_))
+            | (C::Get { .. }, R::Bulk(_))
+            | (C::Exists { .. }, R::Integer(1))
+            | (C::HExists { .. }, R::Integer(1)) => true,
+            (C::EvalFencedAcquire { .. }, R::Integer(n)) => *n < 0,
+            (C::PTtl { .. }, R::Integer(n)) => *n != -2,
+            _ => false,
+        }
     }
 
     fn describe(cmd: &RedisCommand, reply: Option<&RedisReply>) -> String {
@@ -636,6 +759,28 @@ pub fn reply_text(reply: &RedisReply) -> String {
         RedisReply::Integer(n) => format!("(integer) {n}"),
         RedisReply::Bulk(s) => format!("\"{s}\""),
         RedisReply::Error(e) => format!("(error) {e}"),
+    }
+}
+
+impl fmt::Display for RedisCommand {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&command_text(self))
+    }
+}
+
+impl fmt::Display for RedisReply {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&reply_text(self))
+    }
+}
+
+impl RedisReply {
+    /// The integer of an integer reply.
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            RedisReply::Integer(i) => Some(*i),
+            _ => None,
+        }
     }
 }
 
@@ -825,18 +970,21 @@ mod tests {
             nx: true,
             px: Some(10),
         };
-        let (_, s) = RedisSpec
+        let (_, s) = RedisSpec::default()
             .step(&RedisState::default(), &set, Window::between(0, 4))
             .pop()
             .expect("set");
         let pttl = RedisCommand::PTtl { key: k() };
         let at = Window::between(5, 7);
         let seen = |ttl: i64| {
-            RedisSpec.step(&s, &pttl, at).into_iter().any(|predicted| {
-                RedisSpec
-                    .observe(&s, &pttl, at, predicted, &RedisReply::Integer(ttl))
-                    .is_some()
-            })
+            RedisSpec::default()
+                .step(&s, &pttl, at)
+                .into_iter()
+                .any(|predicted| {
+                    RedisSpec::default()
+                        .observe(&s, &pttl, at, predicted, &RedisReply::Integer(ttl))
+                        .is_some()
+                })
         };
         assert!((3..=9).all(seen), "from 14 - 5 down to 10 - 7");
         assert!(!seen(2) && !seen(10));
@@ -855,7 +1003,51 @@ mod tests {
             0,
         )
         .1;
-        let outs = RedisSpec.step(&s, &RedisCommand::Get { key: k() }, Window::between(5, 15));
+        let outs =
+            RedisSpec::default().step(&s, &RedisCommand::Get { key: k() }, Window::between(5, 15));
         assert_eq!(outs.len(), 2);
+    }
+
+    #[test]
+    fn on_a_nanosecond_clock_a_lease_ends_within_the_servers_millisecond() {
+        const MS: u64 = 1_000_000;
+        let spec = RedisSpec::ticking(MS);
+        let set = RedisCommand::Set {
+            key: k(),
+            value: "a".into(),
+            nx: true,
+            px: Some(10),
+        };
+        // SET within the first 50 µs: the key is live until 10 ms at least, gone by 11.
+        let (_, s) = spec
+            .step(&RedisState::default(), &set, Window::between(0, 50_000))
+            .pop()
+            .expect("set");
+        let get = RedisCommand::Get { key: k() };
+        let replies = |t: u64| -> Vec<RedisReply> {
+            spec.step(&s, &get, Window::at(t))
+                .into_iter()
+                .map(|(r, _)| r)
+                .collect()
+        };
+        assert_eq!(replies(10 * MS - 1), vec![RedisReply::Bulk("a".into())]);
+        assert_eq!(
+            replies(10 * MS + MS / 2).len(),
+            2,
+            "either side of the deadline"
+        );
+        assert_eq!(replies(11 * MS + 50_000), vec![RedisReply::Nil]);
+        // PTTL at 4 ms: the server says 6 (10 - 4 in its whole milliseconds); the spec,
+        // not knowing where in its millisecond each command fell, allows a little more.
+        let pttl = RedisCommand::PTtl { key: k() };
+        let at = Window::at(4 * MS);
+        let seen = |ttl: i64| {
+            spec.step(&s, &pttl, at).into_iter().any(|predicted| {
+                spec.observe(&s, &pttl, at, predicted, &RedisReply::Integer(ttl))
+                    .is_some()
+            })
+        };
+        assert!(seen(5) && seen(6) && seen(7));
+        assert!(!seen(4) && !seen(9));
     }
 }

@@ -1,0 +1,155 @@
+//! How the spec's commands go on the wire and how replies come back into its terms.
+//!
+//! The commands are the spec's (`locklab_models::redis::spec`): what each one does is
+//! written there alone. What only a client knows is here: the argument order of each
+//! command, and which Lua source, with which `KEYS` and `ARGV`, each script command is.
+
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
+use redis::{Cmd, Value};
+
+use super::scripts::LockScript;
+
+/// A command ready to send.
+pub(crate) enum Wire {
+    /// A plain command.
+    Plain(Cmd),
+    /// A script, sent by hash or by source.
+    Script(ScriptCall),
+}
+
+/// One evaluation of a lock script.
+pub(crate) struct ScriptCall {
+    script: LockScript,
+    keys: Vec<String>,
+    args: Vec<String>,
+}
+
+impl ScriptCall {
+    fn wire(script: LockScript, keys: &[&str], args: Vec<String>) -> Wire {
+        Wire::Script(ScriptCall {
+            script,
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            args,
+        })
+    }
+
+    /// `EVALSHA sha n KEYS… ARGV…` (`NOSCRIPT` until the server has seen the source).
+    pub(crate) fn evalsha(&self) -> Cmd {
+        self.with("EVALSHA", self.script.sha())
+    }
+
+    /// `EVAL source n KEYS… ARGV…`.
+    pub(crate) fn eval(&self) -> Cmd {
+        self.with("EVAL", self.script.source())
+    }
+
+    fn with(&self, name: &str, script: &str) -> Cmd {
+        let mut c = redis::cmd(name);
+        c.arg(script)
+            .arg(self.keys.len())
+            .arg(&self.keys)
+            .arg(&self.args);
+        c
+    }
+}
+
+fn plain(name: &str, args: &[String]) -> Wire {
+    let mut c = redis::cmd(name);
+    c.arg(args);
+    Wire::Plain(c)
+}
+
+/// The wire form of `command`.
+pub(crate) fn encode(command: &RedisCommand) -> Wire {
+    use RedisCommand as C;
+    let s = |v: &str| v.to_string();
+    match command {
+        C::Get { key } => plain("GET", &[s(key)]),
+        C::Set { key, value, nx, px } => {
+            let mut args = vec![s(key), s(value)];
+            if *nx {
+                args.push(s("NX"));
+            }
+            if let Some(px) = px {
+                args.extend([s("PX"), px.to_string()]);
+            }
+            plain("SET", &args)
+        }
+        C::SetNx { key, value } => plain("SETNX", &[s(key), s(value)]),
+        C::Del { key } => plain("DEL", &[s(key)]),
+        C::Expire { key, seconds } => plain("EXPIRE", &[s(key), seconds.to_string()]),
+        C::PExpire { key, ms } => plain("PEXPIRE", &[s(key), ms.to_string()]),
+        C::PTtl { key } => plain("PTTL", &[s(key)]),
+        C::Exists { key } => plain("EXISTS", &[s(key)]),
+        C::Incr { key } => plain("INCR", &[s(key)]),
+        C::HIncrBy { key, field, by } => plain("HINCRBY", &[s(key), s(field), by.to_string()]),
+        C::HExists { key, field } => plain("HEXISTS", &[s(key), s(field)]),
+        // A timeout of 0 would block forever: never sent.
+        C::Wait {
+            numreplicas,
+            timeout,
+        } => plain(
+            "WAIT",
+            &[numreplicas.to_string(), (*timeout).max(1).to_string()],
+        ),
+        C::EvalCompareAndDelete { key, value } => {
+            ScriptCall::wire(LockScript::CompareAndDelete, &[key], vec![s(value)])
+        }
+        C::EvalCompareAndRenew { key, value, px } => ScriptCall::wire(
+            LockScript::CompareAndPexpire,
+            &[key],
+            vec![s(value), px.to_string()],
+        ),
+        C::EvalCompareAndTransfer { key, value, to, px } => ScriptCall::wire(
+            LockScript::CompareAndTransfer,
+            &[key],
+            vec![s(value), s(to), px.to_string()],
+        ),
+        C::EvalFencedAcquire {
+            key,
+            fence,
+            value,
+            px,
+        } => ScriptCall::wire(
+            LockScript::FencedAcquire,
+            &[key, fence],
+            vec![s(value), px.to_string()],
+        ),
+        C::EvalRedissonLock { key, field, px } => ScriptCall::wire(
+            LockScript::HashAcquire,
+            &[key],
+            vec![px.to_string(), s(field)],
+        ),
+        C::EvalRedissonUnlock { key, field, px } => ScriptCall::wire(
+            LockScript::HashRelease,
+            &[key],
+            vec![px.to_string(), s(field)],
+        ),
+        C::EvalRedissonRenew { key, field, px } => ScriptCall::wire(
+            LockScript::HashRenew,
+            &[key],
+            vec![px.to_string(), s(field)],
+        ),
+    }
+}
+
+/// The reply in the spec's terms. Lock commands answer with nil, `OK`, integers, bulk
+/// strings and errors only; any other type is a server answering outside the
+/// protocol, kept as an error reply that names it.
+pub(crate) fn decode(v: Value) -> RedisReply {
+    match v {
+        Value::Nil => RedisReply::Nil,
+        Value::Okay => RedisReply::Ok,
+        Value::Int(i) => RedisReply::Integer(i),
+        Value::BulkString(b) => RedisReply::Bulk(String::from_utf8_lossy(&b).into_owned()),
+        Value::SimpleString(s) if s == "OK" => RedisReply::Ok,
+        Value::SimpleString(s) => RedisReply::Bulk(s),
+        Value::Boolean(b) => RedisReply::Integer(i64::from(b)),
+        Value::ServerError(e) => RedisReply::Error(
+            format!("{} {}", e.code(), e.details().unwrap_or(""))
+                .trim()
+                .to_string(),
+        ),
+        other => RedisReply::Error(format!("unexpected reply {other:?}")),
+    }
+}

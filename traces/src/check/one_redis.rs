@@ -1,0 +1,294 @@
+//! Is this history linearizable as ONE Redis server? The `command` events of a history
+//! (every Redis command a client sent, with its call and return times and its reply)
+//! held against the Redis node spec, [`RedisSpec`], with the search of [`super::linear`].
+//!
+//! A lock is only as good as the server it stands on. On a single node the answer is
+//! yes. After a failover (master killed, a replica promoted) it is typically no: the
+//! promoted replica had not received a write the old master acknowledged, so the
+//! commands after the failover are answered as no single server could answer them (a
+//! second `SET NX` granted while the first one's lease still ran). That is a finding
+//! about the servers, not a property of the lock, so it is reported as a [`Finding`]
+//! beside the lock's checks and changes no verdict.
+//!
+//! Each server (the event's `node`) is one Redis, and the keys of a server are
+//! independent objects: a command touches its own keys (the fenced acquire its lock and
+//! its counter together), so each server is checked one group of keys at a time. `WAIT`
+//! touches no key (it counts replicas, which one server alone does not have) and is left
+//! out. Times stay nanoseconds, so that commands a few microseconds apart keep their
+//! order; the spec counts the server's whole milliseconds in them. A command took effect
+//! somewhere between its call and its return; one without reply at any time after its
+//! call, or never.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use locklab_models::redis::spec::{RedisCommand, RedisReply, RedisSpec, RedisState, Value};
+use locklab_models::spec::Spec;
+
+use crate::format::{CommandValue, History, OpKind, Phase};
+use crate::ops::Paired;
+
+use super::linear::{self, Budget, Illegal, LinOp, LinResult};
+use super::{Finding, OpRef, Verdict};
+
+/// The name of the finding.
+pub const NAME: &str = "one Redis";
+
+/// History time is nanoseconds.
+const NS_PER_MS: u64 = 1_000_000;
+
+/// One Redis command as a client saw it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandOp {
+    /// The client.
+    pub client: u32,
+    /// The server it went to (the event's `node`).
+    pub node: usize,
+    /// What was sent.
+    pub command: RedisCommand,
+    /// What came back (`None`: no reply, outcome unknown).
+    pub reply: Option<RedisReply>,
+    /// When it was sent (ns).
+    pub call_ns: u64,
+    /// When its reply came (ns); ignored when there was none.
+    pub return_ns: u64,
+    /// Where it is: the history line, or the recorder's sequence number.
+    pub line: usize,
+}
+
+impl CommandOp {
+    fn lin_op(&self, spec: &Arc<RedisSpec>) -> LinOp<RedisSpec> {
+        LinOp {
+            spec: spec.clone(),
+            input: self.command.clone(),
+            output: self.reply.clone(),
+            call: self.call_ns,
+            ret: self.reply.as_ref().map(|_| self.return_ns),
+            client: self.client,
+            line: self.line,
+        }
+    }
+}
+
+/// The checker's partitions: one per server and group of keys that commands touch
+/// together, in the order the commands were sent.
+pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
+    let spec = Arc::new(RedisSpec::ticking(NS_PER_MS));
+    // Which group each (server, key) is in; a command touching two groups merges them.
+    let mut group_of: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+    let mut merged_into: Vec<usize> = Vec::new();
+    fn root(merged_into: &[usize], mut g: usize) -> usize {
+        while merged_into[g] != g {
+            g = merged_into[g];
+        }
+        g
+    }
+    for op in ops {
+        let mut first: Option<usize> = None;
+        for key in op.command.keys() {
+            let g = *group_of.entry((op.node, key)).or_insert_with(|| {
+                merged_into.push(merged_into.len());
+                merged_into.len() - 1
+            });
+            let g = root(&merged_into, g);
+            match first {
+                None => first = Some(g),
+                Some(f) if f != g => merged_into[g] = f,
+                Some(_) => {}
+            }
+        }
+    }
+    let mut parts: BTreeMap<usize, Vec<LinOp<RedisSpec>>> = BTreeMap::new();
+    for op in ops {
+        let Some(key) = op.command.keys().first().copied() else {
+            continue;
+        };
+        let g = root(&merged_into, group_of[&(op.node, key)]);
+        parts.entry(g).or_default().push(op.lin_op(&spec));
+    }
+    parts.into_values().collect()
+}
+
+/// Whether `ops` are linearizable as one Redis per server, within `budget`.
+pub fn linearize(ops: &[CommandOp], budget: &Budget) -> LinResult<RedisSpec> {
+    linear::decide(&partitions(ops), budget)
+}
+
+/// Why an illegal partition is not one Redis: a one-sentence summary and the
+/// explanation, line by line.
+pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
+    let Some(stuck) = ill.stuck.first().map(|&i| &ill.ops[i]) else {
+        return (
+            "no order of the commands is a behaviour of one Redis".to_string(),
+            Vec::new(),
+        );
+    };
+    let mut lines = vec![format!(
+        "the longest order of these commands one Redis accepts has {} of {}:",
+        ill.longest.len(),
+        ill.ops.len()
+    )];
+    let shown = ill.longest.len().saturating_sub(6);
+    if shown > 0 {
+        lines.push(format!("  … {shown} earlier commands"));
+    }
+    for &i in &ill.longest[shown..] {
+        lines.push(format!("  {}", ill.ops[i].describe()));
+    }
+    let key = stuck.input.key().unwrap_or_default();
+    let now = stuck.call;
+    let at = super::fmt_time(now);
+    let mut held: Vec<String> = ill
+        .states_after
+        .iter()
+        .map(|s| entry_text(s, key, now))
+        .collect();
+    held.dedup();
+    lines.push(format!(
+        "after them `{key}` is {} at {at}",
+        held.join(" or ")
+    ));
+    let last_write =
+        ill.longest.iter().rev().map(|&i| &ill.ops[i]).find(|op| {
+            op.input.is_write() && op.output.is_some() && op.input.keys().contains(&key)
+        });
+    if let Some(w) = last_write {
+        lines.push(format!("  (last written by {})", w.describe()));
+    }
+    let summary = format!(
+        "not linearizable as one Redis: {} contradicts every state one server could be in \
+         ({key} = {})",
+        stuck.describe(),
+        held.join(" or ")
+    );
+    lines.push(format!(
+        "next, {} cannot follow: one Redis would not answer {}",
+        stuck.describe(),
+        stuck
+            .output
+            .as_ref()
+            .map_or_else(|| "?".to_string(), RedisReply::to_string)
+    ));
+    lines.push(
+        "a server that forgot an acknowledged write answers so: a replica promoted before \
+         the write reached it, or a restart without the data"
+            .to_string(),
+    );
+    (summary, lines)
+}
+
+/// A key's value and lease at `now` as a short text: `"c0" until 1.500s`, or `-`.
+fn entry_text(state: &RedisState, key: &str, now: u64) -> String {
+    let Some(e) = state.live(key, now) else {
+        return "-".to_string();
+    };
+    let v = match &e.value {
+        Value::Str(s) => format!("\"{s}\""),
+        Value::Hash(h) => {
+            let fields: Vec<String> = h.iter().map(|(f, n)| format!("{f}:{n}")).collect();
+            format!("{{{}}}", fields.join(","))
+        }
+    };
+    match e.deadline {
+        Some(d) => format!("{v} until {}", super::fmt_time(d.lo)),
+        None => format!("{v} (no TTL)"),
+    }
+}
+
+/// The Redis commands of `paired`'s `command` events, or where one is not a Redis
+/// command.
+pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
+    let mut ops = Vec::new();
+    for (line, e) in &paired.points {
+        if e.op != OpKind::Command {
+            continue;
+        }
+        let Some(client) = e.process.client() else {
+            continue;
+        };
+        let parsed = e
+            .value
+            .clone()
+            .ok_or_else(|| "no value".to_string())
+            .and_then(|v| serde_json::from_value::<CommandValue>(v).map_err(|x| x.to_string()))
+            .and_then(|v| {
+                let command = serde_json::from_value::<RedisCommand>(v.command)
+                    .map_err(|x| format!("not a Redis command: {x}"))?;
+                let reply = match (e.phase, v.reply) {
+                    (Phase::Info, _) | (_, None) => None,
+                    (_, Some(r)) => Some(
+                        serde_json::from_value::<RedisReply>(r)
+                            .map_err(|x| format!("not a Redis reply: {x}"))?,
+                    ),
+                };
+                Ok((v.node, command, reply, v.return_time))
+            });
+        let (node, command, reply, return_ns) =
+            parsed.map_err(|why| format!("line {line}: {why}"))?;
+        ops.push(CommandOp {
+            client,
+            node,
+            command,
+            reply,
+            call_ns: e.time,
+            return_ns,
+            line: *line,
+        });
+    }
+    ops.sort_by_key(|o| o.call_ns);
+    Ok(ops)
+}
+
+/// The finding for `history`'s Redis commands, or `None` when it has none.
+pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Finding> {
+    if !paired.points.iter().any(|(_, e)| e.op == OpKind::Command) {
+        return None;
+    }
+    let ops = match commands(paired) {
+        Ok(ops) => ops,
+        Err(why) => {
+            return Some(Finding::new(
+                NAME,
+                Verdict::Unknown,
+                format!("{}: {why}", history.source),
+            ))
+        }
+    };
+    let servers = ops
+        .iter()
+        .map(|o| o.node)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let counted = |f: Finding| f.stat("commands", ops.len()).stat("servers", servers);
+    Some(counted(match linearize(&ops, budget) {
+        LinResult::Ok => Finding::new(
+            NAME,
+            Verdict::Ok,
+            format!(
+                "the {} Redis commands are linearizable as one Redis per server ({servers})",
+                ops.len()
+            ),
+        ),
+        LinResult::Unknown(why) => Finding::new(
+            NAME,
+            Verdict::Unknown,
+            LinResult::<RedisSpec>::why_unknown(why),
+        ),
+        LinResult::Illegal(ill) => {
+            let (summary, explanation) = explain(&ill);
+            let mut f = Finding::new(NAME, Verdict::Violation, summary);
+            f.explanation = explanation;
+            f.ops = ill
+                .stuck
+                .iter()
+                .map(|&i| &ill.ops[i])
+                .map(|op| OpRef {
+                    line: op.line,
+                    process: format!("c{}", op.client),
+                    description: RedisSpec::describe(&op.input, op.output.as_ref()),
+                })
+                .collect();
+            f
+        }
+    }))
+}
