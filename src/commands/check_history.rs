@@ -152,5 +152,21 @@ pub fn text(report: &Report) -> String {
             ));
         }
     }
+    // Findings say how the servers behaved, not whether the lock held: apart, and
+    // outside the verdict above.
+    if !report.findings.is_empty() {
+        out.push_str("  findings (not part of the verdict):\n");
+    }
+    for f in &report.findings {
+        out.push_str(&format!(
+            "  {:<26} {:<9} {}\n",
+            f.name,
+            verdict_word(f.verdict),
+            f.summary
+        ));
+        for line in &f.explanation {
+            out.push_str(&format!("      {line}\n"));
+        }
+    }
     out
 }
