@@ -786,21 +786,30 @@ impl RedisReply {
 
 /// A key's value as a short text, for stories: `"c0"`, `{c0:2}`, or `-`.
 pub fn entry_text(state: &RedisState, key: &str, now: u64) -> String {
-    match state.live(key, now) {
-        None => "-".into(),
-        Some(e) => {
-            let v = match &e.value {
-                Value::Str(s) => format!("\"{s}\""),
-                Value::Hash(h) => {
-                    let fields: Vec<String> = h.iter().map(|(f, n)| format!("{f}:{n}")).collect();
-                    format!("{{{}}}", fields.join(","))
-                }
-            };
-            match e.deadline {
-                Some(d) => format!("{v} until t={}", d.lo),
-                None => format!("{v} (no TTL)"),
-            }
+    entry_text_with(state, key, now, |t| format!("t={t}"))
+}
+
+/// [`entry_text`] with the lease's deadline told by `time` (a story counts ticks, a
+/// recorded history seconds).
+pub fn entry_text_with(
+    state: &RedisState,
+    key: &str,
+    now: u64,
+    time: impl Fn(u64) -> String,
+) -> String {
+    let Some(e) = state.live(key, now) else {
+        return "-".into();
+    };
+    let v = match &e.value {
+        Value::Str(s) => format!("\"{s}\""),
+        Value::Hash(h) => {
+            let fields: Vec<String> = h.iter().map(|(f, n)| format!("{f}:{n}")).collect();
+            format!("{{{}}}", fields.join(","))
         }
+    };
+    match e.deadline {
+        Some(d) => format!("{v} until {}", time(d.lo)),
+        None => format!("{v} (no TTL)"),
     }
 }
 

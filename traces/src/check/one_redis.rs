@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use locklab_models::redis::spec::{RedisCommand, RedisReply, RedisSpec, RedisState, Value};
+use locklab_models::redis::spec::{entry_text_with, RedisCommand, RedisReply, RedisSpec};
 use locklab_models::spec::Spec;
 
 use crate::format::{CommandValue, History, OpKind, Phase};
@@ -141,7 +141,7 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
     let mut held: Vec<String> = ill
         .states_after
         .iter()
-        .map(|s| entry_text(s, key, now))
+        .map(|s| entry_text_with(s, key, now, super::fmt_time))
         .collect();
     held.dedup();
     lines.push(format!(
@@ -175,24 +175,6 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
             .to_string(),
     );
     (summary, lines)
-}
-
-/// A key's value and lease at `now` as a short text: `"c0" until 1.500s`, or `-`.
-fn entry_text(state: &RedisState, key: &str, now: u64) -> String {
-    let Some(e) = state.live(key, now) else {
-        return "-".to_string();
-    };
-    let v = match &e.value {
-        Value::Str(s) => format!("\"{s}\""),
-        Value::Hash(h) => {
-            let fields: Vec<String> = h.iter().map(|(f, n)| format!("{f}:{n}")).collect();
-            format!("{{{}}}", fields.join(","))
-        }
-    };
-    match e.deadline {
-        Some(d) => format!("{v} until {}", super::fmt_time(d.lo)),
-        None => format!("{v} (no TTL)"),
-    }
 }
 
 /// The Redis commands of `paired`'s `command` events, or where one is not a Redis
