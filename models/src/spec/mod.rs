@@ -70,7 +70,7 @@ pub trait Spec: Clone + Debug + Send + Sync + 'static {
     /// The state of the service or resource.
     type State: Clone + Debug + Eq + Ord + Hash + Send + Sync;
     /// What a client asks.
-    type Input: Clone + Debug + Send + Sync;
+    type Input: Clone + Debug + PartialEq + Send + Sync;
     /// What the service answers.
     type Output: Clone + Debug + Eq + Send + Sync;
 

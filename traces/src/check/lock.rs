@@ -327,7 +327,7 @@ fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
     let states: Vec<String> = ill.states_after.iter().map(holder_text).collect();
     report
         .explanation
-        .push(format!("after them the lock is {}", states.join(" or ")));
+        .push(format!("after them the lock is {}", super::one_of(&states)));
     tell_stuck(ill, paired, &mut report);
     report
 }

@@ -384,6 +384,23 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
     })
 }
 
+/// The states a search may be in, for people: "a or b or c", or the first few and how
+/// many more (a run of unanswered grants leaves hundreds, which say nothing one by one).
+pub fn one_of(states: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut distinct: Vec<&String> = Vec::new();
+    for s in states {
+        if !distinct.contains(&s) {
+            distinct.push(s);
+        }
+    }
+    let head: Vec<&str> = distinct.iter().take(SHOWN).map(|s| s.as_str()).collect();
+    match distinct.len().saturating_sub(SHOWN) {
+        0 => head.join(" or "),
+        more => format!("{} or one of {more} more", head.join(" or ")),
+    }
+}
+
 /// Renders a point in a history's time for people: seconds with millisecond precision.
 pub fn fmt_time(ns: u64) -> String {
     if ns == u64::MAX {

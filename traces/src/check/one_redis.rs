@@ -144,10 +144,8 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
         .map(|s| entry_text_with(s, key, now, super::fmt_time))
         .collect();
     held.dedup();
-    lines.push(format!(
-        "after them `{key}` is {} at {at}",
-        held.join(" or ")
-    ));
+    let held = super::one_of(&held);
+    lines.push(format!("after them `{key}` is {held} at {at}"));
     let last_write =
         ill.longest.iter().rev().map(|&i| &ill.ops[i]).find(|op| {
             op.input.is_write() && op.output.is_some() && op.input.keys().contains(&key)
@@ -159,7 +157,7 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
         "not linearizable as one Redis: {} contradicts every state one server could be in \
          ({key} = {})",
         stuck.describe(),
-        held.join(" or ")
+        held
     );
     lines.push(format!(
         "next, {} cannot follow: one Redis would not answer {}",
