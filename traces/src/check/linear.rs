@@ -255,7 +255,7 @@ impl<S: Spec> LinResult<S> {
 }
 
 /// Resident memory of this process in bytes, where the kernel says (Linux).
-fn resident_bytes() -> Option<usize> {
+pub(super) fn resident_bytes() -> Option<usize> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;

@@ -405,6 +405,15 @@ impl<'a, S: Spec> Search<'a, S> {
 
     fn run(mut self, budget: &Budget) -> Ended {
         let mut steps: u32 = 0;
+        // The cache's own count misses what its states hold on the heap (a set of
+        // hundreds of Redis keyspaces is one entry), so the process's growth is watched
+        // too, now and then: reading it costs a system call.
+        let watch_rss = budget.max_bytes != usize::MAX;
+        let rss_start = if watch_rss {
+            super::resident_bytes().unwrap_or(0)
+        } else {
+            0
+        };
         // At a node reached by a lift, a committable operation goes first.
         let mut fresh = true;
         let mut at = self.next[self.head];
@@ -415,6 +424,15 @@ impl<'a, S: Spec> Search<'a, S> {
                     return Ended::OutOfBudget(Exhausted::Time);
                 }
                 if self.seen.bytes() > budget.max_bytes {
+                    return Ended::OutOfBudget(Exhausted::Memory);
+                }
+                if watch_rss
+                    && steps.is_multiple_of(1 << 16)
+                    && super::resident_bytes()
+                        .unwrap_or(0)
+                        .saturating_sub(rss_start)
+                        > budget.max_bytes
+                {
                     return Ended::OutOfBudget(Exhausted::Memory);
                 }
             }
