@@ -1,5 +1,7 @@
 //! The stateright model shared by every `redis-*` scenario.
 
+use std::sync::Arc;
+
 use stateright::Model;
 
 use crate::registry::Property;
@@ -94,8 +96,10 @@ pub struct Resource {
 pub struct RedisLockState {
     /// The clock.
     pub now: u64,
-    /// Master and replicas.
-    pub nodes: Vec<Node>,
+    /// Master and replicas. Shared between a state and its successors until an action
+    /// changes one (most change one node or none), so a state costs a few pointers
+    /// rather than a copy of every keyspace and replication stream.
+    pub nodes: Vec<Arc<Node>>,
     /// Index of the current master.
     pub master: u8,
     /// Failovers so far.
@@ -184,14 +188,16 @@ impl RedisLockModel {
         release: bool,
     ) -> RedisReply {
         let m = s.master as usize;
-        let before = s.nodes[m].db.clone();
-        let (reply, foreign) = s.nodes[m].exec(c as u8, cmd, s.now, release);
+        let node = Arc::make_mut(&mut s.nodes[m]);
+        let before = node.db.clone();
+        let (reply, foreign) = node.exec(c as u8, cmd, s.now, release);
+        let changed = node.db != before;
         if foreign && s.foreign_release.is_none() {
             s.foreign_release = Some(c as u8);
         }
         // Like Redis, only writes that changed the keyspace enter the stream (a refused
         // SET NX is not replicated), so busy retries do not grow the offset.
-        if cmd.is_write() && s.nodes[m].db != before {
+        if cmd.is_write() && changed {
             s.offset += 1;
             replication::propagate(&mut s.nodes, m, cmd, s.now, c as u8);
         }
@@ -199,11 +205,11 @@ impl RedisLockModel {
     }
 
     fn step(&self, st: &RedisLockState, c: usize) -> Option<Effect> {
-        let mut s = st.clone();
         let cl = &st.clients[c];
-        if cl.paused {
+        if cl.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
             return None;
         }
+        let mut s = st.clone();
         let ttl = self.ttl;
         let mut sent: Option<(RedisCommand, RedisReply)> = None;
         macro_rules! exchange {
@@ -342,7 +348,9 @@ impl RedisLockModel {
     fn settle(&self, s: &mut RedisLockState) {
         let now = s.now;
         for n in &mut s.nodes {
-            n.purge(now);
+            if n.would_purge(now) {
+                Arc::make_mut(n).purge(now);
+            }
         }
     }
 
@@ -380,7 +388,8 @@ impl RedisLockModel {
 
     pub(super) fn effect(&self, st: &RedisLockState, a: &Action) -> Option<Effect> {
         let plain = |state: RedisLockState| Some(Effect { state, sent: None });
-        let mut s = st.clone();
+        // Cloned only once an action is enabled: most of the ~20 actions a state offers
+        // are not, and a clone copies every node's keyspace.
         match *a {
             Action::Step(c) => self.step(st, c as usize),
             Action::Renew(c) => self.renew(st, c as usize),
@@ -388,40 +397,46 @@ impl RedisLockModel {
                 if !self.may_tick(st) {
                     return None;
                 }
+                let mut s = st.clone();
                 s.now += 1;
                 self.settle(&mut s);
                 plain(s)
             }
             Action::Replicate(r) => {
-                if !s.nodes[r as usize].replicate_one() {
+                if st.nodes[r as usize].stream.is_empty() {
                     return None;
                 }
+                let mut s = st.clone();
+                Arc::make_mut(&mut s.nodes[r as usize]).replicate_one();
                 self.settle(&mut s);
                 plain(s)
             }
             Action::Pause(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.0 == 0 || cl.paused || !cl.phase.holding() {
+                let cl = &st.clients[c as usize];
+                if st.budget.0 == 0 || cl.paused || !cl.phase.holding() {
                     return None;
                 }
-                cl.paused = true;
+                let mut s = st.clone();
+                s.clients[c as usize].paused = true;
                 s.budget.0 -= 1;
                 plain(s)
             }
             Action::Resume(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.paused {
+                if !st.clients[c as usize].paused {
                     return None;
                 }
-                cl.paused = false;
+                let mut s = st.clone();
+                s.clients[c as usize].paused = false;
                 plain(s)
             }
             Action::Crash(c) => {
-                let cl = &mut s.clients[c as usize];
+                let cl = &st.clients[c as usize];
                 let started = cl.phase.holding() || matches!(cl.phase, Phase::Acquire(k) if k > 0);
-                if s.budget.1 == 0 || !started {
+                if st.budget.1 == 0 || !started {
                     return None;
                 }
+                let mut s = st.clone();
+                let cl = &mut s.clients[c as usize];
                 cl.phase = Phase::Crashed;
                 cl.paused = false;
                 cl.lease_until = None;
@@ -429,10 +444,11 @@ impl RedisLockModel {
                 plain(s)
             }
             Action::Failover(r) => {
-                let (r, m) = (r as usize, s.master as usize);
-                if s.budget.2 == 0 || r == m || !s.nodes[r].up {
+                let (r, m) = (r as usize, st.master as usize);
+                if st.budget.2 == 0 || r == m || !st.nodes[r].up {
                     return None;
                 }
+                let mut s = st.clone();
                 replication::promote(&mut s.nodes, m, r);
                 s.master = r as u8;
                 s.epoch += 1;
@@ -493,7 +509,7 @@ impl Model for RedisLockModel {
             .collect();
         vec![RedisLockState {
             now: 0,
-            nodes: vec![Node::new(); 1 + self.replicas],
+            nodes: vec![Arc::new(Node::new()); 1 + self.replicas],
             master: 0,
             epoch: 0,
             offset: 0,
