@@ -7,14 +7,15 @@
 //! the first violating state of a property is at the least depth any violating state
 //! has, and its parent chain is a shortest counterexample.
 //!
-//! Each visited state is stored once, as the compact byte encoding of its canonical form
-//! ([`Narrate::canonical`], where a model exploits symmetry) in one arena ([`Visited`]),
-//! with its parent as an index into the arena: deduplication compares encodings
-//! exactly (no fingerprint collision can hide a state), the queue holds a state and its
+//! Each visited state is stored once ([`Visited`]), as a 128-bit fingerprint of the
+//! compact encoding of its canonical form ([`Narrate::canonical`], where a model
+//! exploits symmetry), with its parent as an index: the queue holds a state and its
 //! index, and paths are rebuilt at the end by replaying concrete states, so stories
-//! never show a permuted state.
+//! never show a permuted state. (The search before kept 64-bit SipHash fingerprints;
+//! 128 bits make a collision, which could hide a state, vanishingly unlikely.)
 
 mod encode;
+mod fast_hash;
 mod visited;
 
 use std::collections::{HashMap, VecDeque};
@@ -28,6 +29,7 @@ use stateright::{Expectation, Model};
 use crate::registry::Property;
 
 pub use encode::encode;
+pub use fast_hash::FastHash;
 use visited::Visited;
 
 /// What a model adds to stateright's [`Model`] so its counterexamples can be told.
@@ -254,7 +256,7 @@ where
     let mut is = |s: &M::State, want: u32| {
         buf.clear();
         model.encode_canonical(s, &mut buf);
-        buf == visited.encoding(want)
+        visited.is(want, &buf)
     };
     let mut path = Vec::with_capacity(chain.len());
     let Some(init) = model.init_states().into_iter().find(|s| is(s, chain[0])) else {

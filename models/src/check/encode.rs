@@ -79,21 +79,32 @@ impl Hasher for Recorder<'_> {
     }
 }
 
-/// A fast 64-bit hash of an encoding, for the visited table (collisions cost only a
-/// byte comparison there, never a wrong answer).
-pub fn hash_bytes(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (bytes.len() as u64).wrapping_mul(K);
+/// A 128-bit fingerprint of an encoding: two 64-bit lanes with their own multipliers
+/// and rotations, each finished with murmur3's finaliser so every input bit reaches
+/// every output bit. Among the 10⁸ states of a large search the chance that two
+/// distinct encodings share a fingerprint is about 10¹⁶ / 2¹²⁸ < 10⁻²¹.
+pub fn fingerprint(bytes: &[u8]) -> [u64; 2] {
+    const K1: u64 = 0x9E37_79B9_7F4A_7C15;
+    const K2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+    let len = bytes.len() as u64;
+    let (mut a, mut b) = (len.wrapping_mul(K1), len ^ 0x1656_67B1_9E37_79F9);
     let mut chunks = bytes.chunks_exact(8);
+    let mut mix = |w: u64| {
+        a = (a ^ w).wrapping_mul(K1).rotate_left(29);
+        b = (b ^ w.rotate_left(17)).wrapping_mul(K2).rotate_left(37);
+    };
     for c in &mut chunks {
         let mut w = [0u8; 8];
         w.copy_from_slice(c);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+        mix(u64::from_le_bytes(w));
     }
     let mut tail = [0u8; 8];
     tail[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-    h = (h ^ u64::from_le_bytes(tail)).wrapping_mul(K);
-    // murmur3's finaliser: every input bit reaches every output bit.
+    mix(u64::from_le_bytes(tail));
+    [fmix(a ^ b.rotate_left(32)), fmix(b ^ K1)]
+}
+
+fn fmix(mut h: u64) -> u64 {
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^= h >> 33;
@@ -120,6 +131,17 @@ mod tests {
         let a: BTreeMap<String, i64> = [("x".into(), 1)].into();
         let b: BTreeMap<String, i64> = [("x".into(), -1)].into();
         assert_ne!(enc(&a), enc(&b));
+    }
+
+    #[test]
+    fn fingerprints_differ_for_near_encodings() {
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..100_000u32 {
+            let mut e = enc(&(i % 7, "c0", i / 7));
+            assert!(seen.insert(fingerprint(&e)));
+            e.push(0);
+            assert!(seen.insert(fingerprint(&e)));
+        }
     }
 
     #[test]

@@ -1,9 +1,12 @@
 //! The stateright model shared by every `redis-*` scenario.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use stateright::Model;
 
+use crate::check::FastHash;
 use crate::registry::Property;
 use crate::spec::redis::{RedisCommand, RedisReply};
 
@@ -487,6 +490,34 @@ impl RedisLockModel {
     }
 }
 
+thread_local! {
+    /// Nodes seen lately, so that equal nodes of different states are one allocation.
+    static NODES: RefCell<HashSet<Arc<Node>, FastHash>> = RefCell::default();
+}
+
+/// Replaces each node an action just built (one no other state holds yet) by an equal
+/// node already in memory: a search holds hundreds of thousands of states in its queue
+/// but only a few thousand distinct nodes, and a keyspace costs a kilobyte.
+fn share_nodes(s: &mut RedisLockState) {
+    NODES.with_borrow_mut(|seen| {
+        for n in &mut s.nodes {
+            if Arc::strong_count(n) > 1 {
+                continue;
+            }
+            match seen.get(n) {
+                Some(known) => *n = Arc::clone(known),
+                None => {
+                    // Bounded: forgetting only costs sharing, never a state.
+                    if seen.len() >= 1 << 16 {
+                        seen.clear();
+                    }
+                    seen.insert(Arc::clone(n));
+                }
+            }
+        }
+    });
+}
+
 impl Model for RedisLockModel {
     type State = RedisLockState;
     type Action = Action;
@@ -537,7 +568,9 @@ impl Model for RedisLockModel {
     }
 
     fn next_state(&self, s: &RedisLockState, a: Action) -> Option<RedisLockState> {
-        self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
+        let mut next = self.effect(s, &a).map(|e| e.state).filter(|n| n != s)?;
+        share_nodes(&mut next);
+        Some(next)
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
