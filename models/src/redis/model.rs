@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use smallvec::{smallvec, SmallVec};
 use stateright::Model;
 
 use crate::check::FastHash;
@@ -71,8 +72,9 @@ pub struct Client {
     pub phase: Phase,
     /// Stopped by a pause fault.
     pub paused: bool,
-    /// The value / hash field it writes.
-    pub value: String,
+    /// The value / hash field it writes (shared: states copy clients often, and the
+    /// value rarely changes).
+    pub value: Arc<str>,
     /// Until when it believes it holds the lock.
     pub lease_until: Option<u64>,
     /// Its fencing token.
@@ -102,15 +104,15 @@ pub struct RedisLockState {
     /// Master and replicas. Shared between a state and its successors until an action
     /// changes one (most change one node or none), so a state costs a few pointers
     /// rather than a copy of every keyspace and replication stream.
-    pub nodes: Vec<Arc<Node>>,
+    pub nodes: SmallVec<[Arc<Node>; 4]>,
     /// Index of the current master.
     pub master: u8,
     /// Failovers so far.
     pub epoch: u8,
     /// Writes since the current master was promoted.
     pub offset: u32,
-    /// The clients.
-    pub clients: Vec<Client>,
+    /// The clients (inline up to four: copying a state allocates nothing then).
+    pub clients: SmallVec<[Client; 4]>,
     /// The resource.
     pub resource: Resource,
     /// Faults left: pauses, crashes, failovers.
@@ -164,12 +166,12 @@ impl Phase {
 }
 
 impl RedisLockModel {
-    fn value_of(&self, c: usize) -> String {
+    fn value_of(&self, c: usize) -> Arc<str> {
         match self.value {
-            ValueKind::Unique if self.protocol == Protocol::Redisson => format!("c{c}:t1"),
-            ValueKind::Unique => format!("c{c}"),
-            ValueKind::ThreadId => "t1".to_string(),
-            ValueKind::Timestamp => String::new(),
+            ValueKind::Unique if self.protocol == Protocol::Redisson => format!("c{c}:t1").into(),
+            ValueKind::Unique => format!("c{c}").into(),
+            ValueKind::ThreadId => "t1".into(),
+            ValueKind::Timestamp => "".into(),
         }
     }
 
@@ -226,7 +228,7 @@ impl RedisLockModel {
         let next = match cl.phase {
             Phase::Idle => {
                 s.clients[c].value = if self.value == ValueKind::Timestamp {
-                    s.now.to_string()
+                    s.now.to_string().into()
                 } else {
                     self.value_of(c)
                 };
@@ -300,7 +302,7 @@ impl RedisLockModel {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
                     matches!(n.db.live(LOCK_KEY, s.now).map(|e| &e.value),
-                        Some(crate::spec::redis::Value::Hash(h)) if h.contains_key(&cl.value))
+                        Some(crate::spec::redis::Value::Hash(h)) if h.contains_key(&*cl.value))
                 };
                 match k {
                     0 => {
@@ -376,7 +378,7 @@ impl RedisLockModel {
         let mut s = st.clone();
         let cmd = RedisCommand::EvalRedissonRenew {
             key: LOCK_KEY.into(),
-            field: cl.value.clone(),
+            field: cl.value.to_string(),
             px: self.ttl,
         };
         let reply = self.send(&mut s, c, &cmd, false);
@@ -540,7 +542,7 @@ impl Model for RedisLockModel {
             .collect();
         vec![RedisLockState {
             now: 0,
-            nodes: vec![Arc::new(Node::new()); 1 + self.replicas],
+            nodes: smallvec![Arc::new(Node::new()); 1 + self.replicas],
             master: 0,
             epoch: 0,
             offset: 0,
