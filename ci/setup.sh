@@ -12,6 +12,7 @@ packages=(
   zookeeper
   faketime libfaketime libtcmalloc-minimal4
   protobuf-compiler
+  spin
 )
 
 sudo_cmd=()

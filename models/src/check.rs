@@ -5,21 +5,32 @@
 //! state finds the same property, so its paths are not guaranteed shortest; this one
 //! dequeues states in order of depth and checks each state when it is first reached, so
 //! the first violating state of a property is at the least depth any violating state
-//! has, and its parent chain is a shortest counterexample. States are deduplicated by a
-//! 64-bit fingerprint of their canonical form ([`Narrate::canonical`], where a model
-//! exploits symmetry); paths are rebuilt from concrete states, so stories never show a
-//! permuted state.
+//! has, and its parent chain is a shortest counterexample.
+//!
+//! Each visited state is stored once ([`Visited`]), as a 128-bit fingerprint of the
+//! compact encoding of its canonical form ([`Narrate::canonical`], where a model
+//! exploits symmetry), with its parent as an index: the queue holds a state and its
+//! index, and paths are rebuilt at the end by replaying concrete states, so stories
+//! never show a permuted state. (The search before kept 64-bit SipHash fingerprints;
+//! 128 bits make a collision, which could hide a state, vanishingly unlikely.)
 
-use std::collections::hash_map::DefaultHasher;
+mod encode;
+mod fast_hash;
+mod visited;
+
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use stateright::{Expectation, Model};
 
 use crate::registry::Property;
+
+pub use encode::encode;
+pub use fast_hash::FastHash;
+use visited::Visited;
 
 /// What a model adds to stateright's [`Model`] so its counterexamples can be told.
 pub trait Narrate: Model
@@ -31,6 +42,13 @@ where
     /// nodes are interchangeable).
     fn canonical(&self, state: &Self::State) -> Self::State {
         state.clone()
+    }
+
+    /// Appends the [`encode`]d canonical form of `state` to `out`: what the search
+    /// stores and compares. A model without symmetry overrides it with
+    /// `encode(state, out)` to spare a clone of every generated state.
+    fn encode_canonical(&self, state: &Self::State, out: &mut Vec<u8>) {
+        encode(&self.canonical(state), out);
     }
 
     /// One line per actor (clock, each client, each node, the resource).
@@ -75,6 +93,9 @@ pub struct Stats {
     pub max_depth: usize,
     /// Wall time in seconds.
     pub seconds: f64,
+    /// States waiting to be expanded (for the progress line; not part of reports).
+    #[serde(skip)]
+    pub queue: usize,
 }
 
 impl Stats {
@@ -106,13 +127,10 @@ pub struct Outcome<M: Model> {
     pub discoveries: Vec<Discovery<M>>,
 }
 
-fn fingerprint<T: Hash>(t: &T) -> u64 {
-    let mut h = DefaultHasher::new();
-    t.hash(&mut h);
-    h.finish()
-}
+/// How often (in generated states) the search reports progress and reads the clock.
+const REPORT_EVERY: usize = 1 << 14;
 
-/// Explores `model` breadth-first; `progress` gets the unique-state count now and then.
+/// Explores `model` breadth-first; `progress` gets the counters now and then.
 pub fn bfs<M>(model: &M, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Outcome<M>
 where
     M: Narrate,
@@ -127,72 +145,87 @@ where
         .filter(|p| matches!(p.expectation, Expectation::Always))
         .filter_map(|p| Property::of(&p).map(|named| (named, p)))
         .collect();
-    let mut found: Vec<Option<u64>> = vec![None; properties.len()];
-    // fingerprint → parent fingerprint (None for initial states).
-    let mut parents: HashMap<u64, Option<u64>> = HashMap::new();
-    let mut queue: VecDeque<(M::State, u64, usize)> = VecDeque::new();
+    let mut found: Vec<Option<u32>> = vec![None; properties.len()];
+    let mut visited = Visited::new();
+    // (state, its index in `visited`, depth)
+    let mut queue: VecDeque<(M::State, u32, usize)> = VecDeque::new();
+    let mut encoding = Vec::new();
     let mut stats = Stats::default();
     let mut complete = true;
 
-    let visit = |state: M::State,
-                 parent: Option<u64>,
-                 depth: usize,
-                 parents: &mut HashMap<u64, Option<u64>>,
-                 queue: &mut VecDeque<(M::State, u64, usize)>,
-                 found: &mut Vec<Option<u64>>| {
-        let canon = model.canonical(&state);
-        let fp = fingerprint(&canon);
-        if parents.contains_key(&fp) {
+    let mut visit = |state: M::State,
+                     parent: Option<u32>,
+                     depth: usize,
+                     visited: &mut Visited,
+                     queue: &mut VecDeque<(M::State, u32, usize)>,
+                     found: &mut Vec<Option<u32>>| {
+        encoding.clear();
+        model.encode_canonical(&state, &mut encoding);
+        let Some(index) = visited.insert(&encoding, parent) else {
             return;
-        }
-        parents.insert(fp, parent);
+        };
         for (i, (_, p)) in properties.iter().enumerate() {
             if found[i].is_none() && !(p.condition)(model, &state) {
-                found[i] = Some(fp);
+                found[i] = Some(index);
             }
         }
         if model.within_boundary(&state) {
-            queue.push_back((state, fp, depth));
+            queue.push_back((state, index, depth));
         }
     };
 
     for s in model.init_states() {
         stats.states += 1;
-        visit(s, None, 0, &mut parents, &mut queue, &mut found);
+        visit(s, None, 0, &mut visited, &mut queue, &mut found);
     }
+    let mut actions = Vec::new();
     let mut next = Vec::new();
-    while let Some((state, fp, depth)) = queue.pop_front() {
+    let mut report_at = REPORT_EVERY;
+    while let Some((state, index, depth)) = queue.pop_front() {
         if found.iter().all(Option::is_some) {
             break;
         }
         stats.max_depth = stats.max_depth.max(depth);
-        next.clear();
-        model.next_states_into(&state, &mut next);
+        model.next_states_into(&state, &mut actions, &mut next);
+        drop(state);
         for s in next.drain(..) {
             stats.states += 1;
-            visit(s, Some(fp), depth + 1, &mut parents, &mut queue, &mut found);
+            visit(
+                s,
+                Some(index),
+                depth + 1,
+                &mut visited,
+                &mut queue,
+                &mut found,
+            );
         }
-        stats.unique_states = parents.len();
-        if stats.states % 4096 < 64 {
+        if stats.states >= report_at {
+            report_at = stats.states + REPORT_EVERY;
+            stats.unique_states = visited.len();
+            stats.queue = queue.len();
             stats.seconds = start.elapsed().as_secs_f64();
             progress(&stats);
+            if limits.timeout.is_some_and(|t| start.elapsed() > t) {
+                complete = queue.is_empty();
+                break;
+            }
         }
-        let over_time = limits.timeout.is_some_and(|t| start.elapsed() > t);
-        if parents.len() >= limits.max_states || over_time {
+        if visited.len() >= limits.max_states {
             complete = queue.is_empty();
             break;
         }
     }
-    stats.unique_states = parents.len();
+    stats.unique_states = visited.len();
+    stats.queue = queue.len();
     stats.seconds = start.elapsed().as_secs_f64();
 
     let discoveries = properties
         .iter()
         .zip(&found)
-        .filter_map(|((property, _), fp)| {
-            fp.map(|fp| Discovery {
+        .filter_map(|((property, _), index)| {
+            index.map(|index| Discovery {
                 property: *property,
-                path: rebuild(model, &parents, fp),
+                path: rebuild(model, &visited, index),
             })
         })
         .collect();
@@ -203,14 +236,10 @@ where
     }
 }
 
-/// Walks the parent fingerprints back to an initial state, then replays forward from
-/// concrete states, picking at each step a successor whose canonical fingerprint is the
+/// Walks the parent indices back to an initial state, then replays forward from
+/// concrete states, picking at each step a successor whose canonical encoding is the
 /// next one on the chain.
-fn rebuild<M>(
-    model: &M,
-    parents: &HashMap<u64, Option<u64>>,
-    last: u64,
-) -> Vec<(Option<M::Action>, M::State)>
+fn rebuild<M>(model: &M, visited: &Visited, last: u32) -> Vec<(Option<M::Action>, M::State)>
 where
     M: Narrate,
     M::State: Clone + Hash + Eq + Debug,
@@ -218,18 +247,19 @@ where
 {
     let mut chain = vec![last];
     let mut cur = last;
-    while let Some(Some(p)) = parents.get(&cur) {
-        chain.push(*p);
-        cur = *p;
+    while let Some(p) = visited.parent(cur) {
+        chain.push(p);
+        cur = p;
     }
     chain.reverse();
-    let fp_of = |s: &M::State| fingerprint(&model.canonical(s));
+    let mut buf = Vec::new();
+    let mut is = |s: &M::State, want: u32| {
+        buf.clear();
+        model.encode_canonical(s, &mut buf);
+        visited.is(want, &buf)
+    };
     let mut path = Vec::with_capacity(chain.len());
-    let Some(init) = model
-        .init_states()
-        .into_iter()
-        .find(|s| fp_of(s) == chain[0])
-    else {
+    let Some(init) = model.init_states().into_iter().find(|s| is(s, chain[0])) else {
         return path;
     };
     path.push((None, init));
@@ -240,7 +270,7 @@ where
         let step = actions
             .into_iter()
             .filter_map(|a| model.next_state(prev, a.clone()).map(|s| (a, s)))
-            .find(|(_, s)| fp_of(s) == *want);
+            .find(|(_, s)| is(s, *want));
         match step {
             Some((a, s)) => path.push((Some(a), s)),
             None => break,
@@ -250,16 +280,17 @@ where
 }
 
 /// Extension used by [`bfs`]: successors without the double action generation of
-/// [`Model::next_states`].
+/// [`Model::next_states`], into buffers the search reuses.
 trait NextInto: Model {
-    fn next_states_into(&self, state: &Self::State, out: &mut Vec<Self::State>) {
-        let mut actions = Vec::new();
-        self.actions(state, &mut actions);
-        out.extend(
-            actions
-                .into_iter()
-                .filter_map(|a| self.next_state(state, a)),
-        );
+    fn next_states_into(
+        &self,
+        state: &Self::State,
+        actions: &mut Vec<Self::Action>,
+        out: &mut Vec<Self::State>,
+    ) {
+        actions.clear();
+        self.actions(state, actions);
+        out.extend(actions.drain(..).filter_map(|a| self.next_state(state, a)));
     }
 }
 
@@ -312,7 +343,7 @@ where
         return false;
     }
     let mut next = Vec::new();
-    model.next_states_into(&state, &mut next);
+    model.next_states_into(&state, &mut Vec::new(), &mut next);
     next.into_iter()
         .any(|s| dls(model, prop, s, budget - 1, seen))
 }

@@ -63,8 +63,12 @@ pub fn run_report(id: &str, bounds: &Bounds, limits: Limits, format: Format) -> 
     let bar = spinner(format, &format!("checking {id}"));
     let result = catalog::check(id, &bounds.overrides(), limits, &mut |s| {
         bar.set_message(format!(
-            "checking {id}: {} states, depth {}",
-            s.unique_states, s.max_depth
+            "checking {id}: {} states ({} generated, {:.0}/s), depth {}, queue {}",
+            s.unique_states,
+            s.states,
+            s.states_per_second(),
+            s.max_depth,
+            s.queue
         ));
     });
     bar.finish_and_clear();

@@ -1,7 +1,13 @@
 //! The stateright model shared by every `redis-*` scenario.
 
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use smallvec::{smallvec, SmallVec};
 use stateright::Model;
 
+use crate::check::FastHash;
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::registry::Property;
 
@@ -66,8 +72,9 @@ pub struct Client {
     pub phase: Phase,
     /// Stopped by a pause fault.
     pub paused: bool,
-    /// The value / hash field it writes.
-    pub value: String,
+    /// The value / hash field it writes (shared: states copy clients often, and the
+    /// value rarely changes).
+    pub value: Arc<str>,
     /// Until when it believes it holds the lock.
     pub lease_until: Option<u64>,
     /// Its fencing token.
@@ -94,16 +101,18 @@ pub struct Resource {
 pub struct RedisLockState {
     /// The clock.
     pub now: u64,
-    /// Master and replicas.
-    pub nodes: Vec<Node>,
+    /// Master and replicas. Shared between a state and its successors until an action
+    /// changes one (most change one node or none), so a state costs a few pointers
+    /// rather than a copy of every keyspace and replication stream.
+    pub nodes: SmallVec<[Arc<Node>; 4]>,
     /// Index of the current master.
     pub master: u8,
     /// Failovers so far.
     pub epoch: u8,
     /// Writes since the current master was promoted.
     pub offset: u32,
-    /// The clients.
-    pub clients: Vec<Client>,
+    /// The clients (inline up to four: copying a state allocates nothing then).
+    pub clients: SmallVec<[Client; 4]>,
     /// The resource.
     pub resource: Resource,
     /// Faults left: pauses, crashes, failovers.
@@ -157,12 +166,12 @@ impl Phase {
 }
 
 impl RedisLockModel {
-    fn value_of(&self, c: usize) -> String {
+    fn value_of(&self, c: usize) -> Arc<str> {
         match self.value {
-            ValueKind::Unique if self.protocol == Protocol::Redisson => format!("c{c}:t1"),
-            ValueKind::Unique => format!("c{c}"),
-            ValueKind::ThreadId => "t1".to_string(),
-            ValueKind::Timestamp => String::new(),
+            ValueKind::Unique if self.protocol == Protocol::Redisson => format!("c{c}:t1").into(),
+            ValueKind::Unique => format!("c{c}").into(),
+            ValueKind::ThreadId => "t1".into(),
+            ValueKind::Timestamp => "".into(),
         }
     }
 
@@ -184,14 +193,16 @@ impl RedisLockModel {
         release: bool,
     ) -> RedisReply {
         let m = s.master as usize;
-        let before = s.nodes[m].db.clone();
-        let (reply, foreign) = s.nodes[m].exec(c as u8, cmd, s.now, release);
+        let node = Arc::make_mut(&mut s.nodes[m]);
+        let before = node.db.clone();
+        let (reply, foreign) = node.exec(c as u8, cmd, s.now, release);
+        let changed = node.db != before;
         if foreign && s.foreign_release.is_none() {
             s.foreign_release = Some(c as u8);
         }
         // Like Redis, only writes that changed the keyspace enter the stream (a refused
         // SET NX is not replicated), so busy retries do not grow the offset.
-        if cmd.is_write() && s.nodes[m].db != before {
+        if cmd.is_write() && changed {
             s.offset += 1;
             replication::propagate(&mut s.nodes, m, cmd, s.now, c as u8);
         }
@@ -199,11 +210,11 @@ impl RedisLockModel {
     }
 
     fn step(&self, st: &RedisLockState, c: usize) -> Option<Effect> {
-        let mut s = st.clone();
         let cl = &st.clients[c];
-        if cl.paused {
+        if cl.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
             return None;
         }
+        let mut s = st.clone();
         let ttl = self.ttl;
         let mut sent: Option<(RedisCommand, RedisReply)> = None;
         macro_rules! exchange {
@@ -217,7 +228,7 @@ impl RedisLockModel {
         let next = match cl.phase {
             Phase::Idle => {
                 s.clients[c].value = if self.value == ValueKind::Timestamp {
-                    s.now.to_string()
+                    s.now.to_string().into()
                 } else {
                     self.value_of(c)
                 };
@@ -291,7 +302,7 @@ impl RedisLockModel {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
                     matches!(n.db.live(LOCK_KEY, s.now).map(|e| &e.value),
-                        Some(crate::redis::spec::Value::Hash(h)) if h.contains_key(&cl.value))
+                        Some(crate::redis::spec::Value::Hash(h)) if h.contains_key(&*cl.value))
                 };
                 match k {
                     0 => {
@@ -342,7 +353,9 @@ impl RedisLockModel {
     fn settle(&self, s: &mut RedisLockState) {
         let now = s.now;
         for n in &mut s.nodes {
-            n.purge(now);
+            if n.would_purge(now) {
+                Arc::make_mut(n).purge(now);
+            }
         }
     }
 
@@ -365,7 +378,7 @@ impl RedisLockModel {
         let mut s = st.clone();
         let cmd = RedisCommand::EvalRedissonRenew {
             key: LOCK_KEY.into(),
-            field: cl.value.clone(),
+            field: cl.value.to_string(),
             px: self.ttl,
         };
         let reply = self.send(&mut s, c, &cmd, false);
@@ -380,7 +393,8 @@ impl RedisLockModel {
 
     pub(super) fn effect(&self, st: &RedisLockState, a: &Action) -> Option<Effect> {
         let plain = |state: RedisLockState| Some(Effect { state, sent: None });
-        let mut s = st.clone();
+        // Cloned only once an action is enabled: most of the ~20 actions a state offers
+        // are not, and a clone copies every node's keyspace.
         match *a {
             Action::Step(c) => self.step(st, c as usize),
             Action::Renew(c) => self.renew(st, c as usize),
@@ -388,40 +402,46 @@ impl RedisLockModel {
                 if !self.may_tick(st) {
                     return None;
                 }
+                let mut s = st.clone();
                 s.now += 1;
                 self.settle(&mut s);
                 plain(s)
             }
             Action::Replicate(r) => {
-                if !s.nodes[r as usize].replicate_one() {
+                if st.nodes[r as usize].stream.is_empty() {
                     return None;
                 }
+                let mut s = st.clone();
+                Arc::make_mut(&mut s.nodes[r as usize]).replicate_one();
                 self.settle(&mut s);
                 plain(s)
             }
             Action::Pause(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.0 == 0 || cl.paused || !cl.phase.holding() {
+                let cl = &st.clients[c as usize];
+                if st.budget.0 == 0 || cl.paused || !cl.phase.holding() {
                     return None;
                 }
-                cl.paused = true;
+                let mut s = st.clone();
+                s.clients[c as usize].paused = true;
                 s.budget.0 -= 1;
                 plain(s)
             }
             Action::Resume(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.paused {
+                if !st.clients[c as usize].paused {
                     return None;
                 }
-                cl.paused = false;
+                let mut s = st.clone();
+                s.clients[c as usize].paused = false;
                 plain(s)
             }
             Action::Crash(c) => {
-                let cl = &mut s.clients[c as usize];
+                let cl = &st.clients[c as usize];
                 let started = cl.phase.holding() || matches!(cl.phase, Phase::Acquire(k) if k > 0);
-                if s.budget.1 == 0 || !started {
+                if st.budget.1 == 0 || !started {
                     return None;
                 }
+                let mut s = st.clone();
+                let cl = &mut s.clients[c as usize];
                 cl.phase = Phase::Crashed;
                 cl.paused = false;
                 cl.lease_until = None;
@@ -429,10 +449,11 @@ impl RedisLockModel {
                 plain(s)
             }
             Action::Failover(r) => {
-                let (r, m) = (r as usize, s.master as usize);
-                if s.budget.2 == 0 || r == m || !s.nodes[r].up {
+                let (r, m) = (r as usize, st.master as usize);
+                if st.budget.2 == 0 || r == m || !st.nodes[r].up {
                     return None;
                 }
+                let mut s = st.clone();
                 replication::promote(&mut s.nodes, m, r);
                 s.master = r as u8;
                 s.epoch += 1;
@@ -471,6 +492,34 @@ impl RedisLockModel {
     }
 }
 
+thread_local! {
+    /// Nodes seen lately, so that equal nodes of different states are one allocation.
+    static NODES: RefCell<HashSet<Arc<Node>, FastHash>> = RefCell::default();
+}
+
+/// Replaces each node an action just built (one no other state holds yet) by an equal
+/// node already in memory: a search holds hundreds of thousands of states in its queue
+/// but only a few thousand distinct nodes, and a keyspace costs a kilobyte.
+fn share_nodes(s: &mut RedisLockState) {
+    NODES.with_borrow_mut(|seen| {
+        for n in &mut s.nodes {
+            if Arc::strong_count(n) > 1 {
+                continue;
+            }
+            match seen.get(n) {
+                Some(known) => *n = Arc::clone(known),
+                None => {
+                    // Bounded: forgetting only costs sharing, never a state.
+                    if seen.len() >= 1 << 16 {
+                        seen.clear();
+                    }
+                    seen.insert(Arc::clone(n));
+                }
+            }
+        }
+    });
+}
+
 impl Model for RedisLockModel {
     type State = RedisLockState;
     type Action = Action;
@@ -493,7 +542,7 @@ impl Model for RedisLockModel {
             .collect();
         vec![RedisLockState {
             now: 0,
-            nodes: vec![Node::new(); 1 + self.replicas],
+            nodes: smallvec![Arc::new(Node::new()); 1 + self.replicas],
             master: 0,
             epoch: 0,
             offset: 0,
@@ -521,7 +570,9 @@ impl Model for RedisLockModel {
     }
 
     fn next_state(&self, s: &RedisLockState, a: Action) -> Option<RedisLockState> {
-        self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
+        let mut next = self.effect(s, &a).map(|e| e.state).filter(|n| n != s)?;
+        share_nodes(&mut next);
+        Some(next)
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {

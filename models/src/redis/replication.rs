@@ -4,6 +4,8 @@
 //! replicas that have applied a given offset, and a failover promotes a replica with
 //! whatever it has applied — writes still in flight are lost.
 
+use std::sync::Arc;
+
 use crate::redis::spec::{apply, RedisCommand, RedisReply, RedisState};
 
 use super::keys::LOCK_KEY;
@@ -68,6 +70,14 @@ impl Node {
         }
     }
 
+    /// Whether [`Node::purge`] would change anything (so a shared node is copied only
+    /// when it must be).
+    pub fn would_purge(&self, now: u64) -> bool {
+        self.stream.is_empty()
+            && (self.db.keys.keys().any(|k| self.db.live(k, now).is_none())
+                || (self.creator.is_some() && self.db.live(LOCK_KEY, now).is_none()))
+    }
+
     /// Applies the oldest pending write, if any.
     pub fn replicate_one(&mut self) -> bool {
         if self.stream.is_empty() {
@@ -86,20 +96,20 @@ impl Default for Node {
 }
 
 /// Sends a write to every running replica's stream (the master itself has none).
-pub fn propagate(nodes: &mut [Node], master: usize, cmd: &RedisCommand, at: u64, client: u8) {
+pub fn propagate(nodes: &mut [Arc<Node>], master: usize, cmd: &RedisCommand, at: u64, client: u8) {
     if !cmd.is_write() {
         return;
     }
     for (i, n) in nodes.iter_mut().enumerate() {
         if i != master && n.up {
-            n.stream.push((cmd.clone(), at, client));
+            Arc::make_mut(n).stream.push((cmd.clone(), at, client));
         }
     }
 }
 
 /// How many running replicas have applied every write up to `offset` (writes counted
 /// since the current master was promoted): `WAIT`'s answer.
-pub fn acked(nodes: &[Node], master: usize, master_offset: u32, offset: u32) -> u32 {
+pub fn acked(nodes: &[Arc<Node>], master: usize, master_offset: u32, offset: u32) -> u32 {
     let applied = |n: &Node| master_offset.saturating_sub(n.stream.len() as u32);
     nodes
         .iter()
@@ -111,13 +121,15 @@ pub fn acked(nodes: &[Node], master: usize, master_offset: u32, offset: u32) -> 
 /// Sentinel promotes `replica`: it keeps what it applied and drops what was in flight,
 /// the old master leaves the topology, and the other replicas resynchronise from the new
 /// master (a full sync: they become copies of it).
-pub fn promote(nodes: &mut [Node], old_master: usize, replica: usize) {
-    nodes[replica].stream.clear();
-    nodes[old_master].up = false;
-    nodes[old_master].stream.clear();
+pub fn promote(nodes: &mut [Arc<Node>], old_master: usize, replica: usize) {
+    Arc::make_mut(&mut nodes[replica]).stream.clear();
+    let old = Arc::make_mut(&mut nodes[old_master]);
+    old.up = false;
+    old.stream.clear();
     let (db, creator) = (nodes[replica].db.clone(), nodes[replica].creator);
     for (i, n) in nodes.iter_mut().enumerate() {
         if i != replica && n.up {
+            let n = Arc::make_mut(n);
             n.db = db.clone();
             n.creator = creator;
             n.stream.clear();

@@ -147,17 +147,63 @@ impl RedlockModel {
         }
     }
 
-    pub(super) fn apply(&self, st: &RedlockState, a: &RlAction) -> Option<RedlockState> {
-        let mut s = st.clone();
+    /// Whether `a` can happen in `s`: checked before [`RedlockModel::apply`] copies the
+    /// state, since most of the actions a state offers cannot.
+    fn enabled(&self, s: &RedlockState, a: &RlAction) -> bool {
         let live = |c: &RlClient| !c.paused;
+        match *a {
+            RlAction::Send(c, i) => {
+                let cl = &s.clients[c as usize];
+                cl.phase == RlPhase::Acquiring
+                    && live(cl)
+                    && s.nodes[i as usize].tried & (1u8 << c) == 0
+            }
+            RlAction::Decide(c) => {
+                let cl = &s.clients[c as usize];
+                cl.phase == RlPhase::Acquiring
+                    && live(cl)
+                    && s.nodes.iter().all(|n| n.tried & (1u8 << c) != 0)
+            }
+            RlAction::Leave(c) => {
+                let cl = &s.clients[c as usize];
+                cl.phase == RlPhase::Critical && live(cl)
+            }
+            RlAction::Tick => {
+                let blocked = s.clients.iter().any(|c| {
+                    !c.paused
+                        && c.phase == RlPhase::Critical
+                        && c.lease_until.is_some_and(|d| s.now + 1 >= d)
+                });
+                // Bound: an attempt's SETs all go out within one tick (elapsed 0), which
+                // keeps the state space small; validity still subtracts the drift.
+                let acquiring: u8 = (0..s.clients.len())
+                    .filter(|&c| s.clients[c].phase == RlPhase::Acquiring)
+                    .fold(0, |m, c| m | (1 << c));
+                let mid_attempt = s.nodes.iter().any(|n| n.tried & acquiring != 0);
+                s.now < self.horizon && !blocked && !mid_attempt
+            }
+            RlAction::Crash(i) => s.budget.0 > 0 && s.nodes[i as usize].down_since.is_none(),
+            RlAction::Restart(i) => s.nodes[i as usize]
+                .down_since
+                .is_some_and(|t| s.now >= t + self.restart_delay),
+            RlAction::Jump(_) => s.budget.1 > 0,
+            RlAction::Pause(c) => {
+                let cl = &s.clients[c as usize];
+                s.budget.2 > 0 && !cl.paused && cl.phase == RlPhase::Critical
+            }
+            RlAction::Resume(c) => s.clients[c as usize].paused,
+        }
+    }
+
+    pub(super) fn apply(&self, st: &RedlockState, a: &RlAction) -> Option<RedlockState> {
+        if !self.enabled(st, a) {
+            return None;
+        }
+        let mut s = st.clone();
         match *a {
             RlAction::Send(c, i) => {
                 let (c, i) = (c as usize, i as usize);
                 let bit = 1u8 << c;
-                let cl = &s.clients[c];
-                if cl.phase != RlPhase::Acquiring || !live(cl) || s.nodes[i].tried & bit != 0 {
-                    return None;
-                }
                 let n = &mut s.nodes[i];
                 n.tried |= bit;
                 if n.down_since.is_none() {
@@ -176,12 +222,6 @@ impl RedlockModel {
                 let c = c as usize;
                 let bit = 1u8 << c;
                 let cl = &s.clients[c];
-                if cl.phase != RlPhase::Acquiring
-                    || !live(cl)
-                    || s.nodes.iter().any(|n| n.tried & bit == 0)
-                {
-                    return None;
-                }
                 let got = s.nodes.iter().filter(|n| n.got & bit != 0).count();
                 let validity = self.ttl as i64 - (s.now - cl.t0) as i64 - self.drift as i64;
                 if got >= self.majority() && validity > 0 {
@@ -200,68 +240,27 @@ impl RedlockModel {
             }
             RlAction::Leave(c) => {
                 let c = c as usize;
-                if s.clients[c].phase != RlPhase::Critical || !live(&s.clients[c]) {
-                    return None;
-                }
                 self.release_all(&mut s, c);
                 s.clients[c].phase = RlPhase::Done;
                 s.clients[c].lease_until = None;
             }
-            RlAction::Tick => {
-                let blocked = s.clients.iter().any(|c| {
-                    !c.paused
-                        && c.phase == RlPhase::Critical
-                        && c.lease_until.is_some_and(|d| s.now + 1 >= d)
-                });
-                // Bound: an attempt's SETs all go out within one tick (elapsed 0), which
-                // keeps the state space small; validity still subtracts the drift.
-                let acquiring: u8 = (0..s.clients.len())
-                    .filter(|&c| s.clients[c].phase == RlPhase::Acquiring)
-                    .fold(0, |m, c| m | (1 << c));
-                let mid_attempt = s.nodes.iter().any(|n| n.tried & acquiring != 0);
-                if s.now >= self.horizon || blocked || mid_attempt {
-                    return None;
-                }
-                s.now += 1;
-            }
+            RlAction::Tick => s.now += 1,
             RlAction::Crash(i) => {
                 let n = &mut s.nodes[i as usize];
-                if s.budget.0 == 0 || n.down_since.is_some() {
-                    return None;
-                }
                 s.budget.0 -= 1;
                 n.down_since = Some(s.now);
                 n.server = Node::new();
             }
-            RlAction::Restart(i) => {
-                let n = &mut s.nodes[i as usize];
-                match n.down_since {
-                    Some(t) if s.now >= t + self.restart_delay => n.down_since = None,
-                    _ => return None,
-                }
-            }
+            RlAction::Restart(i) => s.nodes[i as usize].down_since = None,
             RlAction::Jump(i) => {
-                if s.budget.1 == 0 {
-                    return None;
-                }
                 s.budget.1 -= 1;
                 s.nodes[i as usize].offset += self.ttl;
             }
             RlAction::Pause(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.2 == 0 || cl.paused || cl.phase != RlPhase::Critical {
-                    return None;
-                }
                 s.budget.2 -= 1;
-                cl.paused = true;
+                s.clients[c as usize].paused = true;
             }
-            RlAction::Resume(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.paused {
-                    return None;
-                }
-                cl.paused = false;
-            }
+            RlAction::Resume(c) => s.clients[c as usize].paused = false,
         }
         Self::settle(&mut s);
         Some(s)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Side by side with Spin 6.5.2 on the same state graphs: locklab's BFS against Spin's
+# BFS and DFS on a Promela transcription of the Redis lock model (benches/spin/, the
+# same unique states, transitions and shortest trails; see its README). For each row it
+# takes the median of RUNS runs of each checker's search time and its peak RSS, and
+# prints unique states, generated states per second, time, memory and the ratios.
+#   benches/spin_side_by_side.sh            # the two rows of issue 12
+#   RUNS=1 benches/spin_side_by_side.sh
+# Needs: spin and gcc (ci/setup.sh installs spin), GNU time at /usr/bin/time. Builds
+# locklab in release with the target dir and lock given by CARGO_TARGET_DIR and
+# CARGO_LOCK (a flock file serialising builds, if set).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+runs=${RUNS:-3}
+target=${CARGO_TARGET_DIR:-$root/target}
+
+build=(cargo build --release --quiet --bin locklab --manifest-path "$root/Cargo.toml")
+if [ -n "${CARGO_LOCK:-}" ]; then build=(flock "$CARGO_LOCK" "${build[@]}"); fi
+CARGO_TARGET_DIR=$target "${build[@]}"
+locklab=$target/release/locklab
+
+# Rows: "label|locklab check arguments|spin -D flags".
+rows=(
+  "failover 3c ttl4 2r fo=2|redis-failover --clients 3 --ttl 4 --replicas 2 --faults failover=2|-DCLIENTS=3 -DTTL=4 -DREPLICAS=2 -DFAILOVERS=2"
+  "lua-pause 4c ttl8 pause=3|redis-lua-pause --clients 4 --ttl 8 --faults pause=3|-DCLIENTS=4 -DTTL=8 -DPAUSES=3"
+)
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# One locklab run: prints "unique generated seconds rss_kb".
+run_locklab() {
+  # Exit 1 (a violation) is an answer here, not a failure.
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$locklab" check $1 --max-states 100000000 --format json \
+    >"$tmp/out.json" 2>/dev/null || true
+  local stats
+  stats=$(tr -d ' \n' <"$tmp/out.json" | grep -o '"stats":{[^}]*}')
+  local field
+  field() { echo "$stats" | grep -o "\"$1\":[0-9.e+-]*" | cut -d: -f2; }
+  echo "$(field unique_states) $(field states) $(field seconds) $(tail -1 "$tmp/rss")"
+}
+
+# One Spin run: prints "stored transitions seconds rss_kb".
+run_spin() {
+  "$here/spin/run.sh" "$1" $2 >"$tmp/spin.txt" 2>&1
+  awk '/states, stored/ {s=$1} /transitions/ {t=$1} /elapsed time/ {e=$4} /MAXRSS_KB/ {m=$2}
+       END {print s, t, e, m}' "$tmp/spin.txt"
+}
+
+# Median over runs of each column of "a b c d" lines (a, b are counts, equal each run).
+medians() {
+  local f=$1
+  echo "$(head -1 "$f" | cut -d' ' -f1) $(head -1 "$f" | cut -d' ' -f2) \
+$(cut -d' ' -f3 "$f" | median) $(cut -d' ' -f4 "$f" | median)"
+}
+
+printf "%-26s %-9s %11s %12s %9s %9s\n" scenario checker unique "generated/s" secs "peak MB"
+summary=()
+for row in "${rows[@]}"; do
+  IFS='|' read -r label args flags <<<"$row"
+  : >"$tmp/l"; : >"$tmp/b"; : >"$tmp/d"
+  for _ in $(seq "$runs"); do
+    run_locklab "$args" >>"$tmp/l"
+    run_spin bfs "$flags" >>"$tmp/b"
+    run_spin dfs "$flags" >>"$tmp/d"
+  done
+  for who in l b d; do
+    read -r unique gen secs rss < <(medians "$tmp/$who")
+    name=$([ $who = l ] && echo locklab || ([ $who = b ] && echo "spin bfs" || echo "spin dfs"))
+    awk -v l="$label" -v n="$name" -v u="$unique" -v g="$gen" -v s="$secs" -v m="$rss" \
+      'BEGIN {printf "%-26s %-9s %11d %12.0f %9.2f %9.0f\n", l, n, u, g/s, s, m/1024}'
+    eval "${who}_gen=$gen ${who}_secs=$secs ${who}_rss=$rss ${who}_unique=$unique"
+  done
+  summary+=("$(awk -v l="$label" -v lg="$l_gen" -v ls="$l_secs" -v lm="$l_rss" \
+    -v bg="$b_gen" -v bs="$b_secs" -v bm="$b_rss" -v lu="$l_unique" -v bu="$b_unique" \
+    'BEGIN {printf "%-26s states/s %.2fx  time %.2fx  memory %.2fx  (same graph: %s)",
+      l, (lg/ls)/(bg/bs), ls/bs, lm/bm, (lu == bu ? "yes" : "NO, unique states differ")}')")
+done
+echo
+echo "locklab / Spin BFS (states/s above 1 is faster; time and memory below 1 is less):"
+printf '%s\n' "${summary[@]}"
