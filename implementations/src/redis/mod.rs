@@ -15,7 +15,8 @@
 //!
 //! The shared modules import one way, each only from those before it: [`scripts`],
 //! [`wire`], [`recorder`], [`history`], [`replay`]; [`local_queue`] (the per-key
-//! hand-off queue, which knows no Redis); [`node`]; [`handle`]; [`replication`];
+//! hand-off queue, which knows no Redis); [`node`]; [`handle`]; `key_commands` (the one-command steps
+//! several protocols share: `SET … NX PX`, `SETNX`, `DEL`); [`replication`];
 //! [`cas_held`] (the compare-and-* grant and its hand-over); [`handoff`] (waiting for a
 //! hand-over); then the protocols.
 
@@ -27,6 +28,7 @@ pub mod get_then_del;
 pub mod handle;
 pub mod handoff;
 pub mod history;
+mod key_commands;
 pub mod local_queue;
 pub mod lua;
 pub mod node;
