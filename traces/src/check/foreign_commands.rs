@@ -74,8 +74,8 @@ fn prove<'a>(ops: &[&'a CommandOp]) -> Option<(&'a CommandOp, &'a CommandOp, &'a
         for b in bs.rev() {
             let a_grant = ops
                 .iter()
-                .filter(|g| g.client == a && granted_set(g) && g.return_ns < b.call_ns)
-                .last();
+                .rev()
+                .find(|g| g.client == a && granted_set(g) && g.return_ns < b.call_ns);
             let Some(a_grant) = a_grant else { continue };
             let a_wrote = ops.iter().any(|w| {
                 w.client == a
@@ -129,9 +129,9 @@ pub fn check(paired: &Paired) -> Option<CheckReport> {
             ),
         );
         report.ops = vec![
-            op_ref(ga, &format!("grant to c{}", ga.client)),
-            op_ref(gb, &format!("grant to c{}", gb.client)),
-            op_ref(del, &format!("c{}'s delete of c{}'s lock", del.client, gb.client)),
+            op_ref(ga, "its grant"),
+            op_ref(gb, "the next grant"),
+            op_ref(del, &format!("its delete of c{}'s lock", gb.client)),
         ];
         Some(report)
     })
