@@ -101,6 +101,25 @@ fn redis_del_unconditional_releases_a_foreign_lock() {
     assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Violation);
 }
 
+/// The foreign `DEL` happens inside a release that began before the other client's
+/// grant: only the Redis command events prove it.
+#[test]
+fn redis_get_then_del_deletes_another_clients_lock() {
+    let r = agrees("redis-get-then-del");
+    let foreign = r
+        .report
+        .checks
+        .iter()
+        .find(|c| c.property == Property::NoForeignRelease)
+        .expect("a foreign-release check");
+    assert_eq!(foreign.verdict, Verdict::Violation);
+    assert!(
+        foreign.summary.contains("proven from the Redis commands"),
+        "{}",
+        foreign.summary
+    );
+}
+
 #[test]
 fn redlock_holds_without_faults() {
     let r = agrees("redlock");
@@ -185,8 +204,9 @@ fn redis_failover_shows_two_holders_every_time() {
 }
 
 /// The rows with no test of their own: each runs and agrees with the model.
-const MUST_AGREE: [&str; 8] = [
+const MUST_AGREE: [&str; 9] = [
     "redis-get-set",
+    "redis-get-then-del",
     "redis-setnx-no-ttl",
     "redis-setnx-expire",
     "redis-timestamp-value",

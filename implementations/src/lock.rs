@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+use tokio::sync::Notify;
+
 use crate::error::LockError;
 use crate::guard::LockGuard;
 use crate::retry::{self, Retryable};
@@ -60,6 +62,13 @@ pub trait DistributedLock: Send + Sync {
         self.acquire_observed(wait, lease, &Unobserved)
     }
 
+    /// Notified when a handle of this process releases the same lock, so that a waiting
+    /// [`acquire`](DistributedLock::acquire) tries again at once instead of sleeping out
+    /// its back-off. `None` (the default): the wait polls the server only.
+    fn local_release(&self) -> Option<&Notify> {
+        None
+    }
+
     /// [`DistributedLock::acquire`], telling `observer` of every attempt. Locks that
     /// wait their own way override this one, not `acquire`.
     fn acquire_observed<'a>(
@@ -68,7 +77,8 @@ pub trait DistributedLock: Send + Sync {
         lease: Lease,
         observer: &'a dyn AttemptObserver,
     ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(retry::acquire_loop(self, wait, lease, None, observer))
+        let released = self.local_release();
+        Box::pin(retry::acquire_loop(self, wait, lease, released, observer))
     }
 }
 

@@ -247,7 +247,10 @@ async fn each_protocol_sends_exactly_its_documented_commands() {
     for (id, commands, lease) in expected {
         let rec = Recorder::new();
         let n = recorded_node(&s, &rec).await;
-        let lock = redis::single_node(id, &n, &format!("shape-{id}")).expect("known id");
+        let lock = id
+            .parse::<redis::SingleNode>()
+            .expect("known id")
+            .build(&n, &format!("shape-{id}"));
         assert_eq!(lock.info().protocol, id);
         let g = lock.acquire(WAIT, lease).await.expect("acquire");
         g.release().await.expect("release");

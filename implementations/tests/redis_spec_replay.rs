@@ -11,20 +11,22 @@ mod common;
 use std::time::Duration;
 
 use common::{recorded_node, server};
-use locklab_implementations::redis::{self, replay, Recorder, RedisReply, Redlock, ReplayError};
+use locklab_implementations::redis::{
+    self, replay, Recorder, RedisReply, Redlock, ReplayError, SingleNode,
+};
 use locklab_implementations::{Attempt, DistributedLock, Lease};
 
 const WAIT: Duration = Duration::from_secs(1);
 
 /// Two owners take turns, with a refused attempt, a renewal where the protocol has one,
 /// a late (refused) release after expiry, and a re-entry for reentrant locks.
-async fn scenario(id: &str, rec: &Recorder, s: &locklab_servers::RedisServer) {
+async fn scenario(id: SingleNode, rec: &Recorder, s: &locklab_servers::RedisServer) {
     let n = recorded_node(s, rec).await;
     let key = format!("replay-{id}");
-    let a = redis::single_node(id, &n, &key).expect("id");
-    let b = redis::single_node(id, &n, &key).expect("id");
+    let a = id.build(&n, &key);
+    let b = id.build(&n, &key);
     let info = a.info();
-    let lease = if id == "redis-setnx-no-ttl" {
+    let lease = if id == SingleNode::SetNxNoTtl {
         Lease::Unbounded
     } else {
         Lease::Fixed(Duration::from_millis(1500))
@@ -58,7 +60,7 @@ async fn scenario(id: &str, rec: &Recorder, s: &locklab_servers::RedisServer) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_single_node_protocol_speaks_the_spec() {
     let s = server();
-    for id in redis::SINGLE_NODE_PROTOCOLS {
+    for id in SingleNode::ALL {
         let rec = Recorder::new();
         scenario(id, &rec, &s).await;
         let ex = rec.exchanges();
@@ -121,7 +123,7 @@ fn stuck(ex: &[redis::Exchange]) -> Vec<u64> {
 async fn a_forged_reply_is_a_mismatch() {
     let s = server();
     let rec = Recorder::new();
-    scenario("redis-lua", &rec, &s).await;
+    scenario(SingleNode::Lua, &rec, &s).await;
     let mut ex = rec.exchanges();
     replay(&ex).expect("the true recording replays");
     // The refused attempt of B (SET NX → nil) claims success instead.
@@ -141,7 +143,7 @@ async fn a_forged_reply_is_a_mismatch() {
 async fn a_forgotten_release_is_a_mismatch() {
     let s = server();
     let rec = Recorder::new();
-    scenario("redis-lua", &rec, &s).await;
+    scenario(SingleNode::Lua, &rec, &s).await;
     let mut ex = rec.exchanges();
     let release = ex
         .iter()

@@ -5,20 +5,18 @@
 //! Commands: acquire `SET k o NX PX t`; release `DEL k` (1 deleted — whoever's it was —
 //! 0 nothing there).
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use tokio::sync::Notify;
 
 use super::handle::KeyHandle;
-use super::lua::{require_ttl, set_nx_px};
-use super::node::{unexpected, RedisNode};
-use crate::attempt::{Attempt, AttemptObserver};
+use super::key_commands::{fixed_ttl, set_nx_px, DelHeld};
+use super::node::RedisNode;
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
-use crate::held_lock::HeldLock;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
-use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-del-unconditional";
@@ -38,37 +36,6 @@ impl DelUnconditionalLock {
     }
 }
 
-/// A grant released by an unconditional `DEL`.
-#[derive(Debug)]
-pub(crate) struct DelHeld {
-    pub(crate) handle: KeyHandle,
-}
-
-/// `DEL key`: `Ok` when something was deleted (not necessarily ours).
-pub(crate) async fn del(handle: &KeyHandle) -> Result<(), LockError> {
-    let command = RedisCommand::Del {
-        key: handle.key.clone(),
-    };
-    let released = &handle.released;
-    let reply = handle
-        .node
-        .exec_then(command.clone(), || released.notify_one())
-        .await;
-    match reply? {
-        RedisReply::Integer(1) => Ok(()),
-        RedisReply::Integer(0) => Err(LockError::NotHeld {
-            key: handle.key.clone(),
-        }),
-        other => Err(unexpected(&command, &other)),
-    }
-}
-
-impl HeldLock for DelHeld {
-    fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
-        Box::pin(del(&self.handle))
-    }
-}
-
 impl DistributedLock for DelUnconditionalLock {
     fn info(&self) -> LockInfo {
         self.handle.info(PROTOCOL, false, false, true)
@@ -76,36 +43,17 @@ impl DistributedLock for DelUnconditionalLock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
-            if matches!(lease, Lease::Watchdog(_)) {
-                return Err(LockError::Unsupported {
-                    protocol: PROTOCOL,
-                    what: "a watchdog (it has no safe renewal)",
-                });
-            }
-            let ttl = require_ttl(PROTOCOL, lease)?;
+            let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
                 return Ok(Attempt::Busy { retry_after: None });
             }
-            let held = Arc::new(DelHeld {
-                handle: self.handle.clone(),
-            });
+            let held = DelHeld::of(&self.handle);
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

@@ -10,15 +10,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::Notify;
+
 use super::cas_held::{after_grant, CasHeld};
 use super::handle::KeyHandle;
-use super::lua::require_ttl;
+use super::key_commands::require_ttl;
 use super::node::{px, unexpected, RedisNode};
 use super::replication::WaitReplicas;
-use crate::attempt::{Attempt, AttemptObserver};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
@@ -87,18 +88,7 @@ impl DistributedLock for FencedLock {
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

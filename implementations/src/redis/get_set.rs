@@ -4,16 +4,16 @@
 //!
 //! Commands: acquire `GET k` (a value: busy) then `SET k o [PX t]`; release `DEL k`.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::del_unconditional::DelHeld;
+use tokio::sync::Notify;
+
 use super::handle::KeyHandle;
+use super::key_commands::{refuse_watchdog, DelHeld};
 use super::node::{px, unexpected, RedisNode};
-use crate::attempt::{Attempt, AttemptObserver};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
@@ -52,12 +52,7 @@ impl DistributedLock for GetSetLock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
-            if matches!(lease, Lease::Watchdog(_)) {
-                return Err(LockError::Unsupported {
-                    protocol: PROTOCOL,
-                    what: "a watchdog",
-                });
-            }
+            refuse_watchdog(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             let get = RedisCommand::Get {
                 key: self.handle.key.clone(),
@@ -80,25 +75,12 @@ impl DistributedLock for GetSetLock {
                 RedisReply::Ok => {}
                 other => return Err(unexpected(&set, &other)),
             }
-            let held = Arc::new(DelHeld {
-                handle: self.handle.clone(),
-            });
+            let held = DelHeld::of(&self.handle);
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

@@ -9,14 +9,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::del_unconditional::del;
+use tokio::sync::Notify;
+
 use super::handle::KeyHandle;
-use super::lua::{require_ttl, set_nx_px};
+use super::key_commands::{del, fixed_ttl, set_nx_px};
 use super::node::{unexpected, RedisNode};
-use crate::attempt::{Attempt, AttemptObserver};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
 use crate::held_lock::HeldLock;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
@@ -84,13 +84,7 @@ impl DistributedLock for GetThenDelLock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
-            if matches!(lease, Lease::Watchdog(_)) {
-                return Err(LockError::Unsupported {
-                    protocol: PROTOCOL,
-                    what: "a watchdog",
-                });
-            }
-            let ttl = require_ttl(PROTOCOL, lease)?;
+            let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
                 return Ok(Attempt::Busy { retry_after: None });
@@ -103,18 +97,7 @@ impl DistributedLock for GetThenDelLock {
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

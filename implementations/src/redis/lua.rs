@@ -20,11 +20,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::Notify;
+
 use super::cas_held::{after_grant, CasHeld};
 use super::handle::KeyHandle;
 use super::handoff::wait_turn;
+use super::key_commands::{require_ttl, set_nx_px};
 use super::local_queue::LocalQueue;
-use super::node::{px, unexpected, RedisNode};
+use super::node::RedisNode;
 use super::replication::{replicated, WaitReplicas};
 use crate::attempt::{Attempt, AttemptObserver};
 use crate::box_future::BoxFuture;
@@ -33,7 +36,6 @@ use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use crate::retry::{self, LocalTurns, Waited};
-use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-lua";
@@ -79,33 +81,6 @@ impl LuaLock {
     }
 }
 
-/// `SET key value NX PX ttl`: `Ok(true)` granted, `Ok(false)` busy.
-pub(crate) async fn set_nx_px(
-    handle: &KeyHandle,
-    value: &str,
-    ttl: Duration,
-) -> Result<bool, LockError> {
-    let command = RedisCommand::Set {
-        key: handle.key.clone(),
-        value: value.to_string(),
-        nx: true,
-        px: Some(px(ttl)),
-    };
-    match handle.node.exec(command.clone()).await? {
-        RedisReply::Ok => Ok(true),
-        RedisReply::Nil => Ok(false),
-        other => Err(unexpected(&command, &other)),
-    }
-}
-
-/// The lease's TTL, or `Unsupported` for a lock that must have one.
-pub(crate) fn require_ttl(protocol: &'static str, lease: Lease) -> Result<Duration, LockError> {
-    lease.ttl().ok_or(LockError::Unsupported {
-        protocol,
-        what: "a lease without TTL",
-    })
-}
-
 impl DistributedLock for LuaLock {
     fn info(&self) -> LockInfo {
         self.handle.info(PROTOCOL, false, false, false)
@@ -134,6 +109,10 @@ impl DistributedLock for LuaLock {
         })
     }
 
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
+    }
+
     fn acquire_observed<'a>(
         &'a self,
         wait: Duration,
@@ -145,7 +124,7 @@ impl DistributedLock for LuaLock {
             self,
             wait,
             lease,
-            Some(&self.handle.released),
+            self.local_release(),
             turns,
             observer,
         ))

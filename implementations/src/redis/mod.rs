@@ -5,7 +5,8 @@
 //! [`replication`]'s `WAIT` option for the single-node ones. Teaching only — broken on
 //! purpose, each documenting the fault that breaks it: [`get_set`], [`setnx_no_ttl`],
 //! [`setnx_expire`], [`del_unconditional`], [`get_then_del`], [`timestamp_value`], and
-//! [`reentrant::ReentrantLock::with_thread_id_owner`].
+//! [`reentrant::ReentrantLock::with_thread_id_owner`]. [`SingleNode`] names the
+//! single-node ones as a type, for whoever picks one by catalog id.
 //!
 //! The commands are the Redis node spec's (`locklab_models::redis::spec`), the one
 //! vocabulary of Redis commands: every one goes through [`RedisNode::exec`] (put on the
@@ -15,9 +16,10 @@
 //!
 //! The shared modules import one way, each only from those before it: [`scripts`],
 //! [`wire`], [`recorder`], [`history`], [`replay`]; [`local_queue`] (the per-key
-//! hand-off queue, which knows no Redis); [`node`]; [`handle`]; [`replication`];
+//! hand-off queue, which knows no Redis); [`node`]; [`handle`]; `key_commands` (the one-command steps
+//! several protocols share: `SET … NX PX`, `SETNX`, `DEL`); [`replication`];
 //! [`cas_held`] (the compare-and-* grant and its hand-over); [`handoff`] (waiting for a
-//! hand-over); then the protocols.
+//! hand-over); then the protocols; last [`single_node`], which builds them.
 
 pub mod cas_held;
 pub mod del_unconditional;
@@ -27,6 +29,7 @@ pub mod get_then_del;
 pub mod handle;
 pub mod handoff;
 pub mod history;
+mod key_commands;
 pub mod local_queue;
 pub mod lua;
 pub mod node;
@@ -38,6 +41,7 @@ pub mod replication;
 pub mod scripts;
 pub mod setnx_expire;
 pub mod setnx_no_ttl;
+pub mod single_node;
 pub mod timestamp_value;
 pub mod wire;
 
@@ -56,42 +60,5 @@ pub use replication::WaitReplicas;
 pub use scripts::LockScript;
 pub use setnx_expire::SetNxExpireLock;
 pub use setnx_no_ttl::SetNxNoTtlLock;
+pub use single_node::SingleNode;
 pub use timestamp_value::TimestampValueLock;
-
-use crate::lock::DistributedLock;
-
-/// The catalog ids of the single-node protocols [`single_node`] builds.
-pub const SINGLE_NODE_PROTOCOLS: [&str; 10] = [
-    get_set::PROTOCOL,
-    setnx_no_ttl::PROTOCOL,
-    setnx_expire::PROTOCOL,
-    del_unconditional::PROTOCOL,
-    get_then_del::PROTOCOL,
-    timestamp_value::PROTOCOL,
-    lua::PROTOCOL,
-    fenced::PROTOCOL,
-    reentrant::PROTOCOL,
-    reentrant::PROTOCOL_THREAD_ID,
-];
-
-/// A fresh handle (own owner identity) of the single-node protocol `id` on `key`, for
-/// a harness that picks protocols by name. `None` for an unknown id (and for
-/// `redlock`, which needs several nodes: [`Redlock::new`]). The thread-id variant uses
-/// thread id 1 for every handle, which is the point of that bug.
-pub fn single_node(id: &str, node: &RedisNode, key: &str) -> Option<Box<dyn DistributedLock>> {
-    Some(match id {
-        get_set::PROTOCOL => Box::new(GetSetLock::new(node, key)),
-        setnx_no_ttl::PROTOCOL => Box::new(SetNxNoTtlLock::new(node, key)),
-        setnx_expire::PROTOCOL => Box::new(SetNxExpireLock::new(node, key)),
-        del_unconditional::PROTOCOL => Box::new(DelUnconditionalLock::new(node, key)),
-        get_then_del::PROTOCOL => Box::new(GetThenDelLock::new(node, key)),
-        timestamp_value::PROTOCOL => Box::new(TimestampValueLock::new(node, key)),
-        lua::PROTOCOL => Box::new(LuaLock::new(node, key)),
-        fenced::PROTOCOL => Box::new(FencedLock::new(node, key)),
-        reentrant::PROTOCOL => Box::new(ReentrantLock::new(node, key)),
-        reentrant::PROTOCOL_THREAD_ID => {
-            Box::new(ReentrantLock::with_thread_id_owner(node, key, 1))
-        }
-        _ => return None,
-    })
-}

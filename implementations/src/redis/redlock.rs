@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 use super::handle::random_owner;
+use super::key_commands::require_ttl;
 use super::node::{px, RedisNode};
 use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
@@ -168,7 +169,7 @@ impl DistributedLock for Redlock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
-            let ttl = super::lua::require_ttl(PROTOCOL, lease)?;
+            let ttl = require_ttl(PROTOCOL, lease)?;
             let start = Instant::now();
             let replies = self
                 .broadcast(RedisCommand::Set {

@@ -16,9 +16,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio::sync::Notify;
+
 use super::handle::KeyHandle;
+use super::key_commands::require_ttl;
 use super::node::{px, unexpected, RedisNode};
-use crate::attempt::{Attempt, AttemptObserver};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
@@ -135,7 +138,7 @@ impl DistributedLock for ReentrantLock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
-            let ttl = super::lua::require_ttl(self.protocol, lease)?;
+            let ttl = require_ttl(self.protocol, lease)?;
             let lease_ms = px(ttl);
             let command = RedisCommand::EvalRedissonLock {
                 key: self.handle.key.clone(),
@@ -168,18 +171,7 @@ impl DistributedLock for ReentrantLock {
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

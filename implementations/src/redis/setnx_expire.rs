@@ -6,18 +6,16 @@
 //! Commands: acquire `SETNX k o` (1 granted, 0 busy) then `EXPIRE k s` (the lease
 //! rounded up to whole seconds); release `DEL k`.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::del_unconditional::DelHeld;
+use tokio::sync::Notify;
+
 use super::handle::KeyHandle;
-use super::lua::require_ttl;
+use super::key_commands::{fixed_ttl, setnx, DelHeld};
 use super::node::{unexpected, RedisNode};
-use super::setnx_no_ttl::setnx;
-use crate::attempt::{Attempt, AttemptObserver};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
@@ -56,13 +54,7 @@ impl DistributedLock for SetNxExpireLock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
-            if matches!(lease, Lease::Watchdog(_)) {
-                return Err(LockError::Unsupported {
-                    protocol: PROTOCOL,
-                    what: "a watchdog",
-                });
-            }
-            let ttl = require_ttl(PROTOCOL, lease)?;
+            let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !setnx(&self.handle).await? {
                 return Ok(Attempt::Busy { retry_after: None });
@@ -79,25 +71,12 @@ impl DistributedLock for SetNxExpireLock {
                 RedisReply::Integer(1) => {}
                 other => return Err(unexpected(&command, &other)),
             }
-            let held = Arc::new(DelHeld {
-                handle: self.handle.clone(),
-            });
+            let held = DelHeld::of(&self.handle);
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

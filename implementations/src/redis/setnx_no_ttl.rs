@@ -4,19 +4,18 @@
 //!
 //! Commands: acquire `SETNX k o` (1 granted, 0 busy); release `DEL k`.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use super::del_unconditional::DelHeld;
+use tokio::sync::Notify;
+
 use super::handle::KeyHandle;
-use super::node::{unexpected, RedisNode};
-use crate::attempt::{Attempt, AttemptObserver};
+use super::key_commands::{setnx, DelHeld};
+use super::node::RedisNode;
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
-use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
 pub const PROTOCOL: &str = "redis-setnx-no-ttl";
@@ -33,19 +32,6 @@ impl SetNxNoTtlLock {
         SetNxNoTtlLock {
             handle: KeyHandle::new(node, key),
         }
-    }
-}
-
-/// `SETNX key value`: `Ok(true)` granted.
-pub(crate) async fn setnx(handle: &KeyHandle) -> Result<bool, LockError> {
-    let command = RedisCommand::SetNx {
-        key: handle.key.clone(),
-        value: handle.owner.clone(),
-    };
-    match handle.node.exec(command.clone()).await? {
-        RedisReply::Integer(1) => Ok(true),
-        RedisReply::Integer(0) => Ok(false),
-        other => Err(unexpected(&command, &other)),
     }
 }
 
@@ -66,25 +52,12 @@ impl DistributedLock for SetNxNoTtlLock {
             if !setnx(&self.handle).await? {
                 return Ok(Attempt::Busy { retry_after: None });
             }
-            let held = Arc::new(DelHeld {
-                handle: self.handle.clone(),
-            });
+            let held = DelHeld::of(&self.handle);
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

@@ -8,16 +8,17 @@
 //! Commands: acquire `SET k <ms> NX PX t`; release `EVAL compare-and-delete [k] [<ms>]`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::Notify;
 
 use super::cas_held::CasHeld;
 use super::handle::KeyHandle;
-use super::lua::{require_ttl, set_nx_px};
+use super::key_commands::{fixed_ttl, set_nx_px};
 use super::node::RedisNode;
-use crate::attempt::{Attempt, AttemptObserver};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 
@@ -73,13 +74,7 @@ impl DistributedLock for TimestampValueLock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
-            if matches!(lease, Lease::Watchdog(_)) {
-                return Err(LockError::Unsupported {
-                    protocol: PROTOCOL,
-                    what: "a watchdog",
-                });
-            }
-            let ttl = require_ttl(PROTOCOL, lease)?;
+            let ttl = fixed_ttl(PROTOCOL, lease)?;
             let stamp = (self.clock)().to_string();
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &stamp, ttl).await? {
@@ -92,18 +87,7 @@ impl DistributedLock for TimestampValueLock {
         })
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(crate::retry::acquire_loop(
-            self,
-            wait,
-            lease,
-            Some(&self.handle.released),
-            observer,
-        ))
+    fn local_release(&self) -> Option<&Notify> {
+        Some(&self.handle.released)
     }
 }

@@ -174,6 +174,17 @@ pub fn plans() -> Vec<RedisPlan> {
             RedisLock::DelUnconditional,
             "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice), then DELs whatever lock is there",
         ),
+        Plan {
+            ttl_ms: 500,
+            work_ms: 40,
+            story: "every release pauses 1 s (twice its 0.5 s lease) between its GET, which finds its own value, and its DEL, which by then removes whoever holds the lock",
+            ..single(
+                "redis-get-then-del",
+                RedisLock::GetThenDel {
+                    pause_before_del_ms: 1_000,
+                },
+            )
+        },
         single("redis-lua", RedisLock::Lua),
         paused(
             "redis-lua-pause",

@@ -9,6 +9,10 @@
 //! acquire and releases to be safe may well hold the lock. A grant that overlaps a live
 //! lease (a double grant) proves nothing here: that is mutual exclusion's and the lock
 //! spec's finding.
+//!
+//! Where the lock operations prove nothing, the Redis commands of the history may:
+//! [`super::foreign_commands`] (a `DEL` that removed a lock granted to another client
+//! while the release was under way).
 
 use std::collections::HashMap;
 
@@ -149,6 +153,9 @@ pub fn check(paired: &Paired) -> CheckReport {
             ];
             return report.stat("releases", releases);
         }
+    }
+    if let Some(report) = super::foreign_commands::check(paired) {
+        return report.stat("releases", releases);
     }
     CheckReport::new(
         Property::NoForeignRelease,

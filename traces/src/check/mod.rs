@@ -14,6 +14,7 @@ use crate::ops::pair;
 
 pub mod fencing;
 pub mod foreign;
+pub mod foreign_commands;
 pub mod linear;
 pub mod liveness;
 pub mod lock;
