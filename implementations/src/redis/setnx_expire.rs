@@ -6,6 +6,8 @@
 //! Commands: acquire `SETNX k o` (1 granted, 0 busy) then `EXPIRE k s` (the lease
 //! rounded up to whole seconds); release `DEL k`.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -27,7 +29,10 @@ pub const PROTOCOL: &str = "redis-setnx-expire";
 #[derive(Clone, Debug)]
 pub struct SetNxExpireLock {
     handle: KeyHandle,
-    crash_after_setnx: bool,
+    /// Crash right after the n-th `SETNX` that wins (`0`: never).
+    crash_at_win: u32,
+    /// `SETNX`es won so far, shared by the handle's clones.
+    wins: Arc<AtomicU32>,
 }
 
 impl SetNxExpireLock {
@@ -35,14 +40,22 @@ impl SetNxExpireLock {
     pub fn new(node: &RedisNode, key: &str) -> Self {
         SetNxExpireLock {
             handle: KeyHandle::new(node, key),
-            crash_after_setnx: false,
+            crash_at_win: 0,
+            wins: Arc::new(AtomicU32::new(0)),
         }
     }
 
     /// Fault injection: after a successful `SETNX`, "crash" — return
     /// [`LockError::InjectedFault`] without sending `EXPIRE` or releasing.
-    pub fn crash_after_setnx(mut self, crash: bool) -> Self {
-        self.crash_after_setnx = crash;
+    pub fn crash_after_setnx(self, crash: bool) -> Self {
+        self.crash_after_setnx_win(u32::from(crash))
+    }
+
+    /// Fault injection: "crash" as [`Self::crash_after_setnx`] does, but only after the
+    /// `n`-th `SETNX` this handle wins (`0`: never), so that it has held the lock
+    /// properly before.
+    pub fn crash_after_setnx_win(mut self, n: u32) -> Self {
+        self.crash_at_win = n;
         self
     }
 }
@@ -59,7 +72,8 @@ impl DistributedLock for SetNxExpireLock {
             if !setnx(&self.handle).await? {
                 return Ok(Attempt::Busy { retry_after: None });
             }
-            if self.crash_after_setnx {
+            let won = self.wins.fetch_add(1, Ordering::Relaxed) + 1;
+            if won == self.crash_at_win {
                 return Err(LockError::InjectedFault("crash between SETNX and EXPIRE"));
             }
             let seconds = ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0);

@@ -26,18 +26,20 @@ pub enum RedisLock {
     },
     /// `redis-setnx-no-ttl`.
     SetNxNoTtl,
-    /// `redis-setnx-expire`; client `crashing` (if any) dies right after its first
-    /// `SETNX` that won, before its `EXPIRE`.
+    /// `redis-setnx-expire`; client `crashing` (if any) dies right after its
+    /// `at_win`-th `SETNX` that won, before its `EXPIRE`.
     SetNxExpire {
         /// Who carries the crash knob.
         crashing: Option<u32>,
+        /// Which of its winning `SETNX`es it dies after (from 1).
+        at_win: u32,
     },
     /// `redis-del-unconditional`.
     DelUnconditional,
     /// `redis-get-then-del`, pausing this long between the `GET` and the `DEL` of
-    /// every release (ms). No plan runs it yet: the foreign `DEL` it makes happens
-    /// inside its own release operation, which began before the other client's grant,
-    /// so no check of the operations alone can prove it.
+    /// every release (ms). The foreign `DEL` it makes happens inside its own release
+    /// operation, which began before the other client's grant, so only the command
+    /// events prove it.
     GetThenDel {
         /// The pause.
         pause_before_del_ms: u64,
@@ -114,8 +116,11 @@ pub fn build(
             Box::new(GetSetLock::new(first, key).with_gap(Duration::from_millis(gap_ms)))
         }
         RedisLock::SetNxNoTtl => Box::new(SetNxNoTtlLock::new(first, key)),
-        RedisLock::SetNxExpire { crashing } => {
-            Box::new(SetNxExpireLock::new(first, key).crash_after_setnx(crashing == Some(client)))
+        RedisLock::SetNxExpire { crashing, at_win } => {
+            Box::new(
+                SetNxExpireLock::new(first, key)
+                    .crash_after_setnx_win(if crashing == Some(client) { at_win } else { 0 }),
+            )
         }
         RedisLock::DelUnconditional => Box::new(DelUnconditionalLock::new(first, key)),
         RedisLock::GetThenDel {

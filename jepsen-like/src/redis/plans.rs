@@ -155,13 +155,18 @@ pub fn plans() -> Vec<RedisPlan> {
             "the first holder crashes inside its section; the lock has no TTL",
         ),
         Plan {
-            // c0 may win its first SETNX only after a few rounds: room to watch after.
+            // c0 may win its second SETNX only after a few rounds: room to watch after.
             duration_ms: 6_000,
             ..crashed(
                 "redis-setnx-expire",
-                RedisLock::SetNxExpire { crashing: Some(0) },
+                // Its second: the run has seen sections (and mutual exclusion kept)
+                // before the lock gets stuck.
+                RedisLock::SetNxExpire {
+                    crashing: Some(0),
+                    at_win: 2,
+                },
                 Vec::new(),
-                "c0 crashes right after its first SETNX that wins, before its EXPIRE",
+                "c0 crashes right after its second SETNX that wins, before its EXPIRE",
             )
         },
         paused(
