@@ -82,7 +82,10 @@ impl Lock {
             },
             (Lock::GetLock, _) => SqlCommand::GetLock { name },
             (Lock::ForUpdate | Lock::AdvisoryXact, 0) => SqlCommand::Begin,
-            (Lock::ForUpdate, _) => SqlCommand::SelectForUpdate { name },
+            (Lock::ForUpdate, _) => SqlCommand::SelectForUpdate {
+                name,
+                nowait: false,
+            },
             (Lock::AdvisoryXact, _) => SqlCommand::AdvisoryXactLock { key: ADVISORY_KEY },
             (Lock::Advisory, _) => SqlCommand::AdvisoryLock { key: ADVISORY_KEY },
         }

@@ -137,11 +137,15 @@ pub enum SqlCommand {
     Begin,
     /// `COMMIT`.
     Commit,
+    /// `ROLLBACK`.
+    Rollback,
     /// `SELECT * FROM locks WHERE name = ? FOR UPDATE` (waits while another transaction
     /// holds the row).
     SelectForUpdate {
         /// Row name.
         name: String,
+        /// `FOR UPDATE NOWAIT`: answer [`SqlReply::LockNotAvailable`] instead of waiting.
+        nowait: bool,
     },
     /// `SELECT n FROM counter`.
     ReadCounter,
@@ -159,6 +163,14 @@ pub enum SqlCommand {
     AdvisoryXactLock {
         /// Key.
         key: i64,
+    },
+    /// `SELECT pg_try_advisory_lock(?)` / `pg_try_advisory_xact_lock(?)`: the
+    /// waiting statements' non-waiting twins (`t` granted, `f` busy).
+    TryAdvisoryLock {
+        /// Key.
+        key: i64,
+        /// The transaction-level lock.
+        xact: bool,
     },
     /// `SELECT pg_advisory_unlock(?)`.
     AdvisoryUnlock {
@@ -188,6 +200,8 @@ pub enum SqlReply {
     Bool(bool),
     /// The connection is gone (the session was killed or closed).
     ConnectionLost,
+    /// `NOWAIT` found the row locked by another transaction.
+    LockNotAvailable,
 }
 
 impl SqlState {
@@ -345,12 +359,15 @@ pub fn apply(
             s.sessions[session as usize].tx = Some(Tx::default());
             SqlReply::Ok
         }
-        SqlCommand::Commit => {
-            s.end_tx(session, true);
+        SqlCommand::Commit | SqlCommand::Rollback => {
+            s.end_tx(session, *cmd == SqlCommand::Commit);
             SqlReply::Ok
         }
-        SqlCommand::SelectForUpdate { name } => {
+        SqlCommand::SelectForUpdate { name, nowait } => {
             match s.row_locks.get(name) {
+                Some(holder) if *holder != session && *nowait => {
+                    return Some((SqlReply::LockNotAvailable, s));
+                }
                 Some(holder) if *holder != session => return None,
                 _ => {}
             }
@@ -392,6 +409,19 @@ pub fn apply(
             }
             s.advisory.retain(|_, a| a.count + a.xact > 0);
             SqlReply::Ok
+        }
+        SqlCommand::TryAdvisoryLock { key, xact } => {
+            let busy = s.advisory.get(key).is_some_and(|a| a.session != session);
+            if busy {
+                return Some((SqlReply::Bool(false), s));
+            }
+            let cmd = if *xact {
+                SqlCommand::AdvisoryXactLock { key: *key }
+            } else {
+                SqlCommand::AdvisoryLock { key: *key }
+            };
+            let (_, next) = apply(&s, session, &cmd, now)?;
+            return Some((SqlReply::Bool(true), next));
         }
         SqlCommand::AdvisoryUnlock { key } => match s.advisory.get_mut(key) {
             Some(a) if a.session == session && a.count > 0 => {
@@ -437,13 +467,21 @@ pub fn statement_text(cmd: &SqlCommand) -> String {
         SqlCommand::ReleaseLock { name } => format!("SELECT RELEASE_LOCK('{name}')"),
         SqlCommand::Begin => "BEGIN".to_string(),
         SqlCommand::Commit => "COMMIT".to_string(),
-        SqlCommand::SelectForUpdate { name } => {
-            format!("SELECT * FROM locks WHERE name = '{name}' FOR UPDATE")
+        SqlCommand::Rollback => "ROLLBACK".to_string(),
+        SqlCommand::SelectForUpdate { name, nowait } => {
+            let nowait = if *nowait { " NOWAIT" } else { "" };
+            format!("SELECT * FROM locks WHERE name = '{name}' FOR UPDATE{nowait}")
         }
         SqlCommand::ReadCounter => "SELECT n FROM counter".to_string(),
         SqlCommand::WriteCounter { value } => format!("UPDATE counter SET n = {value}"),
         SqlCommand::AdvisoryLock { key } => format!("SELECT pg_advisory_lock({key})"),
         SqlCommand::AdvisoryXactLock { key } => format!("SELECT pg_advisory_xact_lock({key})"),
+        SqlCommand::TryAdvisoryLock { key, xact: false } => {
+            format!("SELECT pg_try_advisory_lock({key})")
+        }
+        SqlCommand::TryAdvisoryLock { key, xact: true } => {
+            format!("SELECT pg_try_advisory_xact_lock({key})")
+        }
         SqlCommand::AdvisoryUnlock { key } => format!("SELECT pg_advisory_unlock({key})"),
         SqlCommand::NextVal => "SELECT nextval('fence')".to_string(),
     }
@@ -460,6 +498,7 @@ pub fn reply_text(reply: &SqlReply) -> String {
         SqlReply::Null => "NULL".to_string(),
         SqlReply::Bool(b) => if *b { "t" } else { "f" }.to_string(),
         SqlReply::ConnectionLost => "ERROR connection lost".to_string(),
+        SqlReply::LockNotAvailable => "ERROR lock not available (NOWAIT)".to_string(),
     }
 }
 
@@ -496,11 +535,17 @@ mod tests {
         let (_, s) = run(&s, 0, SqlCommand::Begin, 0);
         let sel = SqlCommand::SelectForUpdate {
             name: LOCK_NAME.into(),
+            nowait: false,
         };
         let (_, s) = run(&s, 0, sel.clone(), 0);
         let (_, s) = run(&s, 0, SqlCommand::WriteCounter { value: 1 }, 0);
         let (_, s) = run(&s, 1, SqlCommand::Begin, 0);
         assert!(apply(&s, 1, &sel, 0).is_none(), "waits for the row lock");
+        let nowait = SqlCommand::SelectForUpdate {
+            name: LOCK_NAME.into(),
+            nowait: true,
+        };
+        assert_eq!(run(&s, 1, nowait, 0).0, SqlReply::LockNotAvailable);
         let (_, mut s) = run(&s, 0, SqlCommand::AdvisoryLock { key: 1 }, 0);
         s.kill(0);
         assert!(apply(&s, 1, &sel, 0).is_some());
@@ -530,6 +575,11 @@ mod tests {
         let (_, s) = run(&s, 0, lock.clone(), 0);
         assert_eq!(s.advisory[&1].count, 2, "reentrant: counted");
         assert!(apply(&s, 1, &lock, 0).is_none());
+        let try_lock = SqlCommand::TryAdvisoryLock {
+            key: 1,
+            xact: false,
+        };
+        assert_eq!(run(&s, 1, try_lock.clone(), 0).0, SqlReply::Bool(false));
         let un = SqlCommand::AdvisoryUnlock { key: 1 };
         assert_eq!(run(&s, 1, un.clone(), 0).0, SqlReply::Bool(false));
         let (_, s) = run(&s, 0, un.clone(), 0);
