@@ -204,12 +204,17 @@ impl LeaseLock {
     /// `T` from the database instead of this process's clock.
     pub async fn new(session: Arc<Session>, key: &str, db_time: bool) -> Result<Self, LockError> {
         session.ensure_row(key).await?;
-        Ok(LeaseLock {
+        Ok(Self::on_row(session, key, db_time))
+    }
+
+    /// A handle on a lease row someone already made ([`Session::ensure_row`]).
+    pub fn on_row(session: Arc<Session>, key: &str, db_time: bool) -> Self {
+        LeaseLock {
             session,
             key: key.into(),
             owner: fresh_owner(),
             db_time,
-        })
+        }
     }
 }
 
@@ -442,11 +447,16 @@ impl TxLock {
     /// `SELECT … FOR UPDATE` on the row `key` (created if missing).
     pub async fn for_update(session: Arc<Session>, key: &str) -> Result<Self, LockError> {
         session.ensure_row(key).await?;
-        Ok(TxLock {
+        Ok(Self::for_update_on_row(session, key))
+    }
+
+    /// `SELECT … FOR UPDATE` on a row someone already made ([`Session::ensure_row`]).
+    pub fn for_update_on_row(session: Arc<Session>, key: &str) -> Self {
+        TxLock {
             session,
             key: key.into(),
             kind: TxKind::ForUpdate,
-        })
+        }
     }
 
     /// `pg_advisory_xact_lock` on `key` (PostgreSQL).
