@@ -230,6 +230,12 @@ fn every_plan_is_tested() {
         "redlock-pause",
         "redis-failover",
         "redis-failover-wait",
+        // Tested in tests/run_sql.rs.
+        "mysql-getlock-conn-kill",
+        "sql-for-update-outside-tx",
+        "mysql-unique-crash",
+        "mysql-lease-dbtime-pause",
+        "pg-advisory",
     ];
     for p in locklab_jepsen::plans() {
         assert!(
