@@ -236,6 +236,10 @@ fn every_plan_is_tested() {
         "mysql-unique-crash",
         "mysql-lease-dbtime-pause",
         "pg-advisory",
+        "mysql-unique-reaper",
+        "mysql-unique-reaper-fenced",
+        "mysql-lease-clock-skew",
+        "pg-advisory-fenced",
     ];
     for p in locklab_jepsen::plans() {
         assert!(

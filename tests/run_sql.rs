@@ -72,6 +72,30 @@ fn database_time_does_not_survive_a_holders_pause() {
 }
 
 #[test]
+fn a_reaper_gives_two_holders_and_a_foreign_delete_unless_released_by_id() {
+    let r = agrees("mysql-unique-reaper");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Violation);
+    let r = agrees("mysql-unique-reaper-fenced");
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+}
+
+#[test]
+fn a_client_clock_ahead_takes_a_held_lease() {
+    let r = agrees("mysql-lease-clock-skew");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+}
+
+#[test]
+fn a_sequence_token_keeps_the_resource_safe_after_pg_terminate_backend() {
+    let r = agrees("pg-advisory-fenced");
+    // The lock is lost (two inside), the resource refuses the stale holder.
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+}
+
+#[test]
 fn replicas_are_refused_for_a_single_server() {
     let options = RunOptions {
         replicas: Some(2),

@@ -23,6 +23,8 @@ pub struct Shape {
     /// The lock takes a row made once, up front (lease, `FOR UPDATE`); a unique-key
     /// lock must find none.
     pub lock_row: bool,
+    /// A reaper job deletes lock rows older than this (ms), every 100 ms.
+    pub reaper_ms: Option<u64>,
 }
 
 /// One SQL server kind.
@@ -43,6 +45,8 @@ pub trait SqlKind: Send + Sync + 'static {
     fn holder_query(key: &str) -> String;
     /// The statement that kills session `id`.
     fn kill_query(id: u64) -> String;
+    /// The reaper's statement: delete lock rows older than `ms`.
+    fn reap_query(ms: u64) -> String;
     /// The server binary, for its version.
     const BINARY: &'static str;
 }
@@ -96,6 +100,14 @@ impl SqlKind for MariaDb {
     fn kill_query(id: u64) -> String {
         format!("KILL CONNECTION {id}")
     }
+
+    fn reap_query(ms: u64) -> String {
+        format!(
+            "DELETE FROM {}.locks WHERE created < NOW(6) - INTERVAL {} MICROSECOND",
+            locklab_servers::mariadb::DATABASE,
+            ms.saturating_mul(1000)
+        )
+    }
 }
 
 impl SqlKind for Postgres {
@@ -139,11 +151,18 @@ impl SqlKind for Postgres {
     fn kill_query(id: u64) -> String {
         format!("SELECT pg_terminate_backend({id})")
     }
+
+    fn reap_query(ms: u64) -> String {
+        format!(
+            "DELETE FROM locks WHERE created < clock_timestamp() - interval '{ms} milliseconds'"
+        )
+    }
 }
 
 /// A running SQL server of kind `K`. Dropping it stops the server.
 pub struct SqlCluster<K: SqlKind> {
     server: K::Server,
+    reaper_ms: Option<u64>,
     kind: PhantomData<K>,
 }
 
@@ -173,6 +192,7 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         K::sql(&server, &K::schema(shape.lock_row)).map_err(RunError::Environment)?;
         Ok(SqlCluster {
             server,
+            reaper_ms: shape.reaper_ms,
             kind: PhantomData,
         })
     }
@@ -212,6 +232,13 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         }
     }
 
+    /// The reaper job, when the shape has one (errors are the next tick's to retry).
+    fn tick(&mut self, _proxies: &[(usize, crate::proxy::ProxyControl)], _log: &crate::log::Log) {
+        if let Some(ms) = self.reaper_ms {
+            let _ = K::sql(&self.server, &K::reap_query(ms));
+        }
+    }
+
     async fn connect(addrs: &[String]) -> Result<Endpoints, RunError> {
         let addr = addrs
             .first()
@@ -229,11 +256,11 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
 
     fn build_lock(
         lock: &SqlLock,
-        _client: u32,
+        client: u32,
         endpoints: &Endpoints,
         key: &str,
     ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
-        locks::build(*lock, endpoints, key)
+        locks::build(*lock, client, endpoints, key)
     }
 
     fn describe(&self) -> String {
