@@ -43,7 +43,12 @@ for svc in redis-server mariadb postgresql etcd zookeeper; do
   fi
 done
 
-for bin in redis-server redis-cli protoc; do
+for bin in redis-server redis-cli protoc mariadbd mariadb-install-db mariadb psql pg_isready; do
   command -v "$bin" >/dev/null || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
+done
+# Debian keeps the PostgreSQL server off PATH; locklab looks there when it is not on PATH.
+for bin in postgres initdb; do
+  command -v "$bin" >/dev/null || [ -x "/usr/lib/postgresql/15/bin/$bin" ] \
+    || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
 done
 echo "locklab setup: done"

@@ -162,6 +162,9 @@ fn counterexamples_are_shortest_against_iterative_deepening() {
         "redis-timestamp-value",
         "inventory-timestamp-cas",
         "redlock-clock-jump",
+        "mysql-unique-reaper",
+        "mysql-lease-dbtime-pause",
+        "pg-advisory-pool",
     ];
     for id in ids {
         let s = find(id).expect("id");

@@ -250,6 +250,16 @@ fn every_plan_is_tested() {
         "redlock-pause",
         "redis-failover",
         "redis-failover-wait",
+        // Tested in tests/run_sql.rs.
+        "mysql-getlock-conn-kill",
+        "sql-for-update-outside-tx",
+        "mysql-unique-crash",
+        "mysql-lease-dbtime-pause",
+        "pg-advisory",
+        "mysql-unique-reaper",
+        "mysql-unique-reaper-fenced",
+        "mysql-lease-clock-skew",
+        "pg-advisory-fenced",
     ];
     for p in locklab_jepsen::plans() {
         assert!(

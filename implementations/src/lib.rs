@@ -6,6 +6,8 @@
 //!   token and reports lost ownership.
 //! - [`redis`] holds every Redis protocol of the catalog, the deliberately broken ones
 //!   included (documented as teaching-only).
+//! - [`sql`] holds the MariaDB/MySQL and PostgreSQL locks (unique key, lease row,
+//!   `GET_LOCK`, advisory, `FOR UPDATE`).
 //! - [`hold_state`] is the client-side shared state (hold counts, watchdog generations),
 //!   written against [`sync`] so that `--cfg loom` model-checks it; so is
 //!   [`handoff_queue`], the queue through which tasks of one process hand a lock over.
@@ -65,6 +67,8 @@ pub mod ownership;
 pub mod redis;
 #[cfg(not(loom))]
 pub mod retry;
+#[cfg(not(loom))]
+pub mod sql;
 #[cfg(not(loom))]
 mod watchdog;
 

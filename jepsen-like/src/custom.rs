@@ -18,6 +18,7 @@
 use std::sync::Arc;
 
 use locklab_implementations::redis::RedisNode;
+use locklab_implementations::sql::Session;
 use locklab_implementations::{DistributedLock, LockError};
 
 /// One client's connections to the run's lock servers, of whatever family the scenario
@@ -28,6 +29,8 @@ pub enum Endpoints {
     /// One connected node per lock server, in topology order (`redis`; the master,
     /// followed through Sentinel; `n0` … `n4`).
     Redis(Vec<RedisNode>),
+    /// The client's own session on the SQL server (`mysql-*`, `pg-*`, `sql-*`).
+    Sql(Arc<Session>),
 }
 
 type Build = dyn Fn(&Endpoints, &str) -> Result<Box<dyn DistributedLock>, LockError> + Send + Sync;

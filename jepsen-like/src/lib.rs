@@ -28,6 +28,7 @@ pub mod registry;
 pub mod resource;
 pub mod runner;
 pub mod schedule;
+pub mod sql;
 pub mod workload;
 
 pub use custom::{CustomLock, Endpoints};

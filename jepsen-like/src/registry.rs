@@ -5,6 +5,7 @@
 use crate::plan::Plan;
 use crate::redis::RedisCluster;
 use crate::runner::{run_plan, Progress, RunOptions, RunReport};
+use crate::sql::{MariaDbCluster, PostgresCluster};
 use crate::RunError;
 
 /// A plan of any family.
@@ -12,6 +13,10 @@ use crate::RunError;
 pub enum AnyPlan {
     /// Redis and Redlock.
     Redis(Plan<RedisCluster>),
+    /// SQL locks on MariaDB.
+    MariaDb(Plan<MariaDbCluster>),
+    /// SQL locks on PostgreSQL.
+    Postgres(Plan<PostgresCluster>),
 }
 
 impl AnyPlan {
@@ -19,6 +24,8 @@ impl AnyPlan {
     pub fn id(&self) -> &'static str {
         match self {
             AnyPlan::Redis(p) => p.id,
+            AnyPlan::MariaDb(p) => p.id,
+            AnyPlan::Postgres(p) => p.id,
         }
     }
 
@@ -26,16 +33,22 @@ impl AnyPlan {
     pub fn story(&self) -> &'static str {
         match self {
             AnyPlan::Redis(p) => p.story,
+            AnyPlan::MariaDb(p) => p.story,
+            AnyPlan::Postgres(p) => p.story,
         }
     }
 }
 
 /// Every scenario `locklab run` can run.
 pub fn plans() -> Vec<AnyPlan> {
-    crate::redis::plans::plans()
+    let redis = crate::redis::plans::plans().into_iter().map(AnyPlan::Redis);
+    let mariadb = crate::sql::plans::mariadb()
         .into_iter()
-        .map(AnyPlan::Redis)
-        .collect()
+        .map(AnyPlan::MariaDb);
+    let postgres = crate::sql::plans::postgres()
+        .into_iter()
+        .map(AnyPlan::Postgres);
+    redis.chain(mariadb).chain(postgres).collect()
 }
 
 /// The plan for `id`, or the ids that can run.
@@ -66,5 +79,18 @@ pub fn run(
             };
             run_plan(plan, options, progress)
         }
+        AnyPlan::MariaDb(plan) => run_plan(no_replicas(plan, options)?, options, progress),
+        AnyPlan::Postgres(plan) => run_plan(no_replicas(plan, options)?, options, progress),
+    }
+}
+
+/// A plan of a family without replicas, refusing `--replicas`.
+fn no_replicas<T>(plan: T, options: &RunOptions) -> Result<T, RunError> {
+    match options.replicas {
+        None => Ok(plan),
+        Some(_) => Err(RunError::BadOption(format!(
+            "--replicas: {} runs on one server",
+            options.id
+        ))),
     }
 }

@@ -25,6 +25,7 @@ fn rows(family: Family) -> Vec<Scenario> {
         Family::Inventory => crate::inventory::catalog::scenarios(),
         Family::Redis => crate::redis::catalog::scenarios(),
         Family::Redlock => crate::redlock::catalog::scenarios(),
+        Family::Sql => crate::sql::catalog::scenarios(),
     }
 }
 
@@ -95,7 +96,7 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), all.len());
-        assert_eq!(all.len(), 24);
+        assert_eq!(all.len(), 36);
         for f in Family::ALL {
             assert!(rows(*f).iter().all(|s| s.family == *f), "{f}");
         }

@@ -112,6 +112,8 @@ named! {
         Redis => "redis",
         /// Redlock over independent Redis nodes.
         Redlock => "redlock",
+        /// Locks built from a SQL server: MariaDB/MySQL and PostgreSQL.
+        Sql => "sql",
     }
 }
 
@@ -128,6 +130,11 @@ named! {
         Restart => "restart",
         /// A node's clock jumps ahead.
         Jump => "jump",
+        /// The server kills the holder's database session (`KILL CONNECTION`,
+        /// `pg_terminate_backend`).
+        Kill => "kill",
+        /// A client's clock jumps ahead by more than the lease.
+        Skew => "skew",
     }
 }
 
@@ -154,6 +161,7 @@ impl Family {
             Family::Inventory => &[],
             Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover],
             Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump],
+            Family::Sql => &[Fault::Pause, Fault::Crash, Fault::Kill, Fault::Skew],
         }
     }
 }
@@ -211,7 +219,7 @@ mod tests {
         assert!(e.to_string().starts_with("unknown property"), "{e}");
         assert!(e.to_string().contains("mutual exclusion"), "{e}");
         let e = "zookeeper".parse::<Family>().unwrap_err();
-        assert!(e.to_string().contains("redis, redlock"), "{e}");
+        assert!(e.to_string().contains("redis, redlock, sql"), "{e}");
         // Spellings are exact: no case folding, no trimming.
         assert!("Pause".parse::<Fault>().is_err());
         assert!(" pause".parse::<Fault>().is_err());

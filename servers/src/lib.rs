@@ -10,11 +10,14 @@
 //!   `kill -9` of the harness leaks nothing), and listed in [`reaper`] for a Ctrl-C
 //!   handler.
 //! - [`redis`]: `redis-server` and Sentinel.
+//! - [`mariadb`] and [`postgres`]: the SQL servers, each with its own cluster.
 //!
 //! A family adds one file under its own folder (`mariadb/`, `postgres/`, `etcd/`,
 //! `zookeeper/`): a type that holds a [`process::ServerProcess`], says how to launch and
 //! probe itself, and implements [`Server`].
 
+pub mod mariadb;
+pub mod postgres;
 pub mod process;
 pub mod reaper;
 pub mod redis;
@@ -22,6 +25,8 @@ pub mod redis;
 use std::path::Path;
 use std::time::Duration;
 
+pub use mariadb::MariaDbServer;
+pub use postgres::PostgresServer;
 pub use process::ServerProcess;
 pub use redis::{RedisServer, Sentinel, ServerConfig};
 

@@ -107,7 +107,9 @@ pub fn build(
     endpoints: &Endpoints,
     key: &str,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
-    let Endpoints::Redis(nodes) = endpoints;
+    let Endpoints::Redis(nodes) = endpoints else {
+        return Err(RunError::Internal("a Redis lock needs Redis nodes".into()));
+    };
     let first = nodes
         .first()
         .ok_or_else(|| RunError::Internal("no lock endpoint".into()))?;

@@ -1,0 +1,286 @@
+//! One SQL server for a run — MariaDB or PostgreSQL, started as a child process on a
+//! free loopback port with its own data dir — as a [`Cluster`]. The two servers differ
+//! in how clients reach them (the URL), how the holder's session is found and killed,
+//! and their tools; [`SqlKind`] says those, and [`SqlCluster`] is the rest.
+
+use std::marker::PhantomData;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use locklab_implementations::sql::{mysql, postgres, Session};
+use locklab_servers::{MariaDbServer, PostgresServer, Server, ServerError};
+
+use super::actions::{SqlAction, RUN_KEY};
+use super::locks::{self, SqlLock};
+use crate::cluster::Cluster;
+use crate::custom::Endpoints;
+use crate::RunError;
+
+/// What the run needs made before the clients start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// The lock takes a row made once, up front (lease, `FOR UPDATE`); a unique-key
+    /// lock must find none.
+    pub lock_row: bool,
+    /// A reaper job deletes lock rows older than this (ms), every 100 ms.
+    pub reaper_ms: Option<u64>,
+}
+
+/// One SQL server kind.
+pub trait SqlKind: Send + Sync + 'static {
+    /// Its process.
+    type Server: Server + 'static;
+    /// The history header's `backend`.
+    const BACKEND: &'static str;
+    /// Starts it.
+    fn start() -> Result<Self::Server, ServerError>;
+    /// The URL a client uses through the proxy at `addr`.
+    fn url(addr: &str) -> String;
+    /// Runs SQL as the operator, for set-up and faults.
+    fn sql(server: &Self::Server, sql: &str) -> Result<String, String>;
+    /// The tables, the fencing sequence and (if asked) the lock's row.
+    fn schema(lock_row: bool) -> String;
+    /// The query that names the session holding the lock `key` (empty or `NULL`: none).
+    fn holder_query(key: &str) -> String;
+    /// The statement that kills session `id`.
+    fn kill_query(id: u64) -> String;
+    /// The reaper's statement: delete lock rows older than `ms`.
+    fn reap_query(ms: u64) -> String;
+    /// The server binary, for its version.
+    const BINARY: &'static str;
+}
+
+/// MariaDB.
+#[derive(Debug)]
+pub struct MariaDb;
+
+/// PostgreSQL.
+#[derive(Debug)]
+pub struct Postgres;
+
+impl SqlKind for MariaDb {
+    type Server = MariaDbServer;
+    const BACKEND: &'static str = "mariadb";
+    const BINARY: &'static str = locklab_servers::mariadb::BINARY;
+
+    fn start() -> Result<MariaDbServer, ServerError> {
+        MariaDbServer::start()
+    }
+
+    fn url(addr: &str) -> String {
+        let (user, pw) = locklab_servers::mariadb::USER;
+        let db = locklab_servers::mariadb::DATABASE;
+        format!("mysql://{user}:{pw}@{addr}/{db}")
+    }
+
+    fn sql(server: &MariaDbServer, sql: &str) -> Result<String, String> {
+        server.sql(sql).map_err(|e| e.to_string())
+    }
+
+    fn schema(lock_row: bool) -> String {
+        let row = if lock_row {
+            format!("; INSERT IGNORE INTO locks (name, owner) VALUES ('{RUN_KEY}', '')")
+        } else {
+            String::new()
+        };
+        format!(
+            "USE {}; {}{row}",
+            locklab_servers::mariadb::DATABASE,
+            mysql::SCHEMA
+        )
+    }
+
+    fn holder_query(key: &str) -> String {
+        format!(
+            "SELECT COALESCE(IS_USED_LOCK('{key}'), (SELECT trx_mysql_thread_id FROM information_schema.innodb_trx WHERE trx_rows_locked > 0 LIMIT 1))"
+        )
+    }
+
+    fn kill_query(id: u64) -> String {
+        format!("KILL CONNECTION {id}")
+    }
+
+    fn reap_query(ms: u64) -> String {
+        format!(
+            "DELETE FROM {}.locks WHERE created < NOW(6) - INTERVAL {} MICROSECOND",
+            locklab_servers::mariadb::DATABASE,
+            ms.saturating_mul(1000)
+        )
+    }
+}
+
+impl SqlKind for Postgres {
+    type Server = PostgresServer;
+    const BACKEND: &'static str = "postgres";
+    const BINARY: &'static str = "postgres";
+
+    fn start() -> Result<PostgresServer, ServerError> {
+        PostgresServer::start()
+    }
+
+    fn url(addr: &str) -> String {
+        let user = locklab_servers::postgres::USER;
+        format!("postgres://{user}@{addr}/{user}")
+    }
+
+    fn sql(server: &PostgresServer, sql: &str) -> Result<String, String> {
+        server.sql(sql).map_err(|e| e.to_string())
+    }
+
+    fn schema(lock_row: bool) -> String {
+        let row = if lock_row {
+            format!(
+                "; INSERT INTO locks (name, owner) VALUES ('{RUN_KEY}', '') ON CONFLICT DO NOTHING"
+            )
+        } else {
+            String::new()
+        };
+        format!("{}{row}", postgres::SCHEMA)
+    }
+
+    fn holder_query(key: &str) -> String {
+        // The run's only advisory locks are its clients' (on `key`), and the only
+        // backend idle inside a transaction is a FOR UPDATE holder between statements.
+        let _ = key;
+        "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+         UNION ALL SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' LIMIT 1"
+            .to_string()
+    }
+
+    fn kill_query(id: u64) -> String {
+        format!("SELECT pg_terminate_backend({id})")
+    }
+
+    fn reap_query(ms: u64) -> String {
+        format!(
+            "DELETE FROM locks WHERE created < clock_timestamp() - interval '{ms} milliseconds'"
+        )
+    }
+}
+
+/// A running SQL server of kind `K`. Dropping it stops the server.
+pub struct SqlCluster<K: SqlKind> {
+    server: K::Server,
+    reaper_ms: Option<u64>,
+    kind: PhantomData<K>,
+}
+
+/// MariaDB for a run.
+pub type MariaDbCluster = SqlCluster<MariaDb>;
+
+/// PostgreSQL for a run.
+pub type PostgresCluster = SqlCluster<Postgres>;
+
+impl<K: SqlKind> SqlCluster<K> {
+    /// The session holding the lock `key`, if any.
+    pub fn holder(&self, key: &str) -> Option<u64> {
+        let out = K::sql(&self.server, &K::holder_query(key)).ok()?;
+        out.lines().next()?.trim().parse().ok()
+    }
+}
+
+impl<K: SqlKind> Cluster for SqlCluster<K> {
+    type Shape = Shape;
+    type Lock = SqlLock;
+    type Action = SqlAction;
+
+    const BACKEND: &'static str = K::BACKEND;
+
+    fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
+        let server = K::start().map_err(|e| RunError::Environment(e.to_string()))?;
+        K::sql(&server, &K::schema(shape.lock_row)).map_err(RunError::Environment)?;
+        Ok(SqlCluster {
+            server,
+            reaper_ms: shape.reaper_ms,
+            kind: PhantomData,
+        })
+    }
+
+    fn node_names(&self) -> Vec<String> {
+        vec![K::BACKEND.to_string()]
+    }
+
+    fn node(&mut self, i: usize) -> Option<&mut dyn Server> {
+        (i == 0).then_some(&mut self.server as &mut dyn Server)
+    }
+
+    fn primary(&self) -> Option<usize> {
+        Some(0)
+    }
+
+    fn client_nodes(&self) -> Vec<usize> {
+        vec![0]
+    }
+
+    fn holds_key(&self, i: usize, key: &str) -> bool {
+        i == 0 && self.holder(key).is_some()
+    }
+
+    fn set_clock(&mut self, _i: usize, _offset: &str) -> Result<(), String> {
+        Err("the SQL servers do not run under libfaketime".into())
+    }
+
+    fn apply(&mut self, action: &SqlAction) -> Result<(), String> {
+        match action {
+            SqlAction::KillHolderSession => {
+                let id = self
+                    .holder(RUN_KEY)
+                    .ok_or_else(|| format!("no session holds {RUN_KEY}"))?;
+                K::sql(&self.server, &K::kill_query(id)).map(drop)
+            }
+        }
+    }
+
+    /// The reaper job, when the shape has one (errors are the next tick's to retry).
+    fn tick(&mut self, _proxies: &[(usize, crate::proxy::ProxyControl)], _log: &crate::log::Log) {
+        if let Some(ms) = self.reaper_ms {
+            let _ = K::sql(&self.server, &K::reap_query(ms));
+        }
+    }
+
+    async fn connect(addrs: &[String]) -> Result<Endpoints, RunError> {
+        let addr = addrs
+            .first()
+            .ok_or_else(|| RunError::Internal("no SQL endpoint".into()))?;
+        let url = K::url(addr);
+        let session = Session::connect(&url, None)
+            .await
+            .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
+        Ok(Endpoints::Sql(Arc::new(session)))
+    }
+
+    fn lease(lock: &SqlLock, ttl: Duration) -> locklab_implementations::Lease {
+        lock.lease(ttl)
+    }
+
+    fn build_lock(
+        lock: &SqlLock,
+        client: u32,
+        endpoints: &Endpoints,
+        key: &str,
+    ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
+        locks::build(*lock, client, endpoints, key)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} on {}", K::BACKEND, self.server.addr())
+    }
+
+    fn tools(&self) -> Vec<(String, String)> {
+        let version = std::process::Command::new(K::BINARY)
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_default();
+        vec![(K::BACKEND.to_string(), version)]
+    }
+
+    fn spoiled(&self, _primary_killed: bool) -> Option<String> {
+        None
+    }
+
+    fn keep_logs(&self, dir: &Path) {
+        let _ = std::fs::write(dir.join(format!("{}.log", K::BACKEND)), self.server.log());
+    }
+}

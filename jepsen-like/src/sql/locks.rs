@@ -1,0 +1,83 @@
+//! Which client lock a SQL scenario uses, and how one client builds it from its
+//! session.
+
+use locklab_implementations::sql::{LeaseLock, SessionLock, TxLock, UniqueKeyLock};
+use locklab_implementations::{DistributedLock, Lease};
+
+use crate::custom::Endpoints;
+use crate::RunError;
+
+/// A SQL lock of the catalog.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlLock {
+    /// `GET_LOCK` (MariaDB) or `pg_advisory_lock` (PostgreSQL): the server's session
+    /// lock.
+    Session,
+    /// `INSERT` a unique row, `DELETE` it by name.
+    UniqueByName,
+    /// The same while a reaper deletes old rows: released by name, or by id with the id
+    /// as fencing token.
+    UniqueReaped {
+        /// Release by id, the id a fencing token.
+        by_id: bool,
+    },
+    /// The session lock with a `nextval('fence')` token (PostgreSQL).
+    SessionFenced,
+    /// A lease row with the client's clock; client `skewed`'s runs `ahead_ms` ahead.
+    LeaseClientTime {
+        /// The client with the fast clock.
+        skewed: u32,
+        /// How far ahead (ms).
+        ahead_ms: u64,
+    },
+    /// A lease row with the database's clock.
+    LeaseDbTime,
+    /// `BEGIN; SELECT … FOR UPDATE`, the work outside the transaction.
+    ForUpdate,
+}
+
+impl SqlLock {
+    /// The lease it asks for: the session and row locks have no expiry (a TTL would
+    /// make the guard believe the lock lapses when it does not).
+    pub fn lease(self, ttl: std::time::Duration) -> Lease {
+        match self {
+            SqlLock::LeaseDbTime
+            | SqlLock::LeaseClientTime { .. }
+            | SqlLock::UniqueReaped { .. } => Lease::Fixed(ttl),
+            _ => Lease::Unbounded,
+        }
+    }
+}
+
+/// Client `lock` on `key` over the client's session.
+pub fn build(
+    lock: SqlLock,
+    client: u32,
+    endpoints: &Endpoints,
+    key: &str,
+) -> Result<Box<dyn DistributedLock>, RunError> {
+    let Endpoints::Sql(session) = endpoints else {
+        return Err(RunError::Internal("a SQL lock needs a SQL session".into()));
+    };
+    let session = session.clone();
+    Ok(match lock {
+        SqlLock::Session => Box::new(SessionLock::new(session, key)),
+        SqlLock::UniqueByName | SqlLock::UniqueReaped { by_id: false } => {
+            Box::new(UniqueKeyLock::new(session, key))
+        }
+        SqlLock::UniqueReaped { by_id: true } => Box::new(UniqueKeyLock::by_id(session, key)),
+        SqlLock::SessionFenced => Box::new(
+            SessionLock::new(session, key)
+                .fenced()
+                .map_err(|e| RunError::BadOption(e.to_string()))?,
+        ),
+        SqlLock::LeaseClientTime { skewed, ahead_ms } => {
+            let lock = LeaseLock::on_row(session, key, false);
+            let ahead = if client == skewed { ahead_ms } else { 0 };
+            Box::new(lock.with_clock_ahead(std::time::Duration::from_millis(ahead)))
+        }
+        // The lock's row was made when the client connected (`build` cannot wait).
+        SqlLock::LeaseDbTime => Box::new(LeaseLock::on_row(session, key, true)),
+        SqlLock::ForUpdate => Box::new(TxLock::for_update_on_row(session, key)),
+    })
+}

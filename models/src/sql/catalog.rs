@@ -1,0 +1,243 @@
+//! The `mysql-*`, `pg-*` and `sql-*` rows of the catalog, and how each builds its
+//! [`SqlLockModel`].
+
+use crate::checkable::Checkable;
+use crate::registry::{Family, Fault, Property};
+use crate::scenario::{Build, Expected, Params, Scenario};
+
+use super::model::{Dialect, SqlLockModel};
+use super::protocol::{Lock, Work};
+
+/// A SQL row's typed configuration; the bounds and fault budgets come from [`Params`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SqlLock {
+    /// The server the row is written for.
+    pub dialect: Dialect,
+    /// How clients lock.
+    pub lock: Lock,
+    /// Where the work happens.
+    pub work: Work,
+    /// A fencing token (row id or `nextval`) checked by the resource.
+    pub fencing: bool,
+    /// Statements borrow from a pool of this many connections.
+    pub pool: Option<u8>,
+}
+
+impl SqlLock {
+    /// `lock` on `dialect`, work outside the database, no fencing, no pool.
+    pub const fn new(dialect: Dialect, lock: Lock) -> SqlLock {
+        SqlLock {
+            dialect,
+            lock,
+            work: Work::Outside,
+            fencing: false,
+            pool: None,
+        }
+    }
+
+    /// The same, the work done in the locking transaction.
+    pub const fn in_tx(self) -> SqlLock {
+        SqlLock {
+            work: Work::InTx,
+            ..self
+        }
+    }
+
+    /// The same, with a fencing token checked by the resource.
+    pub const fn fenced(self) -> SqlLock {
+        SqlLock {
+            fencing: true,
+            ..self
+        }
+    }
+
+    /// The same, every statement through a pool of `n` connections.
+    pub const fn pooled(self, n: u8) -> SqlLock {
+        SqlLock {
+            pool: Some(n),
+            ..self
+        }
+    }
+}
+
+impl Build for SqlLock {
+    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        Box::new(SqlLockModel {
+            lock: self.lock,
+            work: self.work,
+            fencing: self.fencing,
+            pool: self.pool,
+            dialect: self.dialect,
+            clients: p.clients,
+            ttl: p.ttl,
+            pauses: p.budget(Fault::Pause),
+            crashes: p.budget(Fault::Crash),
+            kills: p.budget(Fault::Kill),
+            skews: p.budget(Fault::Skew),
+            horizon: 2 * p.ttl + 2,
+            properties: scenario.properties,
+        })
+    }
+}
+
+const MX: &[Property] = &[Property::MutualExclusion];
+const MX_FR: &[Property] = &[Property::MutualExclusion, Property::NoForeignRelease];
+const MX_LIVE: &[Property] = &[Property::MutualExclusion, Property::Liveness];
+const MX_RES: &[Property] = &[Property::MutualExclusion, Property::ResourceSafety];
+const RES: &[Property] = &[Property::ResourceSafety];
+const RES_FR: &[Property] = &[Property::ResourceSafety, Property::NoForeignRelease];
+const LIVE: &[Property] = &[Property::Liveness];
+
+/// Every SQL scenario.
+pub fn scenarios() -> Vec<Scenario> {
+    use Dialect::{MySql, Postgres};
+    use Expected::{Holds, Violates};
+    let one = |fault: Fault| Params::BASE.with_faults(&[(fault, 1)]);
+    let sql = Family::Sql;
+    const UNIQUE: Lock = Lock::UniqueKey {
+        reaper: false,
+        by_id: false,
+    };
+    const REAPED: Lock = Lock::UniqueKey {
+        reaper: true,
+        by_id: false,
+    };
+    const REAPED_BY_ID: Lock = Lock::UniqueKey {
+        reaper: true,
+        by_id: true,
+    };
+    vec![
+        Scenario {
+            id: "mysql-unique-crash",
+            family: sql,
+            protocol: "INSERT INTO locks (name, owner) to lock (unique name); DELETE … WHERE name to release",
+            faults: "holder crash",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "The unique key excludes well, but the committed row outlives a crashed holder: nothing deletes it and every waiter is stuck forever.",
+            defaults: one(Fault::Crash),
+            model: &const { SqlLock::new(MySql, UNIQUE) },
+        },
+        Scenario {
+            id: "mysql-unique-reaper",
+            family: sql,
+            protocol: "unique-key INSERT; a reaper deletes rows older than the TTL; release DELETE … WHERE name",
+            faults: "holder pause > TTL",
+            properties: MX_FR,
+            expected: Violates(MX_FR),
+            lesson: "A reaper cures the crash but cannot tell a dead holder from a slow one: it deletes the slow holder's row, the next client inserts its own, and the slow holder's DELETE by name removes it.",
+            defaults: one(Fault::Pause),
+            model: &const { SqlLock::new(MySql, REAPED) },
+        },
+        Scenario {
+            id: "mysql-unique-reaper-fenced",
+            family: sql,
+            protocol: "same; release DELETE … WHERE id = <its auto-increment id>, the id a fencing token",
+            faults: "holder pause > TTL",
+            properties: RES_FR,
+            expected: Holds,
+            lesson: "Releasing by the row's id deletes only one's own row, and the id only grows, so the resource can refuse the slow holder's stale writes.",
+            defaults: one(Fault::Pause),
+            model: &const { SqlLock::new(MySql, REAPED_BY_ID).fenced() },
+        },
+        Scenario {
+            id: "mysql-lease-clock-skew",
+            family: sql,
+            protocol: "lease row: UPDATE locks SET owner, last_lock_time = ?now WHERE last_lock_time < ?now - ttl, now from the client",
+            faults: "client clock skew > TTL",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "A lease compared against the client's clock is only as good as that clock: a client running ahead sees every lease expired.",
+            defaults: one(Fault::Skew),
+            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: false }) },
+        },
+        Scenario {
+            id: "mysql-lease-dbtime-pause",
+            family: sql,
+            protocol: "same with the database's NOW()",
+            faults: "holder pause > TTL",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "NOW() gives every client one clock, which fixes skew but not pauses: a holder stopped past its lease shares the section.",
+            defaults: one(Fault::Pause),
+            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true }) },
+        },
+        Scenario {
+            id: "mysql-getlock-conn-kill",
+            family: sql,
+            protocol: "SELECT GET_LOCK('lock', 0); SELECT RELEASE_LOCK('lock')",
+            faults: "the holder's session is killed while it works",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "A session lock lives exactly as long as the session: kill the connection (or lose it) and the lock is gone while the client, sending nothing, still believes it holds it.",
+            defaults: one(Fault::Kill),
+            model: &const { SqlLock::new(MySql, Lock::GetLock) },
+        },
+        Scenario {
+            id: "sql-for-update",
+            family: sql,
+            protocol: "BEGIN; SELECT … FOR UPDATE; the work in the same transaction; COMMIT",
+            faults: "client crash, session killed",
+            properties: MX_RES,
+            expected: Holds,
+            lesson: "When the work commits with the lock, losing the lock loses the work too: a killed session's writes roll back with its row lock.",
+            defaults: Params::BASE.with_faults(&[(Fault::Crash, 1), (Fault::Kill, 1)]),
+            model: &const { SqlLock::new(MySql, Lock::ForUpdate).in_tx() },
+        },
+        Scenario {
+            id: "sql-for-update-outside-tx",
+            family: sql,
+            protocol: "BEGIN; SELECT … FOR UPDATE; work outside the transaction; COMMIT",
+            faults: "session killed",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "Work outside the locking transaction does not roll back: a killed session frees the row lock while the holder works on.",
+            defaults: one(Fault::Kill),
+            model: &const { SqlLock::new(MySql, Lock::ForUpdate) },
+        },
+        Scenario {
+            id: "pg-advisory",
+            family: sql,
+            protocol: "SELECT pg_advisory_lock(1); SELECT pg_advisory_unlock(1)",
+            faults: "pg_terminate_backend of the holder",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "An advisory lock belongs to the backend: terminate it and the lock is free while the client works on.",
+            defaults: one(Fault::Kill),
+            model: &const { SqlLock::new(Postgres, Lock::Advisory) },
+        },
+        Scenario {
+            id: "pg-advisory-fenced",
+            family: sql,
+            protocol: "pg_advisory_lock + SELECT nextval('fence') token checked by the resource",
+            faults: "pg_terminate_backend of the holder",
+            properties: RES,
+            expected: Holds,
+            lesson: "A sequence value taken under the lock only grows, so the resource refuses the terminated holder's stale writes.",
+            defaults: one(Fault::Kill),
+            model: &const { SqlLock::new(Postgres, Lock::Advisory).fenced() },
+        },
+        Scenario {
+            id: "pg-advisory-xact",
+            family: sql,
+            protocol: "BEGIN; SELECT pg_advisory_xact_lock(1); the write in the same transaction; COMMIT",
+            faults: "pg_terminate_backend of the holder",
+            properties: MX_RES,
+            expected: Holds,
+            lesson: "A transaction-level advisory lock and the write end together: a terminated backend's write rolls back with its lock.",
+            defaults: one(Fault::Kill),
+            model: &const { SqlLock::new(Postgres, Lock::AdvisoryXact).in_tx() },
+        },
+        Scenario {
+            id: "pg-advisory-pool",
+            family: sql,
+            protocol: "pg_advisory_lock / pg_advisory_unlock, each sent through a pool of two backends",
+            faults: "none",
+            properties: MX_LIVE,
+            expected: Violates(MX_LIVE),
+            lesson: "A session lock through a pool is owned by whichever backend ran the statement: another client re-enters it through that backend, and an unlock through the other backend leaves it orphaned.",
+            defaults: Params::BASE,
+            model: &const { SqlLock::new(Postgres, Lock::Advisory).pooled(2) },
+        },
+    ]
+}

@@ -1,0 +1,567 @@
+//! The stateright model shared by every SQL lock row: clients running a [`Lock`]
+//! program against one server ([`spec`](super::spec)), each on its own connection or
+//! through a shared pool, with time, a reaper and the fault budget.
+
+use stateright::Model;
+
+use crate::registry::Property;
+
+use super::protocol::{Acquired, Lock, Work};
+use super::spec::{apply, SqlCommand, SqlReply, SqlState, LOCK_NAME};
+
+/// Which server's dialect the row is written for (the statements that exist in only one
+/// of them say so themselves; this names the kill fault and the server in stories).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// MariaDB / MySQL.
+    MySql,
+    /// PostgreSQL.
+    Postgres,
+}
+
+/// A row's configuration: the lock, where the work happens, the bounds and faults.
+#[derive(Clone, Debug)]
+pub struct SqlLockModel {
+    /// How clients lock.
+    pub lock: Lock,
+    /// Where the critical section's work happens.
+    pub work: Work,
+    /// A fencing token checked by the resource (the row id, or `nextval`).
+    pub fencing: bool,
+    /// Connections in a pool every statement borrows from (`None`: one per client).
+    pub pool: Option<u8>,
+    /// The server.
+    pub dialect: Dialect,
+    /// Clients (each locks once).
+    pub clients: usize,
+    /// Lease / reaper age in ticks.
+    pub ttl: u64,
+    /// Client pauses the checker may inject.
+    pub pauses: u8,
+    /// Client crashes (the server then closes the client's session).
+    pub crashes: u8,
+    /// Sessions killed by the server (`KILL CONNECTION`, `pg_terminate_backend`).
+    pub kills: u8,
+    /// Client clocks jumping ahead by more than the TTL.
+    pub skews: u8,
+    /// The clock stops here.
+    pub horizon: u64,
+    /// Which properties this row checks.
+    pub properties: &'static [Property],
+}
+
+/// Where a client is in its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Acquire stage `n`.
+    Acquire(u8),
+    /// `nextval` for a fencing token.
+    Fence,
+    /// Inside the critical section, sub-step `n` (read, then write).
+    Critical(u8),
+    /// Sending the release.
+    Release,
+    /// Finished (or gave up after losing its connection).
+    Done,
+    /// Crashed for good.
+    Crashed,
+}
+
+impl Phase {
+    /// Inside the critical section.
+    pub fn critical(self) -> bool {
+        matches!(self, Phase::Critical(_))
+    }
+
+    /// Holding the lock as far as the client knows.
+    pub fn holding(self) -> bool {
+        matches!(self, Phase::Fence | Phase::Critical(_) | Phase::Release)
+    }
+}
+
+/// A client process.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Client {
+    /// Program counter.
+    pub phase: Phase,
+    /// Stopped by a pause fault.
+    pub paused: bool,
+    /// The session its lock (and transaction) lives on.
+    pub session: u8,
+    /// How far its clock runs ahead of the server's.
+    pub skew: u64,
+    /// Until when (server time) a timed lock is its own.
+    pub lease_until: Option<u64>,
+    /// Its fencing token (row id or `nextval`).
+    pub token: u64,
+    /// What it read in the critical section.
+    pub read: u8,
+    /// It gave up because its connection was gone.
+    pub lost: bool,
+}
+
+/// A resource outside the database: a counter each holder increments.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Resource {
+    /// The counter.
+    pub value: u8,
+    /// Writes accepted.
+    pub accepted: u8,
+    /// Highest fencing token presented.
+    pub max_token: u64,
+}
+
+/// Fault budgets left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Budget {
+    /// Pauses.
+    pub pauses: u8,
+    /// Crashes.
+    pub crashes: u8,
+    /// Session kills.
+    pub kills: u8,
+    /// Clock skews.
+    pub skews: u8,
+}
+
+/// The whole system.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SqlLockState {
+    /// The server's clock.
+    pub now: u64,
+    /// The server.
+    pub db: SqlState,
+    /// The clients.
+    pub clients: Vec<Client>,
+    /// The resource outside the database.
+    pub resource: Resource,
+    /// Transactions that committed a `counter` write.
+    pub commits: u8,
+    /// Faults left.
+    pub budget: Budget,
+    /// The client that deleted a lock row another client wrote, if any.
+    pub foreign_release: Option<u8>,
+}
+
+/// What can happen next.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// A client's next step, its statement sent over session `via`.
+    Step {
+        /// The client.
+        client: u8,
+        /// The session (its own, or one borrowed from the pool).
+        via: u8,
+    },
+    /// One tick passes.
+    Tick,
+    /// The reaper job deletes rows older than the TTL.
+    Reap,
+    /// Fault: the client stops (GC, stop-the-world).
+    Pause(u8),
+    /// The paused client runs again.
+    Resume(u8),
+    /// Fault: the client dies; the server closes its session.
+    Crash(u8),
+    /// Fault: the server kills this session.
+    Kill(u8),
+    /// Fault: the client's clock jumps ahead by more than the TTL.
+    Skew(u8),
+}
+
+/// A step's visible effect, for stories.
+pub(super) struct Effect {
+    pub(super) state: SqlLockState,
+    /// The session, statement and reply the action sent.
+    pub(super) sent: Option<(u8, SqlCommand, SqlReply)>,
+}
+
+/// A client's name, as its rows' `owner` column holds it.
+pub fn owner(c: usize) -> String {
+    format!("c{c}")
+}
+
+impl SqlLockModel {
+    fn sessions(&self) -> usize {
+        self.pool.map_or(self.clients, usize::from)
+    }
+
+    /// Whether a client's statements must use its own session: without a pool, or once
+    /// a transaction pins the connection.
+    fn pinned(&self) -> bool {
+        self.pool.is_none() || self.lock.transactional()
+    }
+
+    fn two_step_work(&self) -> bool {
+        self.fencing || self.work == Work::InTx
+    }
+
+    fn step(&self, st: &SqlLockState, c: usize, via: u8) -> Option<Effect> {
+        let cl = &st.clients[c];
+        if cl.paused || (self.pinned() && via != cl.session) {
+            return None;
+        }
+        let mut s = st.clone();
+        let mut sent = None;
+        let name = owner(c);
+        let mut send = |s: &mut SqlLockState, cmd: SqlCommand| -> Option<SqlReply> {
+            let (reply, db) = apply(&s.db, via, &cmd, s.now)?;
+            s.db = db;
+            sent = Some((via, cmd, reply.clone()));
+            Some(reply)
+        };
+        let next = match cl.phase {
+            Phase::Acquire(k) => {
+                let cmd = self.lock.acquire(k, &name, s.now + cl.skew, self.ttl);
+                let reply = send(&mut s, cmd)?;
+                match self.lock.acquired(k, &reply) {
+                    Acquired::Next => Phase::Acquire(k + 1),
+                    Acquired::Busy => Phase::Acquire(0),
+                    Acquired::Lost => {
+                        s.clients[c].lost = true;
+                        Phase::Done
+                    }
+                    Acquired::Got => {
+                        let me = &mut s.clients[c];
+                        me.session = via;
+                        if let SqlReply::Inserted(id) = reply {
+                            me.token = id;
+                        }
+                        if self.lock.timed() {
+                            me.lease_until = Some(s.now + self.ttl);
+                        }
+                        if self.fencing && matches!(self.lock, Lock::Advisory) {
+                            Phase::Fence
+                        } else {
+                            Phase::Critical(0)
+                        }
+                    }
+                }
+            }
+            Phase::Fence => match send(&mut s, SqlCommand::NextVal)? {
+                SqlReply::Int(t) => {
+                    s.clients[c].token = u64::try_from(t).unwrap_or(0);
+                    Phase::Critical(0)
+                }
+                _ => {
+                    s.clients[c].lost = true;
+                    Phase::Done
+                }
+            },
+            Phase::Critical(_) if !self.two_step_work() => Phase::Release,
+            Phase::Critical(k) if self.work == Work::InTx => {
+                let cmd = if k == 0 {
+                    SqlCommand::ReadCounter
+                } else {
+                    SqlCommand::WriteCounter {
+                        value: cl.read.saturating_add(1),
+                    }
+                };
+                match send(&mut s, cmd)? {
+                    SqlReply::Int(v) => {
+                        s.clients[c].read = u8::try_from(v).unwrap_or(u8::MAX);
+                        Phase::Critical(1)
+                    }
+                    SqlReply::Rows(_) => Phase::Release,
+                    _ => {
+                        s.clients[c].lost = true;
+                        Phase::Done
+                    }
+                }
+            }
+            Phase::Critical(k) => {
+                let r = &mut s.resource;
+                if self.fencing && cl.token < r.max_token {
+                    Phase::Release
+                } else {
+                    r.max_token = r.max_token.max(cl.token);
+                    if k == 0 {
+                        s.clients[c].read = r.value;
+                        Phase::Critical(1)
+                    } else {
+                        r.value = cl.read.saturating_add(1);
+                        r.accepted = r.accepted.saturating_add(1);
+                        Phase::Release
+                    }
+                }
+            }
+            Phase::Release => {
+                let cmd = self.lock.release(&name, cl.token);
+                let foreign = match &cmd {
+                    SqlCommand::DeleteByName { name: row } => {
+                        s.db.rows.get(row).is_some_and(|r| r.owner != name)
+                    }
+                    SqlCommand::DeleteById { id } => {
+                        s.db.rows.values().any(|r| r.id == *id && r.owner != name)
+                    }
+                    _ => false,
+                };
+                let wrote = s.db.sessions[via as usize]
+                    .tx
+                    .as_ref()
+                    .is_some_and(|t| t.counter.is_some());
+                let reply = send(&mut s, cmd.clone())?;
+                if foreign {
+                    s.foreign_release.get_or_insert(c as u8);
+                }
+                if cmd == SqlCommand::Commit && reply == SqlReply::Ok && wrote {
+                    s.commits = s.commits.saturating_add(1);
+                }
+                if reply == SqlReply::ConnectionLost {
+                    s.clients[c].lost = true;
+                }
+                Phase::Done
+            }
+            Phase::Done | Phase::Crashed => return None,
+        };
+        s.clients[c].phase = next;
+        if !next.holding() {
+            s.clients[c].lease_until = None;
+        }
+        Some(Effect { state: s, sent })
+    }
+
+    /// Time may pass unless a running holder's lease would run out: a holder that is
+    /// not paused finishes within its TTL — the protocol's premise, which the faults
+    /// break.
+    fn may_tick(&self, s: &SqlLockState) -> bool {
+        self.lock.timed()
+            && s.now < self.horizon
+            && s.clients.iter().all(|c| {
+                c.paused || !c.phase.holding() || c.lease_until.is_none_or(|d| s.now + 1 < d)
+            })
+    }
+
+    pub(super) fn effect(&self, st: &SqlLockState, a: &Action) -> Option<Effect> {
+        let plain = |state: SqlLockState| Some(Effect { state, sent: None });
+        let mut s = st.clone();
+        match *a {
+            Action::Step { client, via } => self.step(st, client as usize, via),
+            Action::Tick => {
+                if !self.may_tick(st) {
+                    return None;
+                }
+                s.now += 1;
+                plain(s)
+            }
+            Action::Reap => {
+                let reaper = matches!(self.lock, Lock::UniqueKey { reaper: true, .. });
+                let due =
+                    s.db.rows
+                        .values()
+                        .any(|r| SqlState::reapable(r, s.now, self.ttl));
+                if !reaper || !due {
+                    return None;
+                }
+                let cmd = SqlCommand::Reap { ttl: self.ttl };
+                // The reaper runs on a session of its own, never killed.
+                let mut db = s.db.clone();
+                db.sessions.push(super::spec::Session {
+                    alive: true,
+                    tx: None,
+                });
+                let reaper_session = (db.sessions.len() - 1) as u8;
+                let (reply, mut db) = apply(&db, reaper_session, &cmd, s.now)?;
+                db.sessions.pop();
+                s.db = db;
+                Some(Effect {
+                    state: s,
+                    sent: Some((reaper_session, cmd, reply)),
+                })
+            }
+            Action::Pause(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.pauses == 0 || cl.paused || !cl.phase.holding() {
+                    return None;
+                }
+                cl.paused = true;
+                s.budget.pauses -= 1;
+                plain(s)
+            }
+            Action::Resume(c) => {
+                let cl = &mut s.clients[c as usize];
+                if !cl.paused {
+                    return None;
+                }
+                cl.paused = false;
+                plain(s)
+            }
+            Action::Crash(c) => {
+                let cl = &mut s.clients[c as usize];
+                let started = cl.phase.holding() || matches!(cl.phase, Phase::Acquire(k) if k > 0);
+                if s.budget.crashes == 0 || !started {
+                    return None;
+                }
+                cl.phase = Phase::Crashed;
+                cl.paused = false;
+                cl.lease_until = None;
+                let session = cl.session;
+                s.budget.crashes -= 1;
+                // The dead process's socket closes; a pooled connection outlives it.
+                if self.pool.is_none() {
+                    s.db.kill(session);
+                }
+                plain(s)
+            }
+            Action::Kill(x) => {
+                let holder = s
+                    .clients
+                    .iter()
+                    .any(|c| c.session == x && c.phase.holding());
+                let alive = s.db.sessions.get(x as usize).is_some_and(|x| x.alive);
+                if s.budget.kills == 0 || !holder || !alive {
+                    return None;
+                }
+                s.db.kill(x);
+                s.budget.kills -= 1;
+                plain(s)
+            }
+            Action::Skew(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.skews == 0 || cl.skew > 0 || !matches!(cl.phase, Phase::Acquire(_)) {
+                    return None;
+                }
+                cl.skew = self.ttl + 1;
+                s.budget.skews -= 1;
+                plain(s)
+            }
+        }
+    }
+
+    /// Clients inside the critical section whose work can still take effect: work in
+    /// a transaction whose session is gone will roll back, so it does not count.
+    pub(super) fn in_critical(&self, s: &SqlLockState) -> Vec<usize> {
+        (0..s.clients.len())
+            .filter(|&c| {
+                let cl = &s.clients[c];
+                cl.phase.critical()
+                    && (self.work == Work::Outside
+                        || s.db
+                            .sessions
+                            .get(cl.session as usize)
+                            .is_some_and(|x| x.alive))
+            })
+            .collect()
+    }
+
+    /// A lock no one will ever free while a client waits for it: a row whose writer no
+    /// longer holds it and that no reaper deletes, or a session lock held by a session
+    /// no client holds it through (the orphan a pool leaves).
+    pub(super) fn orphan(&self, s: &SqlLockState) -> Option<String> {
+        let waiting = s
+            .clients
+            .iter()
+            .any(|c| matches!(c.phase, Phase::Acquire(_)));
+        if !waiting {
+            return None;
+        }
+        let holds_via = |x: u8| {
+            s.clients
+                .iter()
+                .any(|c| c.session == x && c.phase.holding())
+        };
+        let unique = matches!(self.lock, Lock::UniqueKey { reaper: false, .. });
+        if let Some(r) = s.db.rows.get(LOCK_NAME).filter(|_| unique) {
+            let writer = (0..s.clients.len()).find(|&c| owner(c) == r.owner);
+            if writer.is_some_and(|c| !s.clients[c].phase.holding()) {
+                return Some(format!("row '{LOCK_NAME}' written by {}", r.owner));
+            }
+        }
+        let sessions = s.db.named.values().map(|(x, _)| *x);
+        let advisory = s.db.advisory.values().map(|a| a.session);
+        sessions
+            .chain(advisory)
+            .find(|x| !holds_via(*x))
+            .map(|x| format!("the session lock held by session {x}"))
+    }
+}
+
+impl Model for SqlLockModel {
+    type State = SqlLockState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<SqlLockState> {
+        let mut db = SqlState::new(self.sessions());
+        if matches!(self.lock, Lock::Lease { .. } | Lock::ForUpdate) {
+            // The lease and FOR UPDATE protocols lock a row created once, up front.
+            db.rows.insert(
+                LOCK_NAME.to_string(),
+                super::spec::LockRow {
+                    id: 1,
+                    owner: String::new(),
+                    created: 0,
+                    last_lock_time: None,
+                },
+            );
+            db.next_id = 2;
+        }
+        let clients = (0..self.clients)
+            .map(|c| Client {
+                phase: Phase::Acquire(0),
+                paused: false,
+                session: if self.pool.is_some() { 0 } else { c as u8 },
+                skew: 0,
+                lease_until: None,
+                token: 0,
+                read: 0,
+                lost: false,
+            })
+            .collect();
+        vec![SqlLockState {
+            now: 0,
+            db,
+            clients,
+            resource: Resource::default(),
+            commits: 0,
+            budget: Budget {
+                pauses: self.pauses,
+                crashes: self.crashes,
+                kills: self.kills,
+                skews: self.skews,
+            },
+            foreign_release: None,
+        }]
+    }
+
+    fn actions(&self, s: &SqlLockState, out: &mut Vec<Action>) {
+        let sessions = s.db.sessions.len() as u8;
+        for c in 0..s.clients.len() as u8 {
+            for via in 0..sessions {
+                out.push(Action::Step { client: c, via });
+            }
+            out.push(Action::Pause(c));
+            out.push(Action::Resume(c));
+            out.push(Action::Crash(c));
+            out.push(Action::Skew(c));
+        }
+        for x in 0..sessions {
+            out.push(Action::Kill(x));
+        }
+        out.push(Action::Tick);
+        out.push(Action::Reap);
+    }
+
+    fn next_state(&self, s: &SqlLockState, a: Action) -> Option<SqlLockState> {
+        self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        type Holds = fn(&SqlLockModel, &SqlLockState) -> bool;
+        let all: [(Property, Holds); 4] = [
+            (Property::MutualExclusion, |m, s| {
+                m.in_critical(s).len() <= 1
+            }),
+            (Property::NoForeignRelease, |_, s| {
+                s.foreign_release.is_none()
+            }),
+            (Property::Liveness, |m, s| m.orphan(s).is_none()),
+            (Property::ResourceSafety, |_, s| {
+                s.resource.value == s.resource.accepted && s.db.counter == s.commits
+            }),
+        ];
+        all.into_iter()
+            .filter(|(p, _)| self.properties.contains(p))
+            .map(|(p, holds)| p.always(holds))
+            .collect()
+    }
+}

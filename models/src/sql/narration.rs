@@ -1,0 +1,255 @@
+//! The SQL lock model told in words: each client, the server's lock state and the
+//! resource as lines, every step as the statement a reader would see in the server's
+//! general log with its reply, and the closing line that says why a property broke.
+
+use crate::check::Narrate;
+use crate::registry::Property;
+
+use super::model::{Action, Dialect, Phase, SqlLockModel, SqlLockState};
+use super::protocol::{Lock, Work};
+use super::spec::{reply_text, statement_text, SqlState, LOCK_NAME};
+
+impl Dialect {
+    /// The server's name.
+    pub fn server(self) -> &'static str {
+        match self {
+            Dialect::MySql => "mariadb",
+            Dialect::Postgres => "postgres",
+        }
+    }
+
+    /// How an operator kills session `x`.
+    pub fn kill_text(self, x: u8) -> String {
+        match self {
+            Dialect::MySql => format!("KILL CONNECTION <session {x}>"),
+            Dialect::Postgres => format!("SELECT pg_terminate_backend(<session {x}>)"),
+        }
+    }
+}
+
+fn server_lines(m: &SqlLockModel, db: &SqlState, now: u64) -> Vec<String> {
+    let server = m.dialect.server();
+    let mut lines = Vec::new();
+    let rows: Vec<String> = db
+        .rows
+        .iter()
+        .map(|(name, r)| {
+            let mut t = format!("('{name}', id {}, owner '{}'", r.id, r.owner);
+            if m.lock.timed() {
+                match (m.lock, r.last_lock_time) {
+                    (Lock::Lease { .. }, Some(l)) => t.push_str(&format!(", last_lock_time {l}")),
+                    (Lock::Lease { .. }, None) => t.push_str(", last_lock_time MIN"),
+                    _ => t.push_str(&format!(", created {}", r.created)),
+                }
+                if SqlState::reapable(r, now, m.ttl) && matches!(m.lock, Lock::UniqueKey { .. }) {
+                    t.push_str(", older than the TTL");
+                }
+            }
+            t + ")"
+        })
+        .collect();
+    if matches!(m.lock, Lock::UniqueKey { .. } | Lock::Lease { .. }) {
+        lines.push(format!("{server}: locks = [{}]", rows.join(", ")));
+    }
+    for (name, (x, n)) in &db.named {
+        lines.push(format!(
+            "{server}: GET_LOCK '{name}' held by session {x} ({n}x)"
+        ));
+    }
+    for (key, a) in &db.advisory {
+        lines.push(format!(
+            "{server}: advisory lock {key} held by session {} (session {}x, xact {}x)",
+            a.session, a.count, a.xact
+        ));
+    }
+    for (name, x) in &db.row_locks {
+        lines.push(format!(
+            "{server}: row '{name}' locked FOR UPDATE by session {x}'s transaction"
+        ));
+    }
+    let dead: Vec<String> = (0..db.sessions.len())
+        .filter(|&x| !db.sessions[x].alive)
+        .map(|x| x.to_string())
+        .collect();
+    if !dead.is_empty() {
+        lines.push(format!("{server}: session(s) {} gone", dead.join(", ")));
+    }
+    if m.work == Work::InTx {
+        let pending: Vec<String> = db
+            .sessions
+            .iter()
+            .enumerate()
+            .filter_map(|(x, s)| {
+                let v = s.tx.as_ref()?.counter?;
+                Some(format!("session {x} wrote {v} uncommitted"))
+            })
+            .collect();
+        let extra = if pending.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", pending.join(", "))
+        };
+        lines.push(format!("{server}: counter n={}{extra}", db.counter));
+    }
+    lines
+}
+
+impl Narrate for SqlLockModel {
+    fn describe_state(&self, s: &SqlLockState) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.lock.timed() {
+            lines.push(format!("clock t={}", s.now));
+        }
+        for (i, c) in s.clients.iter().enumerate() {
+            let what = match c.phase {
+                Phase::Acquire(0) => "acquiring".to_string(),
+                Phase::Acquire(k) => format!("acquiring (step {})", k + 1),
+                Phase::Fence => "taking a fencing token".to_string(),
+                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
+                Phase::Release => "releasing".to_string(),
+                Phase::Done if c.lost => "gave up (connection lost)".to_string(),
+                Phase::Done => "done".to_string(),
+                Phase::Crashed => "CRASHED".to_string(),
+            };
+            let session = if c.phase.holding() {
+                format!(" on session {}", c.session)
+            } else {
+                String::new()
+            };
+            let lease = c
+                .lease_until
+                .map(|d| format!(", believes it holds until t={d}"))
+                .unwrap_or_default();
+            let token = if self.fencing && c.token > 0 {
+                format!(", token {}", c.token)
+            } else {
+                String::new()
+            };
+            let skew = if c.skew > 0 {
+                format!(", clock +{} ahead", c.skew)
+            } else {
+                String::new()
+            };
+            let paused = if c.paused { " [PAUSED]" } else { "" };
+            lines.push(format!("c{i}: {what}{session}{lease}{token}{skew}{paused}"));
+        }
+        lines.extend(server_lines(self, &s.db, s.now));
+        if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
+            let r = &s.resource;
+            lines.push(format!(
+                "resource: counter={} after {} accepted writes, highest token {}",
+                r.value, r.accepted, r.max_token
+            ));
+        }
+        lines
+    }
+
+    fn describe_action(&self, s: &SqlLockState, a: &Action) -> String {
+        let e = self.effect(s, a);
+        let sent = e.as_ref().and_then(|e| e.sent.clone());
+        let said = |who: String| match &sent {
+            Some((x, cmd, reply)) => format!(
+                "{who} (session {x}): {} -> {}",
+                statement_text(cmd),
+                reply_text(reply)
+            ),
+            None => String::new(),
+        };
+        match *a {
+            Action::Step { client: c, .. } => {
+                let cl = &s.clients[c as usize];
+                let after = e.map(|e| e.state.clients[c as usize].phase);
+                match (cl.phase, after, &sent) {
+                    (_, _, Some(_)) => said(format!("c{c}")),
+                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
+                        format!("c{c} reads the resource with token {}", cl.token)
+                    }
+                    (Phase::Critical(_), Some(Phase::Release), _) if self.fencing => {
+                        format!("c{c} writes the resource with token {}", cl.token)
+                    }
+                    (Phase::Critical(_), _, _) => {
+                        format!("c{c} finishes its work outside the database")
+                    }
+                    _ => format!("c{c} steps"),
+                }
+            }
+            Action::Tick => format!("time passes to t={}", s.now + 1),
+            Action::Reap => match &sent {
+                Some((_, cmd, reply)) => format!(
+                    "reaper job: {} -> {}",
+                    statement_text(cmd),
+                    reply_text(reply)
+                ),
+                None => "reaper job".to_string(),
+            },
+            Action::Pause(c) => format!("c{c} pauses (GC / stop-the-world)"),
+            Action::Resume(c) => format!("c{c} resumes"),
+            Action::Crash(c) => format!("c{c} crashes; the server sees its connection close"),
+            Action::Kill(x) => format!(
+                "the server kills session {x}: {}",
+                self.dialect.kill_text(x)
+            ),
+            Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
+        }
+    }
+
+    fn is_fault(&self, a: &Action) -> bool {
+        matches!(
+            a,
+            Action::Pause(_) | Action::Crash(_) | Action::Kill(_) | Action::Skew(_)
+        )
+    }
+
+    fn why(&self, property: Property, path: &[(Option<Action>, SqlLockState)]) -> String {
+        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
+        let killed = any(|a| matches!(a, Action::Kill(_)));
+        let skewed = any(|a| matches!(a, Action::Skew(_)));
+        let paused = any(|a| matches!(a, Action::Pause(_)));
+        let last = path.last().map(|(_, s)| s);
+        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
+        let pair = match who.as_slice() {
+            [a, b, ..] => format!("c{a} and c{b}"),
+            _ => "two clients".to_string(),
+        };
+        match property {
+            Property::MutualExclusion if self.pool.is_some() => format!(
+                "Both clients' lock statements went through the same pooled backend, and a session lock is reentrant for its session: {pair} both hold it."
+            ),
+            Property::MutualExclusion if killed => format!(
+                "The lock belonged to the holder's session, and the server killed that session: the lock was freed at once while the holder, which sent no statement, worked on outside the database; {pair} are inside together."
+            ),
+            Property::MutualExclusion if skewed => format!(
+                "The client's clock ran more than the TTL ahead, so its `last_lock_time < now - ttl` found the holder's lease expired: {pair} both hold the lease row."
+            ),
+            Property::MutualExclusion if paused && matches!(self.lock, Lock::UniqueKey { .. }) => format!(
+                "The holder paused past the TTL; the reaper deleted its row as abandoned and another client inserted its own: {pair} both hold the lock."
+            ),
+            Property::MutualExclusion if paused => format!(
+                "The holder paused past the TTL; the database's NOW() fixes clock skew, not pauses, so the next UPDATE took the lease: {pair} both hold it."
+            ),
+            Property::MutualExclusion => format!("{pair} are in the critical section together."),
+            Property::NoForeignRelease => {
+                let c = last.and_then(|s| s.foreign_release).unwrap_or(0);
+                format!(
+                    "c{c}'s row was reaped while it was paused; its `DELETE … WHERE name = '{LOCK_NAME}'` deleted the row the next holder inserted."
+                )
+            }
+            Property::Liveness => {
+                let what = last
+                    .and_then(|s| self.orphan(s))
+                    .unwrap_or_else(|| "a lock".to_string());
+                if self.pool.is_some() {
+                    format!(
+                        "The unlock went through another pooled backend than the lock (which answered f: you don't own a lock), so {what} stays held with no one to unlock it while a client waits."
+                    )
+                } else {
+                    format!(
+                        "The holder crashed after its INSERT committed; nothing deletes {what}, so the waiting client can never insert its own."
+                    )
+                }
+            }
+            Property::ResourceSafety => "A write based on a stale read was accepted: the resource lost an update.".to_string(),
+            Property::Reentrancy => "A re-entry was refused.".to_string(),
+        }
+    }
+}

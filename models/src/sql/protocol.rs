@@ -1,0 +1,122 @@
+//! The SQL lock protocols as statement programs: what a client sends at each acquire and
+//! release stage, and what the reply means. The work inside the critical section is the
+//! model's (it depends on where the work happens, [`Work`]).
+
+use super::spec::{SqlCommand, SqlReply, ADVISORY_KEY, LOCK_NAME};
+
+/// How a client locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lock {
+    /// `INSERT` a row with a unique name; `DELETE` it to release.
+    UniqueKey {
+        /// A reaper deletes rows older than the TTL (so a crashed holder's row goes).
+        reaper: bool,
+        /// Release by the row's id (kept from the `INSERT`) instead of by its name.
+        by_id: bool,
+    },
+    /// A lease row: `UPDATE … WHERE last_lock_time < T - ttl`.
+    Lease {
+        /// `T` is the database's `NOW()`, not the client's clock.
+        db_time: bool,
+    },
+    /// MySQL `GET_LOCK` / `RELEASE_LOCK`: a lock owned by the session.
+    GetLock,
+    /// `BEGIN; SELECT … FOR UPDATE`, released by `COMMIT`.
+    ForUpdate,
+    /// `pg_advisory_lock` / `pg_advisory_unlock`: a session lock with a hold count.
+    Advisory,
+    /// `BEGIN; pg_advisory_xact_lock`, released by `COMMIT`.
+    AdvisoryXact,
+}
+
+/// Where the critical section's work happens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Work {
+    /// On a resource outside the database (a file, another service).
+    Outside,
+    /// On the `counter` row, in the locking transaction: it commits with the release or
+    /// not at all.
+    InTx,
+}
+
+/// What an acquire stage's reply means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acquired {
+    /// Go on to the next stage.
+    Next,
+    /// Someone else holds it: start over.
+    Busy,
+    /// The lock is ours.
+    Got,
+    /// The connection is gone: give up.
+    Lost,
+}
+
+impl Lock {
+    /// Whether the lock lapses with time (so the model's clock matters).
+    pub fn timed(self) -> bool {
+        matches!(
+            self,
+            Lock::UniqueKey { reaper: true, .. } | Lock::Lease { .. }
+        )
+    }
+
+    /// Whether the release ends a transaction (`COMMIT`).
+    pub fn transactional(self) -> bool {
+        matches!(self, Lock::ForUpdate | Lock::AdvisoryXact)
+    }
+
+    /// The statement of acquire stage `k`; `clock` is the client's own clock.
+    pub fn acquire(self, k: u8, owner: &str, clock: u64, ttl: u64) -> SqlCommand {
+        let name = LOCK_NAME.to_string();
+        match (self, k) {
+            (Lock::UniqueKey { .. }, _) => SqlCommand::Insert {
+                name,
+                owner: owner.into(),
+            },
+            (Lock::Lease { db_time }, _) => SqlCommand::LeaseAcquire {
+                name,
+                owner: owner.into(),
+                now: (!db_time).then_some(clock),
+                ttl,
+            },
+            (Lock::GetLock, _) => SqlCommand::GetLock { name },
+            (Lock::ForUpdate | Lock::AdvisoryXact, 0) => SqlCommand::Begin,
+            (Lock::ForUpdate, _) => SqlCommand::SelectForUpdate {
+                name,
+                nowait: false,
+            },
+            (Lock::AdvisoryXact, _) => SqlCommand::AdvisoryXactLock { key: ADVISORY_KEY },
+            (Lock::Advisory, _) => SqlCommand::AdvisoryLock { key: ADVISORY_KEY },
+        }
+    }
+
+    /// What the reply to acquire stage `k` means.
+    pub fn acquired(self, k: u8, reply: &SqlReply) -> Acquired {
+        match (self, reply) {
+            (_, SqlReply::ConnectionLost) => Acquired::Lost,
+            (Lock::ForUpdate | Lock::AdvisoryXact, _) if k == 0 => Acquired::Next,
+            (Lock::UniqueKey { .. }, SqlReply::Inserted(_))
+            | (Lock::Lease { .. }, SqlReply::Rows(1))
+            | (Lock::GetLock, SqlReply::Int(1))
+            | (Lock::ForUpdate | Lock::Advisory | Lock::AdvisoryXact, _) => Acquired::Got,
+            _ => Acquired::Busy,
+        }
+    }
+
+    /// The release statement; `id` is the row id the `INSERT` returned.
+    pub fn release(self, owner: &str, id: u64) -> SqlCommand {
+        let name = LOCK_NAME.to_string();
+        match self {
+            Lock::UniqueKey { by_id: true, .. } => SqlCommand::DeleteById { id },
+            Lock::UniqueKey { .. } => SqlCommand::DeleteByName { name },
+            Lock::Lease { .. } => SqlCommand::LeaseRelease {
+                name,
+                owner: owner.into(),
+            },
+            Lock::GetLock => SqlCommand::ReleaseLock { name },
+            Lock::ForUpdate | Lock::AdvisoryXact => SqlCommand::Commit,
+            Lock::Advisory => SqlCommand::AdvisoryUnlock { key: ADVISORY_KEY },
+        }
+    }
+}

@@ -1,0 +1,619 @@
+//! What a SQL server (MariaDB/MySQL or PostgreSQL) does with the statements the SQL lock
+//! rows send: a `locks` table with a unique `name` (rows carry an auto-increment id, an
+//! owner, a creation time and a lease time), sessions with their transactions, row locks
+//! taken by `SELECT … FOR UPDATE`, MySQL's named session locks (`GET_LOCK`), PostgreSQL's
+//! advisory locks with their hold counts (session and transaction level), a `counter`
+//! row the work may update inside a transaction, and a sequence (`nextval`).
+//!
+//! Statements are atomic and take effect at the server's clock `now`. A statement that
+//! would wait for a lock another session holds does not run ([`apply`] answers `None`):
+//! the model simply does not take that step until the lock is free, which is what a
+//! blocked session looks like from outside.
+
+use std::collections::BTreeMap;
+
+/// The name every row locks.
+pub const LOCK_NAME: &str = "lock";
+
+/// The advisory lock key every PostgreSQL row locks.
+pub const ADVISORY_KEY: i64 = 1;
+
+/// A row of the `locks` table.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LockRow {
+    /// `AUTO_INCREMENT` id (usable as a fencing token: it only grows).
+    pub id: u64,
+    /// Who wrote it (`owner` / `holder` column; empty when released).
+    pub owner: String,
+    /// `created`, server time of the `INSERT`.
+    pub created: u64,
+    /// `last_lock_time` of a lease row; `None` is the minimum timestamp a release writes.
+    pub last_lock_time: Option<u64>,
+}
+
+/// An open transaction.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Tx {
+    /// The `counter` value this transaction wrote, visible only to it until `COMMIT`.
+    pub counter: Option<u8>,
+}
+
+/// A connection's server side.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Session {
+    /// Not yet killed or closed.
+    pub alive: bool,
+    /// The transaction `BEGIN` opened, if any (otherwise every statement autocommits).
+    pub tx: Option<Tx>,
+}
+
+/// Who holds an advisory lock, and how many times at each level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Advisory {
+    /// The holding session.
+    pub session: u8,
+    /// `pg_advisory_lock` holds not yet unlocked.
+    pub count: u8,
+    /// `pg_advisory_xact_lock` holds, freed when the transaction ends.
+    pub xact: u8,
+}
+
+/// The server's state.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SqlState {
+    /// The `locks` table by its unique `name`.
+    pub rows: BTreeMap<String, LockRow>,
+    /// The next `AUTO_INCREMENT` id.
+    pub next_id: u64,
+    /// Every session, by id.
+    pub sessions: Vec<Session>,
+    /// `GET_LOCK` locks: name → (session, hold count).
+    pub named: BTreeMap<String, (u8, u8)>,
+    /// Advisory locks by key.
+    pub advisory: BTreeMap<i64, Advisory>,
+    /// Row locks by row name → the session whose transaction holds them.
+    pub row_locks: BTreeMap<String, u8>,
+    /// The committed value of the `counter` row.
+    pub counter: u8,
+    /// The last value `nextval('fence')` returned.
+    pub sequence: i64,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SqlCommand {
+    /// `INSERT INTO locks (name, owner, created) VALUES (?, ?, NOW())`.
+    Insert {
+        /// Row name (unique key).
+        name: String,
+        /// Owner column.
+        owner: String,
+    },
+    /// `DELETE FROM locks WHERE name = ?`.
+    DeleteByName {
+        /// Row name.
+        name: String,
+    },
+    /// `DELETE FROM locks WHERE id = ?`.
+    DeleteById {
+        /// Row id.
+        id: u64,
+    },
+    /// The reaper: `DELETE FROM locks WHERE created < NOW() - ttl`.
+    Reap {
+        /// Age after which a row is taken for abandoned.
+        ttl: u64,
+    },
+    /// `UPDATE locks SET owner = ?, last_lock_time = T WHERE name = ? AND last_lock_time < T - ttl`,
+    /// with `T` the client's `now` or the server's `NOW()`.
+    LeaseAcquire {
+        /// Row name.
+        name: String,
+        /// New owner.
+        owner: String,
+        /// The client's clock, or `None` for `NOW()`.
+        now: Option<u64>,
+        /// Lease length.
+        ttl: u64,
+    },
+    /// `UPDATE locks SET owner = '', last_lock_time = <min> WHERE name = ? AND owner = ?`.
+    LeaseRelease {
+        /// Row name.
+        name: String,
+        /// Expected owner.
+        owner: String,
+    },
+    /// `SELECT GET_LOCK(?, 0)`.
+    GetLock {
+        /// Lock name.
+        name: String,
+    },
+    /// `SELECT RELEASE_LOCK(?)`.
+    ReleaseLock {
+        /// Lock name.
+        name: String,
+    },
+    /// `BEGIN`.
+    Begin,
+    /// `COMMIT`.
+    Commit,
+    /// `ROLLBACK`.
+    Rollback,
+    /// `SELECT * FROM locks WHERE name = ? FOR UPDATE` (waits while another transaction
+    /// holds the row).
+    SelectForUpdate {
+        /// Row name.
+        name: String,
+        /// `FOR UPDATE NOWAIT`: answer [`SqlReply::LockNotAvailable`] instead of waiting.
+        nowait: bool,
+    },
+    /// `SELECT n FROM counter`.
+    ReadCounter,
+    /// `UPDATE counter SET n = ?`.
+    WriteCounter {
+        /// New value.
+        value: u8,
+    },
+    /// `SELECT pg_advisory_lock(?)` (waits while another session holds the key).
+    AdvisoryLock {
+        /// Key.
+        key: i64,
+    },
+    /// `SELECT pg_advisory_xact_lock(?)` (waits; freed at the transaction's end).
+    AdvisoryXactLock {
+        /// Key.
+        key: i64,
+    },
+    /// `SELECT pg_try_advisory_lock(?)` / `pg_try_advisory_xact_lock(?)`: the
+    /// waiting statements' non-waiting twins (`t` granted, `f` busy).
+    TryAdvisoryLock {
+        /// Key.
+        key: i64,
+        /// The transaction-level lock.
+        xact: bool,
+    },
+    /// `SELECT pg_advisory_unlock(?)`.
+    AdvisoryUnlock {
+        /// Key.
+        key: i64,
+    },
+    /// `SELECT nextval('fence')`.
+    NextVal,
+}
+
+/// What the server answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SqlReply {
+    /// A statement without a result (`BEGIN`, `COMMIT`, a void function).
+    Ok,
+    /// Rows affected or returned.
+    Rows(u64),
+    /// An `INSERT` succeeded with this id.
+    Inserted(u64),
+    /// `ER_DUP_ENTRY` / `unique_violation`.
+    DuplicateKey,
+    /// A single integer.
+    Int(i64),
+    /// SQL `NULL`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// The connection is gone (the session was killed or closed).
+    ConnectionLost,
+    /// `NOWAIT` found the row locked by another transaction.
+    LockNotAvailable,
+}
+
+impl SqlState {
+    /// A server with `sessions` open connections and no rows.
+    pub fn new(sessions: usize) -> SqlState {
+        SqlState {
+            next_id: 1,
+            sessions: vec![
+                Session {
+                    alive: true,
+                    tx: None
+                };
+                sessions
+            ],
+            ..SqlState::default()
+        }
+    }
+
+    /// Whether `row` would be deleted by the reaper at `now`.
+    pub fn reapable(row: &LockRow, now: u64, ttl: u64) -> bool {
+        row.created + ttl < now
+    }
+
+    /// Kills a session (`KILL CONNECTION`, `pg_terminate_backend`, or the client's
+    /// socket closing): its transaction rolls back and every lock it held is freed.
+    /// Committed rows stay.
+    pub fn kill(&mut self, session: u8) {
+        if let Some(s) = self.sessions.get_mut(session as usize) {
+            s.alive = false;
+            s.tx = None;
+        }
+        self.row_locks.retain(|_, s| *s != session);
+        self.named.retain(|_, (s, _)| *s != session);
+        self.advisory.retain(|_, a| a.session != session);
+    }
+
+    fn end_tx(&mut self, session: u8, commit: bool) {
+        let Some(tx) = self
+            .sessions
+            .get_mut(session as usize)
+            .and_then(|s| s.tx.take())
+        else {
+            return;
+        };
+        if commit {
+            if let Some(v) = tx.counter {
+                self.counter = v;
+            }
+        }
+        self.row_locks.retain(|_, s| *s != session);
+        for a in self.advisory.values_mut() {
+            if a.session == session {
+                a.xact = 0;
+            }
+        }
+        self.advisory.retain(|_, a| a.count + a.xact > 0);
+    }
+}
+
+/// The reply and next state when `session` sends `cmd` at server time `now`, or `None`
+/// while the statement waits for a lock another session holds.
+pub fn apply(
+    state: &SqlState,
+    session: u8,
+    cmd: &SqlCommand,
+    now: u64,
+) -> Option<(SqlReply, SqlState)> {
+    let mut s = state.clone();
+    let alive = s.sessions.get(session as usize).is_some_and(|x| x.alive);
+    if !alive {
+        return Some((SqlReply::ConnectionLost, s));
+    }
+    let in_tx = s.sessions[session as usize].tx.is_some();
+    let reply = match cmd {
+        SqlCommand::Insert { name, owner } => {
+            if s.rows.contains_key(name) {
+                SqlReply::DuplicateKey
+            } else {
+                let id = s.next_id;
+                s.next_id += 1;
+                s.rows.insert(
+                    name.clone(),
+                    LockRow {
+                        id,
+                        owner: owner.clone(),
+                        created: now,
+                        last_lock_time: None,
+                    },
+                );
+                SqlReply::Inserted(id)
+            }
+        }
+        SqlCommand::DeleteByName { name } => {
+            SqlReply::Rows(u64::from(s.rows.remove(name).is_some()))
+        }
+        SqlCommand::DeleteById { id } => {
+            let before = s.rows.len();
+            s.rows.retain(|_, r| r.id != *id);
+            SqlReply::Rows((before - s.rows.len()) as u64)
+        }
+        SqlCommand::Reap { ttl } => {
+            let before = s.rows.len();
+            s.rows.retain(|_, r| !SqlState::reapable(r, now, *ttl));
+            SqlReply::Rows((before - s.rows.len()) as u64)
+        }
+        SqlCommand::LeaseAcquire {
+            name,
+            owner,
+            now: client_now,
+            ttl,
+        } => {
+            let t = client_now.unwrap_or(now);
+            match s.rows.get_mut(name) {
+                Some(r) if r.last_lock_time.is_none_or(|last| last + ttl < t) => {
+                    r.owner = owner.clone();
+                    r.last_lock_time = Some(t);
+                    SqlReply::Rows(1)
+                }
+                _ => SqlReply::Rows(0),
+            }
+        }
+        SqlCommand::LeaseRelease { name, owner } => match s.rows.get_mut(name) {
+            Some(r) if r.owner == *owner => {
+                r.owner.clear();
+                r.last_lock_time = None;
+                SqlReply::Rows(1)
+            }
+            _ => SqlReply::Rows(0),
+        },
+        SqlCommand::GetLock { name } => match s.named.get_mut(name) {
+            Some((holder, _)) if *holder != session => SqlReply::Int(0),
+            Some((_, count)) => {
+                *count += 1;
+                SqlReply::Int(1)
+            }
+            None => {
+                s.named.insert(name.clone(), (session, 1));
+                SqlReply::Int(1)
+            }
+        },
+        SqlCommand::ReleaseLock { name } => match s.named.get_mut(name) {
+            None => SqlReply::Null,
+            Some((holder, _)) if *holder != session => SqlReply::Int(0),
+            Some((_, count)) => {
+                *count -= 1;
+                if *count == 0 {
+                    s.named.remove(name);
+                }
+                SqlReply::Int(1)
+            }
+        },
+        SqlCommand::Begin => {
+            // Like both servers, a BEGIN inside a transaction commits it first (MySQL)
+            // or warns (PostgreSQL); the rows never nest transactions.
+            s.sessions[session as usize].tx = Some(Tx::default());
+            SqlReply::Ok
+        }
+        SqlCommand::Commit | SqlCommand::Rollback => {
+            s.end_tx(session, *cmd == SqlCommand::Commit);
+            SqlReply::Ok
+        }
+        SqlCommand::SelectForUpdate { name, nowait } => {
+            match s.row_locks.get(name) {
+                Some(holder) if *holder != session && *nowait => {
+                    return Some((SqlReply::LockNotAvailable, s));
+                }
+                Some(holder) if *holder != session => return None,
+                _ => {}
+            }
+            // Under autocommit the row lock ends with the statement.
+            if in_tx {
+                s.row_locks.insert(name.clone(), session);
+            }
+            SqlReply::Rows(u64::from(s.rows.contains_key(name)))
+        }
+        SqlCommand::ReadCounter => {
+            let own = s.sessions[session as usize]
+                .tx
+                .as_ref()
+                .and_then(|t| t.counter);
+            SqlReply::Int(i64::from(own.unwrap_or(s.counter)))
+        }
+        SqlCommand::WriteCounter { value } => {
+            match s.sessions[session as usize].tx.as_mut() {
+                Some(tx) => tx.counter = Some(*value),
+                None => s.counter = *value,
+            }
+            SqlReply::Rows(1)
+        }
+        SqlCommand::AdvisoryLock { key } | SqlCommand::AdvisoryXactLock { key } => {
+            let xact = matches!(cmd, SqlCommand::AdvisoryXactLock { .. });
+            let a = s.advisory.entry(*key).or_insert(Advisory {
+                session,
+                count: 0,
+                xact: 0,
+            });
+            if a.session != session {
+                return None;
+            }
+            // Outside a transaction an xact lock lasts only for the statement.
+            match (xact, in_tx) {
+                (false, _) => a.count += 1,
+                (true, true) => a.xact += 1,
+                (true, false) => {}
+            }
+            s.advisory.retain(|_, a| a.count + a.xact > 0);
+            SqlReply::Ok
+        }
+        SqlCommand::TryAdvisoryLock { key, xact } => {
+            let busy = s.advisory.get(key).is_some_and(|a| a.session != session);
+            if busy {
+                return Some((SqlReply::Bool(false), s));
+            }
+            let cmd = if *xact {
+                SqlCommand::AdvisoryXactLock { key: *key }
+            } else {
+                SqlCommand::AdvisoryLock { key: *key }
+            };
+            let (_, next) = apply(&s, session, &cmd, now)?;
+            return Some((SqlReply::Bool(true), next));
+        }
+        SqlCommand::AdvisoryUnlock { key } => match s.advisory.get_mut(key) {
+            Some(a) if a.session == session && a.count > 0 => {
+                a.count -= 1;
+                s.advisory.retain(|_, a| a.count + a.xact > 0);
+                SqlReply::Bool(true)
+            }
+            // PostgreSQL: "WARNING: you don't own a lock of type ExclusiveLock".
+            _ => SqlReply::Bool(false),
+        },
+        SqlCommand::NextVal => {
+            s.sequence += 1;
+            SqlReply::Int(s.sequence)
+        }
+    };
+    Some((reply, s))
+}
+
+/// A statement as a reader would type it.
+pub fn statement_text(cmd: &SqlCommand) -> String {
+    match cmd {
+        SqlCommand::Insert { name, owner } => {
+            format!("INSERT INTO locks (name, owner, created) VALUES ('{name}', '{owner}', NOW())")
+        }
+        SqlCommand::DeleteByName { name } => format!("DELETE FROM locks WHERE name = '{name}'"),
+        SqlCommand::DeleteById { id } => format!("DELETE FROM locks WHERE id = {id}"),
+        SqlCommand::Reap { ttl } => format!("DELETE FROM locks WHERE created < NOW() - {ttl}"),
+        SqlCommand::LeaseAcquire {
+            name,
+            owner,
+            now,
+            ttl,
+        } => {
+            let t = now.map_or("NOW()".to_string(), |t| t.to_string());
+            format!(
+                "UPDATE locks SET owner = '{owner}', last_lock_time = {t} WHERE name = '{name}' AND last_lock_time < {t} - {ttl}"
+            )
+        }
+        SqlCommand::LeaseRelease { name, owner } => format!(
+            "UPDATE locks SET owner = '', last_lock_time = MIN WHERE name = '{name}' AND owner = '{owner}'"
+        ),
+        SqlCommand::GetLock { name } => format!("SELECT GET_LOCK('{name}', 0)"),
+        SqlCommand::ReleaseLock { name } => format!("SELECT RELEASE_LOCK('{name}')"),
+        SqlCommand::Begin => "BEGIN".to_string(),
+        SqlCommand::Commit => "COMMIT".to_string(),
+        SqlCommand::Rollback => "ROLLBACK".to_string(),
+        SqlCommand::SelectForUpdate { name, nowait } => {
+            let nowait = if *nowait { " NOWAIT" } else { "" };
+            format!("SELECT * FROM locks WHERE name = '{name}' FOR UPDATE{nowait}")
+        }
+        SqlCommand::ReadCounter => "SELECT n FROM counter".to_string(),
+        SqlCommand::WriteCounter { value } => format!("UPDATE counter SET n = {value}"),
+        SqlCommand::AdvisoryLock { key } => format!("SELECT pg_advisory_lock({key})"),
+        SqlCommand::AdvisoryXactLock { key } => format!("SELECT pg_advisory_xact_lock({key})"),
+        SqlCommand::TryAdvisoryLock { key, xact: false } => {
+            format!("SELECT pg_try_advisory_lock({key})")
+        }
+        SqlCommand::TryAdvisoryLock { key, xact: true } => {
+            format!("SELECT pg_try_advisory_xact_lock({key})")
+        }
+        SqlCommand::AdvisoryUnlock { key } => format!("SELECT pg_advisory_unlock({key})"),
+        SqlCommand::NextVal => "SELECT nextval('fence')".to_string(),
+    }
+}
+
+/// A reply as a client library would show it.
+pub fn reply_text(reply: &SqlReply) -> String {
+    match reply {
+        SqlReply::Ok => "OK".to_string(),
+        SqlReply::Rows(n) => format!("{n} row(s)"),
+        SqlReply::Inserted(id) => format!("OK, id {id}"),
+        SqlReply::DuplicateKey => "ERROR duplicate key".to_string(),
+        SqlReply::Int(n) => n.to_string(),
+        SqlReply::Null => "NULL".to_string(),
+        SqlReply::Bool(b) => if *b { "t" } else { "f" }.to_string(),
+        SqlReply::ConnectionLost => "ERROR connection lost".to_string(),
+        SqlReply::LockNotAvailable => "ERROR lock not available (NOWAIT)".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(s: &SqlState, session: u8, cmd: SqlCommand, now: u64) -> (SqlReply, SqlState) {
+        apply(s, session, &cmd, now).expect("does not block")
+    }
+
+    #[test]
+    fn unique_key_refuses_a_second_insert_and_ids_grow() {
+        let s = SqlState::new(2);
+        let ins = |o: &str| SqlCommand::Insert {
+            name: LOCK_NAME.into(),
+            owner: o.into(),
+        };
+        let (r, s) = run(&s, 0, ins("c0"), 0);
+        assert_eq!(r, SqlReply::Inserted(1));
+        let (r, s) = run(&s, 1, ins("c1"), 0);
+        assert_eq!(r, SqlReply::DuplicateKey);
+        let (r, s) = run(&s, 1, SqlCommand::Reap { ttl: 2 }, 3);
+        assert_eq!(r, SqlReply::Rows(1));
+        let (r, s) = run(&s, 1, ins("c1"), 3);
+        assert_eq!(r, SqlReply::Inserted(2));
+        let (r, _) = run(&s, 0, SqlCommand::DeleteById { id: 1 }, 3);
+        assert_eq!(r, SqlReply::Rows(0));
+    }
+
+    #[test]
+    fn a_killed_session_loses_its_locks_and_its_transaction() {
+        let s = SqlState::new(2);
+        let (_, s) = run(&s, 0, SqlCommand::Begin, 0);
+        let sel = SqlCommand::SelectForUpdate {
+            name: LOCK_NAME.into(),
+            nowait: false,
+        };
+        let (_, s) = run(&s, 0, sel.clone(), 0);
+        let (_, s) = run(&s, 0, SqlCommand::WriteCounter { value: 1 }, 0);
+        let (_, s) = run(&s, 1, SqlCommand::Begin, 0);
+        assert!(apply(&s, 1, &sel, 0).is_none(), "waits for the row lock");
+        let nowait = SqlCommand::SelectForUpdate {
+            name: LOCK_NAME.into(),
+            nowait: true,
+        };
+        assert_eq!(run(&s, 1, nowait, 0).0, SqlReply::LockNotAvailable);
+        let (_, mut s) = run(&s, 0, SqlCommand::AdvisoryLock { key: 1 }, 0);
+        s.kill(0);
+        assert!(apply(&s, 1, &sel, 0).is_some());
+        assert_eq!(s.counter, 0, "the write rolled back");
+        assert!(s.advisory.is_empty());
+        let (r, _) = run(&s, 0, SqlCommand::ReadCounter, 0);
+        assert_eq!(r, SqlReply::ConnectionLost);
+    }
+
+    #[test]
+    fn session_locks_count_holds_and_refuse_other_sessions() {
+        let s = SqlState::new(2);
+        let g = SqlCommand::GetLock {
+            name: LOCK_NAME.into(),
+        };
+        let rel = SqlCommand::ReleaseLock {
+            name: LOCK_NAME.into(),
+        };
+        let (_, s) = run(&s, 0, g.clone(), 0);
+        assert_eq!(run(&s, 1, g.clone(), 0).0, SqlReply::Int(0));
+        assert_eq!(run(&s, 1, rel.clone(), 0).0, SqlReply::Int(0));
+        let (r, s) = run(&s, 0, rel.clone(), 0);
+        assert_eq!(r, SqlReply::Int(1));
+        assert_eq!(run(&s, 0, rel, 0).0, SqlReply::Null);
+        let lock = SqlCommand::AdvisoryLock { key: 1 };
+        let (_, s) = run(&s, 0, lock.clone(), 0);
+        let (_, s) = run(&s, 0, lock.clone(), 0);
+        assert_eq!(s.advisory[&1].count, 2, "reentrant: counted");
+        assert!(apply(&s, 1, &lock, 0).is_none());
+        let try_lock = SqlCommand::TryAdvisoryLock {
+            key: 1,
+            xact: false,
+        };
+        assert_eq!(run(&s, 1, try_lock.clone(), 0).0, SqlReply::Bool(false));
+        let un = SqlCommand::AdvisoryUnlock { key: 1 };
+        assert_eq!(run(&s, 1, un.clone(), 0).0, SqlReply::Bool(false));
+        let (_, s) = run(&s, 0, un.clone(), 0);
+        let (_, s) = run(&s, 0, un, 0);
+        assert!(s.advisory.is_empty());
+    }
+
+    #[test]
+    fn lease_update_compares_with_the_given_clock() {
+        let mut s = SqlState::new(2);
+        s.rows.insert(
+            LOCK_NAME.into(),
+            LockRow {
+                id: 1,
+                owner: String::new(),
+                created: 0,
+                last_lock_time: None,
+            },
+        );
+        let acq = |o: &str, now| SqlCommand::LeaseAcquire {
+            name: LOCK_NAME.into(),
+            owner: o.into(),
+            now,
+            ttl: 2,
+        };
+        let (r, s) = run(&s, 0, acq("c0", None), 1);
+        assert_eq!(r, SqlReply::Rows(1));
+        assert_eq!(run(&s, 1, acq("c1", None), 3).0, SqlReply::Rows(0));
+        assert_eq!(run(&s, 1, acq("c1", Some(4)), 1).0, SqlReply::Rows(1));
+        let rel = |o: &str| SqlCommand::LeaseRelease {
+            name: LOCK_NAME.into(),
+            owner: o.into(),
+        };
+        assert_eq!(run(&s, 1, rel("c1"), 1).0, SqlReply::Rows(0));
+        assert_eq!(run(&s, 0, rel("c0"), 1).0, SqlReply::Rows(1));
+    }
+}

@@ -1,0 +1,106 @@
+//! `locklab run` of the SQL rows on real MariaDB and PostgreSQL servers started by the
+//! harness: each reproduces the model's verdict under the row's fault.
+#![cfg(feature = "backends")]
+
+use std::sync::Mutex;
+
+use locklab_jepsen::{run, RunOptions, RunReport};
+use locklab_traces::check::{Property, Verdict};
+
+/// One run at a time: they share two cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn agrees(id: &str) -> RunReport {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let r = run(&RunOptions::new(id), &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
+    assert!(
+        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
+        "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
+        r.agreement,
+        r.timeline
+    );
+    r
+}
+
+fn check(report: &RunReport, property: Property) -> Verdict {
+    report
+        .report
+        .checks
+        .iter()
+        .find(|c| c.property == property)
+        .map_or_else(
+            || panic!("{}: no {property:?} check", report.id),
+            |c| c.verdict,
+        )
+}
+
+#[test]
+fn a_killed_session_frees_its_lock_while_the_holder_works_on() {
+    for id in [
+        "mysql-getlock-conn-kill",
+        "sql-for-update-outside-tx",
+        "pg-advisory",
+    ] {
+        let r = agrees(id);
+        assert_eq!(
+            check(&r, Property::MutualExclusion),
+            Verdict::Violation,
+            "{id}"
+        );
+        assert!(
+            r.schedule
+                .iter()
+                .any(|s| s["fault"] == "kill-holder-session"),
+            "{id}: {:?}",
+            r.schedule
+        );
+    }
+}
+
+#[test]
+fn a_crashed_holders_unique_row_stays() {
+    let r = agrees("mysql-unique-crash");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let l = r.liveness.expect("a crash was recorded");
+    assert!(l.stuck, "{}", l.summary);
+}
+
+#[test]
+fn database_time_does_not_survive_a_holders_pause() {
+    let r = agrees("mysql-lease-dbtime-pause");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+}
+
+#[test]
+fn a_reaper_gives_two_holders_and_a_foreign_delete_unless_released_by_id() {
+    let r = agrees("mysql-unique-reaper");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Violation);
+    let r = agrees("mysql-unique-reaper-fenced");
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+}
+
+#[test]
+fn a_client_clock_ahead_takes_a_held_lease() {
+    let r = agrees("mysql-lease-clock-skew");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+}
+
+#[test]
+fn a_sequence_token_keeps_the_resource_safe_after_pg_terminate_backend() {
+    let r = agrees("pg-advisory-fenced");
+    // The lock is lost (two inside), the resource refuses the stale holder.
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+}
+
+#[test]
+fn replicas_are_refused_for_a_single_server() {
+    let options = RunOptions {
+        replicas: Some(2),
+        ..RunOptions::new("pg-advisory")
+    };
+    let e = run(&options, &mut |_| {}).expect_err("one server");
+    assert!(e.to_string().contains("--replicas"), "{e}");
+}

@@ -1,0 +1,273 @@
+//! The SQL lock rows through the catalog: each verdict, and what each counterexample
+//! shows (the statements, the fault, and who ends up inside).
+#![cfg(feature = "model-check")]
+
+use locklab_models::catalog::{check, params, scenarios, Family, Overrides, Report, Verdict};
+use locklab_models::check::Limits;
+use locklab_models::registry::{Fault, Property};
+
+fn run(id: &str, o: Overrides) -> Report {
+    check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
+}
+
+fn faults(f: &str) -> Overrides {
+    Overrides {
+        faults: Some(f.to_string()),
+        ..Overrides::default()
+    }
+}
+
+/// The story of `property` as text: each step's action (with `FAULT`) and its state.
+fn story(r: &Report, property: Property) -> String {
+    let s = r
+        .stories
+        .iter()
+        .find(|s| s.property == property)
+        .unwrap_or_else(|| panic!("{}: no story for {property}", r.id));
+    let mut text = String::new();
+    for st in &s.steps {
+        text.push_str(&format!(
+            "{}{}\n{}\n",
+            st.action,
+            if st.fault { " FAULT" } else { "" },
+            st.state.join("\n")
+        ));
+    }
+    text + &s.closing
+}
+
+/// The last step's state lines.
+fn last_state(r: &Report, property: Property) -> Vec<String> {
+    r.stories
+        .iter()
+        .find(|s| s.property == property)
+        .and_then(|s| s.steps.last())
+        .map(|s| s.state.clone())
+        .unwrap_or_default()
+}
+
+fn inside(lines: &[String]) -> usize {
+    lines
+        .iter()
+        .filter(|l| l.contains("IN CRITICAL SECTION"))
+        .count()
+}
+
+/// `a` occurs in `t` before `b`.
+fn before(t: &str, a: &str, b: &str) -> bool {
+    match (t.find(a), t.find(b)) {
+        (Some(i), Some(j)) => i < j,
+        _ => false,
+    }
+}
+
+#[test]
+fn every_sql_row_reaches_its_verdict() {
+    let sql: Vec<_> = scenarios()
+        .into_iter()
+        .filter(|s| s.family == Family::Sql)
+        .collect();
+    assert_eq!(sql.len(), 12);
+    for s in sql {
+        let r = run(s.id, Overrides::default());
+        assert!(r.matches_expected, "{}: {:?}", s.id, r.verdict);
+    }
+}
+
+#[test]
+fn unique_key_crash_leaves_a_row_nothing_deletes() {
+    let r = run("mysql-unique-crash", Overrides::default());
+    assert_eq!(r.verdict, Verdict::Violated(vec![Property::Liveness]));
+    let t = story(&r, Property::Liveness);
+    assert!(
+        before(
+            &t,
+            "INSERT INTO locks (name, owner, created) VALUES ('lock', 'c0', NOW()) -> OK, id 1",
+            "c0 crashes"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("crashes; the server sees its connection close FAULT"),
+        "{t}"
+    );
+    assert!(t.contains("locks = [('lock', id 1, owner 'c0')]"), "{t}");
+    assert!(
+        t.contains("nothing deletes row 'lock' written by c0"),
+        "{t}"
+    );
+    // Without the crash, the lock is live.
+    assert_eq!(
+        run("mysql-unique-crash", faults("none")).verdict,
+        Verdict::Holds
+    );
+}
+
+#[test]
+fn reaper_story_deletes_a_paused_row_and_the_slow_holder_deletes_the_next() {
+    let r = run("mysql-unique-reaper", Overrides::default());
+    let mx = story(&r, Property::MutualExclusion);
+    assert!(
+        before(
+            &mx,
+            "pauses",
+            "reaper job: DELETE FROM locks WHERE created < NOW() - 2 -> 1 row(s)"
+        ),
+        "{mx}"
+    );
+    assert!(
+        before(&mx, "reaper job", "c1 (session 1): INSERT INTO locks (name, owner, created) VALUES ('lock', 'c1', NOW()) -> OK, id 2"),
+        "{mx}"
+    );
+    assert_eq!(
+        inside(&last_state(&r, Property::MutualExclusion)),
+        2,
+        "{mx}"
+    );
+    let fr = story(&r, Property::NoForeignRelease);
+    assert!(
+        before(
+            &fr,
+            "owner 'c1'",
+            "c0 (session 0): DELETE FROM locks WHERE name = 'lock' -> 1 row(s)"
+        ),
+        "{fr}"
+    );
+    assert!(
+        fr.contains("deleted the row the next holder inserted"),
+        "{fr}"
+    );
+}
+
+#[test]
+fn release_by_id_with_the_id_as_token_keeps_the_resource_safe() {
+    let r = run("mysql-unique-reaper-fenced", Overrides::default());
+    assert_eq!(r.verdict, Verdict::Holds);
+    let r = run("mysql-unique-reaper-fenced", faults("pause=2"));
+    assert_eq!(r.verdict, Verdict::Holds);
+}
+
+#[test]
+fn client_clock_skew_lets_a_second_client_take_the_lease() {
+    let r = run("mysql-lease-clock-skew", Overrides::default());
+    let t = story(&r, Property::MutualExclusion);
+    assert!(t.contains("c1's clock jumps 3 ahead FAULT"), "{t}");
+    assert!(
+        t.contains("c1 (session 1): UPDATE locks SET owner = 'c1', last_lock_time = 3 WHERE name = 'lock' AND last_lock_time < 3 - 2 -> 1 row(s)"),
+        "{t}"
+    );
+    assert_eq!(inside(&last_state(&r, Property::MutualExclusion)), 2, "{t}");
+    // The same lease without the skew holds.
+    assert_eq!(
+        run("mysql-lease-clock-skew", faults("none")).verdict,
+        Verdict::Holds
+    );
+}
+
+#[test]
+fn database_time_does_not_survive_a_pause() {
+    let r = run("mysql-lease-dbtime-pause", Overrides::default());
+    let t = story(&r, Property::MutualExclusion);
+    assert!(before(&t, "c0 pauses", "time passes to t=3"), "{t}");
+    assert!(
+        t.contains("c1 (session 1): UPDATE locks SET owner = 'c1', last_lock_time = NOW() WHERE name = 'lock' AND last_lock_time < NOW() - 2 -> 1 row(s)"),
+        "{t}"
+    );
+    assert!(t.contains("[PAUSED]"), "{t}");
+    assert_eq!(
+        run("mysql-lease-dbtime-pause", faults("skew=1")).verdict,
+        Verdict::Holds
+    );
+}
+
+#[test]
+fn killed_sessions_free_session_and_row_locks() {
+    for (id, kill, lock) in [
+        (
+            "mysql-getlock-conn-kill",
+            "KILL CONNECTION <session 0> FAULT",
+            "c1 (session 1): SELECT GET_LOCK('lock', 0) -> 1",
+        ),
+        (
+            "sql-for-update-outside-tx",
+            "KILL CONNECTION <session 0> FAULT",
+            "c1 (session 1): SELECT * FROM locks WHERE name = 'lock' FOR UPDATE -> 1 row(s)",
+        ),
+        (
+            "pg-advisory",
+            "SELECT pg_terminate_backend(<session 0>) FAULT",
+            "c1 (session 1): SELECT pg_advisory_lock(1) -> OK",
+        ),
+    ] {
+        let r = run(id, Overrides::default());
+        let t = story(&r, Property::MutualExclusion);
+        assert!(before(&t, kill, lock), "{id}: {t}");
+        assert!(t.contains("session(s) 0 gone"), "{id}: {t}");
+        assert_eq!(
+            inside(&last_state(&r, Property::MutualExclusion)),
+            2,
+            "{id}: {t}"
+        );
+        assert_eq!(run(id, faults("none")).verdict, Verdict::Holds, "{id}");
+    }
+}
+
+#[test]
+fn work_in_the_locking_transaction_rolls_back_with_the_lock() {
+    for id in ["sql-for-update", "pg-advisory-xact"] {
+        for f in ["kill=1", "kill=2", "crash=1,kill=1"] {
+            let r = run(id, faults(f));
+            assert_eq!(r.verdict, Verdict::Holds, "{id} --faults {f}");
+        }
+    }
+    // The kill is really reached: the unfenced session lock breaks under the same budget.
+    assert!(matches!(
+        run("pg-advisory", faults("kill=1")).verdict,
+        Verdict::Violated(_)
+    ));
+}
+
+#[test]
+fn a_sequence_token_fences_a_terminated_backend() {
+    for f in ["kill=1", "kill=2"] {
+        assert_eq!(
+            run("pg-advisory-fenced", faults(f)).verdict,
+            Verdict::Holds,
+            "{f}"
+        );
+    }
+}
+
+#[test]
+fn a_pool_shares_the_lock_and_orphans_it() {
+    let r = run("pg-advisory-pool", Overrides::default());
+    let mx = story(&r, Property::MutualExclusion);
+    assert!(
+        before(
+            &mx,
+            "c0 (session 0): SELECT pg_advisory_lock(1) -> OK",
+            "c1 (session 0): SELECT pg_advisory_lock(1) -> OK"
+        ),
+        "{mx}"
+    );
+    assert!(mx.contains("held by session 0 (session 2x"), "{mx}");
+    let live = story(&r, Property::Liveness);
+    assert!(
+        live.contains("c0 (session 1): SELECT pg_advisory_unlock(1) -> f"),
+        "{live}"
+    );
+    assert!(live.contains("advisory lock 1 held by session 0"), "{live}");
+    assert!(live.contains("c1: acquiring"), "{live}");
+}
+
+#[test]
+fn sql_faults_are_the_families_own() {
+    let s = locklab_models::catalog::find("pg-advisory").expect("row");
+    let p = params(&s, &faults("kill=2,pause")).expect("sql faults");
+    assert_eq!(p.faults, vec![(Fault::Kill, 2), (Fault::Pause, 1)]);
+    let e = params(&s, &faults("failover")).expect_err("a Redis fault");
+    assert_eq!(
+        e.to_string(),
+        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew"
+    );
+}
