@@ -7,26 +7,12 @@ use locklab_models::catalog::{check, find, params, scenarios, Overrides, Report,
 use locklab_models::check::Limits;
 use locklab_models::registry::{Fault, Property};
 
+#[path = "common/story.rs"]
+mod story;
+use story::story;
+
 fn run(id: &str, o: Overrides) -> Report {
     check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
-}
-
-fn story(r: &Report, property: Property) -> String {
-    let s = r
-        .stories
-        .iter()
-        .find(|s| s.property == property)
-        .expect("a story for the property");
-    let mut text = String::new();
-    for st in &s.steps {
-        text.push_str(&format!(
-            "{}{}\n{}\n",
-            st.action,
-            if st.fault { " FAULT" } else { "" },
-            st.state.join("\n")
-        ));
-    }
-    text + &s.closing
 }
 
 #[test]

@@ -13,6 +13,10 @@ use locklab_implementations::redis::{GetSetLock, LuaLock};
 use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
+#[path = "common/run_check.rs"]
+mod run_check;
+use run_check::check;
+
 /// One run at a time: they share two cores, and Sentinel's timing must not starve.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -27,18 +31,6 @@ fn run_id(id: &str, seed: u64) -> RunReport {
         seed,
         ..RunOptions::new(id)
     })
-}
-
-fn check(report: &RunReport, property: Property) -> Verdict {
-    report
-        .report
-        .checks
-        .iter()
-        .find(|c| c.property == property)
-        .map_or_else(
-            || panic!("{}: no {property:?} check", report.id),
-            |c| c.verdict,
-        )
 }
 
 fn agrees(id: &str) -> RunReport {

@@ -7,6 +7,10 @@ use std::sync::Mutex;
 use locklab_jepsen::{run, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
+#[path = "common/run_check.rs"]
+mod run_check;
+use run_check::check;
+
 /// One run at a time: they share two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -20,18 +24,6 @@ fn agrees(id: &str) -> RunReport {
         r.timeline
     );
     r
-}
-
-fn check(report: &RunReport, property: Property) -> Verdict {
-    report
-        .report
-        .checks
-        .iter()
-        .find(|c| c.property == property)
-        .map_or_else(
-            || panic!("{}: no {property:?} check", report.id),
-            |c| c.verdict,
-        )
 }
 
 #[test]

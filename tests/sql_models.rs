@@ -6,6 +6,10 @@ use locklab_models::catalog::{check, params, scenarios, Family, Overrides, Repor
 use locklab_models::check::Limits;
 use locklab_models::registry::{Fault, Property};
 
+#[path = "common/story.rs"]
+mod story;
+use story::story;
+
 fn run(id: &str, o: Overrides) -> Report {
     check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
 }
@@ -15,25 +19,6 @@ fn faults(f: &str) -> Overrides {
         faults: Some(f.to_string()),
         ..Overrides::default()
     }
-}
-
-/// The story of `property` as text: each step's action (with `FAULT`) and its state.
-fn story(r: &Report, property: Property) -> String {
-    let s = r
-        .stories
-        .iter()
-        .find(|s| s.property == property)
-        .unwrap_or_else(|| panic!("{}: no story for {property}", r.id));
-    let mut text = String::new();
-    for st in &s.steps {
-        text.push_str(&format!(
-            "{}{}\n{}\n",
-            st.action,
-            if st.fault { " FAULT" } else { "" },
-            st.state.join("\n")
-        ));
-    }
-    text + &s.closing
 }
 
 /// The last step's state lines.
