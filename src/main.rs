@@ -53,6 +53,16 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(code).unwrap_or(2));
         }
     };
+    if !matches!(cli.command, Command::Run(_) | Command::Explore(_)) {
+        // `locklab matrix | head` should end quietly, as any Unix filter does, rather
+        // than panic on a closed stdout. `run` and `explore` keep Rust's default
+        // (SIGPIPE ignored): they write to servers', clients' and browsers' pipes and
+        // sockets, where a vanished reader is an error to handle, not a reason to die.
+        // SAFETY: called before any thread starts; SIG_DFL is a valid disposition.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     let code = match cli.command {
         Command::CheckHistory(args) => commands::check_history::run(args),
         Command::Export(args) => commands::export::run(args),

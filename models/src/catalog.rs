@@ -160,7 +160,7 @@ mod tests {
         assert!(e.to_string().contains("unknown fault \"meteor\""), "{e}");
         let e = params(&lua, &with("pause=x")).expect_err("not a number");
         assert!(e.to_string().contains("not a number"), "{e}");
-        let e = params(&lua, &with("pause=4")).expect_err("too many");
-        assert!(e.to_string().contains("above 3"), "{e}");
+        let e = params(&lua, &with("pause=9")).expect_err("too many");
+        assert!(e.to_string().contains("above 8"), "{e}");
     }
 }

@@ -15,7 +15,9 @@
 //! 128 bits make a collision, which could hide a state, vanishingly unlikely.)
 
 mod encode;
+mod expand;
 mod fast_hash;
+mod memory;
 mod visited;
 
 use std::collections::{HashMap, VecDeque};
@@ -30,6 +32,7 @@ use crate::registry::Property;
 
 pub use encode::encode;
 pub use fast_hash::FastHash;
+pub use memory::resident_bytes;
 use visited::Visited;
 
 /// What a model adds to stateright's [`Model`] so its counterexamples can be told.
@@ -71,13 +74,62 @@ pub struct Limits {
     pub max_states: usize,
     /// Stop after this much time.
     pub timeout: Option<Duration>,
+    /// Stop when the process's resident memory has grown by this many bytes since the
+    /// search began (read every few thousand states, so it may overshoot by a little).
+    pub max_bytes: Option<usize>,
+    /// Threads that generate successors (the answer does not depend on it).
+    pub threads: usize,
 }
+
+/// The memory budget of a search unless told otherwise: a sixth of this machine's
+/// RAM would do, but a fixed figure keeps verdicts the same on every machine.
+pub const DEFAULT_MAX_BYTES: usize = 4 << 30;
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_states: 5_000_000,
+            max_states: 50_000_000,
             timeout: None,
+            max_bytes: Some(DEFAULT_MAX_BYTES),
+            threads: default_threads(),
+        }
+    }
+}
+
+/// Every core of this machine, up to eight (past that the merge on one thread bounds
+/// the speed-up).
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// Which limit stopped a search before it had explored everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// [`Limits::max_states`] distinct states were reached.
+    States,
+    /// [`Limits::timeout`] passed.
+    Time,
+    /// [`Limits::max_bytes`] of memory were used.
+    Memory,
+}
+
+impl Stop {
+    /// The limit in words, for verdict lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stop::States => "state limit",
+            Stop::Time => "time limit",
+            Stop::Memory => "memory budget",
+        }
+    }
+
+    /// The command-line flag that raises it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Stop::States => "--max-states",
+            Stop::Time => "--timeout",
+            Stop::Memory => "--memory",
         }
     }
 }
@@ -121,6 +173,8 @@ pub struct Discovery<M: Model> {
 pub struct Outcome<M: Model> {
     /// Every explored state was checked (no limit cut the search short).
     pub complete: bool,
+    /// The limit that cut the search short, if one did.
+    pub stopped: Option<Stop>,
     /// The counters.
     pub stats: Stats,
     /// One shortest counterexample per violated `always` property, in property order.
@@ -130,11 +184,37 @@ pub struct Outcome<M: Model> {
 /// How often (in generated states) the search reports progress and reads the clock.
 const REPORT_EVERY: usize = 1 << 14;
 
+/// Queued states handed to each thread at a time: enough to make a hand-over cheap,
+/// few enough that their successors wait in memory only briefly.
+const PIECE: usize = 512;
+
 /// Explores `model` breadth-first; `progress` gets the counters now and then.
+///
+/// Successors are generated on [`Limits::threads`] threads and merged in queue order
+/// ([`expand`]), so the visited states, their parents and every story are those of a
+/// one-threaded search.
 pub fn bfs<M>(model: &M, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Outcome<M>
 where
-    M: Narrate,
-    M::State: Clone + Hash + Eq + Debug,
+    M: Narrate + Sync,
+    M::State: Clone + Hash + Eq + Debug + Send,
+    M::Action: Clone + Debug,
+{
+    std::thread::scope(|scope| {
+        let pool = expand::Pool::start(scope, model, limits.threads);
+        search(model, limits, progress, pool)
+    })
+}
+
+/// The search proper: a FIFO queue, each state checked when first reached.
+fn search<M>(
+    model: &M,
+    limits: Limits,
+    progress: &mut dyn FnMut(&Stats),
+    mut pool: expand::Pool<'_, M>,
+) -> Outcome<M>
+where
+    M: Narrate + Sync,
+    M::State: Clone + Hash + Eq + Debug + Send,
     M::Action: Clone + Debug,
 {
     let start = Instant::now();
@@ -149,19 +229,18 @@ where
     let mut visited = Visited::new();
     // (state, its index in `visited`, depth)
     let mut queue: VecDeque<(M::State, u32, usize)> = VecDeque::new();
-    let mut encoding = Vec::new();
     let mut stats = Stats::default();
-    let mut complete = true;
+    let mut stopped = None;
+    let rss_start = limits.max_bytes.and_then(|_| resident_bytes());
 
-    let mut visit = |state: M::State,
-                     parent: Option<u32>,
-                     depth: usize,
-                     visited: &mut Visited,
-                     queue: &mut VecDeque<(M::State, u32, usize)>,
-                     found: &mut Vec<Option<u32>>| {
-        encoding.clear();
-        model.encode_canonical(&state, &mut encoding);
-        let Some(index) = visited.insert(&encoding, parent) else {
+    let visit = |fp: [u64; 2],
+                 state: M::State,
+                 parent: Option<u32>,
+                 depth: usize,
+                 visited: &mut Visited,
+                 queue: &mut VecDeque<(M::State, u32, usize)>,
+                 found: &mut Vec<Option<u32>>| {
+        let Some(index) = visited.insert_fingerprint(fp, parent) else {
             return;
         };
         for (i, (_, p)) in properties.iter().enumerate() {
@@ -174,49 +253,80 @@ where
         }
     };
 
+    let mut encoding = Vec::new();
     for s in model.init_states() {
         stats.states += 1;
-        visit(s, None, 0, &mut visited, &mut queue, &mut found);
+        encoding.clear();
+        model.encode_canonical(&s, &mut encoding);
+        let fp = encode::fingerprint(&encoding);
+        visit(fp, s, None, 0, &mut visited, &mut queue, &mut found);
     }
-    let mut actions = Vec::new();
-    let mut next = Vec::new();
     let mut report_at = REPORT_EVERY;
-    while let Some((state, index, depth)) = queue.pop_front() {
-        if found.iter().all(Option::is_some) {
-            break;
-        }
-        stats.max_depth = stats.max_depth.max(depth);
-        model.next_states_into(&state, &mut actions, &mut next);
-        drop(state);
-        for s in next.drain(..) {
-            stats.states += 1;
-            visit(
-                s,
-                Some(index),
-                depth + 1,
-                &mut visited,
-                &mut queue,
-                &mut found,
-            );
-        }
-        if stats.states >= report_at {
-            report_at = stats.states + REPORT_EVERY;
-            stats.unique_states = visited.len();
-            stats.queue = queue.len();
-            stats.seconds = start.elapsed().as_secs_f64();
-            progress(&stats);
-            if limits.timeout.is_some_and(|t| start.elapsed() > t) {
-                complete = queue.is_empty();
-                break;
+    // Parents taken from the queue but not yet merged when a limit struck.
+    let mut unmerged = 0;
+    'search: while !queue.is_empty() {
+        let take = queue.len().min(PIECE * pool.threads());
+        let (states, meta): (Vec<_>, Vec<_>) = queue
+            .drain(..take)
+            .map(|(s, index, depth)| (s, (index, depth)))
+            .unzip();
+        let pieces = pool.expand(states);
+        let mut parents = meta.iter();
+        for piece in pieces {
+            let mut successors = piece.successors.into_iter();
+            let mut done = 0;
+            for end in piece.ends {
+                let Some(&(index, depth)) = parents.next() else {
+                    break;
+                };
+                if found.iter().all(Option::is_some) {
+                    break 'search;
+                }
+                stats.max_depth = stats.max_depth.max(depth);
+                for (fp, s) in successors.by_ref().take(end - done) {
+                    stats.states += 1;
+                    visit(
+                        fp,
+                        s,
+                        Some(index),
+                        depth + 1,
+                        &mut visited,
+                        &mut queue,
+                        &mut found,
+                    );
+                }
+                done = end;
+                if stats.states >= report_at {
+                    report_at = stats.states + REPORT_EVERY;
+                    stats.unique_states = visited.len();
+                    stats.queue = queue.len() + parents.len();
+                    stats.seconds = start.elapsed().as_secs_f64();
+                    progress(&stats);
+                    if limits.timeout.is_some_and(|t| start.elapsed() > t) {
+                        stopped = Some(Stop::Time);
+                    }
+                    let grown =
+                        rss_start.and_then(|s0| resident_bytes().map(|r| r.saturating_sub(s0)));
+                    if limits.max_bytes.zip(grown).is_some_and(|(max, g)| g > max) {
+                        stopped = Some(Stop::Memory);
+                    }
+                }
+                if visited.len() >= limits.max_states {
+                    stopped = Some(Stop::States);
+                }
+                if stopped.is_some() {
+                    unmerged = parents.len();
+                    break 'search;
+                }
             }
         }
-        if visited.len() >= limits.max_states {
-            complete = queue.is_empty();
-            break;
-        }
+    }
+    // A limit reached with nothing left to expand cut nothing short.
+    if queue.is_empty() && unmerged == 0 {
+        stopped = None;
     }
     stats.unique_states = visited.len();
-    stats.queue = queue.len();
+    stats.queue = queue.len() + unmerged;
     stats.seconds = start.elapsed().as_secs_f64();
 
     let discoveries = properties
@@ -230,7 +340,8 @@ where
         })
         .collect();
     Outcome {
-        complete,
+        complete: stopped.is_none(),
+        stopped,
         stats,
         discoveries,
     }

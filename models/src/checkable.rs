@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
-use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats};
+use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats, Stop};
 use crate::registry::Property;
 
 /// One step of a story.
@@ -42,6 +42,8 @@ pub struct Story {
 pub struct Told {
     /// Every explored state was checked (no limit cut the search short).
     pub complete: bool,
+    /// The limit that cut the search short, if one did.
+    pub stopped: Option<Stop>,
     /// The search's counters.
     pub stats: Stats,
     /// One shortest story per violated property, in the model's property order.
@@ -114,6 +116,7 @@ where
             .collect();
         Told {
             complete: out.complete,
+            stopped: out.stopped,
             stats: out.stats,
             stories,
         }

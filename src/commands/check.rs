@@ -2,7 +2,7 @@
 //! story of every violated property.
 
 use locklab_models::catalog::{self, Expected, Overrides, Report, Story, Verdict};
-use locklab_models::check::Limits;
+use locklab_models::check::{default_threads, Limits, DEFAULT_MAX_BYTES};
 
 use crate::bad_input;
 use crate::output::{joined, spinner, Format};
@@ -48,11 +48,18 @@ pub struct Args {
     #[command(flatten)]
     bounds: Bounds,
     /// Stop after this many distinct states (verdict unknown, exit 3).
-    #[arg(long, default_value_t = 5_000_000)]
+    #[arg(long, default_value_t = Limits::default().max_states)]
     max_states: usize,
     /// Stop after this many seconds (verdict unknown, exit 3).
     #[arg(long)]
     timeout: Option<u64>,
+    /// Stop when the search's memory has grown by this many MB (verdict unknown, exit 3).
+    #[arg(long, default_value_t = (DEFAULT_MAX_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    memory: u64,
+    /// Threads generating successors (default: every core, up to 8). The verdict and
+    /// the story do not depend on it.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    threads: Option<u64>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -123,8 +130,23 @@ pub fn verdict_text(r: &Report) -> String {
     );
     let v = match &r.verdict {
         Verdict::Holds => "HOLDS: no violation within the stated bounds".to_string(),
-        Verdict::Violated(ps) => format!("VIOLATED: {}", joined(ps, ", ")),
-        Verdict::Unknown => "UNKNOWN: a limit stopped the search before an answer".to_string(),
+        Verdict::Violated(ps) => match r.stopped_by {
+            // The found paths prove their properties; the rest were not searched through.
+            Some(stop) => format!(
+                "VIOLATED: {} (the search stopped at its {}: any other property is unknown)",
+                joined(ps, ", "),
+                stop.name()
+            ),
+            None => format!("VIOLATED: {}", joined(ps, ", ")),
+        },
+        Verdict::Unknown => match r.stopped_by {
+            Some(stop) => format!(
+                "UNKNOWN: the search reached its {} before an answer (raise {})",
+                stop.name(),
+                stop.flag()
+            ),
+            None => "UNKNOWN: a limit stopped the search before an answer".to_string(),
+        },
     };
     // Spelled as when the catalog held names: `Violates(["mutual exclusion"])`.
     let expected = match r.expected {
@@ -150,6 +172,10 @@ pub fn run(args: Args) -> u8 {
     let limits = Limits {
         max_states: args.max_states,
         timeout: args.timeout.map(std::time::Duration::from_secs),
+        max_bytes: usize::try_from(args.memory)
+            .ok()
+            .and_then(|mb| mb.checked_mul(1 << 20)),
+        threads: args.threads.map_or_else(default_threads, |t| t as usize),
     };
     let report = match run_report(&args.id, &args.bounds, limits, args.format) {
         Ok(r) => r,

@@ -21,13 +21,24 @@ pub struct Overrides {
     pub faults: Option<String>,
 }
 
+/// The largest bounds a model can represent. Clients and Redlock nodes are bits of a
+/// `u8` in the Redlock model (who tried, who got which node), and every model names a
+/// client or node by a `u8`; fault budgets are `u8` counters. Whether a bound finishes
+/// in time or memory is the search's to say (`unknown` at `--max-states`, `--timeout`
+/// or `--memory`), not a reason to refuse it here.
+const MAX_CLIENTS: usize = 8;
+const MAX_NODES: usize = 8;
+const MAX_REPLICAS: usize = 8;
+const MAX_TTL: u64 = 64;
+const MAX_BUDGET: u8 = 8;
+
 /// The defaults with the overrides applied, validated.
 pub fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
     let bad = |flag, reason: String| Err(CatalogError::InvalidBound { flag, reason });
     let mut p = s.defaults.clone();
     if let Some(c) = o.clients {
-        if !(1..=4).contains(&c) {
-            return bad("--clients", format!("{c} is outside 1..=4"));
+        if !(1..=MAX_CLIENTS).contains(&c) {
+            return bad("--clients", format!("{c} is outside 1..={MAX_CLIENTS}"));
         }
         p.clients = c;
     }
@@ -35,8 +46,8 @@ pub fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
         if s.defaults.replicas == 0 {
             return bad("--replicas", format!("{} has no replicas", s.id));
         }
-        if !(1..=4).contains(&r) {
-            return bad("--replicas", format!("{r} is outside 1..=4"));
+        if !(1..=MAX_REPLICAS).contains(&r) {
+            return bad("--replicas", format!("{r} is outside 1..={MAX_REPLICAS}"));
         }
         p.replicas = r;
     }
@@ -44,14 +55,14 @@ pub fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
         if s.family != Family::Redlock {
             return bad("--nodes", format!("{} is not a Redlock scenario", s.id));
         }
-        if !(1..=8).contains(&n) {
-            return bad("--nodes", format!("{n} is outside 1..=8"));
+        if !(1..=MAX_NODES).contains(&n) {
+            return bad("--nodes", format!("{n} is outside 1..={MAX_NODES}"));
         }
         p.nodes = n;
     }
     if let Some(t) = o.ttl {
-        if !(1..=8).contains(&t) {
-            return bad("--ttl", format!("{t} is outside 1..=8 ticks"));
+        if !(1..=MAX_TTL).contains(&t) {
+            return bad("--ttl", format!("{t} is outside 1..={MAX_TTL} ticks"));
         }
         p.ttl = t;
     }
@@ -89,8 +100,8 @@ fn faults(s: &Scenario, text: &str) -> Result<Vec<(Fault, u8)>, String> {
         let Ok(n) = n.parse::<u8>() else {
             return Err(format!("budget {n:?} of {name} is not a number"));
         };
-        if n > 3 {
-            return Err(format!("budget {n} of {name} is above 3"));
+        if n > MAX_BUDGET {
+            return Err(format!("budget {n} of {name} is above {MAX_BUDGET}"));
         }
         list.push((fault, n));
     }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::check::Stats;
+use crate::check::{Stats, Stop};
 use crate::checkable::{Story, Told};
 use crate::registry::Property;
 use crate::scenario::{Expected, Params, Scenario};
@@ -34,6 +34,9 @@ pub struct Report {
     pub matches_expected: bool,
     /// The search's counters.
     pub stats: Stats,
+    /// The limit that stopped the search before it explored everything, if one did
+    /// (with a violation found, the other properties are then unknown).
+    pub stopped_by: Option<Stop>,
     /// One shortest story per violated property.
     pub stories: Vec<Story>,
 }
@@ -42,6 +45,7 @@ pub struct Report {
 pub fn report(s: &Scenario, p: Params, told: Told) -> Report {
     let Told {
         complete,
+        stopped,
         stats,
         stories,
     } = told;
@@ -60,6 +64,7 @@ pub fn report(s: &Scenario, p: Params, told: Told) -> Report {
         verdict,
         expected: s.expected,
         stats,
+        stopped_by: stopped,
         stories,
     }
 }

@@ -49,8 +49,13 @@ impl Visited {
 
     /// Stores the state with `encoding`, reached from `parent`, and returns its index,
     /// or `None` if it was already there.
+    #[cfg(test)]
     pub fn insert(&mut self, encoding: &[u8], parent: Option<u32>) -> Option<u32> {
-        let fp = fingerprint(encoding);
+        self.insert_fingerprint(fingerprint(encoding), parent)
+    }
+
+    /// [`Visited::insert`] for a state whose encoding's [`fingerprint`] is `fp`.
+    pub fn insert_fingerprint(&mut self, fp: [u64; 2], parent: Option<u32>) -> Option<u32> {
         let tag = fp[1] >> 32;
         let mask = self.slots.len() - 1;
         let mut at = fp[0] as usize & mask;

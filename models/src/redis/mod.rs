@@ -11,6 +11,7 @@ pub mod model;
 pub mod narration;
 pub mod protocol;
 pub mod replication;
+pub mod shared_nodes;
 pub mod spec;
 
 pub use keys::{FENCE_KEY, LOCK_KEY};

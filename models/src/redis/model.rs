@@ -1,19 +1,17 @@
 //! The stateright model shared by every `redis-*` scenario.
 
-use std::cell::RefCell;
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use smallvec::{smallvec, SmallVec};
 use stateright::Model;
 
-use crate::check::FastHash;
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::registry::Property;
 
 use super::keys::LOCK_KEY;
 use super::protocol::{self, Acquired, Protocol, ValueKind};
 use super::replication::{self, Node};
+use super::shared_nodes;
 
 /// A scenario's configuration: protocol, topology, time and fault budget.
 #[derive(Clone, Debug)]
@@ -492,32 +490,12 @@ impl RedisLockModel {
     }
 }
 
-thread_local! {
-    /// Nodes seen lately, so that equal nodes of different states are one allocation.
-    static NODES: RefCell<HashSet<Arc<Node>, FastHash>> = RefCell::default();
-}
-
-/// Replaces each node an action just built (one no other state holds yet) by an equal
-/// node already in memory: a search holds hundreds of thousands of states in its queue
-/// but only a few thousand distinct nodes, and a keyspace costs a kilobyte.
+/// Replaces each node an action just built by an equal one already in memory
+/// ([`shared_nodes::share`]).
 fn share_nodes(s: &mut RedisLockState) {
-    NODES.with_borrow_mut(|seen| {
-        for n in &mut s.nodes {
-            if Arc::strong_count(n) > 1 {
-                continue;
-            }
-            match seen.get(n) {
-                Some(known) => *n = Arc::clone(known),
-                None => {
-                    // Bounded: forgetting only costs sharing, never a state.
-                    if seen.len() >= 1 << 16 {
-                        seen.clear();
-                    }
-                    seen.insert(Arc::clone(n));
-                }
-            }
-        }
-    });
+    for n in &mut s.nodes {
+        shared_nodes::share(n);
+    }
 }
 
 impl Model for RedisLockModel {

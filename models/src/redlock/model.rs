@@ -5,8 +5,11 @@
 //! retries. Nodes are interchangeable until a fault touches one, so states are
 //! canonicalised by sorting nodes (every per-node fact lives in the node's entry).
 
+use std::sync::Arc;
+
 use stateright::Model;
 
+use crate::redis::shared_nodes::share;
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{Node, LOCK_KEY};
 use crate::registry::Property;
@@ -39,8 +42,9 @@ pub struct RedlockModel {
 /// One Redis node and what each client has done with it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RlNode {
-    /// The server (keyspace + ghost creator).
-    pub server: Node,
+    /// The server (keyspace + ghost creator), shared between states that have equal
+    /// ones: copying a state then copies five pointers, not five keyspaces.
+    pub server: Arc<Node>,
     /// How far its clock is ahead of real time.
     pub offset: u64,
     /// Down since this instant (crashed, not yet restarted).
@@ -132,8 +136,10 @@ impl RedlockModel {
         };
         let now = s.now;
         for n in &mut s.nodes {
-            if n.down_since.is_none() {
-                n.server.exec(c as u8, &cmd, now + n.offset, true);
+            // Only the client's own value can be deleted: other nodes stay shared.
+            let holds = n.server.db.live(LOCK_KEY, now + n.offset).is_some();
+            if n.down_since.is_none() && holds {
+                Arc::make_mut(&mut n.server).exec(c as u8, &cmd, now + n.offset, true);
             }
             n.tried &= !bit;
             n.got &= !bit;
@@ -143,7 +149,10 @@ impl RedlockModel {
     fn settle(s: &mut RedlockState) {
         let now = s.now;
         for n in &mut s.nodes {
-            n.server.purge(now + n.offset);
+            if n.server.would_purge(now + n.offset) {
+                Arc::make_mut(&mut n.server).purge(now + n.offset);
+            }
+            share(&mut n.server);
         }
     }
 
@@ -213,7 +222,8 @@ impl RedlockModel {
                         nx: true,
                         px: Some(self.ttl),
                     };
-                    if n.server.exec(c as u8, &cmd, s.now + n.offset, false).0 == RedisReply::Ok {
+                    let server = Arc::make_mut(&mut n.server);
+                    if server.exec(c as u8, &cmd, s.now + n.offset, false).0 == RedisReply::Ok {
                         n.got |= bit;
                     }
                 }
@@ -249,7 +259,7 @@ impl RedlockModel {
                 let n = &mut s.nodes[i as usize];
                 s.budget.0 -= 1;
                 n.down_since = Some(s.now);
-                n.server = Node::new();
+                n.server = Arc::new(Node::new());
             }
             RlAction::Restart(i) => s.nodes[i as usize].down_since = None,
             RlAction::Jump(i) => {
@@ -274,7 +284,7 @@ impl Model for RedlockModel {
     fn init_states(&self) -> Vec<RedlockState> {
         let nodes = (0..self.nodes)
             .map(|i| RlNode {
-                server: Node::new(),
+                server: Arc::new(Node::new()),
                 offset: 0,
                 down_since: None,
                 tried: 0,

@@ -254,13 +254,7 @@ impl<S: Spec> LinResult<S> {
     }
 }
 
-/// Resident memory of this process in bytes, where the kernel says (Linux).
-pub(super) fn resident_bytes() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+pub(super) use locklab_models::check::resident_bytes;
 
 /// Decides every partition with locklab's own search ([`search::decide`]), one after
 /// the other, within one budget: the engine for lock histories, whose refused tries it
