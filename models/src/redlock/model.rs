@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use smallvec::SmallVec;
 use stateright::Model;
 
 use crate::redis::shared_nodes::share;
@@ -88,10 +89,11 @@ pub struct RlClient {
 pub struct RedlockState {
     /// The clock.
     pub now: u64,
-    /// The nodes.
-    pub nodes: Vec<RlNode>,
+    /// The nodes (inline up to five, the clients up to three: copying a state, as every
+    /// successor does, then allocates nothing).
+    pub nodes: SmallVec<[RlNode; 5]>,
     /// The clients.
-    pub clients: Vec<RlClient>,
+    pub clients: SmallVec<[RlClient; 3]>,
     /// Faults left: restarts, jumps, pauses.
     pub budget: (u8, u8, u8),
 }
