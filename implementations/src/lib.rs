@@ -48,6 +48,8 @@ pub mod attempt;
 #[cfg(not(loom))]
 pub mod box_future;
 #[cfg(not(loom))]
+pub mod etcd;
+#[cfg(not(loom))]
 pub mod guard;
 #[cfg(not(loom))]
 pub mod held_lock;

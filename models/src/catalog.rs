@@ -26,6 +26,7 @@ fn rows(family: Family) -> Vec<Scenario> {
         Family::Redis => crate::redis::catalog::scenarios(),
         Family::Redlock => crate::redlock::catalog::scenarios(),
         Family::Sql => crate::sql::catalog::scenarios(),
+        Family::Etcd => crate::etcd::catalog::scenarios(),
     }
 }
 
@@ -96,7 +97,7 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), all.len());
-        assert_eq!(all.len(), 36);
+        assert_eq!(all.len(), 44);
         for f in Family::ALL {
             assert!(rows(*f).iter().all(|s| s.family == *f), "{f}");
         }

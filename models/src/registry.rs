@@ -114,6 +114,8 @@ named! {
         Redlock => "redlock",
         /// Locks built from a SQL server: MariaDB/MySQL and PostgreSQL.
         Sql => "sql",
+        /// Locks built from an etcd cluster: leases, revisions, `Txn`, the `Lock` RPC.
+        Etcd => "etcd",
     }
 }
 
@@ -124,7 +126,8 @@ named! {
         Pause => "pause",
         /// A client process dies for good.
         Crash => "crash",
-        /// Sentinel promotes a replica to master.
+        /// A new leader takes over: Sentinel promotes a replica to master, or an etcd
+        /// leader is killed and another elected.
         Failover => "failover",
         /// A node crashes and restarts without its data.
         Restart => "restart",
@@ -135,6 +138,12 @@ named! {
         Kill => "kill",
         /// A client's clock jumps ahead by more than the lease.
         Skew => "skew",
+        /// A client is cut off from the servers; it runs on.
+        Partition => "partition",
+        /// A request takes effect but its reply is lost.
+        Drop => "drop",
+        /// A client's lease is revoked while it waits (as when it expires).
+        Revoke => "revoke",
     }
 }
 
@@ -162,6 +171,14 @@ impl Family {
             Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover],
             Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump],
             Family::Sql => &[Fault::Pause, Fault::Crash, Fault::Kill, Fault::Skew],
+            Family::Etcd => &[
+                Fault::Pause,
+                Fault::Crash,
+                Fault::Partition,
+                Fault::Drop,
+                Fault::Failover,
+                Fault::Revoke,
+            ],
         }
     }
 }
@@ -219,7 +236,7 @@ mod tests {
         assert!(e.to_string().starts_with("unknown property"), "{e}");
         assert!(e.to_string().contains("mutual exclusion"), "{e}");
         let e = "zookeeper".parse::<Family>().unwrap_err();
-        assert!(e.to_string().contains("redis, redlock, sql"), "{e}");
+        assert!(e.to_string().contains("redis, redlock, sql, etcd"), "{e}");
         // Spellings are exact: no case folding, no trimming.
         assert!("Pause".parse::<Fault>().is_err());
         assert!(" pause".parse::<Fault>().is_err());

@@ -11,11 +11,13 @@
 //!   handler.
 //! - [`redis`]: `redis-server` and Sentinel.
 //! - [`mariadb`] and [`postgres`]: the SQL servers, each with its own cluster.
+//! - [`etcd`]: one etcd member or a cluster of three.
 //!
 //! A family adds one file under its own folder (`mariadb/`, `postgres/`, `etcd/`,
 //! `zookeeper/`): a type that holds a [`process::ServerProcess`], says how to launch and
 //! probe itself, and implements [`Server`].
 
+pub mod etcd;
 pub mod mariadb;
 pub mod postgres;
 pub mod process;
@@ -25,6 +27,7 @@ pub mod redis;
 use std::path::Path;
 use std::time::Duration;
 
+pub use etcd::{EtcdCluster, EtcdMember};
 pub use mariadb::MariaDbServer;
 pub use postgres::PostgresServer;
 pub use process::ServerProcess;

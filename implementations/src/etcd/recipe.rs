@@ -1,0 +1,251 @@
+//! The `concurrency.Mutex` recipe behind [`DistributedLock`], written with the spec's
+//! requests (the steps the model's clients take): a session lease kept alive by a
+//! task, `txn if create_revision(lock/<lease>) = 0 then put … --lease else get …` with
+//! the owner (`lock/` sorted by create revision) read in the same `Txn`, the lowest
+//! create revision owns. A waiter's attempt asks whether the key created just before
+//! its own is gone and then that its own key still exists. The fencing token is the
+//! key's create revision; [`RecipeLock::guarded_put`] is the protected write as a `Txn`
+//! guarded by it (Jepsen's `lock-etcd-set`).
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use locklab_models::etcd::spec::{
+    recipe_key, Compare, EtcdCommand, EtcdReply, LeaseId, LOCK_PREFIX,
+};
+
+use super::session::EtcdSession;
+use crate::attempt::Attempt;
+use crate::box_future::BoxFuture;
+use crate::error::LockError;
+use crate::guard::{HeldLock, LockGuard};
+use crate::lease::Lease;
+use crate::lock::{DistributedLock, LockInfo};
+
+/// The catalog id of the recipe.
+pub const PROTOCOL: &str = "etcd-lease-pause";
+
+/// The session: its lease, the keep-alive task and its key's create revision once made.
+#[derive(Debug, Default)]
+struct SessionState {
+    lease: Option<(LeaseId, tokio::task::JoinHandle<()>)>,
+    my_rev: u64,
+}
+
+/// One owner of the recipe lock on one session lease.
+#[derive(Debug)]
+pub struct RecipeLock {
+    session: EtcdSession,
+    owner: String,
+    ttl: Duration,
+    state: Arc<Mutex<SessionState>>,
+}
+
+fn unexpected(cmd: &EtcdCommand, reply: &EtcdReply) -> LockError {
+    LockError::UnexpectedReply {
+        command: locklab_models::etcd::spec::command_text(cmd),
+        reply: locklab_models::etcd::spec::reply_text(reply),
+    }
+}
+
+struct Held {
+    session: EtcdSession,
+    key: String,
+    state: Arc<Mutex<SessionState>>,
+}
+
+impl HeldLock for Held {
+    fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
+        Box::pin(async move {
+            let reply = self
+                .session
+                .exec(EtcdCommand::Delete {
+                    key: self.key.clone(),
+                })
+                .await?;
+            self.state.lock().unwrap_or_else(|p| p.into_inner()).my_rev = 0;
+            match reply {
+                EtcdReply::Deleted { deleted: 1 } => Ok(()),
+                _ => Err(LockError::NotHeld {
+                    key: self.key.clone(),
+                }),
+            }
+        })
+    }
+}
+
+impl RecipeLock {
+    /// A handle for `owner` with a session lease of `ttl` (etcd rounds it up to whole
+    /// seconds, 2 s at least).
+    pub fn new(session: EtcdSession, owner: &str, ttl: Duration) -> Self {
+        RecipeLock {
+            session,
+            owner: owner.into(),
+            ttl,
+            state: Arc::default(),
+        }
+    }
+
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, SessionState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The session lease, granted (with its keep-alive task) at first use.
+    async fn lease(&self) -> Result<LeaseId, LockError> {
+        if let Some((l, _)) = &self.lock_state().lease {
+            return Ok(*l);
+        }
+        let secs = self.ttl.as_secs().max(1);
+        let cmd = EtcdCommand::Grant { ttl: secs };
+        match self.session.exec(cmd.clone()).await? {
+            EtcdReply::Granted { lease, ttl } => {
+                let task = self.session.keep_alive(lease, Duration::from_secs(ttl));
+                self.lock_state().lease = Some((lease, task));
+                Ok(lease)
+            }
+            other => Err(unexpected(&cmd, &other)),
+        }
+    }
+
+    /// Stops keeping the session lease alive, as a dead or cut-off client does.
+    pub fn stop_keep_alive(&self) {
+        if let Some((_, task)) = &self.lock_state().lease {
+            task.abort();
+        }
+    }
+
+    /// The write `key = value` as a `Txn` guarded by the lock key's create revision
+    /// `token`: whether it was applied (false: the lock is no longer ours).
+    pub async fn guarded_put(&self, token: u64, key: &str, value: &str) -> Result<bool, LockError> {
+        let lease = self.lease().await?;
+        let cmd = EtcdCommand::Txn {
+            compare: vec![Compare::CreateRevision {
+                key: recipe_key(lease),
+                rev: token,
+            }],
+            success: vec![EtcdCommand::Put {
+                key: key.into(),
+                value: value.into(),
+                lease: None,
+            }],
+            failure: vec![],
+        };
+        match self.session.exec(cmd.clone()).await? {
+            EtcdReply::Txn { succeeded, .. } => Ok(succeeded),
+            other => Err(unexpected(&cmd, &other)),
+        }
+    }
+
+    async fn attempt(&self, lease_kind: Lease) -> Result<Attempt, LockError> {
+        let sent_at = Instant::now();
+        let lease = self.lease().await?;
+        let key = recipe_key(lease);
+        let my_rev = self.lock_state().my_rev;
+        let granted = if my_rev == 0 {
+            let put = EtcdCommand::Put {
+                key: key.clone(),
+                value: self.owner.clone(),
+                lease: Some(lease),
+            };
+            let first = EtcdCommand::FirstCreate {
+                prefix: LOCK_PREFIX.into(),
+            };
+            let cmd = EtcdCommand::Txn {
+                compare: vec![Compare::CreateRevision {
+                    key: key.clone(),
+                    rev: 0,
+                }],
+                success: vec![put, first.clone()],
+                failure: vec![EtcdCommand::Get { key: key.clone() }, first],
+            };
+            let reply = self.session.exec(cmd.clone()).await?;
+            let EtcdReply::Txn { responses, .. } = &reply else {
+                self.lock_state().lease = None;
+                return Err(unexpected(&cmd, &reply));
+            };
+            let mine = match (responses.first(), responses.last()) {
+                (Some(EtcdReply::Put { revision }), _) => *revision,
+                (Some(EtcdReply::Kvs(kvs)), _) => kvs.first().map_or(0, |k| k.1.create_rev),
+                _ => 0,
+            };
+            let owner = match responses.last() {
+                Some(EtcdReply::Kvs(kvs)) => kvs.first().map_or(0, |k| k.1.create_rev),
+                _ => 0,
+            };
+            self.lock_state().my_rev = mine;
+            (mine == owner && mine > 0).then_some(mine)
+        } else {
+            let wait = EtcdCommand::LastCreateBefore {
+                prefix: LOCK_PREFIX.into(),
+                max_create_rev: my_rev - 1,
+            };
+            match self.session.exec(wait).await? {
+                EtcdReply::Kvs(k) if k.is_empty() => {
+                    // The keys before ours are gone: ours must still be there, or our
+                    // session expired while we waited.
+                    match self
+                        .session
+                        .exec(EtcdCommand::Get { key: key.clone() })
+                        .await?
+                    {
+                        EtcdReply::Kvs(k)
+                            if k.first().is_some_and(|k| k.1.create_rev == my_rev) =>
+                        {
+                            Some(my_rev)
+                        }
+                        _ => {
+                            let mut st = self.lock_state();
+                            st.my_rev = 0;
+                            if let Some((_, task)) = st.lease.take() {
+                                task.abort();
+                            }
+                            return Err(LockError::NotHeld { key });
+                        }
+                    }
+                }
+                _ => None,
+            }
+        };
+        Ok(match granted {
+            Some(token) => {
+                let held = Arc::new(Held {
+                    session: self.session.clone(),
+                    key: key.clone(),
+                    state: self.state.clone(),
+                });
+                Attempt::Acquired(LockGuard::new(
+                    PROTOCOL,
+                    key,
+                    Some(token),
+                    held,
+                    lease_kind,
+                    sent_at,
+                ))
+            }
+            None => Attempt::Busy { retry_after: None },
+        })
+    }
+}
+
+impl DistributedLock for RecipeLock {
+    fn info(&self) -> LockInfo {
+        LockInfo {
+            protocol: PROTOCOL,
+            key: LOCK_PREFIX.into(),
+            owner: self.owner.clone(),
+            reentrant: false,
+            fenced: true,
+            teaching_only: false,
+        }
+    }
+
+    fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
+        Box::pin(self.attempt(lease))
+    }
+}
+
+impl Drop for RecipeLock {
+    fn drop(&mut self) {
+        self.stop_keep_alive();
+    }
+}

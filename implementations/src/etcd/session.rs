@@ -1,0 +1,308 @@
+//! An etcd connection speaking the spec's requests: each [`EtcdCommand`] is sent as the
+//! gRPC call it names and its answer read back as an [`EtcdReply`], so what a lock does
+//! on a real cluster can be held against the same semantics the models use. Every
+//! request is recorded in the [`RequestLog`] with the window between its call and its
+//! answer.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use etcd_client::{
+    Client, Compare as EtcdCompare, CompareOp, GetOptions, KeyValue, PutOptions, SortOrder,
+    SortTarget, Txn, TxnOp, TxnOpResponse,
+};
+use locklab_models::etcd::spec::{Compare, EtcdCommand, EtcdReply, Kv, LeaseId};
+
+use crate::error::LockError;
+
+/// One request and what came back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Sending order.
+    pub seq: u64,
+    /// What was sent.
+    pub command: EtcdCommand,
+    /// The answer; `None` when none came (the request may or may not have taken effect).
+    pub reply: Option<EtcdReply>,
+    /// When it left, in nanoseconds since the log was made.
+    pub sent_ns: u64,
+    /// When the answer (or the error) came.
+    pub done_ns: u64,
+}
+
+/// A shared, append-only request log; clone it into every session of a run.
+#[derive(Clone, Debug)]
+pub struct RequestLog {
+    inner: Arc<(Instant, AtomicU64, Mutex<Vec<Request>>)>,
+}
+
+impl Default for RequestLog {
+    fn default() -> Self {
+        RequestLog {
+            inner: Arc::new((Instant::now(), AtomicU64::new(0), Mutex::new(Vec::new()))),
+        }
+    }
+}
+
+impl RequestLog {
+    /// Nanoseconds since the log was made.
+    pub fn now_ns(&self) -> u64 {
+        u64::try_from(self.inner.0.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn record(&self, seq: u64, sent_ns: u64, command: EtcdCommand, reply: Option<EtcdReply>) {
+        let done_ns = self.now_ns();
+        let mut log = self.inner.2.lock().unwrap_or_else(|p| p.into_inner());
+        log.push(Request {
+            seq,
+            command,
+            reply,
+            sent_ns,
+            done_ns,
+        });
+    }
+
+    /// Every request so far, in sending order.
+    pub fn requests(&self) -> Vec<Request> {
+        let mut v = self
+            .inner
+            .2
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        v.sort_by_key(|r| r.seq);
+        v
+    }
+}
+
+/// A client connection to the cluster, logging every request.
+#[derive(Clone)]
+pub struct EtcdSession {
+    client: Client,
+    log: RequestLog,
+}
+
+impl std::fmt::Debug for EtcdSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EtcdSession").finish_non_exhaustive()
+    }
+}
+
+fn backend(e: etcd_client::Error) -> LockError {
+    LockError::Backend(Box::new(e))
+}
+
+fn kv(k: &KeyValue) -> (String, Kv) {
+    let lease = k.lease();
+    (
+        String::from_utf8_lossy(k.key()).into_owned(),
+        Kv {
+            value: String::from_utf8_lossy(k.value()).into_owned(),
+            create_rev: u64::try_from(k.create_revision()).unwrap_or(0),
+            mod_rev: u64::try_from(k.mod_revision()).unwrap_or(0),
+            lease: (lease != 0).then_some(lease),
+        },
+    )
+}
+
+fn not_found(e: &etcd_client::Error) -> bool {
+    e.to_string().contains("requested lease not found")
+}
+
+/// The range options of a range request, or `None` when it is not one.
+fn range(cmd: &EtcdCommand) -> Option<(String, Option<GetOptions>)> {
+    Some(match cmd {
+        EtcdCommand::Get { key } => (key.clone(), None),
+        EtcdCommand::FirstCreate { prefix } => (
+            prefix.clone(),
+            Some(
+                GetOptions::new()
+                    .with_prefix()
+                    .with_sort(SortTarget::Create, SortOrder::Ascend)
+                    .with_limit(1),
+            ),
+        ),
+        EtcdCommand::LastCreateBefore {
+            prefix,
+            max_create_rev,
+        } => (
+            prefix.clone(),
+            Some(
+                GetOptions::new()
+                    .with_prefix()
+                    .with_max_create_revision(i64::try_from(*max_create_rev).unwrap_or(i64::MAX))
+                    .with_sort(SortTarget::Create, SortOrder::Descend)
+                    .with_limit(1),
+            ),
+        ),
+        _ => return None,
+    })
+}
+
+fn txn_op(cmd: &EtcdCommand) -> Option<TxnOp> {
+    if let Some((key, opts)) = range(cmd) {
+        return Some(TxnOp::get(key, opts));
+    }
+    match cmd {
+        EtcdCommand::Put { key, value, lease } => Some(TxnOp::put(
+            key.clone(),
+            value.clone(),
+            lease.map(|l| PutOptions::new().with_lease(l)),
+        )),
+        EtcdCommand::Delete { key } => Some(TxnOp::delete(key.clone(), None)),
+        _ => None,
+    }
+}
+
+impl EtcdSession {
+    /// Connects to `endpoints` (`http://127.0.0.1:PORT`, …), recording into `log`.
+    pub async fn connect(endpoints: &[String], log: RequestLog) -> Result<Self, LockError> {
+        let opts = etcd_client::ConnectOptions::new()
+            .with_connect_timeout(Duration::from_secs(2))
+            .with_timeout(Duration::from_secs(2));
+        let client = Client::connect(endpoints, Some(opts))
+            .await
+            .map_err(backend)?;
+        Ok(EtcdSession { client, log })
+    }
+
+    /// The request log.
+    pub fn log(&self) -> &RequestLog {
+        &self.log
+    }
+
+    /// Sends `cmd`, records it with its window, and answers as the spec would.
+    pub async fn exec(&self, cmd: EtcdCommand) -> Result<EtcdReply, LockError> {
+        let seq = self.log.inner.1.fetch_add(1, Ordering::AcqRel);
+        let sent = self.log.now_ns();
+        let answer = self.send(&cmd).await;
+        self.log
+            .record(seq, sent, cmd, answer.as_ref().ok().cloned());
+        answer
+    }
+
+    async fn send(&self, cmd: &EtcdCommand) -> Result<EtcdReply, LockError> {
+        let mut c = self.client.clone();
+        if let Some((key, opts)) = range(cmd) {
+            let r = c.get(key, opts).await.map_err(backend)?;
+            return Ok(EtcdReply::Kvs(r.kvs().iter().map(kv).collect()));
+        }
+        Ok(match cmd {
+            EtcdCommand::Grant { ttl } => {
+                let r = c
+                    .lease_grant(i64::try_from(*ttl).unwrap_or(i64::MAX), None)
+                    .await
+                    .map_err(backend)?;
+                EtcdReply::Granted {
+                    lease: r.id(),
+                    ttl: u64::try_from(r.ttl()).unwrap_or(0),
+                }
+            }
+            EtcdCommand::KeepAlive { lease } => {
+                let (mut keeper, mut stream) = c.lease_keep_alive(*lease).await.map_err(backend)?;
+                keeper.keep_alive().await.map_err(backend)?;
+                match stream.message().await.map_err(backend)? {
+                    Some(r) if r.ttl() > 0 => EtcdReply::Alive {
+                        ttl: u64::try_from(r.ttl()).unwrap_or(0),
+                    },
+                    _ => EtcdReply::LeaseNotFound,
+                }
+            }
+            EtcdCommand::Revoke { lease } => match c.lease_revoke(*lease).await {
+                Ok(_) => EtcdReply::Revoked,
+                Err(e) if not_found(&e) => EtcdReply::LeaseNotFound,
+                Err(e) => return Err(backend(e)),
+            },
+            EtcdCommand::Put { key, value, lease } => {
+                let opts = lease.map(|l| PutOptions::new().with_lease(l));
+                match c.put(key.clone(), value.clone(), opts).await {
+                    Ok(r) => EtcdReply::Put {
+                        revision: r
+                            .header()
+                            .map_or(0, |h| u64::try_from(h.revision()).unwrap_or(0)),
+                    },
+                    Err(e) if not_found(&e) => EtcdReply::LeaseNotFound,
+                    Err(e) => return Err(backend(e)),
+                }
+            }
+            EtcdCommand::Delete { key } => {
+                let r = c.delete(key.clone(), None).await.map_err(backend)?;
+                EtcdReply::Deleted {
+                    deleted: u64::try_from(r.deleted()).unwrap_or(0),
+                }
+            }
+            EtcdCommand::Txn {
+                compare,
+                success,
+                failure,
+            } => {
+                let when: Vec<EtcdCompare> = compare
+                    .iter()
+                    .map(|Compare::CreateRevision { key, rev }| {
+                        EtcdCompare::create_revision(
+                            key.clone(),
+                            CompareOp::Equal,
+                            i64::try_from(*rev).unwrap_or(i64::MAX),
+                        )
+                    })
+                    .collect();
+                let ops = |o: &[EtcdCommand]| -> Result<Vec<TxnOp>, LockError> {
+                    o.iter()
+                        .map(|x| {
+                            txn_op(x).ok_or_else(|| LockError::UnexpectedReply {
+                                command: locklab_models::etcd::spec::command_text(x),
+                                reply: "not a Txn request".into(),
+                            })
+                        })
+                        .collect()
+                };
+                let txn = Txn::new()
+                    .when(when)
+                    .and_then(ops(success)?)
+                    .or_else(ops(failure)?);
+                let r = match c.txn(txn).await {
+                    Ok(r) => r,
+                    Err(e) if not_found(&e) => return Ok(EtcdReply::LeaseNotFound),
+                    Err(e) => return Err(backend(e)),
+                };
+                let revision = r
+                    .header()
+                    .map_or(0, |h| u64::try_from(h.revision()).unwrap_or(0));
+                let responses = r
+                    .op_responses()
+                    .iter()
+                    .map(|o| match o {
+                        TxnOpResponse::Put(_) => EtcdReply::Put { revision },
+                        TxnOpResponse::Get(g) => EtcdReply::Kvs(g.kvs().iter().map(kv).collect()),
+                        TxnOpResponse::Delete(d) => EtcdReply::Deleted {
+                            deleted: u64::try_from(d.deleted()).unwrap_or(0),
+                        },
+                        TxnOpResponse::Txn(_) => EtcdReply::Invalid,
+                    })
+                    .collect();
+                EtcdReply::Txn {
+                    succeeded: r.succeeded(),
+                    responses,
+                }
+            }
+            _ => EtcdReply::Invalid,
+        })
+    }
+
+    /// Keeps `lease` alive every third of `ttl` until the lease is gone or the task is
+    /// aborted; each keep-alive is a logged request. Stopping the process (SIGSTOP)
+    /// stops it too, as the model's pause does.
+    pub fn keep_alive(&self, lease: LeaseId, ttl: Duration) -> tokio::task::JoinHandle<()> {
+        let me = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(ttl / 3).await;
+                match me.exec(EtcdCommand::KeepAlive { lease }).await {
+                    Ok(EtcdReply::Alive { .. }) | Err(_) => {}
+                    Ok(_) => return,
+                }
+            }
+        })
+    }
+}

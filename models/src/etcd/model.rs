@@ -1,0 +1,686 @@
+//! The stateright model shared by every etcd lock row: clients on their own lease
+//! running a [`Lock`] program against one cluster ([`spec`](super::spec)), with time,
+//! keep-alives, lease expiry, leader changes and the fault budget.
+
+use stateright::Model;
+
+use crate::registry::Property;
+
+use super::spec::{
+    apply, recipe_key, Compare, EtcdCommand, EtcdReply, EtcdState, LeaseId, COUNTER_KEY, LOCK_KEY,
+    LOCK_PREFIX,
+};
+
+/// How a client locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Lock {
+    /// The `concurrency.Mutex` recipe: a session lease, `lock/<lease>` created if
+    /// absent, the lowest create revision owns, a waiter waits for the key created just
+    /// before its own to go, then checks its own key is still there.
+    Recipe,
+    /// etcd's server-side `Lock` RPC: the same steps run by the server on the caller's
+    /// lease, so they go on while the caller is stopped.
+    LockRpc {
+        /// The server checks the waiter's own key still exists before granting (the fix
+        /// of etcd issue 11456); `false` is the server that grants on an expired lease.
+        check_own_key: bool,
+    },
+    /// One key `lock`: `txn if create_revision(lock) = 0 then put lock --lease`;
+    /// released by `del lock`, retried when the reply is lost.
+    SingleKey {
+        /// The release is `txn if create_revision(lock) = <mine> then del lock`.
+        guarded_release: bool,
+    },
+}
+
+/// What the critical section does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Work {
+    /// Read and write a resource outside etcd.
+    Outside,
+    /// The same, the resource refusing a token below the highest it saw (the token is
+    /// the lock key's create revision).
+    Fenced,
+    /// Read the `counter` key, then write it in a `Txn` guarded by the lock key's create
+    /// revision (Jepsen's `lock-etcd-set`).
+    TxnGuarded,
+}
+
+/// A row's configuration: the lock, the work, the bounds and faults.
+#[derive(Clone, Debug)]
+pub struct EtcdLockModel {
+    /// How clients lock.
+    pub lock: Lock,
+    /// The critical section's work.
+    pub work: Work,
+    /// Clients (each locks once).
+    pub clients: usize,
+    /// Lease TTL in ticks.
+    pub ttl: u64,
+    /// Holder pauses.
+    pub pauses: u8,
+    /// Holder crashes.
+    pub crashes: u8,
+    /// Holders cut off from the cluster.
+    pub partitions: u8,
+    /// Lost release replies.
+    pub drops: u8,
+    /// Leader changes.
+    pub failovers: u8,
+    /// Queued waiters' leases revoked.
+    pub revokes: u8,
+    /// The clock stops here.
+    pub horizon: u64,
+    /// Which properties this row checks.
+    pub properties: &'static [Property],
+}
+
+/// Where a client is in its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Asking for its session lease.
+    Grant,
+    /// Creating its key (and learning who owns the lock).
+    Create,
+    /// Waiting for the key created just before its own to go.
+    Wait,
+    /// Checking its own key still exists.
+    Check,
+    /// Inside the critical section, sub-step `n` (read, then write).
+    Critical(u8),
+    /// Sending the release.
+    Release,
+    /// Sending the release again: the first one's reply was lost.
+    Retry,
+    /// Finished (or gave up: its session expired).
+    Done,
+    /// Crashed for good.
+    Crashed,
+}
+
+impl Phase {
+    /// Inside the critical section.
+    pub fn critical(self) -> bool {
+        matches!(self, Phase::Critical(_))
+    }
+
+    /// Holding the lock as far as the client knows.
+    pub fn holding(self) -> bool {
+        matches!(self, Phase::Critical(_) | Phase::Release)
+    }
+
+    /// Queued for the lock.
+    pub fn waiting(self) -> bool {
+        matches!(self, Phase::Create | Phase::Wait | Phase::Check)
+    }
+
+    /// Still running its program (so still keeping its lease alive).
+    pub fn running(self) -> bool {
+        !matches!(self, Phase::Done | Phase::Crashed)
+    }
+}
+
+/// A client process.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Client {
+    /// Program counter.
+    pub phase: Phase,
+    /// Stopped by a pause fault (keep-alives included).
+    pub paused: bool,
+    /// Cut off from the cluster; it runs on, but no request of its gets through.
+    pub partitioned: bool,
+    /// Its session lease.
+    pub lease: Option<LeaseId>,
+    /// Its lock key's create revision: its fencing token.
+    pub my_rev: u64,
+    /// What it read in the critical section.
+    pub read: u8,
+    /// It gave up because its session expired.
+    pub lost: bool,
+}
+
+/// A resource outside etcd: a counter each holder increments.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Resource {
+    /// The counter.
+    pub value: u8,
+    /// Writes accepted.
+    pub accepted: u8,
+    /// Highest fencing token presented.
+    pub max_token: u64,
+}
+
+/// Fault budgets left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Budget {
+    /// Pauses.
+    pub pauses: u8,
+    /// Crashes.
+    pub crashes: u8,
+    /// Partitions.
+    pub partitions: u8,
+    /// Lost replies.
+    pub drops: u8,
+    /// Leader changes.
+    pub failovers: u8,
+    /// Lease revokes.
+    pub revokes: u8,
+}
+
+/// The whole system.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EtcdLockState {
+    /// The cluster's clock.
+    pub now: u64,
+    /// The cluster.
+    pub etcd: EtcdState,
+    /// The clients.
+    pub clients: Vec<Client>,
+    /// The resource outside etcd.
+    pub resource: Resource,
+    /// Guarded `counter` writes that succeeded.
+    pub commits: u8,
+    /// Faults left.
+    pub budget: Budget,
+    /// The client that deleted a lock key another client wrote, if any.
+    pub foreign_release: Option<u8>,
+}
+
+/// What can happen next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// A client's next step.
+    Step(u8),
+    /// A client's keep-alive, sent as its lease is about to run out.
+    KeepAlive(u8),
+    /// One tick passes; leases due expire.
+    Tick,
+    /// Fault: the client stops, keep-alives included.
+    Pause(u8),
+    /// The paused client runs again.
+    Resume(u8),
+    /// Fault: the client dies.
+    Crash(u8),
+    /// Fault: the client is cut off from the cluster.
+    Partition(u8),
+    /// The partition heals.
+    Heal(u8),
+    /// Fault: the client's release takes effect, its reply is lost.
+    Drop(u8),
+    /// Fault: the leader is killed; a new one restarts every lease's TTL.
+    Failover,
+    /// Fault: a queued waiter's lease is revoked (`etcdctl lease revoke`), as when it
+    /// expires.
+    Revoke(u8),
+}
+
+/// A step's visible effect, for stories.
+pub(super) struct Effect {
+    pub(super) state: EtcdLockState,
+    /// The request sent and its reply.
+    pub(super) sent: Option<(EtcdCommand, EtcdReply)>,
+}
+
+/// A client's name, as its lock key's value holds it.
+pub fn owner(c: usize) -> String {
+    format!("c{c}")
+}
+
+impl EtcdLockModel {
+    /// Whether time matters: some fault makes a lease run out.
+    fn timed(&self) -> bool {
+        self.pauses + self.crashes + self.partitions + self.failovers > 0
+    }
+
+    fn rpc(&self) -> bool {
+        matches!(self.lock, Lock::LockRpc { .. })
+    }
+
+    /// The client's lock key.
+    pub fn my_key(&self, cl: &Client) -> String {
+        match (self.lock, cl.lease) {
+            (Lock::SingleKey { .. }, _) | (_, None) => LOCK_KEY.to_string(),
+            (_, Some(l)) => recipe_key(l),
+        }
+    }
+
+    /// Whether the client's step `phase` may run now: a paused client runs nothing,
+    /// except that the server runs a `Lock` RPC's queueing for it; a partitioned one
+    /// runs only its work outside etcd.
+    fn may_step(&self, cl: &Client) -> bool {
+        let server_side = self.rpc() && cl.phase.waiting();
+        let outside = cl.phase.critical() && self.work != Work::TxnGuarded;
+        (!cl.paused || server_side) && (!cl.partitioned || outside)
+    }
+
+    fn step(&self, st: &EtcdLockState, c: usize) -> Option<Effect> {
+        let cl = st.clients[c].clone();
+        if !cl.phase.running() || !self.may_step(&cl) {
+            return None;
+        }
+        let mut s = st.clone();
+        let mut sent = None;
+        let mut send = |s: &mut EtcdLockState, cmd: EtcdCommand| -> EtcdReply {
+            let (reply, etcd) = apply(&s.etcd, &cmd, s.now);
+            s.etcd = etcd;
+            sent = Some((cmd, reply.clone()));
+            reply
+        };
+        let key = self.my_key(&cl);
+        let name = owner(c);
+        let next = match cl.phase {
+            Phase::Grant => match send(&mut s, EtcdCommand::Grant { ttl: self.ttl }) {
+                EtcdReply::Granted { lease, .. } => {
+                    s.clients[c].lease = Some(lease);
+                    Phase::Create
+                }
+                _ => return None,
+            },
+            Phase::Create => {
+                let put = EtcdCommand::Put {
+                    key: key.clone(),
+                    value: name.clone(),
+                    lease: cl.lease,
+                };
+                let get = EtcdCommand::Get { key: key.clone() };
+                let first = EtcdCommand::FirstCreate {
+                    prefix: LOCK_PREFIX.into(),
+                };
+                let single = matches!(self.lock, Lock::SingleKey { .. });
+                let txn = EtcdCommand::Txn {
+                    compare: vec![Compare::CreateRevision {
+                        key: key.clone(),
+                        rev: 0,
+                    }],
+                    success: if single {
+                        vec![put]
+                    } else {
+                        vec![put, first.clone()]
+                    },
+                    failure: if single { vec![] } else { vec![get, first] },
+                };
+                let before = s.etcd.clone();
+                match send(&mut s, txn) {
+                    // Busy: the single-key protocol tries again (no change until the
+                    // key goes, so no transition).
+                    EtcdReply::Txn {
+                        succeeded: false, ..
+                    } if single => return None,
+                    EtcdReply::Txn { responses, .. } => {
+                        let my_rev = s.etcd.create_rev(&key);
+                        s.clients[c].my_rev = my_rev;
+                        let owner_rev = match responses.last() {
+                            Some(EtcdReply::Kvs(kvs)) if !single => {
+                                kvs.first().map_or(0, |kv| kv.1.create_rev)
+                            }
+                            _ => my_rev,
+                        };
+                        debug_assert!(before.revision <= s.etcd.revision);
+                        if owner_rev == my_rev {
+                            Phase::Critical(0)
+                        } else {
+                            Phase::Wait
+                        }
+                    }
+                    _ => {
+                        s.clients[c].lost = true;
+                        Phase::Done
+                    }
+                }
+            }
+            Phase::Wait => {
+                let cmd = EtcdCommand::LastCreateBefore {
+                    prefix: LOCK_PREFIX.into(),
+                    max_create_rev: cl.my_rev - 1,
+                };
+                match send(&mut s, cmd) {
+                    EtcdReply::Kvs(kvs) if kvs.is_empty() => match self.lock {
+                        Lock::LockRpc {
+                            check_own_key: false,
+                        } => Phase::Critical(0),
+                        _ => Phase::Check,
+                    },
+                    // Still queued: the watch has nothing to report yet.
+                    _ => return None,
+                }
+            }
+            Phase::Check => match send(&mut s, EtcdCommand::Get { key }) {
+                EtcdReply::Kvs(kvs) if !kvs.is_empty() => Phase::Critical(0),
+                _ => {
+                    s.clients[c].lost = true;
+                    Phase::Done
+                }
+            },
+            Phase::Critical(k) => match self.work {
+                Work::TxnGuarded if k == 0 => {
+                    let cmd = EtcdCommand::Get {
+                        key: COUNTER_KEY.into(),
+                    };
+                    if let EtcdReply::Kvs(kvs) = send(&mut s, cmd) {
+                        s.clients[c].read = kvs
+                            .first()
+                            .and_then(|kv| kv.1.value.parse().ok())
+                            .unwrap_or(0);
+                    }
+                    Phase::Critical(1)
+                }
+                Work::TxnGuarded => {
+                    let cmd = EtcdCommand::Txn {
+                        compare: vec![Compare::CreateRevision {
+                            key,
+                            rev: cl.my_rev,
+                        }],
+                        success: vec![EtcdCommand::Put {
+                            key: COUNTER_KEY.into(),
+                            value: cl.read.saturating_add(1).to_string(),
+                            lease: None,
+                        }],
+                        failure: vec![],
+                    };
+                    if let EtcdReply::Txn {
+                        succeeded: true, ..
+                    } = send(&mut s, cmd)
+                    {
+                        s.commits = s.commits.saturating_add(1);
+                    }
+                    Phase::Release
+                }
+                Work::Outside | Work::Fenced => {
+                    let r = &mut s.resource;
+                    if self.work == Work::Fenced && cl.my_rev < r.max_token {
+                        Phase::Release
+                    } else {
+                        r.max_token = r.max_token.max(cl.my_rev);
+                        if k == 0 {
+                            s.clients[c].read = r.value;
+                            Phase::Critical(1)
+                        } else {
+                            r.value = cl.read.saturating_add(1);
+                            r.accepted = r.accepted.saturating_add(1);
+                            Phase::Release
+                        }
+                    }
+                }
+            },
+            Phase::Release | Phase::Retry => {
+                if s.etcd.keys.get(&key).is_some_and(|kv| kv.value != name)
+                    && !self.guarded_release()
+                {
+                    s.foreign_release.get_or_insert(c as u8);
+                }
+                send(&mut s, self.release(&key, cl.my_rev));
+                Phase::Done
+            }
+            Phase::Done | Phase::Crashed => return None,
+        };
+        s.clients[c].phase = next;
+        Some(Effect { state: s, sent })
+    }
+
+    fn guarded_release(&self) -> bool {
+        matches!(
+            self.lock,
+            Lock::SingleKey {
+                guarded_release: true
+            }
+        )
+    }
+
+    /// The release request.
+    pub fn release(&self, key: &str, my_rev: u64) -> EtcdCommand {
+        let del = EtcdCommand::Delete { key: key.into() };
+        if self.guarded_release() {
+            EtcdCommand::Txn {
+                compare: vec![Compare::CreateRevision {
+                    key: key.into(),
+                    rev: my_rev,
+                }],
+                success: vec![del],
+                failure: vec![],
+            }
+        } else {
+            del
+        }
+    }
+
+    /// Whether the client keeps its lease alive: it runs, is not stopped and reaches
+    /// the cluster. A finished client's lease just runs out.
+    fn keeps_alive(cl: &Client) -> bool {
+        cl.lease.is_some() && cl.phase.running() && !cl.paused && !cl.partitioned
+    }
+
+    /// Time may pass unless a client that keeps its lease alive would lose it: a
+    /// keep-alive reaches the cluster in time — the premise the faults break.
+    fn may_tick(&self, s: &EtcdLockState) -> bool {
+        self.timed()
+            && s.now < self.horizon
+            && s.clients.iter().all(|c| {
+                !Self::keeps_alive(c)
+                    || c.lease
+                        .and_then(|l| s.etcd.leases.get(&l))
+                        .is_none_or(|l| s.now + 1 < l.deadline.lo)
+            })
+    }
+
+    pub(super) fn effect(&self, st: &EtcdLockState, a: &Action) -> Option<Effect> {
+        let plain = |state: EtcdLockState| Some(Effect { state, sent: None });
+        let mut s = st.clone();
+        match *a {
+            Action::Step(c) => self.step(st, c as usize),
+            Action::KeepAlive(c) => {
+                let cl = &st.clients[c as usize];
+                let lease = cl.lease?;
+                let due = st
+                    .etcd
+                    .leases
+                    .get(&lease)
+                    .is_some_and(|l| l.deadline.lo <= st.now + 1);
+                if !self.timed() || !Self::keeps_alive(cl) || !due {
+                    return None;
+                }
+                let cmd = EtcdCommand::KeepAlive { lease };
+                let (reply, etcd) = apply(&st.etcd, &cmd, st.now);
+                s.etcd = etcd;
+                Some(Effect {
+                    state: s,
+                    sent: Some((cmd, reply)),
+                })
+            }
+            Action::Tick => {
+                if !self.may_tick(st) {
+                    return None;
+                }
+                s.now += 1;
+                s.etcd.expire_due(s.now);
+                plain(s)
+            }
+            Action::Pause(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.pauses == 0 || cl.paused || !cl.phase.holding() {
+                    return None;
+                }
+                cl.paused = true;
+                s.budget.pauses -= 1;
+                plain(s)
+            }
+            Action::Resume(c) => {
+                let cl = &mut s.clients[c as usize];
+                if !cl.paused {
+                    return None;
+                }
+                cl.paused = false;
+                plain(s)
+            }
+            Action::Crash(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.crashes == 0 || !cl.phase.holding() {
+                    return None;
+                }
+                cl.phase = Phase::Crashed;
+                cl.paused = false;
+                s.budget.crashes -= 1;
+                plain(s)
+            }
+            Action::Partition(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.partitions == 0 || cl.partitioned || !cl.phase.holding() {
+                    return None;
+                }
+                cl.partitioned = true;
+                s.budget.partitions -= 1;
+                plain(s)
+            }
+            Action::Heal(c) => {
+                let cl = &mut s.clients[c as usize];
+                if !cl.partitioned {
+                    return None;
+                }
+                cl.partitioned = false;
+                plain(s)
+            }
+            Action::Drop(c) => {
+                let cl = &st.clients[c as usize];
+                if s.budget.drops == 0 || cl.phase != Phase::Release || !self.may_step(cl) {
+                    return None;
+                }
+                let mut e = self.step(st, c as usize)?;
+                e.state.clients[c as usize].phase = Phase::Retry;
+                e.state.budget.drops -= 1;
+                Some(e)
+            }
+            Action::Revoke(c) => {
+                let cl = &st.clients[c as usize];
+                let lease = cl.lease?;
+                if s.budget.revokes == 0 || cl.phase != Phase::Wait {
+                    return None;
+                }
+                let cmd = EtcdCommand::Revoke { lease };
+                let (reply, etcd) = apply(&st.etcd, &cmd, st.now);
+                s.etcd = etcd;
+                s.budget.revokes -= 1;
+                Some(Effect {
+                    state: s,
+                    sent: Some((cmd, reply)),
+                })
+            }
+            Action::Failover => {
+                if s.budget.failovers == 0 || s.etcd.leases.is_empty() {
+                    return None;
+                }
+                s.etcd.restart_leases(s.now);
+                s.budget.failovers -= 1;
+                plain(s)
+            }
+        }
+    }
+
+    /// Clients inside the critical section.
+    pub(super) fn in_critical(&self, s: &EtcdLockState) -> Vec<usize> {
+        (0..s.clients.len())
+            .filter(|&c| s.clients[c].phase.critical())
+            .collect()
+    }
+
+    /// A lock key no one will ever delete while a client waits: one whose writer no
+    /// longer holds it and that is attached to no lease (a lease nobody keeps alive
+    /// runs out, however often a new leader restarts it, since the budget of leader
+    /// changes is finite).
+    pub(super) fn orphan(&self, s: &EtcdLockState) -> Option<String> {
+        if !s.clients.iter().any(|c| c.phase.waiting()) {
+            return None;
+        }
+        s.etcd
+            .keys
+            .iter()
+            .filter(|(k, _)| k.starts_with(LOCK_PREFIX) || *k == LOCK_KEY)
+            .find(|(_, kv)| {
+                let writer = (0..s.clients.len()).find(|&c| owner(c) == kv.value);
+                let kept = kv.lease.is_some_and(|l| s.etcd.leases.contains_key(&l));
+                writer.is_some_and(|c| !s.clients[c].phase.holding()) && !kept
+            })
+            .map(|(k, kv)| format!("key {k} written by {}", kv.value))
+    }
+}
+
+impl Model for EtcdLockModel {
+    type State = EtcdLockState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<EtcdLockState> {
+        let clients = (0..self.clients)
+            .map(|_| Client {
+                phase: Phase::Grant,
+                paused: false,
+                partitioned: false,
+                lease: None,
+                my_rev: 0,
+                read: 0,
+                lost: false,
+            })
+            .collect();
+        vec![EtcdLockState {
+            now: 0,
+            etcd: EtcdState::default(),
+            clients,
+            resource: Resource::default(),
+            commits: 0,
+            budget: Budget {
+                pauses: self.pauses,
+                crashes: self.crashes,
+                partitions: self.partitions,
+                drops: self.drops,
+                failovers: self.failovers,
+                revokes: self.revokes,
+            },
+            foreign_release: None,
+        }]
+    }
+
+    fn actions(&self, s: &EtcdLockState, out: &mut Vec<Action>) {
+        for c in 0..s.clients.len() as u8 {
+            out.extend([
+                Action::Step(c),
+                Action::KeepAlive(c),
+                Action::Pause(c),
+                Action::Resume(c),
+                Action::Crash(c),
+                Action::Partition(c),
+                Action::Heal(c),
+                Action::Drop(c),
+                Action::Revoke(c),
+            ]);
+        }
+        out.push(Action::Tick);
+        out.push(Action::Failover);
+    }
+
+    fn next_state(&self, s: &EtcdLockState, a: Action) -> Option<EtcdLockState> {
+        self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        type Holds = fn(&EtcdLockModel, &EtcdLockState) -> bool;
+        let all: [(Property, Holds); 4] = [
+            (Property::MutualExclusion, |m, s| {
+                m.in_critical(s).len() <= 1
+            }),
+            (Property::NoForeignRelease, |_, s| {
+                s.foreign_release.is_none()
+            }),
+            (Property::Liveness, |m, s| m.orphan(s).is_none()),
+            (Property::ResourceSafety, |_, s| {
+                let counter = s
+                    .etcd
+                    .keys
+                    .get(COUNTER_KEY)
+                    .and_then(|kv| kv.value.parse::<u8>().ok())
+                    .unwrap_or(0);
+                s.resource.value == s.resource.accepted && counter == s.commits
+            }),
+        ];
+        all.into_iter()
+            .filter(|(p, _)| self.properties.contains(p))
+            .map(|(p, holds)| p.always(holds))
+            .collect()
+    }
+}

@@ -1,0 +1,195 @@
+//! The etcd lock model told in words: each client, the keyspace and leases, the
+//! resource, every request as `etcdctl` would spell it with its reply, and the closing
+//! line that says why a property broke.
+
+use crate::check::Narrate;
+use crate::registry::Property;
+
+use super::model::{Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
+use super::spec::{command_text, reply_text, state_lines};
+
+impl Narrate for EtcdLockModel {
+    fn describe_state(&self, s: &EtcdLockState) -> Vec<String> {
+        let mut lines = vec![format!("clock t={}", s.now)];
+        for (i, c) in s.clients.iter().enumerate() {
+            let what = match c.phase {
+                Phase::Grant => "starting its session".to_string(),
+                Phase::Create => "acquiring".to_string(),
+                Phase::Wait => format!("queued behind create revision {}", c.my_rev),
+                Phase::Check => "checking its key".to_string(),
+                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
+                Phase::Release => "releasing".to_string(),
+                Phase::Retry => "retrying its release".to_string(),
+                Phase::Done if c.lost => "gave up (session expired)".to_string(),
+                Phase::Done => "done".to_string(),
+                Phase::Crashed => "CRASHED".to_string(),
+            };
+            let lease = c
+                .lease
+                .map(|l| format!(", lease {l:x}"))
+                .unwrap_or_default();
+            let token = if c.my_rev > 0 && c.phase.holding() {
+                format!(", key {} created at revision {}", self.my_key(c), c.my_rev)
+            } else {
+                String::new()
+            };
+            let paused = if c.paused { " [PAUSED]" } else { "" };
+            let cut = if c.partitioned { " [PARTITIONED]" } else { "" };
+            lines.push(format!("c{i}: {what}{lease}{token}{paused}{cut}"));
+        }
+        lines.extend(state_lines(&s.etcd));
+        if matches!(self.work, Work::Outside | Work::Fenced) && s.resource.accepted > 0
+            || self.work == Work::Fenced
+        {
+            let r = &s.resource;
+            lines.push(format!(
+                "resource: counter={} after {} accepted writes, highest token {}",
+                r.value, r.accepted, r.max_token
+            ));
+        }
+        lines
+    }
+
+    fn describe_action(&self, s: &EtcdLockState, a: &Action) -> String {
+        let e = self.effect(s, a);
+        let sent = e.as_ref().and_then(|e| e.sent.clone());
+        let said = |who: String| match &sent {
+            Some((cmd, reply)) => {
+                format!("{who}: {} -> {}", command_text(cmd), reply_text(reply))
+            }
+            None => who,
+        };
+        match *a {
+            Action::Step(c) => {
+                let cl = &s.clients[c as usize];
+                let after = e.map(|e| e.state.clients[c as usize].phase);
+                let by = if self.rpc_queued(cl.phase) {
+                    format!("etcd's Lock RPC for c{c}")
+                } else {
+                    format!("c{c}")
+                };
+                match (cl.phase, after, &sent) {
+                    (_, _, Some(_)) => said(by),
+                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
+                        format!("c{c} reads the resource with token {}", cl.my_rev)
+                    }
+                    (Phase::Critical(_), Some(Phase::Release), _) if self.work == Work::Fenced => {
+                        format!("c{c} writes the resource with token {}", cl.my_rev)
+                    }
+                    (Phase::Critical(_), _, _) => format!("c{c} writes the resource"),
+                    _ => format!("c{c} steps"),
+                }
+            }
+            Action::KeepAlive(c) => said(format!("c{c}'s session")),
+            Action::Tick => {
+                let expired: Vec<String> = e
+                    .map(|e| {
+                        s.etcd
+                            .leases
+                            .keys()
+                            .filter(|l| !e.state.etcd.leases.contains_key(l))
+                            .map(|l| {
+                                let keys: Vec<&str> = s
+                                    .etcd
+                                    .keys
+                                    .iter()
+                                    .filter(|(_, kv)| kv.lease == Some(*l))
+                                    .map(|(k, _)| k.as_str())
+                                    .collect();
+                                if keys.is_empty() {
+                                    format!("lease {l:x} expires")
+                                } else {
+                                    format!("lease {l:x} expires, etcd deletes {}", keys.join(", "))
+                                }
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let mut t = format!("time passes to t={}", s.now + 1);
+                for x in expired {
+                    t.push_str("; ");
+                    t.push_str(&x);
+                }
+                t
+            }
+            Action::Pause(c) => format!("c{c} pauses (GC / SIGSTOP): its keep-alives stop too"),
+            Action::Resume(c) => format!("c{c} resumes"),
+            Action::Crash(c) => format!("c{c} crashes (kill -9)"),
+            Action::Partition(c) => format!(
+                "c{c} is partitioned from the cluster: its keep-alives are lost, its work goes on"
+            ),
+            Action::Heal(c) => format!("c{c}'s partition heals"),
+            Action::Drop(c) => said(format!("c{c} (reply lost)")),
+            Action::Revoke(c) => said(format!("operator revokes queued c{c}'s lease")),
+            Action::Failover => {
+                "the leader is killed; the new leader restarts every lease's TTL".to_string()
+            }
+        }
+    }
+
+    fn is_fault(&self, a: &Action) -> bool {
+        matches!(
+            a,
+            Action::Pause(_)
+                | Action::Crash(_)
+                | Action::Partition(_)
+                | Action::Drop(_)
+                | Action::Failover
+                | Action::Revoke(_)
+        )
+    }
+
+    fn why(&self, property: Property, path: &[(Option<Action>, EtcdLockState)]) -> String {
+        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
+        let partitioned = any(|a| matches!(a, Action::Partition(_)));
+        let dropped = any(|a| matches!(a, Action::Drop(_)));
+        let last = path.last().map(|(_, s)| s);
+        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
+        let pair = match who.as_slice() {
+            [a, b, ..] => format!("c{a} and c{b}"),
+            _ => "two clients".to_string(),
+        };
+        match property {
+            Property::MutualExclusion if dropped => format!(
+                "The release's reply was lost and the retry deleted `lock` by name: by then it was the next holder's key, so a third client created its own: {pair} are inside together."
+            ),
+            Property::MutualExclusion if partitioned => format!(
+                "The holder was cut off from the cluster: its keep-alives never arrived, its lease expired and etcd deleted its key, while the holder, hearing nothing, worked on: {pair} are inside together."
+            ),
+            Property::MutualExclusion
+                if matches!(self.lock, Lock::LockRpc { check_own_key: false }) =>
+            {
+                format!(
+                    "The queued waiter's lease was revoked and etcd deleted its key, yet the Lock RPC granted it once the keys before it went, without checking its own was still there: {pair} are inside together."
+                )
+            }
+            Property::MutualExclusion => format!(
+                "The holder paused past its lease TTL; its keep-alives stopped with it, the lease expired, etcd deleted its key, and the next waiter's key became the lowest: {pair} are inside together (Jepsen's lock-set)."
+            ),
+            Property::NoForeignRelease => {
+                let c = last.and_then(|s| s.foreign_release).unwrap_or(0);
+                format!(
+                    "c{c}'s release reply was lost; its retried `del lock` deleted the key another client had created since."
+                )
+            }
+            Property::Liveness => {
+                let what = last
+                    .and_then(|s| self.orphan(s))
+                    .unwrap_or_else(|| "a key".to_string());
+                format!("Nothing will delete {what} while a client waits for it.")
+            }
+            Property::ResourceSafety => {
+                "A write based on a stale read was accepted: the resource lost an update."
+                    .to_string()
+            }
+            Property::Reentrancy => "A re-entry was refused.".to_string(),
+        }
+    }
+}
+
+impl EtcdLockModel {
+    /// The step is the server's, queueing a `Lock` RPC.
+    fn rpc_queued(&self, phase: Phase) -> bool {
+        matches!(self.lock, Lock::LockRpc { .. }) && phase.waiting()
+    }
+}

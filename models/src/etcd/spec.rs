@@ -1,0 +1,698 @@
+//! What an etcd cluster (v3 API, as one linearizable keyspace) does with the requests
+//! the etcd lock rows send: a keyspace with a store revision and each key's create and
+//! mod revision, leases with a TTL that keep-alives restart and whose expiry deletes
+//! the keys attached to them, and `Txn` with `create_revision` compares.
+//!
+//! Only what the rows need: etcd's server-side `Lock` RPC is, in 3.4's `v3lock`, the
+//! client recipe (`concurrency.Mutex`) run by the server on the caller's lease, so the
+//! models run it from these same requests rather than from a command of its own.
+//!
+//! Time is a [`Window`]: a model steps at one instant, a history at the window between
+//! a request's call and its reply. A lease whose deadline falls inside the window may or
+//! may not have expired when the request took effect; [`EtcdSpec::step`] lists both.
+
+use std::collections::BTreeMap;
+
+use crate::spec::{Outcomes, Spec, Window};
+
+/// The prefix the `concurrency.Mutex` recipe and the `Lock` RPC create their keys under.
+pub const LOCK_PREFIX: &str = "lock/";
+
+/// The one key of the single-key protocol (`etcd-unlock-retry`).
+pub const LOCK_KEY: &str = "lock";
+
+/// The key the Txn-guarded work increments.
+pub const COUNTER_KEY: &str = "counter";
+
+/// A lease id, as etcd numbers them (the models count from 1).
+pub type LeaseId = i64;
+
+/// The recipe's key for a session's lease: `lock/<lease in hex>`, as etcd's
+/// `concurrency.Mutex` names it.
+pub fn recipe_key(lease: LeaseId) -> String {
+    format!("{LOCK_PREFIX}{lease:x}")
+}
+
+/// A key's value and metadata.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Kv {
+    /// The value.
+    pub value: String,
+    /// The revision that created the key (kept by later puts; a fencing token: it only
+    /// grows from one incarnation of a key to the next).
+    pub create_rev: u64,
+    /// The revision of the last put.
+    pub mod_rev: u64,
+    /// The lease the key is attached to; its expiry deletes the key.
+    pub lease: Option<LeaseId>,
+}
+
+/// A granted lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lease {
+    /// Its TTL.
+    pub ttl: u64,
+    /// When it expires unless kept alive: the grant's or last keep-alive's window plus
+    /// the TTL (a single instant in models).
+    pub deadline: Window,
+}
+
+impl Lease {
+    fn surely_expired(&self, t: u64) -> bool {
+        self.deadline.hi <= t
+    }
+
+    fn maybe_expired(&self, at: Window) -> bool {
+        self.deadline.lo <= at.hi
+    }
+}
+
+/// The cluster's state, as one linearizable keyspace.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EtcdState {
+    /// The store revision: bumped once by every request (or expiry) that writes.
+    pub revision: u64,
+    /// Every key.
+    pub keys: BTreeMap<String, Kv>,
+    /// Every lease not yet expired or revoked.
+    pub leases: BTreeMap<LeaseId, Lease>,
+    /// The id the next grant returns.
+    pub next_lease: LeaseId,
+}
+
+impl Default for EtcdState {
+    /// A new cluster: etcd starts at revision 1.
+    fn default() -> Self {
+        EtcdState {
+            revision: 1,
+            keys: BTreeMap::new(),
+            leases: BTreeMap::new(),
+            next_lease: 1,
+        }
+    }
+}
+
+/// A compare of a `Txn`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Compare {
+    /// `create_revision(key) = rev` (0 when the key does not exist).
+    CreateRevision {
+        /// The key.
+        key: String,
+        /// The expected create revision.
+        rev: u64,
+    },
+}
+
+/// A request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EtcdCommand {
+    /// `LeaseGrant`.
+    Grant {
+        /// TTL.
+        ttl: u64,
+    },
+    /// One `LeaseKeepAlive` message.
+    KeepAlive {
+        /// The lease.
+        lease: LeaseId,
+    },
+    /// `LeaseRevoke`: the lease and its keys go.
+    Revoke {
+        /// The lease.
+        lease: LeaseId,
+    },
+    /// `Range` of one key.
+    Get {
+        /// The key.
+        key: String,
+    },
+    /// `Range` of a prefix, sorted by create revision, the first only (the recipe's
+    /// "who owns the lock").
+    FirstCreate {
+        /// The prefix.
+        prefix: String,
+    },
+    /// `Range` of a prefix with `max_create_revision`, the last by create revision (the
+    /// recipe's "the key I wait for").
+    LastCreateBefore {
+        /// The prefix.
+        prefix: String,
+        /// The largest create revision listed.
+        max_create_rev: u64,
+    },
+    /// `Put`.
+    Put {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// The lease to attach.
+        lease: Option<LeaseId>,
+    },
+    /// `DeleteRange` of one key.
+    Delete {
+        /// The key.
+        key: String,
+    },
+    /// `Txn`: if every compare holds, the `success` requests, else the `failure` ones,
+    /// atomically at one revision. Only `Get`, `FirstCreate`, `LastCreateBefore`, `Put`
+    /// and `Delete` may be inside.
+    Txn {
+        /// The compares.
+        compare: Vec<Compare>,
+        /// Run when they hold.
+        success: Vec<EtcdCommand>,
+        /// Run otherwise.
+        failure: Vec<EtcdCommand>,
+    },
+}
+
+/// What etcd answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EtcdReply {
+    /// A lease was granted.
+    Granted {
+        /// Its id.
+        lease: LeaseId,
+        /// Its TTL.
+        ttl: u64,
+    },
+    /// A keep-alive restarted the lease's TTL.
+    Alive {
+        /// The TTL.
+        ttl: u64,
+    },
+    /// `requested lease not found` (expired, revoked or never granted).
+    LeaseNotFound,
+    /// A revoke succeeded.
+    Revoked,
+    /// The keys a range found (at most one in the rows' ranges).
+    Kvs(Vec<(String, Kv)>),
+    /// A put succeeded at this revision.
+    Put {
+        /// The revision.
+        revision: u64,
+    },
+    /// A delete removed `deleted` keys.
+    Deleted {
+        /// How many.
+        deleted: u64,
+    },
+    /// A `Txn`'s outcome.
+    Txn {
+        /// Whether the compares held.
+        succeeded: bool,
+        /// The replies of the requests that ran.
+        responses: Vec<EtcdReply>,
+    },
+    /// A request etcd refuses (a lease request inside a `Txn`).
+    Invalid,
+}
+
+impl EtcdState {
+    /// The create revision of `key`, 0 when absent (what a compare sees).
+    pub fn create_rev(&self, key: &str) -> u64 {
+        self.keys.get(key).map_or(0, |k| k.create_rev)
+    }
+
+    /// Expires the lease: it and its keys go, at one new revision if any key went.
+    fn drop_lease(&mut self, lease: LeaseId) {
+        self.leases.remove(&lease);
+        let before = self.keys.len();
+        self.keys.retain(|_, kv| kv.lease != Some(lease));
+        if self.keys.len() != before {
+            self.revision += 1;
+        }
+    }
+
+    /// Expires every lease whose deadline has surely passed at `t`; whether any did.
+    pub fn expire_due(&mut self, t: u64) -> bool {
+        let due: Vec<LeaseId> = self
+            .leases
+            .iter()
+            .filter(|(_, l)| l.surely_expired(t))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &due {
+            self.drop_lease(*id);
+        }
+        !due.is_empty()
+    }
+
+    /// A new leader restarts every lease's TTL from `t` (etcd's lessor `Promote`): a
+    /// leader change never shortens a lease, it lengthens it.
+    pub fn restart_leases(&mut self, t: u64) {
+        for l in self.leases.values_mut() {
+            l.deadline = Window::at(t + l.ttl);
+        }
+    }
+
+    fn range(&self, cmd: &EtcdCommand) -> Option<Vec<(String, Kv)>> {
+        let with_prefix = |p: &str| -> Vec<(String, Kv)> {
+            self.keys
+                .iter()
+                .filter(|(k, _)| k.starts_with(p))
+                .map(|(k, kv)| (k.clone(), kv.clone()))
+                .collect()
+        };
+        Some(match cmd {
+            EtcdCommand::Get { key } => self
+                .keys
+                .get(key)
+                .map(|kv| (key.clone(), kv.clone()))
+                .into_iter()
+                .collect(),
+            EtcdCommand::FirstCreate { prefix } => with_prefix(prefix)
+                .into_iter()
+                .min_by_key(|(_, kv)| kv.create_rev)
+                .into_iter()
+                .collect(),
+            EtcdCommand::LastCreateBefore {
+                prefix,
+                max_create_rev,
+            } => with_prefix(prefix)
+                .into_iter()
+                .filter(|(_, kv)| kv.create_rev <= *max_create_rev)
+                .max_by_key(|(_, kv)| kv.create_rev)
+                .into_iter()
+                .collect(),
+            _ => return None,
+        })
+    }
+
+    /// A write at revision `rev`; `None` when it is not a write.
+    fn write(&mut self, cmd: &EtcdCommand, rev: u64) -> Option<EtcdReply> {
+        Some(match cmd {
+            EtcdCommand::Put { key, value, lease } => {
+                if lease.is_some_and(|l| !self.leases.contains_key(&l)) {
+                    return Some(EtcdReply::LeaseNotFound);
+                }
+                let create_rev = self.keys.get(key).map_or(rev, |k| k.create_rev);
+                self.keys.insert(
+                    key.clone(),
+                    Kv {
+                        value: value.clone(),
+                        create_rev,
+                        mod_rev: rev,
+                        lease: *lease,
+                    },
+                );
+                EtcdReply::Put { revision: rev }
+            }
+            EtcdCommand::Delete { key } => EtcdReply::Deleted {
+                deleted: u64::from(self.keys.remove(key).is_some()),
+            },
+            _ => return None,
+        })
+    }
+
+    /// Runs `cmd` at an instant `t` after the leases due by then expired.
+    fn exec(&mut self, cmd: &EtcdCommand, t: u64) -> EtcdReply {
+        match cmd {
+            EtcdCommand::Grant { ttl } => {
+                let lease = self.next_lease;
+                self.next_lease += 1;
+                self.leases.insert(
+                    lease,
+                    Lease {
+                        ttl: *ttl,
+                        deadline: Window::at(t + ttl),
+                    },
+                );
+                EtcdReply::Granted { lease, ttl: *ttl }
+            }
+            EtcdCommand::KeepAlive { lease } => match self.leases.get_mut(lease) {
+                Some(l) => {
+                    l.deadline = Window::at(t + l.ttl);
+                    EtcdReply::Alive { ttl: l.ttl }
+                }
+                None => EtcdReply::LeaseNotFound,
+            },
+            EtcdCommand::Revoke { lease } => {
+                if self.leases.contains_key(lease) {
+                    self.drop_lease(*lease);
+                    EtcdReply::Revoked
+                } else {
+                    EtcdReply::LeaseNotFound
+                }
+            }
+            EtcdCommand::Put { .. } | EtcdCommand::Delete { .. } => {
+                let rev = self.revision + 1;
+                let reply = self.write(cmd, rev).unwrap_or(EtcdReply::Invalid);
+                let wrote = matches!(reply, EtcdReply::Put { .. })
+                    || matches!(reply, EtcdReply::Deleted { deleted: 1 });
+                if wrote {
+                    self.revision = rev;
+                }
+                reply
+            }
+            EtcdCommand::Txn {
+                compare,
+                success,
+                failure,
+            } => self.txn(compare, success, failure),
+            _ => self.range(cmd).map_or(EtcdReply::Invalid, EtcdReply::Kvs),
+        }
+    }
+
+    fn txn(
+        &mut self,
+        compare: &[Compare],
+        success: &[EtcdCommand],
+        failure: &[EtcdCommand],
+    ) -> EtcdReply {
+        let succeeded = compare.iter().all(|c| match c {
+            Compare::CreateRevision { key, rev } => self.create_rev(key) == *rev,
+        });
+        let ops = if succeeded { success } else { failure };
+        // Every write of a Txn shares one revision; a failed put undoes the whole Txn.
+        let rev = self.revision + 1;
+        let mut next = self.clone();
+        let mut responses = Vec::with_capacity(ops.len());
+        let mut wrote = false;
+        for op in ops {
+            let reply = match next.range(op) {
+                Some(kvs) => EtcdReply::Kvs(kvs),
+                None => match next.write(op, rev) {
+                    Some(EtcdReply::LeaseNotFound) => return EtcdReply::LeaseNotFound,
+                    Some(r) => {
+                        wrote |=
+                            matches!(r, EtcdReply::Put { .. } | EtcdReply::Deleted { deleted: 1 });
+                        r
+                    }
+                    None => return EtcdReply::Invalid,
+                },
+            };
+            responses.push(reply);
+        }
+        if wrote {
+            next.revision = rev;
+        }
+        *self = next;
+        EtcdReply::Txn {
+            succeeded,
+            responses,
+        }
+    }
+}
+
+/// The reply and next state when `cmd` takes effect at instant `t`: the models' step.
+pub fn apply(state: &EtcdState, cmd: &EtcdCommand, t: u64) -> (EtcdReply, EtcdState) {
+    let mut s = state.clone();
+    s.expire_due(t);
+    let reply = s.exec(cmd, t);
+    (reply, s)
+}
+
+/// The cluster as a [`Spec`]: the history checker's model of etcd's keyspace.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct EtcdSpec;
+
+/// Above this many leases whose expiry a window leaves open, only expiry in deadline
+/// order is listed (each lease's keep-alives are serial, so this is the usual case).
+const MAX_OPEN_LEASES: usize = 6;
+
+impl Spec for EtcdSpec {
+    type State = EtcdState;
+    type Input = EtcdCommand;
+    type Output = EtcdReply;
+
+    fn init(&self) -> EtcdState {
+        EtcdState::default()
+    }
+
+    /// Leases surely due at the window's start have expired; each lease whose deadline
+    /// the window reaches may or may not have.
+    fn step(
+        &self,
+        state: &EtcdState,
+        cmd: &EtcdCommand,
+        at: Window,
+    ) -> Outcomes<EtcdReply, EtcdState> {
+        let mut base = state.clone();
+        base.expire_due(at.lo);
+        let mut open: Vec<(Window, LeaseId)> = base
+            .leases
+            .iter()
+            .filter(|(_, l)| l.maybe_expired(at))
+            .map(|(id, l)| (l.deadline, *id))
+            .collect();
+        open.sort();
+        let sets: Vec<Vec<LeaseId>> = if open.len() <= MAX_OPEN_LEASES {
+            (0u32..1 << open.len())
+                .map(|m| {
+                    (0..open.len())
+                        .filter(|i| m & (1 << i) != 0)
+                        .map(|i| open[i].1)
+                        .collect()
+                })
+                .collect()
+        } else {
+            (0..=open.len())
+                .map(|n| open[..n].iter().map(|o| o.1).collect())
+                .collect()
+        };
+        let mut out: Outcomes<EtcdReply, EtcdState> = Outcomes::new();
+        for expired in sets {
+            let mut next = base.clone();
+            for id in expired {
+                next.drop_lease(id);
+            }
+            let reply = next.exec(cmd, at.hi);
+            if !out.iter().any(|(r, s)| *r == reply && *s == next) {
+                out.push((reply, next));
+            }
+        }
+        out
+    }
+
+    fn describe(cmd: &EtcdCommand, reply: Option<&EtcdReply>) -> String {
+        let r = reply.map_or_else(|| "?".to_string(), reply_text);
+        format!("{} -> {r}", command_text(cmd))
+    }
+}
+
+fn kv_text((key, kv): &(String, Kv)) -> String {
+    let lease = kv
+        .lease
+        .map(|l| format!(", lease {l:x}"))
+        .unwrap_or_default();
+    format!(
+        "{key}='{}' (create {}, mod {}{lease})",
+        kv.value, kv.create_rev, kv.mod_rev
+    )
+}
+
+/// The request as `etcdctl` would spell it.
+pub fn command_text(cmd: &EtcdCommand) -> String {
+    use EtcdCommand::*;
+    match cmd {
+        Grant { ttl } => format!("lease grant {ttl}"),
+        KeepAlive { lease } => format!("lease keep-alive {lease:x}"),
+        Revoke { lease } => format!("lease revoke {lease:x}"),
+        Get { key } => format!("get {key}"),
+        FirstCreate { prefix } => format!("get {prefix} --prefix --sort-by=CREATE --limit=1"),
+        LastCreateBefore {
+            prefix,
+            max_create_rev,
+        } => format!(
+            "get {prefix} --prefix --max-create-rev={max_create_rev} --sort-by=CREATE --order=DESCEND --limit=1"
+        ),
+        Put { key, value, lease } => {
+            let lease = lease.map(|l| format!(" --lease={l:x}")).unwrap_or_default();
+            format!("put {key} '{value}'{lease}")
+        }
+        Delete { key } => format!("del {key}"),
+        Txn {
+            compare,
+            success,
+            failure,
+        } => {
+            let cmp: Vec<String> = compare
+                .iter()
+                .map(|c| match c {
+                    Compare::CreateRevision { key, rev } => {
+                        format!("create_revision({key}) = {rev}")
+                    }
+                })
+                .collect();
+            let ops = |o: &[EtcdCommand]| {
+                o.iter().map(command_text).collect::<Vec<_>>().join("; ")
+            };
+            let mut t = format!("txn if {} then {}", cmp.join(" && "), ops(success));
+            if !failure.is_empty() {
+                t.push_str(&format!(" else {}", ops(failure)));
+            }
+            t
+        }
+    }
+}
+
+/// The reply as a person would read it.
+pub fn reply_text(reply: &EtcdReply) -> String {
+    match reply {
+        EtcdReply::Granted { lease, ttl } => format!("lease {lease:x} granted with TTL {ttl}"),
+        EtcdReply::Alive { ttl } => format!("TTL {ttl}"),
+        EtcdReply::LeaseNotFound => "requested lease not found".to_string(),
+        EtcdReply::Revoked => "revoked".to_string(),
+        EtcdReply::Kvs(kvs) => {
+            format!(
+                "[{}]",
+                kvs.iter().map(kv_text).collect::<Vec<_>>().join(", ")
+            )
+        }
+        EtcdReply::Put { revision } => format!("OK, revision {revision}"),
+        EtcdReply::Deleted { deleted } => deleted.to_string(),
+        EtcdReply::Txn {
+            succeeded,
+            responses,
+        } => format!(
+            "{} [{}]",
+            if *succeeded { "SUCCEEDED" } else { "FAILED" },
+            responses
+                .iter()
+                .map(reply_text)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        EtcdReply::Invalid => "invalid request".to_string(),
+    }
+}
+
+/// The keyspace and leases as story lines.
+pub fn state_lines(s: &EtcdState) -> Vec<String> {
+    let keys: Vec<String> = s
+        .keys
+        .iter()
+        .map(|(k, kv)| kv_text(&(k.clone(), kv.clone())))
+        .collect();
+    let leases: Vec<String> = s
+        .leases
+        .iter()
+        .map(|(id, l)| format!("{id:x} (expires t={})", l.deadline.lo))
+        .collect();
+    vec![
+        format!("etcd: revision {}, keys [{}]", s.revision, keys.join(", ")),
+        format!("etcd: leases [{}]", leases.join(", ")),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::run_sequential;
+
+    fn put(key: &str, lease: Option<LeaseId>) -> EtcdCommand {
+        EtcdCommand::Put {
+            key: key.into(),
+            value: "v".into(),
+            lease,
+        }
+    }
+
+    #[test]
+    fn revisions_grow_and_create_revision_stays_across_puts() {
+        let (_, s) = apply(&EtcdState::default(), &put("a", None), 0);
+        let (_, s) = apply(&s, &put("a", None), 0);
+        let kv = &s.keys["a"];
+        assert_eq!((kv.create_rev, kv.mod_rev, s.revision), (2, 3, 3));
+        let (r, s) = apply(&s, &EtcdCommand::Delete { key: "a".into() }, 0);
+        assert_eq!(r, EtcdReply::Deleted { deleted: 1 });
+        let (_, s) = apply(&s, &put("a", None), 0);
+        assert_eq!(
+            s.keys["a"].create_rev, 5,
+            "a new incarnation, a larger create revision"
+        );
+    }
+
+    #[test]
+    fn a_lease_expires_with_its_keys_unless_kept_alive() {
+        let (r, s) = apply(&EtcdState::default(), &EtcdCommand::Grant { ttl: 2 }, 0);
+        assert_eq!(r, EtcdReply::Granted { lease: 1, ttl: 2 });
+        let (_, s) = apply(&s, &put("lock/1", Some(1)), 0);
+        let (r, kept) = apply(&s, &EtcdCommand::KeepAlive { lease: 1 }, 1);
+        assert_eq!(r, EtcdReply::Alive { ttl: 2 });
+        let (r, _) = apply(
+            &kept,
+            &EtcdCommand::Get {
+                key: "lock/1".into(),
+            },
+            2,
+        );
+        assert!(matches!(r, EtcdReply::Kvs(ref k) if k.len() == 1), "{r:?}");
+        let (r, gone) = apply(
+            &s,
+            &EtcdCommand::Get {
+                key: "lock/1".into(),
+            },
+            2,
+        );
+        assert_eq!(r, EtcdReply::Kvs(vec![]));
+        assert_eq!(gone.revision, 3, "the expiry's delete is a revision");
+        let (r, _) = apply(&gone, &EtcdCommand::KeepAlive { lease: 1 }, 2);
+        assert_eq!(r, EtcdReply::LeaseNotFound);
+        let (r, _) = apply(&gone, &put("x", Some(1)), 2);
+        assert_eq!(r, EtcdReply::LeaseNotFound);
+    }
+
+    #[test]
+    fn txn_compares_create_revision_and_writes_at_one_revision() {
+        let create = |k: &str| EtcdCommand::Txn {
+            compare: vec![Compare::CreateRevision {
+                key: k.into(),
+                rev: 0,
+            }],
+            success: vec![put(k, None), put("other", None)],
+            failure: vec![EtcdCommand::Get { key: k.into() }],
+        };
+        let out = run_sequential(&EtcdSpec, &[(create("lock"), 0), (create("lock"), 0)]);
+        assert!(
+            matches!(
+                out[0],
+                EtcdReply::Txn {
+                    succeeded: true,
+                    ..
+                }
+            ),
+            "{out:?}"
+        );
+        let EtcdReply::Txn {
+            succeeded: false,
+            responses,
+        } = &out[1]
+        else {
+            panic!("{out:?}");
+        };
+        assert!(matches!(&responses[0], EtcdReply::Kvs(k) if k[0].1.create_rev == 2));
+    }
+
+    #[test]
+    fn a_window_over_a_deadline_allows_both_outcomes() {
+        let (_, s) = apply(&EtcdState::default(), &EtcdCommand::Grant { ttl: 5 }, 0);
+        let (_, s) = apply(&s, &put("k", Some(1)), 0);
+        let get = EtcdCommand::Get { key: "k".into() };
+        assert_eq!(EtcdSpec.step(&s, &get, Window::between(3, 7)).len(), 2);
+        assert_eq!(EtcdSpec.step(&s, &get, Window::between(1, 4)).len(), 1);
+        let late = EtcdSpec.step(&s, &get, Window::between(5, 7));
+        assert_eq!(late.len(), 1);
+        assert_eq!(late[0].0, EtcdReply::Kvs(vec![]));
+    }
+
+    #[test]
+    fn recipe_ranges_find_the_owner_and_the_key_to_wait_for() {
+        let mut s = EtcdState::default();
+        for l in 1..=3 {
+            s = apply(&s, &put(&recipe_key(l), None), 0).1;
+        }
+        let first = EtcdCommand::FirstCreate {
+            prefix: LOCK_PREFIX.into(),
+        };
+        assert!(matches!(apply(&s, &first, 0).0, EtcdReply::Kvs(ref k) if k[0].0 == "lock/1"));
+        let before = EtcdCommand::LastCreateBefore {
+            prefix: LOCK_PREFIX.into(),
+            max_create_rev: 3,
+        };
+        assert!(matches!(apply(&s, &before, 0).0, EtcdReply::Kvs(ref k) if k[0].0 == "lock/2"));
+    }
+}
