@@ -54,18 +54,28 @@ pub fn run(args: Args) -> u8 {
             println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         }
         Format::Text => {
-            println!(
-                "{:<28} {:<40} {:>5} {:>10} {:>10} {:>8} {:>12}",
-                "id", "verdict", "ok", "states", "unique", "secs", "states/s"
-            );
-            for r in &rows {
-                let v = match &r.verdict {
+            let verdicts: Vec<String> = rows
+                .iter()
+                .map(|r| match &r.verdict {
                     Verdict::Holds => "holds".to_string(),
                     Verdict::Violated(p) => format!("violated: {}", joined(p, ", ")),
                     Verdict::Unknown => "unknown".to_string(),
-                };
+                })
+                .collect();
+            // As wide as the longest verdict, so the numbers stay in their columns.
+            let w = verdicts
+                .iter()
+                .map(|v| v.chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(7);
+            println!(
+                "{:<28} {:<w$} {:>5} {:>10} {:>10} {:>8} {:>12}",
+                "id", "verdict", "ok", "states", "unique", "secs", "states/s"
+            );
+            for (r, v) in rows.iter().zip(&verdicts) {
                 println!(
-                    "{:<28} {:<40} {:>5} {:>10} {:>10} {:>8.2} {:>12.0}",
+                    "{:<28} {:<w$} {:>5} {:>10} {:>10} {:>8.2} {:>12.0}",
                     r.id,
                     v,
                     if r.matches_expected { "yes" } else { "NO" },
