@@ -2,7 +2,8 @@
 # Side by side with Spin 6.5.2 on the same state graphs: locklab's BFS against Spin's
 # BFS and DFS on a Promela transcription of the Redis lock model (benches/spin/, the
 # same unique states, transitions and shortest trails; see its README). For each row it
-# takes the median of RUNS runs of each checker's search time and its peak RSS, and
+# takes the median of RUNS runs of each checker's search time and its peak RSS (locklab
+# on every core, and on one thread as locklab/1), and
 # prints unique states, generated states per second, time, memory and the ratios.
 #   benches/spin_side_by_side.sh            # the two rows of issue 12
 #   RUNS=1 benches/spin_side_by_side.sh
@@ -29,10 +30,10 @@ rows=(
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-# One locklab run: prints "unique generated seconds rss_kb".
+# One locklab run: prints "unique generated seconds rss_kb". $2: extra flags.
 run_locklab() {
   # Exit 1 (a violation) is an answer here, not a failure.
-  /usr/bin/time -f "%M" -o "$tmp/rss" "$locklab" check $1 --max-states 100000000 --format json \
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$locklab" check $1 ${2:-} --max-states 100000000 --format json \
     >"$tmp/out.json" 2>/dev/null || true
   local stats
   stats=$(tr -d ' \n' <"$tmp/out.json" | grep -o '"stats":{[^}]*}')
@@ -59,15 +60,16 @@ printf "%-26s %-9s %11s %12s %9s %9s\n" scenario checker unique "generated/s" se
 summary=()
 for row in "${rows[@]}"; do
   IFS='|' read -r label args flags <<<"$row"
-  : >"$tmp/l"; : >"$tmp/b"; : >"$tmp/d"
+  : >"$tmp/l"; : >"$tmp/o"; : >"$tmp/b"; : >"$tmp/d"
   for _ in $(seq "$runs"); do
     run_locklab "$args" >>"$tmp/l"
+    run_locklab "$args" "--threads 1" >>"$tmp/o"
     run_spin bfs "$flags" >>"$tmp/b"
     run_spin dfs "$flags" >>"$tmp/d"
   done
-  for who in l b d; do
+  for who in l o b d; do
     read -r unique gen secs rss < <(medians "$tmp/$who")
-    name=$([ $who = l ] && echo locklab || ([ $who = b ] && echo "spin bfs" || echo "spin dfs"))
+    case $who in l) name="locklab";; o) name="locklab/1";; b) name="spin bfs";; d) name="spin dfs";; esac
     awk -v l="$label" -v n="$name" -v u="$unique" -v g="$gen" -v s="$secs" -v m="$rss" \
       'BEGIN {printf "%-26s %-9s %11d %12.0f %9.2f %9.0f\n", l, n, u, g/s, s, m/1024}'
     eval "${who}_gen=$gen ${who}_secs=$secs ${who}_rss=$rss ${who}_unique=$unique"
