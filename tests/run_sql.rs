@@ -88,6 +88,22 @@ fn a_sequence_token_keeps_the_resource_safe_after_pg_terminate_backend() {
 }
 
 #[test]
+fn work_in_the_locking_transaction_rolls_back_with_a_killed_session() {
+    for id in ["sql-for-update", "pg-advisory-xact"] {
+        let r = agrees(id);
+        assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok, "{id}");
+        assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
+        assert!(
+            r.schedule
+                .iter()
+                .any(|s| s["fault"] == "kill-holder-session"),
+            "{id}: {:?}",
+            r.schedule
+        );
+    }
+}
+
+#[test]
 fn replicas_are_refused_for_a_single_server() {
     let options = RunOptions {
         replicas: Some(2),

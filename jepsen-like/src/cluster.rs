@@ -124,6 +124,13 @@ pub trait Cluster: Send + Sized + 'static {
         locklab_implementations::Lease::Fixed(ttl)
     }
 
+    /// Whether the scenario's critical sections work on the counter in the lock's own
+    /// database, in the locking transaction (`SELECT … FOR UPDATE` with the work in the
+    /// transaction), instead of the harness's Redis counter, which no fault reaches.
+    fn work_in_db(_lock: &Self::Lock) -> bool {
+        false
+    }
+
     /// Client `client`'s lock as the scenario has it.
     fn build_lock(
         lock: &Self::Lock,

@@ -8,6 +8,8 @@ use locklab_models::sql::Dialect;
 use sqlx::mysql::MySqlConnection;
 use sqlx::postgres::PgConnection;
 use sqlx::Executor;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tokio::sync::Mutex;
 
 use super::log::StatementLog;
@@ -25,6 +27,9 @@ pub struct Session {
     id: u64,
     dialect: Dialect,
     log: Option<StatementLog>,
+    /// Set once a statement found the session gone: the server ended it, so its open
+    /// transaction rolled back and nothing sent on it can commit any more.
+    gone: AtomicBool,
 }
 
 impl std::fmt::Debug for Session {
@@ -79,6 +84,7 @@ impl Session {
             id,
             dialect,
             log,
+            gone: AtomicBool::new(false),
         })
     }
 
@@ -86,6 +92,12 @@ impl Session {
     /// `KILL CONNECTION` and `pg_terminate_backend` take.
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Whether a statement found this session gone (killed, terminated, its socket
+    /// closed): its transaction, if one was open, certainly rolled back.
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
     }
 
     /// The server's dialect.
@@ -104,7 +116,10 @@ impl Session {
         };
         let recorded = match &result {
             Ok(r) => Some(r.clone()),
-            Err(e) if lost(e) => Some(SqlReply::ConnectionLost),
+            Err(e) if lost(e) => {
+                self.gone.store(true, Ordering::Release);
+                Some(SqlReply::ConnectionLost)
+            }
             Err(_) => None,
         };
         if let (Some(log), Some(started)) = (&self.log, started) {

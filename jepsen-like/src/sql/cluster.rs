@@ -252,6 +252,10 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         Ok(Endpoints::Sql(Arc::new(session)))
     }
 
+    fn work_in_db(lock: &SqlLock) -> bool {
+        lock.work_in_tx()
+    }
+
     fn lease(lock: &SqlLock, ttl: Duration) -> locklab_implementations::Lease {
         lock.lease(ttl)
     }

@@ -29,7 +29,7 @@ fn session_killed<K: SqlKind>(
     Plan {
         id,
         shape: Shape {
-            lock_row: lock == SqlLock::ForUpdate,
+            lock_row: lock.needs_row(),
             reaper_ms: None,
         },
         lock,
@@ -54,6 +54,11 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
             "mysql-getlock-conn-kill",
             SqlLock::Session,
             "the first GET_LOCK holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section",
+        ),
+        session_killed(
+            "sql-for-update",
+            SqlLock::ForUpdateInTx,
+            "the first FOR UPDATE holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section, whose read and write are in the locking transaction",
         ),
         session_killed(
             "sql-for-update-outside-tx",
@@ -173,6 +178,11 @@ pub fn postgres() -> Vec<Plan<PostgresCluster>> {
             "pg-advisory",
             SqlLock::Session,
             "the first pg_advisory_lock holder's backend is terminated (pg_terminate_backend) 0.2 s into its 1.5 s section",
+        ),
+        session_killed(
+            "pg-advisory-xact",
+            SqlLock::AdvisoryXact,
+            "the first pg_advisory_xact_lock holder's backend is terminated 0.2 s into its 1.5 s section, whose read and write are in the locking transaction",
         ),
         session_killed(
             "pg-advisory-fenced",
