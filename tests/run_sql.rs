@@ -104,6 +104,15 @@ fn work_in_the_locking_transaction_rolls_back_with_a_killed_session() {
 }
 
 #[test]
+fn a_session_lock_through_a_pool_belongs_to_a_backend_not_a_client() {
+    // No fault: a lock taken through one backend is re-entered by whichever client the
+    // pool hands that backend next.
+    let r = agrees("pg-advisory-pool");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert!(r.schedule.is_empty(), "{:?}", r.schedule);
+}
+
+#[test]
 fn replicas_are_refused_for_a_single_server() {
     let options = RunOptions {
         replicas: Some(2),

@@ -112,8 +112,10 @@ pub trait Cluster: Send + Sized + 'static {
     fn tick(&mut self, _proxies: &[(usize, ProxyControl)], _log: &Log) {}
 
     /// Connects to the proxied client endpoints, one client's worth, recording its
-    /// commands in `commands`.
+    /// commands in `commands` (`&self`: clients of a run may share what the family
+    /// keeps for the run, such as one application's connection pool).
     fn connect(
+        &self,
         addrs: &[String],
         commands: CommandLog,
     ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send;

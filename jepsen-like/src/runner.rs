@@ -404,7 +404,7 @@ fn attempt_once<C: Cluster>(
             process: Process::Client(client),
             log: Arc::clone(&log),
         };
-        let endpoints = runtime.block_on(C::connect(&addrs, commands))?;
+        let endpoints = runtime.block_on(cluster.connect(&addrs, commands))?;
         let lock = match &options.lock {
             Some(custom) => custom
                 .build(&endpoints, key)
@@ -420,7 +420,7 @@ fn attempt_once<C: Cluster>(
             process: reader,
             log: Arc::clone(&log),
         };
-        let endpoints = runtime.block_on(C::connect(&addrs, commands))?;
+        let endpoints = runtime.block_on(cluster.connect(&addrs, commands))?;
         resource_for(&endpoints)?
     };
 

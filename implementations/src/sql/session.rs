@@ -19,6 +19,10 @@ use crate::error::LockError;
 enum Conn {
     MySql(MySqlConnection),
     Postgres(PgConnection),
+    /// An application's pool: each statement runs on whichever backend the pool hands
+    /// out, so a session lock taken through it belongs to that backend, not to the
+    /// caller (`pg-advisory-pool`).
+    PgPool(sqlx::PgPool),
 }
 
 /// A connection to MariaDB/MySQL (`mysql://…`) or PostgreSQL (`postgres://…`).
@@ -88,8 +92,36 @@ impl Session {
         })
     }
 
+    /// A PostgreSQL pool of `size` backends (`postgres://…`), shared by every handle
+    /// given this session: statements go one at a time, each through the backend the
+    /// pool hands out (sqlx's pool hands out its idle backends in turn).
+    pub async fn connect_pool(
+        url: &str,
+        size: u32,
+        log: Option<StatementLog>,
+    ) -> Result<Session, LockError> {
+        if dialect_of(url)? != Dialect::Postgres {
+            return Err(LockError::InvalidConfig(format!(
+                "{url:?}: a pool of advisory-lock sessions needs postgres://"
+            )));
+        }
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .min_connections(size)
+            .max_connections(size)
+            .connect(url)
+            .await
+            .map_err(LockError::backend)?;
+        Ok(Session {
+            conn: Mutex::new(Conn::PgPool(pool)),
+            id: 0,
+            dialect: Dialect::Postgres,
+            log,
+            gone: AtomicBool::new(false),
+        })
+    }
+
     /// The server's id of this session (`CONNECTION_ID()`, `pg_backend_pid()`): what
-    /// `KILL CONNECTION` and `pg_terminate_backend` take.
+    /// `KILL CONNECTION` and `pg_terminate_backend` take (0 for a pool: no one session).
     pub fn id(&self) -> u64 {
         self.id
     }
@@ -113,11 +145,18 @@ impl Session {
         let result = match &mut *conn {
             Conn::MySql(c) => mysql::exec(c, &cmd).await,
             Conn::Postgres(c) => postgres::exec(c, &cmd).await,
+            Conn::PgPool(p) => match p.acquire().await {
+                Ok(mut c) => postgres::exec(&mut c, &cmd).await,
+                Err(e) => Err(e),
+            },
         };
         let recorded = match &result {
             Ok(r) => Some(r.clone()),
             Err(e) if lost(e) => {
-                self.gone.store(true, Ordering::Release);
+                // A pool replaces a lost backend: only a session of its own is gone.
+                if !matches!(*conn, Conn::PgPool(_)) {
+                    self.gone.store(true, Ordering::Release);
+                }
                 Some(SqlReply::ConnectionLost)
             }
             Err(_) => None,
@@ -134,6 +173,7 @@ impl Session {
         let r = match &mut *conn {
             Conn::MySql(c) => c.execute(mysql::SCHEMA).await.map(drop),
             Conn::Postgres(c) => c.execute(postgres::SCHEMA).await.map(drop),
+            Conn::PgPool(p) => p.execute(postgres::SCHEMA).await.map(drop),
         };
         r.map_err(LockError::backend)
     }
@@ -153,6 +193,13 @@ impl Session {
             )
             .bind(name)
             .execute(c)
+            .await
+            .map(drop),
+            Conn::PgPool(p) => sqlx::query(
+                "INSERT INTO locks (name, owner) VALUES ($1, '') ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(name)
+            .execute(&*p)
             .await
             .map(drop),
         };

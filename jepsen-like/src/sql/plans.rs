@@ -31,6 +31,7 @@ fn session_killed<K: SqlKind>(
         shape: Shape {
             lock_row: lock.needs_row(),
             reaper_ms: None,
+            pool: None,
         },
         lock,
         ttl_ms: 2_000,
@@ -69,6 +70,7 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
             shape: Shape {
                 lock_row: false,
                 reaper_ms: None,
+                pool: None,
             },
             faults: vec![after_entry(0, Action::ClientCrash(AnyClient))],
             work_ms: 40,
@@ -80,6 +82,7 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
             shape: Shape {
                 lock_row: true,
                 reaper_ms: None,
+                pool: None,
             },
             ttl_ms: 500,
             work_ms: 60,
@@ -117,6 +120,7 @@ fn paused<K: SqlKind>(
         shape: Shape {
             lock_row: !reaper,
             reaper_ms: reaper.then_some(500),
+            pool: None,
         },
         ttl_ms: 500,
         work_ms: 60,
@@ -153,6 +157,7 @@ fn mariadb_timed() -> Vec<Plan<MariaDbCluster>> {
             shape: Shape {
                 lock_row: true,
                 reaper_ms: None,
+                pool: None,
             },
             ttl_ms: 1_000,
             work_ms: 300,
@@ -184,6 +189,17 @@ pub fn postgres() -> Vec<Plan<PostgresCluster>> {
             SqlLock::AdvisoryXact,
             "the first pg_advisory_xact_lock holder's backend is terminated 0.2 s into its 1.5 s section, whose read and write are in the locking transaction",
         ),
+        Plan {
+            shape: Shape {
+                lock_row: false,
+                reaper_ms: None,
+                pool: Some(2),
+            },
+            work_ms: 300,
+            faults: Vec::new(),
+            story: "no fault: every client's pg_try_advisory_lock and pg_advisory_unlock go through one application pool of two backends",
+            ..session_killed("pg-advisory-pool", SqlLock::Session, "")
+        },
         session_killed(
             "pg-advisory-fenced",
             SqlLock::SessionFenced,
