@@ -66,7 +66,7 @@ async fn unique_key_excludes_and_a_crashed_holders_row_stays() {
         matches!(waited, Err(LockError::Timeout { .. })),
         "{waited:?}"
     );
-    let statements = log.statements();
+    let statements = log.exchanges();
     assert!(statements.iter().any(|s| matches!(
         (&s.command, &s.reply),
         (SqlCommand::Insert { .. }, Some(SqlReply::DuplicateKey))

@@ -162,7 +162,7 @@ impl Session {
             Err(_) => None,
         };
         if let (Some(log), Some(started)) = (&self.log, started) {
-            log.finish(started, self.id, cmd, recorded);
+            log.finish(started, 0, Some(self.id), cmd, recorded);
         }
         result.map_err(LockError::backend)
     }

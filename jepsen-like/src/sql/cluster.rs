@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::sql::{mysql, postgres, Session};
 use locklab_servers::{MariaDbServer, PostgresServer, Server, ServerError};
 
@@ -247,23 +248,25 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         }
     }
 
-    // The statements are not yet written to the history as command events: the
-    // session keeps its own `StatementLog`, which nothing checks against the spec yet.
+    /// Every statement goes into the history as a `command` event as its reply comes
+    /// (the statements of a shared pool under the client that made the pool).
     fn connect(
         &self,
         addrs: &[String],
-        _commands: CommandLog,
+        commands: CommandLog,
     ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send {
         // Owned before the future: the servers themselves are not shared across threads.
         let url = addrs.first().map(|a| K::url(a));
         let (pool, shared) = (self.pool, Arc::clone(&self.shared));
+        let CommandLog { process, log } = commands;
+        let statements = event_recorder(process, log.base(), move |e| log.record_stamped(e));
         async move {
             let url = url.ok_or_else(|| RunError::Internal("no SQL endpoint".into()))?;
             let made = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let session = match (pool, made) {
                 (Some(_), Some(pool)) => return Ok(Endpoints::Sql(pool)),
-                (Some(size), None) => Session::connect_pool(&url, size, None).await,
-                (None, _) => Session::connect(&url, None).await,
+                (Some(size), None) => Session::connect_pool(&url, size, Some(statements)).await,
+                (None, _) => Session::connect(&url, Some(statements)).await,
             }
             .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
             let session = Arc::new(session);
