@@ -385,12 +385,12 @@ fn attempt_once<C: Cluster>(
     let key = "locklab:lock";
     let addrs: Vec<String> = proxies.iter().map(|(_, p)| p.addr()).collect();
     let resource_addr = resource_server.as_ref().map(|s| s.addr());
-    let resource_for = |endpoints: &Endpoints| -> Result<Resource, RunError> {
+    let resource_for = |endpoints: Option<&Endpoints>| -> Result<Resource, RunError> {
         match &resource_addr {
             Some(addr) => runtime
                 .block_on(Resource::connect(addr, "locklab:counter"))
                 .map_err(|e| RunError::Environment(format!("resource server: {e}"))),
-            None => Resource::in_lock_db(endpoints).ok_or_else(|| {
+            None => endpoints.and_then(Resource::in_lock_db).ok_or_else(|| {
                 RunError::Internal(format!("{} has no database to work in", plan.id))
             }),
         }
@@ -411,17 +411,20 @@ fn attempt_once<C: Cluster>(
                 .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())))?,
             None => C::build_lock(&plan.lock, client, &endpoints, key)?,
         };
-        handles.push((lock, resource_for(&endpoints)?));
+        handles.push((lock, resource_for(Some(&endpoints))?));
     }
-    // The final read, by a process that holds no lock, on endpoints of its own.
+    // The final read, by a process that holds no lock: in the lock's database on a
+    // session of its own; the Redis counter needs no lock server.
     let reader = Process::Client(u32::try_from(clients).unwrap_or(u32::MAX));
-    let final_reader = {
+    let final_reader = if in_db {
         let commands = CommandLog {
             process: reader,
             log: Arc::clone(&log),
         };
         let endpoints = runtime.block_on(cluster.connect(&addrs, commands))?;
-        resource_for(&endpoints)?
+        resource_for(Some(&endpoints))?
+    } else {
+        resource_for(None)?
     };
 
     let faults = Arc::new(ClientFaults::default());
