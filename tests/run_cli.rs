@@ -63,3 +63,30 @@ fn list_shows_every_runnable_scenario() {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
 }
+
+#[test]
+fn sql_runs_refuse_bad_options_and_a_missing_server_before_starting_anything() {
+    for id in ["mysql-getlock-conn-kill", "pg-advisory-xact"] {
+        let out = locklab(&["run", id, "--clients", "0"]);
+        assert_eq!(out.status.code(), Some(2), "{id}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--clients"),
+            "{id}"
+        );
+    }
+    // No MariaDB on PATH: an environment error naming what to install, exit 2.
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(["run", "mysql-getlock-conn-kill", "--format", "json"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .expect("runs locklab");
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON error document");
+    assert_eq!(json["verdict"], "error");
+    let error = json["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("mariadb") && error.contains("ci/setup.sh"),
+        "{error}"
+    );
+}

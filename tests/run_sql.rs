@@ -15,8 +15,21 @@ use run_check::check;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn agrees(id: &str) -> RunReport {
+    agrees_with(RunOptions::new(id))
+}
+
+/// The same, keeping the history in `dir`.
+fn agrees_kept(id: &str, dir: &std::path::Path) -> RunReport {
+    agrees_with(RunOptions {
+        keep: Some(dir.to_path_buf()),
+        ..RunOptions::new(id)
+    })
+}
+
+fn agrees_with(options: RunOptions) -> RunReport {
+    let id = options.id.clone();
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let r = run(&RunOptions::new(id), &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
+    let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
     assert!(
         r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
         "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
@@ -85,6 +98,46 @@ fn a_sequence_token_keeps_the_resource_safe_after_pg_terminate_backend() {
     // The lock is lost (two inside), the resource refuses the stale holder.
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+}
+
+#[test]
+fn work_in_the_locking_transaction_rolls_back_with_a_killed_session() {
+    for id in ["sql-for-update", "pg-advisory-xact"] {
+        let dir = std::env::temp_dir().join(format!("locklab-run-sql-{id}-{}", std::process::id()));
+        let r = agrees_kept(id, &dir);
+        // Every statement is in the history as a command event, the lock's among them.
+        let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
+        let statement = if id == "sql-for-update" {
+            "select-for-update"
+        } else {
+            "try-advisory-lock"
+        };
+        assert!(
+            history
+                .lines()
+                .any(|l| l.contains("\"op\":\"command\"") && l.contains(statement)),
+            "{id}: no {statement} command event"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok, "{id}");
+        assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
+        assert!(
+            r.schedule
+                .iter()
+                .any(|s| s["fault"] == "kill-holder-session"),
+            "{id}: {:?}",
+            r.schedule
+        );
+    }
+}
+
+#[test]
+fn a_session_lock_through_a_pool_belongs_to_a_backend_not_a_client() {
+    // No fault: a lock taken through one backend is re-entered by whichever client the
+    // pool hands that backend next.
+    let r = agrees("pg-advisory-pool");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert!(r.schedule.is_empty(), "{:?}", r.schedule);
 }
 
 #[test]

@@ -66,6 +66,8 @@ mod loom_tests;
 #[cfg(not(loom))]
 pub mod ownership;
 #[cfg(not(loom))]
+pub mod recorder;
+#[cfg(not(loom))]
 pub mod redis;
 #[cfg(not(loom))]
 pub mod retry;

@@ -12,7 +12,7 @@ use locklab_implementations::sql::{
 };
 use locklab_implementations::{Attempt, DistributedLock, Lease, LockError, LockGuard};
 use locklab_models::sql::spec::{SqlCommand, SqlReply};
-use locklab_servers::{MariaDbServer, PostgresServer};
+use locklab_servers::{MariaDbServer, PostgresServer, Server};
 
 fn mariadb() -> MariaDbServer {
     MariaDbServer::start().unwrap_or_else(|e| panic!("cannot start mariadbd: {e}"))
@@ -66,7 +66,7 @@ async fn unique_key_excludes_and_a_crashed_holders_row_stays() {
         matches!(waited, Err(LockError::Timeout { .. })),
         "{waited:?}"
     );
-    let statements = log.statements();
+    let statements = log.exchanges();
     assert!(statements.iter().any(|s| matches!(
         (&s.command, &s.reply),
         (SqlCommand::Insert { .. }, Some(SqlReply::DuplicateKey))
@@ -256,4 +256,61 @@ async fn a_bad_url_is_a_clear_error() {
         .await
         .expect_err("nothing listens");
     assert!(e.to_string().contains("backend error"), "{e}");
+}
+
+/// A free loopback port nothing listens on (bound, then released).
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unreachable_or_misconfigured_database_is_a_clear_error() {
+    let port = closed_port();
+    for url in [
+        format!("mysql://locklab@127.0.0.1:{port}/locklab"),
+        format!("postgres://locklab@127.0.0.1:{port}/locklab"),
+    ] {
+        let e = Session::connect(&url, None)
+            .await
+            .expect_err("nothing listens");
+        assert!(matches!(e, LockError::Backend(_)), "{url}: {e:?}");
+    }
+    let e = Session::connect("redis://127.0.0.1:6379", None)
+        .await
+        .expect_err("not SQL");
+    assert!(e.to_string().contains("mysql:// or postgres://"), "{e}");
+    // The right server, the wrong credentials or database.
+    let server = mariadb();
+    let db = format!("/{}", locklab_servers::mariadb::DATABASE);
+    let wrong = server.url().replacen(&db, "/no_such_db", 1);
+    let e = Session::connect(&wrong, None)
+        .await
+        .expect_err("no such database");
+    assert!(e.to_string().contains("no_such_db"), "{e}");
+    let e = Session::connect(&format!("postgres://{}", server.addr()), None)
+        .await
+        .expect_err("a MariaDB port does not speak PostgreSQL");
+    assert!(matches!(e, LockError::Backend(_)), "{e:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_table_is_a_clear_error_not_a_grant_or_a_panic() {
+    let server = postgres();
+    // No `ensure_schema`: the `locks` table does not exist.
+    let s = Arc::new(
+        Session::connect(&server.url(), None)
+            .await
+            .expect("connects"),
+    );
+    let lock = UniqueKeyLock::new(s.clone(), "k");
+    let e = lock.try_acquire(LEASE).await.expect_err("no table");
+    assert!(e.to_string().contains("locks"), "{e}");
+    let e = TxLock::for_update_on_row(s, "k")
+        .try_acquire(LEASE)
+        .await
+        .expect_err("no table");
+    assert!(e.to_string().contains("locks"), "{e}");
 }

@@ -112,8 +112,10 @@ pub trait Cluster: Send + Sized + 'static {
     fn tick(&mut self, _proxies: &[(usize, ProxyControl)], _log: &Log) {}
 
     /// Connects to the proxied client endpoints, one client's worth, recording its
-    /// commands in `commands`.
+    /// commands in `commands` (`&self`: clients of a run may share what the family
+    /// keeps for the run, such as one application's connection pool).
     fn connect(
+        &self,
         addrs: &[String],
         commands: CommandLog,
     ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send;
@@ -122,6 +124,13 @@ pub trait Cluster: Send + Sized + 'static {
     /// lock takes one.
     fn lease(_lock: &Self::Lock, ttl: std::time::Duration) -> locklab_implementations::Lease {
         locklab_implementations::Lease::Fixed(ttl)
+    }
+
+    /// Whether the scenario's critical sections work on the counter in the lock's own
+    /// database, in the locking transaction (`SELECT … FOR UPDATE` with the work in the
+    /// transaction), instead of the harness's Redis counter, which no fault reaches.
+    fn work_in_db(_lock: &Self::Lock) -> bool {
+        false
     }
 
     /// Client `client`'s lock as the scenario has it.

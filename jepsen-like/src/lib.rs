@@ -9,7 +9,8 @@
 //!   run ("after the first grant"), carried out and recorded;
 //! - [`proxy`]: the TCP proxy between clients and servers (partitions, failover);
 //! - [`workload`] and [`resource`]: clients looping acquire → read-modify-write of a
-//!   counter no fault reaches (fenced where the lock has tokens) → release;
+//!   counter no fault reaches (fenced where the lock has tokens), or of the lock's own
+//!   database row inside the locking transaction → release;
 //! - [`plan`]: how a scenario runs; [`runner`]: one run end to end; [`agreement`]: the
 //!   run against the model; [`custom`]: your own lock in a scenario.
 //!

@@ -22,7 +22,7 @@ use locklab_traces::check::liveness::{self, Liveness};
 
 use crate::agreement::{compare, expected_at_defaults, Agreement};
 use crate::cluster::{Cluster, CommandLog};
-use crate::custom::CustomLock;
+use crate::custom::{CustomLock, Endpoints};
 use crate::log::Log;
 use crate::nemesis::{self, ClientFaults, Targets};
 use crate::plan::Plan;
@@ -328,10 +328,10 @@ fn attempt_once<C: Cluster>(
 ) -> Result<Attempted, RunError> {
     let schedule = Schedule::jittered(&plan.faults, 20, seed);
     // Servers start on this thread, which outlives the run (they die with the thread
-    // that started them). The resource is the harness's own Redis counter, whatever
-    // the lock's family: no fault ever reaches it.
+    // that started them). The resource is the harness's own Redis counter, which no
+    // fault reaches, unless the scenario's work commits with the lock in the lock's
+    // own database.
     let mut cluster = C::start(&plan.shape, plan.fake_clock)?;
-    let resource_server = RedisServer::start().map_err(|e| RunError::Environment(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -349,14 +349,25 @@ fn attempt_once<C: Cluster>(
         proxies.push((i, proxy));
     }
 
+    // A custom lock brings no transaction of the scenario's to work in.
+    let in_db = options.lock.is_none() && C::work_in_db(&plan.lock);
+    let resource_server = if in_db {
+        None
+    } else {
+        Some(RedisServer::start().map_err(|e| RunError::Environment(e.to_string()))?)
+    };
+
     let dir = run_dir(options.keep.as_deref())?;
     let path = dir.join("history.jsonl");
     let mut header = Header::new(plan.id, C::BACKEND);
-    header.topology = format!(
-        "{}; resource {}",
-        cluster.describe(),
-        resource_server.addr()
-    );
+    header.topology = match &resource_server {
+        Some(s) => format!("{}; resource {}", cluster.describe(), s.addr()),
+        None => format!(
+            "{}; resource: its `{}` row, written in the locking transaction",
+            cluster.describe(),
+            crate::resource::SqlCounter::KEY
+        ),
+    };
     header.nemesis = schedule.to_header();
     header.seed = Some(seed);
     for (tool, version) in cluster.tools() {
@@ -373,7 +384,17 @@ fn attempt_once<C: Cluster>(
 
     let key = "locklab:lock";
     let addrs: Vec<String> = proxies.iter().map(|(_, p)| p.addr()).collect();
-    let resource_addr = resource_server.addr();
+    let resource_addr = resource_server.as_ref().map(|s| s.addr());
+    let resource_for = |endpoints: Option<&Endpoints>| -> Result<Resource, RunError> {
+        match &resource_addr {
+            Some(addr) => runtime
+                .block_on(Resource::connect(addr, "locklab:counter"))
+                .map_err(|e| RunError::Environment(format!("resource server: {e}"))),
+            None => endpoints.and_then(Resource::in_lock_db).ok_or_else(|| {
+                RunError::Internal(format!("{} has no database to work in", plan.id))
+            }),
+        }
+    };
     let mut handles = Vec::new();
     for client in 0..clients {
         let client = u32::try_from(client).unwrap_or(u32::MAX);
@@ -383,21 +404,28 @@ fn attempt_once<C: Cluster>(
             process: Process::Client(client),
             log: Arc::clone(&log),
         };
-        let endpoints = runtime.block_on(C::connect(&addrs, commands))?;
+        let endpoints = runtime.block_on(cluster.connect(&addrs, commands))?;
         let lock = match &options.lock {
             Some(custom) => custom
                 .build(&endpoints, key)
                 .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())))?,
             None => C::build_lock(&plan.lock, client, &endpoints, key)?,
         };
-        let resource = runtime
-            .block_on(Resource::connect(&resource_addr, "locklab:counter"))
-            .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;
-        handles.push((lock, resource));
+        handles.push((lock, resource_for(Some(&endpoints))?));
     }
-    let final_reader = runtime
-        .block_on(Resource::connect(&resource_addr, "locklab:counter"))
-        .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;
+    // The final read, by a process that holds no lock: in the lock's database on a
+    // session of its own; the Redis counter needs no lock server.
+    let reader = Process::Client(u32::try_from(clients).unwrap_or(u32::MAX));
+    let final_reader = if in_db {
+        let commands = CommandLog {
+            process: reader,
+            log: Arc::clone(&log),
+        };
+        let endpoints = runtime.block_on(cluster.connect(&addrs, commands))?;
+        resource_for(Some(&endpoints))?
+    } else {
+        resource_for(None)?
+    };
 
     let faults = Arc::new(ClientFaults::default());
     let controls: Vec<_> = proxies.iter().map(|(i, p)| (*i, p.control())).collect();
@@ -459,7 +487,6 @@ fn attempt_once<C: Cluster>(
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             // Every update is done: this read is the one lost updates are counted by.
-            let reader = Process::Client(u32::try_from(clients).unwrap_or(u32::MAX));
             workload::read(&final_reader, reader, None, &log).await;
         });
         let _ = nemesis_done.send(());

@@ -76,26 +76,65 @@ pub async fn client(
         enter.token = token;
         log.record(enter);
 
-        if let Some(v) = read(&resource, me, token, log).await {
-            tokio::time::sleep(shared.work).await;
-            match shared.faults.take(id) {
-                Some(ClientFault::Pause(ms)) => pause(log, id, ms).await,
-                Some(ClientFault::Crash) => {
-                    crash(log, id, "inside its critical section, holding the lock");
-                    // A dead process releases nothing: the guard must not either.
-                    std::mem::forget(guard);
-                    return;
+        let in_tx = resource.commits_with_release();
+        // A write whose effect waits for the COMMIT that releases the lock.
+        let mut pending: Option<locklab_traces::format::Event> = None;
+        let mut rolled_back = false;
+        match read(&resource, me, token, log).await {
+            Read::Value(v) => {
+                tokio::time::sleep(shared.work).await;
+                match shared.faults.take(id) {
+                    Some(ClientFault::Pause(ms)) => pause(log, id, ms).await,
+                    Some(ClientFault::Crash) => {
+                        crash(log, id, "inside its critical section, holding the lock");
+                        // A dead process releases nothing: the guard must not either.
+                        std::mem::forget(guard);
+                        return;
+                    }
+                    None => {}
                 }
-                None => {}
+                match write(&resource, me, token, v.unwrap_or(0) + 1, log, in_tx).await {
+                    Write::Done => {}
+                    Write::AtCommit(done) => pending = Some(done),
+                    Write::RolledBack => rolled_back = true,
+                }
             }
-            write(&resource, me, token, v.unwrap_or(0) + 1, log).await;
+            Read::RolledBack => rolled_back = true,
+            Read::Nothing => {}
         }
 
-        log.record(Log::event(me, OpKind::Leave, Phase::Ok));
+        let mut leave = Log::event(me, OpKind::Leave, Phase::Ok);
+        if rolled_back {
+            // The server ended the session: the transaction, and every write of this
+            // section, rolled back, so the section excluded no one and counts for nothing.
+            leave.phase = Phase::Fail;
+            leave.note = Some("its transaction rolled back with the session".into());
+        }
         let mut inv = Log::event(me, OpKind::Release, Phase::Invoke);
         inv.key = Some(shared.key.clone());
-        log.record(inv);
-        let (phase, note) = match guard.release().await {
+        // In a transaction the section ends as its COMMIT (the release) leaves, and the
+        // write is known to have taken effect only once the COMMIT answered: both are
+        // written after that answer, stamped with when the COMMIT left.
+        let leaving = Instant::now();
+        if !in_tx {
+            log.record(leave.clone());
+            log.record(inv.clone());
+        }
+        let released = guard.release().await;
+        if in_tx {
+            if let Some(mut done) = pending {
+                // The write took effect exactly if the COMMIT did; a COMMIT without its
+                // answer may have.
+                if let Err(e) = &released {
+                    done.phase = Phase::Info;
+                    done.note = Some(format!("its transaction's COMMIT: {e}"));
+                }
+                log.record(done);
+            }
+            log.record_at(leave, leaving);
+            log.record_at(inv, leaving);
+        }
+        let (phase, note) = match released {
             Ok(()) => (Phase::Ok, None),
             Err(e @ LockError::NotHeld { .. }) => (Phase::Fail, Some(e.to_string())),
             Err(e) => (Phase::Info, Some(e.to_string())),
@@ -180,13 +219,18 @@ fn crash(log: &Log, id: u32, when: &str) {
     );
 }
 
-/// Reads the counter; `Some(value)` when the read took effect.
-pub async fn read(
-    resource: &Resource,
-    me: Process,
-    token: Option<u64>,
-    log: &Log,
-) -> Option<Option<i64>> {
+/// What a read in the critical section came to.
+pub enum Read {
+    /// It took effect (`None`: never written).
+    Value(Option<i64>),
+    /// Refused or unanswered: the section does no write.
+    Nothing,
+    /// Its transaction rolled back with the session.
+    RolledBack,
+}
+
+/// Reads the counter, recording the read.
+pub async fn read(resource: &Resource, me: Process, token: Option<u64>, log: &Log) -> Read {
     let mut inv = Log::event(me, OpKind::Read, Phase::Invoke);
     inv.key = Some(resource.key().to_string());
     inv.token = token;
@@ -196,6 +240,8 @@ pub async fn read(
         Outcome::Ok(v) => (Phase::Ok, Some(v.map_or(Value::Null, Value::from)), None),
         Outcome::Refused => (Phase::Fail, None, Some("stale fencing token".to_string())),
         Outcome::Unknown(e) => (Phase::Info, None, Some(e.clone())),
+        // A read observes nothing it could change: failed, whatever the session did.
+        Outcome::RolledBack(e) => (Phase::Fail, None, Some(format!("session gone: {e}"))),
     };
     let mut done = Log::event(me, OpKind::Read, phase);
     done.key = Some(resource.key().to_string());
@@ -204,25 +250,56 @@ pub async fn read(
     done.note = note;
     log.record(done);
     match outcome {
-        Outcome::Ok(v) => Some(v),
-        _ => None,
+        Outcome::Ok(v) => Read::Value(v),
+        Outcome::RolledBack(_) => Read::RolledBack,
+        _ => Read::Nothing,
     }
 }
 
-async fn write(resource: &Resource, me: Process, token: Option<u64>, value: i64, log: &Log) {
+/// What a write in the critical section came to.
+enum Write {
+    /// Recorded.
+    Done,
+    /// Sent inside the lock's transaction: its completion, to record once the COMMIT
+    /// answered.
+    AtCommit(locklab_traces::format::Event),
+    /// Its transaction rolled back with the session (recorded as failed).
+    RolledBack,
+}
+
+async fn write(
+    resource: &Resource,
+    me: Process,
+    token: Option<u64>,
+    value: i64,
+    log: &Log,
+    in_tx: bool,
+) -> Write {
     let mut inv = Log::event(me, OpKind::Write, Phase::Invoke);
     inv.key = Some(resource.key().to_string());
     inv.value = Some(Value::from(value));
     inv.token = token;
     log.record(inv);
-    let (phase, note) = match resource.write(value, token).await {
+    let outcome = resource.write(value, token).await;
+    let (phase, note) = match &outcome {
         Outcome::Ok(()) => (Phase::Ok, None),
         Outcome::Refused => (Phase::Fail, Some("stale fencing token".to_string())),
-        Outcome::Unknown(e) => (Phase::Info, Some(e)),
+        Outcome::Unknown(e) => (Phase::Info, Some(e.clone())),
+        Outcome::RolledBack(e) => (Phase::Fail, Some(format!("rolled back: {e}"))),
     };
     let mut done = Log::event(me, OpKind::Write, phase);
     done.key = Some(resource.key().to_string());
     done.token = token;
     done.note = note;
-    log.record(done);
+    match outcome {
+        Outcome::Ok(()) if in_tx => Write::AtCommit(done),
+        Outcome::RolledBack(_) => {
+            log.record(done);
+            Write::RolledBack
+        }
+        _ => {
+            log.record(done);
+            Write::Done
+        }
+    }
 }

@@ -260,6 +260,10 @@ pub struct CommandValue {
     /// through a proxy that follows a failover keeps its index: to the client it is
     /// one server.
     pub node: usize,
+    /// The server's id of the session it went over, where the server names sessions
+    /// (SQL: `CONNECTION_ID()`, `pg_backend_pid()`; absent for Redis).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u64>,
     /// The command.
     pub command: Value,
     /// The reply (absent: none came).

@@ -223,6 +223,34 @@ fn overlapping_critical_sections_are_a_mutual_exclusion_violation() {
 }
 
 #[test]
+fn a_rolled_back_section_excludes_no_one_and_counts_for_no_overlap() {
+    // c0's session was killed mid-section: its `leave` fails (the transaction rolled
+    // back), so c1's section inside c0's is no overlap; the same with a plain `leave` is.
+    let void = |phase| {
+        Build::new()
+            .ev(0, OpKind::Enter, Phase::Ok, 10, |_| {})
+            .ev(1, OpKind::Enter, Phase::Ok, 20, |_| {})
+            .ev(1, OpKind::Leave, Phase::Ok, 30, |_| {})
+            .ev(0, OpKind::Leave, phase, 40, |_| {})
+            .check()
+    };
+    let m = void(Phase::Fail);
+    assert_eq!(
+        check_of(&m, Property::MutualExclusion).verdict,
+        Verdict::Ok,
+        "{m:#?}"
+    );
+    assert!(check_of(&m, Property::MutualExclusion)
+        .summary
+        .contains("1 critical sections"));
+    let m = void(Phase::Ok);
+    assert_eq!(
+        check_of(&m, Property::MutualExclusion).verdict,
+        Verdict::Violation
+    );
+}
+
+#[test]
 fn back_to_back_critical_sections_are_fine() {
     let r = Build::new()
         .ev(0, OpKind::Enter, Phase::Ok, 10, |_| {})

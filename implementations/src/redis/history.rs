@@ -2,62 +2,15 @@
 //! `locklab_traces::format::CommandValue`), so a run's history keeps the Redis commands
 //! next to the lock operations and can be checked as one Redis.
 
-use std::time::Instant;
-
-use locklab_traces::format::CommandValue;
-use locklab_traces::{Event, OpKind, Phase, Process};
-
-use super::recorder::{Exchange, Recorder};
-
-/// The history event of one exchange made by `process`. `offset_ns` is the run-clock
-/// time at which the recorder started (0 when both count from the same instant). The
-/// phase is `ok` when a reply came and `info` (outcome unknown) when none did.
-pub fn exchange_event(process: Process, exchange: &Exchange, offset_ns: u64) -> Event {
-    let phase = if exchange.reply.is_some() {
-        Phase::Ok
-    } else {
-        Phase::Info
-    };
-    let mut event = Event::new(
-        process,
-        OpKind::Command,
-        phase,
-        offset_ns.saturating_add(exchange.sent_ns),
-    );
-    event.key = exchange.command.key().map(str::to_string);
-    let value = CommandValue {
-        node: exchange.node,
-        command: serde_json::to_value(&exchange.command).unwrap_or_default(),
-        reply: exchange
-            .reply
-            .as_ref()
-            .and_then(|r| serde_json::to_value(r).ok()),
-        return_time: offset_ns.saturating_add(exchange.done_ns),
-    };
-    event.value = serde_json::to_value(value).ok();
-    event.note = Some(match &exchange.reply {
-        Some(r) => format!("{} -> {r}", exchange.command),
-        None => format!("{} -> no reply", exchange.command),
-    });
-    event
-}
-
-/// A recorder that writes every exchange of `process` through `write` as a `command`
-/// event, on the run clock that started at `base` (the run's history hands its own).
-pub fn event_recorder(
-    process: Process,
-    base: Instant,
-    write: impl Fn(Event) + Send + Sync + 'static,
-) -> Recorder {
-    Recorder::streaming(base, move |exchange| {
-        write(exchange_event(process, &exchange, 0))
-    })
-}
+pub use crate::recorder::{event_recorder, exchange_event};
 
 #[cfg(test)]
 mod tests {
     use locklab_models::redis::spec::{RedisCommand, RedisReply};
+    use locklab_traces::format::CommandValue;
+    use locklab_traces::{OpKind, Phase, Process};
 
+    use super::super::recorder::Exchange;
     use super::*;
 
     #[test]
@@ -65,6 +18,7 @@ mod tests {
         let ex = Exchange {
             seq: 0,
             node: 2,
+            session: None,
             command: RedisCommand::Del { key: "k".into() },
             reply: Some(RedisReply::Integer(1)),
             sent_ns: 10,

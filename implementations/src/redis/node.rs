@@ -153,7 +153,7 @@ impl RedisNode {
                 Err(Sent::Server(msg)) => Some(RedisReply::Error(msg.clone())),
                 Err(Sent::Unknown(_)) => None,
             };
-            rec.finish(t, self.inner.options.index, command, reply);
+            rec.finish(t, self.inner.options.index, None, command, reply);
         }
         result.map_err(|e| match e {
             Sent::Server(msg) => LockError::Backend(msg.into()),

@@ -1,100 +1,73 @@
-//! Every statement the SQL locks send, with its window, in sending order: the SQL
-//! counterpart of the Redis [`Recorder`](crate::redis::Recorder). Statements and replies
-//! are the spec's types (`locklab_models::sql::spec`), so a recording can be held
-//! against the same server semantics the models use.
+//! The SQL statements' recorder: [`crate::recorder`] with the SQL spec's vocabulary
+//! (`locklab_models::sql::spec`), so a recording can be held against the same server
+//! semantics the models use, and a run's history shows every statement as a `command`
+//! event, as it shows Redis commands.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use locklab_models::sql::spec::{reply_text, statement_text, SqlCommand, SqlReply};
 
-use locklab_models::sql::spec::{SqlCommand, SqlReply};
+use crate::recorder::Wire;
 
-/// One statement and what came back.
+/// The SQL spec's statements and replies.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Statement {
-    /// Sending order.
-    pub seq: u64,
-    /// The server's id of the session (`CONNECTION_ID()`, `pg_backend_pid()`).
-    pub session: u64,
-    /// What was sent.
-    pub command: SqlCommand,
-    /// The reply; `None` when none came (an error that says nothing about the effect).
-    pub reply: Option<SqlReply>,
-    /// When it left, in nanoseconds since the log was made.
-    pub sent_ns: u64,
-    /// When the reply (or the error) came.
-    pub done_ns: u64,
-}
+pub struct SqlWire;
 
-/// A shared, append-only statement log; clone it into every session of a run.
-#[derive(Clone, Debug)]
-pub struct StatementLog {
-    inner: Arc<Inner>,
-}
+impl Wire for SqlWire {
+    type Command = SqlCommand;
+    type Reply = SqlReply;
 
-#[derive(Debug)]
-struct Inner {
-    base: Instant,
-    seq: AtomicU64,
-    log: Mutex<Vec<Statement>>,
-}
+    fn key(command: &SqlCommand) -> Option<String> {
+        command.key()
+    }
 
-impl Default for StatementLog {
-    fn default() -> Self {
-        Self::new()
+    fn command_text(command: &SqlCommand) -> String {
+        statement_text(command)
+    }
+
+    fn reply_text(reply: &SqlReply) -> String {
+        reply_text(reply)
     }
 }
 
-impl StatementLog {
-    /// An empty log; times count from now.
-    pub fn new() -> Self {
-        StatementLog {
-            inner: Arc::new(Inner {
-                base: Instant::now(),
-                seq: AtomicU64::new(0),
-                log: Mutex::new(Vec::new()),
-            }),
-        }
-    }
+/// One statement and what came back (`session`: the server's id of the session).
+pub type Statement = crate::recorder::Exchange<SqlWire>;
 
-    /// Nanoseconds since the log was made.
-    pub fn now_ns(&self) -> u64 {
-        u64::try_from(self.inner.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
+/// Every statement of one or more sessions, in sending order; clone it into every
+/// session of a run, or make it stream into a run's history
+/// ([`crate::recorder::event_recorder`]).
+pub type StatementLog = crate::recorder::Recorder<SqlWire>;
 
-    /// A sequence number and the sending instant, taken as the statement leaves.
-    pub(crate) fn begin(&self) -> (u64, u64) {
-        (self.inner.seq.fetch_add(1, Ordering::AcqRel), self.now_ns())
-    }
+#[cfg(test)]
+mod tests {
+    use locklab_traces::format::CommandValue;
+    use locklab_traces::{OpKind, Phase, Process};
 
-    pub(crate) fn finish(
-        &self,
-        (seq, sent_ns): (u64, u64),
-        session: u64,
-        command: SqlCommand,
-        reply: Option<SqlReply>,
-    ) {
-        let done_ns = self.now_ns();
-        let mut log = self.inner.log.lock().unwrap_or_else(|p| p.into_inner());
-        log.push(Statement {
-            seq,
-            session,
-            command,
-            reply,
-            sent_ns,
-            done_ns,
-        });
-    }
+    use super::*;
+    use crate::recorder::{exchange_event, Exchange};
 
-    /// Every statement so far, in sending order.
-    pub fn statements(&self) -> Vec<Statement> {
-        let mut v = self
-            .inner
-            .log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        v.sort_by_key(|s| s.seq);
-        v
+    #[test]
+    fn a_statement_becomes_a_command_event_with_its_session_that_reads_back() {
+        let st: Statement = Exchange {
+            seq: 0,
+            node: 0,
+            session: Some(42),
+            command: SqlCommand::GetLock { name: "k".into() },
+            reply: Some(SqlReply::Int(1)),
+            sent_ns: 10,
+            done_ns: 20,
+        };
+        let e = exchange_event(Process::Client(1), &st, 100);
+        assert_eq!((e.op, e.phase, e.time), (OpKind::Command, Phase::Ok, 110));
+        assert_eq!(e.key.as_deref(), Some("k"));
+        assert_eq!(e.note.as_deref(), Some("SELECT GET_LOCK('k', 0) -> 1"));
+        let v: CommandValue =
+            serde_json::from_value(e.value.unwrap_or_default()).expect("a command value");
+        assert_eq!((v.session, v.return_time), (Some(42), 120));
+        let back: SqlCommand = serde_json::from_value(v.command).expect("a statement");
+        assert_eq!(back, st.command);
+        let lost = Statement { reply: None, ..st };
+        assert_eq!(
+            exchange_event(Process::Client(1), &lost, 0).phase,
+            Phase::Info
+        );
     }
 }

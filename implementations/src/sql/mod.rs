@@ -14,5 +14,5 @@ pub mod postgres;
 pub mod session;
 
 pub use locks::{advisory_key, reap, LeaseLock, SessionLock, TxLock, UniqueKeyLock};
-pub use log::{Statement, StatementLog};
+pub use log::{SqlWire, Statement, StatementLog};
 pub use session::Session;

@@ -8,6 +8,8 @@ use locklab_models::sql::Dialect;
 use sqlx::mysql::MySqlConnection;
 use sqlx::postgres::PgConnection;
 use sqlx::Executor;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tokio::sync::Mutex;
 
 use super::log::StatementLog;
@@ -17,6 +19,10 @@ use crate::error::LockError;
 enum Conn {
     MySql(MySqlConnection),
     Postgres(PgConnection),
+    /// An application's pool: each statement runs on whichever backend the pool hands
+    /// out, so a session lock taken through it belongs to that backend, not to the
+    /// caller (`pg-advisory-pool`).
+    PgPool(sqlx::PgPool),
 }
 
 /// A connection to MariaDB/MySQL (`mysql://…`) or PostgreSQL (`postgres://…`).
@@ -25,6 +31,9 @@ pub struct Session {
     id: u64,
     dialect: Dialect,
     log: Option<StatementLog>,
+    /// Set once a statement found the session gone: the server ended it, so its open
+    /// transaction rolled back and nothing sent on it can commit any more.
+    gone: AtomicBool,
 }
 
 impl std::fmt::Debug for Session {
@@ -79,13 +88,48 @@ impl Session {
             id,
             dialect,
             log,
+            gone: AtomicBool::new(false),
+        })
+    }
+
+    /// A PostgreSQL pool of `size` backends (`postgres://…`), shared by every handle
+    /// given this session: statements go one at a time, each through the backend the
+    /// pool hands out (sqlx's pool hands out its idle backends in turn).
+    pub async fn connect_pool(
+        url: &str,
+        size: u32,
+        log: Option<StatementLog>,
+    ) -> Result<Session, LockError> {
+        if dialect_of(url)? != Dialect::Postgres {
+            return Err(LockError::InvalidConfig(format!(
+                "{url:?}: a pool of advisory-lock sessions needs postgres://"
+            )));
+        }
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .min_connections(size)
+            .max_connections(size)
+            .connect(url)
+            .await
+            .map_err(LockError::backend)?;
+        Ok(Session {
+            conn: Mutex::new(Conn::PgPool(pool)),
+            id: 0,
+            dialect: Dialect::Postgres,
+            log,
+            gone: AtomicBool::new(false),
         })
     }
 
     /// The server's id of this session (`CONNECTION_ID()`, `pg_backend_pid()`): what
-    /// `KILL CONNECTION` and `pg_terminate_backend` take.
+    /// `KILL CONNECTION` and `pg_terminate_backend` take (0 for a pool: no one session).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Whether a statement found this session gone (killed, terminated, its socket
+    /// closed): its transaction, if one was open, certainly rolled back.
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
     }
 
     /// The server's dialect.
@@ -101,14 +145,24 @@ impl Session {
         let result = match &mut *conn {
             Conn::MySql(c) => mysql::exec(c, &cmd).await,
             Conn::Postgres(c) => postgres::exec(c, &cmd).await,
+            Conn::PgPool(p) => match p.acquire().await {
+                Ok(mut c) => postgres::exec(&mut c, &cmd).await,
+                Err(e) => Err(e),
+            },
         };
         let recorded = match &result {
             Ok(r) => Some(r.clone()),
-            Err(e) if lost(e) => Some(SqlReply::ConnectionLost),
+            Err(e) if lost(e) => {
+                // A pool replaces a lost backend: only a session of its own is gone.
+                if !matches!(*conn, Conn::PgPool(_)) {
+                    self.gone.store(true, Ordering::Release);
+                }
+                Some(SqlReply::ConnectionLost)
+            }
             Err(_) => None,
         };
         if let (Some(log), Some(started)) = (&self.log, started) {
-            log.finish(started, self.id, cmd, recorded);
+            log.finish(started, 0, Some(self.id), cmd, recorded);
         }
         result.map_err(LockError::backend)
     }
@@ -119,6 +173,7 @@ impl Session {
         let r = match &mut *conn {
             Conn::MySql(c) => c.execute(mysql::SCHEMA).await.map(drop),
             Conn::Postgres(c) => c.execute(postgres::SCHEMA).await.map(drop),
+            Conn::PgPool(p) => p.execute(postgres::SCHEMA).await.map(drop),
         };
         r.map_err(LockError::backend)
     }
@@ -138,6 +193,13 @@ impl Session {
             )
             .bind(name)
             .execute(c)
+            .await
+            .map(drop),
+            Conn::PgPool(p) => sqlx::query(
+                "INSERT INTO locks (name, owner) VALUES ($1, '') ON CONFLICT (name) DO NOTHING",
+            )
+            .bind(name)
+            .execute(&*p)
             .await
             .map(drop),
         };

@@ -268,8 +268,12 @@ impl Cluster for RedisCluster {
         self.followed = Some(addr);
     }
 
-    async fn connect(addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
-        locks::connect(addrs, commands).await
+    fn connect(
+        &self,
+        addrs: &[String],
+        commands: CommandLog,
+    ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send {
+        locks::connect(addrs, commands)
     }
 
     fn lease(lock: &RedisLock, ttl: Duration) -> locklab_implementations::Lease {

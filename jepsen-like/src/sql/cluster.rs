@@ -8,6 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::sql::{mysql, postgres, Session};
 use locklab_servers::{MariaDbServer, PostgresServer, Server, ServerError};
 
@@ -25,6 +26,9 @@ pub struct Shape {
     pub lock_row: bool,
     /// A reaper job deletes lock rows older than this (ms), every 100 ms.
     pub reaper_ms: Option<u64>,
+    /// Every client's statements go through one application pool of this many
+    /// backends (PostgreSQL), instead of a session of its own.
+    pub pool: Option<u32>,
 }
 
 /// One SQL server kind.
@@ -163,6 +167,9 @@ impl SqlKind for Postgres {
 pub struct SqlCluster<K: SqlKind> {
     server: K::Server,
     reaper_ms: Option<u64>,
+    pool: Option<u32>,
+    /// The run's one pool, made by the first client that connects.
+    shared: Arc<std::sync::Mutex<Option<Arc<Session>>>>,
     kind: PhantomData<K>,
 }
 
@@ -193,6 +200,8 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         Ok(SqlCluster {
             server,
             reaper_ms: shape.reaper_ms,
+            pool: shape.pool,
+            shared: Arc::default(),
             kind: PhantomData,
         })
     }
@@ -239,17 +248,37 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         }
     }
 
-    // The statements are not yet written to the history as command events: the
-    // session keeps its own `StatementLog`, which nothing checks against the spec yet.
-    async fn connect(addrs: &[String], _commands: CommandLog) -> Result<Endpoints, RunError> {
-        let addr = addrs
-            .first()
-            .ok_or_else(|| RunError::Internal("no SQL endpoint".into()))?;
-        let url = K::url(addr);
-        let session = Session::connect(&url, None)
-            .await
+    /// Every statement goes into the history as a `command` event as its reply comes
+    /// (the statements of a shared pool under the client that made the pool).
+    fn connect(
+        &self,
+        addrs: &[String],
+        commands: CommandLog,
+    ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send {
+        // Owned before the future: the servers themselves are not shared across threads.
+        let url = addrs.first().map(|a| K::url(a));
+        let (pool, shared) = (self.pool, Arc::clone(&self.shared));
+        let CommandLog { process, log } = commands;
+        let statements = event_recorder(process, log.base(), move |e| log.record_stamped(e));
+        async move {
+            let url = url.ok_or_else(|| RunError::Internal("no SQL endpoint".into()))?;
+            let made = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let session = match (pool, made) {
+                (Some(_), Some(pool)) => return Ok(Endpoints::Sql(pool)),
+                (Some(size), None) => Session::connect_pool(&url, size, Some(statements)).await,
+                (None, _) => Session::connect(&url, Some(statements)).await,
+            }
             .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
-        Ok(Endpoints::Sql(Arc::new(session)))
+            let session = Arc::new(session);
+            if pool.is_some() {
+                *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
+            }
+            Ok(Endpoints::Sql(session))
+        }
+    }
+
+    fn work_in_db(lock: &SqlLock) -> bool {
+        lock.work_in_tx()
     }
 
     fn lease(lock: &SqlLock, ttl: Duration) -> locklab_implementations::Lease {

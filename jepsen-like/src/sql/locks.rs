@@ -34,6 +34,11 @@ pub enum SqlLock {
     LeaseDbTime,
     /// `BEGIN; SELECT … FOR UPDATE`, the work outside the transaction.
     ForUpdate,
+    /// `BEGIN; SELECT … FOR UPDATE`, the work in the same transaction.
+    ForUpdateInTx,
+    /// `BEGIN; SELECT pg_try_advisory_xact_lock`, the write in the same transaction
+    /// (PostgreSQL).
+    AdvisoryXact,
 }
 
 impl SqlLock {
@@ -46,6 +51,23 @@ impl SqlLock {
             | SqlLock::UniqueReaped { .. } => Lease::Fixed(ttl),
             _ => Lease::Unbounded,
         }
+    }
+
+    /// Whether the work is done in the locking transaction, on the database's own
+    /// `counter` row: it commits with the release or rolls back with the session.
+    pub fn work_in_tx(self) -> bool {
+        matches!(self, SqlLock::ForUpdateInTx | SqlLock::AdvisoryXact)
+    }
+
+    /// Whether the lock takes a row made once, up front (a `FOR UPDATE` or lease row).
+    pub fn needs_row(self) -> bool {
+        matches!(
+            self,
+            SqlLock::ForUpdate
+                | SqlLock::ForUpdateInTx
+                | SqlLock::LeaseDbTime
+                | SqlLock::LeaseClientTime { .. }
+        )
     }
 }
 
@@ -78,6 +100,11 @@ pub fn build(
         }
         // The lock's row was made when the client connected (`build` cannot wait).
         SqlLock::LeaseDbTime => Box::new(LeaseLock::on_row(session, key, true)),
-        SqlLock::ForUpdate => Box::new(TxLock::for_update_on_row(session, key)),
+        SqlLock::ForUpdate | SqlLock::ForUpdateInTx => {
+            Box::new(TxLock::for_update_on_row(session, key))
+        }
+        SqlLock::AdvisoryXact => Box::new(
+            TxLock::advisory_xact(session, key).map_err(|e| RunError::BadOption(e.to_string()))?,
+        ),
     })
 }

@@ -29,8 +29,9 @@ fn session_killed<K: SqlKind>(
     Plan {
         id,
         shape: Shape {
-            lock_row: lock == SqlLock::ForUpdate,
+            lock_row: lock.needs_row(),
             reaper_ms: None,
+            pool: None,
         },
         lock,
         ttl_ms: 2_000,
@@ -56,6 +57,11 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
             "the first GET_LOCK holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section",
         ),
         session_killed(
+            "sql-for-update",
+            SqlLock::ForUpdateInTx,
+            "the first FOR UPDATE holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section, whose read and write are in the locking transaction",
+        ),
+        session_killed(
             "sql-for-update-outside-tx",
             SqlLock::ForUpdate,
             "the first FOR UPDATE holder's session is killed 0.2 s into its 1.5 s section, whose work is outside the transaction",
@@ -64,6 +70,7 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
             shape: Shape {
                 lock_row: false,
                 reaper_ms: None,
+                pool: None,
             },
             faults: vec![after_entry(0, Action::ClientCrash(AnyClient))],
             work_ms: 40,
@@ -75,6 +82,7 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
             shape: Shape {
                 lock_row: true,
                 reaper_ms: None,
+                pool: None,
             },
             ttl_ms: 500,
             work_ms: 60,
@@ -112,6 +120,7 @@ fn paused<K: SqlKind>(
         shape: Shape {
             lock_row: !reaper,
             reaper_ms: reaper.then_some(500),
+            pool: None,
         },
         ttl_ms: 500,
         work_ms: 60,
@@ -148,6 +157,7 @@ fn mariadb_timed() -> Vec<Plan<MariaDbCluster>> {
             shape: Shape {
                 lock_row: true,
                 reaper_ms: None,
+                pool: None,
             },
             ttl_ms: 1_000,
             work_ms: 300,
@@ -174,6 +184,22 @@ pub fn postgres() -> Vec<Plan<PostgresCluster>> {
             SqlLock::Session,
             "the first pg_advisory_lock holder's backend is terminated (pg_terminate_backend) 0.2 s into its 1.5 s section",
         ),
+        session_killed(
+            "pg-advisory-xact",
+            SqlLock::AdvisoryXact,
+            "the first pg_advisory_xact_lock holder's backend is terminated 0.2 s into its 1.5 s section, whose read and write are in the locking transaction",
+        ),
+        Plan {
+            shape: Shape {
+                lock_row: false,
+                reaper_ms: None,
+                pool: Some(2),
+            },
+            work_ms: 300,
+            faults: Vec::new(),
+            story: "no fault: every client's pg_try_advisory_lock and pg_advisory_unlock go through one application pool of two backends",
+            ..session_killed("pg-advisory-pool", SqlLock::Session, "")
+        },
         session_killed(
             "pg-advisory-fenced",
             SqlLock::SessionFenced,

@@ -79,8 +79,10 @@ pub struct SqlState {
     pub sequence: i64,
 }
 
-/// A statement.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A statement. Run histories carry them as `command` events (serialized in kebab
+/// case: `{"get-lock":{"name":"lock"}}`); [`statement_text`] prints one as SQL.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SqlCommand {
     /// `INSERT INTO locks (name, owner, created) VALUES (?, ?, NOW())`.
     Insert {
@@ -182,7 +184,8 @@ pub enum SqlCommand {
 }
 
 /// What the server answers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SqlReply {
     /// A statement without a result (`BEGIN`, `COMMIT`, a void function).
     Ok,
@@ -438,6 +441,34 @@ pub fn apply(
         }
     };
     Some((reply, s))
+}
+
+impl SqlCommand {
+    /// What it touches, as a history key: the lock's name, an advisory key as a
+    /// number, `counter` for the counter row; none for a transaction statement, the
+    /// reaper (every old row) or the sequence.
+    pub fn key(&self) -> Option<String> {
+        match self {
+            SqlCommand::Insert { name, .. }
+            | SqlCommand::DeleteByName { name }
+            | SqlCommand::LeaseAcquire { name, .. }
+            | SqlCommand::LeaseRelease { name, .. }
+            | SqlCommand::GetLock { name }
+            | SqlCommand::ReleaseLock { name }
+            | SqlCommand::SelectForUpdate { name, .. } => Some(name.clone()),
+            SqlCommand::AdvisoryLock { key }
+            | SqlCommand::AdvisoryXactLock { key }
+            | SqlCommand::TryAdvisoryLock { key, .. }
+            | SqlCommand::AdvisoryUnlock { key } => Some(key.to_string()),
+            SqlCommand::ReadCounter | SqlCommand::WriteCounter { .. } => Some("counter".into()),
+            SqlCommand::DeleteById { .. }
+            | SqlCommand::Reap { .. }
+            | SqlCommand::Begin
+            | SqlCommand::Commit
+            | SqlCommand::Rollback
+            | SqlCommand::NextVal => None,
+        }
+    }
 }
 
 /// A statement as a reader would type it.

@@ -8,10 +8,14 @@
 //! so an overlap of the recorded intervals is a proof that two clients were inside at
 //! once. A section that never ends is only known to last until that client's last
 //! recorded event: later it may have crashed, so it is not stretched further.
+//!
+//! A section closed by a `leave` that failed was rolled back whole (the transaction of
+//! a transactional lock, ended by the server): nothing it did took effect, so it
+//! excluded no one and is left out.
 
 use std::collections::HashMap;
 
-use crate::format::{OpKind, Process};
+use crate::format::{OpKind, Phase, Process};
 use crate::ops::{Outcome, Paired};
 
 use super::{fmt_time, CheckReport, OpRef, Property, Verdict};
@@ -51,8 +55,9 @@ pub fn applies(paired: &Paired) -> bool {
             .any(|o| o.kind == OpKind::Acquire && o.outcome == Outcome::Ok)
 }
 
-/// Where a section opens or closes: (time, line, process, opens?, token, lock key).
-type Mark<'a> = (u64, usize, u32, bool, Option<u64>, Option<&'a str>);
+/// Where a section opens or closes: (time, line, process, opens?, token, lock key,
+/// rolled back?).
+type Mark<'a> = (u64, usize, u32, bool, Option<u64>, Option<&'a str>, bool);
 
 /// The critical sections of a history.
 pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
@@ -79,7 +84,8 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
         for (line, e) in &paired.points {
             if let (Process::Client(p), OpKind::Enter | OpKind::Leave) = (e.process, e.op) {
                 let opens = e.op == OpKind::Enter;
-                marks.push((e.time, *line, p, opens, e.token, e.key.as_deref()));
+                let void = e.op == OpKind::Leave && e.phase == Phase::Fail;
+                marks.push((e.time, *line, p, opens, e.token, e.key.as_deref(), void));
             }
         }
     } else {
@@ -88,16 +94,16 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
             match (op.kind, op.outcome) {
                 (OpKind::Acquire, Outcome::Ok) => {
                     if let Some((line, c)) = &op.completion {
-                        marks.push((c.time, *line, op.process, true, op.token(), key));
+                        marks.push((c.time, *line, op.process, true, op.token(), key, false));
                     }
                 }
                 (OpKind::Release, _) => {
-                    marks.push((op.call(), op.line(), op.process, false, None, key))
+                    marks.push((op.call(), op.line(), op.process, false, None, key, false))
                 }
                 // Asking again for a lock it does not hold again means the client no
                 // longer believes it holds it.
                 (OpKind::Acquire, _) if !reentrant => {
-                    marks.push((op.call(), op.line(), op.process, false, None, key))
+                    marks.push((op.call(), op.line(), op.process, false, None, key, false))
                 }
                 _ => {}
             }
@@ -108,7 +114,7 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
     // Per process and lock: depth of nesting (reentrant sections) and the open section.
     let mut open: HashMap<(u32, Option<&str>), (u32, Section)> = HashMap::new();
     let mut done = Vec::new();
-    for (time, line, p, opens, token, key) in marks {
+    for (time, line, p, opens, token, key, void) in marks {
         if opens {
             let entry = open.entry((p, key)).or_insert_with(|| {
                 (
@@ -138,7 +144,7 @@ pub fn sections(paired: &Paired, reentrant: bool) -> Vec<Section> {
         if let Some((depth, mut s)) = open.remove(&which) {
             if depth > 1 {
                 open.insert(which, (depth - 1, s));
-            } else {
+            } else if !void {
                 s.end = time;
                 s.closed = true;
                 s.end_line = Some(line);

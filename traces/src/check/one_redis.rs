@@ -219,9 +219,14 @@ pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
     Ok(ops)
 }
 
+/// Backends whose `command` events are SQL statements, not Redis commands.
+const SQL_BACKENDS: &[&str] = &["mariadb", "postgres"];
+
 /// The finding for `history`'s Redis commands, or `None` when it has none.
 pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Finding> {
-    if !paired.points.iter().any(|(_, e)| e.op == OpKind::Command) {
+    if SQL_BACKENDS.contains(&history.header.backend.as_str())
+        || !paired.points.iter().any(|(_, e)| e.op == OpKind::Command)
+    {
         return None;
     }
     let ops = match commands(paired) {
