@@ -1,7 +1,7 @@
 //! locklab's models: the specifications of every lock backend and protected resource,
 //! written once as pure sequential state machines ([`spec`]), and the stateright models
-//! built on them, one folder per family ([`inventory`], [`redis`], [`redlock`], [`sql`]: model,
-//! narration, catalog rows).
+//! built on them, one folder per family ([`etcd`], [`inventory`], [`redis`], [`redlock`],
+//! [`sql`]: model, narration, catalog rows), all protecting the same [`resource`].
 //!
 //! This crate is the root of the workspace: pure, no I/O, no printing. The history
 //! checker (`locklab-traces`) and the real implementations hold their behaviour against
@@ -19,6 +19,7 @@ pub mod inventory;
 pub mod redis;
 pub mod redlock;
 pub mod registry;
+pub mod resource;
 pub mod scenario;
 pub mod spec;
 pub mod sql;

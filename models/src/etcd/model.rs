@@ -5,6 +5,7 @@
 use stateright::Model;
 
 use crate::registry::Property;
+use crate::resource::{Access, Resource};
 
 use super::spec::{
     apply, recipe_key, Compare, EtcdCommand, EtcdReply, EtcdState, LeaseId, COUNTER_KEY, LOCK_KEY,
@@ -137,17 +138,6 @@ pub struct Client {
     pub read: u8,
     /// It gave up because its session expired.
     pub lost: bool,
-}
-
-/// A resource outside etcd: a counter each holder increments.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Resource {
-    /// The counter.
-    pub value: u8,
-    /// Writes accepted.
-    pub accepted: u8,
-    /// Highest fencing token presented.
-    pub max_token: u64,
 }
 
 /// Fault budgets left.
@@ -386,19 +376,13 @@ impl EtcdLockModel {
                     Phase::Release
                 }
                 Work::Outside | Work::Fenced => {
-                    let r = &mut s.resource;
-                    if self.work == Work::Fenced && cl.my_rev < r.max_token {
-                        Phase::Release
-                    } else {
-                        r.max_token = r.max_token.max(cl.my_rev);
-                        if k == 0 {
-                            s.clients[c].read = r.value;
+                    let fenced = self.work == Work::Fenced;
+                    match s.resource.access(k, cl.my_rev, fenced, cl.read) {
+                        Access::Read(v) => {
+                            s.clients[c].read = v;
                             Phase::Critical(1)
-                        } else {
-                            r.value = cl.read.saturating_add(1);
-                            r.accepted = r.accepted.saturating_add(1);
-                            Phase::Release
                         }
+                        Access::Refused | Access::Wrote => Phase::Release,
                     }
                 }
             },
@@ -675,7 +659,7 @@ impl Model for EtcdLockModel {
                     .get(COUNTER_KEY)
                     .and_then(|kv| kv.value.parse::<u8>().ok())
                     .unwrap_or(0);
-                s.resource.value == s.resource.accepted && counter == s.commits
+                s.resource.safe() && counter == s.commits
             }),
         ];
         all.into_iter()

@@ -4,6 +4,7 @@
 
 use crate::check::Narrate;
 use crate::registry::Property;
+use crate::resource::LOST_UPDATE;
 
 use super::model::{Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
 use super::spec::{command_text, reply_text, state_lines};
@@ -41,11 +42,7 @@ impl Narrate for EtcdLockModel {
         if matches!(self.work, Work::Outside | Work::Fenced) && s.resource.accepted > 0
             || self.work == Work::Fenced
         {
-            let r = &s.resource;
-            lines.push(format!(
-                "resource: counter={} after {} accepted writes, highest token {}",
-                r.value, r.accepted, r.max_token
-            ));
+            lines.push(s.resource.describe());
         }
         lines
     }
@@ -179,7 +176,7 @@ impl Narrate for EtcdLockModel {
                 format!("Nothing will delete {what} while a client waits for it.")
             }
             Property::ResourceSafety => {
-                "A write based on a stale read was accepted: the resource lost an update."
+                LOST_UPDATE
                     .to_string()
             }
             Property::Reentrancy => "A re-entry was refused.".to_string(),

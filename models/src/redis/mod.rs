@@ -15,6 +15,6 @@ pub mod shared_nodes;
 pub mod spec;
 
 pub use keys::{FENCE_KEY, LOCK_KEY};
-pub use model::{Action, Client, Phase, RedisLockModel, RedisLockState, Resource};
+pub use model::{Action, Client, Phase, RedisLockModel, RedisLockState};
 pub use protocol::{Protocol, ValueKind};
 pub use replication::Node;

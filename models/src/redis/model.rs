@@ -7,6 +7,7 @@ use stateright::Model;
 
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::registry::Property;
+use crate::resource::{Access, Resource};
 
 use super::keys::LOCK_KEY;
 use super::protocol::{self, Acquired, Protocol, ValueKind};
@@ -81,17 +82,6 @@ pub struct Client {
     pub read: u8,
     /// The failover epoch its pending `WAIT` belongs to, and the offset to wait for.
     pub wait_for: (u8, u32),
-}
-
-/// The protected resource: a counter each holder increments (read, then write).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Resource {
-    /// The counter.
-    pub value: u8,
-    /// Writes accepted (a correct protocol keeps `value == accepted`).
-    pub accepted: u8,
-    /// Highest fencing token presented (reads and writes carrying less are refused).
-    pub max_token: i64,
 }
 
 /// The whole system.
@@ -281,19 +271,14 @@ impl RedisLockModel {
                 _ => Phase::Release(0),
             },
             Phase::Critical(k) if self.fencing => {
-                let r = &mut s.resource;
-                if cl.token < r.max_token {
-                    Phase::Release(0)
-                } else {
-                    r.max_token = cl.token;
-                    if k == 0 {
-                        s.clients[c].read = r.value;
+                // INCR's tokens start at 1; a client that has none presents 0.
+                let token = u64::try_from(cl.token).unwrap_or(0);
+                match s.resource.access(k, token, true, cl.read) {
+                    Access::Read(v) => {
+                        s.clients[c].read = v;
                         Phase::Critical(1)
-                    } else {
-                        r.value = cl.read.saturating_add(1);
-                        r.accepted = r.accepted.saturating_add(1);
-                        Phase::Release(0)
                     }
+                    Access::Refused | Access::Wrote => Phase::Release(0),
                 }
             }
             Phase::Critical(k) if self.protocol == Protocol::Redisson => {
@@ -563,9 +548,7 @@ impl Model for RedisLockModel {
                 s.foreign_release.is_none()
             }),
             (Property::Liveness, |_, s| !Self::deadlocked(s)),
-            (Property::ResourceSafety, |_, s| {
-                s.resource.value == s.resource.accepted
-            }),
+            (Property::ResourceSafety, |_, s| s.resource.safe()),
             (Property::Reentrancy, |_, s| s.reentrancy_broken.is_none()),
         ];
         all.into_iter()

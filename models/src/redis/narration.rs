@@ -5,6 +5,7 @@
 use crate::check::{encode, Narrate};
 use crate::redis::spec::{command_text, entry_text, reply_text};
 use crate::registry::Property;
+use crate::resource::LOST_UPDATE;
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
 use super::model::{Action, Phase, RedisLockModel, RedisLockState};
@@ -69,11 +70,7 @@ impl Narrate for RedisLockModel {
             ));
         }
         if self.fencing {
-            let r = &s.resource;
-            lines.push(format!(
-                "resource: counter={} after {} accepted writes, highest token {}",
-                r.value, r.accepted, r.max_token
-            ));
+            lines.push(s.resource.describe());
         }
         lines
     }
@@ -169,7 +166,7 @@ impl Narrate for RedisLockModel {
                 }
             }
             Property::Liveness if crashed => "The holder crashed while the lock had no TTL; no one else may delete it and it never expires, so the waiting client can never acquire.".to_string(),
-            Property::ResourceSafety => "A write based on a stale read was accepted: the resource lost an update.".to_string(),
+            Property::ResourceSafety => LOST_UPDATE.to_string(),
             Property::Reentrancy => "A re-entry was refused, or the lock was freed while a hold was still counted.".to_string(),
             _ => format!("{property} was violated."),
         }

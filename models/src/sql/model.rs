@@ -5,6 +5,7 @@
 use stateright::Model;
 
 use crate::registry::Property;
+use crate::resource::{Access, Resource};
 
 use super::protocol::{Acquired, Lock, Work};
 use super::spec::{apply, SqlCommand, SqlReply, SqlState, LOCK_NAME};
@@ -98,17 +99,6 @@ pub struct Client {
     pub read: u8,
     /// It gave up because its connection was gone.
     pub lost: bool,
-}
-
-/// A resource outside the database: a counter each holder increments.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Resource {
-    /// The counter.
-    pub value: u8,
-    /// Writes accepted.
-    pub accepted: u8,
-    /// Highest fencing token presented.
-    pub max_token: u64,
 }
 
 /// Fault budgets left.
@@ -269,22 +259,13 @@ impl SqlLockModel {
                     }
                 }
             }
-            Phase::Critical(k) => {
-                let r = &mut s.resource;
-                if self.fencing && cl.token < r.max_token {
-                    Phase::Release
-                } else {
-                    r.max_token = r.max_token.max(cl.token);
-                    if k == 0 {
-                        s.clients[c].read = r.value;
-                        Phase::Critical(1)
-                    } else {
-                        r.value = cl.read.saturating_add(1);
-                        r.accepted = r.accepted.saturating_add(1);
-                        Phase::Release
-                    }
+            Phase::Critical(k) => match s.resource.access(k, cl.token, self.fencing, cl.read) {
+                Access::Read(v) => {
+                    s.clients[c].read = v;
+                    Phase::Critical(1)
                 }
-            }
+                Access::Refused | Access::Wrote => Phase::Release,
+            },
             Phase::Release => {
                 let cmd = self.lock.release(&name, cl.token);
                 let foreign = match &cmd {
@@ -556,7 +537,7 @@ impl Model for SqlLockModel {
             }),
             (Property::Liveness, |m, s| m.orphan(s).is_none()),
             (Property::ResourceSafety, |_, s| {
-                s.resource.value == s.resource.accepted && s.db.counter == s.commits
+                s.resource.safe() && s.db.counter == s.commits
             }),
         ];
         all.into_iter()

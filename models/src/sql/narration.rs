@@ -4,6 +4,7 @@
 
 use crate::check::Narrate;
 use crate::registry::Property;
+use crate::resource::LOST_UPDATE;
 
 use super::model::{Action, Dialect, Phase, SqlLockModel, SqlLockState};
 use super::protocol::{Lock, Work};
@@ -135,11 +136,7 @@ impl Narrate for SqlLockModel {
         }
         lines.extend(server_lines(self, &s.db, s.now));
         if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
-            let r = &s.resource;
-            lines.push(format!(
-                "resource: counter={} after {} accepted writes, highest token {}",
-                r.value, r.accepted, r.max_token
-            ));
+            lines.push(s.resource.describe());
         }
         lines
     }
@@ -248,7 +245,7 @@ impl Narrate for SqlLockModel {
                     )
                 }
             }
-            Property::ResourceSafety => "A write based on a stale read was accepted: the resource lost an update.".to_string(),
+            Property::ResourceSafety => LOST_UPDATE.to_string(),
             Property::Reentrancy => "A re-entry was refused.".to_string(),
         }
     }

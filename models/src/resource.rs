@@ -1,0 +1,61 @@
+//! The resource every lock model protects: a counter each holder increments in two
+//! steps, a read and then a write of what it read plus one, so two holders at once lose
+//! an update. A fenced resource also refuses a token lower than the highest it has seen
+//! (Kleppmann's fencing), which is what keeps it safe when the lock is not.
+
+/// The counter, the writes it accepted and the highest token presented.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Resource {
+    /// The counter.
+    pub value: u8,
+    /// Writes accepted: a lock that works keeps `value == accepted`.
+    pub accepted: u8,
+    /// Highest fencing token presented.
+    pub max_token: u64,
+}
+
+/// What one step of a holder's work did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// The token was lower than one already seen: nothing happened.
+    Refused,
+    /// The first step read this value.
+    Read(u8),
+    /// The second step wrote the value read plus one.
+    Wrote,
+}
+
+impl Resource {
+    /// Step `step` (0: read, otherwise write back `read + 1`) of a holder presenting
+    /// `token`, checked against the highest seen only when `fenced`.
+    pub fn access(&mut self, step: u8, token: u64, fenced: bool, read: u8) -> Access {
+        if fenced && token < self.max_token {
+            return Access::Refused;
+        }
+        self.max_token = self.max_token.max(token);
+        if step == 0 {
+            Access::Read(self.value)
+        } else {
+            self.value = read.saturating_add(1);
+            self.accepted = self.accepted.saturating_add(1);
+            Access::Wrote
+        }
+    }
+
+    /// No accepted write was based on a stale read.
+    pub fn safe(&self) -> bool {
+        self.value == self.accepted
+    }
+
+    /// Its line in a story's state.
+    pub fn describe(&self) -> String {
+        format!(
+            "resource: counter={} after {} accepted writes, highest token {}",
+            self.value, self.accepted, self.max_token
+        )
+    }
+}
+
+/// Why resource safety broke, for every model's closing line.
+pub const LOST_UPDATE: &str =
+    "A write based on a stale read was accepted: the resource lost an update.";
