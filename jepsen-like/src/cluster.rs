@@ -124,6 +124,13 @@ pub trait Cluster: Send + Sized + 'static {
         locklab_implementations::Lease::Fixed(ttl)
     }
 
+    /// The protected counter on the lock's own servers, for a lock whose work is
+    /// guarded there (etcd's `Txn`-guarded write), over one client's `endpoints`;
+    /// `None` (every other lock): the harness's own Redis counter.
+    fn resource(_lock: &Self::Lock, _endpoints: &Endpoints) -> Option<crate::resource::Resource> {
+        None
+    }
+
     /// Client `client`'s lock as the scenario has it.
     fn build_lock(
         lock: &Self::Lock,

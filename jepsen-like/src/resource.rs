@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use locklab_implementations::etcd::EtcdSession;
+use locklab_models::etcd::spec::{Compare, EtcdCommand, EtcdReply};
 use redis::aio::MultiplexedConnection;
 use redis::Script;
 
@@ -23,9 +25,20 @@ pub enum Outcome<T> {
 /// The counter, as one client sees it.
 #[derive(Clone)]
 pub struct Resource {
-    conn: MultiplexedConnection,
+    store: Store,
     key: String,
-    fence_key: String,
+}
+
+#[derive(Clone)]
+enum Store {
+    /// The harness's own Redis, fenced by the highest token seen.
+    Redis {
+        conn: MultiplexedConnection,
+        fence_key: String,
+    },
+    /// A key on the etcd cluster that holds the lock, each write guarded by the lock
+    /// key's create revision.
+    Etcd(EtcdSession),
 }
 
 const FENCED_READ: &str = r#"
@@ -54,10 +67,22 @@ impl Resource {
         let client = redis::Client::open(format!("redis://{addr}/"))?;
         let conn = client.get_multiplexed_async_connection().await?;
         Ok(Resource {
-            conn,
+            store: Store::Redis {
+                conn,
+                fence_key: format!("{key}:fence"),
+            },
             key: key.to_string(),
-            fence_key: format!("{key}:fence"),
         })
+    }
+
+    /// The counter `key` on the etcd cluster `session` talks to: reads are plain gets;
+    /// a write with a token is a `Txn` that puts only if the lock key the token came
+    /// from still has it as its create revision.
+    pub fn etcd(session: EtcdSession, key: &str) -> Self {
+        Resource {
+            store: Store::Etcd(session),
+            key: key.to_string(),
+        }
     }
 
     /// The counter key.
@@ -67,7 +92,11 @@ impl Resource {
 
     /// Reads the counter (`None`: never written); fenced when a token is given.
     pub async fn read(&self, token: Option<u64>) -> Outcome<Option<i64>> {
-        let mut conn = self.conn.clone();
+        let (conn, fence_key) = match &self.store {
+            Store::Redis { conn, fence_key } => (conn, fence_key),
+            Store::Etcd(session) => return etcd_read(session, &self.key).await,
+        };
+        let mut conn = conn.clone();
         let fut = async {
             match token {
                 None => redis::cmd("GET")
@@ -77,7 +106,7 @@ impl Resource {
                     .map(|v| (true, v)),
                 Some(t) => Script::new(FENCED_READ)
                     .key(&self.key)
-                    .key(&self.fence_key)
+                    .key(fence_key)
                     .arg(t)
                     .invoke_async::<(i64, Option<i64>)>(&mut conn)
                     .await
@@ -92,9 +121,16 @@ impl Resource {
         }
     }
 
-    /// Writes the counter; fenced when a token is given.
-    pub async fn write(&self, value: i64, token: Option<u64>) -> Outcome<()> {
-        let mut conn = self.conn.clone();
+    /// Writes the counter; fenced when a token is given. `lock_key` is the key the
+    /// token is the create revision of, for a store that guards the write by it.
+    pub async fn write(&self, value: i64, token: Option<u64>, lock_key: &str) -> Outcome<()> {
+        let (conn, fence_key) = match &self.store {
+            Store::Redis { conn, fence_key } => (conn, fence_key),
+            Store::Etcd(session) => {
+                return etcd_write(session, &self.key, value, token, lock_key).await
+            }
+        };
+        let mut conn = conn.clone();
         let fut = async {
             match token {
                 None => redis::cmd("SET")
@@ -105,7 +141,7 @@ impl Resource {
                     .map(|()| true),
                 Some(t) => Script::new(FENCED_WRITE)
                     .key(&self.key)
-                    .key(&self.fence_key)
+                    .key(fence_key)
                     .arg(t)
                     .arg(value)
                     .invoke_async::<i64>(&mut conn)
@@ -119,5 +155,58 @@ impl Resource {
             Ok(Err(e)) => Outcome::Unknown(e.to_string()),
             Err(_) => Outcome::Unknown(format!("no answer within {TIMEOUT:?}")),
         }
+    }
+}
+
+async fn etcd_read(session: &EtcdSession, key: &str) -> Outcome<Option<i64>> {
+    let get = EtcdCommand::Get { key: key.into() };
+    match session.exec(get).await {
+        Ok(EtcdReply::Kvs(kvs)) => match kvs.first() {
+            None => Outcome::Ok(None),
+            Some((_, kv)) => match kv.value.parse() {
+                Ok(v) => Outcome::Ok(Some(v)),
+                Err(_) => Outcome::Unknown(format!("{key} holds {:?}, not a number", kv.value)),
+            },
+        },
+        Ok(other) => Outcome::Unknown(format!("get {key} answered {other:?}")),
+        Err(e) => Outcome::Unknown(e.to_string()),
+    }
+}
+
+async fn etcd_write(
+    session: &EtcdSession,
+    key: &str,
+    value: i64,
+    token: Option<u64>,
+    lock_key: &str,
+) -> Outcome<()> {
+    let put = EtcdCommand::Put {
+        key: key.into(),
+        value: value.to_string(),
+        lease: None,
+    };
+    let cmd = match token {
+        None => put,
+        Some(rev) => EtcdCommand::Txn {
+            compare: vec![Compare::CreateRevision {
+                key: lock_key.into(),
+                rev,
+            }],
+            success: vec![put],
+            failure: vec![],
+        },
+    };
+    match session.exec(cmd).await {
+        Ok(
+            EtcdReply::Put { .. }
+            | EtcdReply::Txn {
+                succeeded: true, ..
+            },
+        ) => Outcome::Ok(()),
+        Ok(EtcdReply::Txn {
+            succeeded: false, ..
+        }) => Outcome::Refused,
+        Ok(other) => Outcome::Unknown(format!("put {key} answered {other:?}")),
+        Err(e) => Outcome::Unknown(e.to_string()),
     }
 }

@@ -390,14 +390,27 @@ fn attempt_once<C: Cluster>(
                 .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())))?,
             None => C::build_lock(&plan.lock, client, &endpoints, key)?,
         };
-        let resource = runtime
-            .block_on(Resource::connect(&resource_addr, "locklab:counter"))
-            .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;
-        handles.push((lock, resource));
+        let resource = match C::resource(&plan.lock, &endpoints) {
+            Some(r) => r,
+            None => runtime
+                .block_on(Resource::connect(&resource_addr, "locklab:counter"))
+                .map_err(|e| RunError::Environment(format!("resource server: {e}")))?,
+        };
+        handles.push((lock, endpoints, resource));
     }
-    let final_reader = runtime
-        .block_on(Resource::connect(&resource_addr, "locklab:counter"))
-        .map_err(|e| RunError::Environment(format!("resource server: {e}")))?;
+    // The final read is a process of its own, after every client.
+    let reader = Process::Client(u32::try_from(clients).unwrap_or(u32::MAX));
+    let reader_commands = CommandLog {
+        process: reader,
+        log: Arc::clone(&log),
+    };
+    let reader_endpoints = runtime.block_on(C::connect(&addrs, reader_commands))?;
+    let final_reader = match C::resource(&plan.lock, &reader_endpoints) {
+        Some(r) => r,
+        None => runtime
+            .block_on(Resource::connect(&resource_addr, "locklab:counter"))
+            .map_err(|e| RunError::Environment(format!("resource server: {e}")))?,
+    };
 
     let faults = Arc::new(ClientFaults::default());
     let controls: Vec<_> = proxies.iter().map(|(i, p)| (*i, p.control())).collect();
@@ -440,11 +453,12 @@ fn attempt_once<C: Cluster>(
                 deadline: Instant::now() + duration,
             });
             let mut tasks = Vec::new();
-            for (i, (lock, resource)) in handles.drain(..).enumerate() {
+            for (i, (lock, endpoints, resource)) in handles.drain(..).enumerate() {
                 let id = u32::try_from(i).unwrap_or(u32::MAX);
                 tasks.push(tokio::spawn(workload::client(
                     id,
                     lock,
+                    endpoints,
                     resource,
                     shared.clone(),
                     seed,
@@ -459,7 +473,6 @@ fn attempt_once<C: Cluster>(
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             // Every update is done: this read is the one lost updates are counted by.
-            let reader = Process::Client(u32::try_from(clients).unwrap_or(u32::MAX));
             workload::read(&final_reader, reader, None, &log).await;
         });
         let _ = nemesis_done.send(());

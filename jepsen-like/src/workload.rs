@@ -11,6 +11,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
+use crate::custom::Endpoints;
 use crate::log::Log;
 use crate::nemesis::{ClientFault, ClientFaults};
 use crate::resource::{Outcome, Resource};
@@ -31,10 +32,11 @@ pub struct Shared {
     pub deadline: Instant,
 }
 
-/// One client's loop. `seed` draws its think times.
+/// One client's loop over its connections `endpoints`. `seed` draws its think times.
 pub async fn client(
     id: u32,
     lock: Box<dyn DistributedLock>,
+    endpoints: Endpoints,
     resource: Resource,
     shared: Arc<Shared>,
     seed: u64,
@@ -79,7 +81,7 @@ pub async fn client(
         if let Some(v) = read(&resource, me, token, log).await {
             tokio::time::sleep(shared.work).await;
             match shared.faults.take(id) {
-                Some(ClientFault::Pause(ms)) => pause(log, id, ms).await,
+                Some(ClientFault::Pause(ms)) => pause(log, id, ms, &endpoints).await,
                 Some(ClientFault::Crash) => {
                     crash(log, id, "inside its critical section, holding the lock");
                     // A dead process releases nothing: the guard must not either.
@@ -88,7 +90,7 @@ pub async fn client(
                 }
                 None => {}
             }
-            write(&resource, me, token, v.unwrap_or(0) + 1, log).await;
+            write(&resource, me, token, guard.key(), v.unwrap_or(0) + 1, log).await;
         }
 
         log.record(Log::event(me, OpKind::Leave, Phase::Ok));
@@ -159,12 +161,14 @@ impl AttemptObserver for Tries<'_> {
     }
 }
 
-/// A stop-the-world stall of this client, as the nemesis asked.
-async fn pause(log: &Log, id: u32, ms: u64) {
+/// A stop-the-world stall of this client, as the nemesis asked: its connections'
+/// background traffic (etcd's lease keep-alives) stops with it.
+async fn pause(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
     log.nemesis(
         json!({"fault": "client-pause", "target": format!("c{id}"), "ms": ms}),
         Some(format!("c{id} stalls inside its critical section")),
     );
+    endpoints.stall(Duration::from_millis(ms));
     tokio::time::sleep(Duration::from_millis(ms)).await;
     log.nemesis(
         json!({"fault": "client-resume", "target": format!("c{id}")}),
@@ -209,13 +213,20 @@ pub async fn read(
     }
 }
 
-async fn write(resource: &Resource, me: Process, token: Option<u64>, value: i64, log: &Log) {
+async fn write(
+    resource: &Resource,
+    me: Process,
+    token: Option<u64>,
+    lock_key: &str,
+    value: i64,
+    log: &Log,
+) {
     let mut inv = Log::event(me, OpKind::Write, Phase::Invoke);
     inv.key = Some(resource.key().to_string());
     inv.value = Some(Value::from(value));
     inv.token = token;
     log.record(inv);
-    let (phase, note) = match resource.write(value, token).await {
+    let (phase, note) = match resource.write(value, token, lock_key).await {
         Outcome::Ok(()) => (Phase::Ok, None),
         Outcome::Refused => (Phase::Fail, Some("stale fencing token".to_string())),
         Outcome::Unknown(e) => (Phase::Info, Some(e)),

@@ -219,9 +219,16 @@ pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
     Ok(ops)
 }
 
-/// The finding for `history`'s Redis commands, or `None` when it has none.
+/// The backend whose vocabulary the `command` events of a history are in when they are
+/// Redis commands.
+pub const BACKEND: &str = "redis";
+
+/// The finding for `history`'s Redis commands, or `None` when it has none (a history of
+/// another backend, whose `command` events are that backend's requests, has none).
 pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Finding> {
-    if !paired.points.iter().any(|(_, e)| e.op == OpKind::Command) {
+    if history.header.backend != BACKEND
+        || !paired.points.iter().any(|(_, e)| e.op == OpKind::Command)
+    {
         return None;
     }
     let ops = match commands(paired) {
