@@ -147,8 +147,10 @@ fn kv(k: &KeyValue) -> (String, Kv) {
     )
 }
 
+/// etcd's `requested lease not found`, or etcd-client's `lease not found` for a
+/// keep-alive answered with TTL 0.
 fn not_found(e: &etcd_client::Error) -> bool {
-    e.to_string().contains("requested lease not found")
+    e.to_string().contains("lease not found")
 }
 
 /// The range options of a range request, or `None` when it is not one.
@@ -266,13 +268,24 @@ impl EtcdSession {
                 }
             }
             EtcdCommand::KeepAlive { lease } => {
-                let (mut keeper, mut stream) = c.lease_keep_alive(*lease).await.map_err(backend)?;
+                // Opening the stream already sends one keep-alive and reads its answer
+                // (the TTL is not handed out), so the TTL is read from a second one: both
+                // restart the lease inside the request's window, as one would. etcd
+                // answers a lease that is gone with TTL 0, which etcd-client turns into
+                // an error of its own.
+                let (mut keeper, mut stream) = match c.lease_keep_alive(*lease).await {
+                    Ok(s) => s,
+                    Err(e) if not_found(&e) => return Ok(EtcdReply::LeaseNotFound),
+                    Err(e) => return Err(backend(e)),
+                };
                 keeper.keep_alive().await.map_err(backend)?;
-                match stream.message().await.map_err(backend)? {
-                    Some(r) if r.ttl() > 0 => EtcdReply::Alive {
+                match stream.message().await {
+                    Ok(Some(r)) if r.ttl() > 0 => EtcdReply::Alive {
                         ttl: u64::try_from(r.ttl()).unwrap_or(0),
                     },
-                    _ => EtcdReply::LeaseNotFound,
+                    Ok(_) => EtcdReply::LeaseNotFound,
+                    Err(e) if not_found(&e) => EtcdReply::LeaseNotFound,
+                    Err(e) => return Err(backend(e)),
                 }
             }
             EtcdCommand::Revoke { lease } => match c.lease_revoke(*lease).await {
