@@ -33,7 +33,7 @@ pub enum Endpoints {
     /// The client's own session on the SQL server (`mysql-*`, `pg-*`, `sql-*`).
     Sql(Arc<Session>),
     /// The client's connection to the etcd cluster, every member behind it (`etcd-*`).
-    Etcd(EtcdSession),
+    Etcd(Arc<EtcdSession>),
 }
 
 impl Endpoints {

@@ -38,7 +38,7 @@ enum Store {
     },
     /// A key on the etcd cluster that holds the lock, each write guarded by the lock
     /// key's create revision.
-    Etcd(EtcdSession),
+    Etcd(Box<EtcdSession>),
 }
 
 const FENCED_READ: &str = r#"
@@ -80,7 +80,7 @@ impl Resource {
     /// from still has it as its create revision.
     pub fn etcd(session: EtcdSession, key: &str) -> Self {
         Resource {
-            store: Store::Etcd(session),
+            store: Store::Etcd(Box::new(session)),
             key: key.to_string(),
         }
     }

@@ -113,7 +113,7 @@ impl Cluster for EtcdRunCluster {
         let session = EtcdSession::connect(&urls, requests)
             .await
             .map_err(|e| RunError::Environment(format!("connecting to {urls:?}: {e}")))?;
-        Ok(Endpoints::Etcd(session))
+        Ok(Endpoints::Etcd(std::sync::Arc::new(session)))
     }
 
     fn lease(lock: &EtcdLock, _ttl: std::time::Duration) -> locklab_implementations::Lease {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use locklab_implementations::etcd::RecipeLock;
+use locklab_implementations::etcd::{EtcdSession, RecipeLock};
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::etcd::spec::COUNTER_KEY;
 
@@ -54,7 +54,7 @@ pub fn build(
         ));
     };
     let recipe = RecipeLock::new(
-        session.clone(),
+        EtcdSession::clone(session),
         &format!("c{client}"),
         Duration::from_secs(lock.ttl_s),
     );
@@ -68,7 +68,7 @@ pub fn build(
 pub fn resource(lock: EtcdLock, endpoints: &Endpoints) -> Option<Resource> {
     match (lock.work, endpoints) {
         (Work::TxnGuarded, Endpoints::Etcd(session)) => {
-            Some(Resource::etcd(session.clone(), COUNTER_KEY))
+            Some(Resource::etcd(EtcdSession::clone(session), COUNTER_KEY))
         }
         _ => None,
     }
