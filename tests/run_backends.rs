@@ -252,6 +252,11 @@ fn every_plan_is_tested() {
         "mysql-unique-reaper-fenced",
         "mysql-lease-clock-skew",
         "pg-advisory-fenced",
+        // Tested in tests/run_etcd.rs.
+        "etcd-lease-pause",
+        "etcd-lease-fenced",
+        "etcd-txn-guarded",
+        "etcd-lease-crash",
     ];
     for p in locklab_jepsen::plans() {
         assert!(

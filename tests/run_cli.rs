@@ -59,6 +59,8 @@ fn list_shows_every_runnable_scenario() {
         "redis-failover-wait",
         "redlock",
         "redlock-restart",
+        "etcd-lease-pause",
+        "etcd-txn-guarded",
     ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }

@@ -86,3 +86,22 @@ async fn a_holder_without_keep_alives_loses_its_key_and_its_guarded_write() {
     gb.release().await.expect("release");
     ga.abandon();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keep_alive_of_a_lease_that_is_gone_is_answered_lease_not_found() {
+    let c = cluster();
+    let s = EtcdSession::connect(&c.endpoints(), RequestLog::default())
+        .await
+        .expect("connect");
+    let EtcdReply::Granted { lease, .. } =
+        s.exec(EtcdCommand::Grant { ttl: 2 }).await.expect("grant")
+    else {
+        panic!("a grant is answered with its lease");
+    };
+    assert_eq!(
+        s.exec(EtcdCommand::Revoke { lease }).await.expect("revoke"),
+        EtcdReply::Revoked
+    );
+    let answer = s.exec(EtcdCommand::KeepAlive { lease }).await;
+    assert!(matches!(answer, Ok(EtcdReply::LeaseNotFound)), "{answer:?}");
+}

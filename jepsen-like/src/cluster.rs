@@ -126,11 +126,18 @@ pub trait Cluster: Send + Sized + 'static {
         locklab_implementations::Lease::Fixed(ttl)
     }
 
-    /// Whether the scenario's critical sections work on the counter in the lock's own
-    /// database, in the locking transaction (`SELECT … FOR UPDATE` with the work in the
-    /// transaction), instead of the harness's Redis counter, which no fault reaches.
-    fn work_in_db(_lock: &Self::Lock) -> bool {
+    /// Whether the scenario's critical sections work on a counter the lock's own
+    /// servers hold ([`Cluster::resource`]): SQL's work inside the locking transaction
+    /// (`SELECT … FOR UPDATE`), etcd's `Txn`-guarded write. Otherwise (every other lock)
+    /// the harness's own Redis counter, which no fault reaches.
+    fn own_resource(_lock: &Self::Lock) -> bool {
         false
+    }
+
+    /// The counter on the lock's own servers over one client's `endpoints`, for a lock
+    /// whose [`Cluster::own_resource`] is true.
+    fn resource(_lock: &Self::Lock, _endpoints: &Endpoints) -> Option<crate::resource::Resource> {
+        None
     }
 
     /// Client `client`'s lock as the scenario has it.

@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 
+use locklab_implementations::etcd::EtcdSession;
 use locklab_implementations::redis::RedisNode;
 use locklab_implementations::sql::Session;
 use locklab_implementations::{DistributedLock, LockError};
@@ -31,6 +32,20 @@ pub enum Endpoints {
     Redis(Vec<RedisNode>),
     /// The client's own session on the SQL server (`mysql-*`, `pg-*`, `sql-*`).
     Sql(Arc<Session>),
+    /// The client's connection to the etcd cluster, every member behind it (`etcd-*`).
+    Etcd(Arc<EtcdSession>),
+}
+
+impl Endpoints {
+    /// Stops this client's background traffic for `d`, as a stop-the-world pause of its
+    /// process would: the etcd session's lease keep-alives wait it out. The Redis and
+    /// SQL clients send nothing in the background, so they have nothing to stop.
+    pub fn stall(&self, d: std::time::Duration) {
+        match self {
+            Endpoints::Etcd(session) => session.stall(d),
+            Endpoints::Redis(_) | Endpoints::Sql(_) => {}
+        }
+    }
 }
 
 type Build = dyn Fn(&Endpoints, &str) -> Result<Box<dyn DistributedLock>, LockError> + Send + Sync;

@@ -14,12 +14,14 @@
 //! - [`plan`]: how a scenario runs; [`runner`]: one run end to end; [`agreement`]: the
 //!   run against the model; [`custom`]: your own lock in a scenario.
 //!
-//! A family is a folder: [`redis`] (Redis, Sentinel, Redlock) is the worked example.
+//! A family is a folder: [`redis`] (Redis, Sentinel, Redlock) is the worked example;
+//! [`sql`] (MariaDB, PostgreSQL) and [`etcd`] (a 3-node cluster) follow it.
 //! [`registry`] is the one place that lists the families.
 
 pub mod agreement;
 pub mod cluster;
 pub mod custom;
+pub mod etcd;
 pub mod log;
 pub mod nemesis;
 pub mod plan;

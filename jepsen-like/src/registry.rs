@@ -2,6 +2,7 @@
 //! catalog id, and run by its family's [`crate::cluster::Cluster`]. Adding a family
 //! adds a variant here.
 
+use crate::etcd::EtcdRunCluster;
 use crate::plan::Plan;
 use crate::redis::RedisCluster;
 use crate::runner::{run_plan, Progress, RunOptions, RunReport};
@@ -17,6 +18,8 @@ pub enum AnyPlan {
     MariaDb(Plan<MariaDbCluster>),
     /// SQL locks on PostgreSQL.
     Postgres(Plan<PostgresCluster>),
+    /// etcd locks on a 3-node cluster.
+    Etcd(Plan<EtcdRunCluster>),
 }
 
 impl AnyPlan {
@@ -26,6 +29,7 @@ impl AnyPlan {
             AnyPlan::Redis(p) => p.id,
             AnyPlan::MariaDb(p) => p.id,
             AnyPlan::Postgres(p) => p.id,
+            AnyPlan::Etcd(p) => p.id,
         }
     }
 
@@ -35,6 +39,7 @@ impl AnyPlan {
             AnyPlan::Redis(p) => p.story,
             AnyPlan::MariaDb(p) => p.story,
             AnyPlan::Postgres(p) => p.story,
+            AnyPlan::Etcd(p) => p.story,
         }
     }
 }
@@ -48,7 +53,8 @@ pub fn plans() -> Vec<AnyPlan> {
     let postgres = crate::sql::plans::postgres()
         .into_iter()
         .map(AnyPlan::Postgres);
-    redis.chain(mariadb).chain(postgres).collect()
+    let etcd = crate::etcd::plans::plans().into_iter().map(AnyPlan::Etcd);
+    redis.chain(mariadb).chain(postgres).chain(etcd).collect()
 }
 
 /// The plan for `id`, or the ids that can run.
@@ -81,15 +87,16 @@ pub fn run(
         }
         AnyPlan::MariaDb(plan) => run_plan(no_replicas(plan, options)?, options, progress),
         AnyPlan::Postgres(plan) => run_plan(no_replicas(plan, options)?, options, progress),
+        AnyPlan::Etcd(plan) => run_plan(no_replicas(plan, options)?, options, progress),
     }
 }
 
-/// A plan of a family without replicas, refusing `--replicas`.
+/// A plan of a family without replicas to choose, refusing `--replicas`.
 fn no_replicas<T>(plan: T, options: &RunOptions) -> Result<T, RunError> {
     match options.replicas {
         None => Ok(plan),
         Some(_) => Err(RunError::BadOption(format!(
-            "--replicas: {} runs on one server",
+            "--replicas: {} has no replica count to choose",
             options.id
         ))),
     }

@@ -349,8 +349,8 @@ fn attempt_once<C: Cluster>(
         proxies.push((i, proxy));
     }
 
-    // A custom lock brings no transaction of the scenario's to work in.
-    let in_db = options.lock.is_none() && C::work_in_db(&plan.lock);
+    // A custom lock brings no transaction or guarded write of the scenario's to work in.
+    let in_db = options.lock.is_none() && C::own_resource(&plan.lock);
     let resource_server = if in_db {
         None
     } else {
@@ -363,9 +363,8 @@ fn attempt_once<C: Cluster>(
     header.topology = match &resource_server {
         Some(s) => format!("{}; resource {}", cluster.describe(), s.addr()),
         None => format!(
-            "{}; resource: its `{}` row, written in the locking transaction",
-            cluster.describe(),
-            crate::resource::SqlCounter::KEY
+            "{}; resource: a counter on the lock's own servers, written with the lock",
+            cluster.describe()
         ),
     };
     header.nemesis = schedule.to_header();
@@ -390,9 +389,11 @@ fn attempt_once<C: Cluster>(
             Some(addr) => runtime
                 .block_on(Resource::connect(addr, "locklab:counter"))
                 .map_err(|e| RunError::Environment(format!("resource server: {e}"))),
-            None => endpoints.and_then(Resource::in_lock_db).ok_or_else(|| {
-                RunError::Internal(format!("{} has no database to work in", plan.id))
-            }),
+            None => endpoints
+                .and_then(|e| C::resource(&plan.lock, e))
+                .ok_or_else(|| {
+                    RunError::Internal(format!("{} has no counter of its own to work on", plan.id))
+                }),
         }
     };
     let mut handles = Vec::new();
@@ -411,10 +412,11 @@ fn attempt_once<C: Cluster>(
                 .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())))?,
             None => C::build_lock(&plan.lock, client, &endpoints, key)?,
         };
-        handles.push((lock, resource_for(Some(&endpoints))?));
+        let resource = resource_for(Some(&endpoints))?;
+        handles.push((lock, endpoints, resource));
     }
-    // The final read, by a process that holds no lock: in the lock's database on a
-    // session of its own; the Redis counter needs no lock server.
+    // The final read, by a process that holds no lock: on the lock's servers over a
+    // connection of its own; the Redis counter needs no lock server.
     let reader = Process::Client(u32::try_from(clients).unwrap_or(u32::MAX));
     let final_reader = if in_db {
         let commands = CommandLog {
@@ -468,11 +470,12 @@ fn attempt_once<C: Cluster>(
                 deadline: Instant::now() + duration,
             });
             let mut tasks = Vec::new();
-            for (i, (lock, resource)) in handles.drain(..).enumerate() {
+            for (i, (lock, endpoints, resource)) in handles.drain(..).enumerate() {
                 let id = u32::try_from(i).unwrap_or(u32::MAX);
                 tasks.push(tokio::spawn(workload::client(
                     id,
                     lock,
+                    endpoints,
                     resource,
                     shared.clone(),
                     seed,

@@ -11,6 +11,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
+use crate::custom::Endpoints;
 use crate::log::Log;
 use crate::nemesis::{ClientFault, ClientFaults};
 use crate::resource::{Outcome, Resource};
@@ -31,10 +32,11 @@ pub struct Shared {
     pub deadline: Instant,
 }
 
-/// One client's loop. `seed` draws its think times.
+/// One client's loop over its connections `endpoints`. `seed` draws its think times.
 pub async fn client(
     id: u32,
     lock: Box<dyn DistributedLock>,
+    endpoints: Endpoints,
     resource: Resource,
     shared: Arc<Shared>,
     seed: u64,
@@ -84,7 +86,7 @@ pub async fn client(
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
                 match shared.faults.take(id) {
-                    Some(ClientFault::Pause(ms)) => pause(log, id, ms).await,
+                    Some(ClientFault::Pause(ms)) => pause(log, id, ms, &endpoints).await,
                     Some(ClientFault::Crash) => {
                         crash(log, id, "inside its critical section, holding the lock");
                         // A dead process releases nothing: the guard must not either.
@@ -93,7 +95,17 @@ pub async fn client(
                     }
                     None => {}
                 }
-                match write(&resource, me, token, v.unwrap_or(0) + 1, log, in_tx).await {
+                match write(
+                    &resource,
+                    me,
+                    token,
+                    guard.key(),
+                    v.unwrap_or(0) + 1,
+                    log,
+                    in_tx,
+                )
+                .await
+                {
                     Write::Done => {}
                     Write::AtCommit(done) => pending = Some(done),
                     Write::RolledBack => rolled_back = true,
@@ -198,12 +210,14 @@ impl AttemptObserver for Tries<'_> {
     }
 }
 
-/// A stop-the-world stall of this client, as the nemesis asked.
-async fn pause(log: &Log, id: u32, ms: u64) {
+/// A stop-the-world stall of this client, as the nemesis asked: its connections'
+/// background traffic (etcd's lease keep-alives) stops with it.
+async fn pause(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
     log.nemesis(
         json!({"fault": "client-pause", "target": format!("c{id}"), "ms": ms}),
         Some(format!("c{id} stalls inside its critical section")),
     );
+    endpoints.stall(Duration::from_millis(ms));
     tokio::time::sleep(Duration::from_millis(ms)).await;
     log.nemesis(
         json!({"fault": "client-resume", "target": format!("c{id}")}),
@@ -271,6 +285,7 @@ async fn write(
     resource: &Resource,
     me: Process,
     token: Option<u64>,
+    lock_key: &str,
     value: i64,
     log: &Log,
     in_tx: bool,
@@ -280,7 +295,7 @@ async fn write(
     inv.value = Some(Value::from(value));
     inv.token = token;
     log.record(inv);
-    let outcome = resource.write(value, token).await;
+    let outcome = resource.write(value, token, lock_key).await;
     let (phase, note) = match &outcome {
         Outcome::Ok(()) => (Phase::Ok, None),
         Outcome::Refused => (Phase::Fail, Some("stale fencing token".to_string())),

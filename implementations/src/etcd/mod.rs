@@ -5,9 +5,11 @@
 //!
 //! - [`session`]: the spec's requests on the wire, the session lease and its
 //!   keep-alive task, the request log.
+//! - [`history`]: each request as a `command` event of a run's history.
 //! - [`recipe`]: the `concurrency.Mutex` recipe behind `DistributedLock`, fenced by the
 //!   key's create revision, and the `Txn`-guarded write.
 
+pub mod history;
 pub mod recipe;
 pub mod session;
 

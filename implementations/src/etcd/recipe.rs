@@ -38,6 +38,7 @@ pub struct RecipeLock {
     session: EtcdSession,
     owner: String,
     ttl: Duration,
+    fenced: bool,
     state: Arc<Mutex<SessionState>>,
 }
 
@@ -82,8 +83,16 @@ impl RecipeLock {
             session,
             owner: owner.into(),
             ttl,
+            fenced: true,
             state: Arc::default(),
         }
+    }
+
+    /// The same lock whose guards carry no token, for a resource that checks none
+    /// (Jepsen's `lock-set`).
+    pub fn unfenced(mut self) -> Self {
+        self.fenced = false;
+        self
     }
 
     fn lock_state(&self) -> std::sync::MutexGuard<'_, SessionState> {
@@ -216,7 +225,7 @@ impl RecipeLock {
                 Attempt::Acquired(LockGuard::new(
                     PROTOCOL,
                     key,
-                    Some(token),
+                    self.fenced.then_some(token),
                     held,
                     lease_kind,
                     sent_at,
@@ -234,7 +243,7 @@ impl DistributedLock for RecipeLock {
             key: LOCK_PREFIX.into(),
             owner: self.owner.clone(),
             reentrant: false,
-            fenced: true,
+            fenced: self.fenced,
             teaching_only: false,
         }
     }

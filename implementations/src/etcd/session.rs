@@ -31,46 +31,84 @@ pub struct Request {
     pub done_ns: u64,
 }
 
+/// Where a log's requests go besides its own list.
+type Sink = dyn Fn(&Request) + Send + Sync;
+
+struct LogInner {
+    base: Instant,
+    seq: AtomicU64,
+    kept: Option<Mutex<Vec<Request>>>,
+    sink: Option<Box<Sink>>,
+}
+
 /// A shared, append-only request log; clone it into every session of a run.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RequestLog {
-    inner: Arc<(Instant, AtomicU64, Mutex<Vec<Request>>)>,
+    inner: Arc<LogInner>,
+}
+
+impl std::fmt::Debug for RequestLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestLog").finish_non_exhaustive()
+    }
 }
 
 impl Default for RequestLog {
+    /// A log that keeps every request, timed from now.
     fn default() -> Self {
         RequestLog {
-            inner: Arc::new((Instant::now(), AtomicU64::new(0), Mutex::new(Vec::new()))),
+            inner: Arc::new(LogInner {
+                base: Instant::now(),
+                seq: AtomicU64::new(0),
+                kept: Some(Mutex::new(Vec::new())),
+                sink: None,
+            }),
         }
     }
 }
 
 impl RequestLog {
-    /// Nanoseconds since the log was made.
+    /// A log that keeps nothing and hands each request to `sink` as its answer comes,
+    /// timed from `base` (a run's clock), so a long run's requests go straight into its
+    /// history.
+    pub fn streaming(base: Instant, sink: impl Fn(&Request) + Send + Sync + 'static) -> Self {
+        RequestLog {
+            inner: Arc::new(LogInner {
+                base,
+                seq: AtomicU64::new(0),
+                kept: None,
+                sink: Some(Box::new(sink)),
+            }),
+        }
+    }
+
+    /// Nanoseconds since the log's base instant.
     pub fn now_ns(&self) -> u64 {
-        u64::try_from(self.inner.0.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        u64::try_from(self.inner.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     fn record(&self, seq: u64, sent_ns: u64, command: EtcdCommand, reply: Option<EtcdReply>) {
-        let done_ns = self.now_ns();
-        let mut log = self.inner.2.lock().unwrap_or_else(|p| p.into_inner());
-        log.push(Request {
+        let request = Request {
             seq,
             command,
             reply,
             sent_ns,
-            done_ns,
-        });
+            done_ns: self.now_ns(),
+        };
+        if let Some(sink) = &self.inner.sink {
+            sink(&request);
+        }
+        if let Some(kept) = &self.inner.kept {
+            kept.lock().unwrap_or_else(|p| p.into_inner()).push(request);
+        }
     }
 
-    /// Every request so far, in sending order.
+    /// Every request so far, in sending order (none for a streaming log).
     pub fn requests(&self) -> Vec<Request> {
-        let mut v = self
-            .inner
-            .2
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let Some(kept) = &self.inner.kept else {
+            return Vec::new();
+        };
+        let mut v = kept.lock().unwrap_or_else(|p| p.into_inner()).clone();
         v.sort_by_key(|r| r.seq);
         v
     }
@@ -81,6 +119,9 @@ impl RequestLog {
 pub struct EtcdSession {
     client: Client,
     log: RequestLog,
+    /// Until when this client is stopped (shared by every clone: the keep-alive task's
+    /// too).
+    stalled_until: Arc<Mutex<Option<Instant>>>,
 }
 
 impl std::fmt::Debug for EtcdSession {
@@ -106,8 +147,10 @@ fn kv(k: &KeyValue) -> (String, Kv) {
     )
 }
 
+/// etcd's `requested lease not found`, or etcd-client's `lease not found` for a
+/// keep-alive answered with TTL 0.
 fn not_found(e: &etcd_client::Error) -> bool {
-    e.to_string().contains("requested lease not found")
+    e.to_string().contains("lease not found")
 }
 
 /// The range options of a range request, or `None` when it is not one.
@@ -164,7 +207,11 @@ impl EtcdSession {
         let client = Client::connect(endpoints, Some(opts))
             .await
             .map_err(backend)?;
-        Ok(EtcdSession { client, log })
+        Ok(EtcdSession {
+            client,
+            log,
+            stalled_until: Arc::default(),
+        })
     }
 
     /// The request log.
@@ -172,9 +219,30 @@ impl EtcdSession {
         &self.log
     }
 
-    /// Sends `cmd`, records it with its window, and answers as the spec would.
+    /// Stops this client for `d`, as SIGSTOP would: no request of any clone of the
+    /// session (the lease keep-alives included) leaves before it is over. Clients that
+    /// run as tasks of one process pause this way.
+    pub fn stall(&self, d: Duration) {
+        let until = Instant::now() + d;
+        let mut s = self.stalled_until.lock().unwrap_or_else(|p| p.into_inner());
+        *s = Some(s.map_or(until, |u| u.max(until)));
+    }
+
+    async fn wait_while_stalled(&self) {
+        loop {
+            let until = *self.stalled_until.lock().unwrap_or_else(|p| p.into_inner());
+            match until {
+                Some(u) if u > Instant::now() => tokio::time::sleep_until(u.into()).await,
+                _ => return,
+            }
+        }
+    }
+
+    /// Sends `cmd`, records it with its window, and answers as the spec would. A
+    /// stalled session sends it only when the stall is over.
     pub async fn exec(&self, cmd: EtcdCommand) -> Result<EtcdReply, LockError> {
-        let seq = self.log.inner.1.fetch_add(1, Ordering::AcqRel);
+        self.wait_while_stalled().await;
+        let seq = self.log.inner.seq.fetch_add(1, Ordering::AcqRel);
         let sent = self.log.now_ns();
         let answer = self.send(&cmd).await;
         self.log
@@ -200,13 +268,24 @@ impl EtcdSession {
                 }
             }
             EtcdCommand::KeepAlive { lease } => {
-                let (mut keeper, mut stream) = c.lease_keep_alive(*lease).await.map_err(backend)?;
+                // Opening the stream already sends one keep-alive and reads its answer
+                // (the TTL is not handed out), so the TTL is read from a second one: both
+                // restart the lease inside the request's window, as one would. etcd
+                // answers a lease that is gone with TTL 0, which etcd-client turns into
+                // an error of its own.
+                let (mut keeper, mut stream) = match c.lease_keep_alive(*lease).await {
+                    Ok(s) => s,
+                    Err(e) if not_found(&e) => return Ok(EtcdReply::LeaseNotFound),
+                    Err(e) => return Err(backend(e)),
+                };
                 keeper.keep_alive().await.map_err(backend)?;
-                match stream.message().await.map_err(backend)? {
-                    Some(r) if r.ttl() > 0 => EtcdReply::Alive {
+                match stream.message().await {
+                    Ok(Some(r)) if r.ttl() > 0 => EtcdReply::Alive {
                         ttl: u64::try_from(r.ttl()).unwrap_or(0),
                     },
-                    _ => EtcdReply::LeaseNotFound,
+                    Ok(_) => EtcdReply::LeaseNotFound,
+                    Err(e) if not_found(&e) => EtcdReply::LeaseNotFound,
+                    Err(e) => return Err(backend(e)),
                 }
             }
             EtcdCommand::Revoke { lease } => match c.lease_revoke(*lease).await {
@@ -291,8 +370,8 @@ impl EtcdSession {
     }
 
     /// Keeps `lease` alive every third of `ttl` until the lease is gone or the task is
-    /// aborted; each keep-alive is a logged request. Stopping the process (SIGSTOP)
-    /// stops it too, as the model's pause does.
+    /// aborted; each keep-alive is a logged request. Stopping the process (SIGSTOP) or
+    /// [`EtcdSession::stall`] stops it too, as the model's pause does.
     pub fn keep_alive(&self, lease: LeaseId, ttl: Duration) -> tokio::task::JoinHandle<()> {
         let me = self.clone();
         tokio::spawn(async move {

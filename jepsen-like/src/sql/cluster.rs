@@ -277,8 +277,14 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         }
     }
 
-    fn work_in_db(lock: &SqlLock) -> bool {
+    fn own_resource(lock: &SqlLock) -> bool {
         lock.work_in_tx()
+    }
+
+    fn resource(lock: &SqlLock, endpoints: &Endpoints) -> Option<crate::resource::Resource> {
+        lock.work_in_tx()
+            .then(|| crate::resource::Resource::in_lock_db(endpoints))
+            .flatten()
     }
 
     fn lease(lock: &SqlLock, ttl: Duration) -> locklab_implementations::Lease {

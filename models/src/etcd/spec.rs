@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::spec::{Outcomes, Spec, Window};
 
 /// The prefix the `concurrency.Mutex` recipe and the `Lock` RPC create their keys under.
@@ -34,7 +36,8 @@ pub fn recipe_key(lease: LeaseId) -> String {
 }
 
 /// A key's value and metadata.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Kv {
     /// The value.
     pub value: String,
@@ -93,7 +96,8 @@ impl Default for EtcdState {
 }
 
 /// A compare of a `Txn`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Compare {
     /// `create_revision(key) = rev` (0 when the key does not exist).
     CreateRevision {
@@ -104,8 +108,10 @@ pub enum Compare {
     },
 }
 
-/// A request.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A request. Run histories carry each one a client sent as a `command` event
+/// (serialized in kebab case: `{"get":{"key":"counter"}}`), with its reply.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum EtcdCommand {
     /// `LeaseGrant`.
     Grant {
@@ -169,7 +175,8 @@ pub enum EtcdCommand {
 }
 
 /// What etcd answers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum EtcdReply {
     /// A lease was granted.
     Granted {

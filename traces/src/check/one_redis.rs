@@ -219,12 +219,14 @@ pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
     Ok(ops)
 }
 
-/// Backends whose `command` events are SQL statements, not Redis commands.
-const SQL_BACKENDS: &[&str] = &["mariadb", "postgres"];
+/// The backend whose vocabulary the `command` events of a history are in when they are
+/// Redis commands.
+pub const BACKEND: &str = "redis";
 
-/// The finding for `history`'s Redis commands, or `None` when it has none.
+/// The finding for `history`'s Redis commands, or `None` when it has none (a history of
+/// another backend, whose `command` events are that backend's requests, has none).
 pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Finding> {
-    if SQL_BACKENDS.contains(&history.header.backend.as_str())
+    if history.header.backend != BACKEND
         || !paired.points.iter().any(|(_, e)| e.op == OpKind::Command)
     {
         return None;

@@ -1,0 +1,174 @@
+//! The etcd family's servers for one run: a cluster of three members on 127.0.0.1
+//! (own client and peer ports, own data dirs), started as child processes. The leader
+//! is the cluster's primary, read from the members at the moment a fault asks, so
+//! `kill primary` kills whichever member leads then. Each client connects to every
+//! member (through the harness's proxies) and records every request it sends as a
+//! `command` event.
+
+use std::path::Path;
+use std::process::Command;
+
+use locklab_implementations::etcd::history::event_log;
+use locklab_implementations::etcd::EtcdSession;
+use locklab_models::etcd::spec::LOCK_PREFIX;
+use locklab_servers::{EtcdCluster, Server};
+
+use super::actions::EtcdAction;
+use super::locks::{self, EtcdLock};
+use crate::cluster::{Cluster, CommandLog};
+use crate::custom::Endpoints;
+use crate::resource::Resource;
+use crate::RunError;
+
+/// The shape of the servers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Three members, `e1` … `e3`.
+    Three,
+}
+
+/// A running etcd cluster. Dropping it kills every member.
+pub struct EtcdRunCluster {
+    cluster: EtcdCluster,
+}
+
+impl EtcdRunCluster {
+    /// The member every running member names as leader now, if they agree on one.
+    fn leader_now(&self) -> Option<usize> {
+        let status: Vec<_> = self.cluster.members().iter().map(|m| m.status()).collect();
+        let leader = status.iter().flatten().map(|(_, l)| l).next()?;
+        let agreed = status.iter().flatten().all(|(_, l)| l == leader);
+        if !agreed || leader == "0" {
+            return None;
+        }
+        status
+            .iter()
+            .position(|s| s.as_ref().is_some_and(|(me, _)| me == leader))
+    }
+}
+
+impl Cluster for EtcdRunCluster {
+    type Shape = Shape;
+    type Lock = EtcdLock;
+    type Action = EtcdAction;
+
+    const BACKEND: &'static str = "etcd";
+
+    fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
+        let cluster = match shape {
+            Shape::Three => EtcdCluster::three(),
+        }
+        .map_err(|e| RunError::Environment(e.to_string()))?;
+        Ok(EtcdRunCluster { cluster })
+    }
+
+    fn node_names(&self) -> Vec<String> {
+        self.cluster
+            .members()
+            .iter()
+            .map(|m| m.name().to_string())
+            .collect()
+    }
+
+    fn node(&mut self, i: usize) -> Option<&mut dyn Server> {
+        (i < self.cluster.members().len()).then(|| self.cluster.member_mut(i) as &mut dyn Server)
+    }
+
+    /// The leader: what etcd writes through.
+    fn primary(&self) -> Option<usize> {
+        self.leader_now()
+    }
+
+    fn client_nodes(&self) -> Vec<usize> {
+        (0..self.cluster.members().len()).collect()
+    }
+
+    /// Whether member `i` has a key of the recipe's (`lock/…`): the run's lock is the
+    /// prefix, not one key, so `key` is not asked for.
+    fn holds_key(&self, i: usize, _key: &str) -> bool {
+        let Some(m) = self.cluster.members().get(i) else {
+            return false;
+        };
+        Command::new("etcdctl")
+            .env("ETCDCTL_API", "3")
+            .args(["--endpoints", &m.url(), "--command-timeout=1s"])
+            .args(["get", LOCK_PREFIX, "--prefix", "--keys-only", "--limit=1"])
+            .output()
+            .is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty())
+    }
+
+    fn set_clock(&mut self, _i: usize, _offset: &str) -> Result<(), String> {
+        Err("etcd members do not run under libfaketime (Go reads the clock itself)".into())
+    }
+
+    fn apply(&mut self, action: &EtcdAction) -> Result<(), String> {
+        match *action {}
+    }
+
+    async fn connect(&self, addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
+        let CommandLog { process, log } = commands;
+        let base = log.base();
+        let requests = event_log(process, base, move |e| log.record_stamped(e));
+        let urls: Vec<String> = addrs.iter().map(|a| format!("http://{a}")).collect();
+        let session = EtcdSession::connect(&urls, requests)
+            .await
+            .map_err(|e| RunError::Environment(format!("connecting to {urls:?}: {e}")))?;
+        Ok(Endpoints::Etcd(std::sync::Arc::new(session)))
+    }
+
+    fn lease(lock: &EtcdLock, _ttl: std::time::Duration) -> locklab_implementations::Lease {
+        lock.lease()
+    }
+
+    fn own_resource(lock: &EtcdLock) -> bool {
+        locks::own_resource(*lock)
+    }
+
+    fn resource(lock: &EtcdLock, endpoints: &Endpoints) -> Option<Resource> {
+        locks::resource(*lock, endpoints)
+    }
+
+    fn build_lock(
+        lock: &EtcdLock,
+        client: u32,
+        endpoints: &Endpoints,
+        _key: &str,
+    ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
+        locks::build(*lock, client, endpoints)
+    }
+
+    fn describe(&self) -> String {
+        let list: Vec<String> = self
+            .cluster
+            .members()
+            .iter()
+            .map(|m| format!("{} {}", m.name(), m.addr()))
+            .collect();
+        format!("etcd cluster: {}", list.join(", "))
+    }
+
+    fn tools(&self) -> Vec<(String, String)> {
+        let version = Command::new(locklab_servers::etcd::BINARY)
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+            .unwrap_or_default();
+        let version = version
+            .lines()
+            .find_map(|l| l.strip_prefix("etcd Version:"))
+            .unwrap_or("unknown")
+            .trim()
+            .to_string();
+        vec![("etcd".into(), version)]
+    }
+
+    fn spoiled(&self, _primary_killed: bool) -> Option<String> {
+        None
+    }
+
+    fn keep_logs(&self, dir: &Path) {
+        for m in self.cluster.members() {
+            let _ = std::fs::write(dir.join(format!("{}.log", m.name())), m.log());
+        }
+    }
+}

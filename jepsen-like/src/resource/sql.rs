@@ -1,0 +1,49 @@
+//! The `counter` row of the lock's own database, for SQL locks whose work must commit
+//! with the lock's transaction.
+
+use std::sync::Arc;
+
+use locklab_implementations::sql::Session;
+use locklab_models::sql::spec::{SqlCommand, SqlReply};
+
+use super::Outcome;
+
+/// The `counter` row (`id = 1`) of a lock's database, read and written through one
+/// client's session: inside the transaction that holds the lock when the lock is a
+/// transaction, so the work commits with the release or rolls back with a lost session.
+#[derive(Clone, Debug)]
+pub struct SqlCounter {
+    session: Arc<Session>,
+}
+
+impl SqlCounter {
+    /// The counter's key in the history (the table).
+    pub const KEY: &'static str = "counter";
+
+    /// The counter through `session`.
+    pub fn new(session: Arc<Session>) -> Self {
+        SqlCounter { session }
+    }
+
+    pub(super) async fn read(&self) -> Outcome<Option<i64>> {
+        match self.session.exec(SqlCommand::ReadCounter).await {
+            Ok(SqlReply::Int(v)) => Outcome::Ok(Some(v)),
+            Ok(other) => Outcome::Unknown(format!("unexpected reply {other:?}")),
+            Err(e) if self.session.is_gone() => Outcome::RolledBack(e.to_string()),
+            Err(e) => Outcome::Unknown(e.to_string()),
+        }
+    }
+
+    pub(super) async fn write(&self, value: i64) -> Outcome<()> {
+        // The spec's counter is small (the models count a few sections); a run's is too.
+        let Ok(value) = u8::try_from(value) else {
+            return Outcome::Unknown(format!("{value} is beyond the spec's counter"));
+        };
+        match self.session.exec(SqlCommand::WriteCounter { value }).await {
+            Ok(SqlReply::Rows(1)) => Outcome::Ok(()),
+            Ok(other) => Outcome::Unknown(format!("unexpected reply {other:?}")),
+            Err(e) if self.session.is_gone() => Outcome::RolledBack(e.to_string()),
+            Err(e) => Outcome::Unknown(e.to_string()),
+        }
+    }
+}
