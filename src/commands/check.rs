@@ -53,6 +53,9 @@ pub struct Args {
     /// Stop after this many seconds (verdict unknown, exit 3).
     #[arg(long)]
     timeout: Option<u64>,
+    /// Also write the story as a self-contained HTML page (sequence diagram).
+    #[arg(long)]
+    html: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -155,6 +158,13 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if let Some(path) = &args.html {
+        let o = args.bounds.overrides();
+        if let Err(code) = crate::commands::pages::write_model_page(args.format, path, &report, &o)
+        {
+            return code;
+        }
+    }
     match args.format {
         Format::Json => println!(
             "{}",
