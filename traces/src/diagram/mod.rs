@@ -6,7 +6,11 @@
 pub mod index;
 pub mod model;
 pub mod page;
+pub mod run;
+pub mod run_page;
 pub mod svg;
 
 pub use index::{index_page, IndexRow};
 pub use model::model_page;
+pub use run::{run_diagram, RunDiagram};
+pub use run_page::{run_page, AgreementRow, RunSummary};
