@@ -43,7 +43,11 @@ fn assert_renders(page: &Path) {
     let out = load(page);
     let dom = String::from_utf8_lossy(&out.stdout);
     let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "chromium failed on {}: {log}", page.display());
+    assert!(
+        out.status.success(),
+        "chromium failed on {}: {log}",
+        page.display()
+    );
     assert!(
         dom.contains("data-diagram=\"ready\""),
         "the page's script did not finish on {}: {log}",
@@ -64,11 +68,23 @@ fn pages_render_in_chromium_without_script_errors() {
     let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
         .args(["report"])
         .arg(dir.path())
-        .args(["--only", "redis-failover,redlock-restart,mysql-getlock-conn-kill"])
+        .args([
+            "--only",
+            "redis-failover,redlock-restart,mysql-getlock-conn-kill",
+        ])
         .output()
         .expect("runs locklab");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    for id in ["redis-failover", "redlock-restart", "mysql-getlock-conn-kill"] {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for id in [
+        "redis-failover",
+        "redlock-restart",
+        "mysql-getlock-conn-kill",
+    ] {
         assert_renders(&dir.path().join(format!("{id}.html")));
     }
 }

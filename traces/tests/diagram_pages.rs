@@ -100,9 +100,15 @@ fn every_text_is_escaped() {
         Lane::new("c0", hostile, LaneKind::Client),
         Lane::new("n", "n", LaneKind::Node),
     ];
-    let mut scene = Scene::default();
-    scene.exchange =
-        locklab_models::diagram::Exchange::arrow("c0", "n", hostile, Some(hostile.into()));
+    let scene = Scene {
+        exchange: locklab_models::diagram::Exchange::arrow(
+            "c0",
+            "n",
+            hostile,
+            Some(hostile.into()),
+        ),
+        ..Scene::default()
+    };
     let svg = sequence(
         &lanes,
         &[Row {

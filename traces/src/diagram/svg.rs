@@ -19,7 +19,7 @@ const LANE_MIN: f64 = 150.0;
 /// Width the lanes share before they narrow.
 const FIT: f64 = 1230.0;
 /// Room to the right of the last lane for its status.
-const RIGHT: f64 = 64.0;
+const RIGHT: f64 = 110.0;
 /// Height of the lane headers.
 const HEAD: f64 = 44.0;
 /// Height of a row with one message.
@@ -264,7 +264,7 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
         bars(out, g, l, st, x, y, h);
         let Some(w) = &said[i] else { continue };
         if let Some(b) = &w.bar {
-            let b = fit(b, g.lane_w * 0.6 - 16.0, SMALL_W);
+            let b = fit(b, g.lane_w * 0.7 - 16.0, SMALL_W);
             let cls = if l.kind == LaneKind::Client {
                 "bart"
             } else {
@@ -277,7 +277,7 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
             let room = match said.get(i + 1) {
                 None => g.lane_w / 2.0 + RIGHT - 20.0,
                 Some(Some(Words { bar: Some(b), .. })) => {
-                    g.lane_w - 34.0 - width_of(b, SMALL_W).min(g.lane_w * 0.6 - 16.0)
+                    g.lane_w - 34.0 - width_of(b, SMALL_W).min(g.lane_w * 0.7 - 16.0)
                 }
                 Some(_) => g.lane_w - 30.0,
             };
