@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything locklab needs on a fresh Debian 12 machine: the real servers the
 # backend tests start themselves (never as services), libfaketime for clock faults, and
-# protoc for etcd-client's build script. Idempotent and non-interactive: safe to run twice.
+# protoc for etcd-client's build script, and headless Chromium to render and test the
+# diagram pages. Idempotent and non-interactive: safe to run twice.
 set -euo pipefail
 
 packages=(
@@ -13,6 +14,7 @@ packages=(
   faketime libfaketime libtcmalloc-minimal4
   protobuf-compiler
   spin
+  chromium
 )
 
 sudo_cmd=()
@@ -43,7 +45,7 @@ for svc in redis-server mariadb postgresql etcd zookeeper; do
   fi
 done
 
-for bin in redis-server redis-cli protoc mariadbd mariadb-install-db mariadb psql pg_isready; do
+for bin in redis-server redis-cli protoc chromium mariadbd mariadb-install-db mariadb psql pg_isready; do
   command -v "$bin" >/dev/null || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
 done
 # Debian keeps the PostgreSQL server off PATH; locklab looks there when it is not on PATH.

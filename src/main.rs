@@ -43,6 +43,9 @@ enum Command {
     Explore(commands::explore::Args),
     /// Every scenario: verdict, expected, states, time.
     Matrix(commands::matrix::Args),
+    /// Write one HTML page per scenario (its sequence diagram) and an index over the
+    /// catalog.
+    Report(commands::report::Args),
     /// Run a scenario on real servers under real faults; check the recorded history
     /// and compare the verdict with the model's.
     Run(commands::run::Args),
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => commands::explain::run(args),
         Command::Explore(args) => commands::explore::run(args),
         Command::Matrix(args) => commands::matrix::run(args),
+        Command::Report(args) => commands::report::run(args),
         Command::Run(args) => commands::run::run(args),
     };
     ExitCode::from(code)

@@ -152,6 +152,10 @@ pub struct RunReport {
     /// What the history shows of the lock's liveness after a client crashed (a bounded
     /// observation, never a proof), when one did.
     pub liveness: Option<Liveness>,
+    /// The recorded history, read back, when the HTML report was asked for: the run's
+    /// page draws its lanes from it.
+    #[serde(skip)]
+    pub recorded: Option<locklab_traces::format::History>,
 }
 
 static RUN_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -223,6 +227,7 @@ pub fn run_plan<C: Cluster>(
                     agreement: checked.agreement,
                     timeline: checked.timeline,
                     liveness: checked.liveness,
+                    recorded: checked.history,
                 });
             }
             Err(RunError::Unreliable(why)) => {
@@ -248,6 +253,7 @@ struct Checked {
     agreement: Agreement,
     timeline: Option<Vec<String>>,
     liveness: Option<Liveness>,
+    history: Option<locklab_traces::format::History>,
 }
 
 /// Nobody granted for this many leases (and at least [`STUCK_FLOOR`]) after a crash
@@ -301,6 +307,7 @@ fn check(
         agreement,
         timeline,
         liveness,
+        history: html.then_some(history),
     })
 }
 

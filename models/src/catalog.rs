@@ -17,6 +17,7 @@ pub use params::{params, Overrides};
 pub use report::{Report, Verdict};
 
 use crate::check::{Limits, Stats};
+pub use crate::diagram::Cast;
 
 /// A family's rows. The match is exhaustive, so a new [`Family`] variant does not
 /// compile until its folder's rows are listed here.
@@ -76,6 +77,14 @@ pub fn check(
     let p = params(&s, o)?;
     let told = s.build(&p).tell(limits, progress);
     Ok(report::report(&s, p, told))
+}
+
+/// The diagram's participants of scenario `id` at these bounds, and their initial
+/// state: what a page draws for a scenario without a counterexample.
+pub fn cast(id: &str, o: &Overrides) -> Result<Cast, CatalogError> {
+    let s = find(id)?;
+    let p = params(&s, o)?;
+    Ok(s.build(&p).cast())
 }
 
 /// Serves stateright's Explorer for the scenario on `addr`; blocks while serving.

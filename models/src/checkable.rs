@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use serde::Serialize;
 
 use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats, Stop};
+use crate::diagram::{Cast, Exchange, Scene};
 use crate::registry::Property;
 
 /// One step of a story.
@@ -22,6 +23,8 @@ pub struct StoryStep {
     pub fault: bool,
     /// The state of every client, node and the resource after it.
     pub state: Vec<String>,
+    /// The step as a row of the sequence diagram.
+    pub scene: Scene,
 }
 
 /// A counterexample told as a story.
@@ -35,6 +38,8 @@ pub struct Story {
     pub steps: Vec<StoryStep>,
     /// Why it broke.
     pub closing: String,
+    /// The diagram's participants, and their state before the first step.
+    pub cast: Cast,
 }
 
 /// What a search found, told.
@@ -77,6 +82,22 @@ pub trait Checkable: Send + Sync {
     /// [`iterative_deepening`]: two independent searches, so tests can hold the claim
     /// "shortest" against each other.
     fn depths(&self, limits: Limits) -> Vec<Depths>;
+
+    /// The diagram's participants in the model's first initial state: what a page
+    /// draws when there is no story.
+    fn cast(&self) -> Cast;
+}
+
+fn cast_of<M>(model: &M, state: &M::State) -> Cast
+where
+    M: Narrate,
+    M::State: Clone + Hash + Eq + Debug,
+    M::Action: Clone + Debug,
+{
+    Cast {
+        lanes: model.lanes(state),
+        initial: model.scene(state, Exchange::default()),
+    }
 }
 
 impl<M> Checkable for M
@@ -99,6 +120,7 @@ where
                             action: self.describe_action(prev, a),
                             fault: self.is_fault(a),
                             state: self.describe_state(next),
+                            scene: self.scene(next, self.exchange(prev, a)),
                         });
                     }
                 }
@@ -111,6 +133,11 @@ where
                         .unwrap_or_default(),
                     steps,
                     closing: self.why(d.property, &d.path),
+                    cast: d
+                        .path
+                        .first()
+                        .map(|(_, s)| cast_of(self, s))
+                        .unwrap_or_default(),
                 }
             })
             .collect();
@@ -143,5 +170,12 @@ where
                 }
             })
             .collect()
+    }
+
+    fn cast(&self) -> Cast {
+        self.init_states()
+            .first()
+            .map(|s| cast_of(self, s))
+            .unwrap_or_default()
     }
 }

@@ -14,6 +14,7 @@
 pub mod catalog;
 pub mod check;
 pub mod checkable;
+pub mod diagram;
 pub mod etcd;
 pub mod inventory;
 pub mod redis;

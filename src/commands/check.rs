@@ -60,6 +60,9 @@ pub struct Args {
     /// the story do not depend on it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     threads: Option<u64>,
+    /// Also write the story as a self-contained HTML page (sequence diagram).
+    #[arg(long)]
+    html: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -181,6 +184,13 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if let Some(path) = &args.html {
+        let o = args.bounds.overrides();
+        if let Err(code) = crate::commands::pages::write_model_page(args.format, path, &report, &o)
+        {
+            return code;
+        }
+    }
     match args.format {
         Format::Json => println!(
             "{}",

@@ -6,6 +6,7 @@ use locklab_models::check::Limits;
 
 use crate::bad_input;
 use crate::commands::check::{exit_code, run_report, story_text, verdict_text, Bounds};
+use crate::commands::pages::write_model_page;
 use crate::output::{joined, Format};
 
 /// Arguments of `explain`.
@@ -15,6 +16,9 @@ pub struct Args {
     id: String,
     #[command(flatten)]
     bounds: Bounds,
+    /// Also write the story as a self-contained HTML page (sequence diagram).
+    #[arg(long)]
+    html: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -30,6 +34,11 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(code) => return code,
     };
+    if let Some(path) = &args.html {
+        if let Err(code) = write_model_page(args.format, path, &report, &args.bounds.overrides()) {
+            return code;
+        }
+    }
     match args.format {
         Format::Json => {
             let doc = serde_json::json!({ "scenario": scenario, "report": report });

@@ -7,4 +7,6 @@ pub mod explore;
 pub mod export;
 pub mod matrix;
 pub mod models;
+pub mod pages;
+pub mod report;
 pub mod run;

@@ -34,7 +34,8 @@ pub struct Args {
     /// Keep the history (history.jsonl) and the server logs in this directory.
     #[arg(long)]
     keep: Option<PathBuf>,
-    /// Write the HTML report (porcupine-rs visualization with the faults drawn).
+    /// Write the HTML page: the real run's lanes (drawn from the recorded history) beside
+    /// the model's diagram of the same scenario, with the agreement table.
     #[arg(long)]
     html: Option<PathBuf>,
     /// Seconds the checks of the recorded history may take together; past them a check
@@ -129,11 +130,34 @@ pub fn run(args: Args) -> u8 {
         }
         Err(e) => return bad_input(args.format, &e.to_string()),
     };
-    let html = args
-        .html
-        .as_deref()
-        .map(|p| (p, report.report.html.as_ref()));
-    if let Err(code) = emit(args.format, html, &report, || text(&report)) {
+    if let Some(path) = &args.html {
+        // porcupine-rs's page of the linearizability search goes beside it.
+        let side = report.report.html.as_ref().map(|page| {
+            let name = format!(
+                "{}.linearizability.html",
+                path.file_stem()
+                    .map_or("run".into(), |s| s.to_string_lossy())
+            );
+            (path.with_file_name(&name), name, page)
+        });
+        let mut link = None;
+        if let Some((side_path, name, page)) = side {
+            if let Err(code) =
+                crate::commands::pages::write_page(args.format, &side_path, &page.html)
+            {
+                return code;
+            }
+            link = Some(name);
+        }
+        let html = match crate::commands::pages::run_html(&report, args.replicas, link) {
+            Ok(h) => h,
+            Err(e) => return bad_input(args.format, &e),
+        };
+        if let Err(code) = crate::commands::pages::write_page(args.format, path, &html) {
+            return code;
+        }
+    }
+    if let Err(code) = emit(args.format, None, &report, || text(&report)) {
         return code;
     }
     report.agreement.verdict.exit_code() as u8

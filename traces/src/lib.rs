@@ -11,6 +11,7 @@
 //! [`timeline`] tells a violation's window as text.
 
 pub mod check;
+pub mod diagram;
 pub mod error;
 pub mod escape;
 pub mod export;

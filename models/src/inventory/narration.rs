@@ -2,6 +2,7 @@
 //! came to be sold twice.
 
 use crate::check::Narrate;
+use crate::diagram::{Exchange, Lane, LaneState};
 use crate::registry::Property;
 
 use super::model::{InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step};
@@ -41,6 +42,22 @@ impl Narrate for InventoryModel {
             },
             InventoryAction::Tick => format!("time passes to t={}", s.now + 1),
         }
+    }
+
+    fn lanes(&self, s: &InventoryModelState) -> Vec<Lane> {
+        self.diagram_lanes(s)
+    }
+
+    fn lane_states(&self, s: &InventoryModelState) -> Vec<LaneState> {
+        self.diagram_states(s)
+    }
+
+    fn now(&self, s: &InventoryModelState) -> Option<u64> {
+        Some(s.now)
+    }
+
+    fn exchange(&self, s: &InventoryModelState, a: &InventoryAction) -> Exchange {
+        self.diagram_exchange(s, a)
     }
 
     fn is_fault(&self, _: &InventoryAction) -> bool {

@@ -6,6 +6,7 @@
 //! ([`catalog`]).
 
 pub mod catalog;
+pub mod diagram;
 pub mod keys;
 pub mod model;
 pub mod narration;

@@ -3,6 +3,7 @@
 //! why a property broke.
 
 use crate::check::{encode, Narrate};
+use crate::diagram::{Exchange, Lane, LaneState};
 use crate::redis::spec::{command_text, entry_text, reply_text};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
@@ -115,6 +116,22 @@ impl Narrate for RedisLockModel {
                 "Sentinel promotes replica redis{r} to master; clients are redirected to it"
             ),
         }
+    }
+
+    fn lanes(&self, s: &RedisLockState) -> Vec<Lane> {
+        self.diagram_lanes(s)
+    }
+
+    fn lane_states(&self, s: &RedisLockState) -> Vec<LaneState> {
+        self.diagram_states(s)
+    }
+
+    fn now(&self, s: &RedisLockState) -> Option<u64> {
+        Some(s.now)
+    }
+
+    fn exchange(&self, s: &RedisLockState, a: &Action) -> Exchange {
+        self.diagram_exchange(s, a)
     }
 
     fn is_fault(&self, a: &Action) -> bool {

@@ -4,6 +4,7 @@
 //! ([`narration`]) and the rows ([`catalog`]).
 
 pub mod catalog;
+pub mod diagram;
 pub mod model;
 pub mod narration;
 

@@ -4,6 +4,7 @@
 use smallvec::SmallVec;
 
 use crate::check::{encode, Narrate};
+use crate::diagram::{Exchange, Lane, LaneState};
 use crate::redis::spec::entry_text;
 use crate::redis::{Node, LOCK_KEY};
 use crate::registry::Property;
@@ -127,6 +128,22 @@ impl Narrate for RedlockModel {
             RlAction::Pause(c) => format!("c{c} pauses (GC)"),
             RlAction::Resume(c) => format!("c{c} resumes"),
         }
+    }
+
+    fn lanes(&self, s: &RedlockState) -> Vec<Lane> {
+        self.diagram_lanes(s)
+    }
+
+    fn lane_states(&self, s: &RedlockState) -> Vec<LaneState> {
+        self.diagram_states(s)
+    }
+
+    fn now(&self, s: &RedlockState) -> Option<u64> {
+        Some(s.now)
+    }
+
+    fn exchange(&self, s: &RedlockState, a: &RlAction) -> Exchange {
+        self.diagram_exchange(s, a)
     }
 
     fn is_fault(&self, a: &RlAction) -> bool {

@@ -3,6 +3,7 @@
 //! general log with its reply, and the closing line that says why a property broke.
 
 use crate::check::Narrate;
+use crate::diagram::{Exchange, Lane, LaneState};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -188,6 +189,22 @@ impl Narrate for SqlLockModel {
             ),
             Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
         }
+    }
+
+    fn lanes(&self, s: &SqlLockState) -> Vec<Lane> {
+        self.diagram_lanes(s)
+    }
+
+    fn lane_states(&self, s: &SqlLockState) -> Vec<LaneState> {
+        self.diagram_states(s)
+    }
+
+    fn now(&self, s: &SqlLockState) -> Option<u64> {
+        self.lock.timed().then_some(s.now)
+    }
+
+    fn exchange(&self, s: &SqlLockState, a: &Action) -> Exchange {
+        self.diagram_exchange(s, a)
     }
 
     fn is_fault(&self, a: &Action) -> bool {

@@ -1,0 +1,191 @@
+//! The Redis lock model drawn: a lane per client, per node (master, replicas), Sentinel
+//! when it may fail over, and the resource; every command an arrow to the master with
+//! its reply, replication an arrow from master to replica, a promotion an arrow from
+//! Sentinel.
+
+use crate::diagram::{
+    client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
+};
+use crate::redis::spec::{command_text, reply_text, RedisState, Value};
+
+use super::keys::LOCK_KEY;
+use super::model::{Action, Phase, RedisLockModel, RedisLockState};
+
+/// The lane id of node `i`.
+pub(crate) fn node(i: impl std::fmt::Display) -> String {
+    format!("redis{i}")
+}
+
+/// The lock key a node stores at `now`, in a few characters, and its deadline.
+pub(crate) fn held(db: &RedisState, now: u64) -> Option<(String, Option<u64>)> {
+    let e = db.live(LOCK_KEY, now)?;
+    let v = match &e.value {
+        Value::Str(s) => s.clone(),
+        Value::Hash(h) => h
+            .iter()
+            .map(|(f, n)| format!("{f}×{n}"))
+            .collect::<Vec<_>>()
+            .join(","),
+    };
+    Some((v, e.deadline.map(|d| d.lo)))
+}
+
+impl RedisLockModel {
+    pub(super) fn diagram_lanes(&self, s: &RedisLockState) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = (0..s.clients.len())
+            .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
+            .collect();
+        lanes.extend((0..s.nodes.len()).map(|i| Lane::new(node(i), node(i), LaneKind::Node)));
+        if self.failovers > 0 {
+            lanes.push(Lane::new("sentinel", "Sentinel", LaneKind::Agent));
+        }
+        lanes.push(resource_lane());
+        lanes
+    }
+
+    pub(super) fn diagram_states(&self, s: &RedisLockState) -> Vec<LaneState> {
+        let mut out: Vec<LaneState> = s
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let status = match c.phase {
+                    Phase::Idle => "idle",
+                    Phase::Acquire(_) => "acquiring",
+                    Phase::Wait => "WAIT",
+                    Phase::Fence => "fencing",
+                    Phase::Critical(_) => "inside",
+                    Phase::Release(_) => "releasing",
+                    Phase::Done => "done",
+                    Phase::Crashed => "crashed",
+                };
+                let status = if c.paused {
+                    format!("{status}, paused")
+                } else {
+                    status.to_string()
+                };
+                client_state(
+                    i,
+                    status,
+                    c.lease_until,
+                    c.phase.critical(),
+                    c.paused || c.phase == Phase::Crashed,
+                )
+            })
+            .collect();
+        for (i, n) in s.nodes.iter().enumerate() {
+            let role = if !n.up {
+                "demoted".to_string()
+            } else if i == s.master as usize {
+                "master".to_string()
+            } else if n.stream.is_empty() {
+                "replica".to_string()
+            } else {
+                format!("replica, {} behind", n.stream.len())
+            };
+            let key = held(&n.db, s.now);
+            out.push(LaneState {
+                lane: node(i),
+                status: role,
+                lease_until: key.as_ref().and_then(|k| k.1),
+                holds: key.map(|k| k.0),
+                owner: n.creator.map(client),
+                critical: false,
+                impaired: !n.up,
+            });
+        }
+        let inside = Self::in_critical(s);
+        let counter = self.fencing.then(|| {
+            format!(
+                "counter {} (token ≥ {})",
+                s.resource.value, s.resource.max_token
+            )
+        });
+        out.push(resource_state(&inside, counter));
+        out
+    }
+
+    pub(super) fn diagram_exchange(&self, s: &RedisLockState, a: &Action) -> Exchange {
+        let e = self.effect(s, a);
+        let master = node(s.master);
+        if let Some((cmd, reply)) = e.as_ref().and_then(|e| e.sent.as_ref()) {
+            let (Action::Step(c) | Action::Renew(c)) = *a else {
+                return Exchange::default();
+            };
+            let mut x = Exchange::arrow(
+                client(c),
+                master,
+                command_text(cmd),
+                Some(reply_text(reply)),
+            );
+            if matches!(a, Action::Renew(_)) {
+                x.arrows[0].label = format!("watchdog: {}", x.arrows[0].label);
+            }
+            return x;
+        }
+        let mark =
+            |lane: String, label: String, fault: bool| Exchange::mark(Some(lane), label, fault);
+        match *a {
+            Action::Step(c) => {
+                let cl = &s.clients[c as usize];
+                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
+                let accepted = e
+                    .as_ref()
+                    .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
+                match (cl.phase, after) {
+                    (Phase::Idle, _) => mark(client(c), format!("reads clock: {}", s.now), false),
+                    (Phase::Critical(0), Some(Phase::Critical(1))) => Exchange::arrow(
+                        client(c),
+                        "resource",
+                        format!("read (token {})", cl.token),
+                        Some(format!("{}", s.resource.value)),
+                    ),
+                    (Phase::Critical(_), Some(Phase::Release(_))) if self.fencing => {
+                        Exchange::arrow(
+                            client(c),
+                            "resource",
+                            format!("write {} (token {})", cl.read.saturating_add(1), cl.token),
+                            Some(
+                                if accepted {
+                                    "ok"
+                                } else {
+                                    "refused: stale token"
+                                }
+                                .into(),
+                            ),
+                        )
+                    }
+                    (Phase::Critical(_), _) => mark(client(c), "leaves".into(), false),
+                    _ => mark(client(c), "steps".into(), false),
+                }
+            }
+            Action::Renew(c) => mark(client(c), "watchdog".into(), false),
+            Action::Tick => Exchange::tick(s.now + 1),
+            Action::Replicate(r) => {
+                let what = s.nodes[r as usize]
+                    .stream
+                    .first()
+                    .map(|(cmd, _, _)| command_text(cmd))
+                    .unwrap_or_default();
+                Exchange::arrow(master, node(r), format!("replicate: {what}"), None)
+            }
+            Action::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
+            Action::Resume(c) => mark(client(c), "resumes".into(), false),
+            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
+            Action::Failover(r) => Exchange {
+                arrows: vec![Arrow {
+                    from: "sentinel".into(),
+                    to: node(r),
+                    label: "⚡ promote to master".into(),
+                    reply: None,
+                    fault: true,
+                }],
+                marks: vec![crate::diagram::Mark {
+                    lane: Some(master),
+                    label: "demoted".into(),
+                    fault: true,
+                }],
+            },
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! The Redlock model drawn: a lane per client, per independent node and the resource;
+//! every `SET NX PX` an arrow to one node with its reply, releases arrows to every node
+//! the client held, crashes and clock jumps marked on their node.
+
+use crate::diagram::{
+    client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
+};
+use crate::redis::diagram::{held, node};
+
+use super::model::{RedlockModel, RedlockState, RlAction, RlPhase};
+
+impl RedlockModel {
+    pub(super) fn diagram_lanes(&self, s: &RedlockState) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = (0..s.clients.len())
+            .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
+            .collect();
+        lanes.extend(
+            s.nodes
+                .iter()
+                .map(|n| Lane::new(node(n.name), node(n.name), LaneKind::Node)),
+        );
+        lanes.push(resource_lane());
+        lanes
+    }
+
+    pub(super) fn diagram_states(&self, s: &RedlockState) -> Vec<LaneState> {
+        let mut out: Vec<LaneState> = s
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let bit = 1u8 << i;
+                let got = s.nodes.iter().filter(|n| n.got & bit != 0).count();
+                let status = match c.phase {
+                    RlPhase::Acquiring => format!("acquiring {got}/{}", s.nodes.len()),
+                    RlPhase::Critical => format!("inside ({got}/{})", s.nodes.len()),
+                    RlPhase::Done => "done".to_string(),
+                };
+                let status = if c.paused {
+                    format!("{status}, paused")
+                } else {
+                    status
+                };
+                client_state(
+                    i,
+                    status,
+                    c.lease_until,
+                    c.phase == RlPhase::Critical,
+                    c.paused,
+                )
+            })
+            .collect();
+        for n in &s.nodes {
+            let local = s.now + n.offset;
+            // The key's deadline is on the node's clock; the page draws real time.
+            let key = n
+                .down_since
+                .is_none()
+                .then(|| held(&n.server.db, local))
+                .flatten();
+            let status = match (n.down_since, n.offset) {
+                (Some(t), _) => format!("down since t={t}, data lost"),
+                (None, 0) => "up".to_string(),
+                (None, o) => format!("clock +{o}"),
+            };
+            out.push(LaneState {
+                lane: node(n.name),
+                status,
+                lease_until: key
+                    .as_ref()
+                    .and_then(|k| k.1)
+                    .map(|d| d.saturating_sub(n.offset)),
+                holds: key.map(|k| k.0),
+                owner: n.server.creator.map(client),
+                critical: false,
+                impaired: n.down_since.is_some(),
+            });
+        }
+        let inside: Vec<usize> = (0..s.clients.len())
+            .filter(|&c| s.clients[c].phase == RlPhase::Critical)
+            .collect();
+        out.push(resource_state(&inside, None));
+        out
+    }
+
+    pub(super) fn diagram_exchange(&self, s: &RedlockState, a: &RlAction) -> Exchange {
+        let name = |i: u8| node(s.nodes.get(i as usize).map_or(i, |n| n.name));
+        let mark =
+            |lane: String, label: String, fault: bool| Exchange::mark(Some(lane), label, fault);
+        match *a {
+            RlAction::Send(c, i) => {
+                let ok = self
+                    .apply(s, a)
+                    .is_some_and(|n| n.nodes[i as usize].got & (1 << c) != 0);
+                let down = s.nodes[i as usize].down_since.is_some();
+                let reply = match (ok, down) {
+                    (true, _) => "OK",
+                    (false, true) => "(error) connection refused",
+                    (false, false) => "(nil)",
+                };
+                Exchange::arrow(
+                    client(c),
+                    name(i),
+                    format!("SET lock c{c} NX PX {}", self.ttl),
+                    Some(reply.into()),
+                )
+            }
+            RlAction::Decide(c) => {
+                let held = self
+                    .apply(s, a)
+                    .is_some_and(|n| n.clients[c as usize].phase == RlPhase::Critical);
+                if held {
+                    mark(client(c), "majority: enters".into(), false)
+                } else {
+                    self.releases(s, c, "no majority: releases")
+                }
+            }
+            RlAction::Leave(c) => self.releases(s, c, "leaves, releases"),
+            RlAction::Tick => Exchange::tick(s.now + 1),
+            RlAction::Crash(i) => mark(name(i), "⚡ crashes, keys lost".into(), true),
+            RlAction::Restart(i) => mark(name(i), "restarts empty".into(), false),
+            RlAction::Jump(i) => mark(name(i), format!("⚡ clock jumps +{}", self.ttl), true),
+            RlAction::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
+            RlAction::Resume(c) => mark(client(c), "resumes".into(), false),
+        }
+    }
+
+    /// A release: a compare-and-delete to every node the client tried.
+    fn releases(&self, s: &RedlockState, c: u8, what: &str) -> Exchange {
+        let bit = 1u8 << c;
+        let arrows = s
+            .nodes
+            .iter()
+            .filter(|n| n.tried & bit != 0 && n.down_since.is_none())
+            .map(|n| Arrow {
+                from: client(c),
+                to: node(n.name),
+                label: format!("EVAL compare-and-delete lock c{c}"),
+                reply: None,
+                fault: false,
+            })
+            .collect();
+        Exchange {
+            arrows,
+            marks: vec![crate::diagram::Mark {
+                lane: Some(client(c)),
+                label: what.into(),
+                fault: false,
+            }],
+        }
+    }
+}

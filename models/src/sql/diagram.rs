@@ -1,0 +1,186 @@
+//! The SQL lock model drawn: a lane per client, the database server, the reaper job
+//! when there is one, and the resource; every statement an arrow to the server with
+//! its reply and session, a killed session marked on the server.
+
+use crate::diagram::{
+    client, client_state, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
+};
+
+use super::model::{Action, Phase, SqlLockModel, SqlLockState};
+use super::protocol::{Lock, Work};
+use super::spec::{reply_text, statement_text};
+
+/// The server's lane.
+const SERVER: &str = "server";
+
+impl SqlLockModel {
+    pub(super) fn diagram_lanes(&self, s: &SqlLockState) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = (0..s.clients.len())
+            .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
+            .collect();
+        lanes.push(Lane::new(SERVER, self.dialect.server(), LaneKind::Node));
+        if matches!(self.lock, Lock::UniqueKey { reaper: true, .. }) {
+            lanes.push(Lane::new("reaper", "reaper job", LaneKind::Agent));
+        }
+        lanes.push(resource_lane());
+        lanes
+    }
+
+    /// Who holds the lock on the server, as `(what, owner lane, expiry)`.
+    fn holder(&self, s: &SqlLockState) -> Option<(String, Option<String>, Option<u64>)> {
+        let via = |x: u8| {
+            (0..s.clients.len())
+                .find(|&c| s.clients[c].session == x && s.clients[c].phase.holding())
+                .map(client)
+        };
+        if let Some(r) = s.db.rows.values().find(|r| !r.owner.is_empty()) {
+            let until = match self.lock {
+                Lock::Lease { .. } => r.last_lock_time.map(|l| l + self.ttl + 1),
+                Lock::UniqueKey { reaper: true, .. } => Some(r.created + self.ttl + 1),
+                _ => None,
+            };
+            let lane = (0..s.clients.len()).map(client).find(|c| *c == r.owner);
+            return Some((format!("row {} #{}", r.owner, r.id), lane, until));
+        }
+        if let Some((_, (x, _))) = s.db.named.iter().next() {
+            return Some((format!("GET_LOCK s{x}"), via(*x), None));
+        }
+        if let Some(a) = s.db.advisory.values().next() {
+            return Some((format!("advisory s{}", a.session), via(a.session), None));
+        }
+        if let Some((_, x)) = s.db.row_locks.iter().next() {
+            return Some((format!("FOR UPDATE s{x}"), via(*x), None));
+        }
+        None
+    }
+
+    pub(super) fn diagram_states(&self, s: &SqlLockState) -> Vec<LaneState> {
+        let mut out: Vec<LaneState> = s
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let what = match c.phase {
+                    Phase::Acquire(_) => "acquiring",
+                    Phase::Fence => "fencing",
+                    Phase::Critical(_) => "inside",
+                    Phase::Release => "releasing",
+                    Phase::Done if c.lost => "gave up",
+                    Phase::Done => "done",
+                    Phase::Crashed => "crashed",
+                };
+                let mut status = what.to_string();
+                if c.skew > 0 {
+                    status.push_str(&format!(", clock +{}", c.skew));
+                }
+                if c.paused {
+                    status.push_str(", paused");
+                }
+                client_state(
+                    i,
+                    status,
+                    c.lease_until,
+                    c.phase.critical(),
+                    c.paused || c.phase == Phase::Crashed,
+                )
+            })
+            .collect();
+        let dead = s.db.sessions.iter().filter(|x| !x.alive).count();
+        let holder = self.holder(s);
+        let status = match (&holder, dead) {
+            (_, 0) => "up".to_string(),
+            (_, n) => format!("{n} session(s) gone"),
+        };
+        out.push(LaneState {
+            lane: SERVER.into(),
+            status,
+            lease_until: holder.as_ref().and_then(|h| h.2),
+            owner: holder.as_ref().and_then(|h| h.1.clone()),
+            holds: holder.map(|h| h.0),
+            ..LaneState::default()
+        });
+        if matches!(self.lock, Lock::UniqueKey { reaper: true, .. }) {
+            out.push(LaneState {
+                lane: "reaper".into(),
+                status: "every tick".into(),
+                ..LaneState::default()
+            });
+        }
+        let extra = match self.work {
+            Work::Outside if self.fencing || s.resource.accepted > 0 => Some(format!(
+                "counter {} (token ≥ {})",
+                s.resource.value, s.resource.max_token
+            )),
+            Work::InTx => Some(format!("committed n={}", s.db.counter)),
+            Work::Outside => None,
+        };
+        out.push(resource_state(&self.in_critical(s), extra));
+        out
+    }
+
+    pub(super) fn diagram_exchange(&self, s: &SqlLockState, a: &Action) -> Exchange {
+        let e = self.effect(s, a);
+        let sent = e.as_ref().and_then(|e| e.sent.as_ref());
+        let mark =
+            |lane: String, label: String, fault: bool| Exchange::mark(Some(lane), label, fault);
+        match *a {
+            Action::Step { client: c, .. } => {
+                if let Some((x, cmd, reply)) = sent {
+                    return Exchange::arrow(
+                        client(c),
+                        SERVER,
+                        format!("[s{x}] {}", statement_text(cmd)),
+                        Some(reply_text(reply)),
+                    );
+                }
+                let cl = &s.clients[c as usize];
+                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
+                let accepted = e
+                    .as_ref()
+                    .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
+                match (cl.phase, after) {
+                    (Phase::Critical(0), Some(Phase::Critical(1))) => Exchange::arrow(
+                        client(c),
+                        "resource",
+                        format!("read (token {})", cl.token),
+                        Some(s.resource.value.to_string()),
+                    ),
+                    (Phase::Critical(_), Some(Phase::Release)) if self.fencing => Exchange::arrow(
+                        client(c),
+                        "resource",
+                        format!("write (token {})", cl.token),
+                        Some(
+                            if accepted {
+                                "ok"
+                            } else {
+                                "refused: stale token"
+                            }
+                            .into(),
+                        ),
+                    ),
+                    (Phase::Critical(_), _) => mark(client(c), "work done".into(), false),
+                    _ => mark(client(c), "steps".into(), false),
+                }
+            }
+            Action::Tick => Exchange::tick(s.now + 1),
+            Action::Reap => match sent {
+                Some((_, cmd, reply)) => Exchange::arrow(
+                    "reaper",
+                    SERVER,
+                    statement_text(cmd),
+                    Some(reply_text(reply)),
+                ),
+                None => mark("reaper".into(), "runs".into(), false),
+            },
+            Action::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
+            Action::Resume(c) => mark(client(c), "resumes".into(), false),
+            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
+            Action::Kill(x) => mark(
+                SERVER.into(),
+                format!("⚡ {}", self.dialect.kill_text(x)),
+                true,
+            ),
+            Action::Skew(c) => mark(client(c), format!("⚡ clock jumps +{}", self.ttl + 1), true),
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! Writing the diagram pages (`explain --html`, `check --html`, `report`).
+
+use std::path::Path;
+
+use locklab_models::catalog::{self, Overrides, Report, Scenario};
+use locklab_models::check::Limits;
+use locklab_traces::diagram::model_page;
+
+use crate::bad_input;
+use crate::commands::check_history::verdict_word;
+use crate::output::Format;
+
+/// The model's page of `scenario` as checked in `report`.
+pub fn model_html(
+    scenario: &Scenario,
+    report: &Report,
+    overrides: &Overrides,
+) -> Result<String, String> {
+    let cast = catalog::cast(scenario.id, overrides).map_err(|e| e.to_string())?;
+    Ok(model_page(scenario, report, &cast))
+}
+
+/// Writes `html` to `path`; a failure is reported (exit 2).
+pub fn write_page(format: Format, path: &Path, html: &str) -> Result<(), u8> {
+    std::fs::write(path, html)
+        .map_err(|e| bad_input(format, &format!("--html {}: {e}", path.display())))
+}
+
+/// Writes the model's page of `report` to `path` (`--html` of `check` and `explain`).
+pub fn write_model_page(
+    format: Format,
+    path: &Path,
+    report: &Report,
+    overrides: &Overrides,
+) -> Result<(), u8> {
+    let scenario = catalog::find(report.id).map_err(|e| bad_input(format, &e.to_string()))?;
+    let html = model_html(&scenario, report, overrides).map_err(|e| bad_input(format, &e))?;
+    write_page(format, path, &html)
+}
+
+/// The run's page: its lanes from the recorded history beside the model's diagram at
+/// the same bounds (`replicas`), with the agreement table.
+pub fn run_html(
+    run: &locklab_jepsen::RunReport,
+    replicas: Option<usize>,
+    linearizability: Option<String>,
+) -> Result<String, String> {
+    use locklab_traces::diagram::{run_diagram, run_page, AgreementRow, RunSummary};
+    let scenario = catalog::find(&run.id).map_err(|e| e.to_string())?;
+    let overrides = Overrides {
+        replicas,
+        ..Overrides::default()
+    };
+    let model = catalog::check(&run.id, &overrides, Limits::default(), &mut |_| {})
+        .map_err(|e| e.to_string())?;
+    let cast = catalog::cast(&run.id, &overrides).map_err(|e| e.to_string())?;
+    let Some(history) = &run.recorded else {
+        return Err("the run kept no history to draw".into());
+    };
+    let word = |v: locklab_traces::check::Verdict| verdict_word(v).to_string();
+    let summary = RunSummary {
+        seed: run.seed,
+        clients: run.clients,
+        events: run.events,
+        topology: run.topology.clone(),
+        story: run.story.clone(),
+        verdict: word(run.agreement.verdict),
+        agrees: run.agreement.agrees,
+        rows: run
+            .agreement
+            .rows
+            .iter()
+            .map(|r| AgreementRow {
+                property: r.property.to_string(),
+                model: if r.model_violated {
+                    "violated"
+                } else {
+                    "holds"
+                }
+                .into(),
+                run: r.observed.map_or("not observable in a run".into(), word),
+                verdict: match r.agrees {
+                    Some(true) => "agrees",
+                    Some(false) => "DISAGREES",
+                    None => "not compared",
+                }
+                .into(),
+            })
+            .collect(),
+        linearizability,
+    };
+    let diagram = run_diagram(history, &run.report);
+    Ok(run_page(&scenario, &model, &cast, &summary, &diagram))
+}

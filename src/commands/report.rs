@@ -1,0 +1,121 @@
+//! `locklab report DIR`: one page per catalog scenario (its model's sequence diagram)
+//! and `index.html` over them all — the page a course or a team wiki links to.
+
+use std::path::{Path, PathBuf};
+
+use locklab_models::catalog::{self, scenarios, Overrides};
+use locklab_models::check::Limits;
+use locklab_traces::diagram::model::{expected_text, verdict_text};
+use locklab_traces::diagram::{index_page, IndexRow};
+
+use crate::bad_input;
+use crate::commands::pages::model_html;
+use crate::output::{spinner, Format};
+
+/// Arguments of `report`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Directory to write into (created if missing): `index.html` and `<id>.html`.
+    dir: PathBuf,
+    /// Only these scenario ids (comma-separated; default: the whole catalog).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// The real run's agreement, when `DIR/runs/<id>.json` holds the output of
+/// `locklab run <id> --format json`.
+fn agreement(dir: &Path, id: &str, runnable: bool) -> Option<String> {
+    let saved = std::fs::read_to_string(dir.join("runs").join(format!("{id}.json"))).ok();
+    let doc: Option<serde_json::Value> = saved.and_then(|s| serde_json::from_str(&s).ok());
+    match doc {
+        Some(d) => {
+            let a = &d["agreement"];
+            let verdict = a["verdict"].as_str().unwrap_or("?");
+            Some(match a["agrees"].as_bool() {
+                Some(true) => format!("run: {verdict}, agrees with the model"),
+                Some(false) => format!("run: {verdict}, DISAGREES"),
+                None => "run report unreadable".to_string(),
+            })
+        }
+        None if runnable => Some(format!("not run yet (locklab run {id})")),
+        None => Some("model only".to_string()),
+    }
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    let all = scenarios();
+    for id in &args.only {
+        if let Err(e) = catalog::find(id) {
+            return bad_input(args.format, &e.to_string());
+        }
+    }
+    if let Err(e) = std::fs::create_dir_all(&args.dir) {
+        return bad_input(args.format, &format!("{}: {e}", args.dir.display()));
+    }
+    let runnable: Vec<&str> = locklab_jepsen::plans().iter().map(|p| p.id()).collect();
+    let bar = spinner(args.format, "report");
+    let mut rows = Vec::new();
+    let mut all_match = true;
+    for s in all
+        .iter()
+        .filter(|s| args.only.is_empty() || args.only.iter().any(|o| o == s.id))
+    {
+        bar.set_message(format!("checking {}", s.id));
+        let o = Overrides::default();
+        let report = match catalog::check(s.id, &o, Limits::default(), &mut |_| {}) {
+            Ok(r) => r,
+            Err(e) => return bad_input(args.format, &e.to_string()),
+        };
+        let html = match model_html(s, &report, &o) {
+            Ok(h) => h,
+            Err(e) => return bad_input(args.format, &e),
+        };
+        let page = format!("{}.html", s.id);
+        if let Err(e) = std::fs::write(args.dir.join(&page), html) {
+            return bad_input(
+                args.format,
+                &format!("{}: {e}", args.dir.join(&page).display()),
+            );
+        }
+        all_match &= report.matches_expected;
+        rows.push(IndexRow {
+            id: s.id.to_string(),
+            family: s.family.to_string(),
+            protocol: s.protocol.to_string(),
+            fault: s.faults.to_string(),
+            expected: expected_text(s.expected),
+            verdict: verdict_text(&report.verdict),
+            matches: report.matches_expected,
+            agreement: agreement(&args.dir, s.id, runnable.contains(&s.id)),
+            page,
+        });
+    }
+    bar.finish_and_clear();
+    let index = args.dir.join("index.html");
+    if let Err(e) = std::fs::write(&index, index_page(&rows)) {
+        return bad_input(args.format, &format!("{}: {e}", index.display()));
+    }
+    match args.format {
+        Format::Json => {
+            let doc = serde_json::json!({
+                "dir": args.dir, "index": index, "all_match": all_match, "scenarios": rows,
+            });
+            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+        }
+        Format::Text => {
+            for r in &rows {
+                println!("{:<28} {:<44} {}", r.id, r.verdict, r.page);
+            }
+            println!("wrote {} pages and {}", rows.len(), index.display());
+        }
+    }
+    if all_match {
+        0
+    } else {
+        1
+    }
+}

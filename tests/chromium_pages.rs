@@ -1,0 +1,90 @@
+//! The diagram pages in a real browser: headless Chromium loads a page, its script runs
+//! to the end (it marks `<html data-diagram="ready">`) and logs no error. Chromium is
+//! a dependency like the servers (`ci/setup.sh` installs it): missing, the test fails.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn chromium() -> String {
+    let bin = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
+    let found = Command::new(&bin).arg("--version").output();
+    match found {
+        Ok(o) if o.status.success() => bin,
+        _ => panic!(
+            "headless Chromium is needed to test the pages: `{bin}` did not run (install it with ci/setup.sh, or set CHROMIUM)"
+        ),
+    }
+}
+
+/// Loads `page` and dumps the DOM after its scripts ran, with the console on stderr.
+fn load(page: &Path) -> Output {
+    let profile = tempfile::tempdir().expect("profile dir");
+    Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("runs chromium")
+}
+
+fn assert_renders(page: &Path) {
+    let out = load(page);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "chromium failed on {}: {log}",
+        page.display()
+    );
+    assert!(
+        dom.contains("data-diagram=\"ready\""),
+        "the page's script did not finish on {}: {log}",
+        page.display()
+    );
+    assert!(
+        !log.contains("Uncaught") && !log.contains("Refused to"),
+        "script errors on {}: {log}",
+        page.display()
+    );
+    // After the script ran every step is shown and captioned.
+    assert!(dom.contains("All steps."), "{}", page.display());
+}
+
+#[test]
+fn pages_render_in_chromium_without_script_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(["report"])
+        .arg(dir.path())
+        .args([
+            "--only",
+            "redis-failover,redlock-restart,mysql-getlock-conn-kill",
+        ])
+        .output()
+        .expect("runs locklab");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for id in [
+        "redis-failover",
+        "redlock-restart",
+        "mysql-getlock-conn-kill",
+    ] {
+        assert_renders(&dir.path().join(format!("{id}.html")));
+    }
+}

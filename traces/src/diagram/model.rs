@@ -1,0 +1,190 @@
+//! The model's page of a scenario: the lesson and the protocol, the verdict, and each
+//! shortest counterexample as a sequence diagram with the closing "why it broke"; a
+//! scenario that holds shows its participants and says there is no counterexample.
+
+use std::fmt::Write;
+
+use locklab_models::catalog::{Cast, Expected, Report, Scenario, Story, Verdict};
+
+use super::page::{document, CONTROLS, LEGEND};
+use super::svg::{sequence, Row};
+use crate::escape::escape;
+
+/// The whole page of scenario `s` as model-checked in `r`; `cast` draws the lanes when
+/// there is no story.
+pub fn model_page(s: &Scenario, r: &Report, cast: &Cast) -> String {
+    document(
+        &format!("{} — locklab", s.id),
+        &format!(
+            "<header>{}</header>\n{}",
+            header(s, r),
+            model_section(s, r, cast)
+        ),
+    )
+}
+
+/// The verdict in words.
+pub fn verdict_text(v: &Verdict) -> String {
+    match v {
+        Verdict::Holds => "holds".into(),
+        Verdict::Violated(ps) => format!(
+            "violates {}",
+            ps.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        ),
+        Verdict::Unknown => "unknown (a limit stopped the search)".into(),
+    }
+}
+
+/// The catalog's expectation in words.
+pub fn expected_text(e: Expected) -> String {
+    match e {
+        Expected::Holds => "holds".into(),
+        Expected::Violates(ps) => format!(
+            "violates {}",
+            ps.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        ),
+    }
+}
+
+/// Title, protocol, fault, lesson and verdict.
+pub fn header(s: &Scenario, r: &Report) -> String {
+    let verdict_class = match r.verdict {
+        Verdict::Holds => "holds",
+        Verdict::Violated(_) => "violated",
+        Verdict::Unknown => "unknown",
+    };
+    let p = &r.params;
+    let faults = if p.faults.is_empty() {
+        "none".to_string()
+    } else {
+        p.faults
+            .iter()
+            .map(|(f, n)| format!("{f}={n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "<h1>{id} <span class=\"muted\">— {protocol}</span></h1>\
+<p class=\"lesson\"><strong>Lesson.</strong> {lesson}</p>\
+<dl class=\"facts\"><dt>Protocol</dt><dd>{protocol}</dd><dt>Fault</dt><dd>{fault}</dd>\
+<dt>Properties</dt><dd>{props}</dd>\
+<dt>Model verdict</dt><dd><span class=\"verdict {verdict_class}\">{verdict}</span> \
+<span class=\"muted\">(expected: {expected}; {matches})</span></dd>\
+<dt>Bounds</dt><dd class=\"mono\">clients={clients} replicas={replicas} nodes={nodes} ttl={ttl} faults=[{faults}]</dd>\
+<dt>Search</dt><dd class=\"muted\">{states} states ({distinct} distinct, depth {depth})</dd></dl>",
+        id = escape(s.id),
+        protocol = escape(s.protocol),
+        lesson = escape(s.lesson),
+        fault = escape(s.faults),
+        props = escape(
+            &s.properties
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        verdict = escape(&verdict_text(&r.verdict)),
+        expected = escape(&expected_text(r.expected)),
+        matches = if r.matches_expected {
+            "matches"
+        } else {
+            "DIFFERS"
+        },
+        clients = p.clients,
+        replicas = p.replicas,
+        nodes = p.nodes,
+        ttl = p.ttl,
+        faults = escape(&faults),
+        states = r.stats.states,
+        distinct = r.stats.unique_states,
+        depth = r.stats.max_depth,
+    )
+}
+
+/// The diagrams: one section per story, or the cast and a note when there is none.
+pub fn model_section(s: &Scenario, r: &Report, cast: &Cast) -> String {
+    let mut out = String::new();
+    if r.stories.is_empty() {
+        let note = match r.verdict {
+            Verdict::Unknown => "A limit stopped the search before an answer, so no counterexample was found and none was ruled out.".to_string(),
+            _ => format!(
+                "No counterexample: every interleaving within these bounds was explored and {} held in all of them. Below are the participants in their initial state.",
+                s.properties.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        let rows = [Row {
+            step: 0,
+            label: "start".into(),
+            time: cast.initial.now.map(|t| format!("t={t}")),
+            title: "initial state",
+            fault: false,
+            scene: &cast.initial,
+        }];
+        let _ = write!(
+            out,
+            "<section class=\"story holds\"><h2>No counterexample</h2><p class=\"holds-note\">{}</p>{LEGEND}<div class=\"scroll\">{}</div></section>",
+            escape(&note),
+            sequence(&cast.lanes, &rows)
+        );
+    }
+    for story in &r.stories {
+        out.push_str(&story_section(story));
+    }
+    out
+}
+
+fn story_section(story: &Story) -> String {
+    let initial_title = "initial state".to_string();
+    let mut rows = vec![Row {
+        step: 0,
+        label: "start".into(),
+        time: story.cast.initial.now.map(|t| format!("t={t}")),
+        title: &initial_title,
+        fault: false,
+        scene: &story.cast.initial,
+    }];
+    for st in &story.steps {
+        rows.push(Row {
+            step: st.n,
+            label: st.n.to_string(),
+            time: st.scene.now.map(|t| format!("t={t}")),
+            title: &st.action,
+            fault: st.fault,
+            scene: &st.scene,
+        });
+    }
+    let mut list = String::new();
+    let state = |lines: &[String]| escape(&lines.join("\n"));
+    let _ = write!(
+        list,
+        "<li value=\"0\" data-step=\"0\" data-say=\"initial state\"><span>initial state</span><details><summary>state</summary><pre>{}</pre></details></li>",
+        state(&story.initial)
+    );
+    for st in &story.steps {
+        let _ = write!(
+            list,
+            "<li value=\"{n}\" data-step=\"{n}\" data-say=\"{a}{f}\"{cls}><span>{a}{f}</span><details><summary>state after</summary><pre>{s}</pre></details></li>",
+            n = st.n,
+            a = escape(&st.action),
+            f = if st.fault { " ⚡ FAULT" } else { "" },
+            cls = if st.fault { " class=\"fault\"" } else { "" },
+            s = state(&st.state)
+        );
+    }
+    format!(
+        "<section class=\"story\"><h2>Counterexample for {prop} <span class=\"muted\">({n} steps, shortest)</span></h2>\
+{LEGEND}{CONTROLS}<div class=\"scroll\">{svg}</div>\
+<div class=\"why\"><strong>Why it broke ({prop}).</strong> {why}</div>\
+<h3>The steps</h3><ol class=\"steps\" start=\"0\">{list}</ol></section>",
+        prop = escape(&story.property.to_string()),
+        n = story.steps.len(),
+        svg = sequence(&story.cast.lanes, &rows),
+        why = escape(&story.closing),
+    )
+}

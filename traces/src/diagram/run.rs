@@ -1,0 +1,358 @@
+//! The lanes of a real run, drawn from its recorded history: each client's operations
+//! and the commands it sent to each server with their replies, the nemesis's faults,
+//! who was inside the critical section and until when each client believed it held the
+//! lock. A run has thousands of events, so one window is drawn: around the operations a
+//! violated check names (drawn red: the overlap, the lost write), else around the first
+//! fault; refused tries (busy `SET NX`, failed acquires) are counted, not drawn.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use locklab_models::diagram::{
+    client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState, Mark,
+    Scene,
+};
+use locklab_models::redis::spec::{command_text, reply_text, RedisCommand, RedisReply};
+use serde_json::Value;
+
+use crate::check::{Report, Verdict};
+use crate::format::{CommandValue, Event, History, OpKind, Phase, Process};
+
+/// Time before the first drawn event and after the last, so the lead-up shows.
+const MARGIN_NS: u64 = 250_000_000;
+/// A fault this close before the window is pulled into it: it is usually the cause.
+const LEAD_NS: u64 = 3_000_000_000;
+/// At most this many rows.
+const MAX_ROWS: usize = 60;
+
+/// One drawn event.
+pub struct RunRow {
+    /// The event in words.
+    pub title: String,
+    /// When, in ms since the run started.
+    pub at_ms: u64,
+    /// A fault.
+    pub fault: bool,
+    /// What it shows.
+    pub scene: Scene,
+}
+
+/// The run's diagram.
+pub struct RunDiagram {
+    /// Clients, servers, the nemesis, the resource.
+    pub lanes: Vec<Lane>,
+    /// The events drawn.
+    pub rows: Vec<RunRow>,
+    /// The window drawn (ns since the run started).
+    pub window: (u64, u64),
+    /// Why this window.
+    pub why: String,
+    /// Events in the window left out: refused tries, invocations, rows past the limit.
+    pub hidden: usize,
+}
+
+fn client_id(p: Process) -> Option<String> {
+    p.client().map(|c| format!("c{c}"))
+}
+
+fn op_name(op: OpKind) -> String {
+    serde_json::to_value(op)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn short(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The command and its reply in the words of its backend's spec, when it is Redis's.
+fn command_words(c: &CommandValue) -> (String, Option<String>) {
+    let cmd = serde_json::from_value::<RedisCommand>(c.command.clone())
+        .map_or_else(|_| short(&c.command), |r| command_text(&r));
+    let reply = c.reply.as_ref().map(|r| {
+        serde_json::from_value::<RedisReply>(r.clone())
+            .map_or_else(|_| short(r), |r| reply_text(&r))
+    });
+    (cmd, Some(reply.unwrap_or_else(|| "no reply".into())))
+}
+
+/// A try that got nothing: a refused or unanswered acquire, a busy or unanswered
+/// command. Clients retry these in loops; drawn, they would bury the story.
+fn refused(e: &Event) -> bool {
+    match e.op {
+        OpKind::Acquire => matches!(e.phase, Phase::Fail | Phase::Info),
+        OpKind::Command => e
+            .value
+            .as_ref()
+            .and_then(|v| serde_json::from_value::<CommandValue>(v.clone()).ok())
+            .is_some_and(|c| c.reply.as_ref().is_none_or(|r| r == "nil")),
+        _ => false,
+    }
+}
+
+/// The window: around the first violated check's operations, else the first fault.
+fn window(history: &History, report: &Report) -> (u64, u64, String) {
+    let times: BTreeMap<usize, u64> = history.events.iter().map(|(l, e)| (*l, e.time)).collect();
+    let end = history.events.last().map_or(0, |(_, e)| e.time);
+    let violated = report
+        .checks
+        .iter()
+        .find(|c| c.verdict == Verdict::Violation && !c.ops.is_empty());
+    let (lo, hi, why) = match violated {
+        Some(c) => {
+            let ts: Vec<u64> = c
+                .ops
+                .iter()
+                .filter_map(|o| times.get(&o.line).copied())
+                .collect();
+            let lo = ts.iter().min().copied().unwrap_or(0);
+            let hi = ts.iter().max().copied().unwrap_or(lo);
+            (lo, hi, format!("{}: {}", c.property.name(), c.summary))
+        }
+        None => match history.events.iter().find(|(_, e)| e.op == OpKind::Nemesis) {
+            Some((_, e)) => (
+                e.time,
+                e.time + 4 * MARGIN_NS,
+                "the first fault and what followed".into(),
+            ),
+            None => (
+                0,
+                4 * MARGIN_NS,
+                "the start of the run (no fault, no violation)".into(),
+            ),
+        },
+    };
+    let lead = history
+        .events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Nemesis && e.time <= lo && lo - e.time <= LEAD_NS)
+        .map(|(_, e)| e.time)
+        .next_back();
+    let from = lead.unwrap_or(lo).saturating_sub(MARGIN_NS);
+    (from, hi.saturating_add(MARGIN_NS).min(end.max(hi)), why)
+}
+
+/// What the clients believe and do, replayed up to each event.
+#[derive(Default)]
+struct Tracker {
+    inside: BTreeSet<u32>,
+    lease_ns: BTreeMap<u32, u64>,
+    until_ms: BTreeMap<u32, u64>,
+}
+
+impl Tracker {
+    fn apply(&mut self, e: &Event) {
+        let Some(c) = e.process.client() else { return };
+        match (e.op, e.phase) {
+            (OpKind::Acquire | OpKind::Renew, Phase::Invoke) => {
+                if let Some(l) = e.lease_ns {
+                    self.lease_ns.insert(c, l);
+                }
+            }
+            (OpKind::Acquire | OpKind::Renew, Phase::Ok) => {
+                if let Some(l) = self.lease_ns.get(&c) {
+                    self.until_ms.insert(c, (e.time + l) / 1_000_000);
+                }
+            }
+            (OpKind::Release, Phase::Ok | Phase::Fail | Phase::Info) => {
+                self.until_ms.remove(&c);
+            }
+            (OpKind::Enter, _) => {
+                self.inside.insert(c);
+            }
+            (OpKind::Leave, _) => {
+                self.inside.remove(&c);
+            }
+            _ => {}
+        }
+    }
+
+    fn states(&self, clients: &BTreeSet<u32>) -> Vec<LaneState> {
+        let mut out: Vec<LaneState> = clients
+            .iter()
+            .map(|c| {
+                let inside = self.inside.contains(c);
+                client_state(
+                    c,
+                    if inside { "inside" } else { "" },
+                    self.until_ms.get(c).copied(),
+                    inside,
+                    false,
+                )
+            })
+            .collect();
+        let inside: Vec<usize> = self.inside.iter().map(|c| *c as usize).collect();
+        out.push(resource_state(&inside, None));
+        out
+    }
+}
+
+/// The run's diagram from its history and the checks' report.
+pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
+    let (from, to, why) = window(history, report);
+    let offending: BTreeSet<usize> = report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Violation)
+        .flat_map(|c| c.ops.iter().map(|o| o.line))
+        .collect();
+    let in_window: Vec<&(usize, Event)> = history
+        .events
+        .iter()
+        .filter(|(_, e)| e.time >= from && e.time <= to)
+        .collect();
+    let clients: BTreeSet<u32> = in_window
+        .iter()
+        .filter_map(|(_, e)| e.process.client())
+        .collect();
+    let nodes: BTreeSet<usize> = in_window
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Command)
+        .filter_map(|(_, e)| serde_json::from_value::<CommandValue>(e.value.clone()?).ok())
+        .map(|c| c.node)
+        .collect();
+    let backend = history.header.backend.clone();
+    let mut lanes: Vec<Lane> = clients
+        .iter()
+        .map(|c| Lane::new(format!("c{c}"), format!("c{c}"), LaneKind::Client))
+        .collect();
+    if nodes.is_empty() {
+        lanes.push(Lane::new(
+            "lock",
+            format!("{backend} (lock)"),
+            LaneKind::Node,
+        ));
+    }
+    for n in &nodes {
+        lanes.push(Lane::new(
+            format!("node{n}"),
+            format!("{backend} node {n}"),
+            LaneKind::Node,
+        ));
+    }
+    lanes.push(Lane::new("nemesis", "nemesis", LaneKind::Agent));
+    lanes.push(resource_lane());
+
+    let mut tracker = Tracker::default();
+    let mut rows = Vec::new();
+    let mut hidden = 0;
+    // Command events are written when their reply comes; draw everything in time order.
+    let mut ordered: Vec<&(usize, Event)> = history.events.iter().collect();
+    ordered.sort_by_key(|(line, e)| (e.time, *line));
+    for (line, e) in ordered {
+        tracker.apply(e);
+        if e.time < from || e.time > to {
+            continue;
+        }
+        let skip = refused(e) || (e.phase == Phase::Invoke && e.op != OpKind::Nemesis);
+        if skip || rows.len() >= MAX_ROWS {
+            hidden += 1;
+            continue;
+        }
+        let bad = offending.contains(line);
+        let Some(exchange) = draw(e, bad, nodes.is_empty()) else {
+            hidden += 1;
+            continue;
+        };
+        let who = e.process.to_string();
+        let title = match &e.note {
+            Some(n) => format!("{who}: {} {:?} — {n}", op_name(e.op), e.phase),
+            None => format!("{who}: {} {:?}", op_name(e.op), e.phase),
+        };
+        rows.push(RunRow {
+            title: if bad { format!("✗ {title}") } else { title },
+            at_ms: e.time / 1_000_000,
+            fault: e.op == OpKind::Nemesis,
+            scene: Scene {
+                now: Some(e.time / 1_000_000),
+                exchange,
+                lanes: tracker.states(&clients),
+            },
+        });
+    }
+    RunDiagram {
+        lanes,
+        rows,
+        window: (from, to),
+        why,
+        hidden,
+    }
+}
+
+fn phase_word(p: Phase) -> &'static str {
+    match p {
+        Phase::Invoke => "…",
+        Phase::Ok => "ok",
+        Phase::Fail => "fail",
+        Phase::Info => "unknown",
+    }
+}
+
+/// One event as a message or a mark; `lock_lane`: lock operations are drawn as
+/// messages to one lock lane (no command events to show the servers).
+fn draw(e: &Event, bad: bool, lock_lane: bool) -> Option<Exchange> {
+    let mark = |lane: String, label: String, fault: bool| Exchange {
+        arrows: Vec::new(),
+        marks: vec![Mark {
+            lane: Some(lane),
+            label,
+            fault,
+        }],
+    };
+    if e.op == OpKind::Nemesis {
+        let v = e.value.as_ref();
+        let get = |k: &str| v.and_then(|v| v.get(k)).map(short).unwrap_or_default();
+        return Some(mark(
+            "nemesis".into(),
+            format!("⚡ {} {}", get("fault"), get("target"))
+                .trim()
+                .to_string(),
+            true,
+        ));
+    }
+    let c = client_id(e.process)?;
+    let arrow = |to: String, label: String, reply: Option<String>| Exchange {
+        arrows: vec![Arrow {
+            from: c.clone(),
+            to,
+            label,
+            reply,
+            fault: bad,
+        }],
+        marks: Vec::new(),
+    };
+    let token = e.token.map_or(String::new(), |t| format!(" (token {t})"));
+    Some(match e.op {
+        OpKind::Command => {
+            let cv: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
+            let (cmd, reply) = command_words(&cv);
+            arrow(format!("node{}", cv.node), cmd, reply)
+        }
+        OpKind::Enter => mark(c.clone(), "enters".into(), bad),
+        OpKind::Leave => mark(c.clone(), "leaves".into(), bad),
+        OpKind::Acquire | OpKind::Release | OpKind::Renew if lock_lane => arrow(
+            "lock".into(),
+            op_name(e.op),
+            Some(format!("{}{token}", phase_word(e.phase))),
+        ),
+        OpKind::Acquire | OpKind::Release | OpKind::Renew => mark(
+            c.clone(),
+            format!("{} {}{token}", op_name(e.op), phase_word(e.phase)),
+            bad,
+        ),
+        op => {
+            let v = e
+                .value
+                .as_ref()
+                .map_or(String::new(), |v| format!(" {}", short(v)));
+            arrow(
+                "resource".into(),
+                format!("{}{v}{token}", op_name(op)),
+                Some(phase_word(e.phase).into()),
+            )
+        }
+    })
+}

@@ -1,0 +1,159 @@
+//! The run's page: the real run's lanes beside the model's diagram of the same
+//! scenario — two views of one failure — with the table of where they agree.
+
+use std::fmt::Write;
+
+use locklab_models::catalog::{Cast, Report, Scenario};
+
+use super::model::{header, model_section};
+use super::page::{document, CONTROLS, LEGEND};
+use super::run::RunDiagram;
+use super::svg::{sequence, Row};
+use crate::escape::escape;
+
+/// One property as the model expects it and as the run saw it.
+#[derive(Clone, Debug)]
+pub struct AgreementRow {
+    /// The property.
+    pub property: String,
+    /// `violated` / `holds`.
+    pub model: String,
+    /// What the history showed.
+    pub run: String,
+    /// `agrees`, `DISAGREES`, `not compared`.
+    pub verdict: String,
+}
+
+/// What the page says about the run.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    /// Seed of the run.
+    pub seed: u64,
+    /// Clients.
+    pub clients: usize,
+    /// Events recorded.
+    pub events: u64,
+    /// The servers.
+    pub topology: String,
+    /// What the faults do.
+    pub story: String,
+    /// The run's verdict in a word.
+    pub verdict: String,
+    /// Whether it agrees with the model.
+    pub agrees: bool,
+    /// Per property.
+    pub rows: Vec<AgreementRow>,
+    /// File name of the linearizability visualization beside this page, if written.
+    pub linearizability: Option<String>,
+}
+
+/// The whole page.
+pub fn run_page(
+    s: &Scenario,
+    model: &Report,
+    cast: &Cast,
+    run: &RunSummary,
+    diagram: &RunDiagram,
+) -> String {
+    let mut body = format!("<header>{}</header>", header(s, model));
+    let _ = write!(
+        body,
+        "<h2>The real run and the model</h2><dl class=\"facts\"><dt>Servers</dt><dd>{}</dd><dt>Faults</dt><dd>{}</dd>\
+<dt>Run</dt><dd>seed {}, {} clients, {} events</dd><dt>Run verdict</dt><dd><span class=\"verdict {}\">{}</span> — {}</dd></dl>\
+<table class=\"cat\"><thead><tr><th>property</th><th>model</th><th>real run</th><th></th></tr></thead><tbody>",
+        escape(&run.topology),
+        escape(&run.story),
+        run.seed,
+        run.clients,
+        run.events,
+        if run.verdict.eq_ignore_ascii_case("ok") { "holds" } else { "violated" },
+        escape(&run.verdict),
+        if run.agrees {
+            "<span class=\"ok\">agrees with the model</span>"
+        } else {
+            "<span class=\"bad\">DISAGREES with the model</span>"
+        }
+    );
+    for r in &run.rows {
+        let cls = match r.verdict.as_str() {
+            "agrees" => "ok",
+            "DISAGREES" => "bad",
+            _ => "muted",
+        };
+        let _ = write!(
+            body,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{cls}\">{}</td></tr>",
+            escape(&r.property),
+            escape(&r.model),
+            escape(&r.run),
+            escape(&r.verdict)
+        );
+    }
+    body.push_str("</tbody></table>");
+    if let Some(l) = &run.linearizability {
+        let _ = write!(
+            body,
+            "<p>The linearizability search of this history, drawn by porcupine-rs: <a href=\"{0}\">{0}</a>.</p>",
+            escape(l)
+        );
+    }
+    body.push_str("<div class=\"side\">");
+    body.push_str(&run_section(diagram));
+    let _ = write!(
+        body,
+        "<div class=\"model\"><h2>The model's shortest counterexample</h2>{}</div></div>",
+        model_section(s, model, cast)
+    );
+    document(&format!("{} — real run and model — locklab", s.id), &body)
+}
+
+fn run_section(d: &RunDiagram) -> String {
+    let initial = locklab_models::diagram::Scene::default();
+    let mut rows = vec![Row {
+        step: 0,
+        label: "window".into(),
+        time: Some(format!("{} ms", d.window.0 / 1_000_000)),
+        title: "the window starts",
+        fault: false,
+        scene: &initial,
+    }];
+    let mut list = String::from(
+        "<li value=\"0\" data-step=\"0\" data-say=\"the window starts\">the window starts</li>",
+    );
+    for (i, r) in d.rows.iter().enumerate() {
+        rows.push(Row {
+            step: i + 1,
+            label: (i + 1).to_string(),
+            time: Some(format!("{} ms", r.at_ms)),
+            title: &r.title,
+            fault: r.fault,
+            scene: &r.scene,
+        });
+        let _ = write!(
+            list,
+            "<li value=\"{n}\" data-step=\"{n}\" data-say=\"{t}\"{cls}><span>{ms} ms — {t}</span></li>",
+            n = i + 1,
+            t = escape(&r.title),
+            ms = r.at_ms,
+            cls = if r.fault { " class=\"fault\"" } else { "" }
+        );
+    }
+    let empty = if d.rows.is_empty() {
+        "<p class=\"holds-note\">The recorded history has no event in this window.</p>"
+    } else {
+        ""
+    };
+    format!(
+        "<section class=\"story run\"><h2>The real run <span class=\"muted\">({} – {} ms)</span></h2>\
+<p>Drawn from the recorded history: {why}. Times are ms since the run started; leases as the clients believed them. \
+Red arrows and marks are the operations the checks name. {hidden} events in the window are not drawn (invocations, refused or unanswered tries{more}).</p>\
+{LEGEND}{CONTROLS}{empty}<div class=\"scroll\">{svg}</div>\
+<details class=\"noprint\"><summary>The events drawn</summary><ol class=\"steps\" start=\"0\">{list}</ol></details></section>",
+        d.window.0 / 1_000_000,
+        d.window.1 / 1_000_000,
+        why = escape(&d.why),
+        hidden = d.hidden,
+        more = if d.rows.len() >= 60 { ", rows past the first 60" } else { "" },
+        svg = sequence(&d.lanes, &rows),
+    )
+}
