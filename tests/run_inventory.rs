@@ -52,9 +52,17 @@ fn read_check_write_oversells_with_no_lock_and_with_a_mutex_per_instance() {
         ("inventory-local-mutex", "mariadb"),
     ] {
         let r = agrees(id, backend);
-        assert_eq!(check(&r, Property::ResourceSafety), Verdict::Violation, "{id}");
+        assert_eq!(
+            check(&r, Property::ResourceSafety),
+            Verdict::Violation,
+            "{id}"
+        );
         // The database itself stays linearizable: the application lost the update.
-        assert_eq!(check(&r, Property::ResourceLinearizability), Verdict::Ok, "{id}");
+        assert_eq!(
+            check(&r, Property::ResourceLinearizability),
+            Verdict::Ok,
+            "{id}"
+        );
         assert!(oversold(&r) >= 1, "{id} on {backend}");
     }
 }

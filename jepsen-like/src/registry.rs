@@ -56,11 +56,7 @@ pub fn find(id: &str) -> Result<AnyPlan, Vec<&'static str>> {
     let all = plans();
     match all.iter().find(|p| p.id() == id) {
         Some(p) => Ok(p.clone()),
-        None => Err(all
-            .iter()
-            .map(AnyPlan::id)
-            .chain(inventory_ids())
-            .collect()),
+        None => Err(all.iter().map(AnyPlan::id).chain(inventory_ids()).collect()),
     }
 }
 

@@ -32,7 +32,10 @@ pub fn run(args: Args) -> u8 {
     if args.what != "inventory" {
         return bad_input(
             args.format,
-            &format!("bench: unknown benchmark {:?}; there is `inventory`", args.what),
+            &format!(
+                "bench: unknown benchmark {:?}; there is `inventory`",
+                args.what
+            ),
         );
     }
     let backends = match args.backend.as_str() {

@@ -155,9 +155,10 @@ fn list(format: Format) -> u8 {
             let rows: Vec<_> = plans
                 .iter()
                 .map(|p| serde_json::json!({"id": p.id(), "faults": p.story()}))
-                .chain(locklab_jepsen::registry::inventory_ids().map(
-                    |id| serde_json::json!({"id": id, "faults": INVENTORY_STORY}),
-                ))
+                .chain(
+                    locklab_jepsen::registry::inventory_ids()
+                        .map(|id| serde_json::json!({"id": id, "faults": INVENTORY_STORY})),
+                )
                 .collect();
             println!("{}", serde_json::Value::Array(rows));
         }

@@ -199,4 +199,3 @@ pub fn table(rows: &[BenchRow]) -> String {
     }
     out
 }
-

@@ -122,7 +122,9 @@ fn run_on<K: SqlKind>(
         .map_err(|e| RunError::Environment(format!("tokio runtime: {e}")))?;
     let outcomes = runtime.block_on(async {
         let mut all = buyers(&url, clients + 1, WORK, Some(&log)).await?;
-        let mut reader = all.pop().ok_or_else(|| RunError::Internal("no reader".into()))?;
+        let mut reader = all
+            .pop()
+            .ok_or_else(|| RunError::Internal("no reader".into()))?;
         // Tick 0 (the row's own version) starts as the buyers do.
         let origin = Instant::now();
         let tasks: Vec<_> = all
