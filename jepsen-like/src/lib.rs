@@ -15,7 +15,9 @@
 //!   run against the model; [`custom`]: your own lock in a scenario.
 //!
 //! A family is a folder: [`redis`] (Redis, Sentinel, Redlock) is the worked example.
-//! [`registry`] is the one place that lists the families.
+//! [`registry`] is the one place that lists the families. The `inventory-*` rows have
+//! buyers instead of the lock loop ([`sql::inventory`]): the registry sends their ids
+//! there, and they reuse the runner's history check and model agreement.
 
 pub mod agreement;
 pub mod cluster;
