@@ -49,6 +49,9 @@ enum Command {
     /// Run a scenario on real servers under real faults; check the recorded history
     /// and compare the verdict with the model's.
     Run(commands::run::Args),
+    /// Measure on real servers: `bench inventory` times every inventory strategy on
+    /// MariaDB and PostgreSQL (purchases/s, oversold units, latency).
+    Bench(commands::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -61,7 +64,10 @@ fn main() -> ExitCode {
             return ExitCode::from(u8::try_from(code).unwrap_or(2));
         }
     };
-    if !matches!(cli.command, Command::Run(_) | Command::Explore(_)) {
+    if !matches!(
+        cli.command,
+        Command::Run(_) | Command::Explore(_) | Command::Bench(_)
+    ) {
         // `locklab matrix | head` should end quietly, as any Unix filter does, rather
         // than panic on a closed stdout. `run` and `explore` keep Rust's default
         // (SIGPIPE ignored): they write to servers', clients' and browsers' pipes and
@@ -81,6 +87,7 @@ fn main() -> ExitCode {
         Command::Matrix(args) => commands::matrix::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Bench(args) => commands::bench::run(args),
     };
     ExitCode::from(code)
 }

@@ -92,3 +92,35 @@ fn sql_runs_refuse_bad_options_and_a_missing_server_before_starting_anything() {
         "{error}"
     );
 }
+
+#[test]
+fn inventory_runs_and_the_bench_refuse_bad_options_before_starting_anything() {
+    let out = locklab(&["run", "inventory-one-sql", "--backend", "oracle"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--backend"));
+    let out = locklab(&["run", "inventory-one-sql", "--clients", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = locklab(&["run", "redis-lua", "--backend", "postgres"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = locklab(&["bench", "nothing"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inventory"));
+    let out = locklab(&["bench", "inventory", "--buyers", "0", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON error document");
+    assert_eq!(json["verdict"], "error");
+    let out = locklab(&["bench", "inventory", "--backend", "oracle"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = locklab(&["run", "--list"]);
+    let list = String::from_utf8_lossy(&out.stdout);
+    for id in [
+        "inventory-no-lock",
+        "inventory-local-mutex",
+        "inventory-one-sql",
+        "inventory-optimistic",
+        "inventory-timestamp-cas",
+    ] {
+        assert!(list.contains(id), "{id} missing from run --list");
+    }
+}

@@ -16,7 +16,9 @@
 //!
 //! A family is a folder: [`redis`] (Redis, Sentinel, Redlock) is the worked example;
 //! [`sql`] (MariaDB, PostgreSQL) and [`etcd`] (a 3-node cluster) follow it.
-//! [`registry`] is the one place that lists the families.
+//! [`registry`] is the one place that lists the families. The `inventory-*` rows have
+//! buyers instead of the lock loop ([`sql::inventory`]): the registry sends their ids
+//! there, and they reuse the runner's history check and model agreement.
 
 pub mod agreement;
 pub mod cluster;

@@ -62,8 +62,15 @@ pub fn find(id: &str) -> Result<AnyPlan, Vec<&'static str>> {
     let all = plans();
     match all.iter().find(|p| p.id() == id) {
         Some(p) => Ok(p.clone()),
-        None => Err(all.iter().map(AnyPlan::id).collect()),
+        None => Err(all.iter().map(AnyPlan::id).chain(inventory_ids()).collect()),
     }
+}
+
+/// The `inventory-*` rows that run on real servers (on `--backend`).
+pub fn inventory_ids() -> impl Iterator<Item = &'static str> {
+    crate::sql::inventory::Strategy::ALL
+        .into_iter()
+        .filter_map(crate::sql::inventory::Strategy::id)
 }
 
 /// Runs `options.id` on real servers. `progress` is called from this thread.
@@ -71,6 +78,17 @@ pub fn run(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
+    // The inventory rows have buyers instead of a lock loop, and a server to choose.
+    if let Some(strategy) = crate::sql::inventory::Strategy::from_id(&options.id) {
+        let backend = crate::sql::inventory::Backend::parse(options.backend.as_deref())?;
+        return crate::sql::inventory::run::run(options, strategy, backend, progress);
+    }
+    if options.backend.is_some() {
+        return Err(RunError::BadOption(format!(
+            "--backend: {} names its own servers; only the inventory-* rows take one",
+            options.id
+        )));
+    }
     let plan = find(&options.id).map_err(|known| RunError::UnknownId {
         id: options.id.clone(),
         known,

@@ -56,6 +56,9 @@ pub struct RunOptions {
     pub replicas: Option<usize>,
     /// Time and memory the history's checks may take; past them a check says unknown.
     pub check_budget: CheckBudget,
+    /// The server an `inventory-*` row runs on (`mariadb`, `postgres`; default
+    /// MariaDB); the lock rows name their own.
+    pub backend: Option<String>,
 }
 
 /// The budget of the checks of one history (`--timeout`, `--memory`).
@@ -92,6 +95,7 @@ impl RunOptions {
             lock: None,
             replicas: None,
             check_budget: CheckBudget::default(),
+            backend: None,
         }
     }
 }
@@ -248,12 +252,14 @@ struct Attempted {
     events: u64,
 }
 
-struct Checked {
-    report: Report,
-    agreement: Agreement,
-    timeline: Option<Vec<String>>,
-    liveness: Option<Liveness>,
-    history: Option<locklab_traces::format::History>,
+/// A recorded history checked and held against the model.
+pub(crate) struct Checked {
+    pub(crate) report: Report,
+    pub(crate) agreement: Agreement,
+    pub(crate) timeline: Option<Vec<String>>,
+    pub(crate) liveness: Option<Liveness>,
+    /// The history itself, kept for the run's diagram page (`--html`).
+    pub(crate) history: Option<locklab_traces::format::History>,
 }
 
 /// Nobody granted for this many leases (and at least [`STUCK_FLOOR`]) after a crash
@@ -281,7 +287,8 @@ fn model_verdict(id: &str, replicas: usize) -> Result<Vec<Property>, RunError> {
     }
 }
 
-fn check(
+/// Checks the history at `path` and compares it with the model's `expected` verdict.
+pub(crate) fn check(
     path: &Path,
     html: bool,
     budget: CheckBudget,
@@ -311,7 +318,8 @@ fn check(
     })
 }
 
-fn run_dir(keep: Option<&Path>) -> Result<PathBuf, RunError> {
+/// The run's directory: `--keep`'s, or a fresh temporary one.
+pub(crate) fn run_dir(keep: Option<&Path>) -> Result<PathBuf, RunError> {
     let dir = match keep {
         Some(d) => d.to_path_buf(),
         None => std::env::temp_dir().join(format!(

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod bench;
 pub mod check;
 pub mod check_history;
 pub mod explain;

@@ -46,12 +46,16 @@ pub struct Args {
     /// says unknown (exit 3).
     #[arg(long, default_value = "1024", value_parser = crate::commands::check_history::parse_megabytes)]
     memory: usize,
+    /// The server an `inventory-*` row runs on: mariadb (default) or postgres.
+    #[arg(long)]
+    backend: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
 
-fn parse_secs(s: &str) -> Result<Duration, String> {
+/// Parses a positive number of seconds, at most 600.
+pub fn parse_secs(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()
         .map_err(|_| format!("expected seconds, got {s:?}"))?;
@@ -89,6 +93,7 @@ pub fn run(args: Args) -> u8 {
         replicas: args.replicas,
         duration: args.duration,
         seed: args.seed,
+        backend: args.backend.clone(),
         keep: args.keep.clone(),
         html: args.html.is_some(),
         check_budget: CheckBudget {
@@ -163,6 +168,10 @@ pub fn run(args: Args) -> u8 {
     report.agreement.verdict.exit_code() as u8
 }
 
+/// What an inventory row's run does (it has no fault).
+const INVENTORY_STORY: &str =
+    "no fault: N buyers, one unit each, against N-1 units (--backend mariadb|postgres)";
+
 fn list(format: Format) -> u8 {
     let plans = locklab_jepsen::plans();
     match format {
@@ -170,12 +179,19 @@ fn list(format: Format) -> u8 {
             let rows: Vec<_> = plans
                 .iter()
                 .map(|p| serde_json::json!({"id": p.id(), "faults": p.story()}))
+                .chain(
+                    locklab_jepsen::registry::inventory_ids()
+                        .map(|id| serde_json::json!({"id": id, "faults": INVENTORY_STORY})),
+                )
                 .collect();
             println!("{}", serde_json::Value::Array(rows));
         }
         Format::Text => {
             for p in plans {
                 println!("{:<26} {}", p.id(), p.story());
+            }
+            for id in locklab_jepsen::registry::inventory_ids() {
+                println!("{id:<26} {INVENTORY_STORY}");
             }
         }
     }

@@ -7,10 +7,13 @@
 //! - [`actions`]: the fault only a database has here — the server kills the lock
 //!   holder's session (`KILL CONNECTION`, `pg_terminate_backend`);
 //! - [`locks`]: which client lock a scenario uses, and how each client builds it;
-//! - [`plans`]: the catalog's SQL rows that run on real servers.
+//! - [`plans`]: the catalog's SQL rows that run on real servers;
+//! - [`inventory`]: the `inventory-*` rows, buyers instead of a lock loop, and the
+//!   inventory benchmark.
 
 pub mod actions;
 pub mod cluster;
+pub mod inventory;
 pub mod locks;
 pub mod plans;
 

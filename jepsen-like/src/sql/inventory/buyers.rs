@@ -1,0 +1,262 @@
+//! One purchase under each strategy, as the application code people deploy does it,
+//! with every statement's effect recorded as a resource operation on the `stock` key
+//! (`read`, `write`, `decrement`, `cas`) when a history is kept.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use locklab_traces::format::{OpKind, Phase, Process};
+use serde_json::{json, Value};
+
+use super::store::Store;
+use crate::log::Log;
+
+/// How a buyer takes a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// `SELECT n`, check `n > 0`, `UPDATE … SET n = <read - 1>`.
+    NoLock,
+    /// The same inside a mutex of the buyer's own app instance (two instances).
+    LocalMutex,
+    /// `UPDATE … SET n = n - 1 WHERE id = ? AND n > 0`.
+    OneSql,
+    /// Read `n, version`; `UPDATE … SET n = ?, version = version + 1 WHERE version = ?`;
+    /// retry when no row matched.
+    Optimistic,
+    /// The same with a coarse (1 s) `updated_at` timestamp as the version.
+    TimestampCas,
+    /// `SELECT … FOR UPDATE`, then the `UPDATE`, in one transaction (a lock: for the
+    /// benchmark only, the catalog has no inventory row for it).
+    ForUpdate,
+}
+
+impl Strategy {
+    /// Every strategy, in the benchmark's order.
+    pub const ALL: [Strategy; 6] = [
+        Strategy::NoLock,
+        Strategy::LocalMutex,
+        Strategy::OneSql,
+        Strategy::ForUpdate,
+        Strategy::Optimistic,
+        Strategy::TimestampCas,
+    ];
+
+    /// The catalog id (`None`: no catalog row).
+    pub fn id(self) -> Option<&'static str> {
+        match self {
+            Strategy::NoLock => Some("inventory-no-lock"),
+            Strategy::LocalMutex => Some("inventory-local-mutex"),
+            Strategy::OneSql => Some("inventory-one-sql"),
+            Strategy::Optimistic => Some("inventory-optimistic"),
+            Strategy::TimestampCas => Some("inventory-timestamp-cas"),
+            Strategy::ForUpdate => None,
+        }
+    }
+
+    /// The strategy of catalog id `id`.
+    pub fn from_id(id: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|s| s.id() == Some(id))
+    }
+
+    /// A short name for tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::NoLock => "no lock",
+            Strategy::LocalMutex => "local mutex (2 instances)",
+            Strategy::OneSql => "one conditional UPDATE",
+            Strategy::Optimistic => "optimistic version",
+            Strategy::TimestampCas => "timestamp CAS (1 s)",
+            Strategy::ForUpdate => "SELECT … FOR UPDATE",
+        }
+    }
+
+    /// Whether a read records the version (the CAS strategies compare it).
+    fn reads_version(self) -> bool {
+        matches!(self, Strategy::Optimistic | Strategy::TimestampCas)
+    }
+}
+
+/// How a purchase ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Purchase {
+    /// A unit was sold.
+    Bought,
+    /// The buyer saw no stock (or the conditional statement matched no row).
+    Refused,
+    /// A statement failed: the purchase's outcome is unknown.
+    Error(String),
+}
+
+/// The coarse clock of the timestamp version: whole ticks since `origin` (the run's
+/// first tick stands for the `updated_at` the row was made with, version 0).
+#[derive(Clone, Copy, Debug)]
+pub struct Ticks {
+    /// When tick 0 began.
+    pub origin: Instant,
+    /// The timestamp's resolution.
+    pub tick: Duration,
+}
+
+impl Ticks {
+    fn now(&self) -> i64 {
+        let t = self.origin.elapsed().as_nanos() / self.tick.as_nanos().max(1);
+        i64::try_from(t).unwrap_or(i64::MAX)
+    }
+}
+
+/// One buyer: its connection, its app instance's mutex, and where it records.
+pub struct Buyer {
+    /// Its process number in the history.
+    pub id: u32,
+    /// Its connection.
+    pub store: Store,
+    /// Its instance's in-process mutex (`LocalMutex`).
+    pub mutex: Arc<tokio::sync::Mutex<()>>,
+    /// The timestamp clock (`TimestampCas`).
+    pub ticks: Ticks,
+    /// The application's work between its read and its write.
+    pub work: Duration,
+    /// The history, when one is kept.
+    pub log: Option<Arc<Log>>,
+}
+
+/// The resource key every operation names.
+pub const KEY: &str = "stock";
+
+impl Buyer {
+    fn invoke(&self, op: OpKind, value: Option<Value>) {
+        if let Some(log) = &self.log {
+            let mut e = Log::event(Process::Client(self.id), op, Phase::Invoke);
+            e.key = Some(KEY.into());
+            e.value = value;
+            log.record(e);
+        }
+    }
+
+    fn complete(&self, op: OpKind, phase: Phase, value: Option<Value>, note: Option<String>) {
+        if let Some(log) = &self.log {
+            let mut e = Log::event(Process::Client(self.id), op, phase);
+            e.key = Some(KEY.into());
+            e.value = value;
+            e.note = note;
+            log.record(e);
+        }
+    }
+
+    fn failed(&self, op: OpKind, e: &sqlx::Error) -> Purchase {
+        self.complete(op, Phase::Info, None, Some(e.to_string()));
+        Purchase::Error(e.to_string())
+    }
+
+    /// Reads the row, recording the stock (and the version when `with_version`).
+    pub async fn read(&mut self, with_version: bool) -> Result<(i64, i64), Purchase> {
+        self.invoke(OpKind::Read, None);
+        match self.store.read().await {
+            Ok((n, v)) => {
+                let value = if with_version {
+                    json!({"stock": n, "version": v})
+                } else {
+                    json!(n)
+                };
+                self.complete(OpKind::Read, Phase::Ok, Some(value), None);
+                Ok((n, v))
+            }
+            Err(e) => Err(self.failed(OpKind::Read, &e)),
+        }
+    }
+
+    /// One purchase of one unit.
+    pub async fn buy(&mut self, strategy: Strategy) -> Purchase {
+        match strategy {
+            Strategy::NoLock => self.read_check_write().await,
+            Strategy::LocalMutex => {
+                let mutex = Arc::clone(&self.mutex);
+                let _held = mutex.lock().await;
+                self.read_check_write().await
+            }
+            Strategy::OneSql => {
+                self.invoke(OpKind::Decrement, Some(json!(1)));
+                match self.store.decrement().await {
+                    Ok(true) => {
+                        self.complete(OpKind::Decrement, Phase::Ok, None, None);
+                        Purchase::Bought
+                    }
+                    Ok(false) => {
+                        self.complete(OpKind::Decrement, Phase::Fail, None, None);
+                        Purchase::Refused
+                    }
+                    Err(e) => self.failed(OpKind::Decrement, &e),
+                }
+            }
+            Strategy::ForUpdate => {
+                // One transaction: recorded as the decrement it amounts to.
+                self.invoke(OpKind::Decrement, Some(json!(1)));
+                match self.store.buy_for_update().await {
+                    Ok(true) => {
+                        self.complete(OpKind::Decrement, Phase::Ok, None, None);
+                        Purchase::Bought
+                    }
+                    Ok(false) => {
+                        self.complete(OpKind::Decrement, Phase::Fail, None, None);
+                        Purchase::Refused
+                    }
+                    Err(e) => self.failed(OpKind::Decrement, &e),
+                }
+            }
+            Strategy::Optimistic | Strategy::TimestampCas => self.cas_loop(strategy).await,
+        }
+    }
+
+    async fn read_check_write(&mut self) -> Purchase {
+        let n = match self.read(false).await {
+            Ok((n, _)) => n,
+            Err(p) => return p,
+        };
+        if n <= 0 {
+            return Purchase::Refused;
+        }
+        tokio::time::sleep(self.work).await;
+        self.invoke(OpKind::Write, Some(json!(n - 1)));
+        match self.store.write(n - 1).await {
+            Ok(()) => {
+                self.complete(OpKind::Write, Phase::Ok, None, None);
+                Purchase::Bought
+            }
+            Err(e) => self.failed(OpKind::Write, &e),
+        }
+    }
+
+    async fn cas_loop(&mut self, strategy: Strategy) -> Purchase {
+        loop {
+            let (n, v) = match self.read(strategy.reads_version()).await {
+                Ok(r) => r,
+                Err(p) => return p,
+            };
+            if n <= 0 {
+                return Purchase::Refused;
+            }
+            tokio::time::sleep(self.work).await;
+            let (new_version, recorded) = match strategy {
+                Strategy::TimestampCas => {
+                    let t = self.ticks.now();
+                    (t, Some(t))
+                }
+                _ => (v + 1, None),
+            };
+            let mut arg = json!({"expect_version": v, "stock": n - 1});
+            if let Some(t) = recorded {
+                arg["new_version"] = json!(t);
+            }
+            self.invoke(OpKind::Cas, Some(arg));
+            match self.store.cas(v, n - 1, new_version).await {
+                Ok(true) => {
+                    self.complete(OpKind::Cas, Phase::Ok, None, None);
+                    return Purchase::Bought;
+                }
+                // Someone wrote since the read: read again.
+                Ok(false) => self.complete(OpKind::Cas, Phase::Fail, None, None),
+                Err(e) => return self.failed(OpKind::Cas, &e),
+            }
+        }
+    }
+}

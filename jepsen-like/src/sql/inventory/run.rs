@@ -1,0 +1,206 @@
+//! `locklab run inventory-*`: N buyers, each wanting one unit, against a stock of N − 1
+//! on a real MariaDB or PostgreSQL server; the history's resource operations checked by
+//! the inventory spec (oversold units counted) and held against the model's verdict.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use locklab_models::catalog;
+use locklab_servers::Server;
+use locklab_traces::format::{Header, ResourceSpec};
+
+use super::buyers::{Buyer, Purchase, Strategy, Ticks};
+use super::store::{schema, Store};
+use super::Backend;
+use crate::agreement::expected_at_defaults;
+use crate::log::Log;
+use crate::runner::{check, run_dir, Progress, RunOptions, RunReport};
+use crate::sql::cluster::{MariaDb, Postgres, SqlKind};
+use crate::RunError;
+
+/// Buyers when `--clients` does not say (the model row's bound).
+const BUYERS: usize = 3;
+
+/// Each buyer's work between its read and its write: long enough that concurrent
+/// buyers' reads all come before the first write, as on a busy shop.
+const WORK: Duration = Duration::from_millis(50);
+
+/// The timestamp version's resolution (an `updated_at` in whole seconds).
+pub const TICK: Duration = Duration::from_secs(1);
+
+/// Runs the inventory row `strategy` on `backend`.
+pub fn run(
+    options: &RunOptions,
+    strategy: Strategy,
+    backend: Backend,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunReport, RunError> {
+    match backend {
+        Backend::MariaDb => run_on::<MariaDb>(options, strategy, progress),
+        Backend::Postgres => run_on::<Postgres>(options, strategy, progress),
+    }
+}
+
+/// The buyers of a run or a benchmark: one connection each, app instance `i % 2`.
+pub(crate) async fn buyers(
+    url: &str,
+    n: usize,
+    work: Duration,
+    log: Option<&Arc<Log>>,
+) -> Result<Vec<Buyer>, RunError> {
+    let mutexes = [Arc::default(), Arc::default()];
+    let ticks = Ticks {
+        origin: Instant::now(),
+        tick: TICK,
+    };
+    let mut out = Vec::new();
+    for i in 0..n {
+        let store = Store::connect(url)
+            .await
+            .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
+        out.push(Buyer {
+            id: u32::try_from(i).unwrap_or(u32::MAX),
+            store,
+            mutex: Arc::clone(&mutexes[i % 2]),
+            ticks,
+            work,
+            log: log.cloned(),
+        });
+    }
+    Ok(out)
+}
+
+fn run_on<K: SqlKind>(
+    options: &RunOptions,
+    strategy: Strategy,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RunReport, RunError> {
+    let id = strategy
+        .id()
+        .ok_or_else(|| RunError::Internal(format!("{strategy:?} has no catalog row")))?;
+    let scenario = catalog::find(id).map_err(|e| RunError::Internal(e.to_string()))?;
+    let expected = expected_at_defaults(&scenario);
+    let clients = options.clients.unwrap_or(BUYERS);
+    if !(2..=64).contains(&clients) {
+        return Err(RunError::BadOption(format!(
+            "--clients must be between 2 and 64, got {clients}"
+        )));
+    }
+    if options.duration.is_some() {
+        return Err(RunError::BadOption(format!(
+            "--duration: in {id} each buyer buys once; the run ends when they are done"
+        )));
+    }
+    let initial = i64::try_from(clients).unwrap_or(i64::MAX) - 1;
+    let started = Instant::now();
+    progress(Progress::Starting(1));
+    let server = K::start().map_err(|e| RunError::Environment(e.to_string()))?;
+    K::sql(&server, &schema(K::BACKEND == "mariadb", initial)).map_err(RunError::Environment)?;
+    let url = K::url(&server.addr());
+
+    let dir = run_dir(options.keep.as_deref())?;
+    let path = dir.join("history.jsonl");
+    let mut header = Header::new(id, K::BACKEND);
+    header.topology = format!(
+        "{} on {}; resource: its `stock` row ({initial} units, {clients} buyers)",
+        K::BACKEND,
+        server.addr()
+    );
+    header.seed = Some(options.seed);
+    header.resource = Some(ResourceSpec::Inventory {
+        initial,
+        writes_are_updates: true,
+    });
+    let log = Arc::new(
+        Log::create(&path, &header)
+            .map_err(|e| RunError::Environment(format!("{}: {e}", path.display())))?,
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Environment(format!("tokio runtime: {e}")))?;
+    let outcomes = runtime.block_on(async {
+        let mut all = buyers(&url, clients + 1, WORK, Some(&log)).await?;
+        let mut reader = all
+            .pop()
+            .ok_or_else(|| RunError::Internal("no reader".into()))?;
+        // Tick 0 (the row's own version) starts as the buyers do.
+        let origin = Instant::now();
+        let tasks: Vec<_> = all
+            .into_iter()
+            .map(|mut b| {
+                b.ticks.origin = origin;
+                tokio::spawn(async move { b.buy(strategy).await })
+            })
+            .collect();
+        progress(Progress::Running {
+            elapsed: started.elapsed(),
+            total: WORK,
+            events: log.count(),
+        });
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(
+                t.await
+                    .map_err(|e| RunError::Internal(format!("buyer task: {e}")))?,
+            );
+        }
+        // Every purchase is done: the read oversold units and lost updates are counted by.
+        reader.id = u32::try_from(clients).unwrap_or(u32::MAX);
+        let _ = reader.read(false).await;
+        Ok::<_, RunError>(outcomes)
+    })?;
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(keep) = &options.keep {
+        let logs = keep.join("logs");
+        if std::fs::create_dir_all(&logs).is_ok() {
+            let _ = std::fs::write(logs.join(format!("{}.log", K::BACKEND)), server.log());
+        }
+    }
+    drop(server);
+    if log.write_errors() > 0 {
+        return Err(RunError::Environment(format!(
+            "{} events could not be written to {}",
+            log.write_errors(),
+            path.display()
+        )));
+    }
+    progress(Progress::Checking);
+    let checked = check(
+        &path,
+        options.html,
+        options.check_budget,
+        &scenario,
+        &expected,
+    )?;
+    let bought = outcomes.iter().filter(|o| **o == Purchase::Bought).count();
+    let mut report = checked.report;
+    let mut history = Some(path.clone());
+    if options.keep.is_none() {
+        report.source = "the run's history (not kept: --keep DIR keeps it)".into();
+        let _ = std::fs::remove_dir_all(&dir);
+        history = None;
+    }
+    Ok(RunReport {
+        id: id.to_string(),
+        seed: options.seed,
+        story: format!(
+            "no fault: {clients} buyers, one unit each, against a stock of {initial} ({bought} purchases completed)"
+        ),
+        topology: header.topology,
+        lock: strategy.name().to_string(),
+        schedule: Vec::new(),
+        clients,
+        attempts: 1,
+        unreliable: Vec::new(),
+        events: log.count(),
+        history,
+        wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        report,
+        agreement: checked.agreement,
+        timeline: checked.timeline,
+        liveness: None,
+        recorded: checked.history,
+    })
+}

@@ -1,0 +1,195 @@
+//! The stock row (`stock`: `id`, `n`, `version`) and the statements the strategies
+//! send, as an application writes them for each server: `?` placeholders on MariaDB,
+//! `$n` on PostgreSQL. One [`Store`] is one connection (one server session).
+
+use sqlx::mysql::MySqlConnection;
+use sqlx::postgres::PgConnection;
+use sqlx::{Connection, Row};
+
+/// The table, made before the buyers start: one product, `stock` units, version 0.
+pub fn schema(mariadb: bool, stock: i64) -> String {
+    let db = if mariadb {
+        format!("USE {}; ", locklab_servers::mariadb::DATABASE)
+    } else {
+        String::new()
+    };
+    format!(
+        "{db}DROP TABLE IF EXISTS stock; \
+         CREATE TABLE stock (id INT PRIMARY KEY, n BIGINT NOT NULL, version BIGINT NOT NULL); \
+         INSERT INTO stock (id, n, version) VALUES (1, {stock}, 0)"
+    )
+}
+
+/// One connection to the stock row's database.
+pub enum Store {
+    /// MariaDB/MySQL.
+    MySql(MySqlConnection),
+    /// PostgreSQL.
+    Pg(PgConnection),
+}
+
+/// Runs the same statement on either connection, with `$1`-style placeholders written
+/// as `?` for MariaDB.
+macro_rules! on {
+    ($self:ident, $sql:expr, |$q:ident| $bind:expr, $run:ident) => {
+        match $self {
+            Store::MySql(c) => {
+                let sql = mysql_placeholders($sql);
+                let $q = sqlx::query(&sql);
+                $bind.$run(&mut *c).await.map(From::from)
+            }
+            Store::Pg(c) => {
+                let $q = sqlx::query($sql);
+                $bind.$run(&mut *c).await.map(From::from)
+            }
+        }
+    };
+}
+
+fn mysql_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// What a statement that changes rows reports.
+struct Affected(u64);
+
+impl From<sqlx::mysql::MySqlQueryResult> for Affected {
+    fn from(r: sqlx::mysql::MySqlQueryResult) -> Self {
+        Affected(r.rows_affected())
+    }
+}
+
+impl From<sqlx::postgres::PgQueryResult> for Affected {
+    fn from(r: sqlx::postgres::PgQueryResult) -> Self {
+        Affected(r.rows_affected())
+    }
+}
+
+/// A row read back: `(n, version)`.
+struct Stock(i64, i64);
+
+impl From<sqlx::mysql::MySqlRow> for Stock {
+    fn from(r: sqlx::mysql::MySqlRow) -> Self {
+        Stock(r.get(0), r.get(1))
+    }
+}
+
+impl From<sqlx::postgres::PgRow> for Stock {
+    fn from(r: sqlx::postgres::PgRow) -> Self {
+        Stock(r.get(0), r.get(1))
+    }
+}
+
+impl Store {
+    /// Connects to `url` (`mysql://…` or `postgres://…`).
+    pub async fn connect(url: &str) -> Result<Store, sqlx::Error> {
+        if url.starts_with("mysql://") {
+            Ok(Store::MySql(MySqlConnection::connect(url).await?))
+        } else {
+            Ok(Store::Pg(PgConnection::connect(url).await?))
+        }
+    }
+
+    /// `SELECT n, version FROM stock WHERE id = 1`.
+    pub async fn read(&mut self) -> Result<(i64, i64), sqlx::Error> {
+        let s: Result<Stock, _> = on!(
+            self,
+            "SELECT n, version FROM stock WHERE id = 1",
+            |q| q,
+            fetch_one
+        );
+        s.map(|Stock(n, v)| (n, v))
+    }
+
+    /// `UPDATE stock SET n = ? WHERE id = 1`: the write of read-check-write.
+    pub async fn write(&mut self, n: i64) -> Result<(), sqlx::Error> {
+        let a: Result<Affected, _> = on!(
+            self,
+            "UPDATE stock SET n = $1 WHERE id = 1",
+            |q| q.bind(n),
+            execute
+        );
+        a.map(drop)
+    }
+
+    /// `UPDATE stock SET n = n - 1 WHERE id = 1 AND n > 0`: whether a unit was taken.
+    pub async fn decrement(&mut self) -> Result<bool, sqlx::Error> {
+        let a: Result<Affected, _> = on!(
+            self,
+            "UPDATE stock SET n = n - 1 WHERE id = 1 AND n > 0",
+            |q| q,
+            execute
+        );
+        a.map(|Affected(r)| r == 1)
+    }
+
+    /// `UPDATE stock SET n = ?, version = ? WHERE id = 1 AND version = ?`: whether the
+    /// version still matched. `new_version` is the version read plus one (a version
+    /// counter) or the writer's timestamp (an `updated_at` column used as version).
+    pub async fn cas(
+        &mut self,
+        expect: i64,
+        n: i64,
+        new_version: i64,
+    ) -> Result<bool, sqlx::Error> {
+        let a: Result<Affected, _> = on!(
+            self,
+            "UPDATE stock SET n = $1, version = $2 WHERE id = 1 AND version = $3",
+            |q| q.bind(n).bind(new_version).bind(expect),
+            execute
+        );
+        a.map(|Affected(r)| r == 1)
+    }
+
+    /// `BEGIN; SELECT n … FOR UPDATE; UPDATE … SET n = n - 1` (when `n > 0`); `COMMIT`:
+    /// the row lock held for the whole transaction. Whether a unit was taken.
+    pub async fn buy_for_update(&mut self) -> Result<bool, sqlx::Error> {
+        const SELECT: &str = "SELECT n, version FROM stock WHERE id = 1 FOR UPDATE";
+        const UPDATE: &str = "UPDATE stock SET n = n - 1 WHERE id = 1";
+        match self {
+            Store::MySql(c) => {
+                let mut tx = c.begin().await?;
+                let n: i64 = sqlx::query(SELECT).fetch_one(&mut *tx).await?.get(0);
+                if n > 0 {
+                    sqlx::query(UPDATE).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(n > 0)
+            }
+            Store::Pg(c) => {
+                let mut tx = c.begin().await?;
+                let n: i64 = sqlx::query(SELECT).fetch_one(&mut *tx).await?.get(0);
+                if n > 0 {
+                    sqlx::query(UPDATE).execute(&mut *tx).await?;
+                }
+                tx.commit().await?;
+                Ok(n > 0)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mysql_placeholders;
+
+    #[test]
+    fn numbered_placeholders_become_question_marks() {
+        assert_eq!(
+            mysql_placeholders("UPDATE t SET n = $1, v = $2 WHERE v = $13"),
+            "UPDATE t SET n = ?, v = ? WHERE v = ?"
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! `locklab bench inventory`: every inventory strategy on real MariaDB and PostgreSQL
+//! servers, N buyers for S seconds each: purchases/s, oversold units, p50/p99 latency.
+
+use std::time::Duration;
+
+use locklab_jepsen::sql::inventory::{self, Backend, BenchOptions, Strategy};
+
+use crate::bad_input;
+use crate::output::{emit, spinner, Format};
+
+/// Arguments of `bench`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// What to measure: `inventory`.
+    what: String,
+    /// Concurrent buyers, each with its own connection.
+    #[arg(long, default_value_t = 8)]
+    buyers: usize,
+    /// Seconds each strategy runs on each server.
+    #[arg(long, default_value = "5", value_parser = crate::commands::run::parse_secs)]
+    seconds: Duration,
+    /// The servers: mariadb, postgres or all.
+    #[arg(long, default_value = "all")]
+    backend: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    if args.what != "inventory" {
+        return bad_input(
+            args.format,
+            &format!(
+                "bench: unknown benchmark {:?}; there is `inventory`",
+                args.what
+            ),
+        );
+    }
+    let backends = match args.backend.as_str() {
+        "all" => Backend::ALL.to_vec(),
+        one => match Backend::parse(Some(one)) {
+            Ok(b) => vec![b],
+            Err(e) => return bad_input(args.format, &format!("{e} (or all)")),
+        },
+    };
+    let _ = ctrlc::set_handler(|| {
+        locklab_servers::reaper::kill_all();
+        eprintln!("\nlocklab: interrupted; every server was stopped");
+        std::process::exit(130);
+    });
+    let options = BenchOptions {
+        buyers: args.buyers,
+        duration: args.seconds,
+        backends,
+        strategies: Strategy::ALL.to_vec(),
+    };
+    let bar = spinner(args.format, "starting servers");
+    let rows = inventory::bench(&options, &mut |cell| bar.set_message(cell.to_string()));
+    bar.finish_and_clear();
+    let rows = match rows {
+        Ok(r) => r,
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
+    match emit(args.format, None, &rows, || inventory::table(&rows)) {
+        Ok(()) => 0,
+        Err(code) => code,
+    }
+}
