@@ -1,6 +1,6 @@
 //! locklab's models: the specifications of every lock backend and protected resource,
 //! written once as pure sequential state machines ([`spec`]), and the stateright models
-//! built on them, one folder per family ([`inventory`], [`redis`], [`redlock`], [`sql`]: model,
+//! built on them, one folder per family ([`inventory`], [`redis`], [`redlock`], [`sql`], [`etcd`], [`zk`]: model,
 //! narration, catalog rows).
 //!
 //! This crate is the root of the workspace: pure, no I/O, no printing. The history
@@ -22,3 +22,4 @@ pub mod registry;
 pub mod scenario;
 pub mod spec;
 pub mod sql;
+pub mod zk;
