@@ -308,6 +308,9 @@ mod tests {
         let a = "Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.0/0\nMode: follower\nNode count: 5\n";
         assert_eq!(mode_of(a), Some(Mode::Follower));
         assert_eq!(mode_of("Mode: leader"), Some(Mode::Leader));
-        assert_eq!(mode_of("This ZooKeeper instance is not currently serving requests\n"), None);
+        assert_eq!(
+            mode_of("This ZooKeeper instance is not currently serving requests\n"),
+            None
+        );
     }
 }
