@@ -234,7 +234,9 @@ fn crash_frees_the_lock_when_the_session_expires_and_the_watch_fires() {
     );
     assert_eq!(s.clients[1].phase, Phase::Wait);
     assert!(
-        told[7].contains("c1: exists /lock/n-0000000000 (watch) -> ''"),
+        told[7].contains(
+            "c1: exists /lock/n-0000000000 (watch) -> (czxid 1, version 0, ephemeral of session 1)"
+        ),
         "{told:?}"
     );
     assert!(

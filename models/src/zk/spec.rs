@@ -684,10 +684,12 @@ fn stat_text(n: &Znode) -> String {
         .ephemeral_owner
         .map(|s| format!(", ephemeral of session {s}"))
         .unwrap_or_default();
-    format!(
-        "'{}' (czxid {}, version {}{owner})",
-        n.data, n.czxid, n.version
-    )
+    let data = if n.data.is_empty() {
+        String::new()
+    } else {
+        format!("'{}' ", n.data)
+    };
+    format!("{data}(czxid {}, version {}{owner})", n.czxid, n.version)
 }
 
 /// The reply as a person reads it.
@@ -728,7 +730,7 @@ pub fn state_lines(s: &ZkState) -> Vec<String> {
     let nodes: Vec<String> = s
         .nodes
         .iter()
-        .map(|(p, n)| format!("{p}={}", stat_text(n)))
+        .map(|(p, n)| format!("{p} {}", stat_text(n)))
         .collect();
     let sessions: Vec<String> = s
         .sessions
