@@ -10,7 +10,7 @@ packages=(
   mariadb-server mariadb-client
   postgresql
   etcd-server etcd-client
-  zookeeper
+  zookeeper default-jre-headless
   faketime libfaketime libtcmalloc-minimal4
   protobuf-compiler
   spin
@@ -45,12 +45,16 @@ for svc in redis-server mariadb postgresql etcd zookeeper; do
   fi
 done
 
-for bin in redis-server redis-cli protoc chromium mariadbd mariadb-install-db mariadb psql pg_isready; do
+for bin in redis-server redis-cli protoc chromium mariadbd mariadb-install-db mariadb psql pg_isready java; do
   command -v "$bin" >/dev/null || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
 done
 # Debian keeps the PostgreSQL server off PATH; locklab looks there when it is not on PATH.
 for bin in postgres initdb; do
   command -v "$bin" >/dev/null || [ -x "/usr/lib/postgresql/15/bin/$bin" ] \
     || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
+done
+# ZooKeeper has no binary of its own on PATH: locklab runs its jars with java.
+for jar in zookeeper slf4j-log4j12 log4j-1.2; do
+  [ -f "/usr/share/java/$jar.jar" ] || { echo "locklab setup: /usr/share/java/$jar.jar missing after install" >&2; exit 1; }
 done
 echo "locklab setup: done"

@@ -28,6 +28,7 @@ fn rows(family: Family) -> Vec<Scenario> {
         Family::Redlock => crate::redlock::catalog::scenarios(),
         Family::Sql => crate::sql::catalog::scenarios(),
         Family::Etcd => crate::etcd::catalog::scenarios(),
+        Family::Zk => crate::zk::catalog::scenarios(),
     }
 }
 
@@ -106,7 +107,7 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), all.len());
-        assert_eq!(all.len(), 44);
+        assert_eq!(all.len(), 51);
         for f in Family::ALL {
             assert!(rows(*f).iter().all(|s| s.family == *f), "{f}");
         }

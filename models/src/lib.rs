@@ -1,7 +1,7 @@
 //! locklab's models: the specifications of every lock backend and protected resource,
 //! written once as pure sequential state machines ([`spec`]), and the stateright models
 //! built on them, one folder per family ([`etcd`], [`inventory`], [`redis`], [`redlock`],
-//! [`sql`]: model, narration, catalog rows), all protecting the same [`resource`].
+//! [`sql`], [`zk`]: model, narration, catalog rows), all protecting the same [`resource`].
 //!
 //! This crate is the root of the workspace: pure, no I/O, no printing. The history
 //! checker (`locklab-traces`) and the real implementations hold their behaviour against
@@ -24,3 +24,4 @@ pub mod resource;
 pub mod scenario;
 pub mod spec;
 pub mod sql;
+pub mod zk;

@@ -116,6 +116,9 @@ named! {
         Sql => "sql",
         /// Locks built from an etcd cluster: leases, revisions, `Txn`, the `Lock` RPC.
         Etcd => "etcd",
+        /// Locks built from a ZooKeeper ensemble: sessions, ephemeral sequential nodes,
+        /// watches, `multi`.
+        Zk => "zookeeper",
     }
 }
 
@@ -140,7 +143,8 @@ named! {
         Skew => "skew",
         /// A client is cut off from the servers; it runs on.
         Partition => "partition",
-        /// A request takes effect but its reply is lost.
+        /// A request takes effect but its reply is lost (an etcd release, a ZooKeeper
+        /// create).
         Drop => "drop",
         /// A client's lease is revoked while it waits (as when it expires).
         Revoke => "revoke",
@@ -179,6 +183,7 @@ impl Family {
                 Fault::Failover,
                 Fault::Revoke,
             ],
+            Family::Zk => &[Fault::Pause, Fault::Crash, Fault::Partition, Fault::Drop],
         }
     }
 }
@@ -235,8 +240,12 @@ mod tests {
         let e = "mutex".parse::<Property>().unwrap_err();
         assert!(e.to_string().starts_with("unknown property"), "{e}");
         assert!(e.to_string().contains("mutual exclusion"), "{e}");
-        let e = "zookeeper".parse::<Family>().unwrap_err();
-        assert!(e.to_string().contains("redis, redlock, sql, etcd"), "{e}");
+        let e = "zk".parse::<Family>().unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("redis, redlock, sql, etcd, zookeeper"),
+            "{e}"
+        );
         // Spellings are exact: no case folding, no trimming.
         assert!("Pause".parse::<Fault>().is_err());
         assert!(" pause".parse::<Fault>().is_err());

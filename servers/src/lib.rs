@@ -12,6 +12,7 @@
 //! - [`redis`]: `redis-server` and Sentinel.
 //! - [`mariadb`] and [`postgres`]: the SQL servers, each with its own cluster.
 //! - [`etcd`]: one etcd member or a cluster of three.
+//! - [`zk`]: one standalone ZooKeeper server or an ensemble of three.
 //!
 //! A family adds one file under its own folder (`mariadb/`, `postgres/`, `etcd/`,
 //! `zookeeper/`): a type that holds a [`process::ServerProcess`], says how to launch and
@@ -23,6 +24,7 @@ pub mod postgres;
 pub mod process;
 pub mod reaper;
 pub mod redis;
+pub mod zk;
 
 use std::path::Path;
 use std::time::Duration;
@@ -32,6 +34,7 @@ pub use mariadb::MariaDbServer;
 pub use postgres::PostgresServer;
 pub use process::ServerProcess;
 pub use redis::{RedisServer, Sentinel, ServerConfig};
+pub use zk::{ZkEnsemble, ZkServer};
 
 /// Why a server could not be started.
 #[derive(Debug, thiserror::Error)]

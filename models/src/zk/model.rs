@@ -1,0 +1,680 @@
+//! The stateright model shared by every ZooKeeper lock row: clients with their own
+//! session running the ephemeral-sequential recipe against one ensemble
+//! ([`spec`](super::spec)), with time, pings, session expiry, watches and the fault
+//! budget.
+
+use stateright::Model;
+
+use crate::registry::Property;
+use crate::resource::{Access, Resource};
+
+use super::spec::{apply, sequence, SessionId, ZkCommand, ZkReply, ZkState, COUNTER, LOCK_DIR};
+
+/// What a waiter watches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WatchOn {
+    /// The node just before its own (`exists(predecessor, watch)`): one wake-up per
+    /// release.
+    Predecessor,
+    /// The lock's parent (`getChildren(/lock, watch)`): every waiter wakes at every
+    /// release, the herd.
+    Parent,
+}
+
+/// How the recipe is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Recipe {
+    /// What a waiter watches.
+    pub watch_on: WatchOn,
+    /// The node name carries the client's id (`/lock/c0-n-…`, Curator's protection), so
+    /// a create retried after a lost reply first looks for a node it already made;
+    /// `false` retries blindly.
+    pub protected: bool,
+    /// The holder stops as soon as its connection is suspended (before the session can
+    /// have expired); `false` stops only when told the session is lost, which a
+    /// partitioned client hears when it reaches the ensemble again.
+    pub stop_at_suspended: bool,
+}
+
+impl Recipe {
+    /// Curator's `InterProcessMutex` as its documentation asks it used: predecessor
+    /// watch, protected create, SUSPENDED treated as lost.
+    pub const CURATOR: Recipe = Recipe {
+        watch_on: WatchOn::Predecessor,
+        protected: true,
+        stop_at_suspended: true,
+    };
+}
+
+/// What the critical section does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Work {
+    /// Read and write a resource outside ZooKeeper.
+    Outside,
+    /// The same, the resource refusing a token below the highest it saw (the token is
+    /// the lock node's czxid).
+    Fenced,
+    /// Read `/counter`, then write it as `multi(check(lock node), setData(/counter))`.
+    MultiChecked,
+}
+
+/// A row's configuration: the recipe, the work, the bounds and faults.
+#[derive(Clone, Debug)]
+pub struct ZkLockModel {
+    /// How clients lock.
+    pub recipe: Recipe,
+    /// The critical section's work.
+    pub work: Work,
+    /// Clients (each locks once).
+    pub clients: usize,
+    /// Session timeout in ticks.
+    pub timeout: u64,
+    /// Holder pauses.
+    pub pauses: u8,
+    /// Holder crashes.
+    pub crashes: u8,
+    /// Holders cut off from the ensemble.
+    pub partitions: u8,
+    /// Lost create replies.
+    pub drops: u8,
+    /// The clock stops here.
+    pub horizon: u64,
+    /// Which properties this row checks.
+    pub properties: &'static [Property],
+}
+
+/// Where a client is in its program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Opening its session.
+    Connect,
+    /// Creating its ephemeral sequential node.
+    Create,
+    /// A protected create's retry: looking for the node the lost reply made.
+    Find,
+    /// Listing the lock's children to see whether it is lowest.
+    List,
+    /// Setting a watch on its predecessor.
+    Watch,
+    /// Waiting for a watch to fire.
+    Wait,
+    /// Inside the critical section, sub-step `n` (read, then write).
+    Critical(u8),
+    /// Deleting its node.
+    Release,
+    /// Finished (or gave up: its session expired or its connection was suspended).
+    Done,
+    /// Crashed for good.
+    Crashed,
+}
+
+impl Phase {
+    /// Inside the critical section.
+    pub fn critical(self) -> bool {
+        matches!(self, Phase::Critical(_))
+    }
+
+    /// Holding the lock as far as the client knows.
+    pub fn holding(self) -> bool {
+        matches!(self, Phase::Critical(_) | Phase::Release)
+    }
+
+    /// Queued for the lock behind a node.
+    pub fn waiting(self) -> bool {
+        matches!(self, Phase::List | Phase::Watch | Phase::Wait)
+    }
+
+    /// Still running its program (so still pinging).
+    pub fn running(self) -> bool {
+        !matches!(self, Phase::Done | Phase::Crashed)
+    }
+}
+
+/// A client process.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Client {
+    /// Program counter.
+    pub phase: Phase,
+    /// Stopped by a pause fault (pings included).
+    pub paused: bool,
+    /// Cut off from the ensemble; it runs on, but no request of its gets through.
+    pub partitioned: bool,
+    /// Its session.
+    pub session: Option<SessionId>,
+    /// Its lock node's name under `/lock`, as far as it knows.
+    pub node: Option<String>,
+    /// Its node's czxid: its fencing token.
+    pub token: u64,
+    /// The node it watches.
+    pub pred: Option<String>,
+    /// What it read in the critical section.
+    pub read: u8,
+    /// It gave up: its session expired, or it stopped at a suspended connection.
+    pub lost: bool,
+    /// Watch notifications it has been woken by.
+    pub wakeups: u8,
+}
+
+/// Fault budgets left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Budget {
+    /// Pauses.
+    pub pauses: u8,
+    /// Crashes.
+    pub crashes: u8,
+    /// Partitions.
+    pub partitions: u8,
+    /// Lost create replies.
+    pub drops: u8,
+}
+
+/// The whole system.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ZkLockState {
+    /// The ensemble's clock.
+    pub now: u64,
+    /// The ensemble.
+    pub zk: ZkState,
+    /// The clients.
+    pub clients: Vec<Client>,
+    /// The resource outside ZooKeeper.
+    pub resource: Resource,
+    /// `multi`-checked `/counter` writes that succeeded.
+    pub commits: u8,
+    /// Faults left.
+    pub budget: Budget,
+}
+
+/// What can happen next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// A client's next step.
+    Step(u8),
+    /// A client's ping, sent as its session is about to time out.
+    Ping(u8),
+    /// One tick passes; sessions due expire.
+    Tick,
+    /// Fault: the holder stops, pings included.
+    Pause(u8),
+    /// The paused client runs again.
+    Resume(u8),
+    /// Fault: the holder dies.
+    Crash(u8),
+    /// Fault: the holder is cut off from the ensemble.
+    Partition(u8),
+    /// A partitioned holder's connection is suspended and it stops working.
+    Suspend(u8),
+    /// The partition heals; a client whose session expired meanwhile is told it is lost.
+    Heal(u8),
+    /// Fault: the client's create takes effect, its reply is lost.
+    Drop(u8),
+}
+
+/// A step's visible effect, for stories.
+pub(super) struct Effect {
+    pub(super) state: ZkLockState,
+    /// The request sent and its reply.
+    pub(super) sent: Option<(ZkCommand, ZkReply)>,
+}
+
+/// The path of a node under `/lock`.
+pub fn lock_path(name: &str) -> String {
+    format!("{LOCK_DIR}/{name}")
+}
+
+impl ZkLockModel {
+    /// Whether time matters: some fault makes a session time out.
+    fn timed(&self) -> bool {
+        self.pauses + self.crashes + self.partitions > 0
+    }
+
+    /// The prefix the client's create asks for.
+    pub fn prefix(&self, c: usize) -> String {
+        if self.recipe.protected {
+            lock_path(&format!("c{c}-n-"))
+        } else {
+            lock_path("n-")
+        }
+    }
+
+    /// A paused client runs nothing; a partitioned one only its work outside ZooKeeper.
+    fn may_step(&self, cl: &Client) -> bool {
+        let outside = cl.phase.critical() && self.work != Work::MultiChecked;
+        !cl.paused && (!cl.partitioned || outside)
+    }
+
+    fn step(&self, st: &ZkLockState, c: usize) -> Option<Effect> {
+        let cl = st.clients[c].clone();
+        if !cl.phase.running() || !self.may_step(&cl) {
+            return None;
+        }
+        let session = cl.session.unwrap_or(0);
+        let mut s = st.clone();
+        let mut sent = None;
+        let mut send = |s: &mut ZkLockState, cmd: ZkCommand| -> ZkReply {
+            let (reply, zk) = apply(&s.zk, &cmd, s.now);
+            s.zk = zk;
+            sent = Some((cmd, reply.clone()));
+            reply
+        };
+        let list = |watch: bool| ZkCommand::GetChildren {
+            session,
+            path: LOCK_DIR.into(),
+            watch,
+        };
+        let next = match cl.phase {
+            Phase::Connect => match send(
+                &mut s,
+                ZkCommand::Connect {
+                    timeout: self.timeout,
+                },
+            ) {
+                ZkReply::Connected { session } => {
+                    s.clients[c].session = Some(session);
+                    Phase::Create
+                }
+                _ => return None,
+            },
+            Phase::Create => {
+                let cmd = ZkCommand::Create {
+                    session,
+                    path: self.prefix(c),
+                    data: String::new(),
+                    ephemeral: true,
+                    sequential: true,
+                };
+                match send(&mut s, cmd) {
+                    ZkReply::Created { path, czxid } => {
+                        let name = path.rsplit('/').next().unwrap_or_default().to_string();
+                        s.clients[c].node = Some(name);
+                        s.clients[c].token = czxid;
+                        Phase::List
+                    }
+                    _ => self.give_up(&mut s, c),
+                }
+            }
+            Phase::Find => match send(&mut s, list(false)) {
+                ZkReply::Children(children) => {
+                    let mine = format!("c{c}-");
+                    match children.into_iter().find(|(n, _)| n.starts_with(&mine)) {
+                        Some((name, czxid)) => {
+                            s.clients[c].node = Some(name);
+                            s.clients[c].token = czxid;
+                            Phase::List
+                        }
+                        None => Phase::Create,
+                    }
+                }
+                _ => self.give_up(&mut s, c),
+            },
+            Phase::List => match send(&mut s, list(self.recipe.watch_on == WatchOn::Parent)) {
+                ZkReply::Children(mut children) => {
+                    children.sort_by_key(|(n, _)| sequence(n));
+                    let me = cl.node.as_deref().unwrap_or_default();
+                    match children.iter().position(|(n, _)| n == me) {
+                        None => self.give_up(&mut s, c),
+                        Some(0) => Phase::Critical(0),
+                        Some(_) if self.recipe.watch_on == WatchOn::Parent => Phase::Wait,
+                        Some(i) => {
+                            s.clients[c].pred = Some(children[i - 1].0.clone());
+                            Phase::Watch
+                        }
+                    }
+                }
+                _ => self.give_up(&mut s, c),
+            },
+            Phase::Watch => {
+                let pred = cl.pred.as_deref().unwrap_or_default();
+                let cmd = ZkCommand::Exists {
+                    session,
+                    path: lock_path(pred),
+                    watch: true,
+                };
+                match send(&mut s, cmd) {
+                    ZkReply::Stat(Some(_)) => Phase::Wait,
+                    ZkReply::Stat(None) => Phase::List,
+                    _ => self.give_up(&mut s, c),
+                }
+            }
+            Phase::Wait => {
+                // Nothing to do until a watch of its session has fired.
+                if !st.zk.notified.iter().any(|n| n.session == session) {
+                    return None;
+                }
+                match send(&mut s, ZkCommand::Consume { session }) {
+                    ZkReply::Notified(n) => {
+                        let woken = &mut s.clients[c].wakeups;
+                        *woken = woken.saturating_add(n.len() as u8);
+                        Phase::List
+                    }
+                    _ => self.give_up(&mut s, c),
+                }
+            }
+            Phase::Critical(k) => match self.work {
+                Work::MultiChecked if k == 0 => {
+                    let cmd = ZkCommand::GetData {
+                        session,
+                        path: COUNTER.into(),
+                    };
+                    match send(&mut s, cmd) {
+                        ZkReply::Stat(Some(n)) => {
+                            s.clients[c].read = n.data.parse().unwrap_or(0);
+                            Phase::Critical(1)
+                        }
+                        _ => self.give_up(&mut s, c),
+                    }
+                }
+                Work::MultiChecked => {
+                    let me = cl.node.as_deref().unwrap_or_default();
+                    let cmd = ZkCommand::Multi {
+                        session,
+                        ops: vec![
+                            ZkCommand::Check {
+                                path: lock_path(me),
+                                version: None,
+                            },
+                            ZkCommand::SetData {
+                                session,
+                                path: COUNTER.into(),
+                                data: cl.read.saturating_add(1).to_string(),
+                                version: None,
+                            },
+                        ],
+                    };
+                    if let ZkReply::Multi(_) = send(&mut s, cmd) {
+                        s.commits = s.commits.saturating_add(1);
+                    }
+                    Phase::Release
+                }
+                Work::Outside | Work::Fenced => {
+                    let fenced = self.work == Work::Fenced;
+                    match s.resource.access(k, cl.token, fenced, cl.read) {
+                        Access::Read(v) => {
+                            s.clients[c].read = v;
+                            Phase::Critical(1)
+                        }
+                        Access::Refused | Access::Wrote => Phase::Release,
+                    }
+                }
+            },
+            Phase::Release => {
+                let me = cl.node.as_deref().unwrap_or_default();
+                let cmd = ZkCommand::Delete {
+                    session,
+                    path: lock_path(me),
+                    version: None,
+                };
+                send(&mut s, cmd);
+                Phase::Done
+            }
+            Phase::Done | Phase::Crashed => return None,
+        };
+        s.clients[c].phase = next;
+        Some(Effect { state: s, sent })
+    }
+
+    /// The client stops: its session expired (or its node is gone with it).
+    fn give_up(&self, s: &mut ZkLockState, c: usize) -> Phase {
+        s.clients[c].lost = true;
+        Phase::Done
+    }
+
+    /// Whether the client keeps its session alive: it runs, is not stopped and reaches
+    /// the ensemble. A finished client's session just times out.
+    fn keeps_alive(cl: &Client) -> bool {
+        cl.session.is_some() && cl.phase.running() && !cl.paused && !cl.partitioned
+    }
+
+    /// The session of a partitioned holder that stops at "suspended" must not expire
+    /// before it has stopped: the client's read timeout (2/3 of the session timeout)
+    /// comes first — the premise of Curator's advice.
+    fn must_suspend_first(&self, cl: &Client) -> bool {
+        self.recipe.stop_at_suspended && cl.partitioned && cl.phase.holding()
+    }
+
+    /// Time may pass unless a client that pings would lose its session, or a holder
+    /// that stops at "suspended" has not stopped yet before its session would expire.
+    fn may_tick(&self, s: &ZkLockState) -> bool {
+        self.timed()
+            && s.now < self.horizon
+            && s.clients.iter().all(|c| {
+                !(Self::keeps_alive(c) || self.must_suspend_first(c))
+                    || c.session
+                        .and_then(|id| s.zk.sessions.get(&id))
+                        .is_none_or(|x| s.now + 1 < x.deadline.lo)
+            })
+    }
+
+    pub(super) fn effect(&self, st: &ZkLockState, a: &Action) -> Option<Effect> {
+        let plain = |state: ZkLockState| Some(Effect { state, sent: None });
+        let mut s = st.clone();
+        match *a {
+            Action::Step(c) => self.step(st, c as usize),
+            Action::Ping(c) => {
+                let cl = &st.clients[c as usize];
+                let session = cl.session?;
+                let due = st
+                    .zk
+                    .sessions
+                    .get(&session)
+                    .is_some_and(|x| x.deadline.lo <= st.now + 1);
+                if !self.timed() || !Self::keeps_alive(cl) || !due {
+                    return None;
+                }
+                let cmd = ZkCommand::Ping { session };
+                let (reply, zk) = apply(&st.zk, &cmd, st.now);
+                s.zk = zk;
+                Some(Effect {
+                    state: s,
+                    sent: Some((cmd, reply)),
+                })
+            }
+            Action::Tick => {
+                if !self.may_tick(st) {
+                    return None;
+                }
+                s.now += 1;
+                s.zk.expire_due(s.now);
+                plain(s)
+            }
+            Action::Pause(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.pauses == 0 || cl.paused || !cl.phase.holding() {
+                    return None;
+                }
+                cl.paused = true;
+                s.budget.pauses -= 1;
+                plain(s)
+            }
+            Action::Resume(c) => {
+                let cl = &mut s.clients[c as usize];
+                if !cl.paused {
+                    return None;
+                }
+                cl.paused = false;
+                plain(s)
+            }
+            Action::Crash(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.crashes == 0 || !cl.phase.holding() {
+                    return None;
+                }
+                cl.phase = Phase::Crashed;
+                cl.paused = false;
+                s.budget.crashes -= 1;
+                plain(s)
+            }
+            Action::Partition(c) => {
+                let cl = &mut s.clients[c as usize];
+                if s.budget.partitions == 0 || cl.partitioned || !cl.phase.holding() {
+                    return None;
+                }
+                cl.partitioned = true;
+                s.budget.partitions -= 1;
+                plain(s)
+            }
+            Action::Suspend(c) => {
+                let cl = &mut s.clients[c as usize];
+                if !self.must_suspend_first(cl) {
+                    return None;
+                }
+                cl.phase = Phase::Done;
+                cl.lost = true;
+                plain(s)
+            }
+            Action::Heal(c) => {
+                let cl = &mut s.clients[c as usize];
+                if !cl.partitioned {
+                    return None;
+                }
+                cl.partitioned = false;
+                let expired = cl
+                    .session
+                    .is_some_and(|id| !s.zk.sessions.contains_key(&id));
+                if expired && cl.phase.running() {
+                    cl.phase = Phase::Done;
+                    cl.lost = true;
+                }
+                plain(s)
+            }
+            Action::Drop(c) => {
+                let cl = &st.clients[c as usize];
+                if s.budget.drops == 0 || cl.phase != Phase::Create || !self.may_step(cl) {
+                    return None;
+                }
+                let mut e = self.step(st, c as usize)?;
+                let cl = &mut e.state.clients[c as usize];
+                cl.phase = if self.recipe.protected {
+                    Phase::Find
+                } else {
+                    Phase::Create
+                };
+                cl.node = None;
+                cl.token = 0;
+                e.state.budget.drops -= 1;
+                Some(e)
+            }
+        }
+    }
+
+    /// Clients inside the critical section.
+    pub(super) fn in_critical(&self, s: &ZkLockState) -> Vec<usize> {
+        (0..s.clients.len())
+            .filter(|&c| s.clients[c].phase.critical())
+            .collect()
+    }
+
+    /// A lock node nothing will ever delete while a client waits: no client knows it as
+    /// its own, yet its session is kept alive by a running client.
+    pub(super) fn orphan(&self, s: &ZkLockState) -> Option<String> {
+        if !s.clients.iter().any(|c| c.phase.waiting()) {
+            return None;
+        }
+        s.zk.children(LOCK_DIR)
+            .into_iter()
+            .find(|(name, _)| {
+                let node = s.zk.nodes.get(&lock_path(name));
+                let owner = s.clients.iter().position(|c| {
+                    c.session.is_some() && node.and_then(|n| n.ephemeral_owner) == c.session
+                });
+                // A protected retry still looking for its node will adopt it.
+                owner.is_some_and(|o| {
+                    let cl = &s.clients[o];
+                    Self::keeps_alive(cl)
+                        && cl.phase != Phase::Find
+                        && cl.node.as_deref() != Some(name.as_str())
+                })
+            })
+            .map(|(name, _)| {
+                let owner =
+                    s.zk.nodes
+                        .get(&lock_path(&name))
+                        .and_then(|n| n.ephemeral_owner)
+                        .unwrap_or(0);
+                format!("{} (ephemeral of live session {owner})", lock_path(&name))
+            })
+    }
+}
+
+impl Model for ZkLockModel {
+    type State = ZkLockState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<ZkLockState> {
+        let clients = (0..self.clients)
+            .map(|_| Client {
+                phase: Phase::Connect,
+                paused: false,
+                partitioned: false,
+                session: None,
+                node: None,
+                token: 0,
+                pred: None,
+                read: 0,
+                lost: false,
+                wakeups: 0,
+            })
+            .collect();
+        let zk = if self.work == Work::MultiChecked {
+            ZkState::with_persistent(COUNTER, "0")
+        } else {
+            ZkState::default()
+        };
+        vec![ZkLockState {
+            now: 0,
+            zk,
+            clients,
+            resource: Resource::default(),
+            commits: 0,
+            budget: Budget {
+                pauses: self.pauses,
+                crashes: self.crashes,
+                partitions: self.partitions,
+                drops: self.drops,
+            },
+        }]
+    }
+
+    fn actions(&self, s: &ZkLockState, out: &mut Vec<Action>) {
+        for c in 0..s.clients.len() as u8 {
+            out.extend([
+                Action::Step(c),
+                Action::Ping(c),
+                Action::Pause(c),
+                Action::Resume(c),
+                Action::Crash(c),
+                Action::Partition(c),
+                Action::Suspend(c),
+                Action::Heal(c),
+                Action::Drop(c),
+            ]);
+        }
+        out.push(Action::Tick);
+    }
+
+    fn next_state(&self, s: &ZkLockState, a: Action) -> Option<ZkLockState> {
+        self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
+    }
+
+    fn properties(&self) -> Vec<stateright::Property<Self>> {
+        type Holds = fn(&ZkLockModel, &ZkLockState) -> bool;
+        let all: [(Property, Holds); 3] = [
+            (Property::MutualExclusion, |m, s| {
+                m.in_critical(s).len() <= 1
+            }),
+            (Property::Liveness, |m, s| m.orphan(s).is_none()),
+            (Property::ResourceSafety, |_, s| {
+                let counter =
+                    s.zk.nodes
+                        .get(COUNTER)
+                        .and_then(|n| n.data.parse::<u8>().ok())
+                        .unwrap_or(0);
+                s.resource.safe() && counter == s.commits
+            }),
+        ];
+        all.into_iter()
+            .filter(|(p, _)| self.properties.contains(p))
+            .map(|(p, holds)| p.always(holds))
+            .collect()
+    }
+}

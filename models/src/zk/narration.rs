@@ -1,0 +1,218 @@
+//! The ZooKeeper lock model told in words: each client, the tree and sessions, the
+//! resource, every request with its reply, the watches that fire and the sessions that
+//! expire, and the closing line that says why a property broke.
+
+use crate::check::Narrate;
+use crate::registry::Property;
+use crate::resource::LOST_UPDATE;
+
+use super::model::{lock_path, Action, Phase, WatchOn, Work, ZkLockModel, ZkLockState};
+use super::spec::{exchange_text, state_lines, Notification, ZkState};
+
+/// The watches that fired between `before` and `after`, as "watch fired for c1
+/// (/lock/n-0000000000 deleted)".
+fn fired(m: &ZkLockState, before: &ZkState, after: &ZkState) -> Vec<String> {
+    let who = |n: &Notification| {
+        m.clients
+            .iter()
+            .position(|c| c.session == Some(n.session))
+            .map_or_else(|| format!("session {}", n.session), |c| format!("c{c}"))
+    };
+    after
+        .notified
+        .iter()
+        .filter(|n| !before.notified.contains(n))
+        .map(|n| format!("watch fired for {} ({} changed)", who(n), n.path))
+        .collect()
+}
+
+impl Narrate for ZkLockModel {
+    fn describe_state(&self, s: &ZkLockState) -> Vec<String> {
+        let mut lines = vec![format!("clock t={}", s.now)];
+        for (i, c) in s.clients.iter().enumerate() {
+            let what = match c.phase {
+                Phase::Connect => "connecting".to_string(),
+                Phase::Create => "acquiring".to_string(),
+                Phase::Find => "looking for the node its lost create made".to_string(),
+                Phase::List => "listing /lock".to_string(),
+                Phase::Watch => "watching its predecessor".to_string(),
+                Phase::Wait => match (&c.pred, self.recipe.watch_on) {
+                    (Some(p), WatchOn::Predecessor) => {
+                        format!("waiting for {} to go", lock_path(p))
+                    }
+                    _ => "waiting for /lock's children to change".to_string(),
+                },
+                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
+                Phase::Release => "releasing".to_string(),
+                Phase::Done if c.lost => "gave up (session lost)".to_string(),
+                Phase::Done => "done".to_string(),
+                Phase::Crashed => "CRASHED".to_string(),
+            };
+            let session = c
+                .session
+                .map(|x| format!(", session {x}"))
+                .unwrap_or_default();
+            let node = match &c.node {
+                Some(n) if c.phase.holding() => {
+                    format!(", node {} (czxid {})", lock_path(n), c.token)
+                }
+                _ => String::new(),
+            };
+            let woken = if c.wakeups > 0 {
+                format!(", woken {}x", c.wakeups)
+            } else {
+                String::new()
+            };
+            let paused = if c.paused { " [PAUSED]" } else { "" };
+            let cut = if c.partitioned { " [PARTITIONED]" } else { "" };
+            lines.push(format!("c{i}: {what}{session}{node}{woken}{paused}{cut}"));
+        }
+        lines.extend(state_lines(&s.zk));
+        let wakeups: u32 = s.clients.iter().map(|c| u32::from(c.wakeups)).sum();
+        if wakeups > 0 {
+            lines.push(format!("wake-ups so far: {wakeups}"));
+        }
+        if self.work != Work::MultiChecked && s.resource.accepted > 0 || self.work == Work::Fenced {
+            lines.push(s.resource.describe());
+        }
+        lines
+    }
+
+    fn describe_action(&self, s: &ZkLockState, a: &Action) -> String {
+        let e = self.effect(s, a);
+        let sent = e.as_ref().and_then(|e| e.sent.clone());
+        let watches = e
+            .as_ref()
+            .map(|e| fired(s, &s.zk, &e.state.zk))
+            .unwrap_or_default();
+        let said = |who: String| {
+            let mut t = match &sent {
+                Some((cmd, reply)) => format!("{who}: {}", exchange_text(cmd, Some(reply))),
+                None => who,
+            };
+            for w in &watches {
+                t.push_str("; ");
+                t.push_str(w);
+            }
+            t
+        };
+        match *a {
+            Action::Step(c) => {
+                let cl = &s.clients[c as usize];
+                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
+                match (cl.phase, after, &sent) {
+                    (_, _, Some(_)) => said(format!("c{c}")),
+                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
+                        format!("c{c} reads the resource with token {}", cl.token)
+                    }
+                    (Phase::Critical(_), Some(Phase::Release), _) if self.work == Work::Fenced => {
+                        format!("c{c} writes the resource with token {}", cl.token)
+                    }
+                    (Phase::Critical(_), _, _) => format!("c{c} writes the resource"),
+                    _ => format!("c{c} steps"),
+                }
+            }
+            Action::Ping(c) => said(format!("c{c}'s session")),
+            Action::Tick => {
+                let expired: Vec<String> = e
+                    .as_ref()
+                    .map(|e| {
+                        s.zk.sessions
+                            .keys()
+                            .filter(|id| !e.state.zk.sessions.contains_key(id))
+                            .map(|id| {
+                                let nodes: Vec<&str> = s
+                                    .zk
+                                    .nodes
+                                    .iter()
+                                    .filter(|(_, n)| n.ephemeral_owner == Some(*id))
+                                    .map(|(p, _)| p.as_str())
+                                    .collect();
+                                if nodes.is_empty() {
+                                    format!("session {id} expired")
+                                } else {
+                                    format!(
+                                        "session {id} expired, ZooKeeper deletes {}",
+                                        nodes.join(", ")
+                                    )
+                                }
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let mut t = format!("time passes to t={}", s.now + 1);
+                for x in expired.iter().chain(&watches) {
+                    t.push_str("; ");
+                    t.push_str(x);
+                }
+                t
+            }
+            Action::Pause(c) => format!("c{c} pauses (GC / SIGSTOP): its pings stop too"),
+            Action::Resume(c) => format!("c{c} resumes"),
+            Action::Crash(c) => format!("c{c} crashes (kill -9)"),
+            Action::Partition(c) => format!(
+                "c{c} is partitioned from the ensemble: its pings are lost, its work goes on"
+            ),
+            Action::Suspend(c) => format!(
+                "c{c}'s connection is SUSPENDED (no reply within 2/3 of the session timeout): it stops working"
+            ),
+            Action::Heal(c) => {
+                let lost = e
+                    .as_ref()
+                    .is_some_and(|e| e.state.clients[c as usize].lost && !s.clients[c as usize].lost);
+                if lost {
+                    format!("c{c}'s partition heals: ZooKeeper says its session expired (LOST); c{c} stops")
+                } else {
+                    format!("c{c}'s partition heals")
+                }
+            }
+            Action::Drop(c) => said(format!("c{c} (reply lost)")),
+        }
+    }
+
+    fn is_fault(&self, a: &Action) -> bool {
+        matches!(
+            a,
+            Action::Pause(_) | Action::Crash(_) | Action::Partition(_) | Action::Drop(_)
+        )
+    }
+
+    fn why(&self, property: Property, path: &[(Option<Action>, ZkLockState)]) -> String {
+        let last = path.last().map(|(_, s)| s);
+        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
+        let partitioned = any(|a| matches!(a, Action::Partition(_)));
+        let next = if last.is_some_and(|s| s.clients.iter().any(|c| c.wakeups > 0)) {
+            "the next waiter's watch fired and its node became the lowest"
+        } else {
+            "the next client's node became the lowest"
+        };
+        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
+        let pair = match who.as_slice() {
+            [a, b, ..] => format!("c{a} and c{b}"),
+            _ => "two clients".to_string(),
+        };
+        match property {
+            Property::MutualExclusion if partitioned => format!(
+                "The holder was cut off from the ensemble and stops only when told its session is lost, which it hears only once it reaches the ensemble again; meanwhile ZooKeeper expired the session, deleted its ephemeral node and {next}: {pair} are inside together. Stopping at SUSPENDED (before the timeout) avoids it."
+            ),
+            Property::MutualExclusion => format!(
+                "The holder paused past its session timeout; its pings stopped with it, ZooKeeper expired the session and deleted its ephemeral node, {next}, and the holder resumed believing it still holds the lock: {pair} are inside together."
+            ),
+            Property::Liveness => {
+                let what = last
+                    .and_then(|s| self.orphan(s))
+                    .unwrap_or_else(|| "a node".to_string());
+                format!(
+                    "A create took effect but its reply was lost, and the blind retry made a second node: nothing will delete {what} while a client waits behind it — it blocks everyone until the session ends."
+                )
+            }
+            Property::ResourceSafety => {
+                LOST_UPDATE
+                    .to_string()
+            }
+            Property::NoForeignRelease | Property::Reentrancy => {
+                format!("{property} is not checked by the ZooKeeper rows.")
+            }
+        }
+    }
+}

@@ -1,0 +1,877 @@
+//! What a ZooKeeper ensemble (as one linearizable tree) does with the requests the
+//! ZooKeeper lock rows send: znodes with their `czxid`, `mzxid` and data version,
+//! ephemeral nodes owned by a session, sequential nodes numbered from the parent's
+//! `cversion`, sessions with a timeout that pings restart and whose expiry deletes the
+//! session's ephemeral nodes, one-shot watches that turn into "notified" facts when they
+//! fire, and `multi` with `check(path, version)`.
+//!
+//! Only what the rows need: parents are implicit (creating `/lock/n-` needs no `/lock`),
+//! ACLs, the data of the lock nodes and connection state are left out. A watch fires by
+//! leaving a [`Notification`] in the state: the client that set it reads it there, so
+//! the models count wake-ups and the history checker sees what a client was told.
+//!
+//! Time is a [`Window`]: a model steps at one instant, a history at the window between a
+//! request's call and its reply. A session whose deadline falls inside the window may or
+//! may not have expired when the request took effect; [`ZkSpec::step`] lists both.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::spec::{Outcomes, Spec, Window};
+
+/// The parent of the lock recipe's nodes.
+pub const LOCK_DIR: &str = "/lock";
+
+/// The persistent node the `multi`-checked work increments.
+pub const COUNTER: &str = "/counter";
+
+/// A session id (the models count from 1).
+pub type SessionId = u64;
+
+/// A znode.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Znode {
+    /// Its data.
+    pub data: String,
+    /// The zxid of the create: a fencing token, since zxids only grow.
+    pub czxid: u64,
+    /// The zxid of the last write.
+    pub mzxid: u64,
+    /// The data version: 0 at create, +1 per `setData`.
+    pub version: u32,
+    /// The session that owns it, when ephemeral.
+    pub ephemeral_owner: Option<SessionId>,
+}
+
+/// A live session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Session {
+    /// The negotiated timeout.
+    pub timeout: u64,
+    /// When the server expires it unless a request or ping arrives first: the last
+    /// one's window plus the timeout (a single instant in models).
+    pub deadline: Window,
+}
+
+impl Session {
+    fn surely_expired(&self, t: u64) -> bool {
+        self.deadline.hi <= t
+    }
+
+    fn maybe_expired(&self, at: Window) -> bool {
+        self.deadline.lo <= at.hi
+    }
+}
+
+/// What a watch waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WatchKind {
+    /// Set by `exists`/`getData`: fires when the node is created, changed or deleted.
+    Node,
+    /// Set by `getChildren`: fires when a child is created or deleted.
+    Children,
+}
+
+/// A watch set by a session, or the notification of one that fired: ZooKeeper's watches
+/// are one-shot, so firing moves it from `watches` to `notified`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Notification {
+    /// The session that set it.
+    pub session: SessionId,
+    /// The watched path.
+    pub path: String,
+    /// What it watched.
+    pub kind: WatchKind,
+}
+
+/// The ensemble's state, as one linearizable tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ZkState {
+    /// The last zxid: bumped by every write (and by every session's expiry that deletes).
+    pub zxid: u64,
+    /// Every znode by path.
+    pub nodes: BTreeMap<String, Znode>,
+    /// Each parent's `cversion` (child creates and deletes), the next sequence number.
+    pub cversion: BTreeMap<String, u32>,
+    /// Every live session.
+    pub sessions: BTreeMap<SessionId, Session>,
+    /// The id the next session gets, less one.
+    pub last_session: SessionId,
+    /// Watches set and not yet fired.
+    pub watches: BTreeSet<Notification>,
+    /// Watches that fired, until their session reads them ([`ZkCommand::Consume`]).
+    pub notified: BTreeSet<Notification>,
+}
+
+/// A request.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ZkCommand {
+    /// Open a session with this timeout.
+    Connect {
+        /// The timeout.
+        timeout: u64,
+    },
+    /// A ping: restarts the session's timeout.
+    Ping {
+        /// The session.
+        session: SessionId,
+    },
+    /// `create`.
+    Create {
+        /// The caller's session.
+        session: SessionId,
+        /// The path (the prefix, when sequential).
+        path: String,
+        /// The data.
+        data: String,
+        /// Owned by the session: deleted when it ends.
+        ephemeral: bool,
+        /// The parent's `cversion` appended as ten digits.
+        sequential: bool,
+    },
+    /// `delete`, with a version to match (`None`: -1, any).
+    Delete {
+        /// The caller's session.
+        session: SessionId,
+        /// The path.
+        path: String,
+        /// The expected data version.
+        version: Option<u32>,
+    },
+    /// `exists`, optionally leaving a watch on the path.
+    Exists {
+        /// The caller's session.
+        session: SessionId,
+        /// The path.
+        path: String,
+        /// Leave a watch.
+        watch: bool,
+    },
+    /// `getData`.
+    GetData {
+        /// The caller's session.
+        session: SessionId,
+        /// The path.
+        path: String,
+    },
+    /// `setData`, with a version to match (`None`: -1, any).
+    SetData {
+        /// The caller's session.
+        session: SessionId,
+        /// The path.
+        path: String,
+        /// The new data.
+        data: String,
+        /// The expected data version.
+        version: Option<u32>,
+    },
+    /// `getChildren`, optionally leaving a watch on the parent.
+    GetChildren {
+        /// The caller's session.
+        session: SessionId,
+        /// The parent.
+        path: String,
+        /// Leave a watch.
+        watch: bool,
+    },
+    /// `check(path, version)`: only inside a `multi`; fails unless the node exists (with
+    /// that data version, when given).
+    Check {
+        /// The path.
+        path: String,
+        /// The expected data version.
+        version: Option<u32>,
+    },
+    /// `multi`: every op or none, at one zxid each in order. Only `Create`, `Delete`,
+    /// `SetData` and `Check` may be inside; they run in the `multi`'s session.
+    Multi {
+        /// The caller's session.
+        session: SessionId,
+        /// The ops.
+        ops: Vec<ZkCommand>,
+    },
+    /// The client reads (and clears) the notifications of its session's watches that
+    /// fired: what the server pushed to it.
+    Consume {
+        /// The session.
+        session: SessionId,
+    },
+}
+
+/// An error code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ZkError {
+    /// `NONODE`.
+    NoNode,
+    /// `NODEEXISTS`.
+    NodeExists,
+    /// `BADVERSION`.
+    BadVersion,
+    /// `SESSIONEXPIRED`: the session is gone (its ephemeral nodes with it).
+    SessionExpired,
+    /// A request ZooKeeper refuses (a `check` outside a `multi`, a read inside one).
+    Invalid,
+}
+
+/// What ZooKeeper answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ZkReply {
+    /// A session was opened.
+    Connected {
+        /// Its id.
+        session: SessionId,
+    },
+    /// A ping, delete, setData or check succeeded (with the node's stat when it has one).
+    Ok,
+    /// A create succeeded: the path made (with the sequence number) and its czxid.
+    Created {
+        /// The path.
+        path: String,
+        /// Its czxid.
+        czxid: u64,
+    },
+    /// `exists`/`getData`/`setData`: the node, or `None` when absent (`exists` only).
+    Stat(Option<Znode>),
+    /// `getChildren`: the children's names with their czxid, sorted by name.
+    Children(Vec<(String, u64)>),
+    /// A `multi` that succeeded: each op's reply.
+    Multi(Vec<ZkReply>),
+    /// A `multi` that failed at op `index` with `error`; nothing was applied.
+    MultiFailed {
+        /// The failing op.
+        index: usize,
+        /// Why.
+        error: ZkError,
+    },
+    /// The notifications consumed.
+    Notified(Vec<Notification>),
+    /// An error.
+    Error(ZkError),
+}
+
+fn parent(path: &str) -> &str {
+    match path.rfind('/') {
+        Some(0) | None => "/",
+        Some(i) => &path[..i],
+    }
+}
+
+fn name(path: &str) -> &str {
+    path.rfind('/').map_or(path, |i| &path[i + 1..])
+}
+
+/// The sequence number a sequential node's name ends with (ten digits), as recipes sort.
+pub fn sequence(name: &str) -> Option<u32> {
+    let digits = name.get(name.len().checked_sub(10)?..)?;
+    digits.parse().ok()
+}
+
+impl ZkState {
+    /// A tree holding one persistent node `path` with `data`, made as a `create` would
+    /// (what a row sets up before its clients start).
+    pub fn with_persistent(path: &str, data: &str) -> ZkState {
+        let mut s = ZkState::default();
+        let cmd = ZkCommand::Create {
+            session: 0,
+            path: path.to_string(),
+            data: data.to_string(),
+            ephemeral: false,
+            sequential: false,
+        };
+        if s.write(&cmd, 0, 1).is_ok() {
+            s.zxid = 1;
+        }
+        s
+    }
+
+    /// Fires and removes the watches of `kind` on `path`.
+    fn fire(&mut self, path: &str, kind: WatchKind) {
+        let fired: Vec<Notification> = self
+            .watches
+            .iter()
+            .filter(|w| w.path == path && w.kind == kind)
+            .cloned()
+            .collect();
+        for w in fired {
+            self.watches.remove(&w);
+            self.notified.insert(w);
+        }
+    }
+
+    fn remove_node(&mut self, path: &str) {
+        self.nodes.remove(path);
+        *self.cversion.entry(parent(path).to_string()).or_default() += 1;
+        self.fire(path, WatchKind::Node);
+        self.fire(parent(path), WatchKind::Children);
+    }
+
+    /// Ends a session: its ephemeral nodes go (one zxid for the lot), its watches and
+    /// unread notifications with it.
+    pub fn close_session(&mut self, session: SessionId) {
+        self.sessions.remove(&session);
+        let owned: Vec<String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.ephemeral_owner == Some(session))
+            .map(|(p, _)| p.clone())
+            .collect();
+        if !owned.is_empty() {
+            self.zxid += 1;
+        }
+        for p in owned {
+            self.remove_node(&p);
+        }
+        self.watches.retain(|w| w.session != session);
+        self.notified.retain(|w| w.session != session);
+    }
+
+    /// Expires every session whose deadline has surely passed at `t`; whether any did.
+    pub fn expire_due(&mut self, t: u64) -> bool {
+        let due: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.surely_expired(t))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &due {
+            self.close_session(*id);
+        }
+        !due.is_empty()
+    }
+
+    /// The children of `path`, sorted by name.
+    pub fn children(&self, path: &str) -> Vec<(String, u64)> {
+        self.nodes
+            .iter()
+            .filter(|(p, _)| parent(p) == path && p.as_str() != path)
+            .map(|(p, n)| (name(p).to_string(), n.czxid))
+            .collect()
+    }
+
+    /// A write at zxid `zxid` in session `session`; `Err` when it fails.
+    fn write(
+        &mut self,
+        cmd: &ZkCommand,
+        session: SessionId,
+        zxid: u64,
+    ) -> Result<ZkReply, ZkError> {
+        match cmd {
+            ZkCommand::Create {
+                path,
+                data,
+                ephemeral,
+                sequential,
+                ..
+            } => {
+                let dir = parent(path).to_string();
+                let path = if *sequential {
+                    let seq = self.cversion.get(&dir).copied().unwrap_or(0);
+                    format!("{path}{seq:010}")
+                } else {
+                    path.clone()
+                };
+                if self.nodes.contains_key(&path) {
+                    return Err(ZkError::NodeExists);
+                }
+                self.nodes.insert(
+                    path.clone(),
+                    Znode {
+                        data: data.clone(),
+                        czxid: zxid,
+                        mzxid: zxid,
+                        version: 0,
+                        ephemeral_owner: ephemeral.then_some(session),
+                    },
+                );
+                *self.cversion.entry(dir.clone()).or_default() += 1;
+                self.fire(&path, WatchKind::Node);
+                self.fire(&dir, WatchKind::Children);
+                Ok(ZkReply::Created { path, czxid: zxid })
+            }
+            ZkCommand::Delete { path, version, .. } => {
+                let n = self.nodes.get(path).ok_or(ZkError::NoNode)?;
+                if version.is_some_and(|v| v != n.version) {
+                    return Err(ZkError::BadVersion);
+                }
+                self.remove_node(path);
+                Ok(ZkReply::Ok)
+            }
+            ZkCommand::SetData {
+                path,
+                data,
+                version,
+                ..
+            } => {
+                let n = self.nodes.get_mut(path).ok_or(ZkError::NoNode)?;
+                if version.is_some_and(|v| v != n.version) {
+                    return Err(ZkError::BadVersion);
+                }
+                n.data = data.clone();
+                n.mzxid = zxid;
+                n.version += 1;
+                let stat = n.clone();
+                self.fire(path, WatchKind::Node);
+                Ok(ZkReply::Stat(Some(stat)))
+            }
+            ZkCommand::Check { path, version } => {
+                let n = self.nodes.get(path).ok_or(ZkError::NoNode)?;
+                if version.is_some_and(|v| v != n.version) {
+                    return Err(ZkError::BadVersion);
+                }
+                Ok(ZkReply::Ok)
+            }
+            _ => Err(ZkError::Invalid),
+        }
+    }
+
+    /// Runs `cmd` at an instant `t` after the sessions due by then expired.
+    fn exec(&mut self, cmd: &ZkCommand, t: u64) -> ZkReply {
+        if let ZkCommand::Connect { timeout } = cmd {
+            self.last_session += 1;
+            let session = self.last_session;
+            self.sessions.insert(
+                session,
+                Session {
+                    timeout: *timeout,
+                    deadline: Window::at(t + timeout),
+                },
+            );
+            return ZkReply::Connected { session };
+        }
+        let session = match cmd {
+            ZkCommand::Ping { session }
+            | ZkCommand::Create { session, .. }
+            | ZkCommand::Delete { session, .. }
+            | ZkCommand::Exists { session, .. }
+            | ZkCommand::GetData { session, .. }
+            | ZkCommand::SetData { session, .. }
+            | ZkCommand::GetChildren { session, .. }
+            | ZkCommand::Multi { session, .. }
+            | ZkCommand::Consume { session } => *session,
+            ZkCommand::Connect { .. } | ZkCommand::Check { .. } => {
+                return ZkReply::Error(ZkError::Invalid)
+            }
+        };
+        // Every request a session sends restarts its timeout, as a ping does.
+        let Some(s) = self.sessions.get_mut(&session) else {
+            return ZkReply::Error(ZkError::SessionExpired);
+        };
+        s.deadline = Window::at(t + s.timeout);
+        let watch = |st: &mut ZkState, path: &str, kind: WatchKind| {
+            st.watches.insert(Notification {
+                session,
+                path: path.to_string(),
+                kind,
+            });
+        };
+        match cmd {
+            ZkCommand::Ping { .. } => ZkReply::Ok,
+            ZkCommand::Exists { path, watch: w, .. } => {
+                if *w {
+                    watch(self, path, WatchKind::Node);
+                }
+                ZkReply::Stat(self.nodes.get(path).cloned())
+            }
+            ZkCommand::GetData { path, .. } => match self.nodes.get(path) {
+                Some(n) => ZkReply::Stat(Some(n.clone())),
+                None => ZkReply::Error(ZkError::NoNode),
+            },
+            ZkCommand::GetChildren { path, watch: w, .. } => {
+                if *w {
+                    watch(self, path, WatchKind::Children);
+                }
+                ZkReply::Children(self.children(path))
+            }
+            ZkCommand::Consume { .. } => {
+                let mine: Vec<Notification> = self
+                    .notified
+                    .iter()
+                    .filter(|n| n.session == session)
+                    .cloned()
+                    .collect();
+                for n in &mine {
+                    self.notified.remove(n);
+                }
+                ZkReply::Notified(mine)
+            }
+            ZkCommand::Multi { ops, .. } => {
+                let zxid = self.zxid + 1;
+                let mut next = self.clone();
+                let mut results = Vec::with_capacity(ops.len());
+                for (index, op) in ops.iter().enumerate() {
+                    match next.write(op, session, zxid) {
+                        Ok(r) => results.push(r),
+                        Err(error) => return ZkReply::MultiFailed { index, error },
+                    }
+                }
+                if ops.iter().any(|o| !matches!(o, ZkCommand::Check { .. })) {
+                    next.zxid = zxid;
+                }
+                *self = next;
+                ZkReply::Multi(results)
+            }
+            _ => {
+                let zxid = self.zxid + 1;
+                match self.write(cmd, session, zxid) {
+                    Ok(r) => {
+                        self.zxid = zxid;
+                        r
+                    }
+                    Err(e) => ZkReply::Error(e),
+                }
+            }
+        }
+    }
+}
+
+/// The reply and next state when `cmd` takes effect at instant `t`: the models' step.
+pub fn apply(state: &ZkState, cmd: &ZkCommand, t: u64) -> (ZkReply, ZkState) {
+    let mut s = state.clone();
+    s.expire_due(t);
+    let reply = s.exec(cmd, t);
+    (reply, s)
+}
+
+/// The ensemble as a [`Spec`]: the history checker's model of ZooKeeper's tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ZkSpec;
+
+/// Above this many sessions whose expiry a window leaves open, only expiry in deadline
+/// order is listed.
+const MAX_OPEN_SESSIONS: usize = 6;
+
+impl Spec for ZkSpec {
+    type State = ZkState;
+    type Input = ZkCommand;
+    type Output = ZkReply;
+
+    fn init(&self) -> ZkState {
+        ZkState::default()
+    }
+
+    /// Sessions surely due at the window's start have expired; each session whose
+    /// deadline the window reaches may or may not have.
+    fn step(&self, state: &ZkState, cmd: &ZkCommand, at: Window) -> Outcomes<ZkReply, ZkState> {
+        let mut base = state.clone();
+        base.expire_due(at.lo);
+        let mut open: Vec<(Window, SessionId)> = base
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.maybe_expired(at))
+            .map(|(id, s)| (s.deadline, *id))
+            .collect();
+        open.sort();
+        let sets: Vec<Vec<SessionId>> = if open.len() <= MAX_OPEN_SESSIONS {
+            (0u32..1 << open.len())
+                .map(|m| {
+                    (0..open.len())
+                        .filter(|i| m & (1 << i) != 0)
+                        .map(|i| open[i].1)
+                        .collect()
+                })
+                .collect()
+        } else {
+            (0..=open.len())
+                .map(|n| open[..n].iter().map(|o| o.1).collect())
+                .collect()
+        };
+        let mut out: Outcomes<ZkReply, ZkState> = Outcomes::new();
+        for expired in sets {
+            let mut next = base.clone();
+            for id in expired {
+                next.close_session(id);
+            }
+            let reply = next.exec(cmd, at.hi);
+            if !out.iter().any(|(r, s)| *r == reply && *s == next) {
+                out.push((reply, next));
+            }
+        }
+        out
+    }
+
+    fn describe(cmd: &ZkCommand, reply: Option<&ZkReply>) -> String {
+        exchange_text(cmd, reply)
+    }
+}
+
+fn version_text(v: Option<u32>) -> String {
+    v.map_or_else(|| "-1".to_string(), |v| v.to_string())
+}
+
+/// The request as a person reads it (`zkCli`-like, with the flags in words).
+pub fn command_text(cmd: &ZkCommand) -> String {
+    use ZkCommand::*;
+    match cmd {
+        Connect { timeout } => format!("connect (session timeout {timeout})"),
+        Ping { .. } => "ping".to_string(),
+        Create {
+            path,
+            data,
+            ephemeral,
+            sequential,
+            ..
+        } => {
+            let kind = match (ephemeral, sequential) {
+                (true, true) => " (ephemeral, sequential)",
+                (true, false) => " (ephemeral)",
+                (false, true) => " (sequential)",
+                (false, false) => "",
+            };
+            let data = if data.is_empty() {
+                String::new()
+            } else {
+                format!(" '{data}'")
+            };
+            format!("create {path}{data}{kind}")
+        }
+        Delete { path, version, .. } => format!("delete {path} {}", version_text(*version)),
+        Exists { path, watch, .. } => {
+            format!("exists {path}{}", if *watch { " (watch)" } else { "" })
+        }
+        GetData { path, .. } => format!("getData {path}"),
+        SetData {
+            path,
+            data,
+            version,
+            ..
+        } => format!("setData {path} '{data}' {}", version_text(*version)),
+        GetChildren { path, watch, .. } => {
+            format!("getChildren {path}{}", if *watch { " (watch)" } else { "" })
+        }
+        Check { path, version } => format!("check({path}, {})", version_text(*version)),
+        Multi { ops, .. } => format!(
+            "multi({})",
+            ops.iter().map(command_text).collect::<Vec<_>>().join(", ")
+        ),
+        Consume { .. } => "read watch events".to_string(),
+    }
+}
+
+/// A request and its reply; a sequential create names the node it made, as
+/// `create /lock/n-0000000001 (ephemeral, sequential) -> czxid 3`.
+pub fn exchange_text(cmd: &ZkCommand, reply: Option<&ZkReply>) -> String {
+    match (cmd, reply) {
+        (
+            ZkCommand::Create {
+                path,
+                sequential: true,
+                ..
+            },
+            Some(ZkReply::Created { path: made, czxid }),
+        ) => {
+            let asked = command_text(cmd);
+            let made_text = asked.replacen(path.as_str(), made, 1);
+            format!("{made_text} -> czxid {czxid}")
+        }
+        _ => {
+            let r = reply.map_or_else(|| "?".to_string(), reply_text);
+            format!("{} -> {r}", command_text(cmd))
+        }
+    }
+}
+
+fn error_text(e: ZkError) -> &'static str {
+    match e {
+        ZkError::NoNode => "NONODE",
+        ZkError::NodeExists => "NODEEXISTS",
+        ZkError::BadVersion => "BADVERSION",
+        ZkError::SessionExpired => "SESSIONEXPIRED",
+        ZkError::Invalid => "invalid request",
+    }
+}
+
+fn stat_text(n: &Znode) -> String {
+    let owner = n
+        .ephemeral_owner
+        .map(|s| format!(", ephemeral of session {s}"))
+        .unwrap_or_default();
+    let data = if n.data.is_empty() {
+        String::new()
+    } else {
+        format!("'{}' ", n.data)
+    };
+    format!("{data}(czxid {}, version {}{owner})", n.czxid, n.version)
+}
+
+/// The reply as a person reads it.
+pub fn reply_text(reply: &ZkReply) -> String {
+    match reply {
+        ZkReply::Connected { session } => format!("session {session}"),
+        ZkReply::Ok => "OK".to_string(),
+        ZkReply::Created { path, czxid } => format!("{path} (czxid {czxid})"),
+        ZkReply::Stat(None) => "none".to_string(),
+        ZkReply::Stat(Some(n)) => stat_text(n),
+        ZkReply::Children(c) => format!(
+            "[{}]",
+            c.iter()
+                .map(|c| c.0.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ZkReply::Multi(r) => format!(
+            "OK [{}]",
+            r.iter().map(reply_text).collect::<Vec<_>>().join("; ")
+        ),
+        ZkReply::MultiFailed { index, error } => {
+            format!("FAILED at op {index}: {}", error_text(*error))
+        }
+        ZkReply::Notified(n) => format!(
+            "[{}]",
+            n.iter()
+                .map(|n| format!("{} changed", n.path))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        ZkReply::Error(e) => error_text(*e).to_string(),
+    }
+}
+
+/// The tree and sessions as story lines.
+pub fn state_lines(s: &ZkState) -> Vec<String> {
+    let nodes: Vec<String> = s
+        .nodes
+        .iter()
+        .map(|(p, n)| format!("{p} {}", stat_text(n)))
+        .collect();
+    let sessions: Vec<String> = s
+        .sessions
+        .iter()
+        .map(|(id, x)| format!("{id} (expires t={})", x.deadline.lo))
+        .collect();
+    vec![
+        format!("zk: zxid {}, nodes [{}]", s.zxid, nodes.join(", ")),
+        format!("zk: sessions [{}]", sessions.join(", ")),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::run_sequential;
+
+    fn create(session: SessionId) -> ZkCommand {
+        ZkCommand::Create {
+            session,
+            path: "/lock/n-".into(),
+            data: String::new(),
+            ephemeral: true,
+            sequential: true,
+        }
+    }
+
+    #[test]
+    fn sequential_nodes_number_from_the_parents_cversion() {
+        let mut s = ZkState::default();
+        for _ in 0..2 {
+            s = apply(&s, &ZkCommand::Connect { timeout: 2 }, 0).1;
+        }
+        let (r, s) = apply(&s, &create(1), 0);
+        assert_eq!(
+            r,
+            ZkReply::Created {
+                path: "/lock/n-0000000000".into(),
+                czxid: 1
+            }
+        );
+        let del = ZkCommand::Delete {
+            session: 1,
+            path: "/lock/n-0000000000".into(),
+            version: None,
+        };
+        let (_, s) = apply(&s, &del, 0);
+        let (r, s) = apply(&s, &create(2), 0);
+        assert_eq!(
+            r,
+            ZkReply::Created {
+                path: "/lock/n-0000000002".into(),
+                czxid: 3
+            },
+            "a delete bumps the cversion too"
+        );
+        assert_eq!(s.children(LOCK_DIR), vec![("n-0000000002".into(), 3)]);
+        assert_eq!(sequence("n-0000000002"), Some(2));
+    }
+
+    #[test]
+    fn an_expired_session_takes_its_ephemeral_nodes_and_fires_watches() {
+        let mut s = ZkState::default();
+        for _ in 0..2 {
+            s = apply(&s, &ZkCommand::Connect { timeout: 2 }, 0).1;
+        }
+        let (_, s) = apply(&s, &create(1), 0);
+        let exists = ZkCommand::Exists {
+            session: 2,
+            path: "/lock/n-0000000000".into(),
+            watch: true,
+        };
+        let (_, s) = apply(&s, &exists, 1);
+        // Session 2 talked at t=1, session 1 last at t=0: only 1 is due at t=2.
+        let (r, s) = apply(&s, &ZkCommand::Consume { session: 2 }, 2);
+        assert!(
+            matches!(&r, ZkReply::Notified(n) if n.len() == 1 && n[0].kind == WatchKind::Node),
+            "{r:?}"
+        );
+        assert!(s.nodes.is_empty() && !s.sessions.contains_key(&1), "{s:?}");
+        let (r, _) = apply(&s, &ZkCommand::Ping { session: 1 }, 2);
+        assert_eq!(r, ZkReply::Error(ZkError::SessionExpired));
+    }
+
+    #[test]
+    fn multi_with_check_is_all_or_nothing() {
+        let ops = |path: &str| ZkCommand::Multi {
+            session: 1,
+            ops: vec![
+                ZkCommand::Check {
+                    path: path.into(),
+                    version: Some(0),
+                },
+                ZkCommand::SetData {
+                    session: 1,
+                    path: COUNTER.into(),
+                    data: "1".into(),
+                    version: None,
+                },
+            ],
+        };
+        let counter = ZkCommand::Create {
+            session: 1,
+            path: COUNTER.into(),
+            data: "0".into(),
+            ephemeral: false,
+            sequential: false,
+        };
+        let out = run_sequential(
+            &ZkSpec,
+            &[
+                (ZkCommand::Connect { timeout: 9 }, 0),
+                (counter, 0),
+                (create(1), 0),
+                (ops("/lock/n-0000000001"), 0),
+                (ops("/lock/n-0000000000"), 0),
+            ],
+        );
+        assert_eq!(
+            out[3],
+            ZkReply::MultiFailed {
+                index: 0,
+                error: ZkError::NoNode
+            }
+        );
+        assert!(
+            matches!(&out[4], ZkReply::Multi(r) if r.len() == 2),
+            "{out:?}"
+        );
+    }
+
+    #[test]
+    fn a_window_over_a_deadline_allows_both_outcomes() {
+        let (_, s) = apply(&ZkState::default(), &ZkCommand::Connect { timeout: 5 }, 0);
+        let (_, s) = apply(&s, &create(1), 0);
+        let get = ZkCommand::GetChildren {
+            session: 9,
+            path: LOCK_DIR.into(),
+            watch: false,
+        };
+        assert_eq!(ZkSpec.step(&s, &get, Window::between(3, 7)).len(), 2);
+        assert_eq!(ZkSpec.step(&s, &get, Window::between(1, 4)).len(), 1);
+    }
+}
