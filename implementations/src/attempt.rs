@@ -51,3 +51,50 @@ impl AttemptObserver for Unobserved {
     fn ended(&self, _outcome: AttemptOutcome<'_>) {}
     fn handed_over(&self, _since: Instant, _token: Option<u64>) {}
 }
+
+/// The observer of a queue lock's acquire (etcd's `concurrency.Mutex`, ZooKeeper's
+/// recipe): the first try puts the client in the queue, and from then on the server
+/// hands it the lock the moment the holder before it leaves, whether or not the client
+/// is asking just then. So the tries are one operation, from the first try to the
+/// grant; a try that finds the client still queued ends nothing, and an acquire that
+/// gives up while queued ends as unknown (the queue may have granted it meanwhile).
+pub struct Queued<'a> {
+    inner: &'a dyn AttemptObserver,
+    open: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> Queued<'a> {
+    /// Reports to `inner`.
+    pub fn new(inner: &'a dyn AttemptObserver) -> Self {
+        Queued {
+            inner,
+            open: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Ends the operation an acquire that returned without a grant left open.
+    pub fn close(&self, why: &str) {
+        if self.open.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            self.inner.ended(AttemptOutcome::Unknown(why));
+        }
+    }
+}
+
+impl AttemptObserver for Queued<'_> {
+    fn started(&self) {
+        if !self.open.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            self.inner.started();
+        }
+    }
+
+    fn ended(&self, outcome: AttemptOutcome<'_>) {
+        if !matches!(outcome, AttemptOutcome::Busy) {
+            self.open.store(false, std::sync::atomic::Ordering::SeqCst);
+            self.inner.ended(outcome);
+        }
+    }
+
+    fn handed_over(&self, since: Instant, token: Option<u64>) {
+        self.inner.handed_over(since, token);
+    }
+}

@@ -80,6 +80,10 @@ pub trait Cluster: Send + Sized + 'static {
     /// The family's name, for the history header's `backend`.
     const BACKEND: &'static str;
 
+    /// Whether the lock servers end a lease at some unknown time after its TTL rather
+    /// than at it (the history header's `late_expiry`).
+    const LATE_EXPIRY: bool = false;
+
     /// Starts the servers; `fake_clock`: lock servers run under libfaketime.
     fn start(shape: &Self::Shape, fake_clock: bool) -> Result<Self, RunError>;
 

@@ -388,6 +388,7 @@ fn attempt_once<C: Cluster>(
         header.tools.insert(tool, version.into());
     }
     header.resource = Some(ResourceSpec::Counter { initial: 0 });
+    header.late_expiry = C::LATE_EXPIRY;
     if let Some(custom) = &options.lock {
         header.tools.insert("lock".into(), custom.name().into());
     }

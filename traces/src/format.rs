@@ -50,6 +50,10 @@ pub struct Header {
     /// Whether the lock under test is reentrant.
     #[serde(default)]
     pub reentrant: bool,
+    /// Whether the lock server ends leases at some unknown time after their TTL rather
+    /// than at it (etcd): the lock check then holds nothing after a TTL against the lock.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub late_expiry: bool,
     /// The lock model the lock operations follow (absent: [`LockModel::Lease`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<LockModel>,

@@ -545,6 +545,7 @@ impl Workload for Lock {
     fn spec(&self) -> LockSpec {
         LockSpec {
             reentrant: self.reentrant,
+            late_expiry: false,
         }
     }
     fn input(&self, client: u32, what: u8) -> LockInput {

@@ -15,7 +15,7 @@ use locklab_models::etcd::spec::{
 };
 
 use super::session::EtcdSession;
-use crate::attempt::Attempt;
+use crate::attempt::{Attempt, AttemptObserver, Queued};
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
@@ -246,6 +246,23 @@ impl DistributedLock for RecipeLock {
             fenced: self.fenced,
             teaching_only: false,
         }
+    }
+
+    /// Queued: one operation from the first try to the grant ([`Queued`]).
+    fn acquire_observed<'a>(
+        &'a self,
+        wait: Duration,
+        lease: Lease,
+        observer: &'a dyn AttemptObserver,
+    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
+        Box::pin(async move {
+            let queued = Queued::new(observer);
+            let result = crate::retry::acquire_loop(self, wait, lease, None, &queued).await;
+            if let Err(e) = &result {
+                queued.close(&e.to_string());
+            }
+            result
+        })
     }
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {

@@ -17,6 +17,11 @@ pub type Owner = u64;
 pub struct LockSpec {
     /// Whether the holder may acquire again (hold count + 1) instead of being refused.
     pub reentrant: bool,
+    /// Whether the server ends a lease at some unknown time after it runs out rather
+    /// than at it (etcd's leader sweeps expired leases every 500 ms and a new leader
+    /// restarts every TTL): a lease is then surely live until its TTL and maybe live
+    /// for ever after, so no grant or refusal after the TTL is held against the lock.
+    pub late_expiry: bool,
 }
 
 /// A granted lock.
@@ -105,7 +110,21 @@ pub enum LockOutput {
 }
 
 impl LockSpec {
+    /// When a lease of `lease` taken during `at` runs out.
+    fn deadline(&self, at: Window, lease: u64) -> Window {
+        let d = at.plus(lease);
+        if self.late_expiry {
+            Window {
+                lo: d.lo,
+                hi: u64::MAX,
+            }
+        } else {
+            d
+        }
+    }
+
     fn grant(
+        &self,
         state: &LockState,
         owner: Owner,
         lease: Option<u64>,
@@ -119,7 +138,7 @@ impl LockSpec {
                     owner,
                     count: 1,
                     token,
-                    deadline: lease.map(|l| at.plus(l)),
+                    deadline: lease.map(|l| self.deadline(at, l)),
                 }),
                 last_token: token,
             },
@@ -152,7 +171,7 @@ impl Spec for LockSpec {
     ) -> Outcomes<LockOutput, LockState> {
         let Some(h) = &state.holder else {
             return outcomes![match input {
-                LockInput::Acquire { owner, lease } => Self::grant(state, *owner, *lease, at),
+                LockInput::Acquire { owner, lease } => self.grant(state, *owner, *lease, at),
                 _ => (LockOutput::NotHeld, state.clone()),
             }];
         };
@@ -165,7 +184,7 @@ impl Spec for LockSpec {
                     if let Some(hold) = next.holder.as_mut() {
                         hold.count += 1;
                         // Re-entering refreshes the lease, as Redisson's script does.
-                        hold.deadline = lease.map(|l| at.plus(l)).or(hold.deadline);
+                        hold.deadline = lease.map(|l| self.deadline(at, l)).or(hold.deadline);
                     }
                     (LockOutput::Granted(Some(h.token)), next)
                 }
@@ -183,7 +202,7 @@ impl Spec for LockSpec {
                 LockInput::Renew { lease, .. } if mine => {
                     let mut next = state.clone();
                     if let Some(hold) = next.holder.as_mut() {
-                        hold.deadline = Some(at.plus(*lease));
+                        hold.deadline = Some(self.deadline(at, *lease));
                     }
                     (LockOutput::Renewed, next)
                 }
@@ -195,7 +214,7 @@ impl Spec for LockSpec {
         if h.maybe_expired(at) {
             let expired = Self::without_holder(state);
             outcomes.push(match input {
-                LockInput::Acquire { owner, lease } => Self::grant(&expired, *owner, *lease, at),
+                LockInput::Acquire { owner, lease } => self.grant(&expired, *owner, *lease, at),
                 _ => (LockOutput::NotHeld, expired),
             });
         }
@@ -309,7 +328,10 @@ mod tests {
 
     #[test]
     fn reentrant_counts_holds() {
-        let spec = LockSpec { reentrant: true };
+        let spec = LockSpec {
+            reentrant: true,
+            late_expiry: false,
+        };
         let acq = LockInput::Acquire {
             owner: 1,
             lease: None,

@@ -74,6 +74,7 @@ pub fn check(
 ) -> Result<(CheckReport, Option<Page>), HistoryError> {
     let spec = Arc::new(LockSpec {
         reentrant: history.header.reentrant,
+        late_expiry: history.header.late_expiry,
     });
     let mut by_key: BTreeMap<String, Vec<LinOp<LockSpec>>> = BTreeMap::new();
     let mut count = 0usize;
