@@ -116,3 +116,31 @@ fn bad_arguments_exit_2() {
     let out = locklab(&["report"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Every scenario of the catalog gets its page, whatever its family draws (a family
+/// without lanes of its own falls back to one lane of step texts): none may fail.
+#[test]
+fn report_covers_the_whole_catalog() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path().to_str().expect("utf-8 path");
+    let out = locklab(&["report", d, "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let ids: Vec<String> = doc["scenarios"]
+        .as_array()
+        .expect("scenarios")
+        .iter()
+        .filter_map(|s| s["id"].as_str().map(str::to_string))
+        .collect();
+    assert!(ids.iter().any(|i| i.starts_with("etcd-")) && ids.iter().any(|i| i.starts_with("zk-")));
+    for id in ids {
+        let page = std::fs::read_to_string(dir.path().join(format!("{id}.html")))
+            .unwrap_or_else(|e| panic!("{id}.html: {e}"));
+        assert!(page.contains("<svg"), "{id}: no diagram");
+    }
+}

@@ -252,6 +252,9 @@ fn every_plan_is_tested() {
         "mysql-unique-reaper-fenced",
         "mysql-lease-clock-skew",
         "pg-advisory-fenced",
+        "sql-for-update",
+        "pg-advisory-xact",
+        "pg-advisory-pool",
         // Tested in tests/run_etcd.rs.
         "etcd-lease-pause",
         "etcd-lease-fenced",

@@ -342,8 +342,10 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
             Some(x) => {
                 let label = fit(&m.label, g.lane_w * 1.6, CHAR_W);
                 let w = width_of(&label, CHAR_W) + 14.0;
-                // Keep a wide mark inside the diagram.
-                let cx = x.clamp(LEFT + w / 2.0, g.width - w / 2.0 - 2.0);
+                // Keep a wide mark inside the diagram; one wider than a narrow diagram
+                // (a family drawn as a single lane) starts at its left edge.
+                let lo = LEFT + w / 2.0;
+                let cx = x.clamp(lo, (g.width - w / 2.0 - 2.0).max(lo));
                 let ym = y + h / 2.0 + 6.0;
                 let _ = write!(
                     out,
