@@ -13,35 +13,10 @@ use stateright::Model;
 
 #[path = "common/story.rs"]
 mod story;
-use story::story;
+use story::{before, inside, last_state, story};
 
 fn run(id: &str) -> Report {
     check(id, &Overrides::default(), Limits::default(), &mut |_| {}).expect("known scenario")
-}
-
-/// The last step's state lines of the story of `property`.
-fn last_state(r: &Report, property: Property) -> Vec<String> {
-    r.stories
-        .iter()
-        .find(|s| s.property == property)
-        .and_then(|s| s.steps.last())
-        .map(|s| s.state.clone())
-        .unwrap_or_default()
-}
-
-fn inside(lines: &[String]) -> usize {
-    lines
-        .iter()
-        .filter(|l| l.contains("IN CRITICAL SECTION"))
-        .count()
-}
-
-/// `a` occurs in `t` before `b`.
-fn before(t: &str, a: &str, b: &str) -> bool {
-    match (t.find(a), t.find(b)) {
-        (Some(i), Some(j)) => i < j,
-        _ => false,
-    }
 }
 
 /// A variant of a row, searched directly: its stories by property.

@@ -8,7 +8,7 @@ use locklab_models::registry::{Fault, Property};
 
 #[path = "common/story.rs"]
 mod story;
-use story::story;
+use story::{before, inside, last_state, story};
 
 fn run(id: &str, o: Overrides) -> Report {
     check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
@@ -18,31 +18,6 @@ fn faults(f: &str) -> Overrides {
     Overrides {
         faults: Some(f.to_string()),
         ..Overrides::default()
-    }
-}
-
-/// The last step's state lines.
-fn last_state(r: &Report, property: Property) -> Vec<String> {
-    r.stories
-        .iter()
-        .find(|s| s.property == property)
-        .and_then(|s| s.steps.last())
-        .map(|s| s.state.clone())
-        .unwrap_or_default()
-}
-
-fn inside(lines: &[String]) -> usize {
-    lines
-        .iter()
-        .filter(|l| l.contains("IN CRITICAL SECTION"))
-        .count()
-}
-
-/// `a` occurs in `t` before `b`.
-fn before(t: &str, a: &str, b: &str) -> bool {
-    match (t.find(a), t.find(b)) {
-        (Some(i), Some(j)) => i < j,
-        _ => false,
     }
 }
 

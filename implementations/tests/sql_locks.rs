@@ -39,6 +39,25 @@ async fn granted(lock: &dyn DistributedLock) -> LockGuard {
     }
 }
 
+/// Granted once the server has finished ending another session: `pg_terminate_backend`
+/// and `KILL CONNECTION` answer when they have signalled the session, which frees its
+/// locks a moment later.
+async fn granted_after_kill(lock: &dyn DistributedLock) -> LockGuard {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match lock.try_acquire(LEASE).await.expect("attempt") {
+            Attempt::Acquired(g) => return g,
+            Attempt::Busy { .. } if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Attempt::Busy { .. } => panic!(
+                "{} still busy 10 s after the holder's backend was terminated",
+                lock.info().protocol
+            ),
+        }
+    }
+}
+
 async fn busy(lock: &dyn DistributedLock) -> bool {
     matches!(
         lock.try_acquire(LEASE).await.expect("attempt"),
@@ -152,7 +171,7 @@ async fn a_killed_session_frees_get_lock_while_its_client_works_on() {
     assert!(busy(&b).await);
     server.kill_connection(sa.id()).expect("KILL CONNECTION");
     // mysql-getlock-conn-kill: a still believes it holds; b is granted.
-    let gb = granted(&b).await;
+    let gb = granted_after_kill(&b).await;
     assert!(!ga.is_lost(), "nothing told a");
     assert!(ga.release().await.is_err(), "a's session is gone");
     gb.release().await.expect("b releases");
@@ -174,7 +193,7 @@ async fn work_in_the_for_update_transaction_rolls_back_with_a_killed_session() {
         .await;
     assert_eq!(wrote.expect("write"), SqlReply::Rows(1));
     server.kill_connection(sa.id()).expect("KILL CONNECTION");
-    let gb = granted(&b).await;
+    let gb = granted_after_kill(&b).await;
     let n = b
         .session()
         .exec(SqlCommand::ReadCounter)
@@ -215,7 +234,7 @@ async fn postgres_advisory_locks_under_pg_terminate_backend() {
     assert!(server.terminate_backend(pid).expect("terminate"));
     // pg-advisory: b is granted while a works on; pg-advisory-fenced: b's token is
     // larger, so a resource can refuse a.
-    let gb = granted(&b).await;
+    let gb = granted_after_kill(&b).await;
     assert!(gb.token() > ga.token(), "{:?} {:?}", gb.token(), ga.token());
     assert!(ga.release().await.is_err());
     gb.release().await.expect("unlock");
@@ -231,7 +250,7 @@ async fn postgres_advisory_locks_under_pg_terminate_backend() {
         .expect("write");
     let pid = u32::try_from(sx.id()).expect("pid");
     assert!(server.terminate_backend(pid).expect("terminate"));
-    let gy = granted(&y).await;
+    let gy = granted_after_kill(&y).await;
     let n = y
         .session()
         .exec(SqlCommand::ReadCounter)
