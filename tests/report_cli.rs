@@ -142,5 +142,13 @@ fn report_covers_the_whole_catalog() {
         let page = std::fs::read_to_string(dir.path().join(format!("{id}.html")))
             .unwrap_or_else(|e| panic!("{id}.html: {e}"));
         assert!(page.contains("<svg"), "{id}: no diagram");
+        // Every family draws its actors, not the one-lane fallback.
+        assert!(
+            page.contains("<g class=\"hdr client")
+                && (page.contains("<g class=\"hdr node\">")
+                    || page.contains("<g class=\"hdr resource\">"))
+                && !page.contains("<title>system</title>"),
+            "{id}: no lanes for the clients and the servers"
+        );
     }
 }

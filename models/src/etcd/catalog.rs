@@ -81,7 +81,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "etcd-lease-pause",
             family: etcd,
-            protocol: "same recipe",
+            protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder pause (keep-alives stop too) > lease TTL",
             properties: MX,
             expected: Violates(MX),
@@ -92,7 +92,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "etcd-lease-fenced",
             family: etcd,
-            protocol: "same recipe; the lock key's create revision is a fencing token the resource checks",
+            protocol: "concurrency-Mutex recipe; the lock key's create revision is a fencing token the resource checks",
             faults: "holder pause > lease TTL",
             properties: RES,
             expected: Holds,
@@ -103,7 +103,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "etcd-txn-guarded",
             family: etcd,
-            protocol: "same recipe; the protected write is a Txn: if create_revision(lock key) = mine then put",
+            protocol: "concurrency-Mutex recipe; the protected write is a Txn: if create_revision(lock key) = mine then put",
             faults: "holder pause > lease TTL",
             properties: RES,
             expected: Holds,
@@ -114,7 +114,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "etcd-lease-partition",
             family: etcd,
-            protocol: "same recipe",
+            protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder partitioned from the cluster > lease TTL",
             properties: MX,
             expected: Violates(MX),
@@ -147,7 +147,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "etcd-leader-churn",
             family: etcd,
-            protocol: "same recipe",
+            protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder crash; the leader killed twice",
             properties: MX_LIVE,
             expected: Holds,

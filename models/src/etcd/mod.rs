@@ -6,6 +6,7 @@
 //! ([`catalog`]).
 
 pub mod catalog;
+mod diagram;
 pub mod model;
 pub mod narration;
 pub mod spec;

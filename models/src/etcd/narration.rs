@@ -3,6 +3,7 @@
 //! line that says why a property broke.
 
 use crate::check::Narrate;
+use crate::diagram::{Exchange, Lane, LaneState};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -122,6 +123,22 @@ impl Narrate for EtcdLockModel {
                 "the leader is killed; the new leader restarts every lease's TTL".to_string()
             }
         }
+    }
+
+    fn lanes(&self, s: &EtcdLockState) -> Vec<Lane> {
+        self.diagram_lanes(s)
+    }
+
+    fn lane_states(&self, s: &EtcdLockState) -> Vec<LaneState> {
+        self.diagram_states(s)
+    }
+
+    fn now(&self, s: &EtcdLockState) -> Option<u64> {
+        Some(s.now)
+    }
+
+    fn exchange(&self, s: &EtcdLockState, a: &Action) -> Exchange {
+        self.diagram_exchange(s, a)
     }
 
     fn is_fault(&self, a: &Action) -> bool {

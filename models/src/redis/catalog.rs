@@ -238,7 +238,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "redis-failover-wait",
             family: redis,
-            protocol: "same + WAIT 1 before entering",
+            protocol: "SET NX PX + compare-and-delete behind Sentinel, WAIT 1 before entering",
             faults: "failover",
             properties: MX_FR,
             expected: Holds,

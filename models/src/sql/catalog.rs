@@ -132,7 +132,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "mysql-unique-reaper-fenced",
             family: sql,
-            protocol: "same; release DELETE … WHERE id = <its auto-increment id>, the id a fencing token",
+            protocol: "unique-key INSERT + reaper; release DELETE … WHERE id = <its auto-increment id>, the id a fencing token",
             faults: "holder pause > TTL",
             properties: RES_FR,
             expected: Holds,
@@ -154,7 +154,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "mysql-lease-dbtime-pause",
             family: sql,
-            protocol: "same with the database's NOW()",
+            protocol: "lease row UPDATE … WHERE last_lock_time < NOW() - ttl: the database's clock",
             faults: "holder pause > TTL",
             properties: MX_FR,
             expected: Violates(MX),

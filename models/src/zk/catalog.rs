@@ -84,7 +84,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "zk-sequential-pause",
             family: zk,
-            protocol: "same recipe",
+            protocol: "ephemeral-sequential recipe (the lowest node owns, waiters watch their predecessor)",
             faults: "holder pause (pings stop too) > session timeout",
             properties: MX,
             expected: Violates(MX),
@@ -95,7 +95,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "zk-sequential-fenced",
             family: zk,
-            protocol: "same recipe; the lock node's czxid is a fencing token the resource checks",
+            protocol: "ephemeral-sequential recipe; the lock node's czxid is a fencing token the resource checks",
             faults: "holder pause > session timeout",
             properties: RES,
             expected: Holds,
@@ -106,7 +106,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "zk-check-write",
             family: zk,
-            protocol: "same recipe; the protected write is multi(check(lock node), setData(/counter)) in ZooKeeper",
+            protocol: "ephemeral-sequential recipe; the protected write is multi(check(lock node), setData(/counter)) in ZooKeeper",
             faults: "holder pause > session timeout",
             properties: RES,
             expected: Holds,
@@ -117,7 +117,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "zk-until-lost",
             family: zk,
-            protocol: "same recipe; the holder stops only when told its session is lost, not when its connection is suspended",
+            protocol: "ephemeral-sequential recipe; the holder stops only when told its session is lost, not when its connection is suspended",
             faults: "holder partitioned from the ensemble > session timeout",
             properties: MX,
             expected: Violates(MX),
@@ -136,7 +136,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "zk-create-conn-loss",
             family: zk,
-            protocol: "same recipe; the create is retried blindly after a lost reply, no owner id in the node name",
+            protocol: "ephemeral-sequential recipe; the create is retried blindly after a lost reply, no owner id in the node name",
             faults: "connection loss during create (the create took effect, its reply is lost)",
             properties: MX_LIVE,
             expected: Violates(LIVE),
@@ -147,7 +147,7 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: "zk-herd",
             family: zk,
-            protocol: "same recipe, but every waiter watches /lock's children instead of its predecessor",
+            protocol: "ephemeral-sequential recipe, but every waiter watches /lock's children instead of its predecessor",
             faults: "none; 3 clients",
             properties: MX_LIVE,
             expected: Holds,

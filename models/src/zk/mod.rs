@@ -7,6 +7,7 @@
 //! ([`narration`]) and the rows ([`catalog`]).
 
 pub mod catalog;
+mod diagram;
 pub mod model;
 pub mod narration;
 pub mod spec;

@@ -3,6 +3,7 @@
 //! expire, and the closing line that says why a property broke.
 
 use crate::check::Narrate;
+use crate::diagram::{Exchange, Lane, LaneState};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -168,6 +169,22 @@ impl Narrate for ZkLockModel {
             }
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
         }
+    }
+
+    fn lanes(&self, s: &ZkLockState) -> Vec<Lane> {
+        self.diagram_lanes(s)
+    }
+
+    fn lane_states(&self, s: &ZkLockState) -> Vec<LaneState> {
+        self.diagram_states(s)
+    }
+
+    fn now(&self, s: &ZkLockState) -> Option<u64> {
+        Some(s.now)
+    }
+
+    fn exchange(&self, s: &ZkLockState, a: &Action) -> Exchange {
+        self.diagram_exchange(s, a)
     }
 
     fn is_fault(&self, a: &Action) -> bool {

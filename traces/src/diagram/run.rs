@@ -68,8 +68,13 @@ fn short(v: &Value) -> String {
     }
 }
 
-/// The command and its reply in the words of its backend's spec, when it is Redis's.
-fn command_words(c: &CommandValue) -> (String, Option<String>) {
+/// The command and its reply in the words of its backend's spec: the words the
+/// recorder wrote beside it (`note`, every family's recorder writes
+/// `command -> reply`), else read as Redis's, else the raw values.
+fn command_words(note: Option<&str>, c: &CommandValue) -> (String, Option<String>) {
+    if let Some((cmd, reply)) = note.and_then(|n| n.split_once(" -> ")) {
+        return (cmd.to_string(), Some(reply.to_string()));
+    }
     let cmd = serde_json::from_value::<RedisCommand>(c.command.clone())
         .map_or_else(|_| short(&c.command), |r| command_text(&r));
     let reply = c.reply.as_ref().map(|r| {
@@ -237,7 +242,7 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
     lanes.push(resource_lane());
 
     let mut tracker = Tracker::default();
-    let mut rows = Vec::new();
+    let mut candidates: Vec<(Rank, RunRow)> = Vec::new();
     let mut hidden = 0;
     // Command events are written when their reply comes; draw everything in time order.
     let mut ordered: Vec<&(usize, Event)> = history.events.iter().collect();
@@ -248,7 +253,7 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
             continue;
         }
         let skip = refused(e) || (e.phase == Phase::Invoke && e.op != OpKind::Nemesis);
-        if skip || rows.len() >= MAX_ROWS {
+        if skip {
             hidden += 1;
             continue;
         }
@@ -262,17 +267,28 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
             Some(n) => format!("{who}: {} {:?} — {n}", op_name(e.op), e.phase),
             None => format!("{who}: {} {:?}", op_name(e.op), e.phase),
         };
-        rows.push(RunRow {
-            title: if bad { format!("✗ {title}") } else { title },
-            at_ms: e.time / 1_000_000,
-            fault: e.op == OpKind::Nemesis,
-            scene: Scene {
-                now: Some(e.time / 1_000_000),
-                exchange,
-                lanes: tracker.states(&clients),
+        candidates.push((
+            rank(e, bad),
+            RunRow {
+                title: if bad { format!("✗ {title}") } else { title },
+                at_ms: e.time / 1_000_000,
+                fault: e.op == OpKind::Nemesis,
+                scene: Scene {
+                    now: Some(e.time / 1_000_000),
+                    exchange,
+                    lanes: tracker.states(&clients),
+                },
             },
-        });
+        ));
     }
+    let keep = select(&candidates.iter().map(|(r, _)| *r).collect::<Vec<_>>());
+    hidden += candidates.len() - keep.len();
+    let rows: Vec<RunRow> = candidates
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keep.contains(i))
+        .map(|(_, (_, row))| row)
+        .collect();
     RunDiagram {
         lanes,
         rows,
@@ -280,6 +296,43 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
         why,
         hidden,
     }
+}
+
+/// How much a row matters to the story, most first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    /// An operation a check names, or a fault.
+    Cause,
+    /// A lock operation's outcome, entering or leaving, the resource's reads and writes.
+    Step,
+    /// A command to a server (waiters poll: most of a run's rows).
+    Detail,
+}
+
+fn rank(e: &Event, bad: bool) -> Rank {
+    match e.op {
+        _ if bad => Rank::Cause,
+        OpKind::Nemesis => Rank::Cause,
+        OpKind::Command => Rank::Detail,
+        _ => Rank::Step,
+    }
+}
+
+/// Which of the window's rows to draw, at most [`MAX_ROWS`]: the causes first, then
+/// the steps, then the commands, each class nearest the causes first — so a window
+/// whose causes lie seconds apart (a pause, then the second grant) shows both ends
+/// rather than the first 60 rows of waiters polling.
+fn select(ranks: &[Rank]) -> BTreeSet<usize> {
+    if ranks.len() <= MAX_ROWS {
+        return (0..ranks.len()).collect();
+    }
+    let causes: Vec<usize> = (0..ranks.len())
+        .filter(|&i| ranks[i] == Rank::Cause)
+        .collect();
+    let distance = |i: usize| causes.iter().map(|&c| c.abs_diff(i)).min().unwrap_or(i);
+    let mut order: Vec<usize> = (0..ranks.len()).collect();
+    order.sort_by_key(|&i| (ranks[i], distance(i), i));
+    order.into_iter().take(MAX_ROWS).collect()
 }
 
 fn phase_word(p: Phase) -> &'static str {
@@ -328,7 +381,7 @@ fn draw(e: &Event, bad: bool, lock_lane: bool) -> Option<Exchange> {
     Some(match e.op {
         OpKind::Command => {
             let cv: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
-            let (cmd, reply) = command_words(&cv);
+            let (cmd, reply) = command_words(e.note.as_deref(), &cv);
             arrow(format!("node{}", cv.node), cmd, reply)
         }
         OpKind::Enter => mark(c.clone(), "enters".into(), bad),
@@ -355,4 +408,27 @@ fn draw(e: &Event, bad: bool, lock_lane: bool) -> Option<Exchange> {
             )
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_window_keeps_both_far_causes_and_the_steps_before_the_polls() {
+        // A pause at row 5, 500 rows of waiters polling, the second grant at row 505.
+        let mut ranks = vec![Rank::Detail; 600];
+        ranks[5] = Rank::Cause;
+        ranks[505] = Rank::Cause;
+        for i in [4, 6, 504, 506, 507] {
+            ranks[i] = Rank::Step;
+        }
+        let kept = select(&ranks);
+        assert_eq!(kept.len(), MAX_ROWS);
+        for i in [4, 5, 6, 504, 505, 506, 507] {
+            assert!(kept.contains(&i), "row {i} dropped");
+        }
+        // The commands kept are those beside the causes, not the first 60.
+        assert!(kept.contains(&503) && !kept.contains(&250));
+    }
 }

@@ -153,7 +153,11 @@ Red arrows and marks are the operations the checks name. {hidden} events in the 
         d.window.1 / 1_000_000,
         why = escape(&d.why),
         hidden = d.hidden,
-        more = if d.rows.len() >= 60 { ", rows past the first 60" } else { "" },
+        more = if d.rows.len() >= 60 {
+            ", and, past 60 rows, the commands and steps farthest from the operations the checks name"
+        } else {
+            ""
+        },
         svg = sequence(&d.lanes, &rows),
     )
 }

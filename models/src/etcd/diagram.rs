@@ -1,0 +1,239 @@
+//! The etcd lock model drawn: a lane per client, the cluster (one linearizable
+//! keyspace, whichever member leads), an operator when leases are revoked, and the
+//! resource; every request an arrow to the cluster with its reply, a lease's expiry
+//! and a leader change marked on the cluster, the lock key's lease as its bar.
+
+use crate::diagram::{
+    client, client_state, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
+};
+
+use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
+use super::spec::{command_text, reply_text, COUNTER_KEY, LOCK_KEY, LOCK_PREFIX};
+
+/// The cluster's lane.
+const ETCD: &str = "etcd";
+/// The operator's lane (lease revokes).
+const OPERATOR: &str = "operator";
+
+impl EtcdLockModel {
+    pub(super) fn diagram_lanes(&self, s: &EtcdLockState) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = (0..s.clients.len())
+            .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
+            .collect();
+        let label = if self.failovers > 0 {
+            "etcd cluster (3 members)"
+        } else {
+            "etcd"
+        };
+        lanes.push(Lane::new(ETCD, label, LaneKind::Node));
+        if self.revokes > 0 {
+            lanes.push(Lane::new(OPERATOR, "operator", LaneKind::Agent));
+        }
+        lanes.push(resource_lane());
+        lanes
+    }
+
+    /// The key that owns the lock on the server, as `(what, owner lane, lease expiry)`:
+    /// the single `lock` key, or the recipe's key with the lowest create revision.
+    fn owning_key(&self, s: &EtcdLockState) -> Option<(String, Option<String>, Option<u64>)> {
+        let (key, kv) = match self.lock {
+            Lock::SingleKey { .. } => s.etcd.keys.get_key_value(LOCK_KEY)?,
+            Lock::Recipe | Lock::LockRpc { .. } => s
+                .etcd
+                .keys
+                .iter()
+                .filter(|(k, _)| k.starts_with(LOCK_PREFIX))
+                .min_by_key(|(_, kv)| kv.create_rev)?,
+        };
+        let lane = (0..s.clients.len())
+            .find(|&c| owner(c) == kv.value)
+            .map(client);
+        let until = kv
+            .lease
+            .and_then(|l| s.etcd.leases.get(&l))
+            .map(|l| l.deadline.hi);
+        Some((format!("{key} @rev {}", kv.create_rev), lane, until))
+    }
+
+    pub(super) fn diagram_states(&self, s: &EtcdLockState) -> Vec<LaneState> {
+        let mut out: Vec<LaneState> = s
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let what = match c.phase {
+                    Phase::Grant => "starting session",
+                    Phase::Create => "acquiring",
+                    Phase::Wait => "queued",
+                    Phase::Check => "checking its key",
+                    Phase::Critical(_) => "inside",
+                    Phase::Release => "releasing",
+                    Phase::Retry => "retrying release",
+                    Phase::Done if c.lost => "gave up",
+                    Phase::Done => "done",
+                    Phase::Crashed => "crashed",
+                };
+                let mut status = what.to_string();
+                if c.paused {
+                    status.push_str(", paused");
+                }
+                if c.partitioned {
+                    status.push_str(", cut off");
+                }
+                client_state(
+                    i,
+                    status,
+                    None,
+                    c.phase.critical(),
+                    c.paused || c.partitioned || c.phase == Phase::Crashed,
+                )
+            })
+            .collect();
+        let holder = self.owning_key(s);
+        out.push(LaneState {
+            lane: ETCD.into(),
+            status: format!("rev {}, {} lease(s)", s.etcd.revision, s.etcd.leases.len()),
+            lease_until: holder.as_ref().and_then(|h| h.2),
+            owner: holder.as_ref().and_then(|h| h.1.clone()),
+            holds: holder.map(|h| h.0),
+            ..LaneState::default()
+        });
+        if self.revokes > 0 {
+            out.push(LaneState {
+                lane: OPERATOR.into(),
+                status: "etcdctl".into(),
+                ..LaneState::default()
+            });
+        }
+        let extra = match self.work {
+            Work::TxnGuarded => Some(format!(
+                "{COUNTER_KEY} = {}",
+                s.etcd
+                    .keys
+                    .get(COUNTER_KEY)
+                    .map_or("unset", |kv| kv.value.as_str())
+            )),
+            Work::Fenced => Some(format!(
+                "counter {} (token ≥ {})",
+                s.resource.value, s.resource.max_token
+            )),
+            Work::Outside if s.resource.accepted > 0 => {
+                Some(format!("counter {}", s.resource.value))
+            }
+            Work::Outside => None,
+        };
+        out.push(resource_state(&self.in_critical(s), extra));
+        out
+    }
+
+    pub(super) fn diagram_exchange(&self, s: &EtcdLockState, a: &Action) -> Exchange {
+        let e = self.effect(s, a);
+        let sent = e.as_ref().and_then(|e| e.sent.as_ref());
+        let mark =
+            |lane: String, label: String, fault: bool| Exchange::mark(Some(lane), label, fault);
+        let request = |from: String, prefix: &str, fault: bool, lost: bool| match sent {
+            Some((cmd, reply)) => {
+                // A lost reply is drawn with what the server did, never seen.
+                let got = if lost {
+                    format!("✗ lost ({})", reply_text(reply))
+                } else {
+                    reply_text(reply)
+                };
+                let mut x = Exchange::arrow(
+                    from,
+                    ETCD,
+                    format!("{prefix}{}", command_text(cmd)),
+                    Some(got),
+                );
+                if let Some(arrow) = x.arrows.first_mut() {
+                    arrow.fault = fault;
+                }
+                x
+            }
+            None => mark(from, format!("{prefix}steps"), fault),
+        };
+        match *a {
+            Action::Step(c) => {
+                let cl = &s.clients[c as usize];
+                if sent.is_some() {
+                    let by = if matches!(self.lock, Lock::LockRpc { .. }) && cl.phase.waiting() {
+                        "[Lock RPC, server side] "
+                    } else {
+                        ""
+                    };
+                    return request(client(c), by, false, false);
+                }
+                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
+                let accepted = e
+                    .as_ref()
+                    .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
+                match (cl.phase, after) {
+                    (Phase::Critical(0), Some(Phase::Critical(1))) => Exchange::arrow(
+                        client(c),
+                        "resource",
+                        format!("read (token {})", cl.my_rev),
+                        Some(s.resource.value.to_string()),
+                    ),
+                    (Phase::Critical(_), Some(Phase::Release)) if self.work == Work::Fenced => {
+                        Exchange::arrow(
+                            client(c),
+                            "resource",
+                            format!("write (token {})", cl.my_rev),
+                            Some(
+                                if accepted {
+                                    "ok"
+                                } else {
+                                    "refused: stale token"
+                                }
+                                .into(),
+                            ),
+                        )
+                    }
+                    (Phase::Critical(_), _) => Exchange::arrow(
+                        client(c),
+                        "resource",
+                        "write".to_string(),
+                        Some("ok".into()),
+                    ),
+                    _ => mark(client(c), "steps".into(), false),
+                }
+            }
+            Action::KeepAlive(c) => request(client(c), "keep-alive: ", false, false),
+            Action::Tick => {
+                let gone: Vec<String> = e
+                    .as_ref()
+                    .map(|e| {
+                        s.etcd
+                            .leases
+                            .keys()
+                            .filter(|l| !e.state.etcd.leases.contains_key(l))
+                            .map(|l| format!("lease {l:x} expires"))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if gone.is_empty() {
+                    Exchange::tick(s.now + 1)
+                } else {
+                    let mut x = Exchange::tick(s.now + 1);
+                    x.marks
+                        .extend(Exchange::mark(Some(ETCD.into()), gone.join("; "), false).marks);
+                    x
+                }
+            }
+            Action::Pause(c) => mark(client(c), "⚡ pauses (keep-alives too)".into(), true),
+            Action::Resume(c) => mark(client(c), "resumes".into(), false),
+            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
+            Action::Partition(c) => mark(client(c), "⚡ cut off from the cluster".into(), true),
+            Action::Heal(c) => mark(client(c), "partition heals".into(), false),
+            Action::Drop(c) => request(client(c), "⚡ ", true, true),
+            Action::Revoke(c) => {
+                request(OPERATOR.into(), &format!("⚡ c{c}'s lease: "), true, false)
+            }
+            Action::Failover => mark(
+                ETCD.into(),
+                "⚡ leader killed; new leader restarts lease TTLs".into(),
+                true,
+            ),
+        }
+    }
+}

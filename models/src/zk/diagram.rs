@@ -1,0 +1,243 @@
+//! The ZooKeeper lock model drawn: a lane per client, the ensemble, and the resource;
+//! every request an arrow to the ensemble with its reply, every watch that fires an
+//! arrow back to the client it wakes, a session's expiry marked on the ensemble, the
+//! lowest lock node and its session's deadline as the ensemble's bar.
+
+use crate::diagram::{
+    client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
+};
+
+use super::model::{lock_path, Action, Phase, Work, ZkLockModel, ZkLockState};
+use super::spec::{exchange_text, sequence, ZkState, COUNTER, LOCK_DIR};
+
+/// The ensemble's lane.
+const ZK: &str = "zk";
+
+impl ZkLockModel {
+    pub(super) fn diagram_lanes(&self, s: &ZkLockState) -> Vec<Lane> {
+        let mut lanes: Vec<Lane> = (0..s.clients.len())
+            .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
+            .collect();
+        lanes.push(Lane::new(ZK, "ZooKeeper ensemble", LaneKind::Node));
+        lanes.push(resource_lane());
+        lanes
+    }
+
+    /// The client lane of a session.
+    fn session_lane(s: &ZkLockState, session: u64) -> Option<String> {
+        s.clients
+            .iter()
+            .position(|c| c.session == Some(session))
+            .map(client)
+    }
+
+    /// The lock node that owns the lock (the lowest sequence under `/lock`), as
+    /// `(what, owner lane, session deadline)`.
+    fn lowest_node(&self, s: &ZkLockState) -> Option<(String, Option<String>, Option<u64>)> {
+        let (name, _) =
+            s.zk.children(LOCK_DIR)
+                .into_iter()
+                .min_by_key(|(n, _)| sequence(n))?;
+        let node = s.zk.nodes.get(&lock_path(&name));
+        let session = node.and_then(|n| n.ephemeral_owner);
+        let lane = session.and_then(|x| Self::session_lane(s, x));
+        let until = session
+            .and_then(|x| s.zk.sessions.get(&x))
+            .map(|x| x.deadline.hi);
+        Some((name, lane, until))
+    }
+
+    pub(super) fn diagram_states(&self, s: &ZkLockState) -> Vec<LaneState> {
+        let mut out: Vec<LaneState> = s
+            .clients
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let what = match c.phase {
+                    Phase::Connect => "connecting",
+                    Phase::Create => "acquiring",
+                    Phase::Find => "finding its node",
+                    Phase::List | Phase::Watch => "queued",
+                    Phase::Wait => "waiting for a watch",
+                    Phase::Critical(_) => "inside",
+                    Phase::Release => "releasing",
+                    Phase::Done if c.lost => "gave up",
+                    Phase::Done => "done",
+                    Phase::Crashed => "crashed",
+                };
+                let mut status = what.to_string();
+                if c.paused {
+                    status.push_str(", paused");
+                }
+                if c.partitioned {
+                    status.push_str(", cut off");
+                }
+                client_state(
+                    i,
+                    status,
+                    None,
+                    c.phase.critical(),
+                    c.paused || c.partitioned || c.phase == Phase::Crashed,
+                )
+            })
+            .collect();
+        let holder = self.lowest_node(s);
+        out.push(LaneState {
+            lane: ZK.into(),
+            status: format!("zxid {}, {} session(s)", s.zk.zxid, s.zk.sessions.len()),
+            lease_until: holder.as_ref().and_then(|h| h.2),
+            owner: holder.as_ref().and_then(|h| h.1.clone()),
+            holds: holder.map(|h| h.0),
+            ..LaneState::default()
+        });
+        let extra = match self.work {
+            Work::MultiChecked => Some(format!(
+                "{COUNTER} = {}",
+                s.zk.nodes.get(COUNTER).map_or("unset", |n| n.data.as_str())
+            )),
+            Work::Fenced => Some(format!(
+                "counter {} (token ≥ {})",
+                s.resource.value, s.resource.max_token
+            )),
+            Work::Outside if s.resource.accepted > 0 => {
+                Some(format!("counter {}", s.resource.value))
+            }
+            Work::Outside => None,
+        };
+        out.push(resource_state(&self.in_critical(s), extra));
+        out
+    }
+
+    /// The watches that fired between `before` and `after`, each an arrow from the
+    /// ensemble to the client it wakes.
+    fn watch_arrows(s: &ZkLockState, before: &ZkState, after: &ZkState) -> Vec<Arrow> {
+        after
+            .notified
+            .iter()
+            .filter(|n| !before.notified.contains(n))
+            .filter_map(|n| {
+                Some(Arrow {
+                    from: ZK.into(),
+                    to: Self::session_lane(s, n.session)?,
+                    label: format!("watch: {} changed", n.path),
+                    reply: None,
+                    fault: false,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn diagram_exchange(&self, s: &ZkLockState, a: &Action) -> Exchange {
+        let e = self.effect(s, a);
+        let sent = e.as_ref().and_then(|e| e.sent.as_ref());
+        let mark =
+            |lane: String, label: &str, fault: bool| Exchange::mark(Some(lane), label, fault);
+        let request = |from: String, prefix: &str, fault: bool| match sent {
+            Some((cmd, reply)) => {
+                // The create names the node it made, so the words come from one place.
+                let full = exchange_text(cmd, Some(reply));
+                let (sent, got) = full.rsplit_once(" -> ").unwrap_or((full.as_str(), ""));
+                Exchange {
+                    arrows: vec![Arrow {
+                        from,
+                        to: ZK.into(),
+                        label: format!("{prefix}{sent}"),
+                        // A lost reply is drawn with what the server did, never seen.
+                        reply: Some(if fault {
+                            format!("✗ lost ({got})")
+                        } else {
+                            got.to_string()
+                        }),
+                        fault,
+                    }],
+                    marks: Vec::new(),
+                }
+            }
+            None => mark(from, &format!("{prefix}steps"), fault),
+        };
+        let mut x = match *a {
+            Action::Step(c) => {
+                let cl = &s.clients[c as usize];
+                if sent.is_some() {
+                    request(client(c), "", false)
+                } else {
+                    let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
+                    let accepted = e
+                        .as_ref()
+                        .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
+                    match (cl.phase, after) {
+                        (Phase::Critical(0), Some(Phase::Critical(1))) => Exchange::arrow(
+                            client(c),
+                            "resource",
+                            format!("read (token {})", cl.token),
+                            Some(s.resource.value.to_string()),
+                        ),
+                        (Phase::Critical(_), Some(Phase::Release)) if self.work == Work::Fenced => {
+                            Exchange::arrow(
+                                client(c),
+                                "resource",
+                                format!("write (token {})", cl.token),
+                                Some(
+                                    if accepted {
+                                        "ok"
+                                    } else {
+                                        "refused: stale token"
+                                    }
+                                    .into(),
+                                ),
+                            )
+                        }
+                        (Phase::Critical(_), _) => Exchange::arrow(
+                            client(c),
+                            "resource",
+                            "write".to_string(),
+                            Some("ok".into()),
+                        ),
+                        _ => mark(client(c), "steps", false),
+                    }
+                }
+            }
+            Action::Ping(c) => request(client(c), "", false),
+            Action::Tick => {
+                let mut t = Exchange::tick(s.now + 1);
+                if let Some(e) = &e {
+                    let gone: Vec<String> =
+                        s.zk.sessions
+                            .keys()
+                            .filter(|id| !e.state.zk.sessions.contains_key(id))
+                            .map(|id| format!("session {id} expires, its nodes go"))
+                            .collect();
+                    if !gone.is_empty() {
+                        t.marks
+                            .extend(mark(ZK.into(), &gone.join("; "), false).marks);
+                    }
+                }
+                t
+            }
+            Action::Pause(c) => mark(client(c), "⚡ pauses (pings too)", true),
+            Action::Resume(c) => mark(client(c), "resumes", false),
+            Action::Crash(c) => mark(client(c), "⚡ crashes", true),
+            Action::Partition(c) => mark(client(c), "⚡ cut off from the ensemble", true),
+            Action::Suspend(c) => mark(client(c), "SUSPENDED: stops working", false),
+            Action::Heal(c) => {
+                let lost = e.as_ref().is_some_and(|e| {
+                    e.state.clients[c as usize].lost && !s.clients[c as usize].lost
+                });
+                mark(
+                    client(c),
+                    if lost {
+                        "heals: session LOST, stops"
+                    } else {
+                        "partition heals"
+                    },
+                    false,
+                )
+            }
+            Action::Drop(c) => request(client(c), "⚡ ", true),
+        };
+        if let Some(e) = &e {
+            x.arrows.extend(Self::watch_arrows(s, &s.zk, &e.state.zk));
+        }
+        x
+    }
+}
