@@ -1,5 +1,5 @@
-//! `locklab run inventory-*` on real MariaDB and PostgreSQL servers started by the
-//! harness: N buyers against N − 1 units, each strategy as the SQL people deploy, the
+//! `locklab run inventory-*` on real MariaDB, PostgreSQL and Redis servers started by
+//! the harness: N buyers against N − 1 units, each strategy as the SQL people deploy, the
 //! oversold units counted from the history and the verdict held against the model row.
 #![cfg(feature = "backends")]
 
@@ -49,7 +49,9 @@ fn read_check_write_oversells_with_no_lock_and_with_a_mutex_per_instance() {
     for (id, backend) in [
         ("inventory-no-lock", "mariadb"),
         ("inventory-no-lock", "postgres"),
+        ("inventory-no-lock", "redis"),
         ("inventory-local-mutex", "mariadb"),
+        ("inventory-local-mutex", "redis"),
     ] {
         let r = agrees(id, backend);
         assert_eq!(
@@ -81,6 +83,9 @@ fn one_conditional_update_and_a_version_cas_never_oversell() {
         ("inventory-one-sql", "postgres"),
         ("inventory-optimistic", "mariadb"),
         ("inventory-optimistic", "postgres"),
+        // The Lua check-and-DECR script, and WATCH + MULTI/EXEC.
+        ("inventory-one-sql", "redis"),
+        ("inventory-optimistic", "redis"),
     ] {
         let r = agrees(id, backend);
         assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
@@ -104,6 +109,12 @@ fn a_backend_is_chosen_by_name_and_only_for_the_inventory_rows() {
     };
     let e = run(&lock_row, &mut |_| {}).expect_err("a lock row names its server");
     assert!(e.to_string().contains("--backend"), "{e}");
+    let no_form = RunOptions {
+        backend: Some("redis".into()),
+        ..RunOptions::new("inventory-timestamp-cas")
+    };
+    let e = run(&no_form, &mut |_| {}).expect_err("no timestamp version on Redis");
+    assert!(e.to_string().contains("--backend redis"), "{e}");
 }
 
 #[test]
@@ -112,11 +123,14 @@ fn the_benchmark_counts_purchases_and_no_oversold_unit_for_one_statement() {
     let options = BenchOptions {
         buyers: 2,
         duration: Duration::from_millis(300),
-        backends: vec![Backend::MariaDb],
+        backends: vec![Backend::MariaDb, Backend::Redis],
         strategies: vec![Strategy::OneSql, Strategy::ForUpdate, Strategy::Optimistic],
     };
     let rows = bench(&options, &mut |_| {}).expect("bench");
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 6);
+    assert!(rows
+        .iter()
+        .any(|r| r.backend == "redis" && r.strategy == "Redis lock (SET NX PX)"));
     for r in &rows {
         assert!(r.purchases > 0, "{r:?}");
         assert_eq!(r.oversold, 0, "{r:?}");

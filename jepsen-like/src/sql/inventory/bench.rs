@@ -5,14 +5,12 @@
 
 use std::time::{Duration, Instant};
 
-use locklab_servers::Server;
 use serde::Serialize;
 
 use super::buyers::{Purchase, Strategy};
 use super::run::buyers;
-use super::store::schema;
+use super::server::StockServer;
 use super::Backend;
-use crate::sql::cluster::{MariaDb, Postgres, SqlKind};
 use crate::RunError;
 
 /// What the benchmark measures.
@@ -77,37 +75,40 @@ pub fn bench(
         )));
     }
     let mut rows = Vec::new();
-    for backend in &options.backends {
-        match backend {
-            Backend::MariaDb => rows.extend(on::<MariaDb>(options, progress)?),
-            Backend::Postgres => rows.extend(on::<Postgres>(options, progress)?),
-        }
+    for &backend in &options.backends {
+        rows.extend(on(backend, options, progress)?);
     }
     Ok(rows)
 }
 
-fn on<K: SqlKind>(
+fn on(
+    backend: Backend,
     options: &BenchOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<BenchRow>, RunError> {
-    let server = K::start().map_err(|e| RunError::Environment(e.to_string()))?;
-    let url = K::url(&server.addr());
+    let server = StockServer::start(backend)?;
+    let url = server.url.clone();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| RunError::Environment(format!("tokio runtime: {e}")))?;
     let mut rows = Vec::new();
-    for &strategy in &options.strategies {
-        progress(&format!("{} on {}", strategy.name(), K::BACKEND));
-        K::sql(&server, &schema(K::BACKEND == "mariadb", STOCK)).map_err(RunError::Environment)?;
-        rows.push(runtime.block_on(cell::<K>(&url, strategy, options))?);
+    for &strategy in options.strategies.iter().filter(|s| s.runs_on(backend)) {
+        progress(&format!(
+            "{} on {}",
+            strategy.name_on(backend),
+            backend.name()
+        ));
+        server.reset(STOCK)?;
+        rows.push(runtime.block_on(cell(backend, &url, strategy, options))?);
     }
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(rows)
 }
 
-async fn cell<K: SqlKind>(
+async fn cell(
+    backend: Backend,
     url: &str,
     strategy: Strategy,
     options: &BenchOptions,
@@ -160,9 +161,9 @@ async fn cell<K: SqlKind>(
     };
     let sold = i64::try_from(purchases).unwrap_or(i64::MAX);
     Ok(BenchRow {
-        strategy: strategy.name(),
+        strategy: strategy.name_on(backend),
         id: strategy.id(),
-        backend: K::BACKEND,
+        backend: backend.name(),
         buyers: options.buyers,
         seconds,
         purchases,

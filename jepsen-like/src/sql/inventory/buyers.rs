@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use locklab_traces::format::{OpKind, Phase, Process};
 use serde_json::{json, Value};
 
-use super::store::Store;
+use super::store::{Store, StoreError};
+use super::Backend;
 use crate::log::Log;
 
 /// How a buyer takes a unit.
@@ -25,8 +26,9 @@ pub enum Strategy {
     Optimistic,
     /// The same with a coarse (1 s) `updated_at` timestamp as the version.
     TimestampCas,
-    /// `SELECT … FOR UPDATE`, then the `UPDATE`, in one transaction (a lock: for the
-    /// benchmark only, the catalog has no inventory row for it).
+    /// Read-check-write under a lock: `SELECT … FOR UPDATE` and the `UPDATE` in one
+    /// transaction on SQL, locklab's Redis lock around `GET`/`SET` on Redis (for the
+    /// benchmark only: the catalog has no inventory row for it).
     ForUpdate,
 }
 
@@ -68,6 +70,23 @@ impl Strategy {
             Strategy::TimestampCas => "timestamp CAS (1 s)",
             Strategy::ForUpdate => "SELECT … FOR UPDATE",
         }
+    }
+
+    /// The name on `backend`, whose commands differ where SQL and Redis differ.
+    pub fn name_on(self, backend: Backend) -> &'static str {
+        match (self, backend) {
+            (Strategy::NoLock, Backend::Redis) => "no lock (GET, check, SET)",
+            (Strategy::OneSql, Backend::Redis) => "one Lua check-and-DECR",
+            (Strategy::Optimistic, Backend::Redis) => "WATCH + MULTI/EXEC",
+            (Strategy::ForUpdate, Backend::Redis) => "Redis lock (SET NX PX)",
+            _ => self.name(),
+        }
+    }
+
+    /// Whether the strategy has a form on `backend`: a timestamp version has none on
+    /// Redis, whose `WATCH` compares the key itself, not a version the client chose.
+    pub fn runs_on(self, backend: Backend) -> bool {
+        !(self == Strategy::TimestampCas && backend == Backend::Redis)
     }
 
     /// Whether a read records the version (the CAS strategies compare it).
@@ -143,7 +162,7 @@ impl Buyer {
         }
     }
 
-    fn failed(&self, op: OpKind, e: &sqlx::Error) -> Purchase {
+    fn failed(&self, op: OpKind, e: &StoreError) -> Purchase {
         self.complete(op, Phase::Info, None, Some(e.to_string()));
         Purchase::Error(e.to_string())
     }
@@ -189,9 +208,9 @@ impl Buyer {
                 }
             }
             Strategy::ForUpdate => {
-                // One transaction: recorded as the decrement it amounts to.
+                // One locked read-check-write: recorded as the decrement it amounts to.
                 self.invoke(OpKind::Decrement, Some(json!(1)));
-                match self.store.buy_for_update().await {
+                match self.store.buy_locked().await {
                     Ok(true) => {
                         self.complete(OpKind::Decrement, Phase::Ok, None, None);
                         Purchase::Bought

@@ -1,12 +1,15 @@
-//! The overselling story on real servers: buyers against one stock row, each strategy
-//! written as the SQL people deploy ([`buyers`]), the row and its statements per
-//! server ([`store`]), `locklab run inventory-*` ([`run`]: one purchase per buyer, the
-//! history checked by the inventory spec and held against the model) and
-//! `locklab bench inventory` ([`bench`]).
+//! The overselling story on real servers: buyers against one stock, each strategy
+//! written as the SQL or Redis commands people deploy ([`buyers`]), the stock and its
+//! statements per server ([`store`], [`redis_stock`], started by [`server`]),
+//! `locklab run inventory-*` ([`run`]: one purchase per buyer, the history checked by
+//! the inventory spec and held against the model) and `locklab bench inventory`
+//! ([`bench`]).
 
 pub mod bench;
 pub mod buyers;
+pub mod redis_stock;
 pub mod run;
+pub mod server;
 pub mod store;
 
 pub use bench::{bench, table, BenchOptions, BenchRow};
@@ -21,20 +24,33 @@ pub enum Backend {
     MariaDb,
     /// PostgreSQL.
     Postgres,
+    /// Redis (the `stock` keys).
+    Redis,
 }
 
 impl Backend {
-    /// Both, in the benchmark's order.
-    pub const ALL: [Backend; 2] = [Backend::MariaDb, Backend::Postgres];
+    /// Every server, in the benchmark's order.
+    pub const ALL: [Backend; 3] = [Backend::MariaDb, Backend::Postgres, Backend::Redis];
 
-    /// `mariadb` or `postgres` (`None`: MariaDB); anything else is a bad option.
+    /// `mariadb`, `postgres` or `redis` (`None`: MariaDB); anything else is a bad
+    /// option.
     pub fn parse(name: Option<&str>) -> Result<Backend, RunError> {
         match name {
             None | Some("mariadb") => Ok(Backend::MariaDb),
             Some("postgres") => Ok(Backend::Postgres),
+            Some("redis") => Ok(Backend::Redis),
             Some(other) => Err(RunError::BadOption(format!(
-                "--backend must be mariadb or postgres, got {other:?}"
+                "--backend must be mariadb, postgres or redis, got {other:?}"
             ))),
+        }
+    }
+
+    /// The history header's `backend`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::MariaDb => "mariadb",
+            Backend::Postgres => "postgres",
+            Backend::Redis => "redis",
         }
     }
 }

@@ -1,21 +1,20 @@
 //! `locklab run inventory-*`: N buyers, each wanting one unit, against a stock of N − 1
-//! on a real MariaDB or PostgreSQL server; the history's resource operations checked by
+//! on a real MariaDB, PostgreSQL or Redis server; the history's resource operations checked by
 //! the inventory spec (oversold units counted) and held against the model's verdict.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use locklab_models::catalog;
-use locklab_servers::Server;
 use locklab_traces::format::{Header, ResourceSpec};
 
 use super::buyers::{Buyer, Purchase, Strategy, Ticks};
-use super::store::{schema, Store};
+use super::server::StockServer;
+use super::store::Store;
 use super::Backend;
 use crate::agreement::expected_at_defaults;
 use crate::log::Log;
 use crate::runner::{check, run_dir, Progress, RunOptions, RunReport};
-use crate::sql::cluster::{MariaDb, Postgres, SqlKind};
 use crate::RunError;
 
 /// Buyers when `--clients` does not say (the model row's bound).
@@ -35,49 +34,16 @@ pub fn run(
     backend: Backend,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    match backend {
-        Backend::MariaDb => run_on::<MariaDb>(options, strategy, progress),
-        Backend::Postgres => run_on::<Postgres>(options, strategy, progress),
-    }
-}
-
-/// The buyers of a run or a benchmark: one connection each, app instance `i % 2`.
-pub(crate) async fn buyers(
-    url: &str,
-    n: usize,
-    work: Duration,
-    log: Option<&Arc<Log>>,
-) -> Result<Vec<Buyer>, RunError> {
-    let mutexes = [Arc::default(), Arc::default()];
-    let ticks = Ticks {
-        origin: Instant::now(),
-        tick: TICK,
-    };
-    let mut out = Vec::new();
-    for i in 0..n {
-        let store = Store::connect(url)
-            .await
-            .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
-        out.push(Buyer {
-            id: u32::try_from(i).unwrap_or(u32::MAX),
-            store,
-            mutex: Arc::clone(&mutexes[i % 2]),
-            ticks,
-            work,
-            log: log.cloned(),
-        });
-    }
-    Ok(out)
-}
-
-fn run_on<K: SqlKind>(
-    options: &RunOptions,
-    strategy: Strategy,
-    progress: &mut dyn FnMut(Progress),
-) -> Result<RunReport, RunError> {
     let id = strategy
         .id()
         .ok_or_else(|| RunError::Internal(format!("{strategy:?} has no catalog row")))?;
+    if !strategy.runs_on(backend) {
+        return Err(RunError::BadOption(format!(
+            "--backend {}: {id} has no form there (WATCH compares the key, not a timestamp the client chose)",
+            backend.name()
+        )));
+    }
+
     let scenario = catalog::find(id).map_err(|e| RunError::Internal(e.to_string()))?;
     let expected = expected_at_defaults(&scenario);
     let clients = options.clients.unwrap_or(BUYERS);
@@ -94,16 +60,21 @@ fn run_on<K: SqlKind>(
     let initial = i64::try_from(clients).unwrap_or(i64::MAX) - 1;
     let started = Instant::now();
     progress(Progress::Starting(1));
-    let server = K::start().map_err(|e| RunError::Environment(e.to_string()))?;
-    K::sql(&server, &schema(K::BACKEND == "mariadb", initial)).map_err(RunError::Environment)?;
-    let url = K::url(&server.addr());
+    let server = StockServer::start(backend)?;
+    server.reset(initial)?;
+    let url = server.url.clone();
 
     let dir = run_dir(options.keep.as_deref())?;
     let path = dir.join("history.jsonl");
-    let mut header = Header::new(id, K::BACKEND);
+    let mut header = Header::new(id, backend.name());
+    let what = if backend == Backend::Redis {
+        "`stock` key"
+    } else {
+        "`stock` row"
+    };
     header.topology = format!(
-        "{} on {}; resource: its `stock` row ({initial} units, {clients} buyers)",
-        K::BACKEND,
+        "{} on {}; resource: its {what} ({initial} units, {clients} buyers)",
+        backend.name(),
         server.addr()
     );
     header.seed = Some(options.seed);
@@ -155,7 +126,7 @@ fn run_on<K: SqlKind>(
     if let Some(keep) = &options.keep {
         let logs = keep.join("logs");
         if std::fs::create_dir_all(&logs).is_ok() {
-            let _ = std::fs::write(logs.join(format!("{}.log", K::BACKEND)), server.log());
+            let _ = std::fs::write(logs.join(format!("{}.log", backend.name())), server.log());
         }
     }
     drop(server);
@@ -189,7 +160,7 @@ fn run_on<K: SqlKind>(
             "no fault: {clients} buyers, one unit each, against a stock of {initial} ({bought} purchases completed)"
         ),
         topology: header.topology,
-        lock: strategy.name().to_string(),
+        lock: strategy.name_on(backend).to_string(),
         schedule: Vec::new(),
         clients,
         attempts: 1,
@@ -203,4 +174,33 @@ fn run_on<K: SqlKind>(
         liveness: None,
         recorded: checked.history,
     })
+}
+
+/// The buyers of a run or a benchmark: one connection each, app instance `i % 2`.
+pub(crate) async fn buyers(
+    url: &str,
+    n: usize,
+    work: Duration,
+    log: Option<&Arc<Log>>,
+) -> Result<Vec<Buyer>, RunError> {
+    let mutexes = [Arc::default(), Arc::default()];
+    let ticks = Ticks {
+        origin: Instant::now(),
+        tick: TICK,
+    };
+    let mut out = Vec::new();
+    for i in 0..n {
+        let store = Store::connect(url)
+            .await
+            .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
+        out.push(Buyer {
+            id: u32::try_from(i).unwrap_or(u32::MAX),
+            store,
+            mutex: Arc::clone(&mutexes[i % 2]),
+            ticks,
+            work,
+            log: log.cloned(),
+        });
+    }
+    Ok(out)
 }

@@ -1,10 +1,29 @@
 //! The stock row (`stock`: `id`, `n`, `version`) and the statements the strategies
 //! send, as an application writes them for each server: `?` placeholders on MariaDB,
-//! `$n` on PostgreSQL. One [`Store`] is one connection (one server session).
+//! `$n` on PostgreSQL; on Redis, the commands of [`redis_stock`](super::redis_stock).
+//! One [`Store`] is one connection (one server session).
 
 use sqlx::mysql::MySqlConnection;
 use sqlx::postgres::PgConnection;
 use sqlx::{Connection, Row};
+
+pub use super::redis_stock::{RedisStock, REDIS_STOCK, REDIS_VERSION};
+
+/// A statement or command that failed: the purchase's outcome is unknown.
+#[derive(Debug)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError(e.to_string())
+    }
+}
 
 /// The table, made before the buyers start: one product, `stock` units, version 0.
 pub fn schema(mariadb: bool, stock: i64) -> String {
@@ -20,8 +39,70 @@ pub fn schema(mariadb: bool, stock: i64) -> String {
     )
 }
 
-/// One connection to the stock row's database.
+/// One connection to the stock.
 pub enum Store {
+    /// A SQL server's `stock` row.
+    Sql(SqlStore),
+    /// Redis's `stock` keys.
+    Redis(RedisStock),
+}
+
+impl Store {
+    /// Connects to `url` (`mysql://…`, `postgres://…` or `redis://…`).
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        if url.starts_with("redis://") {
+            Ok(Store::Redis(RedisStock::connect(url).await?))
+        } else {
+            Ok(Store::Sql(SqlStore::connect(url).await?))
+        }
+    }
+
+    /// The stock and its version.
+    pub async fn read(&mut self) -> Result<(i64, i64), StoreError> {
+        match self {
+            Store::Sql(s) => Ok(s.read().await?),
+            Store::Redis(r) => r.read().await,
+        }
+    }
+
+    /// Overwrites the stock: the write of read-check-write.
+    pub async fn write(&mut self, n: i64) -> Result<(), StoreError> {
+        match self {
+            Store::Sql(s) => Ok(s.write(n).await?),
+            Store::Redis(r) => r.write(n).await,
+        }
+    }
+
+    /// Takes one unit in one atomic step if there is one: whether it did.
+    pub async fn decrement(&mut self) -> Result<bool, StoreError> {
+        match self {
+            Store::Sql(s) => Ok(s.decrement().await?),
+            Store::Redis(r) => r.decrement().await,
+        }
+    }
+
+    /// Writes `n` and `new_version` if nothing was written since the read that saw
+    /// version `expect`: whether it did.
+    pub async fn cas(&mut self, expect: i64, n: i64, new_version: i64) -> Result<bool, StoreError> {
+        match self {
+            Store::Sql(s) => Ok(s.cas(expect, n, new_version).await?),
+            Store::Redis(r) => r.cas(n, new_version).await,
+        }
+    }
+
+    /// Read-check-write under a lock: the row lock of `SELECT … FOR UPDATE` on SQL,
+    /// locklab's Redis lock (`SET NX PX`, compare-and-delete release) on Redis. Whether
+    /// a unit was taken.
+    pub async fn buy_locked(&mut self) -> Result<bool, StoreError> {
+        match self {
+            Store::Sql(s) => Ok(s.buy_for_update().await?),
+            Store::Redis(r) => r.buy_locked().await,
+        }
+    }
+}
+
+/// One connection to the stock row's database.
+pub enum SqlStore {
     /// MariaDB/MySQL.
     MySql(MySqlConnection),
     /// PostgreSQL.
@@ -33,12 +114,12 @@ pub enum Store {
 macro_rules! on {
     ($self:ident, $sql:expr, |$q:ident| $bind:expr, $run:ident) => {
         match $self {
-            Store::MySql(c) => {
+            SqlStore::MySql(c) => {
                 let sql = mysql_placeholders($sql);
                 let $q = sqlx::query(&sql);
                 $bind.$run(&mut *c).await.map(From::from)
             }
-            Store::Pg(c) => {
+            SqlStore::Pg(c) => {
                 let $q = sqlx::query($sql);
                 $bind.$run(&mut *c).await.map(From::from)
             }
@@ -92,13 +173,13 @@ impl From<sqlx::postgres::PgRow> for Stock {
     }
 }
 
-impl Store {
+impl SqlStore {
     /// Connects to `url` (`mysql://…` or `postgres://…`).
-    pub async fn connect(url: &str) -> Result<Store, sqlx::Error> {
+    pub async fn connect(url: &str) -> Result<SqlStore, sqlx::Error> {
         if url.starts_with("mysql://") {
-            Ok(Store::MySql(MySqlConnection::connect(url).await?))
+            Ok(SqlStore::MySql(MySqlConnection::connect(url).await?))
         } else {
-            Ok(Store::Pg(PgConnection::connect(url).await?))
+            Ok(SqlStore::Pg(PgConnection::connect(url).await?))
         }
     }
 
@@ -159,7 +240,7 @@ impl Store {
         const SELECT: &str = "SELECT n, version FROM stock WHERE id = 1 FOR UPDATE";
         const UPDATE: &str = "UPDATE stock SET n = n - 1 WHERE id = 1";
         match self {
-            Store::MySql(c) => {
+            SqlStore::MySql(c) => {
                 let mut tx = c.begin().await?;
                 let n: i64 = sqlx::query(SELECT).fetch_one(&mut *tx).await?.get(0);
                 if n > 0 {
@@ -168,7 +249,7 @@ impl Store {
                 tx.commit().await?;
                 Ok(n > 0)
             }
-            Store::Pg(c) => {
+            SqlStore::Pg(c) => {
                 let mut tx = c.begin().await?;
                 let n: i64 = sqlx::query(SELECT).fetch_one(&mut *tx).await?.get(0);
                 if n > 0 {
