@@ -89,8 +89,13 @@ pub async fn client(
                     Some(ClientFault::Pause(ms)) => pause(log, id, ms, &endpoints).await,
                     Some(ClientFault::Crash) => {
                         crash(log, id, "inside its critical section, holding the lock");
-                        // A dead process releases nothing: the guard must not either.
-                        std::mem::forget(guard);
+                        // A dead process releases nothing, but its connections close
+                        // with it: the guard is abandoned (no release sent), and the
+                        // lock handle and its sessions drop as the task ends, so a
+                        // server that ties the lock to the session (FOR UPDATE,
+                        // GET_LOCK, advisory locks) frees it as it would for a
+                        // crashed process.
+                        guard.abandon();
                         return;
                     }
                     None => {}

@@ -56,11 +56,23 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
             SqlLock::Session,
             "the first GET_LOCK holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section",
         ),
-        session_killed(
-            "sql-for-update",
-            SqlLock::ForUpdateInTx,
-            "the first FOR UPDATE holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section, whose read and write are in the locking transaction",
-        ),
+        Plan {
+            // The model's two faults: a session killed, and a later holder that crashes
+            // (its process dies: its connection closes and the server rolls back).
+            faults: vec![
+                after_entry(200, Action::Family(SqlAction::KillHolderSession)),
+                Step {
+                    when: When::At(2_500),
+                    action: Action::ClientCrash(AnyClient),
+                },
+            ],
+            duration_ms: 6_000,
+            ..session_killed(
+                "sql-for-update",
+                SqlLock::ForUpdateInTx,
+                "the first FOR UPDATE holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section, and the next client to finish its work after 2.5 s crashes holding the lock; every read and write is in the locking transaction",
+            )
+        },
         session_killed(
             "sql-for-update-outside-tx",
             SqlLock::ForUpdate,
