@@ -185,6 +185,42 @@ pub fn client_state(
     }
 }
 
+/// A client lane for a process that may be stopped or cut off from its servers: what it
+/// is doing, `, paused` / `, cut off` appended, drawn faded when it cannot act.
+pub fn process_state(
+    c: impl std::fmt::Display,
+    what: &str,
+    critical: bool,
+    paused: bool,
+    cut_off: bool,
+    crashed: bool,
+) -> LaneState {
+    let mut status = what.to_string();
+    if paused {
+        status.push_str(", paused");
+    }
+    if cut_off {
+        status.push_str(", cut off");
+    }
+    client_state(c, status, None, critical, paused || cut_off || crashed)
+}
+
+/// A server lane: its `status`, and the lock it stores as `(what, owner lane, expiry)`.
+pub fn holder_state(
+    lane: &str,
+    status: String,
+    holder: Option<(String, Option<String>, Option<u64>)>,
+) -> LaneState {
+    LaneState {
+        lane: lane.into(),
+        status,
+        lease_until: holder.as_ref().and_then(|h| h.2),
+        owner: holder.as_ref().and_then(|h| h.1.clone()),
+        holds: holder.map(|h| h.0),
+        ..LaneState::default()
+    }
+}
+
 /// The resource lane's state from the clients inside the critical section (`extra`:
 /// the resource's own state, e.g. its counter).
 pub fn resource_state(inside: &[usize], extra: Option<String>) -> LaneState {
@@ -209,6 +245,34 @@ pub fn resource_state(inside: &[usize], extra: Option<String>) -> LaneState {
         critical: inside.len() > 1,
         ..LaneState::default()
     }
+}
+
+/// A critical-section step on the protected resource, as an arrow from client `c`: the
+/// read (`read`: with the `value` it saw) or the write — with its token when the
+/// resource is `fenced`, and then `accepted` or refused as stale. Every family's
+/// clients touch the resource this way ([`crate::resource`]).
+pub fn resource_access(
+    c: impl std::fmt::Display,
+    read: bool,
+    token: u64,
+    fenced: bool,
+    value: impl std::fmt::Display,
+    accepted: bool,
+) -> Exchange {
+    let (label, reply) = match (read, fenced) {
+        (true, _) => (format!("read (token {token})"), value.to_string()),
+        (false, true) => (
+            format!("write (token {token})"),
+            if accepted {
+                "ok"
+            } else {
+                "refused: stale token"
+            }
+            .to_string(),
+        ),
+        (false, false) => ("write".to_string(), "ok".to_string()),
+    };
+    Exchange::arrow(client(c), "resource", label, Some(reply))
 }
 
 /// The resource lane.

@@ -4,7 +4,8 @@
 //! and a leader change marked on the cluster, the lock key's lease as its bar.
 
 use crate::diagram::{
-    client, client_state, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
+    client, holder_state, process_state, resource_access, resource_lane, resource_state, Exchange,
+    Lane, LaneKind, LaneState,
 };
 
 use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
@@ -73,31 +74,22 @@ impl EtcdLockModel {
                     Phase::Done => "done",
                     Phase::Crashed => "crashed",
                 };
-                let mut status = what.to_string();
-                if c.paused {
-                    status.push_str(", paused");
-                }
-                if c.partitioned {
-                    status.push_str(", cut off");
-                }
-                client_state(
+                process_state(
                     i,
-                    status,
-                    None,
+                    what,
                     c.phase.critical(),
-                    c.paused || c.partitioned || c.phase == Phase::Crashed,
+                    c.paused,
+                    c.partitioned,
+                    c.phase == Phase::Crashed,
                 )
             })
             .collect();
         let holder = self.owning_key(s);
-        out.push(LaneState {
-            lane: ETCD.into(),
-            status: format!("rev {}, {} lease(s)", s.etcd.revision, s.etcd.leases.len()),
-            lease_until: holder.as_ref().and_then(|h| h.2),
-            owner: holder.as_ref().and_then(|h| h.1.clone()),
-            holds: holder.map(|h| h.0),
-            ..LaneState::default()
-        });
+        out.push(holder_state(
+            ETCD,
+            format!("rev {}, {} lease(s)", s.etcd.revision, s.etcd.leases.len()),
+            holder,
+        ));
         if self.revokes > 0 {
             out.push(LaneState {
                 lane: OPERATOR.into(),
@@ -168,32 +160,13 @@ impl EtcdLockModel {
                     .as_ref()
                     .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
                 match (cl.phase, after) {
-                    (Phase::Critical(0), Some(Phase::Critical(1))) => Exchange::arrow(
-                        client(c),
-                        "resource",
-                        format!("read (token {})", cl.my_rev),
-                        Some(s.resource.value.to_string()),
-                    ),
-                    (Phase::Critical(_), Some(Phase::Release)) if self.work == Work::Fenced => {
-                        Exchange::arrow(
-                            client(c),
-                            "resource",
-                            format!("write (token {})", cl.my_rev),
-                            Some(
-                                if accepted {
-                                    "ok"
-                                } else {
-                                    "refused: stale token"
-                                }
-                                .into(),
-                            ),
-                        )
-                    }
-                    (Phase::Critical(_), _) => Exchange::arrow(
-                        client(c),
-                        "resource",
-                        "write".to_string(),
-                        Some("ok".into()),
+                    (Phase::Critical(k), after) => resource_access(
+                        c,
+                        k == 0 && after == Some(Phase::Critical(1)),
+                        cl.my_rev,
+                        self.work == Work::Fenced,
+                        s.resource.value,
+                        accepted,
                     ),
                     _ => mark(client(c), "steps".into(), false),
                 }

@@ -3,7 +3,8 @@
 //! its reply and session, a killed session marked on the server.
 
 use crate::diagram::{
-    client, client_state, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
+    client, client_state, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind,
+    LaneState,
 };
 
 use super::model::{Action, Phase, SqlLockModel, SqlLockState};
@@ -139,26 +140,14 @@ impl SqlLockModel {
                     .as_ref()
                     .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
                 match (cl.phase, after) {
-                    (Phase::Critical(0), Some(Phase::Critical(1))) => Exchange::arrow(
-                        client(c),
-                        "resource",
-                        format!("read (token {})", cl.token),
-                        Some(s.resource.value.to_string()),
+                    (Phase::Critical(k), after) => resource_access(
+                        c,
+                        k == 0 && after == Some(Phase::Critical(1)),
+                        cl.token,
+                        self.fencing,
+                        s.resource.value,
+                        accepted,
                     ),
-                    (Phase::Critical(_), Some(Phase::Release)) if self.fencing => Exchange::arrow(
-                        client(c),
-                        "resource",
-                        format!("write (token {})", cl.token),
-                        Some(
-                            if accepted {
-                                "ok"
-                            } else {
-                                "refused: stale token"
-                            }
-                            .into(),
-                        ),
-                    ),
-                    (Phase::Critical(_), _) => mark(client(c), "work done".into(), false),
                     _ => mark(client(c), "steps".into(), false),
                 }
             }

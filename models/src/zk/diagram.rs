@@ -4,7 +4,8 @@
 //! lowest lock node and its session's deadline as the ensemble's bar.
 
 use crate::diagram::{
-    client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
+    client, holder_state, process_state, resource_access, resource_lane, resource_state, Arrow,
+    Exchange, Lane, LaneKind, LaneState,
 };
 
 use super::model::{lock_path, Action, Phase, Work, ZkLockModel, ZkLockState};
@@ -65,31 +66,22 @@ impl ZkLockModel {
                     Phase::Done => "done",
                     Phase::Crashed => "crashed",
                 };
-                let mut status = what.to_string();
-                if c.paused {
-                    status.push_str(", paused");
-                }
-                if c.partitioned {
-                    status.push_str(", cut off");
-                }
-                client_state(
+                process_state(
                     i,
-                    status,
-                    None,
+                    what,
                     c.phase.critical(),
-                    c.paused || c.partitioned || c.phase == Phase::Crashed,
+                    c.paused,
+                    c.partitioned,
+                    c.phase == Phase::Crashed,
                 )
             })
             .collect();
         let holder = self.lowest_node(s);
-        out.push(LaneState {
-            lane: ZK.into(),
-            status: format!("zxid {}, {} session(s)", s.zk.zxid, s.zk.sessions.len()),
-            lease_until: holder.as_ref().and_then(|h| h.2),
-            owner: holder.as_ref().and_then(|h| h.1.clone()),
-            holds: holder.map(|h| h.0),
-            ..LaneState::default()
-        });
+        out.push(holder_state(
+            ZK,
+            format!("zxid {}, {} session(s)", s.zk.zxid, s.zk.sessions.len()),
+            holder,
+        ));
         let extra = match self.work {
             Work::MultiChecked => Some(format!(
                 "{COUNTER} = {}",
@@ -166,32 +158,13 @@ impl ZkLockModel {
                         .as_ref()
                         .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
                     match (cl.phase, after) {
-                        (Phase::Critical(0), Some(Phase::Critical(1))) => Exchange::arrow(
-                            client(c),
-                            "resource",
-                            format!("read (token {})", cl.token),
-                            Some(s.resource.value.to_string()),
-                        ),
-                        (Phase::Critical(_), Some(Phase::Release)) if self.work == Work::Fenced => {
-                            Exchange::arrow(
-                                client(c),
-                                "resource",
-                                format!("write (token {})", cl.token),
-                                Some(
-                                    if accepted {
-                                        "ok"
-                                    } else {
-                                        "refused: stale token"
-                                    }
-                                    .into(),
-                                ),
-                            )
-                        }
-                        (Phase::Critical(_), _) => Exchange::arrow(
-                            client(c),
-                            "resource",
-                            "write".to_string(),
-                            Some("ok".into()),
+                        (Phase::Critical(k), after) => resource_access(
+                            c,
+                            k == 0 && after == Some(Phase::Critical(1)),
+                            cl.token,
+                            self.work == Work::Fenced,
+                            s.resource.value,
+                            accepted,
                         ),
                         _ => mark(client(c), "steps", false),
                     }
