@@ -11,6 +11,7 @@ pub mod redis_stock;
 pub mod run;
 pub mod server;
 pub mod store;
+pub mod store_error;
 
 pub use bench::{bench, table, BenchOptions, BenchRow};
 pub use buyers::Strategy;

@@ -12,7 +12,7 @@ use locklab_implementations::redis::node::{NodeOptions, RedisNode};
 use locklab_implementations::{DistributedLock, Lease};
 use redis::aio::MultiplexedConnection;
 
-use super::store::StoreError;
+use super::store_error::StoreError;
 
 /// The key holding the units left.
 pub const REDIS_STOCK: &str = "stock";
@@ -27,12 +27,6 @@ const LOCK_LEASE: Duration = Duration::from_secs(5);
 /// Take one unit if there is one, in one server-side step.
 const DECREMENT_IF_ANY: &str = "local n = tonumber(redis.call('GET', KEYS[1]) or '0') \
      if n > 0 then redis.call('DECR', KEYS[1]) return 1 end return 0";
-
-impl From<redis::RedisError> for StoreError {
-    fn from(e: redis::RedisError) -> Self {
-        StoreError(e.to_string())
-    }
-}
 
 /// One buyer's connection to the stock (its own: `WATCH` belongs to a connection).
 pub struct RedisStock {

@@ -8,22 +8,7 @@ use sqlx::postgres::PgConnection;
 use sqlx::{Connection, Row};
 
 pub use super::redis_stock::{RedisStock, REDIS_STOCK, REDIS_VERSION};
-
-/// A statement or command that failed: the purchase's outcome is unknown.
-#[derive(Debug)]
-pub struct StoreError(pub String);
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(e: sqlx::Error) -> Self {
-        StoreError(e.to_string())
-    }
-}
+pub use super::store_error::StoreError;
 
 /// The table, made before the buyers start: one product, `stock` units, version 0.
 pub fn schema(mariadb: bool, stock: i64) -> String {
