@@ -49,7 +49,7 @@ async fn the_recipe_excludes_queues_and_fences_by_create_revision() {
     let tb = gb.token().expect("b token");
     assert!(tb > ta, "create revisions grow: {ta} then {tb}");
     gb.release().await.expect("release");
-    let reqs = log.requests();
+    let reqs = log.exchanges();
     assert!(reqs.iter().all(|r| r.sent_ns <= r.done_ns));
     assert!(reqs
         .iter()

@@ -1,63 +1,14 @@
 //! Recorded requests as history events: each one a `command` event (see
-//! `locklab_traces::format::CommandValue`), so a run's history keeps the etcd requests
-//! next to the lock operations, as it keeps Redis commands.
+//! `locklab_traces::format::CommandValue`) made by the shared recorder
+//! ([`exchange_event`](crate::recorder::exchange_event)), so a run's history keeps the etcd
+//! requests next to the lock operations, as it keeps Redis commands and SQL statements.
 
 use std::time::Instant;
 
-use locklab_models::etcd::spec::{command_text, reply_text, Compare, EtcdCommand};
-use locklab_traces::format::CommandValue;
-use locklab_traces::{Event, OpKind, Phase, Process};
+use locklab_traces::{Event, Process};
 
-use super::session::{Request, RequestLog};
-
-/// The key a request is about: its key, its prefix, or a `Txn`'s first compared key
-/// (the lock key, for every `Txn` the locks send).
-pub fn request_key(cmd: &EtcdCommand) -> Option<&str> {
-    match cmd {
-        EtcdCommand::Get { key } | EtcdCommand::Put { key, .. } | EtcdCommand::Delete { key } => {
-            Some(key)
-        }
-        EtcdCommand::FirstCreate { prefix } | EtcdCommand::LastCreateBefore { prefix, .. } => {
-            Some(prefix)
-        }
-        EtcdCommand::Txn { compare, .. } => compare.first().map(|c| match c {
-            Compare::CreateRevision { key, .. } => key.as_str(),
-        }),
-        EtcdCommand::Grant { .. } | EtcdCommand::KeepAlive { .. } | EtcdCommand::Revoke { .. } => {
-            None
-        }
-    }
-}
-
-/// The history event of one request made by `process`, its times already on the run
-/// clock. `ok` when an answer came, `info` (outcome unknown) when none did. The client
-/// reaches the cluster as one endpoint set, so every request is node 0's.
-pub fn request_event(process: Process, request: &Request) -> Event {
-    let phase = if request.reply.is_some() {
-        Phase::Ok
-    } else {
-        Phase::Info
-    };
-    let mut event = Event::new(process, OpKind::Command, phase, request.sent_ns);
-    event.key = request_key(&request.command).map(str::to_string);
-    let value = CommandValue {
-        node: 0,
-        command: serde_json::to_value(&request.command).unwrap_or_default(),
-        reply: request
-            .reply
-            .as_ref()
-            .and_then(|r| serde_json::to_value(r).ok()),
-        return_time: request.done_ns,
-        session: None,
-    };
-    event.value = serde_json::to_value(value).ok();
-    let reply = request
-        .reply
-        .as_ref()
-        .map_or_else(|| "no reply".to_string(), reply_text);
-    event.note = Some(format!("{} -> {reply}", command_text(&request.command)));
-    event
-}
+use super::session::{EtcdWire, RequestLog};
+use crate::recorder::event_recorder;
 
 /// A log that writes every request of `process` through `write` as a `command` event,
 /// on the run clock that started at `base`.
@@ -66,19 +17,25 @@ pub fn event_log(
     base: Instant,
     write: impl Fn(Event) + Send + Sync + 'static,
 ) -> RequestLog {
-    RequestLog::streaming(base, move |r| write(request_event(process, r)))
+    event_recorder::<EtcdWire>(process, base, write)
 }
 
 #[cfg(test)]
 mod tests {
-    use locklab_models::etcd::spec::EtcdReply;
+    use locklab_models::etcd::spec::{EtcdCommand, EtcdReply};
+    use locklab_traces::format::CommandValue;
+    use locklab_traces::{OpKind, Phase};
 
     use super::*;
+    use crate::etcd::session::Request;
+    use crate::recorder::exchange_event;
 
     #[test]
     fn a_request_becomes_a_command_event_that_reads_back() {
         let r = Request {
             seq: 0,
+            node: 0,
+            session: None,
             command: EtcdCommand::Delete {
                 key: "lock/a".into(),
             },
@@ -86,7 +43,7 @@ mod tests {
             sent_ns: 10,
             done_ns: 20,
         };
-        let e = request_event(Process::Client(3), &r);
+        let e = exchange_event(Process::Client(3), &r, 0);
         assert_eq!((e.op, e.phase, e.time), (OpKind::Command, Phase::Ok, 10));
         assert_eq!(e.key.as_deref(), Some("lock/a"));
         assert_eq!(e.note.as_deref(), Some("del lock/a -> 1"));
@@ -99,6 +56,9 @@ mod tests {
             serde_json::from_value(v.reply.unwrap_or_default()).expect("a reply");
         assert_eq!(reply, EtcdReply::Deleted { deleted: 1 });
         let lost = Request { reply: None, ..r };
-        assert_eq!(request_event(Process::Client(3), &lost).phase, Phase::Info);
+        assert_eq!(
+            exchange_event(Process::Client(3), &lost, 0).phase,
+            Phase::Info
+        );
     }
 }

@@ -14,4 +14,4 @@ pub mod recipe;
 pub mod session;
 
 pub use recipe::RecipeLock;
-pub use session::{EtcdSession, Request, RequestLog};
+pub use session::{EtcdSession, EtcdWire, Request, RequestLog};

@@ -4,7 +4,6 @@
 //! request is recorded in the [`RequestLog`] with the window between its call and its
 //! answer.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -12,105 +11,57 @@ use etcd_client::{
     Client, Compare as EtcdCompare, CompareOp, GetOptions, KeyValue, PutOptions, SortOrder,
     SortTarget, Txn, TxnOp, TxnOpResponse,
 };
-use locklab_models::etcd::spec::{Compare, EtcdCommand, EtcdReply, Kv, LeaseId};
+use locklab_models::etcd::spec::{
+    command_text, reply_text, Compare, EtcdCommand, EtcdReply, Kv, LeaseId,
+};
 
 use crate::error::LockError;
+use crate::recorder::Wire;
+
+/// etcd's vocabulary for the shared [`Recorder`](crate::recorder::Recorder): the spec's
+/// requests and replies.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EtcdWire;
+
+impl Wire for EtcdWire {
+    type Command = EtcdCommand;
+    type Reply = EtcdReply;
+
+    fn key(command: &EtcdCommand) -> Option<String> {
+        request_key(command).map(str::to_string)
+    }
+
+    fn command_text(command: &EtcdCommand) -> String {
+        command_text(command)
+    }
+
+    fn reply_text(reply: &EtcdReply) -> String {
+        reply_text(reply)
+    }
+}
 
 /// One request and what came back.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    /// Sending order.
-    pub seq: u64,
-    /// What was sent.
-    pub command: EtcdCommand,
-    /// The answer; `None` when none came (the request may or may not have taken effect).
-    pub reply: Option<EtcdReply>,
-    /// When it left, in nanoseconds since the log was made.
-    pub sent_ns: u64,
-    /// When the answer (or the error) came.
-    pub done_ns: u64,
-}
-
-/// Where a log's requests go besides its own list.
-type Sink = dyn Fn(&Request) + Send + Sync;
-
-struct LogInner {
-    base: Instant,
-    seq: AtomicU64,
-    kept: Option<Mutex<Vec<Request>>>,
-    sink: Option<Box<Sink>>,
-}
+pub type Request = crate::recorder::Exchange<EtcdWire>;
 
 /// A shared, append-only request log; clone it into every session of a run.
-#[derive(Clone)]
-pub struct RequestLog {
-    inner: Arc<LogInner>,
-}
+pub type RequestLog = crate::recorder::Recorder<EtcdWire>;
 
-impl std::fmt::Debug for RequestLog {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestLog").finish_non_exhaustive()
-    }
-}
-
-impl Default for RequestLog {
-    /// A log that keeps every request, timed from now.
-    fn default() -> Self {
-        RequestLog {
-            inner: Arc::new(LogInner {
-                base: Instant::now(),
-                seq: AtomicU64::new(0),
-                kept: Some(Mutex::new(Vec::new())),
-                sink: None,
-            }),
+/// The key a request is about: its key, its prefix, or a `Txn`'s first compared key
+/// (the lock key, for every `Txn` the locks send).
+pub fn request_key(cmd: &EtcdCommand) -> Option<&str> {
+    match cmd {
+        EtcdCommand::Get { key } | EtcdCommand::Put { key, .. } | EtcdCommand::Delete { key } => {
+            Some(key)
         }
-    }
-}
-
-impl RequestLog {
-    /// A log that keeps nothing and hands each request to `sink` as its answer comes,
-    /// timed from `base` (a run's clock), so a long run's requests go straight into its
-    /// history.
-    pub fn streaming(base: Instant, sink: impl Fn(&Request) + Send + Sync + 'static) -> Self {
-        RequestLog {
-            inner: Arc::new(LogInner {
-                base,
-                seq: AtomicU64::new(0),
-                kept: None,
-                sink: Some(Box::new(sink)),
-            }),
+        EtcdCommand::FirstCreate { prefix } | EtcdCommand::LastCreateBefore { prefix, .. } => {
+            Some(prefix)
         }
-    }
-
-    /// Nanoseconds since the log's base instant.
-    pub fn now_ns(&self) -> u64 {
-        u64::try_from(self.inner.base.elapsed().as_nanos()).unwrap_or(u64::MAX)
-    }
-
-    fn record(&self, seq: u64, sent_ns: u64, command: EtcdCommand, reply: Option<EtcdReply>) {
-        let request = Request {
-            seq,
-            command,
-            reply,
-            sent_ns,
-            done_ns: self.now_ns(),
-        };
-        if let Some(sink) = &self.inner.sink {
-            sink(&request);
+        EtcdCommand::Txn { compare, .. } => compare.first().map(|c| match c {
+            Compare::CreateRevision { key, .. } => key.as_str(),
+        }),
+        EtcdCommand::Grant { .. } | EtcdCommand::KeepAlive { .. } | EtcdCommand::Revoke { .. } => {
+            None
         }
-        if let Some(kept) = &self.inner.kept {
-            kept.lock().unwrap_or_else(|p| p.into_inner()).push(request);
-        }
-    }
-
-    /// Every request so far, in sending order (none for a streaming log).
-    pub fn requests(&self) -> Vec<Request> {
-        let Some(kept) = &self.inner.kept else {
-            return Vec::new();
-        };
-        let mut v = kept.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        v.sort_by_key(|r| r.seq);
-        v
     }
 }
 
@@ -242,11 +193,11 @@ impl EtcdSession {
     /// stalled session sends it only when the stall is over.
     pub async fn exec(&self, cmd: EtcdCommand) -> Result<EtcdReply, LockError> {
         self.wait_while_stalled().await;
-        let seq = self.log.inner.seq.fetch_add(1, Ordering::AcqRel);
-        let sent = self.log.now_ns();
+        let begun = self.log.begin();
         let answer = self.send(&cmd).await;
+        // The client reaches the cluster as one endpoint set: every request is node 0's.
         self.log
-            .record(seq, sent, cmd, answer.as_ref().ok().cloned());
+            .finish(begun, 0, None, cmd, answer.as_ref().ok().cloned());
         answer
     }
 
