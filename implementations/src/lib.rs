@@ -75,6 +75,8 @@ pub mod retry;
 pub mod sql;
 #[cfg(not(loom))]
 mod watchdog;
+#[cfg(not(loom))]
+pub mod zk;
 
 #[cfg(not(loom))]
 pub use attempt::{Attempt, AttemptObserver, AttemptOutcome, Unobserved};
