@@ -260,6 +260,10 @@ fn every_plan_is_tested() {
         "etcd-lease-fenced",
         "etcd-txn-guarded",
         "etcd-lease-crash",
+        // Tested in tests/run_zk.rs.
+        "zk-sequential",
+        "zk-sequential-pause",
+        "zk-sequential-fenced",
     ];
     for p in locklab_jepsen::plans() {
         assert!(

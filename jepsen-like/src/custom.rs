@@ -34,15 +34,52 @@ pub enum Endpoints {
     Sql(Arc<Session>),
     /// The client's connection to the etcd cluster, every member behind it (`etcd-*`).
     Etcd(Arc<EtcdSession>),
+    /// The client's ZooKeeper session, through proxies of its own (`zk-*`).
+    Zk(ZkEndpoints),
+}
+
+/// A ZooKeeper client's session and the proxies it reaches every server through. The
+/// proxies are the client's own, so a pause can silence exactly this client: its pings
+/// stop reaching the ensemble, as a stopped process's do, and the server expires its
+/// session on its own clock. Dropping the last clone (the client died) cuts them for
+/// good.
+#[derive(Clone)]
+pub struct ZkEndpoints {
+    /// The session.
+    pub client: locklab_implementations::zk::client::Client,
+    /// This client's proxies, one per server.
+    pub proxies: Arc<Vec<crate::proxy::Proxy>>,
+}
+
+impl std::fmt::Debug for ZkEndpoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ZkEndpoints")
+            .field("session", &self.client.session_id())
+            .field("proxies", &self.proxies.len())
+            .finish()
+    }
 }
 
 impl Endpoints {
     /// Stops this client's background traffic for `d`, as a stop-the-world pause of its
-    /// process would: the etcd session's lease keep-alives wait it out. The Redis and
+    /// process would: the etcd session's lease keep-alives wait it out; the ZooKeeper
+    /// client's own proxies are cut for `d`, so its pings do not arrive. The Redis and
     /// SQL clients send nothing in the background, so they have nothing to stop.
     pub fn stall(&self, d: std::time::Duration) {
         match self {
             Endpoints::Etcd(session) => session.stall(d),
+            Endpoints::Zk(zk) => {
+                let controls: Vec<_> = zk.proxies.iter().map(|p| p.control()).collect();
+                for c in &controls {
+                    c.cut();
+                }
+                tokio::spawn(async move {
+                    tokio::time::sleep(d).await;
+                    for c in &controls {
+                        c.heal();
+                    }
+                });
+            }
             Endpoints::Redis(_) | Endpoints::Sql(_) => {}
         }
     }

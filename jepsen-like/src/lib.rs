@@ -35,6 +35,7 @@ pub mod runner;
 pub mod schedule;
 pub mod sql;
 pub mod workload;
+pub mod zk;
 
 pub use custom::{CustomLock, Endpoints};
 pub use registry::{plans, run};

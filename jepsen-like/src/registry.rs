@@ -7,6 +7,7 @@ use crate::plan::Plan;
 use crate::redis::RedisCluster;
 use crate::runner::{run_plan, Progress, RunOptions, RunReport};
 use crate::sql::{MariaDbCluster, PostgresCluster};
+use crate::zk::ZkRunCluster;
 use crate::RunError;
 
 /// A plan of any family.
@@ -20,6 +21,8 @@ pub enum AnyPlan {
     Postgres(Plan<PostgresCluster>),
     /// etcd locks on a 3-node cluster.
     Etcd(Plan<EtcdRunCluster>),
+    /// ZooKeeper locks on a 3-server ensemble.
+    Zk(Plan<ZkRunCluster>),
 }
 
 impl AnyPlan {
@@ -30,6 +33,7 @@ impl AnyPlan {
             AnyPlan::MariaDb(p) => p.id,
             AnyPlan::Postgres(p) => p.id,
             AnyPlan::Etcd(p) => p.id,
+            AnyPlan::Zk(p) => p.id,
         }
     }
 
@@ -40,6 +44,7 @@ impl AnyPlan {
             AnyPlan::MariaDb(p) => p.story,
             AnyPlan::Postgres(p) => p.story,
             AnyPlan::Etcd(p) => p.story,
+            AnyPlan::Zk(p) => p.story,
         }
     }
 }
@@ -54,7 +59,13 @@ pub fn plans() -> Vec<AnyPlan> {
         .into_iter()
         .map(AnyPlan::Postgres);
     let etcd = crate::etcd::plans::plans().into_iter().map(AnyPlan::Etcd);
-    redis.chain(mariadb).chain(postgres).chain(etcd).collect()
+    let zk = crate::zk::plans::plans().into_iter().map(AnyPlan::Zk);
+    redis
+        .chain(mariadb)
+        .chain(postgres)
+        .chain(etcd)
+        .chain(zk)
+        .collect()
 }
 
 /// The plan for `id`, or the ids that can run.
@@ -106,6 +117,7 @@ pub fn run(
         AnyPlan::MariaDb(plan) => run_plan(no_replicas(plan, options)?, options, progress),
         AnyPlan::Postgres(plan) => run_plan(no_replicas(plan, options)?, options, progress),
         AnyPlan::Etcd(plan) => run_plan(no_replicas(plan, options)?, options, progress),
+        AnyPlan::Zk(plan) => run_plan(no_replicas(plan, options)?, options, progress),
     }
 }
 

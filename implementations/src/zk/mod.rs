@@ -9,4 +9,7 @@
 
 pub mod recipe;
 
+/// The client library, for the harness that builds the sessions.
+pub use zookeeper_client as client;
+
 pub use recipe::{connect, RecipeLock};

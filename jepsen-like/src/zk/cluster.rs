@@ -1,0 +1,166 @@
+//! The ZooKeeper family's servers for one run: an ensemble of three on 127.0.0.1 (own
+//! client and quorum ports, own data dirs and myids), started as child processes. The
+//! leader is the ensemble's primary, asked of the servers when a fault needs it. Each
+//! client reaches every server through proxies of its own in front of the harness's, so
+//! a pause cuts exactly that client off: its session's pings stop arriving and the
+//! ensemble expires the session on its own clock, as it would for a stopped process.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use locklab_implementations::zk::connect as zk_connect;
+use locklab_servers::zk::Mode;
+use locklab_servers::{Server, ZkEnsemble};
+
+use super::actions::ZkAction;
+use super::locks::{self, ZkLock};
+use crate::cluster::{Cluster, CommandLog};
+use crate::custom::{Endpoints, ZkEndpoints};
+use crate::proxy::Proxy;
+use crate::RunError;
+
+/// The shape of the servers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Three servers, `zk1` … `zk3`.
+    Three,
+}
+
+/// A running ensemble. Dropping it kills every server.
+pub struct ZkRunCluster {
+    ensemble: ZkEnsemble,
+    /// The session timeout clients ask for.
+    session: Duration,
+}
+
+impl Cluster for ZkRunCluster {
+    type Shape = Shape;
+    type Lock = ZkLock;
+    type Action = ZkAction;
+
+    const BACKEND: &'static str = "zookeeper";
+    // The leader's session tracker expires sessions in whole ticks, after the timeout:
+    // a session outlives its timeout by an amount no client can know.
+    const LATE_EXPIRY: bool = true;
+
+    fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
+        let ensemble = match shape {
+            Shape::Three => ZkEnsemble::three(),
+        }
+        .map_err(|e| RunError::Environment(e.to_string()))?;
+        Ok(ZkRunCluster {
+            ensemble,
+            session: Duration::from_secs(2),
+        })
+    }
+
+    fn node_names(&self) -> Vec<String> {
+        (1..=self.ensemble.servers().len())
+            .map(|i| format!("zk{i}"))
+            .collect()
+    }
+
+    fn node(&mut self, i: usize) -> Option<&mut dyn Server> {
+        (i < self.ensemble.servers().len()).then(|| self.ensemble.server_mut(i) as &mut dyn Server)
+    }
+
+    /// The leader (or a standalone server): what every write goes through.
+    fn primary(&self) -> Option<usize> {
+        self.ensemble
+            .servers()
+            .iter()
+            .position(|s| matches!(s.mode(), Some(Mode::Leader | Mode::Standalone)))
+    }
+
+    fn client_nodes(&self) -> Vec<usize> {
+        (0..self.ensemble.servers().len()).collect()
+    }
+
+    /// No ZooKeeper plan waits for a server to hold the lock, and asking one needs a
+    /// client session of its own: never.
+    fn holds_key(&self, _i: usize, _key: &str) -> bool {
+        false
+    }
+
+    fn set_clock(&mut self, _i: usize, _offset: &str) -> Result<(), String> {
+        Err("ZooKeeper servers do not run under libfaketime here".into())
+    }
+
+    fn apply(&mut self, action: &ZkAction) -> Result<(), String> {
+        match *action {}
+    }
+
+    /// The client's own proxies in front of the harness's, and its session through
+    /// them. Its requests are not yet recorded as `command` events.
+    async fn connect(
+        &self,
+        addrs: &[String],
+        _commands: CommandLog,
+    ) -> Result<Endpoints, RunError> {
+        let mut proxies = Vec::new();
+        for a in addrs {
+            let p = Proxy::start(a)
+                .await
+                .map_err(|e| RunError::Environment(format!("a client proxy to {a}: {e}")))?;
+            proxies.push(p);
+        }
+        let list: Vec<String> = proxies.iter().map(Proxy::addr).collect();
+        let client = zk_connect(&list.join(","), self.session)
+            .await
+            .map_err(|e| RunError::Environment(format!("connecting to {list:?}: {e}")))?;
+        Ok(Endpoints::Zk(ZkEndpoints {
+            client,
+            proxies: Arc::new(proxies),
+        }))
+    }
+
+    fn lease(lock: &ZkLock, _ttl: Duration) -> locklab_implementations::Lease {
+        lock.lease()
+    }
+
+    fn build_lock(
+        lock: &ZkLock,
+        client: u32,
+        endpoints: &Endpoints,
+        _key: &str,
+    ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
+        locks::build(*lock, client, endpoints)
+    }
+
+    fn describe(&self) -> String {
+        let list: Vec<String> = self
+            .ensemble
+            .servers()
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("zk{} {}", i + 1, s.addr()))
+            .collect();
+        format!("ZooKeeper ensemble: {}", list.join(", "))
+    }
+
+    fn tools(&self) -> Vec<(String, String)> {
+        let version = self
+            .ensemble
+            .servers()
+            .first()
+            .and_then(|s| locklab_servers::zk::four_letter(s.port(), "srvr"))
+            .and_then(|a| {
+                a.lines()
+                    .find_map(|l| l.strip_prefix("Zookeeper version:"))
+                    .map(|v| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        vec![("zookeeper".into(), version)]
+    }
+
+    fn spoiled(&self, _primary_killed: bool) -> Option<String> {
+        None
+    }
+
+    fn keep_logs(&self, dir: &Path) {
+        for (i, s) in self.ensemble.servers().iter().enumerate() {
+            let _ = std::fs::write(dir.join(format!("zk{}.log", i + 1)), s.log());
+        }
+    }
+}
