@@ -264,6 +264,7 @@ fn every_plan_is_tested() {
         "zk-sequential",
         "zk-sequential-pause",
         "zk-sequential-fenced",
+        "zk-check-write",
     ];
     for p in locklab_jepsen::plans() {
         assert!(

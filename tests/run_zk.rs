@@ -53,6 +53,14 @@ fn the_czxid_fences_the_paused_holders_late_write() {
 }
 
 #[test]
+fn a_write_checked_against_the_lock_node_in_one_multi_is_refused_once_the_node_is_gone() {
+    let r = agrees("zk-check-write");
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert!(r.topology.contains("lock's own servers"), "{}", r.topology);
+}
+
+#[test]
 fn a_crashed_holders_node_goes_with_its_session() {
     let r = agrees("zk-sequential");
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);

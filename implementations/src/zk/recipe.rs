@@ -169,9 +169,10 @@ impl RecipeLock {
                 node: self.node.clone(),
             });
             let token = u64::try_from(czxid).ok().filter(|_| self.fenced);
+            // The guard names the node, which a write checked against the lock needs.
             return Ok(Attempt::Acquired(LockGuard::new(
                 PROTOCOL,
-                LOCK_DIR.to_string(),
+                format!("{LOCK_DIR}/{name}"),
                 token,
                 held,
                 lease,

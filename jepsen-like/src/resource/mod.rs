@@ -3,15 +3,18 @@
 //! where the scenario's work must happen on the lock's own servers, the `counter` row
 //! of the lock's database written in the locking transaction ([`SqlCounter`]) or a
 //! counter key on the etcd cluster written by a `Txn` guarded by the lock key
-//! ([`EtcdCounter`]).
+//! ([`EtcdCounter`]), or a counter node on the ZooKeeper ensemble written in a `multi`
+//! that checks the holder's lock node ([`ZkCounter`]).
 
 mod etcd;
 mod redis;
 mod sql;
+mod zk;
 
 pub use self::etcd::EtcdCounter;
 pub use self::redis::RedisCounter;
 pub use self::sql::SqlCounter;
+pub use self::zk::ZkCounter;
 
 /// What one resource operation came to.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,6 +39,8 @@ pub enum Resource {
     Sql(SqlCounter),
     /// On the etcd cluster, each write guarded by the lock key.
     Etcd(EtcdCounter),
+    /// On the ZooKeeper ensemble, each write checked against the lock node.
+    Zk(ZkCounter),
 }
 
 impl Resource {
@@ -66,6 +71,7 @@ impl Resource {
             Resource::Redis(r) => r.key(),
             Resource::Sql(_) => SqlCounter::KEY,
             Resource::Etcd(r) => r.key(),
+            Resource::Zk(r) => r.key(),
         }
     }
 
@@ -80,16 +86,19 @@ impl Resource {
             Resource::Redis(r) => r.read(token).await,
             Resource::Sql(r) => r.read().await,
             Resource::Etcd(r) => r.read().await,
+            Resource::Zk(r) => r.read().await,
         }
     }
 
     /// Writes the counter; fenced when a token is given. `lock_key` is the key the
-    /// token is the create revision of, for a store that guards the write by it.
+    /// token is the create revision of (etcd), or the holder's lock node (ZooKeeper), for
+    /// a store that guards the write by it.
     pub async fn write(&self, value: i64, token: Option<u64>, lock_key: &str) -> Outcome<()> {
         match self {
             Resource::Redis(r) => r.write(value, token).await,
             Resource::Sql(r) => r.write(value).await,
             Resource::Etcd(r) => r.write(value, token, lock_key).await,
+            Resource::Zk(r) => r.write(value, token, lock_key).await,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use locklab_implementations::zk::client as zk;
 use locklab_implementations::zk::connect as zk_connect;
 use locklab_servers::zk::Mode;
 use locklab_servers::{Server, ZkEnsemble};
@@ -109,6 +110,18 @@ impl Cluster for ZkRunCluster {
         let client = zk_connect(&list.join(","), self.session)
             .await
             .map_err(|e| RunError::Environment(format!("connecting to {list:?}: {e}")))?;
+        // The counter node the `multi`-checked work writes: made empty (never written)
+        // before any client works, since a `multi`'s `setData` cannot create it.
+        let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
+        match client.create(locks::COUNTER, &[], &persistent).await {
+            Ok(_) | Err(zk::Error::NodeExists) => {}
+            Err(e) => {
+                return Err(RunError::Environment(format!(
+                    "creating {}: {e}",
+                    locks::COUNTER
+                )))
+            }
+        }
         Ok(Endpoints::Zk(ZkEndpoints {
             client,
             proxies: Arc::new(proxies),
@@ -117,6 +130,14 @@ impl Cluster for ZkRunCluster {
 
     fn lease(lock: &ZkLock, _ttl: Duration) -> locklab_implementations::Lease {
         lock.lease()
+    }
+
+    fn own_resource(lock: &ZkLock) -> bool {
+        locks::own_resource(*lock)
+    }
+
+    fn resource(lock: &ZkLock, endpoints: &Endpoints) -> Option<crate::resource::Resource> {
+        locks::resource(*lock, endpoints)
     }
 
     fn build_lock(

@@ -1,6 +1,7 @@
 //! Which client lock a ZooKeeper scenario uses, and how one client builds it from its
 //! session: the ephemeral-sequential recipe, its guards with or without the lock node's
-//! `czxid` as fencing token.
+//! `czxid` as fencing token, and the protected write either the harness's counter or a
+//! counter node on the ensemble written in a `multi` that checks the lock node.
 
 use std::time::Duration;
 
@@ -8,15 +9,31 @@ use locklab_implementations::zk::RecipeLock;
 use locklab_implementations::{DistributedLock, Lease};
 
 use crate::custom::Endpoints;
+use crate::resource::{Resource, ZkCounter};
 use crate::RunError;
+
+/// The counter node of the `multi`-checked work.
+pub const COUNTER: &str = "/counter";
+
+/// The work a holder does with the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// Read-modify-write of the harness's counter with no token.
+    Unfenced,
+    /// The same, the lock node's czxid a token the counter checks.
+    Fenced,
+    /// Read `/counter` on the ensemble, write it as `multi(check(lock node),
+    /// setData(/counter))`.
+    MultiChecked,
+}
 
 /// A ZooKeeper lock of the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZkLock {
     /// The session timeout the client asks for (ms; the servers allow 2–20 ticks).
     pub session_ms: u64,
-    /// Whether the resource checks the node's czxid as a fencing token.
-    pub fenced: bool,
+    /// What the holder does.
+    pub work: Work,
 }
 
 impl ZkLock {
@@ -39,9 +56,23 @@ pub fn build(
         ));
     };
     let recipe = RecipeLock::new(zk.client.clone(), &format!("c{client}"));
-    Ok(if lock.fenced {
-        Box::new(recipe)
-    } else {
-        Box::new(recipe.unfenced())
+    Ok(match lock.work {
+        Work::Unfenced => Box::new(recipe.unfenced()),
+        Work::Fenced | Work::MultiChecked => Box::new(recipe),
     })
+}
+
+/// Whether the work is on the ensemble's own counter node.
+pub fn own_resource(lock: ZkLock) -> bool {
+    lock.work == Work::MultiChecked
+}
+
+/// The counter node on the ensemble, for the `multi`-checked work.
+pub fn resource(lock: ZkLock, endpoints: &Endpoints) -> Option<Resource> {
+    match (lock.work, endpoints) {
+        (Work::MultiChecked, Endpoints::Zk(zk)) => {
+            Some(Resource::Zk(ZkCounter::new(zk.client.clone(), COUNTER)))
+        }
+        _ => None,
+    }
 }

@@ -5,7 +5,7 @@
 
 use super::actions::ZkAction;
 use super::cluster::{Shape, ZkRunCluster};
-use super::locks::ZkLock;
+use super::locks::{Work, ZkLock};
 use crate::cluster::Target::AnyClient;
 use crate::plan::Plan;
 use crate::schedule::{Action, Event, Step, When};
@@ -27,7 +27,7 @@ fn after_entry(delay_ms: u64, action: Action<ZkAction>) -> Step<ZkAction> {
 
 fn recipe(
     id: &'static str,
-    fenced: bool,
+    work: Work,
     faults: Vec<Step<ZkAction>>,
     story: &'static str,
 ) -> ZkPlan {
@@ -36,7 +36,7 @@ fn recipe(
         shape: Shape::Three,
         lock: ZkLock {
             session_ms: SESSION_MS,
-            fenced,
+            work,
         },
         ttl_ms: SESSION_MS,
         work_ms: 60,
@@ -51,10 +51,10 @@ fn recipe(
 
 /// The first holder stops (its pings too: its own proxies are cut) for 5 s, well past
 /// its 2 s session.
-fn paused(id: &'static str, fenced: bool, story: &'static str) -> ZkPlan {
+fn paused(id: &'static str, work: Work, story: &'static str) -> ZkPlan {
     recipe(
         id,
-        fenced,
+        work,
         vec![after_entry(
             0,
             Action::ClientPause {
@@ -71,17 +71,22 @@ pub fn plans() -> Vec<ZkPlan> {
     vec![
         paused(
             "zk-sequential-pause",
-            false,
+            Work::Unfenced,
             "the first holder stops mid-section for 5 s, its pings too (2 s session); the counter checks no token",
         ),
         paused(
             "zk-sequential-fenced",
-            true,
+            Work::Fenced,
             "the first holder stops mid-section for 5 s, its pings too (2 s session); the counter checks the lock node's czxid as a fencing token",
+        ),
+        paused(
+            "zk-check-write",
+            Work::MultiChecked,
+            "the first holder stops mid-section for 5 s, its pings too (2 s session); the counter is a ZooKeeper node written as multi(check(lock node), setData(/counter))",
         ),
         recipe(
             "zk-sequential",
-            false,
+            Work::Unfenced,
             vec![after_entry(0, Action::ClientCrash(AnyClient))],
             "the first holder crashes inside its section; its session, and its node with it, ends (closed or expired) and the lock is free again",
         ),
