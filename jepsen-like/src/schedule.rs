@@ -175,6 +175,16 @@ pub struct Step<A> {
 }
 
 impl<A: FamilyAction> Step<A> {
+    /// `action` `delay_ms` after some client entered its critical section (waiting for
+    /// that at most `timeout_ms`): the window of a fault that must hit a holder, so that
+    /// it reproduces on every run.
+    pub fn after_entry(delay_ms: u64, timeout_ms: u64, action: Action<A>) -> Self {
+        Step {
+            when: When::after_by(Event::Entered(Target::AnyClient), delay_ms, timeout_ms),
+            action,
+        }
+    }
+
     /// The planned step as JSON, for the header.
     pub fn to_json(&self) -> Value {
         let mut v = self.action.to_json(&self.action.target().to_string());

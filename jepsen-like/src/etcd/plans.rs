@@ -8,7 +8,7 @@ use super::cluster::{EtcdRunCluster, Shape};
 use super::locks::{EtcdLock, Work};
 use crate::cluster::Target::AnyClient;
 use crate::plan::Plan;
-use crate::schedule::{Action, Event, Step, When};
+use crate::schedule::{Action, Step};
 
 type EtcdPlan = Plan<EtcdRunCluster>;
 
@@ -20,10 +20,7 @@ const EVENT_TIMEOUT_MS: u64 = 10_000;
 const TTL_S: u64 = 2;
 
 fn after_entry(delay_ms: u64, action: Action<EtcdAction>) -> Step<EtcdAction> {
-    Step {
-        when: When::after_by(Event::Entered(AnyClient), delay_ms, EVENT_TIMEOUT_MS),
-        action,
-    }
+    Step::after_entry(delay_ms, EVENT_TIMEOUT_MS, action)
 }
 
 fn recipe(

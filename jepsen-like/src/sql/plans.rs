@@ -7,16 +7,13 @@ use super::cluster::{MariaDbCluster, PostgresCluster, Shape, SqlKind};
 use super::locks::SqlLock;
 use crate::cluster::Target::AnyClient;
 use crate::plan::Plan;
-use crate::schedule::{Action, Event, Step, When};
+use crate::schedule::{Action, Step, When};
 
 /// How long a step waits for its event before it is skipped (ms).
 const EVENT_TIMEOUT_MS: u64 = 10_000;
 
 fn after_entry(delay_ms: u64, action: Action<SqlAction>) -> Step<SqlAction> {
-    Step {
-        when: When::after_by(Event::Entered(AnyClient), delay_ms, EVENT_TIMEOUT_MS),
-        action,
-    }
+    Step::after_entry(delay_ms, EVENT_TIMEOUT_MS, action)
 }
 
 /// Contending clients on one server; the first holder's session is killed while it

@@ -8,7 +8,7 @@ use super::cluster::{Shape, ZkRunCluster};
 use super::locks::{Work, ZkLock};
 use crate::cluster::Target::AnyClient;
 use crate::plan::Plan;
-use crate::schedule::{Action, Event, Step, When};
+use crate::schedule::{Action, Step};
 
 type ZkPlan = Plan<ZkRunCluster>;
 
@@ -19,10 +19,7 @@ const EVENT_TIMEOUT_MS: u64 = 15_000;
 const SESSION_MS: u64 = 2_000;
 
 fn after_entry(delay_ms: u64, action: Action<ZkAction>) -> Step<ZkAction> {
-    Step {
-        when: When::after_by(Event::Entered(AnyClient), delay_ms, EVENT_TIMEOUT_MS),
-        action,
-    }
+    Step::after_entry(delay_ms, EVENT_TIMEOUT_MS, action)
 }
 
 fn recipe(
