@@ -23,12 +23,18 @@ mkdir -p "$out/png"
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 abs=$(cd "$out" && pwd)
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+  --disable-background-networking --disable-component-update --disable-sync
+  --hide-scrollbars --user-data-dir="$profile")
+width=${WIDTH:-1400}
 for page in "$abs"/*.html; do
   name=$(basename "$page" .html)
-  # A tall window: the whole diagram of the longest stories fits in one picture.
-  "$chromium_bin" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --hide-scrollbars --user-data-dir="$profile" --window-size="${WINDOW:-1400,1000}" \
+  # The page's script records its full height (data-height) once every step shows;
+  # the screenshot's window is that tall, so the whole page is one picture.
+  height=$("$chromium_bin" "${flags[@]}" --window-size="$width,1000" --dump-dom "file://$page" 2>/dev/null \
+    | grep -o 'data-height="[0-9]*"' | head -1 | tr -dc '0-9')
+  height=${height:-1000}
+  "$chromium_bin" "${flags[@]}" --window-size="$width,$height" \
     --screenshot="$abs/png/$name.png" "file://$page" >/dev/null 2>&1 \
     || { echo "render-pages: chromium failed on $page" >&2; exit 1; }
   echo "$abs/png/$name.png"

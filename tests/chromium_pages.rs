@@ -58,6 +58,8 @@ fn assert_renders(page: &Path) {
         "script errors on {}: {log}",
         page.display()
     );
+    // ci/render-pages.sh sizes its screenshots to this.
+    assert!(dom.contains("data-height=\""), "{}", page.display());
     // After the script ran every step is shown and captioned.
     assert!(dom.contains("All steps."), "{}", page.display());
 }

@@ -46,4 +46,7 @@
     e.preventDefault();
   });
   document.documentElement.setAttribute("data-diagram", "ready");
+  // The whole page's height once every step shows: ci/render-pages.sh sizes its
+  // screenshot to it, so a long story is one picture rather than its first screen.
+  document.documentElement.setAttribute("data-height", String(document.documentElement.scrollHeight));
 })();
