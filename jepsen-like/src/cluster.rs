@@ -100,6 +100,16 @@ pub trait Cluster: Send + Sized + 'static {
     /// puts a proxy in front of each.
     fn client_nodes(&self) -> Vec<usize>;
 
+    /// What each of [`Cluster::client_nodes`] is to a client, for the history header
+    /// and the run's drawing: by default the node's name.
+    fn endpoint_names(&self) -> Vec<String> {
+        let names = self.node_names();
+        self.client_nodes()
+            .iter()
+            .map(|&i| names.get(i).cloned().unwrap_or_else(|| format!("node {i}")))
+            .collect()
+    }
+
     /// Whether node `i` holds the lock record `key` now.
     fn holds_key(&self, i: usize, key: &str) -> bool;
 

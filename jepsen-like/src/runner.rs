@@ -382,6 +382,7 @@ fn attempt_once<C: Cluster>(
             cluster.describe()
         ),
     };
+    header.endpoints = cluster.endpoint_names();
     header.nemesis = schedule.to_header();
     header.seed = Some(seed);
     for (tool, version) in cluster.tools() {

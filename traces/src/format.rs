@@ -35,6 +35,11 @@ pub struct Header {
     /// Servers and their roles, free text (`master 127.0.0.1:16379 + 1 replica + 3 sentinels`).
     #[serde(default)]
     pub topology: String,
+    /// What each client endpoint reaches, by index (a `command` event's `node`):
+    /// `Sentinel's master`, `n0` … `n4`, `mariadb`. Absent in
+    /// histories written before it existed and in imported ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub endpoints: Vec<String>,
     /// The planned nemesis schedule, as data.
     #[serde(default)]
     pub nemesis: Vec<Value>,

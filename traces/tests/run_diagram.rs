@@ -6,7 +6,7 @@ use locklab_traces::check::{check_history, Options};
 use locklab_traces::diagram::run_diagram;
 use locklab_traces::reader::parse;
 
-const HISTORY: &str = r#"{"format":"locklab-history","version":1,"protocol":"redis-failover","backend":"redis","topology":"master + replica","nemesis":[],"tools":{}}
+const HISTORY: &str = r#"{"format":"locklab-history","version":1,"protocol":"redis-failover","backend":"redis","topology":"master + replica","endpoints":["Sentinel's master"],"nemesis":[],"tools":{}}
 {"process":0,"op":"acquire","phase":"invoke","time":1000000,"key":"lock","lease_ns":30000000000}
 {"process":0,"op":"command","phase":"ok","time":1000000,"key":"lock","value":{"node":0,"command":{"set":{"key":"lock","value":"aa","nx":true,"px":30000}},"reply":"ok","return":1200000},"note":"SET lock aa NX PX 30000 -> OK"}
 {"process":0,"op":"acquire","phase":"ok","time":1300000,"key":"lock"}
@@ -30,6 +30,9 @@ fn a_run_draws_commands_faults_and_the_overlap() {
     let d = run_diagram(&history, &report);
     let ids: Vec<&str> = d.lanes.iter().map(|l| l.id.as_str()).collect();
     assert_eq!(ids, ["c0", "c1", "node0", "nemesis", "resource"]);
+    // The endpoint's lane is named for what it reaches: after the failover, the same
+    // lane is the promoted replica.
+    assert_eq!(d.lanes[2].label, "Sentinel's master");
     assert!(d.why.contains("mutual exclusion"), "{}", d.why);
     let arrows: Vec<_> = d
         .rows

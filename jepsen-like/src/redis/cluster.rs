@@ -227,6 +227,13 @@ impl Cluster for RedisCluster {
         }
     }
 
+    fn endpoint_names(&self) -> Vec<String> {
+        match self.primary {
+            Some(_) => vec!["Sentinel's master".into()],
+            None => self.names.clone(),
+        }
+    }
+
     fn holds_key(&self, i: usize, key: &str) -> bool {
         self.servers
             .get(i)

@@ -232,11 +232,11 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
         ));
     }
     for n in &nodes {
-        lanes.push(Lane::new(
-            format!("node{n}"),
-            format!("{backend} node {n}"),
-            LaneKind::Node,
-        ));
+        let name = match history.header.endpoints.get(*n) {
+            Some(name) => name.clone(),
+            None => format!("{backend} node {n}"),
+        };
+        lanes.push(Lane::new(format!("node{n}"), name, LaneKind::Node));
     }
     lanes.push(Lane::new("nemesis", "nemesis", LaneKind::Agent));
     lanes.push(resource_lane());
