@@ -3,15 +3,20 @@
 //! task, `txn if create_revision(lock/<lease>) = 0 then put … --lease else get …` with
 //! the owner (`lock/` sorted by create revision) read in the same `Txn`, the lowest
 //! create revision owns. A waiter's attempt asks whether the key created just before
-//! its own is gone and then that its own key still exists. The fencing token is the
+//! its own is gone and then that its own key still exists; between attempts it sleeps
+//! until a watch on that key reports its deletion (or a back-off passes). The fencing token is the
 //! key's create revision; [`RecipeLock::guarded_put`] is the protected write as a `Txn`
 //! guarded by it (Jepsen's `lock-etcd-set`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use locklab_models::etcd::spec::{recipe_key, Compare, EtcdCommand, EtcdReply, LOCK_PREFIX};
+use locklab_models::etcd::spec::{
+    guarded_by, recipe_key, Compare, EtcdCommand, EtcdReply, LOCK_PREFIX,
+};
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
 use super::lease::SessionLease;
 use super::session::EtcdSession;
@@ -35,6 +40,10 @@ pub struct RecipeLock {
     lease: SessionLease,
     /// The create revision of this session's key once made (0: none).
     my_rev: Arc<AtomicU64>,
+    /// Woken when the key this waiter waits for is deleted.
+    wake: Arc<Notify>,
+    /// The watch on that key.
+    watch: Mutex<Option<(String, JoinHandle<()>)>>,
 }
 
 pub(super) fn unexpected(cmd: &EtcdCommand, reply: &EtcdReply) -> LockError {
@@ -81,6 +90,39 @@ impl RecipeLock {
             fenced: true,
             lease: SessionLease::default(),
             my_rev: Arc::default(),
+            wake: Arc::default(),
+            watch: Mutex::default(),
+        }
+    }
+
+    fn watching(&self) -> std::sync::MutexGuard<'_, Option<(String, JoinHandle<()>)>> {
+        self.watch.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wakes the waiting acquire once `key` (last written at `mod_rev`) is deleted.
+    fn wake_when_deleted(&self, key: &str, mod_rev: u64) {
+        let mut w = self.watching();
+        if w.as_ref()
+            .is_some_and(|(k, t)| k == key && !t.is_finished())
+        {
+            return;
+        }
+        if let Some((_, t)) = w.take() {
+            t.abort();
+        }
+        let (session, wake, watched) = (self.session.clone(), self.wake.clone(), key.to_string());
+        let task = tokio::spawn(async move {
+            // A failed watch wakes nobody: the waiter's back-off asks again.
+            if session.deleted(&watched, mod_rev).await {
+                wake.notify_one();
+            }
+        });
+        *w = Some((key.to_string(), task));
+    }
+
+    fn stop_watching(&self) {
+        if let Some((_, t)) = self.watching().take() {
+            t.abort();
         }
     }
 
@@ -100,18 +142,12 @@ impl RecipeLock {
     /// `token`: whether it was applied (false: the lock is no longer ours).
     pub async fn guarded_put(&self, token: u64, key: &str, value: &str) -> Result<bool, LockError> {
         let lease = self.lease.id(&self.session, self.ttl).await?;
-        let cmd = EtcdCommand::Txn {
-            compare: vec![Compare::CreateRevision {
-                key: recipe_key(lease),
-                rev: token,
-            }],
-            success: vec![EtcdCommand::Put {
-                key: key.into(),
-                value: value.into(),
-                lease: None,
-            }],
-            failure: vec![],
+        let put = EtcdCommand::Put {
+            key: key.into(),
+            value: value.into(),
+            lease: None,
         };
+        let cmd = guarded_by(&recipe_key(lease), token, put);
         match self.session.exec(cmd.clone()).await? {
             EtcdReply::Txn { succeeded, .. } => Ok(succeeded),
             other => Err(unexpected(&cmd, &other)),
@@ -178,15 +214,23 @@ impl RecipeLock {
                         _ => {
                             self.my_rev.store(0, Ordering::Release);
                             self.lease.forget();
+                            self.stop_watching();
                             return Err(LockError::NotHeld { key });
                         }
                     }
+                }
+                EtcdReply::Kvs(k) => {
+                    if let Some((before, kv)) = k.first() {
+                        self.wake_when_deleted(before, kv.mod_rev);
+                    }
+                    None
                 }
                 _ => None,
             }
         };
         Ok(match granted {
             Some(token) => {
+                self.stop_watching();
                 let held = Arc::new(Held {
                     session: self.session.clone(),
                     key: key.clone(),
@@ -227,7 +271,8 @@ impl DistributedLock for RecipeLock {
     ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         Box::pin(async move {
             let queued = Queued::new(observer);
-            let result = crate::retry::acquire_loop(self, wait, lease, None, &queued).await;
+            let result =
+                crate::retry::acquire_loop(self, wait, lease, Some(&self.wake), &queued).await;
             if let Err(e) = &result {
                 queued.close(&e.to_string());
             }
@@ -237,5 +282,11 @@ impl DistributedLock for RecipeLock {
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(self.attempt(lease))
+    }
+}
+
+impl Drop for RecipeLock {
+    fn drop(&mut self) {
+        self.stop_watching();
     }
 }

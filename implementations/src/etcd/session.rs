@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use etcd_client::{
-    Client, Compare as EtcdCompare, CompareOp, GetOptions, KeyValue, LockOptions, PutOptions,
-    SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse,
+    Client, Compare as EtcdCompare, CompareOp, EventType, GetOptions, KeyValue, LockOptions,
+    PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse, WatchFilterType, WatchOptions,
 };
 use locklab_models::etcd::spec::{
     command_text, reply_text, Compare, EtcdCommand, EtcdReply, Kv, LeaseId,
@@ -363,6 +363,33 @@ impl EtcdSession {
             }
             _ => EtcdReply::Invalid,
         })
+    }
+
+    /// Whether `key` was deleted at a revision after `after_rev` (at once if it already
+    /// was): `false` when the watch failed first. A waiter's wake-up call, never a
+    /// decision (the waiter then asks again with recorded requests), so the watch is
+    /// not a recorded request.
+    pub async fn deleted(&self, key: &str, after_rev: u64) -> bool {
+        let mut c = self.client.clone();
+        let opts = WatchOptions::new()
+            .with_start_revision(i64::try_from(after_rev.saturating_add(1)).unwrap_or(i64::MAX))
+            .with_filters([WatchFilterType::NoPut]);
+        let Ok((_watcher, mut stream)) = c.watch(key, Some(opts)).await else {
+            return false;
+        };
+        loop {
+            match stream.message().await {
+                Ok(Some(r))
+                    if r.events()
+                        .iter()
+                        .any(|e| e.event_type() == EventType::Delete) =>
+                {
+                    return true
+                }
+                Ok(Some(r)) if !r.canceled() => {}
+                _ => return false,
+            }
+        }
     }
 
     /// Keeps `lease` alive every third of `ttl` until the lease is gone or the task is

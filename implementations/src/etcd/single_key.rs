@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use locklab_models::etcd::spec::{Compare, EtcdCommand, EtcdReply, LOCK_KEY};
+use locklab_models::etcd::spec::{release_request, Compare, EtcdCommand, EtcdReply, LOCK_KEY};
 
 use super::lease::SessionLease;
 use super::recipe::unexpected;
@@ -116,24 +116,6 @@ impl SingleKeyLock {
         self
     }
 
-    fn release_request(&self, my_rev: u64) -> EtcdCommand {
-        let del = EtcdCommand::Delete {
-            key: LOCK_KEY.into(),
-        };
-        if self.guarded_release {
-            EtcdCommand::Txn {
-                compare: vec![Compare::CreateRevision {
-                    key: LOCK_KEY.into(),
-                    rev: my_rev,
-                }],
-                success: vec![del],
-                failure: vec![],
-            }
-        } else {
-            del
-        }
-    }
-
     async fn attempt(&self, lease_kind: Lease) -> Result<Attempt, LockError> {
         let sent_at = Instant::now();
         let lease = self.lease.id(&self.session, self.ttl).await?;
@@ -172,7 +154,7 @@ impl SingleKeyLock {
         };
         let held = Arc::new(Held {
             session: self.session.clone(),
-            release: self.release_request(my_rev),
+            release: release_request(LOCK_KEY, self.guarded_release.then_some(my_rev)),
         });
         // No token: the row's counter checks none (the create revision would be one).
         Ok(Attempt::Acquired(LockGuard::new(

@@ -43,6 +43,30 @@ pub fn lock_rpc_key(name: &str, lease: LeaseId) -> String {
     format!("{name}/{lease:x}")
 }
 
+/// The release of a key by name: `del key`, or, guarded by the create revision
+/// `guard` the releaser's own incarnation of the key had, `txn if create_revision(key) =
+/// guard then del key`, which deletes nothing of anyone else's when repeated.
+pub fn release_request(key: &str, guard: Option<u64>) -> EtcdCommand {
+    let del = EtcdCommand::Delete { key: key.into() };
+    match guard {
+        Some(rev) => guarded_by(key, rev, del),
+        None => del,
+    }
+}
+
+/// `txn if create_revision(key) = rev then op`: `op` only while `key` is still the
+/// incarnation created at revision `rev` (a lock key still its holder's).
+pub fn guarded_by(key: &str, rev: u64, op: EtcdCommand) -> EtcdCommand {
+    EtcdCommand::Txn {
+        compare: vec![Compare::CreateRevision {
+            key: key.into(),
+            rev,
+        }],
+        success: vec![op],
+        failure: vec![],
+    }
+}
+
 /// A key's value and metadata.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
