@@ -76,6 +76,7 @@ fn every_etcd_row_reaches_its_verdict() {
             "etcd-lease-partition",
             "etcd-lock-expired-waiter",
             "etcd-unlock-retry",
+            "etcd-unlock-retry-guarded",
             "etcd-leader-churn",
         ]
     );
@@ -284,6 +285,7 @@ fn unlock_retry_story_deletes_the_next_holders_key() {
         "{fr}"
     );
     // Guarded by the create revision, the retry deletes nothing of anyone else's.
+    assert_eq!(run("etcd-unlock-retry-guarded").verdict, Verdict::Holds);
     let guarded = Lock::SingleKey {
         guarded_release: true,
     };

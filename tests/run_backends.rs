@@ -269,6 +269,11 @@ fn every_plan_is_tested() {
         "etcd-lease-fenced",
         "etcd-txn-guarded",
         "etcd-lease-crash",
+        "etcd-lease-partition",
+        "etcd-unlock-retry",
+        "etcd-unlock-retry-guarded",
+        "etcd-leader-churn",
+        "etcd-lock-expired-waiter",
         // Tested in tests/run_zk.rs.
         "zk-sequential",
         "zk-sequential-pause",

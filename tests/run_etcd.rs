@@ -3,7 +3,8 @@
 //! every etcd request the clients sent as a `command` event.
 #![cfg(feature = "backends")]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Mutex;
 
 use locklab_jepsen::{run, RunOptions, RunReport};
@@ -17,25 +18,16 @@ use run_check::check;
 /// One run at a time: they share two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// The run of `id`, its history kept and read back.
-fn agrees(id: &str) -> (RunReport, History) {
+/// The run of `id`, its history kept in `dir` and read back.
+fn recorded_in(id: &str, dir: &Path) -> (RunReport, History) {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("locklab-run-etcd-test-{}-{id}", std::process::id()));
     let options = RunOptions {
-        keep: Some(dir.clone()),
+        keep: Some(dir.to_path_buf()),
         ..RunOptions::new(id)
     };
     let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
     let path = r.history.clone().expect("the history was kept");
     let history = locklab_traces::reader::read_path(&path).expect("the history reads back");
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
-        "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
-        r.agreement,
-        r.timeline
-    );
     // The etcd requests are etcd's vocabulary, not Redis's: no "one Redis" finding.
     assert!(
         r.report.findings.is_empty(),
@@ -48,6 +40,37 @@ fn agrees(id: &str) -> (RunReport, History) {
         history.header.late_expiry,
         "{id}: an etcd history has late expiry"
     );
+    (r, history)
+}
+
+fn run_dir(id: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("locklab-run-etcd-test-{}-{id}", std::process::id()))
+}
+
+/// The run of `id`, its history read back, where the run breaks the lock itself or
+/// not as the model says.
+fn recorded(id: &str) -> (RunReport, History) {
+    let dir = run_dir(id);
+    let out = recorded_in(id, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn assert_agrees(r: &RunReport) {
+    assert!(
+        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
+        "{}: run disagrees with the model or is unknown: {:#?}\n{:?}",
+        r.id,
+        r.agreement,
+        r.timeline
+    );
+}
+
+/// The run of `id` agreeing with the model, its history read back; etcd's late lease
+/// expiry never counts against the lock.
+fn agrees(id: &str) -> (RunReport, History) {
+    let (r, history) = recorded(id);
+    assert_agrees(&r);
     assert_ne!(
         check(&r, Property::LockLinearizability),
         Verdict::Violation,
@@ -71,29 +94,32 @@ fn note(e: &Event) -> &str {
     e.note.as_deref().unwrap_or("")
 }
 
-/// The client the nemesis paused, when its pause began on the run clock, and how long
-/// it lasted (ns).
-fn pause(history: &History) -> (u32, u64, u64) {
-    let stop = history
+/// The client the nemesis struck with `fault` (as the client recorded it), when on the
+/// run clock, and how long the fault lasted (ns; 0 for a fault without a length).
+fn client_fault(history: &History, fault: &str) -> (u32, u64, u64) {
+    let struck = history
         .events
         .iter()
         .map(|(_, e)| e)
         .find(|e| {
             e.op == OpKind::Nemesis
                 && e.value.as_ref().is_some_and(|v| {
-                    v["fault"] == "client-pause"
-                        && v["target"].as_str().is_some_and(|t| t != "any client")
+                    v["fault"] == fault && v["target"].as_str().is_some_and(|t| t != "any client")
                 })
         })
-        .expect("a client's pause in the history");
-    let value = stop.value.as_ref().expect("a fault's value");
+        .unwrap_or_else(|| panic!("a client's {fault} in the history"));
+    let value = struck.value.as_ref().expect("a fault's value");
     let client = value["target"]
         .as_str()
         .and_then(|t| t.strip_prefix('c'))
         .and_then(|c| c.parse().ok())
-        .expect("a paused client");
-    let ms = value["ms"].as_u64().expect("the pause's length");
-    (client, stop.time, ms * 1_000_000)
+        .expect("a struck client");
+    let ms = value["ms"].as_u64().unwrap_or(0);
+    (client, struck.time, ms * 1_000_000)
+}
+
+fn pause(history: &History) -> (u32, u64, u64) {
+    client_fault(history, "client-pause")
 }
 
 /// A stopped client sends nothing, its keep-alives included; the first keep-alive
@@ -120,12 +146,65 @@ fn assert_stopped(history: &History) {
 
 #[test]
 fn a_stopped_holders_lease_expires_and_the_next_waiter_enters() {
-    let (r, history) = agrees("etcd-lease-pause");
+    let dir = run_dir("etcd-lease-pause");
+    let (r, history) = recorded_in("etcd-lease-pause", &dir);
+    assert_agrees(&r);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_ne!(check(&r, Property::LockLinearizability), Verdict::Violation);
     assert_stopped(&history);
     assert!(commands(&history)
         .iter()
         .any(|e| e.phase == Phase::Ok && note(e).starts_with("txn if create_revision(lock/")));
+    // Jepsen's name for this workload, in the report and the history's header.
+    assert_eq!(r.jepsen_workload.as_deref(), Some("lock-set"));
+    assert_eq!(history.header.tools["jepsen-workload"], "lock-set");
+    exports_to_edn_with_the_same_verdicts(&r, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The run's history, written out as Jepsen EDN by `locklab export`, is a history
+/// Knossos takes (filtered to the lock's operations, for its mutex model) and reads back
+/// through `check-history --input-format edn` with every verdict the run had.
+fn exports_to_edn_with_the_same_verdicts(r: &RunReport, dir: &Path) {
+    let locklab = env!("CARGO_BIN_EXE_locklab");
+    let jsonl = r.history.clone().expect("the history was kept");
+    let edn = dir.join("history.edn");
+    let out = Command::new(locklab)
+        .arg("export")
+        .arg(&jsonl)
+        .args(["--to", "edn", "--output"])
+        .arg(&edn)
+        .output()
+        .expect("locklab export runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&edn).expect("the EDN file");
+    assert_eq!(
+        locklab_traces::export::knossos_refusal(&text, &["acquire", "release"]).expect("reads"),
+        None
+    );
+    let out = Command::new(locklab)
+        .arg("check-history")
+        .arg(&edn)
+        .args(["--input-format", "edn", "--format", "json"])
+        .output()
+        .expect("locklab check-history runs");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    let verdicts = |checks: &serde_json::Value| -> Vec<(String, String)> {
+        checks
+            .as_array()
+            .expect("checks")
+            .iter()
+            .map(|c| (c["property"].to_string(), c["verdict"].to_string()))
+            .collect()
+    };
+    let recorded = serde_json::to_value(&r.report.checks).expect("the run's checks");
+    assert_eq!(verdicts(&v["checks"]), verdicts(&recorded), "{v}");
+    assert_eq!(out.status.code(), Some(1), "mutual exclusion is violated");
 }
 
 #[test]
@@ -146,6 +225,7 @@ fn the_create_revision_fences_the_stopped_holders_write() {
 fn a_txn_guarded_by_the_lock_key_refuses_the_stopped_holders_write() {
     let (r, history) = agrees("etcd-txn-guarded");
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
+    assert_eq!(r.jepsen_workload.as_deref(), Some("lock-etcd-set"));
     assert_stopped(&history);
     // The refusal is etcd's: the guarded put's compare failed on the lock key.
     assert!(
@@ -164,4 +244,163 @@ fn a_crashed_holders_lock_is_free_again_after_its_lease() {
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
     let l = r.liveness.expect("a crash was recorded");
     assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+}
+
+#[test]
+fn a_partitioned_holders_lease_expires_while_it_works_on() {
+    let (r, history) = agrees("etcd-lease-partition");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(r.jepsen_workload.as_deref(), Some("lock-set"));
+    // Unlike a stopped client, the cut-off one keeps sending keep-alives, and none
+    // gets through.
+    let (client, from, length) = client_fault(&history, "client-partition");
+    let cut: Vec<&Event> = commands(&history)
+        .into_iter()
+        .filter(|e| e.process == Process::Client(client) && e.time > from && e.time < from + length)
+        .collect();
+    assert!(
+        cut.iter().any(|e| note(e).starts_with("lease keep-alive")),
+        "c{client} sent no keep-alive while cut off"
+    );
+    assert!(
+        cut.iter().all(|e| e.phase == Phase::Info),
+        "a request of c{client}'s got through the partition"
+    );
+}
+
+#[test]
+fn a_retried_delete_by_name_removes_the_next_holders_key() {
+    let (r, history) = recorded("etcd-unlock-retry");
+    assert_agrees(&r);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    let foreign = r
+        .report
+        .checks
+        .iter()
+        .find(|c| c.property == Property::NoForeignRelease)
+        .expect("a no-foreign-release check");
+    assert_eq!(foreign.verdict, Verdict::Violation);
+    assert!(
+        foreign.summary.contains("proven from the etcd requests"),
+        "{}",
+        foreign.summary
+    );
+    // The lock service itself granted a third client while the second held it.
+    assert_eq!(check(&r, Property::LockLinearizability), Verdict::Violation);
+    // The first delete got no reply; the same client's retry removed a key.
+    let (client, _, _) = client_fault(&history, "lose-release-reply");
+    let dels: Vec<&Event> = commands(&history)
+        .into_iter()
+        .filter(|e| e.process == Process::Client(client) && note(e).starts_with("del lock "))
+        .collect();
+    let lost = dels
+        .iter()
+        .position(|e| e.phase == Phase::Info)
+        .expect("a delete whose reply was lost");
+    assert!(
+        note(dels.get(lost + 1).expect("its retry")).ends_with("-> 1"),
+        "{:?}",
+        dels.iter().map(|e| note(e)).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_retried_delete_guarded_by_revision_removes_nothing_of_anyone_elses() {
+    let (r, history) = agrees("etcd-unlock-retry-guarded");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+    let (client, _, _) = client_fault(&history, "lose-release-reply");
+    let guarded: Vec<&Event> = commands(&history)
+        .into_iter()
+        .filter(|e| {
+            e.process == Process::Client(client)
+                && note(e).starts_with("txn if create_revision(lock) = ")
+                && note(e).contains("then del lock")
+        })
+        .collect();
+    let lost = guarded
+        .iter()
+        .position(|e| e.phase == Phase::Info)
+        .expect("a guarded delete whose reply was lost");
+    assert!(
+        note(guarded.get(lost + 1).expect("its retry")).ends_with("-> FAILED []"),
+        "the retry found the next holder's key and left it"
+    );
+}
+
+#[test]
+fn leader_churn_keeps_a_dead_holders_lock_past_its_ttl_and_then_frees_it() {
+    let (r, history) = agrees("etcd-leader-churn");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let churns: Vec<&Event> = history
+        .events
+        .iter()
+        .map(|(_, e)| e)
+        .filter(|e| {
+            e.op == OpKind::Nemesis
+                && e.value
+                    .as_ref()
+                    .is_some_and(|v| v["fault"] == "churn-leader")
+        })
+        .collect();
+    assert_eq!(churns.len(), 2, "two leader changes");
+    assert!(
+        churns.iter().all(|e| e.note.is_none()),
+        "{:?}",
+        churns.iter().map(|e| &e.note).collect::<Vec<_>>()
+    );
+    // The lease of the dead holder ran 2 s; each new leader restarted it.
+    let l = r.liveness.expect("a crash was recorded");
+    let after = l.granted_after_ns.expect("the lock was granted again");
+    assert!(!l.stuck, "{}", l.summary);
+    assert!(
+        after > 3_000_000_000,
+        "granted again {} ms after the crash: the leader changes did not lengthen the lease",
+        after / 1_000_000
+    );
+}
+
+/// The find-out row: the model's correct server refuses a waiter whose lease went while
+/// it queued; Debian's etcd 3.4.23 grants it, on a key that no longer exists, and then
+/// grants the lock to another client too (etcd issue 11456). The history lines are the
+/// evidence the README quotes.
+#[test]
+fn debians_etcd_grants_the_lock_rpc_to_a_waiter_whose_lease_was_revoked() {
+    let (r, history) = recorded("etcd-lock-expired-waiter");
+    assert!(
+        !r.agreement.agrees,
+        "this etcd kept the lock (agrees with the model's correct server): update the README's finding"
+    );
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    let all: Vec<&Event> = history.events.iter().map(|(_, e)| e).collect();
+    let revoke = all
+        .iter()
+        .find(|e| e.process == Process::NEMESIS && note(e).starts_with("lease revoke "))
+        .expect("the nemesis's revoke, recorded as its request");
+    assert!(note(revoke).ends_with("-> revoked"), "{}", note(revoke));
+    let lease = note(revoke)
+        .strip_prefix("lease revoke ")
+        .and_then(|n| n.split_whitespace().next())
+        .expect("the revoked lease");
+    // The waiter's Lock call on that lease, answered after the revoke: granted.
+    let granted = all
+        .iter()
+        .find(|e| {
+            e.op == OpKind::Command && note(e).starts_with(&format!("lock lock --lease={lease} "))
+        })
+        .expect("the waiter's Lock call");
+    assert!(
+        note(granted).ends_with(&format!("-> locked lock/{lease}")),
+        "{}",
+        note(granted)
+    );
+    let answered = granted
+        .value
+        .as_ref()
+        .and_then(|v| v["return"].as_u64())
+        .expect("its reply time");
+    assert!(
+        answered > revoke.time,
+        "granted after its lease was revoked"
+    );
 }

@@ -14,13 +14,15 @@
 //! task, shows the client when the key does not serialise it.
 
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use locklab_implementations::redis::{LuaLock, NodeOptions, RedisNode};
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_servers::{RedisServer, Server};
+
+#[path = "common/pairs.rs"]
+mod pairs;
 
 const RUN: Duration = Duration::from_secs(3);
 const LEASE: Lease = Lease::Fixed(Duration::from_secs(10));
@@ -67,35 +69,14 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 async fn lock_pairs(node: &RedisNode, tasks: usize, keys: usize, handoff: bool) -> f64 {
-    let pairs = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut handles = Vec::new();
-    for t in 0..tasks {
-        let lock = LuaLock::new(node, &format!("bench-lock-{}", t % keys));
-        let lock = if handoff { lock.with_handoff() } else { lock };
-        let (pairs, stop) = (pairs.clone(), stop.clone());
-        handles.push(tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                match lock.acquire(Duration::from_secs(5), LEASE).await {
-                    Ok(g) => {
-                        if g.release().await.is_ok() {
-                            pairs.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    Err(e) => eprintln!("acquire: {e}"),
-                }
-            }
-        }));
-    }
-    let start = Instant::now();
-    tokio::time::sleep(RUN).await;
-    stop.store(true, Ordering::Relaxed);
-    let done = pairs.load(Ordering::Relaxed);
-    let secs = start.elapsed().as_secs_f64();
-    for h in handles {
-        let _ = h.await;
-    }
-    done as f64 / secs
+    let locks = (0..tasks)
+        .map(|t| {
+            let lock = LuaLock::new(node, &format!("bench-lock-{}", t % keys));
+            let lock = if handoff { lock.with_handoff() } else { lock };
+            Arc::new(lock) as Arc<dyn DistributedLock>
+        })
+        .collect();
+    pairs::lock_pairs(locks, RUN, Duration::from_secs(5), LEASE).await
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

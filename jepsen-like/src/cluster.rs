@@ -154,6 +154,12 @@ pub trait Cluster: Send + Sized + 'static {
         None
     }
 
+    /// The Jepsen workload the scenario's lock reproduces (etcd's `lock-set`), for
+    /// the report.
+    fn jepsen_workload(_lock: &Self::Lock) -> Option<&'static str> {
+        None
+    }
+
     /// Client `client`'s lock as the scenario has it.
     fn build_lock(
         lock: &Self::Lock,

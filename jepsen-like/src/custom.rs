@@ -22,6 +22,8 @@ use locklab_implementations::redis::RedisNode;
 use locklab_implementations::sql::Session;
 use locklab_implementations::{DistributedLock, LockError};
 
+use crate::proxy::ClientProxies;
+
 /// One client's connections to the run's lock servers, of whatever family the scenario
 /// runs: one variant per family.
 #[derive(Clone, Debug)]
@@ -32,8 +34,9 @@ pub enum Endpoints {
     Redis(Vec<RedisNode>),
     /// The client's own session on the SQL server (`mysql-*`, `pg-*`, `sql-*`).
     Sql(Arc<Session>),
-    /// The client's connection to the etcd cluster, every member behind it (`etcd-*`).
-    Etcd(Arc<EtcdSession>),
+    /// The client's connection to the etcd cluster, every member behind it, through
+    /// proxies of its own (`etcd-*`).
+    Etcd(EtcdEndpoints),
     /// The client's ZooKeeper session, through proxies of its own (`zk-*`).
     Zk(ZkEndpoints),
 }
@@ -48,7 +51,17 @@ pub struct ZkEndpoints {
     /// The session.
     pub client: locklab_implementations::zk::client::Client,
     /// This client's proxies, one per server.
-    pub proxies: Arc<Vec<crate::proxy::Proxy>>,
+    pub proxies: ClientProxies,
+}
+
+/// An etcd client's session and the proxies it reaches every member through (its own,
+/// as a ZooKeeper client's: a partition or a lost reply hits exactly this client).
+#[derive(Clone, Debug)]
+pub struct EtcdEndpoints {
+    /// The session.
+    pub session: Arc<EtcdSession>,
+    /// This client's proxies, one per member.
+    pub proxies: ClientProxies,
 }
 
 impl std::fmt::Debug for ZkEndpoints {
@@ -67,21 +80,32 @@ impl Endpoints {
     /// SQL clients send nothing in the background, so they have nothing to stop.
     pub fn stall(&self, d: std::time::Duration) {
         match self {
-            Endpoints::Etcd(session) => session.stall(d),
-            Endpoints::Zk(zk) => {
-                let controls: Vec<_> = zk.proxies.iter().map(|p| p.control()).collect();
-                for c in &controls {
-                    c.cut();
-                }
-                tokio::spawn(async move {
-                    tokio::time::sleep(d).await;
-                    for c in &controls {
-                        c.heal();
-                    }
-                });
-            }
+            Endpoints::Etcd(etcd) => etcd.session.stall(d),
+            Endpoints::Zk(zk) => zk.proxies.cut_for(d),
             Endpoints::Redis(_) | Endpoints::Sql(_) => {}
         }
+    }
+
+    /// The client's own proxies, for the families whose clients have them.
+    fn own_proxies(&self) -> Result<&ClientProxies, String> {
+        match self {
+            Endpoints::Etcd(etcd) => Ok(&etcd.proxies),
+            Endpoints::Zk(zk) => Ok(&zk.proxies),
+            Endpoints::Redis(_) | Endpoints::Sql(_) => {
+                Err("this family's clients share the run's proxies".into())
+            }
+        }
+    }
+
+    /// Cuts this client (only) off every lock server for `d`, while it runs on.
+    pub fn cut_off(&self, d: std::time::Duration) -> Result<(), String> {
+        self.own_proxies().map(|p| p.cut_for(d))
+    }
+
+    /// Loses the reply to this client's next request to the lock servers (see
+    /// [`crate::proxy::lose_next_reply`]).
+    pub fn lose_next_reply(&self) -> Result<(), String> {
+        self.own_proxies().map(ClientProxies::lose_next_reply)
     }
 }
 

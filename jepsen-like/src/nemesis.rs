@@ -25,6 +25,10 @@ pub enum ClientFault {
     Pause(u64),
     /// Die: no write, no release, no further try.
     Crash,
+    /// Be cut off from the lock servers this long, working on.
+    Partition(u64),
+    /// Lose the reply to the coming release.
+    LoseReleaseReply,
 }
 
 /// Client faults asked for by the nemesis and not yet taken by a client.
@@ -249,6 +253,18 @@ fn apply<C: Cluster>(
                 .request(client(*target)?, ClientFault::Crash);
             return Ok(());
         }
+        Action::ClientPartition { target, ms } => {
+            targets
+                .clients
+                .request(client(*target)?, ClientFault::Partition(*ms));
+            return Ok(());
+        }
+        Action::LoseReleaseReply(target) => {
+            targets
+                .clients
+                .request(client(*target)?, ClientFault::LoseReleaseReply);
+            return Ok(());
+        }
         Action::Family(a) => return cluster.apply(a),
         _ => {}
     }
@@ -270,7 +286,11 @@ fn apply<C: Cluster>(
         Action::Partition(_) => proxy(i)?.cut(),
         Action::HealPartition(_) => proxy(i)?.heal(),
         Action::Clock { offset, .. } => cluster.set_clock(i, offset)?,
-        Action::ClientPause { .. } | Action::ClientCrash(_) | Action::Family(_) => {}
+        Action::ClientPause { .. }
+        | Action::ClientCrash(_)
+        | Action::ClientPartition { .. }
+        | Action::LoseReleaseReply(_)
+        | Action::Family(_) => {}
     }
     Ok(())
 }

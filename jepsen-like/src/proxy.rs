@@ -1,22 +1,40 @@
 //! A TCP proxy inside the harness, between the lock clients and one server: the
-//! client–server partition (cut: drop every connection and refuse new ones; heal), and
-//! the Sentinel-aware endpoint of a failover topology (retarget: the clients' next
+//! client–server partition (cut: drop every connection and refuse new ones; heal), the
+//! Sentinel-aware endpoint of a failover topology (retarget: the clients' next
 //! connections go to the new master, the old ones are dropped, as a Sentinel-aware
-//! client reconnects). Listens on 127.0.0.1 only.
+//! client reconnects), and a lost reply (the next request reaches the server, its
+//! answer never comes back). [`ClientProxies`] are one client's own proxies, one per
+//! server, so that a fault hits exactly that client. Listens on 127.0.0.1 only.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::copy_bidirectional;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
 struct State {
     target: Mutex<String>,
     /// Bumped on every cut or retarget: connections of an older generation close.
     generation: watch::Sender<(u64, bool)>,
+    /// A lost reply asked for and not yet taken: shared by the proxies it was asked of,
+    /// so that only the first request through any of them loses its reply.
+    loss: Mutex<Option<Arc<AtomicBool>>>,
+}
+
+impl State {
+    /// Whether the request this connection is about to forward is the one whose reply
+    /// is lost.
+    fn take_loss(&self) -> bool {
+        self.loss
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .is_some_and(|armed| armed.swap(false, Ordering::AcqRel))
+    }
 }
 
 /// A running proxy. Dropping it stops accepting; open connections close with the
@@ -29,6 +47,11 @@ pub struct Proxy {
 
 const CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
 
+/// How long a connection whose reply is lost stays open after the request went
+/// through: long enough for the server to act on it (a write commits in milliseconds
+/// here), so that the request surely took effect and only its answer is lost.
+pub const REPLY_GRACE: Duration = Duration::from_millis(200);
+
 impl Proxy {
     /// Starts a proxy to `target` (`host:port`) on a free loopback port. Must be called
     /// inside a tokio runtime.
@@ -39,6 +62,7 @@ impl Proxy {
         let state = Arc::new(State {
             target: Mutex::new(target.to_string()),
             generation,
+            loss: Mutex::new(None),
         });
         let accept = tokio::spawn(accept_loop(listener, state.clone()));
         Ok(Proxy {
@@ -97,6 +121,92 @@ impl ProxyControl {
         }
         self.state.generation.send_modify(|g| g.0 += 1);
     }
+
+    /// Loses the reply to the next request through this proxy (see [`lose_next_reply`]).
+    pub fn lose_next_reply(&self) {
+        lose_next_reply(std::slice::from_ref(self));
+    }
+}
+
+/// Loses the reply to the next request that goes through any of `proxies`: the first
+/// bytes a client sends after this call are forwarded to the server, nothing the server
+/// sends on that connection from then on reaches the client, and the connection is
+/// dropped [`REPLY_GRACE`] later — a network that lost the answer and then the
+/// connection. The client sees its request fail without knowing whether it took effect
+/// (it did). Requests on other connections, and later ones, are untouched.
+pub fn lose_next_reply(proxies: &[ProxyControl]) {
+    let armed = Arc::new(AtomicBool::new(true));
+    for p in proxies {
+        *p.state.loss.lock().unwrap_or_else(|e| e.into_inner()) = Some(armed.clone());
+    }
+}
+
+/// One client's own proxies, one in front of each of a run's server addresses, so a
+/// fault can hit exactly this client: a pause or a partition cuts them, a lost reply
+/// is armed on them. Dropping the last clone (the client died) cuts them for good.
+#[derive(Clone)]
+pub struct ClientProxies {
+    proxies: Arc<Vec<Proxy>>,
+}
+
+impl ClientProxies {
+    /// A proxy in front of each of `targets` (`host:port`). Must be called inside a
+    /// tokio runtime.
+    pub async fn start(targets: &[String]) -> std::io::Result<ClientProxies> {
+        let mut proxies = Vec::with_capacity(targets.len());
+        for t in targets {
+            proxies.push(Proxy::start(t).await?);
+        }
+        Ok(ClientProxies {
+            proxies: Arc::new(proxies),
+        })
+    }
+
+    /// Where this client connects, in the order of the targets.
+    pub fn addrs(&self) -> Vec<String> {
+        self.proxies.iter().map(Proxy::addr).collect()
+    }
+
+    /// How many proxies (one per server).
+    pub fn len(&self) -> usize {
+        self.proxies.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.proxies.is_empty()
+    }
+
+    fn controls(&self) -> Vec<ProxyControl> {
+        self.proxies.iter().map(Proxy::control).collect()
+    }
+
+    /// Cuts this client off every server for `d`, then heals. Must be called inside a
+    /// tokio runtime.
+    pub fn cut_for(&self, d: Duration) {
+        let controls = self.controls();
+        for c in &controls {
+            c.cut();
+        }
+        tokio::spawn(async move {
+            tokio::time::sleep(d).await;
+            for c in &controls {
+                c.heal();
+            }
+        });
+    }
+
+    /// Loses the reply to this client's next request, whichever server it goes to
+    /// ([`lose_next_reply`]).
+    pub fn lose_next_reply(&self) {
+        lose_next_reply(&self.controls());
+    }
+}
+
+impl std::fmt::Debug for ClientProxies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.addrs()).finish()
+    }
 }
 
 async fn accept_loop(listener: TcpListener, state: Arc<State>) {
@@ -115,17 +225,15 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         let mut changes = state.generation.subscribe();
+        let state = state.clone();
         tokio::spawn(async move {
             let server =
                 match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&target)).await {
                     Ok(Ok(s)) => s,
                     _ => return,
                 };
-            let (mut client, mut server) = (client, server);
-            let _ = client.set_nodelay(true);
-            let _ = server.set_nodelay(true);
             tokio::select! {
-                _ = copy_bidirectional(&mut client, &mut server) => {}
+                _ = forward(client, server, &state) => {}
                 _ = async {
                     while changes.changed().await.is_ok() {
                         if changes.borrow().0 != generation {
@@ -135,5 +243,48 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
                 } => {}
             }
         });
+    }
+}
+
+/// Copies both ways until both sides are done, or, once a request's reply is to be
+/// lost, drops what the server sends and closes [`REPLY_GRACE`] after that request.
+async fn forward(client: TcpStream, server: TcpStream, state: &State) {
+    let _ = client.set_nodelay(true);
+    let _ = server.set_nodelay(true);
+    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_server, mut to_server) = server.into_split();
+    let losing = AtomicBool::new(false);
+    let lost = Notify::new();
+    let up = async {
+        let mut buf = vec![0u8; 16 * 1024];
+        while let Ok(n @ 1..) = from_client.read(&mut buf).await {
+            if !losing.load(Ordering::Acquire) && state.take_loss() {
+                losing.store(true, Ordering::Release);
+                lost.notify_one();
+            }
+            if to_server.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        let _ = to_server.shutdown().await;
+    };
+    let down = async {
+        let mut buf = vec![0u8; 16 * 1024];
+        while let Ok(n @ 1..) = from_server.read(&mut buf).await {
+            if losing.load(Ordering::Acquire) {
+                continue;
+            }
+            if to_client.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+        let _ = to_client.shutdown().await;
+    };
+    tokio::select! {
+        _ = async { tokio::join!(up, down) } => {}
+        _ = async {
+            lost.notified().await;
+            tokio::time::sleep(REPLY_GRACE).await;
+        } => {}
     }
 }

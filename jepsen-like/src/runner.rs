@@ -133,6 +133,8 @@ pub struct RunReport {
     pub topology: String,
     /// The lock the clients used (the scenario's protocol, or a custom lock's name).
     pub lock: String,
+    /// The Jepsen workload the run reproduces, when it is one (etcd's `lock-set`).
+    pub jepsen_workload: Option<String>,
     /// The nemesis schedule that ran (as in the history header).
     pub schedule: Vec<serde_json::Value>,
     /// Clients.
@@ -220,6 +222,7 @@ pub fn run_plan<C: Cluster>(
                         .lock
                         .as_ref()
                         .map_or(plan.id.to_string(), |c| c.name().to_string()),
+                    jepsen_workload: jepsen_workload(&plan, options).map(str::to_string),
                     schedule: done.schedule,
                     clients,
                     attempts: attempt,
@@ -242,6 +245,15 @@ pub fn run_plan<C: Cluster>(
         }
     }
     Err(RunError::Unreliable(unreliable.join("; ")))
+}
+
+/// The Jepsen workload the plan's own lock reproduces (a custom lock is not it).
+fn jepsen_workload<C: Cluster>(plan: &Plan<C>, options: &RunOptions) -> Option<&'static str> {
+    options
+        .lock
+        .is_none()
+        .then(|| C::jepsen_workload(&plan.lock))
+        .flatten()
 }
 
 struct Attempted {
@@ -392,6 +404,9 @@ fn attempt_once<C: Cluster>(
     header.late_expiry = C::LATE_EXPIRY;
     if let Some(custom) = &options.lock {
         header.tools.insert("lock".into(), custom.name().into());
+    }
+    if let Some(w) = jepsen_workload(plan, options) {
+        header.tools.insert("jepsen-workload".into(), w.into());
     }
     let log = Arc::new(
         Log::create(&path, &header)

@@ -52,6 +52,19 @@ pub enum Action<A> {
     /// The client (or the next one) to reach the middle of its critical section dies
     /// there: it never writes, never releases, never tries again.
     ClientCrash(Target),
+    /// The client (or the next one) to reach the middle of its critical section is cut
+    /// off from every lock server (its own proxies cut) and works on there for `ms`,
+    /// unaware: its background traffic (lease keep-alives) keeps failing.
+    ClientPartition {
+        /// Who.
+        target: Target,
+        /// How long it is cut off (and works on).
+        ms: u64,
+    },
+    /// The reply to the release of the client (or the next one) to reach the middle of
+    /// its critical section is lost: the release reaches the servers, its answer never
+    /// comes back (its own proxies drop it and then the connection).
+    LoseReleaseReply(Target),
     /// A fault of the family's own.
     Family(A),
 }
@@ -70,6 +83,8 @@ impl<A: FamilyAction> Action<A> {
             Action::Clock { .. } => "clock",
             Action::ClientPause { .. } => "client-pause",
             Action::ClientCrash(_) => "client-crash",
+            Action::ClientPartition { .. } => "client-partition",
+            Action::LoseReleaseReply(_) => "lose-release-reply",
             Action::Family(a) => a.name(),
         }
     }
@@ -83,10 +98,12 @@ impl<A: FamilyAction> Action<A> {
             | Action::Resume(t)
             | Action::Partition(t)
             | Action::HealPartition(t)
-            | Action::ClientCrash(t) => *t,
+            | Action::ClientCrash(t)
+            | Action::LoseReleaseReply(t) => *t,
             Action::Restart { target, .. }
             | Action::Clock { target, .. }
-            | Action::ClientPause { target, .. } => *target,
+            | Action::ClientPause { target, .. }
+            | Action::ClientPartition { target, .. } => *target,
             Action::Family(a) => a.target(),
         }
     }
@@ -98,7 +115,9 @@ impl<A: FamilyAction> Action<A> {
         match self {
             Action::Restart { keep_data, .. } => v["keep_data"] = json!(keep_data),
             Action::Clock { offset, .. } => v["offset"] = json!(offset),
-            Action::ClientPause { ms, .. } => v["ms"] = json!(ms),
+            Action::ClientPause { ms, .. } | Action::ClientPartition { ms, .. } => {
+                v["ms"] = json!(ms)
+            }
             _ => {}
         }
         v

@@ -82,11 +82,14 @@ pub async fn client(
         // A write whose effect waits for the COMMIT that releases the lock.
         let mut pending: Option<locklab_traces::format::Event> = None;
         let mut rolled_back = false;
+        let mut lose_release_reply = false;
         match read(&resource, me, token, log).await {
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
                 match shared.faults.take(id) {
                     Some(ClientFault::Pause(ms)) => pause(log, id, ms, &endpoints).await,
+                    Some(ClientFault::Partition(ms)) => partition(log, id, ms, &endpoints).await,
+                    Some(ClientFault::LoseReleaseReply) => lose_release_reply = true,
                     Some(ClientFault::Crash) => {
                         crash(log, id, "inside its critical section, holding the lock");
                         // A dead process releases nothing, but its connections close
@@ -136,6 +139,18 @@ pub async fn client(
         if !in_tx {
             log.record(leave.clone());
             log.record(inv.clone());
+        }
+        if lose_release_reply {
+            // Armed right before the release, so that its request is the one whose
+            // answer goes missing.
+            let armed = endpoints.lose_next_reply();
+            log.nemesis(
+                json!({"fault": "lose-release-reply", "target": format!("c{id}")}),
+                Some(match armed {
+                    Ok(()) => format!("the reply to c{id}'s release will be lost"),
+                    Err(e) => format!("cannot lose c{id}'s reply: {e}"),
+                }),
+            );
         }
         let released = guard.release().await;
         if in_tx {
@@ -226,6 +241,25 @@ async fn pause(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
     tokio::time::sleep(Duration::from_millis(ms)).await;
     log.nemesis(
         json!({"fault": "client-resume", "target": format!("c{id}")}),
+        None,
+    );
+}
+
+/// This client is cut off from the lock servers for `ms`, as the nemesis asked, and
+/// works on meanwhile: unlike a pause, it runs, and its background traffic (etcd's
+/// lease keep-alives) keeps trying and failing.
+async fn partition(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
+    let cut = endpoints.cut_off(Duration::from_millis(ms));
+    log.nemesis(
+        json!({"fault": "client-partition", "target": format!("c{id}"), "ms": ms}),
+        Some(match &cut {
+            Ok(()) => format!("c{id} is cut off from the lock servers and works on"),
+            Err(e) => format!("cannot cut c{id} off: {e}"),
+        }),
+    );
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    log.nemesis(
+        json!({"fault": "client-heal", "target": format!("c{id}")}),
         None,
     );
 }

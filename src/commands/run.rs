@@ -210,6 +210,11 @@ fn text(r: &RunReport) -> String {
         r.lock,
         r.story
     );
+    if let Some(w) = &r.jepsen_workload {
+        out.push_str(&format!(
+            "  jepsen:  {w} (the Jepsen workload this run reproduces)\n"
+        ));
+    }
     for u in &r.unreliable {
         out.push_str(&format!(
             "  discarded (environment unreliable, retried): {u}\n"
@@ -221,7 +226,7 @@ fn text(r: &RunReport) -> String {
         if r.agreement.agrees {
             "agrees with the model"
         } else {
-            "DISAGREES with the model: a bug in the model or in the harness"
+            "DISAGREES with the model (of a correct server): a bug in the model, the harness or the server"
         }
     ));
     for row in &r.agreement.rows {

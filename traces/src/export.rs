@@ -14,14 +14,24 @@
 //! never more. `value` is written as EDN with string map keys, so it reads back as the
 //! same JSON. A completion repeats its invocation's value where Knossos needs it there
 //! (marked `:locklab/value-from :invoke`, which locklab reads back as no value).
+//!
+//! Knossos holds every process to one operation at a time, and an operation that ended
+//! `:info` never ends for it: a Jepsen worker whose operation crashed goes on as a new
+//! process. So does a locklab client here: after each of its operations that ended
+//! `info`, its events carry the next process number of its own (`client + k ×
+//! clients`), marked `:locklab/client` with the client it is, which locklab reads back
+//! as that client. Filtered to one model's operations (`:acquire`/`:release` for
+//! Knossos's mutex), the file is a history Knossos checks as it is.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::error::HistoryError;
 use crate::format::{Event, History, OpKind, Phase, Process};
-use crate::import::jepsen::{HEADER_MARK, VALUE_FROM};
+use crate::import::edn::Edn;
+use crate::import::jepsen::{CLIENT, HEADER_MARK, VALUE_FROM};
 
 /// The history as Jepsen EDN.
 pub fn to_edn(history: &History) -> String {
@@ -37,6 +47,15 @@ pub fn to_edn(history: &History) -> String {
     }
     out.push('[');
     let mut open: HashMap<Process, &Event> = HashMap::new();
+    // Processes a client's events take: one more Jepsen process per operation of its
+    // that ended `info`.
+    let stride = history
+        .events
+        .iter()
+        .filter_map(|(_, e)| e.process.client())
+        .max()
+        .map_or(1, |c| u64::from(c) + 1);
+    let mut rebirths: HashMap<u32, u64> = HashMap::new();
     for (index, (_, event)) in history.events.iter().enumerate() {
         if index > 0 {
             out.push_str("\n ");
@@ -49,10 +68,87 @@ pub fn to_edn(history: &History) -> String {
             }
             _ => open.remove(&event.process).filter(|i| i.op == event.op),
         };
-        op(&mut out, event, invocation_value(event, invocation), index);
+        let process = match event.process {
+            Process::Client(c) => {
+                let k = rebirths.get(&c).copied().unwrap_or(0);
+                Written::Client(c, u64::from(c) + k * stride)
+            }
+            Process::Nemesis(_) => Written::Nemesis,
+        };
+        op(
+            &mut out,
+            event,
+            process,
+            invocation_value(event, invocation),
+            index,
+        );
+        if let (Process::Client(c), Phase::Info) = (event.process, event.phase) {
+            if !event.op.is_point() {
+                *rebirths.entry(c).or_default() += 1;
+            }
+        }
     }
     out.push_str("]\n");
     out
+}
+
+/// The `:process` an event is written with.
+#[derive(Clone, Copy)]
+enum Written {
+    /// Client `.0` as Jepsen process `.1`.
+    Client(u32, u64),
+    /// `:nemesis`.
+    Nemesis,
+}
+
+/// Why Knossos's `history/complete` would refuse the EDN history `text` filtered to
+/// the operations whose `:f` is in `fs` (every process has one operation at a time,
+/// never completes one it did not invoke, never invokes again after an `:info`, and a
+/// `:fail` repeats its invocation's value), or `None` when it would take it. Processes
+/// are read as Knossos reads them: as written.
+pub fn knossos_refusal(text: &str, fs: &[&str]) -> Result<Option<String>, HistoryError> {
+    let forms = crate::import::jepsen::read_forms("the export", text)?;
+    let mut open: HashMap<String, (usize, Option<String>)> = HashMap::new();
+    let mut crashed: HashMap<String, usize> = HashMap::new();
+    for (line, op) in &forms {
+        let f = op.get("f").and_then(Edn::keyword);
+        let process = op.get("process");
+        if !f.is_some_and(|f| fs.contains(&f)) || !matches!(process, Some(Edn::Int(_))) {
+            continue;
+        }
+        let p = process.map(Edn::to_string).unwrap_or_default();
+        let value = op.get("value").map(Edn::to_string);
+        if let Some(at) = crashed.get(&p) {
+            return Ok(Some(format!(
+                "line {line}: process {p} acts again after its operation crashed (:info, line {at})"
+            )));
+        }
+        match op.get("type").and_then(Edn::keyword) {
+            Some("invoke") => {
+                if open.insert(p.clone(), (*line, value)).is_some() {
+                    return Ok(Some(format!(
+                        "line {line}: process {p} invokes while already running"
+                    )));
+                }
+            }
+            phase => {
+                let Some((_, invoked)) = open.remove(&p) else {
+                    return Ok(Some(format!(
+                        "line {line}: process {p} completes without an invocation"
+                    )));
+                };
+                if phase == Some("fail") && invoked != value {
+                    return Ok(Some(format!(
+                        "line {line}: a :fail whose value is not its invocation's"
+                    )));
+                }
+                if phase == Some("info") {
+                    crashed.insert(p, *line);
+                }
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The value a completion must carry for Knossos, when locklab left it on the
@@ -71,7 +167,7 @@ fn invocation_value<'a>(completion: &Event, invocation: Option<&'a Event>) -> Op
     invocation.and_then(|i| i.value.as_ref())
 }
 
-fn op(out: &mut String, e: &Event, copied: Option<&Value>, index: usize) {
+fn op(out: &mut String, e: &Event, process: Written, copied: Option<&Value>, index: usize) {
     let phase = match e.phase {
         Phase::Invoke => "invoke",
         Phase::Ok => "ok",
@@ -79,11 +175,14 @@ fn op(out: &mut String, e: &Event, copied: Option<&Value>, index: usize) {
         Phase::Info => "info",
     };
     let _ = write!(out, "{{:type :{phase}, :f :{}, :process ", f(e));
-    match e.process {
-        Process::Client(c) => {
-            let _ = write!(out, "{c}");
+    match process {
+        Written::Client(c, p) if p != u64::from(c) => {
+            let _ = write!(out, "{p}, :{CLIENT} {c}");
         }
-        Process::Nemesis(_) => out.push_str(":nemesis"),
+        Written::Client(_, p) => {
+            let _ = write!(out, "{p}");
+        }
+        Written::Nemesis => out.push_str(":nemesis"),
     }
     let _ = write!(out, ", :time {}", e.time);
     if let Some(k) = &e.key {
@@ -238,6 +337,48 @@ mod tests {
                 r#" {:type :info, :f :pause, :process :nemesis, :time 160, :value {"fault" "pause", "target" "c0"}, :index 2}]"#,
             ]
         );
+    }
+
+    #[test]
+    fn a_client_goes_on_as_a_new_process_after_an_info_and_reads_back_as_itself() {
+        let mut h = History {
+            source: "t".into(),
+            header: Header::new("test", "test"),
+            ..History::default()
+        };
+        let ev = |c: u32, op: OpKind, phase: Phase, t: u64| {
+            (t as usize, Event::new(Process::Client(c), op, phase, t))
+        };
+        h.events = vec![
+            ev(0, OpKind::Acquire, Phase::Invoke, 1),
+            ev(1, OpKind::Acquire, Phase::Invoke, 2),
+            ev(0, OpKind::Acquire, Phase::Info, 3),
+            ev(1, OpKind::Acquire, Phase::Ok, 4),
+            ev(1, OpKind::Enter, Phase::Ok, 5),
+            ev(0, OpKind::Acquire, Phase::Invoke, 6),
+            ev(1, OpKind::Release, Phase::Invoke, 7),
+            ev(1, OpKind::Release, Phase::Ok, 8),
+            ev(0, OpKind::Acquire, Phase::Ok, 9),
+        ];
+        let edn = to_edn(&h);
+        assert!(
+            edn.contains(":process 2, :locklab/client 0, :time 6"),
+            "{edn}"
+        );
+        assert_eq!(
+            knossos_refusal(&edn, &["acquire", "release"]).expect("reads"),
+            None,
+            "{edn}"
+        );
+        // Without the new process, Knossos would refuse it.
+        let as_recorded = edn.replace(":process 2, :locklab/client 0", ":process 0");
+        assert!(knossos_refusal(&as_recorded, &["acquire", "release"])
+            .expect("reads")
+            .is_some_and(|why| why.contains("crashed")));
+        let back = crate::import::jepsen::parse("t", &edn).expect("locklab's reading");
+        let processes: Vec<Process> = back.events.iter().map(|(_, e)| e.process).collect();
+        let recorded: Vec<Process> = h.events.iter().map(|(_, e)| e.process).collect();
+        assert_eq!(processes, recorded);
     }
 
     #[test]

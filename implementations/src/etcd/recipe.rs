@@ -3,17 +3,22 @@
 //! task, `txn if create_revision(lock/<lease>) = 0 then put … --lease else get …` with
 //! the owner (`lock/` sorted by create revision) read in the same `Txn`, the lowest
 //! create revision owns. A waiter's attempt asks whether the key created just before
-//! its own is gone and then that its own key still exists. The fencing token is the
+//! its own is gone and then that its own key still exists; between attempts it sleeps
+//! until a watch on that key reports its deletion (or a back-off passes). The fencing token is the
 //! key's create revision; [`RecipeLock::guarded_put`] is the protected write as a `Txn`
 //! guarded by it (Jepsen's `lock-etcd-set`).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use locklab_models::etcd::spec::{
-    recipe_key, Compare, EtcdCommand, EtcdReply, LeaseId, LOCK_PREFIX,
+    guarded_by, recipe_key, Compare, EtcdCommand, EtcdReply, LOCK_PREFIX,
 };
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
+use super::lease::SessionLease;
 use super::session::EtcdSession;
 use crate::attempt::{Attempt, AttemptObserver, Queued};
 use crate::box_future::BoxFuture;
@@ -25,13 +30,6 @@ use crate::lock::{DistributedLock, LockInfo};
 /// The catalog id of the recipe.
 pub const PROTOCOL: &str = "etcd-lease-pause";
 
-/// The session: its lease, the keep-alive task and its key's create revision once made.
-#[derive(Debug, Default)]
-struct SessionState {
-    lease: Option<(LeaseId, tokio::task::JoinHandle<()>)>,
-    my_rev: u64,
-}
-
 /// One owner of the recipe lock on one session lease.
 #[derive(Debug)]
 pub struct RecipeLock {
@@ -39,10 +37,16 @@ pub struct RecipeLock {
     owner: String,
     ttl: Duration,
     fenced: bool,
-    state: Arc<Mutex<SessionState>>,
+    lease: SessionLease,
+    /// The create revision of this session's key once made (0: none).
+    my_rev: Arc<AtomicU64>,
+    /// Woken when the key this waiter waits for is deleted.
+    wake: Arc<Notify>,
+    /// The watch on that key.
+    watch: Mutex<Option<(String, JoinHandle<()>)>>,
 }
 
-fn unexpected(cmd: &EtcdCommand, reply: &EtcdReply) -> LockError {
+pub(super) fn unexpected(cmd: &EtcdCommand, reply: &EtcdReply) -> LockError {
     LockError::UnexpectedReply {
         command: locklab_models::etcd::spec::command_text(cmd),
         reply: locklab_models::etcd::spec::reply_text(reply),
@@ -52,7 +56,7 @@ fn unexpected(cmd: &EtcdCommand, reply: &EtcdReply) -> LockError {
 struct Held {
     session: EtcdSession,
     key: String,
-    state: Arc<Mutex<SessionState>>,
+    my_rev: Arc<AtomicU64>,
 }
 
 impl HeldLock for Held {
@@ -64,7 +68,7 @@ impl HeldLock for Held {
                     key: self.key.clone(),
                 })
                 .await?;
-            self.state.lock().unwrap_or_else(|p| p.into_inner()).my_rev = 0;
+            self.my_rev.store(0, Ordering::Release);
             match reply {
                 EtcdReply::Deleted { deleted: 1 } => Ok(()),
                 _ => Err(LockError::NotHeld {
@@ -84,7 +88,41 @@ impl RecipeLock {
             owner: owner.into(),
             ttl,
             fenced: true,
-            state: Arc::default(),
+            lease: SessionLease::default(),
+            my_rev: Arc::default(),
+            wake: Arc::default(),
+            watch: Mutex::default(),
+        }
+    }
+
+    fn watching(&self) -> std::sync::MutexGuard<'_, Option<(String, JoinHandle<()>)>> {
+        self.watch.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wakes the waiting acquire once `key` (last written at `mod_rev`) is deleted.
+    fn wake_when_deleted(&self, key: &str, mod_rev: u64) {
+        let mut w = self.watching();
+        if w.as_ref()
+            .is_some_and(|(k, t)| k == key && !t.is_finished())
+        {
+            return;
+        }
+        if let Some((_, t)) = w.take() {
+            t.abort();
+        }
+        let (session, wake, watched) = (self.session.clone(), self.wake.clone(), key.to_string());
+        let task = tokio::spawn(async move {
+            // A failed watch wakes nobody: the waiter's back-off asks again.
+            if session.deleted(&watched, mod_rev).await {
+                wake.notify_one();
+            }
+        });
+        *w = Some((key.to_string(), task));
+    }
+
+    fn stop_watching(&self) {
+        if let Some((_, t)) = self.watching().take() {
+            t.abort();
         }
     }
 
@@ -95,50 +133,21 @@ impl RecipeLock {
         self
     }
 
-    fn lock_state(&self) -> std::sync::MutexGuard<'_, SessionState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The session lease, granted (with its keep-alive task) at first use.
-    async fn lease(&self) -> Result<LeaseId, LockError> {
-        if let Some((l, _)) = &self.lock_state().lease {
-            return Ok(*l);
-        }
-        let secs = self.ttl.as_secs().max(1);
-        let cmd = EtcdCommand::Grant { ttl: secs };
-        match self.session.exec(cmd.clone()).await? {
-            EtcdReply::Granted { lease, ttl } => {
-                let task = self.session.keep_alive(lease, Duration::from_secs(ttl));
-                self.lock_state().lease = Some((lease, task));
-                Ok(lease)
-            }
-            other => Err(unexpected(&cmd, &other)),
-        }
-    }
-
     /// Stops keeping the session lease alive, as a dead or cut-off client does.
     pub fn stop_keep_alive(&self) {
-        if let Some((_, task)) = &self.lock_state().lease {
-            task.abort();
-        }
+        self.lease.stop();
     }
 
     /// The write `key = value` as a `Txn` guarded by the lock key's create revision
     /// `token`: whether it was applied (false: the lock is no longer ours).
     pub async fn guarded_put(&self, token: u64, key: &str, value: &str) -> Result<bool, LockError> {
-        let lease = self.lease().await?;
-        let cmd = EtcdCommand::Txn {
-            compare: vec![Compare::CreateRevision {
-                key: recipe_key(lease),
-                rev: token,
-            }],
-            success: vec![EtcdCommand::Put {
-                key: key.into(),
-                value: value.into(),
-                lease: None,
-            }],
-            failure: vec![],
+        let lease = self.lease.id(&self.session, self.ttl).await?;
+        let put = EtcdCommand::Put {
+            key: key.into(),
+            value: value.into(),
+            lease: None,
         };
+        let cmd = guarded_by(&recipe_key(lease), token, put);
         match self.session.exec(cmd.clone()).await? {
             EtcdReply::Txn { succeeded, .. } => Ok(succeeded),
             other => Err(unexpected(&cmd, &other)),
@@ -147,9 +156,9 @@ impl RecipeLock {
 
     async fn attempt(&self, lease_kind: Lease) -> Result<Attempt, LockError> {
         let sent_at = Instant::now();
-        let lease = self.lease().await?;
+        let lease = self.lease.id(&self.session, self.ttl).await?;
         let key = recipe_key(lease);
-        let my_rev = self.lock_state().my_rev;
+        let my_rev = self.my_rev.load(Ordering::Acquire);
         let granted = if my_rev == 0 {
             let put = EtcdCommand::Put {
                 key: key.clone(),
@@ -169,7 +178,7 @@ impl RecipeLock {
             };
             let reply = self.session.exec(cmd.clone()).await?;
             let EtcdReply::Txn { responses, .. } = &reply else {
-                self.lock_state().lease = None;
+                self.lease.forget();
                 return Err(unexpected(&cmd, &reply));
             };
             let mine = match (responses.first(), responses.last()) {
@@ -181,7 +190,7 @@ impl RecipeLock {
                 Some(EtcdReply::Kvs(kvs)) => kvs.first().map_or(0, |k| k.1.create_rev),
                 _ => 0,
             };
-            self.lock_state().my_rev = mine;
+            self.my_rev.store(mine, Ordering::Release);
             (mine == owner && mine > 0).then_some(mine)
         } else {
             let wait = EtcdCommand::LastCreateBefore {
@@ -203,24 +212,29 @@ impl RecipeLock {
                             Some(my_rev)
                         }
                         _ => {
-                            let mut st = self.lock_state();
-                            st.my_rev = 0;
-                            if let Some((_, task)) = st.lease.take() {
-                                task.abort();
-                            }
+                            self.my_rev.store(0, Ordering::Release);
+                            self.lease.forget();
+                            self.stop_watching();
                             return Err(LockError::NotHeld { key });
                         }
                     }
+                }
+                EtcdReply::Kvs(k) => {
+                    if let Some((before, kv)) = k.first() {
+                        self.wake_when_deleted(before, kv.mod_rev);
+                    }
+                    None
                 }
                 _ => None,
             }
         };
         Ok(match granted {
             Some(token) => {
+                self.stop_watching();
                 let held = Arc::new(Held {
                     session: self.session.clone(),
                     key: key.clone(),
-                    state: self.state.clone(),
+                    my_rev: self.my_rev.clone(),
                 });
                 Attempt::Acquired(LockGuard::new(
                     PROTOCOL,
@@ -257,7 +271,8 @@ impl DistributedLock for RecipeLock {
     ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
         Box::pin(async move {
             let queued = Queued::new(observer);
-            let result = crate::retry::acquire_loop(self, wait, lease, None, &queued).await;
+            let result =
+                crate::retry::acquire_loop(self, wait, lease, Some(&self.wake), &queued).await;
             if let Err(e) = &result {
                 queued.close(&e.to_string());
             }
@@ -272,6 +287,6 @@ impl DistributedLock for RecipeLock {
 
 impl Drop for RecipeLock {
     fn drop(&mut self) {
-        self.stop_keep_alive();
+        self.stop_watching();
     }
 }

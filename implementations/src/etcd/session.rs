@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use etcd_client::{
-    Client, Compare as EtcdCompare, CompareOp, GetOptions, KeyValue, PutOptions, SortOrder,
-    SortTarget, Txn, TxnOp, TxnOpResponse,
+    Client, Compare as EtcdCompare, CompareOp, EventType, GetOptions, KeyValue, LockOptions,
+    PutOptions, SortOrder, SortTarget, Txn, TxnOp, TxnOpResponse, WatchFilterType, WatchOptions,
 };
 use locklab_models::etcd::spec::{
     command_text, reply_text, Compare, EtcdCommand, EtcdReply, Kv, LeaseId,
@@ -50,9 +50,11 @@ pub type RequestLog = crate::recorder::Recorder<EtcdWire>;
 /// (the lock key, for every `Txn` the locks send).
 pub fn request_key(cmd: &EtcdCommand) -> Option<&str> {
     match cmd {
-        EtcdCommand::Get { key } | EtcdCommand::Put { key, .. } | EtcdCommand::Delete { key } => {
-            Some(key)
-        }
+        EtcdCommand::Get { key }
+        | EtcdCommand::Put { key, .. }
+        | EtcdCommand::Delete { key }
+        | EtcdCommand::Unlock { key } => Some(key),
+        EtcdCommand::Lock { name, .. } => Some(name),
         EtcdCommand::FirstCreate { prefix } | EtcdCommand::LastCreateBefore { prefix, .. } => {
             Some(prefix)
         }
@@ -65,10 +67,14 @@ pub fn request_key(cmd: &EtcdCommand) -> Option<&str> {
     }
 }
 
+/// How long a request may take before the client gives up on it (outcome unknown).
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// A client connection to the cluster, logging every request.
 #[derive(Clone)]
 pub struct EtcdSession {
     client: Client,
+    endpoints: Arc<Vec<String>>,
     log: RequestLog,
     /// Until when this client is stopped (shared by every clone: the keep-alive task's
     /// too).
@@ -150,19 +156,44 @@ fn txn_op(cmd: &EtcdCommand) -> Option<TxnOp> {
 }
 
 impl EtcdSession {
-    /// Connects to `endpoints` (`http://127.0.0.1:PORT`, …), recording into `log`.
+    /// Connects to `endpoints` (`http://127.0.0.1:PORT`, …), recording into `log`; a
+    /// request that takes longer than 2 s fails.
     pub async fn connect(endpoints: &[String], log: RequestLog) -> Result<Self, LockError> {
-        let opts = etcd_client::ConnectOptions::new()
-            .with_connect_timeout(Duration::from_secs(2))
-            .with_timeout(Duration::from_secs(2));
+        Self::connect_with(endpoints, log, Some(REQUEST_TIMEOUT), Arc::default()).await
+    }
+
+    async fn connect_with(
+        endpoints: &[String],
+        log: RequestLog,
+        timeout: Option<Duration>,
+        stalled_until: Arc<Mutex<Option<Instant>>>,
+    ) -> Result<Self, LockError> {
+        let mut opts = etcd_client::ConnectOptions::new().with_connect_timeout(REQUEST_TIMEOUT);
+        if let Some(t) = timeout {
+            opts = opts.with_timeout(t);
+        }
         let client = Client::connect(endpoints, Some(opts))
             .await
             .map_err(backend)?;
         Ok(EtcdSession {
             client,
+            endpoints: Arc::new(endpoints.to_vec()),
             log,
-            stalled_until: Arc::default(),
+            stalled_until,
         })
+    }
+
+    /// A second connection to the same members, recording into the same log and
+    /// stopped with this one, whose requests have no time limit: etcd's `Lock` RPC
+    /// answers only once the lock is granted, however long the queue ahead takes.
+    pub async fn without_timeout(&self) -> Result<Self, LockError> {
+        Self::connect_with(
+            &self.endpoints,
+            self.log.clone(),
+            None,
+            self.stalled_until.clone(),
+        )
+        .await
     }
 
     /// The request log.
@@ -262,6 +293,20 @@ impl EtcdSession {
                     deleted: u64::try_from(r.deleted()).unwrap_or(0),
                 }
             }
+            EtcdCommand::Lock { name, lease } => {
+                let opts = LockOptions::new().with_lease(*lease);
+                match c.lock(name.clone(), Some(opts)).await {
+                    Ok(r) => EtcdReply::Locked {
+                        key: String::from_utf8_lossy(r.key()).into_owned(),
+                    },
+                    Err(e) if not_found(&e) => EtcdReply::LeaseNotFound,
+                    Err(e) => return Err(backend(e)),
+                }
+            }
+            EtcdCommand::Unlock { key } => {
+                c.unlock(key.clone()).await.map_err(backend)?;
+                EtcdReply::Unlocked
+            }
             EtcdCommand::Txn {
                 compare,
                 success,
@@ -318,6 +363,33 @@ impl EtcdSession {
             }
             _ => EtcdReply::Invalid,
         })
+    }
+
+    /// Whether `key` was deleted at a revision after `after_rev` (at once if it already
+    /// was): `false` when the watch failed first. A waiter's wake-up call, never a
+    /// decision (the waiter then asks again with recorded requests), so the watch is
+    /// not a recorded request.
+    pub async fn deleted(&self, key: &str, after_rev: u64) -> bool {
+        let mut c = self.client.clone();
+        let opts = WatchOptions::new()
+            .with_start_revision(i64::try_from(after_rev.saturating_add(1)).unwrap_or(i64::MAX))
+            .with_filters([WatchFilterType::NoPut]);
+        let Ok((_watcher, mut stream)) = c.watch(key, Some(opts)).await else {
+            return false;
+        };
+        loop {
+            match stream.message().await {
+                Ok(Some(r))
+                    if r.events()
+                        .iter()
+                        .any(|e| e.event_type() == EventType::Delete) =>
+                {
+                    return true
+                }
+                Ok(Some(r)) if !r.canceled() => {}
+                _ => return false,
+            }
+        }
     }
 
     /// Keeps `lease` alive every third of `ttl` until the lease is gone or the task is

@@ -1,19 +1,34 @@
-//! The faults only etcd has. The rows that run so far need none: a holder's pause and
-//! crash, a member's kill and restart are the generic ones, and the leader is the
-//! cluster's primary. The type exists because a [`crate::cluster::Cluster`] names one.
+//! The faults only etcd has: a leader change the way an operator forces one (kill -9
+//! of the leader, the others elect a new one, the old one restarts with its data), and
+//! an operator revoking the lease of a client that waits in the lock's queue. A
+//! holder's pause, partition, crash and lost release reply are the generic client
+//! faults; a member's kill and restart the generic server ones.
 
 use crate::cluster::{FamilyAction, Target};
 
-/// An etcd-only fault (none yet).
+/// An etcd-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EtcdAction {}
+pub enum EtcdAction {
+    /// `kill -9` of the leader; once the other members agree on a new one, the killed
+    /// member restarts with its data dir. Each new leader restarts every lease's TTL.
+    ChurnLeader,
+    /// `lease revoke` of the lease of the client queued last for the lock (its key goes
+    /// with it), as when that lease expires while its owner waits.
+    RevokeLastWaiter,
+}
 
 impl FamilyAction for EtcdAction {
     fn name(&self) -> &'static str {
-        match *self {}
+        match self {
+            EtcdAction::ChurnLeader => "churn-leader",
+            EtcdAction::RevokeLastWaiter => "revoke-waiter-lease",
+        }
     }
 
     fn target(&self) -> Target {
-        match *self {}
+        match self {
+            EtcdAction::ChurnLeader => Target::Primary,
+            EtcdAction::RevokeLastWaiter => Target::AnyClient,
+        }
     }
 }

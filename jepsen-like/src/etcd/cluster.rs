@@ -1,24 +1,33 @@
 //! The etcd family's servers for one run: a cluster of three members on 127.0.0.1
 //! (own client and peer ports, own data dirs), started as child processes. The leader
 //! is the cluster's primary, read from the members at the moment a fault asks, so
-//! `kill primary` kills whichever member leads then. Each client connects to every
-//! member (through the harness's proxies) and records every request it sends as a
-//! `command` event.
+//! `kill primary` kills whichever member leads then. Each client reaches every member
+//! through proxies of its own in front of the harness's, so a partition or a lost
+//! reply hits exactly that client, and records every request it sends as a `command`
+//! event; so do the nemesis's own requests (a lease revoke).
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use locklab_implementations::etcd::history::event_log;
 use locklab_implementations::etcd::EtcdSession;
-use locklab_models::etcd::spec::LOCK_PREFIX;
+use locklab_models::etcd::spec::{EtcdCommand, EtcdReply, LOCK_PREFIX};
 use locklab_servers::{EtcdCluster, Server};
+use locklab_traces::Process;
 
 use super::actions::EtcdAction;
 use super::locks::{self, EtcdLock};
 use crate::cluster::{Cluster, CommandLog};
-use crate::custom::Endpoints;
+use crate::custom::{Endpoints, EtcdEndpoints};
+use crate::log::Log;
+use crate::proxy::ClientProxies;
 use crate::resource::Resource;
 use crate::RunError;
+
+/// How long a leader change may take before the churn gives up.
+const ELECTION_WAIT: Duration = Duration::from_secs(5);
 
 /// The shape of the servers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +39,9 @@ pub enum Shape {
 /// A running etcd cluster. Dropping it kills every member.
 pub struct EtcdRunCluster {
     cluster: EtcdCluster,
+    /// The run's history, once a client connected: where the nemesis's own requests
+    /// go.
+    log: OnceLock<Arc<Log>>,
 }
 
 impl EtcdRunCluster {
@@ -44,6 +56,64 @@ impl EtcdRunCluster {
         status
             .iter()
             .position(|s| s.as_ref().is_some_and(|(me, _)| me == leader))
+    }
+}
+
+impl EtcdRunCluster {
+    /// `kill -9` of the leader, a new leader elected by the others, the old one back
+    /// with its data.
+    fn churn_leader(&mut self) -> Result<(), String> {
+        let old = self
+            .cluster
+            .kill_leader(ELECTION_WAIT)
+            .ok_or("the members agree on no leader")?;
+        let elected = self.cluster.leader(ELECTION_WAIT);
+        let restarted = self.cluster.member_mut(old).restart_keeping_data();
+        elected.ok_or_else(|| format!("no new leader within {ELECTION_WAIT:?} of the kill"))?;
+        restarted.map_err(|e| e.to_string())
+    }
+
+    /// Finds the key queued last under the lock's prefix and revokes its lease, with
+    /// requests of the nemesis's own that the history records.
+    fn revoke_last_waiter(&mut self) -> Result<(), String> {
+        let log = self
+            .log
+            .get()
+            .cloned()
+            .ok_or("no client has connected: no history to record the revoke in")?;
+        let urls = self.cluster.endpoints();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("a runtime for the revoke: {e}"))?;
+        runtime.block_on(async move {
+            let base = log.base();
+            let requests = event_log(Process::NEMESIS, base, move |e| log.record_stamped(e));
+            let session = EtcdSession::connect(&urls, requests)
+                .await
+                .map_err(|e| format!("connecting to {urls:?}: {e}"))?;
+            let last = EtcdCommand::LastCreateBefore {
+                prefix: LOCK_PREFIX.into(),
+                max_create_rev: i64::MAX as u64,
+            };
+            let first = EtcdCommand::FirstCreate {
+                prefix: LOCK_PREFIX.into(),
+            };
+            let key = |r: Result<EtcdReply, _>| match r {
+                Ok(EtcdReply::Kvs(kvs)) => kvs.into_iter().next(),
+                _ => None,
+            };
+            let waiter = key(session.exec(last).await).ok_or("nobody holds the lock")?;
+            let holder = key(session.exec(first).await).ok_or("nobody holds the lock")?;
+            if waiter.0 == holder.0 {
+                return Err(format!("nobody waits behind {}", holder.0));
+            }
+            let lease = waiter.1.lease.ok_or(format!("{} has no lease", waiter.0))?;
+            match session.exec(EtcdCommand::Revoke { lease }).await {
+                Ok(EtcdReply::Revoked) => Ok(()),
+                other => Err(format!("lease revoke {lease:x}: {other:?}")),
+            }
+        })
     }
 }
 
@@ -62,7 +132,10 @@ impl Cluster for EtcdRunCluster {
             Shape::Three => EtcdCluster::three(),
         }
         .map_err(|e| RunError::Environment(e.to_string()))?;
-        Ok(EtcdRunCluster { cluster })
+        Ok(EtcdRunCluster {
+            cluster,
+            log: OnceLock::new(),
+        })
     }
 
     fn node_names(&self) -> Vec<String> {
@@ -105,18 +178,38 @@ impl Cluster for EtcdRunCluster {
     }
 
     fn apply(&mut self, action: &EtcdAction) -> Result<(), String> {
-        match *action {}
+        match action {
+            EtcdAction::ChurnLeader => self.churn_leader(),
+            EtcdAction::RevokeLastWaiter => self.revoke_last_waiter(),
+        }
     }
 
+    /// The client's own proxies in front of the harness's, and its session through
+    /// them.
     async fn connect(&self, addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
         let CommandLog { process, log } = commands;
+        let _ = self.log.set(log.clone());
+        let proxies = ClientProxies::start(addrs)
+            .await
+            .map_err(|e| RunError::Environment(format!("a client's proxies to {addrs:?}: {e}")))?;
         let base = log.base();
         let requests = event_log(process, base, move |e| log.record_stamped(e));
-        let urls: Vec<String> = addrs.iter().map(|a| format!("http://{a}")).collect();
+        let urls: Vec<String> = proxies
+            .addrs()
+            .iter()
+            .map(|a| format!("http://{a}"))
+            .collect();
         let session = EtcdSession::connect(&urls, requests)
             .await
             .map_err(|e| RunError::Environment(format!("connecting to {urls:?}: {e}")))?;
-        Ok(Endpoints::Etcd(std::sync::Arc::new(session)))
+        Ok(Endpoints::Etcd(EtcdEndpoints {
+            session: Arc::new(session),
+            proxies,
+        }))
+    }
+
+    fn jepsen_workload(lock: &EtcdLock) -> Option<&'static str> {
+        lock.jepsen_workload()
     }
 
     fn lease(lock: &EtcdLock, _ttl: std::time::Duration) -> locklab_implementations::Lease {

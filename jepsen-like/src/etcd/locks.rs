@@ -1,19 +1,35 @@
 //! Which client lock an etcd scenario uses, and how one client builds it from its
-//! session: the `concurrency.Mutex` recipe, its guards with or without the create
-//! revision as fencing token, and the protected write either the harness's counter or
-//! a `Txn` on the cluster guarded by the lock key.
+//! session: the `concurrency.Mutex` recipe (its guards with or without the create
+//! revision as fencing token, the protected write either the harness's counter or a
+//! `Txn` on the cluster guarded by the lock key), the single-key lock released by name
+//! (or guarded by revision), and etcd's own `Lock` RPC.
 
 use std::time::Duration;
 
-use locklab_implementations::etcd::{EtcdSession, RecipeLock};
+use locklab_implementations::etcd::{EtcdSession, LockRpcLock, RecipeLock, SingleKeyLock};
 use locklab_implementations::{DistributedLock, Lease};
-use locklab_models::etcd::spec::COUNTER_KEY;
+use locklab_models::etcd::spec::{COUNTER_KEY, LOCK_KEY};
 
 use crate::custom::Endpoints;
 use crate::resource::Resource;
 use crate::RunError;
 
-/// The work a recipe holder does with the lock.
+/// How clients lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The `concurrency.Mutex` recipe on `lock/`.
+    Recipe,
+    /// One key `lock` created if absent, released by `del lock` (retried when its reply
+    /// is lost), or by a `Txn` guarded by its create revision.
+    SingleKey {
+        /// The release compares the key's create revision.
+        guarded_release: bool,
+    },
+    /// etcd's server-side `Lock` RPC on lock `lock` (keys `lock/<lease>`).
+    LockRpc,
+}
+
+/// The work a holder does with the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Work {
     /// Read-modify-write of the harness's counter with no token (Jepsen's `lock-set`).
@@ -28,6 +44,8 @@ pub enum Work {
 /// An etcd lock of the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EtcdLock {
+    /// How clients lock.
+    pub kind: Kind,
     /// The session lease's TTL (s; etcd's least here is 1 s).
     pub ttl_s: u64,
     /// What the holder does.
@@ -40,6 +58,17 @@ impl EtcdLock {
     pub fn lease(self) -> Lease {
         Lease::Fixed(Duration::from_secs(self.ttl_s))
     }
+
+    /// The Jepsen etcd lock workload this lock and work are, if any: Jepsen's
+    /// `lock-set` is the recipe guarding a read-modify-write it does not fence,
+    /// `lock-etcd-set` the same with the write guarded by the lock key on etcd.
+    pub fn jepsen_workload(self) -> Option<&'static str> {
+        match (self.kind, self.work) {
+            (Kind::Recipe, Work::Unfenced) => Some("lock-set"),
+            (Kind::Recipe, Work::TxnGuarded) => Some("lock-etcd-set"),
+            _ => None,
+        }
+    }
 }
 
 /// Client `client`'s `lock` over its session.
@@ -48,19 +77,28 @@ pub fn build(
     client: u32,
     endpoints: &Endpoints,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
-    let Endpoints::Etcd(session) = endpoints else {
+    let Endpoints::Etcd(etcd) = endpoints else {
         return Err(RunError::Internal(
             "an etcd lock needs an etcd session".into(),
         ));
     };
-    let recipe = RecipeLock::new(
-        EtcdSession::clone(session),
-        &format!("c{client}"),
-        Duration::from_secs(lock.ttl_s),
-    );
-    Ok(match lock.work {
-        Work::Unfenced => Box::new(recipe.unfenced()),
-        Work::Fenced | Work::TxnGuarded => Box::new(recipe),
+    let session = EtcdSession::clone(&etcd.session);
+    let owner = format!("c{client}");
+    let ttl = Duration::from_secs(lock.ttl_s);
+    Ok(match (lock.kind, lock.work) {
+        (Kind::Recipe, Work::Unfenced) => {
+            Box::new(RecipeLock::new(session, &owner, ttl).unfenced())
+        }
+        (Kind::Recipe, _) => Box::new(RecipeLock::new(session, &owner, ttl)),
+        (Kind::SingleKey { guarded_release }, _) => {
+            let single = SingleKeyLock::new(session, &owner, ttl);
+            Box::new(if guarded_release {
+                single.guarded()
+            } else {
+                single
+            })
+        }
+        (Kind::LockRpc, _) => Box::new(LockRpcLock::new(session, LOCK_KEY, &owner, ttl)),
     })
 }
 
@@ -72,9 +110,10 @@ pub fn own_resource(lock: EtcdLock) -> bool {
 /// The counter on the cluster, for the `Txn`-guarded work.
 pub fn resource(lock: EtcdLock, endpoints: &Endpoints) -> Option<Resource> {
     match (lock.work, endpoints) {
-        (Work::TxnGuarded, Endpoints::Etcd(session)) => {
-            Some(Resource::etcd(EtcdSession::clone(session), COUNTER_KEY))
-        }
+        (Work::TxnGuarded, Endpoints::Etcd(etcd)) => Some(Resource::etcd(
+            EtcdSession::clone(&etcd.session),
+            COUNTER_KEY,
+        )),
         _ => None,
     }
 }

@@ -5,7 +5,7 @@
 
 use super::actions::EtcdAction;
 use super::cluster::{EtcdRunCluster, Shape};
-use super::locks::{EtcdLock, Work};
+use super::locks::{EtcdLock, Kind, Work};
 use crate::cluster::Target::AnyClient;
 use crate::plan::Plan;
 use crate::schedule::{Action, Step};
@@ -23,8 +23,9 @@ fn after_entry(delay_ms: u64, action: Action<EtcdAction>) -> Step<EtcdAction> {
     Step::after_entry(delay_ms, EVENT_TIMEOUT_MS, action)
 }
 
-fn recipe(
+fn plan(
     id: &'static str,
+    kind: Kind,
     work: Work,
     faults: Vec<Step<EtcdAction>>,
     story: &'static str,
@@ -32,7 +33,11 @@ fn recipe(
     Plan {
         id,
         shape: Shape::Three,
-        lock: EtcdLock { ttl_s: TTL_S, work },
+        lock: EtcdLock {
+            kind,
+            ttl_s: TTL_S,
+            work,
+        },
         ttl_ms: TTL_S * 1_000,
         work_ms: 60,
         clients: 3,
@@ -42,6 +47,15 @@ fn recipe(
         faults,
         story,
     }
+}
+
+fn recipe(
+    id: &'static str,
+    work: Work,
+    faults: Vec<Step<EtcdAction>>,
+    story: &'static str,
+) -> EtcdPlan {
+    plan(id, Kind::Recipe, work, faults, story)
 }
 
 /// The first holder stops (keep-alives included) for 5 s, well past its 2 s lease and
@@ -59,6 +73,22 @@ fn paused(id: &'static str, work: Work, story: &'static str) -> EtcdPlan {
         )],
         story,
     )
+}
+
+/// The first holder's release reaches etcd and its reply is lost; the release is sent
+/// again 200 ms after the failure. Sections last 1 s, so the next holder is inside when
+/// the retry arrives.
+fn unlock_retry(id: &'static str, guarded_release: bool, story: &'static str) -> EtcdPlan {
+    EtcdPlan {
+        work_ms: 1_000,
+        ..plan(
+            id,
+            Kind::SingleKey { guarded_release },
+            Work::Unfenced,
+            vec![after_entry(0, Action::LoseReleaseReply(AnyClient))],
+            story,
+        )
+    }
 }
 
 /// Every etcd scenario `locklab run` can run.
@@ -85,5 +115,54 @@ pub fn plans() -> Vec<EtcdPlan> {
             vec![after_entry(0, Action::ClientCrash(AnyClient))],
             "the first holder crashes inside its section (its keep-alives die with it); the lock is free again once its 2 s lease expires",
         ),
+        recipe(
+            "etcd-lease-partition",
+            Work::Unfenced,
+            vec![after_entry(
+                0,
+                Action::ClientPartition {
+                    target: AnyClient,
+                    ms: 5_000,
+                },
+            )],
+            "the first holder is cut off from every member (its own proxies) for 5 s mid-section and works on; its keep-alives fail, its 2 s lease expires",
+        ),
+        unlock_retry(
+            "etcd-unlock-retry",
+            false,
+            "the reply to the first holder's del lock is lost (the delete took effect); 200 ms after the failure it sends del lock again, when the key is the next holder's",
+        ),
+        unlock_retry(
+            "etcd-unlock-retry-guarded",
+            true,
+            "the reply to the first holder's guarded delete is lost (it took effect); 200 ms later it sends it again: txn if create_revision(lock) = mine then del lock",
+        ),
+        EtcdPlan {
+            duration_ms: 10_000,
+            ..recipe(
+                "etcd-leader-churn",
+                Work::Unfenced,
+                vec![
+                    after_entry(0, Action::ClientCrash(AnyClient)),
+                    after_entry(500, Action::Family(EtcdAction::ChurnLeader)),
+                    after_entry(700, Action::Family(EtcdAction::ChurnLeader)),
+                ],
+                "the first holder crashes inside its section; then the leader is killed (kill -9) and restarted with its data twice, each new leader restarting every lease's 2 s TTL",
+            )
+        },
+        EtcdPlan {
+            work_ms: 1_000,
+            duration_ms: 6_000,
+            ..plan(
+                "etcd-lock-expired-waiter",
+                Kind::LockRpc,
+                Work::Unfenced,
+                vec![after_entry(
+                    300,
+                    Action::Family(EtcdAction::RevokeLastWaiter),
+                )],
+                "clients lock with etcd's Lock RPC; 300 ms into the first section the lease of the client queued last is revoked (its key goes), as when it expires while it waits",
+            )
+        },
     ]
 }

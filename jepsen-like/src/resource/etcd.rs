@@ -3,7 +3,7 @@
 //! it as its create revision (Jepsen's `lock-etcd-set`).
 
 use locklab_implementations::etcd::EtcdSession;
-use locklab_models::etcd::spec::{Compare, EtcdCommand, EtcdReply};
+use locklab_models::etcd::spec::{guarded_by, EtcdCommand, EtcdReply};
 
 use super::Outcome;
 
@@ -71,14 +71,7 @@ async fn etcd_write(
     };
     let cmd = match token {
         None => put,
-        Some(rev) => EtcdCommand::Txn {
-            compare: vec![Compare::CreateRevision {
-                key: lock_key.into(),
-                rev,
-            }],
-            success: vec![put],
-            failure: vec![],
-        },
+        Some(rev) => guarded_by(lock_key, rev, put),
     };
     match session.exec(cmd).await {
         Ok(

@@ -6,7 +6,6 @@
 //! ensemble expires the session on its own clock, as it would for a stopped process.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use locklab_implementations::zk::client as zk;
@@ -18,7 +17,7 @@ use super::actions::ZkAction;
 use super::locks::{self, ZkLock};
 use crate::cluster::{Cluster, CommandLog};
 use crate::custom::{Endpoints, ZkEndpoints};
-use crate::proxy::Proxy;
+use crate::proxy::ClientProxies;
 use crate::RunError;
 
 /// The shape of the servers.
@@ -99,14 +98,10 @@ impl Cluster for ZkRunCluster {
         addrs: &[String],
         _commands: CommandLog,
     ) -> Result<Endpoints, RunError> {
-        let mut proxies = Vec::new();
-        for a in addrs {
-            let p = Proxy::start(a)
-                .await
-                .map_err(|e| RunError::Environment(format!("a client proxy to {a}: {e}")))?;
-            proxies.push(p);
-        }
-        let list: Vec<String> = proxies.iter().map(Proxy::addr).collect();
+        let proxies = ClientProxies::start(addrs)
+            .await
+            .map_err(|e| RunError::Environment(format!("a client's proxies to {addrs:?}: {e}")))?;
+        let list = proxies.addrs();
         let client = zk_connect(&list.join(","), self.session)
             .await
             .map_err(|e| RunError::Environment(format!("connecting to {list:?}: {e}")))?;
@@ -122,10 +117,7 @@ impl Cluster for ZkRunCluster {
                 )))
             }
         }
-        Ok(Endpoints::Zk(ZkEndpoints {
-            client,
-            proxies: Arc::new(proxies),
-        }))
+        Ok(Endpoints::Zk(ZkEndpoints { client, proxies }))
     }
 
     fn lease(lock: &ZkLock, _ttl: Duration) -> locklab_implementations::Lease {

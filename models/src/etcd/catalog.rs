@@ -145,6 +145,17 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(Lock::SingleKey { guarded_release: false }, Work::Outside) },
         },
         Scenario {
+            id: "etcd-unlock-retry-guarded",
+            family: etcd,
+            protocol: "one key, as etcd-unlock-retry; released by txn if create_revision(lock) = mine then del lock, retried when the reply is lost",
+            faults: "lost release reply",
+            properties: MX_FR,
+            expected: Holds,
+            lesson: "Guarded by the key's create revision, a release can only delete the incarnation its sender created: the retry after a lost reply finds the next holder's key and leaves it alone.",
+            defaults: three(Fault::Drop),
+            model: &const { EtcdLock::new(Lock::SingleKey { guarded_release: true }, Work::Outside) },
+        },
+        Scenario {
             id: "etcd-leader-churn",
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",

@@ -8,8 +8,8 @@ use crate::registry::Property;
 use crate::resource::{Access, Resource};
 
 use super::spec::{
-    apply, recipe_key, Compare, EtcdCommand, EtcdReply, EtcdState, LeaseId, COUNTER_KEY, LOCK_KEY,
-    LOCK_PREFIX,
+    apply, guarded_by, recipe_key, release_request, Compare, EtcdCommand, EtcdReply, EtcdState,
+    LeaseId, COUNTER_KEY, LOCK_KEY, LOCK_PREFIX,
 };
 
 /// How a client locks.
@@ -355,18 +355,12 @@ impl EtcdLockModel {
                     Phase::Critical(1)
                 }
                 Work::TxnGuarded => {
-                    let cmd = EtcdCommand::Txn {
-                        compare: vec![Compare::CreateRevision {
-                            key,
-                            rev: cl.my_rev,
-                        }],
-                        success: vec![EtcdCommand::Put {
-                            key: COUNTER_KEY.into(),
-                            value: cl.read.saturating_add(1).to_string(),
-                            lease: None,
-                        }],
-                        failure: vec![],
+                    let put = EtcdCommand::Put {
+                        key: COUNTER_KEY.into(),
+                        value: cl.read.saturating_add(1).to_string(),
+                        lease: None,
                     };
+                    let cmd = guarded_by(&key, cl.my_rev, put);
                     if let EtcdReply::Txn {
                         succeeded: true, ..
                     } = send(&mut s, cmd)
@@ -412,19 +406,7 @@ impl EtcdLockModel {
 
     /// The release request.
     pub fn release(&self, key: &str, my_rev: u64) -> EtcdCommand {
-        let del = EtcdCommand::Delete { key: key.into() };
-        if self.guarded_release() {
-            EtcdCommand::Txn {
-                compare: vec![Compare::CreateRevision {
-                    key: key.into(),
-                    rev: my_rev,
-                }],
-                success: vec![del],
-                failure: vec![],
-            }
-        } else {
-            del
-        }
+        release_request(key, self.guarded_release().then_some(my_rev))
     }
 
     /// Whether the client keeps its lease alive: it runs, is not stopped and reaches

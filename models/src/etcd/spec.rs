@@ -5,7 +5,9 @@
 //!
 //! Only what the rows need: etcd's server-side `Lock` RPC is, in 3.4's `v3lock`, the
 //! client recipe (`concurrency.Mutex`) run by the server on the caller's lease, so the
-//! models run it from these same requests rather than from a command of its own.
+//! models run it from these same requests rather than from a command of its own. A
+//! real client's `Lock` and `Unlock` calls are requests too ([`EtcdCommand::Lock`]):
+//! their step is the grant as a correct server makes it.
 //!
 //! Time is a [`Window`]: a model steps at one instant, a history at the window between
 //! a request's call and its reply. A lease whose deadline falls inside the window may or
@@ -33,6 +35,36 @@ pub type LeaseId = i64;
 /// `concurrency.Mutex` names it.
 pub fn recipe_key(lease: LeaseId) -> String {
     format!("{LOCK_PREFIX}{lease:x}")
+}
+
+/// The key etcd's `Lock` RPC makes for lock `name` on `lease`: `<name>/<lease in hex>`
+/// (the recipe's key, under the lock's name).
+pub fn lock_rpc_key(name: &str, lease: LeaseId) -> String {
+    format!("{name}/{lease:x}")
+}
+
+/// The release of a key by name: `del key`, or, guarded by the create revision
+/// `guard` the releaser's own incarnation of the key had, `txn if create_revision(key) =
+/// guard then del key`, which deletes nothing of anyone else's when repeated.
+pub fn release_request(key: &str, guard: Option<u64>) -> EtcdCommand {
+    let del = EtcdCommand::Delete { key: key.into() };
+    match guard {
+        Some(rev) => guarded_by(key, rev, del),
+        None => del,
+    }
+}
+
+/// `txn if create_revision(key) = rev then op`: `op` only while `key` is still the
+/// incarnation created at revision `rev` (a lock key still its holder's).
+pub fn guarded_by(key: &str, rev: u64, op: EtcdCommand) -> EtcdCommand {
+    EtcdCommand::Txn {
+        compare: vec![Compare::CreateRevision {
+            key: key.into(),
+            rev,
+        }],
+        success: vec![op],
+        failure: vec![],
+    }
 }
 
 /// A key's value and metadata.
@@ -161,6 +193,21 @@ pub enum EtcdCommand {
         /// The key.
         key: String,
     },
+    /// etcd's server-side `Lock` RPC: the server creates `<name>/<lease>` on the lease
+    /// if absent and answers once no key created before it is left under `<name>/`.
+    /// Its step is the grant: a correct server grants only a key that exists and is
+    /// the oldest (a caller whose lease went while it waited is refused).
+    Lock {
+        /// The lock's name.
+        name: String,
+        /// The caller's lease.
+        lease: LeaseId,
+    },
+    /// `Unlock`: deletes the key a `Lock` answered with.
+    Unlock {
+        /// The key.
+        key: String,
+    },
     /// `Txn`: if every compare holds, the `success` requests, else the `failure` ones,
     /// atomically at one revision. Only `Get`, `FirstCreate`, `LastCreateBefore`, `Put`
     /// and `Delete` may be inside.
@@ -213,7 +260,15 @@ pub enum EtcdReply {
         /// The replies of the requests that ran.
         responses: Vec<EtcdReply>,
     },
-    /// A request etcd refuses (a lease request inside a `Txn`).
+    /// A `Lock` was granted: the caller holds the lock as long as this key exists.
+    Locked {
+        /// The key.
+        key: String,
+    },
+    /// An `Unlock` was done.
+    Unlocked,
+    /// A request etcd refuses (a lease request inside a `Txn`), or a `Lock` that
+    /// cannot be granted yet (a key older than its own is still there).
     Invalid,
 }
 
@@ -359,7 +414,39 @@ impl EtcdState {
                 success,
                 failure,
             } => self.txn(compare, success, failure),
+            EtcdCommand::Lock { name, lease } => self.lock(name, *lease),
+            EtcdCommand::Unlock { key } => {
+                if self.keys.remove(key).is_some() {
+                    self.revision += 1;
+                }
+                EtcdReply::Unlocked
+            }
             _ => self.range(cmd).map_or(EtcdReply::Invalid, EtcdReply::Kvs),
+        }
+    }
+
+    /// The `Lock` RPC's grant: its key made if absent (on a live lease), granted when
+    /// it is the oldest under the lock's name.
+    fn lock(&mut self, name: &str, lease: LeaseId) -> EtcdReply {
+        if !self.leases.contains_key(&lease) {
+            return EtcdReply::LeaseNotFound;
+        }
+        let key = lock_rpc_key(name, lease);
+        if !self.keys.contains_key(&key) {
+            let put = EtcdCommand::Put {
+                key: key.clone(),
+                value: String::new(),
+                lease: Some(lease),
+            };
+            self.revision += 1;
+            self.write(&put, self.revision);
+        }
+        let first = EtcdCommand::FirstCreate {
+            prefix: format!("{name}/"),
+        };
+        match self.range(&first).as_deref() {
+            Some([(k, _)]) if *k == key => EtcdReply::Locked { key },
+            _ => EtcdReply::Invalid,
         }
     }
 
@@ -511,6 +598,8 @@ pub fn command_text(cmd: &EtcdCommand) -> String {
             format!("put {key} '{value}'{lease}")
         }
         Delete { key } => format!("del {key}"),
+        Lock { name, lease } => format!("lock {name} --lease={lease:x}"),
+        Unlock { key } => format!("unlock {key}"),
         Txn {
             compare,
             success,
@@ -563,6 +652,8 @@ pub fn reply_text(reply: &EtcdReply) -> String {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
+        EtcdReply::Locked { key } => format!("locked {key}"),
+        EtcdReply::Unlocked => "unlocked".to_string(),
         EtcdReply::Invalid => "invalid request".to_string(),
     }
 }
@@ -684,6 +775,35 @@ mod tests {
         let late = EtcdSpec.step(&s, &get, Window::between(5, 7));
         assert_eq!(late.len(), 1);
         assert_eq!(late[0].0, EtcdReply::Kvs(vec![]));
+    }
+
+    #[test]
+    fn the_lock_rpc_grants_the_oldest_live_key_only() {
+        let lock = |lease| EtcdCommand::Lock {
+            name: "l".into(),
+            lease,
+        };
+        let mut s = EtcdState::default();
+        for ttl in [5, 5] {
+            s = apply(&s, &EtcdCommand::Grant { ttl }, 0).1;
+        }
+        let (r, s) = apply(&s, &lock(1), 0);
+        assert_eq!(r, EtcdReply::Locked { key: "l/1".into() });
+        let (r, s) = apply(&s, &lock(2), 0);
+        assert_eq!(r, EtcdReply::Invalid, "l/1 is older: no grant yet");
+        assert!(s.keys.contains_key("l/2"), "but the waiter's key is made");
+        let (r, s) = apply(&s, &EtcdCommand::Unlock { key: "l/1".into() }, 0);
+        assert_eq!(r, EtcdReply::Unlocked);
+        let (_, revoked) = apply(&s, &EtcdCommand::Revoke { lease: 2 }, 0);
+        assert_eq!(
+            apply(&revoked, &lock(2), 0).0,
+            EtcdReply::LeaseNotFound,
+            "a waiter whose lease went is refused (etcd issue 11456's server granted it)"
+        );
+        assert_eq!(
+            apply(&s, &lock(2), 0).0,
+            EtcdReply::Locked { key: "l/2".into() }
+        );
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!
 //! Where the lock operations prove nothing, the Redis commands of the history may:
 //! [`super::foreign_commands`] (a `DEL` that removed a lock granted to another client
-//! while the release was under way).
+//! while the release was under way); so may its etcd requests: [`super::foreign_etcd`]
+//! (a delete by name, retried after a lost reply, of a key another client created).
 
 use std::collections::HashMap;
 
@@ -154,7 +155,9 @@ pub fn check(paired: &Paired) -> CheckReport {
             return report.stat("releases", releases);
         }
     }
-    if let Some(report) = super::foreign_commands::check(paired) {
+    let proven =
+        super::foreign_commands::check(paired).or_else(|| super::foreign_etcd::check(paired));
+    if let Some(report) = proven {
         return report.stat("releases", releases);
     }
     CheckReport::new(

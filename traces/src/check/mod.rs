@@ -15,6 +15,7 @@ use crate::ops::pair;
 pub mod fencing;
 pub mod foreign;
 pub mod foreign_commands;
+pub mod foreign_etcd;
 pub mod linear;
 pub mod liveness;
 pub mod lock;

@@ -27,6 +27,11 @@ pub const HEADER_MARK: &str = "locklab-history";
 /// and Knossos and not part of the locklab event.
 pub const VALUE_FROM: &str = "locklab/value-from";
 
+/// The key that names the client a Jepsen process is, in a history `locklab export`
+/// wrote: a client whose operation ended `:info` goes on as a new process, as Knossos
+/// requires, and reads back as the client it is.
+pub const CLIENT: &str = "locklab/client";
+
 /// How the operations of an EDN history are meant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Semantics {
@@ -182,7 +187,7 @@ fn locklab_header(source: &str, text: &str) -> Result<Option<Header>, HistoryErr
 
 /// The operation forms and the lines they start on: the elements of a top-level vector
 /// or list, or every top-level form.
-fn read_forms(source: &str, text: &str) -> Result<Vec<(usize, Edn)>, HistoryError> {
+pub(crate) fn read_forms(source: &str, text: &str) -> Result<Vec<(usize, Edn)>, HistoryError> {
     let edn_err = |e: EdnError| HistoryError::at(source, e.line, e.message);
     let mut reader = Reader::new(text);
     let mut forms = Vec::new();
@@ -243,7 +248,10 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
         ));
     }
     let proc_edn = map.get("process").ok_or("missing :process")?;
-    let process = process(proc_edn)?;
+    let process = match (semantics, map.get(CLIENT)) {
+        (Semantics::Locklab, Some(c)) => process(c)?,
+        _ => process(proc_edn)?,
+    };
     let phase = phase(
         map.get("type")
             .and_then(Edn::keyword)

@@ -161,6 +161,7 @@ pub fn run(
         ),
         topology: header.topology,
         lock: strategy.name_on(backend).to_string(),
+        jepsen_workload: None,
         schedule: Vec::new(),
         clients,
         attempts: 1,
