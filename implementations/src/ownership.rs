@@ -13,6 +13,10 @@ pub enum LostReason {
     /// The lease (minus the clock-drift margin) ran out without a confirmed renewal, for
     /// instance because the server could not be reached.
     Expired,
+    /// The client lost its connection to the lock servers: the lock may still be held,
+    /// but a client that cannot tell must stop before the servers can have let it go
+    /// (Curator's SUSPENDED).
+    Disconnected,
 }
 
 /// The safety margin for clock drift taken off every lease, as Redlock does:

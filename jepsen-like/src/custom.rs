@@ -45,16 +45,30 @@ pub enum Endpoints {
 /// good.
 #[derive(Clone)]
 pub struct ZkEndpoints {
-    /// The session.
-    pub client: locklab_implementations::zk::client::Client,
-    /// This client's proxies, one per server.
+    /// This client's proxies, one per server (first: dropped first, so a client that
+    /// dies is cut off before anything of its session could close it).
     pub proxies: Arc<Vec<crate::proxy::Proxy>>,
+    /// The session, every request of it recorded in the run's history.
+    pub session: locklab_implementations::zk::ZkSession,
+}
+
+impl ZkEndpoints {
+    fn set_cut(&self, cut: bool) {
+        for p in self.proxies.iter() {
+            let c = p.control();
+            if cut {
+                c.cut();
+            } else {
+                c.heal();
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for ZkEndpoints {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZkEndpoints")
-            .field("session", &self.client.session_id())
+            .field("session", &self.session)
             .field("proxies", &self.proxies.len())
             .finish()
     }
@@ -69,18 +83,34 @@ impl Endpoints {
         match self {
             Endpoints::Etcd(session) => session.stall(d),
             Endpoints::Zk(zk) => {
-                let controls: Vec<_> = zk.proxies.iter().map(|p| p.control()).collect();
-                for c in &controls {
-                    c.cut();
-                }
+                zk.set_cut(true);
+                let zk = zk.clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(d).await;
-                    for c in &controls {
-                        c.heal();
-                    }
+                    zk.set_cut(false);
                 });
             }
             Endpoints::Redis(_) | Endpoints::Sql(_) => {}
+        }
+    }
+
+    /// Cuts this client off from the lock servers (its process runs on), where its
+    /// connections are its own to cut (ZooKeeper's per-client proxies); `false` where
+    /// they are not.
+    pub fn cut_off(&self) -> bool {
+        match self {
+            Endpoints::Zk(zk) => {
+                zk.set_cut(true);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ends [`Endpoints::cut_off`].
+    pub fn reconnect(&self) {
+        if let Endpoints::Zk(zk) = self {
+            zk.set_cut(false);
         }
     }
 }

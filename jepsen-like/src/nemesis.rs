@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::cluster::{Cluster, Target};
+use crate::cluster::{Cluster, FamilyAction, Target};
 use crate::log::Log;
 use crate::proxy::ProxyControl;
 use crate::schedule::{Action, Event, Schedule, When};
@@ -25,6 +25,8 @@ pub enum ClientFault {
     Pause(u64),
     /// Die: no write, no release, no further try.
     Crash,
+    /// Lose the lock servers for this long and work on meanwhile.
+    Partition(u64),
 }
 
 /// Client faults asked for by the nemesis and not yet taken by a client.
@@ -178,7 +180,11 @@ pub fn run<C: Cluster>(
             },
         }
         let mut cluster = targets.cluster();
-        let name = name_of(&*cluster, step.action.target());
+        let name = match &step.action {
+            Action::Family(a) => a.target_name().map(str::to_string),
+            _ => None,
+        }
+        .unwrap_or_else(|| name_of(&*cluster, step.action.target()));
         let killed_primary = matches!(
             (&step.action, resolve(&*cluster, step.action.target()), cluster.primary()),
             (Action::Kill(_) | Action::Stop(_), Ok(i), Some(p)) if i == p
@@ -249,6 +255,12 @@ fn apply<C: Cluster>(
                 .request(client(*target)?, ClientFault::Crash);
             return Ok(());
         }
+        Action::ClientPartition { target, ms } => {
+            targets
+                .clients
+                .request(client(*target)?, ClientFault::Partition(*ms));
+            return Ok(());
+        }
         Action::Family(a) => return cluster.apply(a),
         _ => {}
     }
@@ -270,7 +282,10 @@ fn apply<C: Cluster>(
         Action::Partition(_) => proxy(i)?.cut(),
         Action::HealPartition(_) => proxy(i)?.heal(),
         Action::Clock { offset, .. } => cluster.set_clock(i, offset)?,
-        Action::ClientPause { .. } | Action::ClientCrash(_) | Action::Family(_) => {}
+        Action::ClientPause { .. }
+        | Action::ClientCrash(_)
+        | Action::ClientPartition { .. }
+        | Action::Family(_) => {}
     }
     Ok(())
 }

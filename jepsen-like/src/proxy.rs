@@ -1,22 +1,34 @@
 //! A TCP proxy inside the harness, between the lock clients and one server: the
-//! client–server partition (cut: drop every connection and refuse new ones; heal), and
-//! the Sentinel-aware endpoint of a failover topology (retarget: the clients' next
+//! client–server partition (cut: drop every connection and refuse new ones; heal), the
+//! Sentinel-aware endpoint of a failover topology (retarget: the clients' next
 //! connections go to the new master, the old ones are dropped, as a Sentinel-aware
-//! client reconnects). Listens on 127.0.0.1 only.
+//! client reconnects), and a lost reply (a [`Tap`] that knows the protocol says which
+//! request's reply must never arrive: the request goes to the server, the connection to
+//! the client is dropped first). Listens on 127.0.0.1 only.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::copy_bidirectional;
+use tokio::io::{copy_bidirectional, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+/// Reads what clients send, for a protocol-aware fault: one inspector per connection,
+/// told every chunk the client sends in order.
+pub trait Tap: Send + Sync + 'static {
+    /// The inspector of a new connection. It answers each chunk with `true` when the
+    /// reply to a request in it must be lost: the chunk still goes to the server, but
+    /// the connection to the client is closed before anything more comes back.
+    fn inspector(&self) -> Box<dyn FnMut(&[u8]) -> bool + Send>;
+}
 
 struct State {
     target: Mutex<String>,
     /// Bumped on every cut or retarget: connections of an older generation close.
     generation: watch::Sender<(u64, bool)>,
+    tap: Option<Arc<dyn Tap>>,
 }
 
 /// A running proxy. Dropping it stops accepting; open connections close with the
@@ -33,12 +45,22 @@ impl Proxy {
     /// Starts a proxy to `target` (`host:port`) on a free loopback port. Must be called
     /// inside a tokio runtime.
     pub async fn start(target: &str) -> std::io::Result<Proxy> {
+        Self::start_with(target, None).await
+    }
+
+    /// A proxy whose connections `tap` reads, to lose the reply it picks.
+    pub async fn start_tapped(target: &str, tap: Arc<dyn Tap>) -> std::io::Result<Proxy> {
+        Self::start_with(target, Some(tap)).await
+    }
+
+    async fn start_with(target: &str, tap: Option<Arc<dyn Tap>>) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let addr = listener.local_addr()?;
         let (generation, _) = watch::channel((0u64, false));
         let state = Arc::new(State {
             target: Mutex::new(target.to_string()),
             generation,
+            tap,
         });
         let accept = tokio::spawn(accept_loop(listener, state.clone()));
         Ok(Proxy {
@@ -115,6 +137,7 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         let mut changes = state.generation.subscribe();
+        let inspector = state.tap.as_ref().map(|t| t.inspector());
         tokio::spawn(async move {
             let server =
                 match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&target)).await {
@@ -125,7 +148,12 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
             let _ = client.set_nodelay(true);
             let _ = server.set_nodelay(true);
             tokio::select! {
-                _ = copy_bidirectional(&mut client, &mut server) => {}
+                _ = async {
+                    match inspector {
+                        Some(inspect) => tapped(client, server, inspect).await,
+                        None => drop(copy_bidirectional(&mut client, &mut server).await),
+                    }
+                } => {}
                 _ = async {
                     while changes.changed().await.is_ok() {
                         if changes.borrow().0 != generation {
@@ -137,3 +165,44 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
         });
     }
 }
+
+/// Forwards one connection both ways, showing every chunk the client sends to
+/// `inspect`; when it picks one, the server-to-client side stops first, the chunk goes to
+/// the server, and the client's side is closed: the server runs the request and its
+/// reply is lost. The server's side stays open a moment, so the server reads the request
+/// whole before it sees the connection go.
+async fn tapped(
+    client: TcpStream,
+    server: TcpStream,
+    mut inspect: Box<dyn FnMut(&[u8]) -> bool + Send>,
+) {
+    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_server, mut to_server) = server.into_split();
+    // Its halves drop with it: the client hears the server's end as it would.
+    let down = tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
+    });
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from_client.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if inspect(&buf[..n]) {
+            down.abort();
+            let _ = down.await;
+            drop(from_client);
+            if to_server.write_all(&buf[..n]).await.is_ok() {
+                tokio::time::sleep(LOST_REPLY_LINGER).await;
+            }
+            return;
+        }
+        if to_server.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+    down.abort();
+}
+
+/// How long the server's side of a connection whose reply was lost stays open.
+const LOST_REPLY_LINGER: Duration = Duration::from_millis(300);

@@ -52,6 +52,15 @@ pub enum Action<A> {
     /// The client (or the next one) to reach the middle of its critical section dies
     /// there: it never writes, never releases, never tries again.
     ClientCrash(Target),
+    /// The client (or the next one) to reach the middle of its critical section is cut
+    /// off from the lock servers there for `ms` (its own connections: ZooKeeper's
+    /// per-client proxies) and works on, for as long as its lock does not say it is lost.
+    ClientPartition {
+        /// Who.
+        target: Target,
+        /// How long it is cut off.
+        ms: u64,
+    },
     /// A fault of the family's own.
     Family(A),
 }
@@ -70,6 +79,7 @@ impl<A: FamilyAction> Action<A> {
             Action::Clock { .. } => "clock",
             Action::ClientPause { .. } => "client-pause",
             Action::ClientCrash(_) => "client-crash",
+            Action::ClientPartition { .. } => "client-partition",
             Action::Family(a) => a.name(),
         }
     }
@@ -86,7 +96,8 @@ impl<A: FamilyAction> Action<A> {
             | Action::ClientCrash(t) => *t,
             Action::Restart { target, .. }
             | Action::Clock { target, .. }
-            | Action::ClientPause { target, .. } => *target,
+            | Action::ClientPause { target, .. }
+            | Action::ClientPartition { target, .. } => *target,
             Action::Family(a) => a.target(),
         }
     }
@@ -98,7 +109,9 @@ impl<A: FamilyAction> Action<A> {
         match self {
             Action::Restart { keep_data, .. } => v["keep_data"] = json!(keep_data),
             Action::Clock { offset, .. } => v["offset"] = json!(offset),
-            Action::ClientPause { ms, .. } => v["ms"] = json!(ms),
+            Action::ClientPause { ms, .. } | Action::ClientPartition { ms, .. } => {
+                v["ms"] = json!(ms)
+            }
             _ => {}
         }
         v

@@ -82,11 +82,16 @@ pub async fn client(
         // A write whose effect waits for the COMMIT that releases the lock.
         let mut pending: Option<locklab_traces::format::Event> = None;
         let mut rolled_back = false;
+        // Why the client stopped working before its write, when its lock said it lost.
+        let mut stopped: Option<String> = None;
         match read(&resource, me, token, log).await {
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
                 match shared.faults.take(id) {
                     Some(ClientFault::Pause(ms)) => pause(log, id, ms, &endpoints).await,
+                    Some(ClientFault::Partition(ms)) => {
+                        stopped = partition(&shared.log, id, ms, &endpoints, &guard).await;
+                    }
                     Some(ClientFault::Crash) => {
                         crash(log, id, "inside its critical section, holding the lock");
                         // A dead process releases nothing, but its connections close
@@ -100,17 +105,22 @@ pub async fn client(
                     }
                     None => {}
                 }
-                match write(
-                    &resource,
-                    me,
-                    token,
-                    guard.key(),
-                    v.unwrap_or(0) + 1,
-                    log,
-                    in_tx,
-                )
-                .await
-                {
+                let written = match stopped {
+                    Some(_) => Write::Done,
+                    None => {
+                        write(
+                            &resource,
+                            me,
+                            token,
+                            guard.key(),
+                            v.unwrap_or(0) + 1,
+                            log,
+                            in_tx,
+                        )
+                        .await
+                    }
+                };
+                match written {
                     Write::Done => {}
                     Write::AtCommit(done) => pending = Some(done),
                     Write::RolledBack => rolled_back = true,
@@ -121,6 +131,7 @@ pub async fn client(
         }
 
         let mut leave = Log::event(me, OpKind::Leave, Phase::Ok);
+        leave.note = stopped;
         if rolled_back {
             // The server ended the session: the transaction, and every write of this
             // section, rolled back, so the section excluded no one and counts for nothing.
@@ -228,6 +239,45 @@ async fn pause(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
         json!({"fault": "client-resume", "target": format!("c{id}")}),
         None,
     );
+}
+
+/// This client is cut off from the lock servers for `ms`, as the nemesis asked, and
+/// works on meanwhile for as long as its lock does not say it lost the lock: `Some`
+/// (why it stopped, for the section's `leave`) when the lock said so first.
+async fn partition(
+    log: &Arc<Log>,
+    id: u32,
+    ms: u64,
+    endpoints: &Endpoints,
+    guard: &locklab_implementations::LockGuard,
+) -> Option<String> {
+    let target = format!("c{id}");
+    if !endpoints.cut_off() {
+        log.nemesis(
+            json!({"fault": "skipped", "target": format!("client-partition {target}")}),
+            Some(format!("{target}'s connections to the lock servers are not its own to cut")),
+        );
+        return None;
+    }
+    log.nemesis(
+        json!({"fault": "client-partition", "target": target, "ms": ms}),
+        Some(format!("{target} is cut off from the lock servers and works on")),
+    );
+    let d = Duration::from_millis(ms);
+    let (heal_log, heal) = (log.clone(), endpoints.clone());
+    tokio::spawn(async move {
+        tokio::time::sleep(d).await;
+        heal.reconnect();
+        heal_log.nemesis(json!({"fault": "client-heal", "target": target}), None);
+    });
+    let cut = Instant::now();
+    tokio::select! {
+        _ = tokio::time::sleep(d) => None,
+        why = guard.lost() => Some(format!(
+            "stopped working {} ms into the partition: its lock said {why:?}",
+            cut.elapsed().as_millis()
+        )),
+    }
 }
 
 /// This client dies: it records why and does nothing more, ever.
