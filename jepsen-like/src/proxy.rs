@@ -29,6 +29,9 @@ struct State {
     /// Bumped on every cut or retarget: connections of an older generation close.
     generation: watch::Sender<(u64, bool)>,
     tap: Option<Arc<dyn Tap>>,
+    /// New connections are refused until then (a blip, not a partition: the open ones
+    /// stay).
+    refuse_until: Mutex<Option<std::time::Instant>>,
 }
 
 /// A running proxy. Dropping it stops accepting; open connections close with the
@@ -61,6 +64,7 @@ impl Proxy {
             target: Mutex::new(target.to_string()),
             generation,
             tap,
+            refuse_until: Mutex::new(None),
         });
         let accept = tokio::spawn(accept_loop(listener, state.clone()));
         Ok(Proxy {
@@ -102,6 +106,15 @@ impl ProxyControl {
         self.state.generation.send_modify(|g| *g = (g.0 + 1, true));
     }
 
+    /// Refuses new connections for `d`; the open ones stay.
+    pub fn refuse_new(&self, d: Duration) {
+        *self
+            .state
+            .refuse_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(std::time::Instant::now() + d);
+    }
+
     /// Accepts connections again.
     pub fn heal(&self) {
         self.state.generation.send_modify(|g| g.1 = false);
@@ -127,7 +140,12 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
             continue;
         };
         let (generation, cut) = *state.generation.borrow();
-        if cut {
+        let refused = state
+            .refuse_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|t| std::time::Instant::now() < t);
+        if cut || refused {
             drop(client);
             continue;
         }

@@ -375,7 +375,7 @@ impl DistributedLock for RecipeLock {
             owner: self.owner.clone(),
             reentrant: false,
             fenced: self.fenced,
-            teaching_only: !self.recipe.protected || self.recipe.watch_on == WatchOn::Parent,
+            teaching_only: !self.recipe.protected || !self.recipe.stop_at_suspended,
         }
     }
 

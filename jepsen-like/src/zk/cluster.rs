@@ -130,6 +130,7 @@ impl Cluster for ZkRunCluster {
             armed: self.trap.clone(),
             client: process.to_string(),
             log: log.clone(),
+            proxies: Arc::default(),
         });
         let mut proxies = Vec::new();
         for a in addrs {
@@ -138,6 +139,7 @@ impl Cluster for ZkRunCluster {
                 .map_err(|e| RunError::Environment(format!("a client proxy to {a}: {e}")))?;
             proxies.push(p);
         }
+        let _ = trap.proxies.set(proxies.iter().map(Proxy::control).collect());
         let list: Vec<String> = proxies.iter().map(Proxy::addr).collect();
         let base = log.base();
         let requests = event_recorder::<ZkWire>(process, base, move |e| log.record_stamped(e));

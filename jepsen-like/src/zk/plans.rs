@@ -117,9 +117,6 @@ pub fn plans() -> Vec<ZkPlan> {
         ZkPlan {
             // Long enough to watch the lock stuck for 4 sessions after the lost reply.
             duration_ms: 10_000,
-            // The trap is armed before anyone creates a node: the lost create is the
-            // first, so its orphan is the lowest node.
-            client_delay_ms: 300,
             ..plan(
                 "zk-create-conn-loss",
                 Recipe {
@@ -127,11 +124,13 @@ pub fn plans() -> Vec<ZkPlan> {
                     ..CURATOR
                 },
                 Work::Unfenced,
+                // Armed once the lock works (so the run shows sections to check): the
+                // next create, a client joining the queue again, loses its reply.
                 vec![Step {
-                    when: When::At(0),
+                    when: When::after(crate::schedule::Event::FirstGrant, EVENT_TIMEOUT_MS),
                     action: Action::Family(ZkAction::LoseCreateReply),
                 }],
-                "the first create's reply is lost (the client's proxy drops the connection after forwarding it); the client retries the create blindly, with no owner id in the node name",
+                "after the first grant, the next create's reply is lost (the client's proxy drops the connection after forwarding it); the client retries the create blindly, with no owner id in the node name",
             )
         },
         ZkPlan {

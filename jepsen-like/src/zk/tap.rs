@@ -2,16 +2,24 @@
 //! frames the client sends (a 4-byte length, then the request: after the session's
 //! first frame, the connect request, each one starts with its xid and op code), and
 //! once the nemesis armed the trap, the first create of any client springs it — the
-//! create goes to the server, its reply is lost with the connection. The trap records
-//! in the history whose create it was.
+//! create goes to the server, its reply is lost with the connection. The client's
+//! proxies then refuse new connections for a moment: a client that reconnected at once
+//! (to another server) would move its session before the create reached the leader,
+//! which then refuses the create as from a moved session — no node, nothing to show.
+//! The trap records in the history whose create it was.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use serde_json::json;
 
 use crate::log::Log;
-use crate::proxy::Tap;
+use crate::proxy::{ProxyControl, Tap};
+
+/// How long the client cannot reconnect after its create's reply was lost: well within
+/// its session, long enough for the create to be committed first.
+const BLIP: Duration = Duration::from_millis(800);
 
 /// `create`, `create2`, `createContainer`, `createTTL`.
 const CREATE_OPS: [i32; 4] = [1, 15, 19, 21];
@@ -25,6 +33,8 @@ pub struct CreateTrap {
     pub client: String,
     /// The run's history.
     pub log: Arc<Log>,
+    /// The client's proxies, set once they run.
+    pub proxies: Arc<OnceLock<Vec<ProxyControl>>>,
 }
 
 impl Tap for CreateTrap {
@@ -32,11 +42,15 @@ impl Tap for CreateTrap {
         let armed = self.armed.clone();
         let client = self.client.clone();
         let log = self.log.clone();
+        let proxies = self.proxies.clone();
         let mut frames = Frames::default();
         Box::new(move |chunk| {
             let creates = frames.push(chunk);
             if creates == 0 || !armed.swap(false, Ordering::SeqCst) {
                 return false;
+            }
+            for p in proxies.get().into_iter().flatten() {
+                p.refuse_new(BLIP);
             }
             log.nemesis(
                 json!({"fault": "lost-reply", "target": client}),
