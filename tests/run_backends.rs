@@ -279,6 +279,9 @@ fn every_plan_is_tested() {
         "zk-sequential-pause",
         "zk-sequential-fenced",
         "zk-check-write",
+        "zk-until-lost",
+        "zk-create-conn-loss",
+        "zk-herd",
     ];
     for p in locklab_jepsen::plans() {
         assert!(

@@ -1,13 +1,22 @@
 //! `locklab run` of the ZooKeeper rows on a real 3-server ensemble started by the
-//! harness: each reproduces the model's verdict under the row's fault. A paused holder
-//! is silenced by cutting its own proxies, so the ensemble expires its session on its
-//! own clock, as it would for a stopped process.
+//! harness: each reproduces the model's verdict under the row's fault. A paused or
+//! partitioned holder is silenced by cutting its own proxies, so the ensemble expires
+//! its session on its own clock, as it would for a stopped process; a lost create reply
+//! is the proxy dropping the connection after forwarding the create.
 #![cfg(feature = "backends")]
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use locklab_jepsen::{run, RunOptions, RunReport};
+use locklab_implementations::zk::{LibraryLock, RecipeLock};
+use locklab_implementations::LockError;
+use locklab_jepsen::runner::run_plan;
+use locklab_jepsen::zk::plans::with_leader_killed;
+use locklab_jepsen::{run, CustomLock, Endpoints, RunOptions, RunReport};
+use locklab_models::zk::spec::{ZkCommand, ZkError, ZkReply};
+use locklab_models::zk::Recipe;
 use locklab_traces::check::{Property, Verdict};
+use locklab_traces::format::{CommandValue, History, OpKind};
 
 #[path = "common/run_check.rs"]
 mod run_check;
@@ -16,9 +25,32 @@ use run_check::check;
 /// One run at a time: they share two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn agrees(id: &str) -> RunReport {
+/// Runs `options` alone, keeping its history for the test to read.
+fn run_kept(options: RunOptions) -> (RunReport, History) {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let r = run(&RunOptions::new(id), &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let options = RunOptions {
+        keep: Some(dir.path().to_path_buf()),
+        ..options
+    };
+    let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id));
+    let history = locklab_traces::reader::read_path(&dir.path().join("history.jsonl"))
+        .expect("the kept history loads");
+    (r, history)
+}
+
+fn agrees_kept(id: &str) -> (RunReport, History) {
+    let (r, h) = run_kept(RunOptions::new(id));
+    assert_agrees(&r);
+    (r, h)
+}
+
+fn agrees(id: &str) -> RunReport {
+    agrees_kept(id).0
+}
+
+fn assert_agrees(r: &RunReport) {
+    let id = &r.id;
     assert!(
         r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
         "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
@@ -29,19 +61,90 @@ fn agrees(id: &str) -> RunReport {
     // ZooKeeper expires sessions late (whole ticks), and the history says so: the lock
     // check never holds the gap against the lock.
     assert_ne!(
-        check(&r, Property::LockLinearizability),
+        check(r, Property::LockLinearizability),
         Verdict::Violation,
         "{id}: {:#?}",
         r.report.checks
     );
-    r
+}
+
+/// The history's ZooKeeper requests with their replies and clients.
+fn requests(h: &History) -> Vec<(String, ZkCommand, Option<ZkReply>)> {
+    h.events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Command)
+        .filter_map(|(_, e)| {
+            let v: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
+            let c: ZkCommand = serde_json::from_value(v.command).ok()?;
+            let r = v.reply.and_then(|r| serde_json::from_value(r).ok());
+            Some((e.process.to_string(), c, r))
+        })
+        .collect()
+}
+
+/// The notes of the history's nemesis events with this fault.
+fn nemesis(h: &History, fault: &str) -> Vec<(String, Option<String>)> {
+    h.events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Nemesis)
+        .filter_map(|(_, e)| {
+            let v = e.value.as_ref()?;
+            let target = v.get("target")?.as_str()?.to_string();
+            (v.get("fault")?.as_str()? == fault).then(|| (target, e.note.clone()))
+        })
+        .collect()
+}
+
+/// A custom lock: the recipe written as `recipe`, one owner per client.
+fn recipe_lock(name: &str, recipe: Recipe) -> CustomLock {
+    let next = AtomicU32::new(0);
+    CustomLock::new(name, move |endpoints, _key| match endpoints {
+        Endpoints::Zk(z) => {
+            let owner = format!("c{}", next.fetch_add(1, Ordering::SeqCst));
+            Ok(Box::new(
+                RecipeLock::new(z.session.clone(), &owner)
+                    .with_recipe(recipe)
+                    .unfenced(),
+            ))
+        }
+        _ => Err(LockError::Unsupported {
+            protocol: "zk recipe",
+            what: "a scenario of another family",
+        }),
+    })
+}
+
+fn finding(r: &RunReport, name: &str) -> serde_json::Map<String, serde_json::Value> {
+    r.report
+        .findings
+        .iter()
+        .find(|f| f.name == name)
+        .unwrap_or_else(|| panic!("{}: no {name} finding: {:#?}", r.id, r.report.findings))
+        .stats
+        .clone()
 }
 
 #[test]
 fn a_holder_paused_past_its_session_timeout_shares_the_lock() {
-    let r = agrees("zk-sequential-pause");
+    let (r, h) = agrees_kept("zk-sequential-pause");
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Violation);
+    // The history holds every request: each client's session, its node and its release.
+    let sent = requests(&h);
+    for c in ["c0", "c1", "c2"] {
+        assert!(
+            sent.iter().any(|(p, cmd, reply)| p == c
+                && matches!(cmd, ZkCommand::Create { sequential: true, .. })
+                && matches!(reply, Some(ZkReply::Created { .. }))),
+            "{c} made no lock node"
+        );
+    }
+    // The stopped holder hears of its session's end when it comes back.
+    assert!(
+        sent.iter()
+            .any(|(_, _, reply)| reply == &Some(ZkReply::Error(ZkError::SessionExpired))),
+        "nobody was told SESSIONEXPIRED"
+    );
 }
 
 #[test]
@@ -54,10 +157,24 @@ fn the_czxid_fences_the_paused_holders_late_write() {
 
 #[test]
 fn a_write_checked_against_the_lock_node_in_one_multi_is_refused_once_the_node_is_gone() {
-    let r = agrees("zk-check-write");
+    let (r, h) = agrees_kept("zk-check-write");
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     assert!(r.topology.contains("lock's own servers"), "{}", r.topology);
+    // The late write is in the history as ZooKeeper refused it.
+    assert!(
+        requests(&h).iter().any(|(_, cmd, reply)| matches!(cmd, ZkCommand::Multi { .. })
+            && matches!(
+                reply,
+                Some(
+                    ZkReply::MultiFailed {
+                        error: ZkError::NoNode,
+                        ..
+                    } | ZkReply::Error(ZkError::SessionExpired)
+                )
+            )),
+        "no refused multi"
+    );
 }
 
 #[test]
@@ -66,4 +183,159 @@ fn a_crashed_holders_node_goes_with_its_session() {
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
     let l = r.liveness.expect("a crash was recorded");
     assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+}
+
+/// The leader killed (kill -9) right after the first entry and restarted 2 s later:
+/// the ensemble elects another, sessions move, and the crash row still holds.
+#[test]
+fn the_crash_row_holds_through_a_leader_kill_and_restart() {
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let plan = with_leader_killed("zk-sequential").expect("the plan");
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let options = RunOptions {
+        keep: Some(dir.path().to_path_buf()),
+        ..RunOptions::new("zk-sequential")
+    };
+    let r = run_plan(plan, &options, &mut |_| {}).expect("runs");
+    assert_agrees(&r);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let h = locklab_traces::reader::read_path(&dir.path().join("history.jsonl")).expect("loads");
+    let killed = nemesis(&h, "kill");
+    assert!(
+        killed.len() == 1 && killed[0].0.starts_with("zk") && killed[0].1.is_none(),
+        "{killed:?}"
+    );
+    let restarted = nemesis(&h, "restart-killed");
+    assert!(
+        restarted.len() == 1 && restarted[0].1.is_none(),
+        "{restarted:?}"
+    );
+    let l = r.liveness.expect("a crash was recorded");
+    assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+}
+
+/// Cut off longer than its session, the holder's client says "disconnected" at once
+/// and "expired" only later; the recipe that stops only at "expired" works on while the
+/// ensemble, which expired the session on its own clock, grants the next waiter.
+#[test]
+fn a_partitioned_holder_that_waits_for_session_lost_shares_the_lock() {
+    let (r, h) = agrees_kept("zk-until-lost");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    // The nemesis's request (any client), then the holder it hit.
+    let cut = nemesis(&h, "client-partition");
+    assert!(cut.iter().any(|(t, _)| t.starts_with('c')), "{cut:?}");
+    let stopped: Vec<String> = h
+        .events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Leave)
+        .filter_map(|(_, e)| e.note.clone())
+        .collect();
+    assert!(
+        stopped.len() == 1 && stopped[0].contains("Expired"),
+        "the holder stops when told the session expired: {stopped:?}"
+    );
+}
+
+/// The same partition, the recipe stopping at the first disconnection (Curator's
+/// advice, the model's `stop_at_suspended`): it leaves before the session can have
+/// expired, and mutual exclusion holds.
+#[test]
+fn a_partitioned_holder_that_stops_at_suspended_keeps_mutual_exclusion() {
+    let (r, h) = run_kept(RunOptions {
+        lock: Some(recipe_lock("recipe stopping at SUSPENDED", Recipe::CURATOR)),
+        ..RunOptions::new("zk-until-lost")
+    });
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let stopped: Vec<String> = h
+        .events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Leave)
+        .filter_map(|(_, e)| e.note.clone())
+        .collect();
+    assert!(
+        stopped.len() == 1 && stopped[0].contains("Disconnected"),
+        "{stopped:?}"
+    );
+}
+
+/// The first create's reply is lost; retried blindly (no owner id in the name), it
+/// leaves an orphan node, ephemeral of the client's live session: once the nodes ahead
+/// of it are gone it is the lowest, and nobody is granted the lock for as long as the
+/// run watches.
+#[test]
+fn a_blind_create_retry_leaves_an_orphan_that_blocks_everyone() {
+    let (r, h) = agrees_kept("zk-create-conn-loss");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let lost = nemesis(&h, "lost-reply");
+    assert_eq!(lost.len(), 1, "{lost:?}");
+    // A client whose node was already ahead of the orphan may still get the lock once;
+    // from then on nobody does.
+    let l = r.liveness.expect("the lost reply was recorded");
+    assert_eq!(l.fault, "lost-reply");
+    assert!(l.stuck, "{}", l.summary);
+    // The orphan and the blind retry's node are both the client's.
+    let who = &lost[0].0;
+    let made = requests(&h)
+        .iter()
+        .filter(|(p, cmd, _)| p == who && matches!(cmd, ZkCommand::Create { path, .. } if path == "/lock/n-"))
+        .count();
+    assert!(made >= 2, "{who} created {made} times");
+}
+
+/// The default recipe (owner id in the node name) under the same lost reply finds the
+/// node its create made and goes on: the lock is granted again.
+#[test]
+fn a_protected_create_retry_finds_its_node_and_the_lock_recovers() {
+    let (r, _) = run_kept(RunOptions {
+        lock: Some(recipe_lock("recipe with the owner id in the node name", Recipe::CURATOR)),
+        ..RunOptions::new("zk-create-conn-loss")
+    });
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let l = r.liveness.expect("the lost reply was recorded");
+    assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+}
+
+/// Nine clients watching /lock's children: still a lock, but every release wakes every
+/// waiter; watching the predecessor wakes one.
+#[test]
+fn the_herd_wakes_every_waiter_per_release_the_predecessor_watch_one() {
+    let herd = agrees("zk-herd");
+    assert_eq!(check(&herd, Property::MutualExclusion), Verdict::Ok);
+    let h = finding(&herd, "watch wake-ups");
+    let per = h["per_release"].as_f64().expect("a number");
+    assert!(per >= 4.0, "the herd: {h:?}");
+    let (pred, _) = run_kept(RunOptions {
+        lock: Some(recipe_lock("predecessor watch", Recipe::CURATOR)),
+        ..RunOptions::new("zk-herd")
+    });
+    assert_eq!(check(&pred, Property::MutualExclusion), Verdict::Ok);
+    let p = finding(&pred, "watch wake-ups");
+    let one = p["per_release"].as_f64().expect("a number");
+    assert!(one <= 1.5 && one < per, "predecessor: {p:?}, herd: {h:?}");
+}
+
+/// zookeeper-client's own `Client::lock`, used as a plain lock, under the pause row:
+/// nothing in it notices the session ending under the stopped holder, so the lock is
+/// shared, as the model says of the recipe.
+#[test]
+fn the_librarys_lock_is_shared_under_the_pause_too() {
+    let next = AtomicU32::new(0);
+    let library = CustomLock::new("zookeeper-client Client::lock", move |endpoints, _| {
+        match endpoints {
+            Endpoints::Zk(z) => Ok(Box::new(LibraryLock::new(
+                z.session.client().clone(),
+                &format!("c{}", next.fetch_add(1, Ordering::SeqCst)),
+            ))),
+            _ => Err(LockError::Unsupported {
+                protocol: "zookeeper-client lock",
+                what: "a scenario of another family",
+            }),
+        }
+    });
+    let (r, _) = run_kept(RunOptions {
+        lock: Some(library),
+        ..RunOptions::new("zk-sequential-pause")
+    });
+    assert_agrees(&r);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
 }

@@ -135,6 +135,11 @@ impl LockGuard {
         self.ownership.lost().await
     }
 
+    /// Resolves when the lock says ownership is gone ([`Ownership::told_lost`]).
+    pub async fn told_lost(&self) -> LostReason {
+        self.ownership.told_lost().await
+    }
+
     /// The shared ownership record (for a harness that watches it from another task).
     pub fn ownership(&self) -> Arc<Ownership> {
         self.ownership.clone()

@@ -13,6 +13,10 @@ pub enum LostReason {
     /// The lease (minus the clock-drift margin) ran out without a confirmed renewal, for
     /// instance because the server could not be reached.
     Expired,
+    /// The client lost its connection to the lock servers: the lock may still be held,
+    /// but a client that cannot tell must stop before the servers can have let it go
+    /// (Curator's SUSPENDED).
+    Disconnected,
 }
 
 /// The safety margin for clock drift taken off every lease, as Redlock does:
@@ -102,6 +106,22 @@ impl Ownership {
     /// Whether ownership is gone.
     pub fn is_lost(&self) -> bool {
         self.lost_reason().is_some()
+    }
+
+    /// Resolves when the lock says ownership is gone ([`Ownership::mark_lost`]: a refused
+    /// renewal, a lost session), not when a lease deadline passes: what a client hears
+    /// that reacts to its lock's notices without watching its own clock.
+    pub async fn told_lost(&self) -> LostReason {
+        let mut rx = self.lost.subscribe();
+        loop {
+            if let Some(r) = *rx.borrow_and_update() {
+                return r;
+            }
+            if rx.changed().await.is_err() {
+                // The sender lives as long as `self`; unreachable, but never spin.
+                std::future::pending::<()>().await;
+            }
+        }
     }
 
     /// Resolves when ownership is lost (never, for a lock without lease that nobody

@@ -7,19 +7,27 @@
 
 use std::time::{Duration, Instant};
 
-use locklab_implementations::zk::{connect, RecipeLock};
+use locklab_implementations::zk::{
+    connect, make_lock_dir, LibraryLock, RecipeLock, RequestLog, ZkSession,
+};
 use locklab_implementations::{Attempt, DistributedLock, Lease};
+use locklab_models::zk::spec::{ZkCommand, ZkReply};
 use locklab_servers::ZkEnsemble;
 
 /// ZooKeeper bounds a session timeout to 2–20 ticks (tick 500 ms here).
 const SESSION: Duration = Duration::from_secs(2);
 const LEASE: Lease = Lease::Unbounded;
 
-async fn lock(z: &ZkEnsemble, owner: &str) -> RecipeLock {
-    let client = connect(&z.connect_string(), SESSION)
+async fn session(z: &ZkEnsemble, log: &RequestLog) -> ZkSession {
+    let s = ZkSession::connect(&z.connect_string(), SESSION, log.clone(), false)
         .await
         .expect("connects to the ensemble");
-    RecipeLock::new(client, owner)
+    make_lock_dir(&s).await.expect("/lock");
+    s
+}
+
+async fn lock(z: &ZkEnsemble, owner: &str) -> RecipeLock {
+    RecipeLock::new(session(z, &RequestLog::new()).await, owner)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -95,4 +103,101 @@ async fn a_missing_ensemble_is_a_clear_error() {
         // The client keeps retrying an endpoint that never answers: bounded here.
         Err(_) => {}
     }
+}
+
+/// Every request the recipe sends is recorded in the spec's words, with the session the
+/// server named: the create that made the node, the listing, the predecessor's watch,
+/// the notification the waiter read, and the delete that woke it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recipes_requests_are_recorded_in_the_specs_words() {
+    let z = ZkEnsemble::three().unwrap_or_else(|e| panic!("cannot start ZooKeeper: {e}"));
+    let log = RequestLog::new();
+    let a = RecipeLock::new(session(&z, &log).await, "a");
+    let b = RecipeLock::new(session(&z, &log).await, "b");
+    let ga = a.acquire(Duration::from_secs(5), LEASE).await.expect("a");
+    let waiter = tokio::spawn(async move {
+        let g = b.acquire(Duration::from_secs(10), LEASE).await.expect("b");
+        g.release().await.expect("b releases");
+        b
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    ga.release().await.expect("a releases");
+    let b = waiter.await.expect("the waiter");
+    let sent: Vec<(ZkCommand, Option<ZkReply>)> = log
+        .exchanges()
+        .into_iter()
+        .map(|e| (e.command, e.reply))
+        .collect();
+    let text: Vec<String> = log
+        .exchanges()
+        .iter()
+        .map(|e| locklab_models::zk::spec::exchange_text(&e.command, e.reply.as_ref()))
+        .collect();
+    let has = |f: &dyn Fn(&ZkCommand, &Option<ZkReply>) -> bool| sent.iter().any(|(c, r)| f(c, r));
+    assert!(
+        has(&|c, r| matches!(c, ZkCommand::Connect { timeout: 2000 })
+            && matches!(r, Some(ZkReply::Connected { .. }))),
+        "{text:#?}"
+    );
+    assert!(
+        has(&|c, r| matches!(c, ZkCommand::Create { path, ephemeral: true, sequential: true, .. } if path == "/lock/b-n-")
+            && matches!(r, Some(ZkReply::Created { path, .. }) if path.starts_with("/lock/b-n-00000"))),
+        "{text:#?}"
+    );
+    assert!(
+        has(&|c, r| matches!(c, ZkCommand::Exists { watch: true, session, .. } if *session == b.session_id())
+            && matches!(r, Some(ZkReply::Stat(Some(_))))),
+        "b watches a's node: {text:#?}"
+    );
+    assert!(
+        has(&|c, r| matches!(c, ZkCommand::Consume { session } if *session == b.session_id())
+            && matches!(r, Some(ZkReply::Notified(n)) if n.len() == 1)),
+        "b read the watch a's delete fired: {text:#?}"
+    );
+    assert!(
+        has(&|c, r| matches!(c, ZkCommand::Delete { session, .. } if *session == a.session_id())
+            && r == &Some(ZkReply::Ok)),
+        "{text:#?}"
+    );
+    // Each exchange's events read back: the command and reply serialize both ways.
+    for e in log.exchanges() {
+        let v = serde_json::to_value(&e.command).expect("serializes");
+        let back: ZkCommand = serde_json::from_value(v).expect("reads back");
+        assert_eq!(back, e.command);
+    }
+}
+
+/// zookeeper-client's own lock (`Client::lock`, Curator's layout) behind the same trait:
+/// it excludes, queues and hands the lock over, fenced by its node's czxid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_librarys_lock_excludes_queues_and_fences() {
+    let z = ZkEnsemble::three().unwrap_or_else(|e| panic!("cannot start ZooKeeper: {e}"));
+    let a = LibraryLock::new(
+        connect(&z.connect_string(), SESSION).await.expect("a"),
+        "a",
+    );
+    let b = LibraryLock::new(
+        connect(&z.connect_string(), SESSION).await.expect("b"),
+        "b",
+    );
+    let ga = a.acquire(Duration::from_secs(5), LEASE).await.expect("a");
+    assert!(ga.key().starts_with("/lock/_c_"), "{}", ga.key());
+    assert!(matches!(
+        b.try_acquire(LEASE).await.expect("b"),
+        Attempt::Busy { .. }
+    ));
+    let ta = ga.token().expect("a czxid token");
+    let waiter = tokio::spawn(async move {
+        let g = b
+            .acquire(Duration::from_secs(10), LEASE)
+            .await
+            .expect("b after a's release");
+        (g.token(), b, g)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "b waits while a holds");
+    ga.release().await.expect("a releases");
+    let (tb, _b, gb) = waiter.await.expect("the waiter");
+    assert!(tb.expect("b czxid token") > ta);
+    gb.release().await.expect("b releases");
 }

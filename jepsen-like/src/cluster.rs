@@ -63,6 +63,11 @@ pub trait FamilyAction: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// What it acts on.
     fn target(&self) -> Target;
+    /// What the history names as its target, when [`FamilyAction::target`] cannot say
+    /// (ZooKeeper's "the servers the nemesis killed"); `None`: the target's node name.
+    fn target_name(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// A family's running servers for one run. Dropping it kills every one of them.

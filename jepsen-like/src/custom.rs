@@ -48,10 +48,11 @@ pub enum Endpoints {
 /// good.
 #[derive(Clone)]
 pub struct ZkEndpoints {
-    /// The session.
-    pub client: locklab_implementations::zk::client::Client,
-    /// This client's proxies, one per server.
+    /// This client's proxies, one per server (first: dropped first, so a client that
+    /// dies is cut off before anything of its session could close it).
     pub proxies: ClientProxies,
+    /// The session, every request of it recorded in the run's history.
+    pub session: locklab_implementations::zk::ZkSession,
 }
 
 /// An etcd client's session and the proxies it reaches every member through (its own,
@@ -67,7 +68,7 @@ pub struct EtcdEndpoints {
 impl std::fmt::Debug for ZkEndpoints {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ZkEndpoints")
-            .field("session", &self.client.session_id())
+            .field("session", &self.session)
             .field("proxies", &self.proxies.len())
             .finish()
     }

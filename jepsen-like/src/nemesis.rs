@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::cluster::{Cluster, Target};
+use crate::cluster::{Cluster, FamilyAction, Target};
 use crate::log::Log;
 use crate::proxy::ProxyControl;
 use crate::schedule::{Action, Event, Schedule, When};
@@ -182,7 +182,11 @@ pub fn run<C: Cluster>(
             },
         }
         let mut cluster = targets.cluster();
-        let name = name_of(&*cluster, step.action.target());
+        let name = match &step.action {
+            Action::Family(a) => a.target_name().map(str::to_string),
+            _ => None,
+        }
+        .unwrap_or_else(|| name_of(&*cluster, step.action.target()));
         let killed_primary = matches!(
             (&step.action, resolve(&*cluster, step.action.target()), cluster.primary()),
             (Action::Kill(_) | Action::Stop(_), Ok(i), Some(p)) if i == p

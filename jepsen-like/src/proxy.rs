@@ -3,18 +3,27 @@
 //! Sentinel-aware endpoint of a failover topology (retarget: the clients' next
 //! connections go to the new master, the old ones are dropped, as a Sentinel-aware
 //! client reconnects), and a lost reply (the next request reaches the server, its
-//! answer never comes back). [`ClientProxies`] are one client's own proxies, one per
-//! server, so that a fault hits exactly that client. Listens on 127.0.0.1 only.
+//! answer never comes back; or the request a protocol-aware [`Tap`] picks).
+//! [`ClientProxies`] are one client's own proxies, one per server, so that a fault hits
+//! exactly that client. Listens on 127.0.0.1 only.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
+
+/// Reads what clients send, for a protocol-aware fault: one inspector per connection,
+/// told every chunk the client sends, in order.
+pub trait Tap: Send + Sync + 'static {
+    /// The inspector of a new connection. It answers a chunk with `true` when the reply
+    /// to a request in it must be lost (as [`lose_next_reply`] loses the next one).
+    fn inspector(&self) -> Box<dyn FnMut(&[u8]) -> bool + Send>;
+}
 
 struct State {
     target: Mutex<String>,
@@ -23,6 +32,10 @@ struct State {
     /// A lost reply asked for and not yet taken: shared by the proxies it was asked of,
     /// so that only the first request through any of them loses its reply.
     loss: Mutex<Option<Arc<AtomicBool>>>,
+    tap: Option<Arc<dyn Tap>>,
+    /// New connections are refused until then (a blip, not a partition: the open ones
+    /// stay).
+    refuse_until: Mutex<Option<Instant>>,
 }
 
 impl State {
@@ -56,6 +69,15 @@ impl Proxy {
     /// Starts a proxy to `target` (`host:port`) on a free loopback port. Must be called
     /// inside a tokio runtime.
     pub async fn start(target: &str) -> std::io::Result<Proxy> {
+        Self::start_with(target, None).await
+    }
+
+    /// A proxy whose connections `tap` reads, to lose the reply it picks.
+    pub async fn start_tapped(target: &str, tap: Arc<dyn Tap>) -> std::io::Result<Proxy> {
+        Self::start_with(target, Some(tap)).await
+    }
+
+    async fn start_with(target: &str, tap: Option<Arc<dyn Tap>>) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let addr = listener.local_addr()?;
         let (generation, _) = watch::channel((0u64, false));
@@ -63,6 +85,8 @@ impl Proxy {
             target: Mutex::new(target.to_string()),
             generation,
             loss: Mutex::new(None),
+            tap,
+            refuse_until: Mutex::new(None),
         });
         let accept = tokio::spawn(accept_loop(listener, state.clone()));
         Ok(Proxy {
@@ -102,6 +126,15 @@ impl ProxyControl {
     /// Drops every connection and refuses new ones until [`ProxyControl::heal`].
     pub fn cut(&self) {
         self.state.generation.send_modify(|g| *g = (g.0 + 1, true));
+    }
+
+    /// Refuses new connections for `d`; the open ones stay.
+    pub fn refuse_new(&self, d: Duration) {
+        *self
+            .state
+            .refuse_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + d);
     }
 
     /// Accepts connections again.
@@ -153,9 +186,24 @@ impl ClientProxies {
     /// A proxy in front of each of `targets` (`host:port`). Must be called inside a
     /// tokio runtime.
     pub async fn start(targets: &[String]) -> std::io::Result<ClientProxies> {
+        Self::start_with(targets, None).await
+    }
+
+    /// As [`ClientProxies::start`], every connection read by `tap`.
+    pub async fn start_tapped(
+        targets: &[String],
+        tap: Arc<dyn Tap>,
+    ) -> std::io::Result<ClientProxies> {
+        Self::start_with(targets, Some(tap)).await
+    }
+
+    async fn start_with(
+        targets: &[String],
+        tap: Option<Arc<dyn Tap>>,
+    ) -> std::io::Result<ClientProxies> {
         let mut proxies = Vec::with_capacity(targets.len());
         for t in targets {
-            proxies.push(Proxy::start(t).await?);
+            proxies.push(Proxy::start_with(t, tap.clone()).await?);
         }
         Ok(ClientProxies {
             proxies: Arc::new(proxies),
@@ -177,7 +225,8 @@ impl ClientProxies {
         self.proxies.is_empty()
     }
 
-    fn controls(&self) -> Vec<ProxyControl> {
+    /// Handles on each proxy, usable outside the runtime.
+    pub fn controls(&self) -> Vec<ProxyControl> {
         self.proxies.iter().map(Proxy::control).collect()
     }
 
@@ -215,7 +264,12 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
             continue;
         };
         let (generation, cut) = *state.generation.borrow();
-        if cut {
+        let refused = state
+            .refuse_until
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some_and(|t| Instant::now() < t);
+        if cut || refused {
             drop(client);
             continue;
         }
@@ -247,8 +301,10 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
 }
 
 /// Copies both ways until both sides are done, or, once a request's reply is to be
-/// lost, drops what the server sends and closes [`REPLY_GRACE`] after that request.
+/// lost (armed by [`lose_next_reply`] or picked by the proxy's [`Tap`]), drops what the
+/// server sends and closes [`REPLY_GRACE`] after that request.
 async fn forward(client: TcpStream, server: TcpStream, state: &State) {
+    let mut inspect = state.tap.as_ref().map(|t| t.inspector());
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let (mut from_client, mut to_client) = client.into_split();
@@ -258,7 +314,8 @@ async fn forward(client: TcpStream, server: TcpStream, state: &State) {
     let up = async {
         let mut buf = vec![0u8; 16 * 1024];
         while let Ok(n @ 1..) = from_client.read(&mut buf).await {
-            if !losing.load(Ordering::Acquire) && state.take_loss() {
+            let picked = inspect.as_mut().is_some_and(|i| i(&buf[..n]));
+            if !losing.load(Ordering::Acquire) && (picked || state.take_loss()) {
                 losing.store(true, Ordering::Release);
                 lost.notify_one();
             }

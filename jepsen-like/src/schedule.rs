@@ -54,7 +54,8 @@ pub enum Action<A> {
     ClientCrash(Target),
     /// The client (or the next one) to reach the middle of its critical section is cut
     /// off from every lock server (its own proxies cut) and works on there for `ms`,
-    /// unaware: its background traffic (lease keep-alives) keeps failing.
+    /// unless its lock tells it it lost the lock (ZooKeeper's SUSPENDED or LOST): its
+    /// background traffic (lease keep-alives, pings) keeps failing.
     ClientPartition {
         /// Who.
         target: Target,

@@ -83,12 +83,16 @@ pub async fn client(
         let mut pending: Option<locklab_traces::format::Event> = None;
         let mut rolled_back = false;
         let mut lose_release_reply = false;
+        // Why the client stopped working before its write, when its lock said it lost.
+        let mut stopped: Option<String> = None;
         match read(&resource, me, token, log).await {
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
                 match shared.faults.take(id) {
                     Some(ClientFault::Pause(ms)) => pause(log, id, ms, &endpoints).await,
-                    Some(ClientFault::Partition(ms)) => partition(log, id, ms, &endpoints).await,
+                    Some(ClientFault::Partition(ms)) => {
+                        stopped = partition(&shared.log, id, ms, &endpoints, &guard).await;
+                    }
                     Some(ClientFault::LoseReleaseReply) => lose_release_reply = true,
                     Some(ClientFault::Crash) => {
                         crash(log, id, "inside its critical section, holding the lock");
@@ -103,17 +107,22 @@ pub async fn client(
                     }
                     None => {}
                 }
-                match write(
-                    &resource,
-                    me,
-                    token,
-                    guard.key(),
-                    v.unwrap_or(0) + 1,
-                    log,
-                    in_tx,
-                )
-                .await
-                {
+                let written = match stopped {
+                    Some(_) => Write::Done,
+                    None => {
+                        write(
+                            &resource,
+                            me,
+                            token,
+                            guard.key(),
+                            v.unwrap_or(0) + 1,
+                            log,
+                            in_tx,
+                        )
+                        .await
+                    }
+                };
+                match written {
                     Write::Done => {}
                     Write::AtCommit(done) => pending = Some(done),
                     Write::RolledBack => rolled_back = true,
@@ -124,6 +133,7 @@ pub async fn client(
         }
 
         let mut leave = Log::event(me, OpKind::Leave, Phase::Ok);
+        leave.note = stopped;
         if rolled_back {
             // The server ended the session: the transaction, and every write of this
             // section, rolled back, so the section excluded no one and counts for nothing.
@@ -246,22 +256,44 @@ async fn pause(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
 }
 
 /// This client is cut off from the lock servers for `ms`, as the nemesis asked, and
-/// works on meanwhile: unlike a pause, it runs, and its background traffic (etcd's
-/// lease keep-alives) keeps trying and failing.
-async fn partition(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
-    let cut = endpoints.cut_off(Duration::from_millis(ms));
+/// works on meanwhile for as long as its lock does not tell it it lost the lock (a lease
+/// deadline passing tells it nothing: etcd's lock-set client never looks): unlike a
+/// pause, it runs, and its background traffic (etcd's lease keep-alives, ZooKeeper's
+/// pings) keeps trying and failing. `Some` (why it stopped, for the section's `leave`)
+/// when the lock said it lost first.
+async fn partition(
+    log: &Arc<Log>,
+    id: u32,
+    ms: u64,
+    endpoints: &Endpoints,
+    guard: &locklab_implementations::LockGuard,
+) -> Option<String> {
+    let target = format!("c{id}");
+    let d = Duration::from_millis(ms);
+    if let Err(e) = endpoints.cut_off(d) {
+        log.nemesis(
+            json!({"fault": "skipped", "target": format!("client-partition {target}")}),
+            Some(format!("cannot cut {target} off: {e}")),
+        );
+        return None;
+    }
     log.nemesis(
-        json!({"fault": "client-partition", "target": format!("c{id}"), "ms": ms}),
-        Some(match &cut {
-            Ok(()) => format!("c{id} is cut off from the lock servers and works on"),
-            Err(e) => format!("cannot cut c{id} off: {e}"),
-        }),
+        json!({"fault": "client-partition", "target": &target, "ms": ms}),
+        Some(format!("{target} is cut off from the lock servers and works on")),
     );
-    tokio::time::sleep(Duration::from_millis(ms)).await;
-    log.nemesis(
-        json!({"fault": "client-heal", "target": format!("c{id}")}),
-        None,
-    );
+    let heal_log = log.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(d).await;
+        heal_log.nemesis(json!({"fault": "client-heal", "target": target}), None);
+    });
+    let cut = Instant::now();
+    tokio::select! {
+        _ = tokio::time::sleep(d) => None,
+        why = guard.told_lost() => Some(format!(
+            "stopped working {} ms into the partition: its lock said {why:?}",
+            cut.elapsed().as_millis()
+        )),
+    }
 }
 
 /// This client dies: it records why and does nothing more, ever.

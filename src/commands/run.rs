@@ -247,7 +247,7 @@ fn text(r: &RunReport) -> String {
         ));
     }
     if let Some(l) = &r.liveness {
-        out.push_str(&format!("  {:<22} {}\n", "after the crash", l.summary));
+        out.push_str(&format!("  {:<22} {}\n", "after the fault", l.summary));
     }
     out.push('\n');
     out.push_str(&check_text(&r.report));

@@ -1,24 +1,36 @@
 //! The ephemeral-sequential lock recipe on ZooKeeper (Curator's `InterProcessMutex`),
-//! on `zookeeper-client`'s primitives: each owner creates
-//! `/lock/<owner>-n-<sequence>` EPHEMERAL_SEQUENTIAL in its session (the owner id in the
-//! name lets a create retried after a lost reply find the node it already made), lists
-//! `/lock`, and owns the lock when its node has the lowest sequence; otherwise it
-//! watches only its predecessor (`exists` with a watch: one wake-up per release, no
-//! herd). Releasing deletes its node; the session's end (expiry, close, crash) deletes
-//! it too. The node's `czxid` is the fencing token: it only grows from one node to the
-//! next.
+//! every request one of the spec's sent through a recorded [`ZkSession`]. Each owner
+//! creates a node EPHEMERAL_SEQUENTIAL under `/lock` in its session, lists `/lock`, and
+//! owns the lock when its node has the lowest sequence; otherwise it waits for a watch.
+//! Releasing deletes its node; the session's end (expiry, close, crash) deletes it too.
+//! The node's `czxid` is the fencing token: it only grows from one node to the next.
+//!
+//! How it is written is the model's [`Recipe`], so a catalog row's variant runs as the
+//! model states it:
+//! - `protected`: the name carries the owner id (`/lock/<owner>-n-<sequence>`), so a
+//!   create retried after a lost reply first looks for the node it already made; without
+//!   it (`/lock/n-<sequence>`) the retry is blind and the first node is left behind;
+//! - `watch_on`: a waiter watches only its predecessor (`exists` with a watch: one
+//!   wake-up per release), or `/lock`'s children (every waiter wakes at every change);
+//! - `stop_at_suspended`: the guard is lost as soon as the connection is (Curator's
+//!   SUSPENDED, before the server can have expired the session), or only when the
+//!   client is told the session expired (LOST).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use locklab_models::zk::model::{Recipe, WatchOn};
+use locklab_models::zk::spec::{sequence, ZkCommand, ZkReply};
 use zookeeper_client as zk;
 
+use super::session::{Woken, ZkSession, ZkWatch};
 use crate::attempt::{Attempt, AttemptObserver, Queued};
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use crate::ownership::{LostReason, Ownership};
 
 /// The catalog id of the recipe.
 pub const PROTOCOL: &str = "zk-sequential";
@@ -26,8 +38,8 @@ pub const PROTOCOL: &str = "zk-sequential";
 /// The lock's parent node.
 pub const LOCK_DIR: &str = "/lock";
 
-/// How long one attempt waits on its predecessor's watch before it reports busy (the
-/// wait loop then tries again at once, so a release is seen within this).
+/// How long one attempt waits on its watch before it reports busy (the wait loop then
+/// tries again at once, waiting on the same watch, so a release is seen within this).
 const WATCH_SLICE: Duration = Duration::from_millis(200);
 
 fn backend(e: zk::Error) -> LockError {
@@ -35,7 +47,7 @@ fn backend(e: zk::Error) -> LockError {
 }
 
 /// A session on `connect_string` (`host:port,…`) asking for `session_timeout`, with
-/// `/lock` made if missing.
+/// `/lock` made if missing (requests not recorded).
 pub async fn connect(
     connect_string: &str,
     session_timeout: Duration,
@@ -45,61 +57,115 @@ pub async fn connect(
         .connect(connect_string)
         .await
         .map_err(backend)?;
-    let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-    match client.create(LOCK_DIR, &[], &persistent).await {
-        Ok(_) | Err(zk::Error::NodeExists) => Ok(client),
-        Err(e) => Err(backend(e)),
+    make_lock_dir(&ZkSession::over(client.clone(), Default::default())).await?;
+    Ok(client)
+}
+
+/// Makes `/lock` (persistent) unless it is there.
+pub async fn make_lock_dir(session: &ZkSession) -> Result<(), LockError> {
+    let cmd = ZkCommand::Create {
+        session: session.id(),
+        path: LOCK_DIR.into(),
+        data: String::new(),
+        ephemeral: false,
+        sequential: false,
+    };
+    match session.exec(cmd).await? {
+        ZkReply::Created { .. } | ZkReply::Error(_) => Ok(()),
+        other => Err(unexpected("create /lock", &other)),
     }
 }
 
-/// The sequence number ZooKeeper appended to a node's name (its last ten digits).
-fn sequence(name: &str) -> Option<u64> {
-    name.get(name.len().checked_sub(10)?..)?.parse().ok()
+fn unexpected(what: &str, reply: &ZkReply) -> LockError {
+    LockError::UnexpectedReply {
+        command: what.to_string(),
+        reply: format!("{reply:?}"),
+    }
+}
+
+/// What the lock knows of its place in the queue.
+#[derive(Default)]
+struct Place {
+    /// Its node's name under `/lock` and czxid, once created.
+    node: Option<(String, u64)>,
+    /// The watch it waits on, across attempts.
+    watch: Option<ZkWatch>,
 }
 
 /// One owner of the lock, on its own session.
-#[derive(Debug)]
 pub struct RecipeLock {
-    client: zk::Client,
+    session: ZkSession,
     owner: String,
+    recipe: Recipe,
     fenced: bool,
-    /// Its node's name under `/lock` and czxid, once created.
-    node: Arc<Mutex<Option<(String, i64)>>>,
+    place: Arc<Mutex<Place>>,
+}
+
+impl std::fmt::Debug for RecipeLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecipeLock")
+            .field("owner", &self.owner)
+            .field("recipe", &self.recipe)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
 }
 
 struct Held {
-    client: zk::Client,
+    session: ZkSession,
     path: String,
-    node: Arc<Mutex<Option<(String, i64)>>>,
+    place: Arc<Mutex<Place>>,
+    /// Stops the session-state watcher of the guard.
+    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
 }
 
 impl HeldLock for Held {
     fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
         Box::pin(async move {
-            let deleted = self.client.delete(&self.path, None).await;
-            *self.node.lock().unwrap_or_else(|p| p.into_inner()) = None;
-            match deleted {
-                Ok(()) => Ok(()),
+            if let Some(stop) = self.stop.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                let _ = stop.send(());
+            }
+            let cmd = ZkCommand::Delete {
+                session: self.session.id(),
+                path: self.path.clone(),
+                version: None,
+            };
+            let deleted = self.session.exec(cmd).await;
+            lock(&self.place).node = None;
+            match deleted? {
+                ZkReply::Ok => Ok(()),
                 // Gone with the session: it was not ours any more.
-                Err(zk::Error::NoNode) => Err(LockError::NotHeld {
+                ZkReply::Error(_) => Err(LockError::NotHeld {
                     key: self.path.clone(),
                 }),
-                Err(e) => Err(backend(e)),
+                other => Err(unexpected("delete", &other)),
             }
         })
     }
 }
 
+fn lock(place: &Mutex<Place>) -> std::sync::MutexGuard<'_, Place> {
+    place.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl RecipeLock {
     /// A handle for `owner` (letters, digits and `_` only: it is part of a node name)
-    /// on `client`'s session.
-    pub fn new(client: zk::Client, owner: &str) -> Self {
+    /// on `session`, written as Curator's `InterProcessMutex` asks to be used: owner id
+    /// in the name, predecessor watch, SUSPENDED treated as lost ([`Recipe::CURATOR`]).
+    pub fn new(session: ZkSession, owner: &str) -> Self {
         RecipeLock {
-            client,
+            session,
             owner: owner.into(),
+            recipe: Recipe::CURATOR,
             fenced: true,
-            node: Arc::default(),
+            place: Arc::default(),
         }
+    }
+
+    /// The same lock written as `recipe`.
+    pub fn with_recipe(mut self, recipe: Recipe) -> Self {
+        self.recipe = recipe;
+        self
     }
 
     /// The same lock whose guards carry no token.
@@ -109,90 +175,196 @@ impl RecipeLock {
     }
 
     /// The session's id, as the server names it.
-    pub fn session_id(&self) -> i64 {
-        self.client.session_id().0
+    pub fn session_id(&self) -> u64 {
+        self.session.id()
     }
 
-    fn my_node(&self) -> Option<(String, i64)> {
-        self.node.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    /// The prefix its creates ask for: with the owner id when protected.
+    fn prefix(&self) -> String {
+        if self.recipe.protected {
+            format!("{}-n-", self.owner)
+        } else {
+            "n-".to_string()
+        }
     }
 
-    /// Our node: created at the first attempt, or found again by its owner prefix when a
-    /// create's reply was lost.
-    async fn ensure_node(&self) -> Result<(String, i64), LockError> {
+    fn my_node(&self) -> Option<(String, u64)> {
+        lock(&self.place).node.clone()
+    }
+
+    fn list(&self, watch: bool) -> ZkCommand {
+        ZkCommand::GetChildren {
+            session: self.session.id(),
+            path: LOCK_DIR.into(),
+            watch,
+        }
+    }
+
+    /// Our node: created at the first attempt; after a create whose reply was lost,
+    /// found again by its owner prefix (protected) or made anew (blind).
+    async fn ensure_node(&self) -> Result<(String, u64), LockError> {
         if let Some(n) = self.my_node() {
             return Ok(n);
         }
-        let prefix = format!("{}-n-", self.owner);
-        let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
-        let made = match self
-            .client
-            .create(&format!("{LOCK_DIR}/{prefix}"), &[], &mode)
-            .await
-        {
-            Ok((stat, seq)) => (format!("{prefix}{seq}"), stat.czxid),
-            Err(zk::Error::ConnectionLoss) => {
-                // The create may have happened: look for our node before making another.
-                let (children, _) = self.client.get_children(LOCK_DIR).await.map_err(backend)?;
-                let Some(name) = children.into_iter().find(|c| c.starts_with(&prefix)) else {
-                    return Err(backend(zk::Error::ConnectionLoss));
-                };
-                let (_, stat) = self
-                    .client
-                    .get_data(&format!("{LOCK_DIR}/{name}"))
-                    .await
-                    .map_err(backend)?;
-                (name, stat.czxid)
-            }
-            Err(e) => return Err(backend(e)),
+        let prefix = self.prefix();
+        let create = ZkCommand::Create {
+            session: self.session.id(),
+            path: format!("{LOCK_DIR}/{prefix}"),
+            data: String::new(),
+            ephemeral: true,
+            sequential: true,
         };
-        *self.node.lock().unwrap_or_else(|p| p.into_inner()) = Some(made.clone());
+        let made = match self.session.exec(create).await {
+            Ok(ZkReply::Created { path, czxid }) => {
+                let name = path.rsplit('/').next().unwrap_or_default().to_string();
+                (name, czxid)
+            }
+            Ok(other) => return Err(unexpected("create", &other)),
+            // The create may have happened. Blind: the next attempt creates again.
+            Err(e) if !self.recipe.protected => return Err(e),
+            Err(e) => self.find_node(&prefix).await?.ok_or(e)?,
+        };
+        lock(&self.place).node = Some(made.clone());
         Ok(made)
     }
 
-    async fn attempt(&self, lease: Lease) -> Result<Attempt, LockError> {
+    /// The node a lost create reply made, if it did: the child with our prefix.
+    async fn find_node(&self, prefix: &str) -> Result<Option<(String, u64)>, LockError> {
+        let ZkReply::Children(children) = self.session.exec(self.list(false)).await? else {
+            return Ok(None);
+        };
+        let Some(name) = children.into_iter().find(|c| c.starts_with(prefix)) else {
+            return Ok(None);
+        };
+        let get = ZkCommand::GetData {
+            session: self.session.id(),
+            path: format!("{LOCK_DIR}/{name}"),
+        };
+        match self.session.exec(get).await? {
+            ZkReply::Stat(Some(n)) => Ok(Some((name, n.czxid))),
+            _ => Ok(None),
+        }
+    }
+
+    /// Waits one slice on the watch kept from an earlier attempt; `true` when there is
+    /// none (or it fired) and the queue must be listed again.
+    async fn waited(&self) -> bool {
+        let Some(watch) = lock(&self.place).watch.take() else {
+            return true;
+        };
+        match self.session.wait(watch, WATCH_SLICE).await {
+            Woken::Fired | Woken::SessionEnded => true,
+            Woken::Pending(w) => {
+                lock(&self.place).watch = Some(w);
+                false
+            }
+        }
+    }
+
+    async fn attempt(&self, _lease: Lease) -> Result<Attempt, LockError> {
+        let busy = Ok(Attempt::Busy {
+            retry_after: Some(Duration::ZERO),
+        });
+        if !self.waited().await {
+            return busy;
+        }
         let sent_at = Instant::now();
         let (name, czxid) = self.ensure_node().await?;
-        let (mut children, _) = self.client.get_children(LOCK_DIR).await.map_err(backend)?;
+        let herd = self.recipe.watch_on == WatchOn::Parent;
+        let (reply, parent_watch) = self.session.exec_watched(self.list(herd)).await?;
+        let ZkReply::Children(mut children) = reply else {
+            // SESSIONEXPIRED: our node went with the session.
+            lock(&self.place).node = None;
+            return Err(LockError::NotHeld {
+                key: format!("{LOCK_DIR}/{name}"),
+            });
+        };
         children.sort_by_key(|c| sequence(c));
         let Some(at) = children.iter().position(|c| *c == name) else {
             // Our node is gone: our session expired while we waited.
-            *self.node.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            lock(&self.place).node = None;
             return Err(LockError::NotHeld {
                 key: format!("{LOCK_DIR}/{name}"),
             });
         };
         if at == 0 {
-            let held = Arc::new(Held {
-                client: self.client.clone(),
-                path: format!("{LOCK_DIR}/{name}"),
-                node: self.node.clone(),
-            });
-            let token = u64::try_from(czxid).ok().filter(|_| self.fenced);
-            // The guard names the node, which a write checked against the lock needs.
-            return Ok(Attempt::Acquired(LockGuard::new(
-                PROTOCOL,
-                format!("{LOCK_DIR}/{name}"),
-                token,
-                held,
-                lease,
-                sent_at,
-            )));
+            return Ok(Attempt::Acquired(self.guard(name, czxid, sent_at)));
         }
-        // Watch only the node just before ours, for one slice of the wait.
-        let before = format!("{LOCK_DIR}/{}", children[at - 1]);
-        let (stat, watcher) = self
-            .client
-            .check_and_watch_stat(&before)
-            .await
-            .map_err(backend)?;
-        if stat.is_some() {
-            let _ = tokio::time::timeout(WATCH_SLICE, watcher.changed()).await;
-        }
-        Ok(Attempt::Busy {
-            retry_after: Some(Duration::ZERO),
-        })
+        let watch = match parent_watch {
+            Some(w) => w,
+            None => {
+                // Watch only the node just before ours.
+                let exists = ZkCommand::Exists {
+                    session: self.session.id(),
+                    path: format!("{LOCK_DIR}/{}", children[at - 1]),
+                    watch: true,
+                };
+                match self.session.exec_watched(exists).await? {
+                    (ZkReply::Stat(Some(_)), Some(w)) => w,
+                    // Gone already: list again at once (the watch, which would fire at
+                    // the node's next creation, is dropped unread).
+                    _ => return busy,
+                }
+            }
+        };
+        lock(&self.place).watch = Some(watch);
+        self.waited().await;
+        busy
     }
+
+    /// The guard of a grant: no lease of its own (the session's pings keep the node),
+    /// lost when the session state says so, as the recipe is written.
+    fn guard(&self, name: String, czxid: u64, sent_at: Instant) -> LockGuard {
+        let path = format!("{LOCK_DIR}/{name}");
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let held = Arc::new(Held {
+            session: self.session.clone(),
+            path: path.clone(),
+            place: self.place.clone(),
+            stop: Mutex::new(Some(stop)),
+        });
+        let token = Some(czxid).filter(|_| self.fenced);
+        // The guard names the node, which a write checked against the lock needs.
+        let guard = LockGuard::new(PROTOCOL, path, token, held, Lease::Unbounded, sent_at);
+        watch_session(
+            self.session.client(),
+            Arc::downgrade(&guard.ownership()),
+            self.recipe.stop_at_suspended,
+            stopped,
+        );
+        guard
+    }
+}
+
+/// Marks `ownership` lost when the session's state says the lock may be gone: at the
+/// first disconnection when `at_suspended` (the server cannot have expired the session
+/// yet), else only when the session expired or closed. Ends with the hold.
+pub(crate) fn watch_session(
+    client: &zk::Client,
+    ownership: Weak<Ownership>,
+    at_suspended: bool,
+    mut stopped: tokio::sync::oneshot::Receiver<()>,
+) {
+    let mut states = client.state_watcher();
+    tokio::spawn(async move {
+        loop {
+            let state = tokio::select! {
+                s = states.changed() => s,
+                _ = &mut stopped => return,
+            };
+            let reason = match state {
+                zk::SessionState::Disconnected if at_suspended => LostReason::Disconnected,
+                zk::SessionState::Expired
+                | zk::SessionState::Closed
+                | zk::SessionState::AuthFailed => LostReason::Expired,
+                _ => continue,
+            };
+            if let Some(o) = ownership.upgrade() {
+                o.mark_lost(reason);
+            }
+            return;
+        }
+    });
 }
 
 impl DistributedLock for RecipeLock {
@@ -203,7 +375,7 @@ impl DistributedLock for RecipeLock {
             owner: self.owner.clone(),
             reentrant: false,
             fenced: self.fenced,
-            teaching_only: false,
+            teaching_only: !self.recipe.protected || !self.recipe.stop_at_suspended,
         }
     }
 

@@ -1,24 +1,26 @@
 //! A counter node on the ZooKeeper ensemble that holds the lock: reads are plain
 //! `getData`; a write with a token is one `multi(check(lock node), setData(counter))`,
 //! which ZooKeeper applies only while the holder's lock node still exists — once its
-//! session expired, the node is gone and the write is refused as a whole.
+//! session expired, the node is gone and the write is refused as a whole. Every request
+//! goes through the client's recorded session, so the history shows them.
 
-use locklab_implementations::zk::client as zk;
+use locklab_implementations::zk::ZkSession;
+use locklab_models::zk::spec::{ZkCommand, ZkError, ZkReply};
 
 use super::Outcome;
 
 /// The counter node `path` on the ensemble one client's session talks to.
 #[derive(Clone)]
 pub struct ZkCounter {
-    client: zk::Client,
+    session: ZkSession,
     path: String,
 }
 
 impl ZkCounter {
-    /// The counter `path` through `client`.
-    pub fn new(client: zk::Client, path: &str) -> Self {
+    /// The counter `path` through `session`.
+    pub fn new(session: ZkSession, path: &str) -> Self {
         ZkCounter {
-            client,
+            session,
             path: path.to_string(),
         }
     }
@@ -29,13 +31,18 @@ impl ZkCounter {
     }
 
     pub(super) async fn read(&self) -> Outcome<Option<i64>> {
-        match self.client.get_data(&self.path).await {
-            Ok((data, _)) if data.is_empty() => Outcome::Ok(None),
-            Ok((data, _)) => match String::from_utf8_lossy(&data).parse() {
+        let get = ZkCommand::GetData {
+            session: self.session.id(),
+            path: self.path.clone(),
+        };
+        match self.session.exec(get).await {
+            Ok(ZkReply::Stat(Some(n))) if n.data.is_empty() => Outcome::Ok(None),
+            Ok(ZkReply::Stat(Some(n))) => match n.data.parse() {
                 Ok(v) => Outcome::Ok(Some(v)),
-                Err(_) => Outcome::Unknown(format!("{} holds {data:?}, not a number", self.path)),
+                Err(_) => Outcome::Unknown(format!("{} holds {:?}, not a number", self.path, n.data)),
             },
-            Err(zk::Error::NoNode) => Outcome::Ok(None),
+            Ok(ZkReply::Error(ZkError::NoNode)) => Outcome::Ok(None),
+            Ok(other) => Outcome::Unknown(format!("getData {}: {other:?}", self.path)),
             Err(e) => Outcome::Unknown(e.to_string()),
         }
     }
@@ -47,54 +54,64 @@ impl ZkCounter {
         token: Option<u64>,
         lock_node: &str,
     ) -> Outcome<()> {
-        let data = value.to_string();
-        let Some(_) = token else {
-            return match self.set(&data).await {
-                Ok(()) => Outcome::Ok(()),
-                Err(e) => Outcome::Unknown(e.to_string()),
-            };
+        let session = self.session.id();
+        let set = ZkCommand::SetData {
+            session,
+            path: self.path.clone(),
+            data: value.to_string(),
+            version: None,
         };
-        let mut multi = self.client.new_multi_writer();
-        // Version -1: any version, but the node must exist.
-        let added = multi
-            .add_check_version(lock_node, -1)
-            .and_then(|()| multi.add_set_data(&self.path, data.as_bytes(), None));
-        if let Err(e) = added {
-            return Outcome::Unknown(e.to_string());
-        }
-        match multi.commit().await {
-            Ok(_) => Outcome::Ok(()),
+        let Some(_) = token else {
+            return self.set(set).await;
+        };
+        let multi = ZkCommand::Multi {
+            session,
+            ops: vec![
+                // Version -1: any version, but the node must exist.
+                ZkCommand::Check {
+                    path: lock_node.to_string(),
+                    version: None,
+                },
+                set,
+            ],
+        };
+        match self.session.exec(multi).await {
+            Ok(ZkReply::Multi(_)) => Outcome::Ok(()),
             // The check failed: the lock node is gone, nothing was written.
-            Err(zk::MultiWriteError::OperationFailed {
+            Ok(ZkReply::MultiFailed {
                 index: 0,
-                source: zk::Error::NoNode,
+                error: ZkError::NoNode,
             }) => Outcome::Refused,
             // The holder's session is over (the server said so, or the client knew and
             // sent nothing): nothing was written either.
-            Err(zk::MultiWriteError::RequestFailed {
-                source: zk::Error::SessionExpired,
-            }) => Outcome::Refused,
+            Ok(ZkReply::Error(ZkError::SessionExpired)) => Outcome::Refused,
+            Ok(other) => Outcome::Unknown(format!("multi: {other:?}")),
             Err(e) => Outcome::Unknown(e.to_string()),
         }
     }
 
     /// `setData`, creating the node at the first write (the harness makes it before the
     /// clients start; a counter used on its own may not have it).
-    async fn set(&self, data: &str) -> Result<(), zk::Error> {
-        match self
-            .client
-            .set_data(&self.path, data.as_bytes(), None)
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(zk::Error::NoNode) => {
-                let mode = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-                self.client
-                    .create(&self.path, data.as_bytes(), &mode)
-                    .await
-                    .map(drop)
-            }
-            Err(e) => Err(e),
+    async fn set(&self, set: ZkCommand) -> Outcome<()> {
+        let ZkCommand::SetData { path, data, .. } = &set else {
+            return Outcome::Unknown("not a setData".into());
+        };
+        let create = ZkCommand::Create {
+            session: self.session.id(),
+            path: path.clone(),
+            data: data.clone(),
+            ephemeral: false,
+            sequential: false,
+        };
+        match self.session.exec(set).await {
+            Ok(ZkReply::Stat(Some(_))) => Outcome::Ok(()),
+            Ok(ZkReply::Error(ZkError::NoNode)) => match self.session.exec(create).await {
+                Ok(ZkReply::Created { .. }) => Outcome::Ok(()),
+                Ok(other) => Outcome::Unknown(format!("create: {other:?}")),
+                Err(e) => Outcome::Unknown(e.to_string()),
+            },
+            Ok(other) => Outcome::Unknown(format!("setData: {other:?}")),
+            Err(e) => Outcome::Unknown(e.to_string()),
         }
     }
 }

@@ -1,19 +1,41 @@
-//! The faults only ZooKeeper has. The rows that run so far need none: a holder's pause
-//! (its own proxies cut) and crash are the generic client faults. The type exists
-//! because a [`crate::cluster::Cluster`] names one.
+//! The faults only ZooKeeper has. A holder's pause (its own proxies cut), its partition
+//! and its crash are the generic client faults, and `kill -9` of a server or of the
+//! leader (`Target::Primary`) the generic server ones; these are the rest.
 
 use crate::cluster::{FamilyAction, Target};
 
-/// A ZooKeeper-only fault (none yet).
+/// A ZooKeeper-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ZkAction {}
+pub enum ZkAction {
+    /// The next create any client sends reaches the ensemble and takes effect, but the
+    /// client's proxy drops the connection before the reply comes back: the client sees
+    /// a connection loss (and reconnects within its session).
+    LoseCreateReply,
+    /// Every server that is down (killed by an earlier step) starts again with its data
+    /// and rejoins the ensemble.
+    RestartKilled,
+}
 
 impl FamilyAction for ZkAction {
     fn name(&self) -> &'static str {
-        match *self {}
+        match self {
+            ZkAction::LoseCreateReply => "lose-create-reply",
+            ZkAction::RestartKilled => "restart-killed",
+        }
     }
 
     fn target(&self) -> Target {
-        match *self {}
+        match self {
+            ZkAction::LoseCreateReply => Target::AnyClient,
+            // Named by `target_name`: which servers are down is known only then.
+            ZkAction::RestartKilled => Target::Primary,
+        }
+    }
+
+    fn target_name(&self) -> Option<&'static str> {
+        match self {
+            ZkAction::LoseCreateReply => None,
+            ZkAction::RestartKilled => Some("killed servers"),
+        }
     }
 }

@@ -2,19 +2,25 @@
 //! client and quorum ports, own data dirs and myids), started as child processes. The
 //! leader is the ensemble's primary, asked of the servers when a fault needs it. Each
 //! client reaches every server through proxies of its own in front of the harness's, so
-//! a pause cuts exactly that client off: its session's pings stop arriving and the
-//! ensemble expires the session on its own clock, as it would for a stopped process.
+//! a pause or a partition cuts exactly that client off: its session's pings stop
+//! arriving and the ensemble expires the session on its own clock, as it would for a
+//! stopped process; the same proxies lose a create's reply when the nemesis asks. Every
+//! request of a client's session is a `command` event of the run's history.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use locklab_implementations::zk::client as zk;
-use locklab_implementations::zk::connect as zk_connect;
+use locklab_implementations::recorder::event_recorder;
+use locklab_implementations::zk::{make_lock_dir, ZkSession, ZkWire};
+use locklab_models::zk::spec::{ZkCommand, ZkReply};
 use locklab_servers::zk::Mode;
 use locklab_servers::{Server, ZkEnsemble};
 
 use super::actions::ZkAction;
 use super::locks::{self, ZkLock};
+use super::tap::CreateTrap;
 use crate::cluster::{Cluster, CommandLog};
 use crate::custom::{Endpoints, ZkEndpoints};
 use crate::proxy::ClientProxies;
@@ -32,6 +38,8 @@ pub struct ZkRunCluster {
     ensemble: ZkEnsemble,
     /// The session timeout clients ask for.
     session: Duration,
+    /// The lost-create-reply trap every client's proxies share.
+    trap: Arc<AtomicBool>,
 }
 
 impl Cluster for ZkRunCluster {
@@ -52,6 +60,7 @@ impl Cluster for ZkRunCluster {
         Ok(ZkRunCluster {
             ensemble,
             session: Duration::from_secs(2),
+            trap: Arc::default(),
         })
     }
 
@@ -88,36 +97,72 @@ impl Cluster for ZkRunCluster {
     }
 
     fn apply(&mut self, action: &ZkAction) -> Result<(), String> {
-        match *action {}
+        match action {
+            ZkAction::LoseCreateReply => {
+                self.trap.store(true, Ordering::SeqCst);
+                Ok(())
+            }
+            ZkAction::RestartKilled => {
+                let n = self.ensemble.servers().len();
+                let down: Vec<usize> = (0..n)
+                    .filter(|&i| !self.ensemble.server_mut(i).is_running())
+                    .collect();
+                if down.is_empty() {
+                    return Err("no server is down".into());
+                }
+                for i in down {
+                    self.ensemble
+                        .server_mut(i)
+                        .restart_keeping_data()
+                        .map_err(|e| format!("zk{}: {e}", i + 1))?;
+                }
+                Ok(())
+            }
+        }
     }
 
-    /// The client's own proxies in front of the harness's, and its session through
-    /// them. Its requests are not yet recorded as `command` events.
-    async fn connect(
-        &self,
-        addrs: &[String],
-        _commands: CommandLog,
-    ) -> Result<Endpoints, RunError> {
-        let proxies = ClientProxies::start(addrs)
+    /// The client's own proxies in front of the harness's (with the lost-reply trap),
+    /// and its session through them, detached: a client that dies never closes it, so
+    /// it ends by expiring, as a crashed process's does.
+    async fn connect(&self, addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
+        let CommandLog { process, log } = commands;
+        let trap = Arc::new(CreateTrap {
+            armed: self.trap.clone(),
+            client: process.to_string(),
+            log: log.clone(),
+            proxies: Arc::default(),
+        });
+        let proxies = ClientProxies::start_tapped(addrs, trap.clone())
             .await
             .map_err(|e| RunError::Environment(format!("a client's proxies to {addrs:?}: {e}")))?;
+        let _ = trap.proxies.set(proxies.controls());
         let list = proxies.addrs();
-        let client = zk_connect(&list.join(","), self.session)
+        let base = log.base();
+        let requests = event_recorder::<ZkWire>(process, base, move |e| log.record_stamped(e));
+        let session = ZkSession::connect(&list.join(","), self.session, requests, true)
             .await
             .map_err(|e| RunError::Environment(format!("connecting to {list:?}: {e}")))?;
+        let setup = |e| RunError::Environment(format!("setting up {list:?}: {e}"));
+        make_lock_dir(&session).await.map_err(setup)?;
         // The counter node the `multi`-checked work writes: made empty (never written)
         // before any client works, since a `multi`'s `setData` cannot create it.
-        let persistent = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-        match client.create(locks::COUNTER, &[], &persistent).await {
-            Ok(_) | Err(zk::Error::NodeExists) => {}
-            Err(e) => {
+        let counter = ZkCommand::Create {
+            session: session.id(),
+            path: locks::COUNTER.into(),
+            data: String::new(),
+            ephemeral: false,
+            sequential: false,
+        };
+        match session.exec(counter).await.map_err(setup)? {
+            ZkReply::Created { .. } | ZkReply::Error(_) => {}
+            other => {
                 return Err(RunError::Environment(format!(
-                    "creating {}: {e}",
+                    "creating {}: {other:?}",
                     locks::COUNTER
                 )))
             }
         }
-        Ok(Endpoints::Zk(ZkEndpoints { client, proxies }))
+        Ok(Endpoints::Zk(ZkEndpoints { proxies, session }))
     }
 
     fn lease(lock: &ZkLock, _ttl: Duration) -> locklab_implementations::Lease {

@@ -1,12 +1,14 @@
 //! Which client lock a ZooKeeper scenario uses, and how one client builds it from its
-//! session: the ephemeral-sequential recipe, its guards with or without the lock node's
-//! `czxid` as fencing token, and the protected write either the harness's counter or a
-//! counter node on the ensemble written in a `multi` that checks the lock node.
+//! session: the ephemeral-sequential recipe written as the row's model [`Recipe`] says,
+//! its guards with or without the lock node's `czxid` as fencing token, and the
+//! protected write either the harness's counter or a counter node on the ensemble
+//! written in a `multi` that checks the lock node.
 
 use std::time::Duration;
 
 use locklab_implementations::zk::RecipeLock;
 use locklab_implementations::{DistributedLock, Lease};
+use locklab_models::zk::Recipe;
 
 use crate::custom::Endpoints;
 use crate::resource::{Resource, ZkCounter};
@@ -32,6 +34,8 @@ pub enum Work {
 pub struct ZkLock {
     /// The session timeout the client asks for (ms; the servers allow 2–20 ticks).
     pub session_ms: u64,
+    /// How the recipe is written (the model's words for it).
+    pub recipe: Recipe,
     /// What the holder does.
     pub work: Work,
 }
@@ -55,7 +59,8 @@ pub fn build(
             "a ZooKeeper lock needs a ZooKeeper session".into(),
         ));
     };
-    let recipe = RecipeLock::new(zk.client.clone(), &format!("c{client}"));
+    let recipe =
+        RecipeLock::new(zk.session.clone(), &format!("c{client}")).with_recipe(lock.recipe);
     Ok(match lock.work {
         Work::Unfenced => Box::new(recipe.unfenced()),
         Work::Fenced | Work::MultiChecked => Box::new(recipe),
@@ -71,7 +76,7 @@ pub fn own_resource(lock: ZkLock) -> bool {
 pub fn resource(lock: ZkLock, endpoints: &Endpoints) -> Option<Resource> {
     match (lock.work, endpoints) {
         (Work::MultiChecked, Endpoints::Zk(zk)) => {
-            Some(Resource::Zk(ZkCounter::new(zk.client.clone(), COUNTER)))
+            Some(Resource::Zk(ZkCounter::new(zk.session.clone(), COUNTER)))
         }
         _ => None,
     }

@@ -1,14 +1,17 @@
 //! The ZooKeeper rows of the catalog as run plans, on a real 3-server ensemble. Clients
-//! ask for a 2 s session (the servers allow 1–10 s with their 500 ms tick), and every
-//! fault that must hit a holder waits for the event that opens its window ("after some
-//! client entered its section"), so it reproduces on every run.
+//! ask for a 2 s session (the servers allow 1–10 s with their 500 ms tick), each writes
+//! the recipe as the row's model does ([`Recipe`]), and every fault that must hit a
+//! holder waits for the event that opens its window ("after some client entered its
+//! section"), so it reproduces on every run.
+
+use locklab_models::zk::{Recipe, WatchOn};
 
 use super::actions::ZkAction;
 use super::cluster::{Shape, ZkRunCluster};
 use super::locks::{Work, ZkLock};
-use crate::cluster::Target::AnyClient;
+use crate::cluster::Target::{AnyClient, Primary};
 use crate::plan::Plan;
-use crate::schedule::{Action, Step};
+use crate::schedule::{Action, Step, When};
 
 type ZkPlan = Plan<ZkRunCluster>;
 
@@ -18,12 +21,17 @@ const EVENT_TIMEOUT_MS: u64 = 15_000;
 /// The session timeout clients ask for (ms).
 const SESSION_MS: u64 = 2_000;
 
+/// Curator's recipe as its documentation asks it used: the owner id in the node name,
+/// the predecessor watched, SUSPENDED treated as lost.
+const CURATOR: Recipe = Recipe::CURATOR;
+
 fn after_entry(delay_ms: u64, action: Action<ZkAction>) -> Step<ZkAction> {
     Step::after_entry(delay_ms, EVENT_TIMEOUT_MS, action)
 }
 
-fn recipe(
+fn plan(
     id: &'static str,
+    recipe: Recipe,
     work: Work,
     faults: Vec<Step<ZkAction>>,
     story: &'static str,
@@ -33,6 +41,7 @@ fn recipe(
         shape: Shape::Three,
         lock: ZkLock {
             session_ms: SESSION_MS,
+            recipe,
             work,
         },
         ttl_ms: SESSION_MS,
@@ -49,8 +58,9 @@ fn recipe(
 /// The first holder stops (its pings too: its own proxies are cut) for 5 s, well past
 /// its 2 s session.
 fn paused(id: &'static str, work: Work, story: &'static str) -> ZkPlan {
-    recipe(
+    plan(
         id,
+        CURATOR,
         work,
         vec![after_entry(
             0,
@@ -81,11 +91,79 @@ pub fn plans() -> Vec<ZkPlan> {
             Work::MultiChecked,
             "the first holder stops mid-section for 5 s, its pings too (2 s session); the counter is a ZooKeeper node written as multi(check(lock node), setData(/counter))",
         ),
-        recipe(
+        plan(
             "zk-sequential",
+            CURATOR,
             Work::Unfenced,
             vec![after_entry(0, Action::ClientCrash(AnyClient))],
-            "the first holder crashes inside its section; its session, and its node with it, ends (closed or expired) and the lock is free again",
+            "the first holder crashes inside its section; its session expires, its node with it, and the lock is free again",
         ),
+        plan(
+            "zk-until-lost",
+            Recipe {
+                stop_at_suspended: false,
+                ..CURATOR
+            },
+            Work::Unfenced,
+            vec![after_entry(
+                0,
+                Action::ClientPartition {
+                    target: AnyClient,
+                    ms: 5_000,
+                },
+            )],
+            "the first holder is cut off from the ensemble mid-section for 5 s (2 s session) and works on until its client says the session is lost, not when it says disconnected",
+        ),
+        ZkPlan {
+            // Long enough to watch the lock stuck for 4 sessions after the lost reply.
+            duration_ms: 10_000,
+            ..plan(
+                "zk-create-conn-loss",
+                Recipe {
+                    protected: false,
+                    ..CURATOR
+                },
+                Work::Unfenced,
+                // Armed once the lock works (so the run shows sections to check): the
+                // next create, a client joining the queue again, loses its reply.
+                vec![Step {
+                    when: When::after(crate::schedule::Event::FirstGrant, EVENT_TIMEOUT_MS),
+                    action: Action::Family(ZkAction::LoseCreateReply),
+                }],
+                "after the first grant, the next create's reply is lost (the client's proxy drops the connection after forwarding it); the client retries the create blindly, with no owner id in the node name",
+            )
+        },
+        ZkPlan {
+            clients: 9,
+            duration_ms: 6_000,
+            ..plan(
+                "zk-herd",
+                Recipe {
+                    watch_on: WatchOn::Parent,
+                    ..CURATOR
+                },
+                Work::Unfenced,
+                Vec::new(),
+                "no fault; 9 clients, every waiter watching /lock's children instead of its predecessor",
+            )
+        },
     ]
+}
+
+/// `id`'s plan with the ensemble's leader killed (`kill -9`) 300 ms after the first
+/// client entered its section, and started again with its data 2 s later: the run must
+/// reach the same verdict through the election.
+pub fn with_leader_killed(id: &str) -> Option<ZkPlan> {
+    let mut p = plans().into_iter().find(|p| p.id == id)?;
+    p.faults.push(after_entry(300, Action::Kill(Primary)));
+    p.faults.push(Step {
+        when: When::After {
+            event: crate::schedule::Event::FirstGrant,
+            delay_ms: 2_000,
+            timeout_ms: EVENT_TIMEOUT_MS,
+        },
+        action: Action::Family(ZkAction::RestartKilled),
+    });
+    p.story = "the plan's faults, and the ensemble's leader killed (kill -9) 300 ms after the first entry and restarted with its data 2 s later";
+    Some(p)
 }

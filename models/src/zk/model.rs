@@ -296,8 +296,11 @@ impl ZkLockModel {
             Phase::Find => match send(&mut s, list(false)) {
                 ZkReply::Children(children) => {
                     let mine = format!("c{c}-");
-                    match children.into_iter().find(|(n, _)| n.starts_with(&mine)) {
-                        Some((name, czxid)) => {
+                    match children.into_iter().find(|n| n.starts_with(&mine)) {
+                        Some(name) => {
+                            // The recipe reads its node's czxid with a getData; the node
+                            // is its own, in its live session, so the model reads it here.
+                            let czxid = s.zk.nodes.get(&lock_path(&name)).map_or(0, |n| n.czxid);
                             s.clients[c].node = Some(name);
                             s.clients[c].token = czxid;
                             Phase::List
@@ -309,14 +312,14 @@ impl ZkLockModel {
             },
             Phase::List => match send(&mut s, list(self.recipe.watch_on == WatchOn::Parent)) {
                 ZkReply::Children(mut children) => {
-                    children.sort_by_key(|(n, _)| sequence(n));
+                    children.sort_by_key(|n| sequence(n));
                     let me = cl.node.as_deref().unwrap_or_default();
-                    match children.iter().position(|(n, _)| n == me) {
+                    match children.iter().position(|n| n == me) {
                         None => self.give_up(&mut s, c),
                         Some(0) => Phase::Critical(0),
                         Some(_) if self.recipe.watch_on == WatchOn::Parent => Phase::Wait,
                         Some(i) => {
-                            s.clients[c].pred = Some(children[i - 1].0.clone());
+                            s.clients[c].pred = Some(children[i - 1].clone());
                             Phase::Watch
                         }
                     }

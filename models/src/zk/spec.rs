@@ -16,6 +16,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::{Deserialize, Serialize};
+
 use crate::spec::{Outcomes, Spec, Window};
 
 /// The parent of the lock recipe's nodes.
@@ -28,7 +30,8 @@ pub const COUNTER: &str = "/counter";
 pub type SessionId = u64;
 
 /// A znode.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Znode {
     /// Its data.
     pub data: String,
@@ -63,7 +66,8 @@ impl Session {
 }
 
 /// What a watch waits for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum WatchKind {
     /// Set by `exists`/`getData`: fires when the node is created, changed or deleted.
     Node,
@@ -73,7 +77,8 @@ pub enum WatchKind {
 
 /// A watch set by a session, or the notification of one that fired: ZooKeeper's watches
 /// are one-shot, so firing moves it from `watches` to `notified`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Notification {
     /// The session that set it.
     pub session: SessionId,
@@ -102,8 +107,11 @@ pub struct ZkState {
     pub notified: BTreeSet<Notification>,
 }
 
-/// A request.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// A request. Run histories carry each one a client sent as a `command` event
+/// (serialized in kebab case: `{"get-children":{"session":…,"path":"/lock","watch":true}}`),
+/// with its reply; there a session is the server's id and a timeout is in milliseconds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ZkCommand {
     /// Open a session with this timeout.
     Connect {
@@ -198,7 +206,8 @@ pub enum ZkCommand {
 }
 
 /// An error code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ZkError {
     /// `NONODE`.
     NoNode,
@@ -213,7 +222,8 @@ pub enum ZkError {
 }
 
 /// What ZooKeeper answers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ZkReply {
     /// A session was opened.
     Connected {
@@ -231,8 +241,8 @@ pub enum ZkReply {
     },
     /// `exists`/`getData`/`setData`: the node, or `None` when absent (`exists` only).
     Stat(Option<Znode>),
-    /// `getChildren`: the children's names with their czxid, sorted by name.
-    Children(Vec<(String, u64)>),
+    /// `getChildren`: the children's names, sorted (ZooKeeper says nothing else of them).
+    Children(Vec<String>),
     /// A `multi` that succeeded: each op's reply.
     Multi(Vec<ZkReply>),
     /// A `multi` that failed at op `index` with `error`; nothing was applied.
@@ -479,7 +489,7 @@ impl ZkState {
                 if *w {
                     watch(self, path, WatchKind::Children);
                 }
-                ZkReply::Children(self.children(path))
+                ZkReply::Children(self.children(path).into_iter().map(|c| c.0).collect())
             }
             ZkCommand::Consume { .. } => {
                 let mine: Vec<Notification> = self
@@ -702,10 +712,7 @@ pub fn reply_text(reply: &ZkReply) -> String {
         ZkReply::Stat(Some(n)) => stat_text(n),
         ZkReply::Children(c) => format!(
             "[{}]",
-            c.iter()
-                .map(|c| c.0.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            c.join(", ")
         ),
         ZkReply::Multi(r) => format!(
             "OK [{}]",

@@ -22,6 +22,7 @@ pub mod lock;
 pub mod mutex;
 pub mod one_redis;
 pub mod resource;
+pub mod zk_wakeups;
 
 /// A verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -127,7 +128,8 @@ impl CheckReport {
 }
 
 /// Something the checks found that is no property of the lock and changes no verdict
-/// (whether the servers behaved as one Redis, see [`one_redis`]).
+/// (whether the servers behaved as one Redis, see [`one_redis`]; how many clients a
+/// ZooKeeper release wakes, see [`zk_wakeups`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
     /// What was looked at (`one Redis`).
@@ -375,6 +377,7 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         .then(|| one_redis::check(history, &paired, &finding_budget))
         .flatten()
         .into_iter()
+        .chain(auto.then(|| zk_wakeups::check(history)).flatten())
         .collect();
     Ok(Report {
         source: history.source.clone(),
