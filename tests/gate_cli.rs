@@ -46,9 +46,13 @@ fn junit(path: &Path) -> Vec<Case> {
     let mut cases = Vec::new();
     for case in suites.descendants().filter(|n| n.has_tag_name("testcase")) {
         let text_of = |tag: &str| {
-            case.children()
-                .find(|c| c.has_tag_name(tag))
-                .map(|c| format!("{} {}", c.attribute("message").unwrap_or(""), c.text().unwrap_or("")))
+            case.children().find(|c| c.has_tag_name(tag)).map(|c| {
+                format!(
+                    "{} {}",
+                    c.attribute("message").unwrap_or(""),
+                    c.text().unwrap_or("")
+                )
+            })
         };
         cases.push(Case {
             classname: case.attribute("classname").expect("classname").to_string(),
@@ -64,8 +68,14 @@ fn junit(path: &Path) -> Vec<Case> {
             .unwrap_or_else(|| panic!("testsuites {attr}"))
     };
     assert_eq!(count("tests"), cases.len());
-    assert_eq!(count("failures"), cases.iter().filter(|c| c.failure.is_some()).count());
-    assert_eq!(count("errors"), cases.iter().filter(|c| c.error.is_some()).count());
+    assert_eq!(
+        count("failures"),
+        cases.iter().filter(|c| c.failure.is_some()).count()
+    );
+    assert_eq!(
+        count("errors"),
+        cases.iter().filter(|c| c.error.is_some()).count()
+    );
     cases
 }
 
@@ -108,7 +118,8 @@ fn redis_py_lock_passes_its_gate_agreeing_with_the_model_on_four_redis_scenarios
         .map(|s| {
             assert_eq!(s["agreement"]["agrees"], true, "{s:#}");
             assert!(
-                s.get("client_problems").is_none_or(|p| p.as_array().is_some_and(Vec::is_empty)),
+                s.get("client_problems")
+                    .is_none_or(|p| p.as_array().is_some_and(Vec::is_empty)),
                 "redis-py's client keeps to the protocol: {s:#}"
             );
             (
@@ -128,14 +139,25 @@ fn redis_py_lock_passes_its_gate_agreeing_with_the_model_on_four_redis_scenarios
     );
     let cases = junit(&out.path().join("junit.xml"));
     assert_eq!(cases.len(), 8, "{cases:#?}");
-    assert!(cases.iter().all(|c| c.failure.is_none() && c.error.is_none()), "{cases:#?}");
+    assert!(
+        cases
+            .iter()
+            .all(|c| c.failure.is_none() && c.error.is_none()),
+        "{cases:#?}"
+    );
     assert!(cases
         .iter()
         .any(|c| c.classname == "locklab.redis-failover-wait" && c.name == "agrees-with-model"));
     let index = std::fs::read_to_string(out.path().join("index.html")).expect("index.html");
-    assert!(index.contains("04-redis-failover-wait.html"), "the index links each run");
+    assert!(
+        index.contains("04-redis-failover-wait.html"),
+        "the index links each run"
+    );
     assert!(out.path().join("02-redis-lua-pause.html").is_file());
-    assert!(out.path().join("02-redis-lua-pause/clients/c0.stderr").is_file());
+    assert!(out
+        .path()
+        .join("02-redis-lua-pause/clients/c0.stderr")
+        .is_file());
 }
 
 /// The broken lock releases with a plain `DEL`: on `redis-lua-pause` a holder stopped
@@ -215,10 +237,17 @@ fn a_bad_config_is_exit_2_naming_its_line_and_key() {
         let o = gate(&[config.as_os_str(), "--out".as_ref(), out.as_os_str()]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{text}\n{err}");
-        assert!(err.contains("locklab-gate.toml") && err.contains(want), "{want} in {err}");
+        assert!(
+            err.contains("locklab-gate.toml") && err.contains(want),
+            "{want} in {err}"
+        );
         assert!(!out.exists(), "nothing ran: {}", out.display());
     }
-    let o = gate(&["/nonexistent/locklab-gate.toml".as_ref(), "--format".as_ref(), "json".as_ref()]);
+    let o = gate(&[
+        "/nonexistent/locklab-gate.toml".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON error document");
     assert_eq!(json["verdict"], "error");

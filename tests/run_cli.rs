@@ -132,7 +132,10 @@ fn run_client_usage_errors_exit_2_naming_the_flag() {
     let out = locklab(&["run", "redis-lua", "--client", "./no-such-client", "--flag"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--client") && err.contains("no-such-client"), "{err}");
+    assert!(
+        err.contains("--client") && err.contains("no-such-client"),
+        "{err}"
+    );
     let out = locklab(&["run", "inventory-no-lock", "--client", "/bin/sh"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("buyers"));

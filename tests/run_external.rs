@@ -30,7 +30,10 @@ fn root() -> PathBuf {
 }
 
 fn client(script: &str, args: &[&str]) -> ExternalClient {
-    let mut command = vec![PYTHON.to_string(), root().join(script).display().to_string()];
+    let mut command = vec![
+        PYTHON.to_string(),
+        root().join(script).display().to_string(),
+    ];
     command.extend(args.iter().map(|a| a.to_string()));
     ExternalClient::new(command).expect("a command")
 }
@@ -51,7 +54,10 @@ fn run_with(id: &str, client: ExternalClient, secs: Option<u64>, keep: &Path) ->
     };
     let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
     let left = clients_of(std::process::id());
-    assert!(left.is_empty(), "client processes outlived the run: {left:?}");
+    assert!(
+        left.is_empty(),
+        "client processes outlived the run: {left:?}"
+    );
     r
 }
 
@@ -95,7 +101,13 @@ fn history_lines(dir: &Path) -> Vec<serde_json::Value> {
 
 fn no_violation(r: &RunReport) {
     for c in &r.report.checks {
-        assert_ne!(c.verdict, Verdict::Violation, "{}: {}", c.property.name(), c.summary);
+        assert_ne!(
+            c.verdict,
+            Verdict::Violation,
+            "{}: {}",
+            c.property.name(),
+            c.summary
+        );
     }
     assert!(r.agreement.agrees, "{:#?}", r.agreement);
 }
@@ -103,14 +115,24 @@ fn no_violation(r: &RunReport) {
 #[test]
 fn a_client_that_exits_holding_the_lock_is_a_crash_not_a_violation() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let r = run_with("redis-lua", misbehaving("exit-after-grant"), Some(3), dir.path());
+    let r = run_with(
+        "redis-lua",
+        misbehaving("exit-after-grant"),
+        Some(3),
+        dir.path(),
+    );
     no_violation(&r);
     // Each grant kills its holder, and the next waits out the dead holder's 2 s lease:
     // in 3 s two clients get one.
     let exited = problems(&r, ProblemKind::Exited);
-    assert!(exited.len() >= 2, "each client exits after its first grant: {exited:?}");
     assert!(
-        exited.iter().all(|e| e.contains("exit status: 7") && e.contains("exiting on purpose")),
+        exited.len() >= 2,
+        "each client exits after its first grant: {exited:?}"
+    );
+    assert!(
+        exited
+            .iter()
+            .all(|e| e.contains("exit status: 7") && e.contains("exiting on purpose")),
         "the exit status and the last of stderr: {exited:?}"
     );
     // The workload hears of it as a crash of that client, and the others go on once
@@ -125,7 +147,10 @@ fn a_client_that_exits_holding_the_lock_is_a_crash_not_a_violation() {
         .iter()
         .filter(|e| e["op"] == "acquire" && e["phase"] == "ok")
         .count();
-    assert!(grants >= 2, "the lock is granted again after a crash: {grants}");
+    assert!(
+        grants >= 2,
+        "the lock is granted again after a crash: {grants}"
+    );
 }
 
 #[test]
@@ -142,7 +167,10 @@ fn a_client_that_never_answers_gives_unknown_operations_not_violations() {
         .iter()
         .filter(|e| e["op"] == "acquire" && e["phase"] == "info")
         .count();
-    assert!(infos >= 4, "each unanswered acquire is an info operation: {infos}");
+    assert!(
+        infos >= 4,
+        "each unanswered acquire is an info operation: {infos}"
+    );
 }
 
 #[test]
@@ -170,8 +198,16 @@ fn replies_to_requests_never_sent_are_recorded_and_ignored() {
     no_violation(&r);
     assert_eq!(r.agreement.verdict, Verdict::Ok);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
-    for kind in [ProblemKind::Unsolicited, ProblemKind::Duplicate, ProblemKind::Malformed] {
-        assert!(!problems(&r, kind).is_empty(), "{kind:?}: {:?}", r.client_problems);
+    for kind in [
+        ProblemKind::Unsolicited,
+        ProblemKind::Duplicate,
+        ProblemKind::Malformed,
+    ] {
+        assert!(
+            !problems(&r, kind).is_empty(),
+            "{kind:?}: {:?}",
+            r.client_problems
+        );
     }
     assert!(problems(&r, ProblemKind::Unsolicited)[0].contains("never sent"));
     // Each kind is recorded a bounded number of times per client, then counted.
@@ -246,7 +282,14 @@ fn start_harness(keep: &Path) -> std::process::Child {
         .args(["run", "redis-lua", "--duration", "30", "--keep"])
         .arg(keep)
         .arg("--client")
-        .args([PYTHON, &root().join("tests/clients/misbehaving.py").display().to_string(), "fork"])
+        .args([
+            PYTHON,
+            &root()
+                .join("tests/clients/misbehaving.py")
+                .display()
+                .to_string(),
+            "fork",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -320,7 +363,11 @@ fn a_killed_harness_leaves_no_client() {
     assert!(left.is_empty(), "clients outlived the harness: {left:?}");
     // The grandchildren (sleep 600) are orphans now; this test ends them.
     for p in clients_of(pid) {
-        if let Some(raw) = p.split(':').next().and_then(|s| s.parse::<libc::pid_t>().ok()) {
+        if let Some(raw) = p
+            .split(':')
+            .next()
+            .and_then(|s| s.parse::<libc::pid_t>().ok())
+        {
             // SAFETY: kill(2) on processes this test started through the harness.
             unsafe {
                 libc::kill(raw, libc::SIGKILL);

@@ -87,7 +87,9 @@ pub fn external_client(
     if let Some(t) = reply_timeout {
         client.reply_timeout = t;
     }
-    client.check_program().map_err(|e| format!("--client: {e}"))?;
+    client
+        .check_program()
+        .map_err(|e| format!("--client: {e}"))?;
     let name = client.command.join(" ");
     Ok(client.lock(&name))
 }

@@ -31,7 +31,9 @@ fn ms(d: Duration) -> u64 {
 /// What an `error` reply (or a refusal where none is allowed) says, as a lock error.
 fn said(reply: &Reply, what: &str) -> LockError {
     let words = reply.message.as_deref().unwrap_or("no message");
-    LockError::backend(std::io::Error::other(format!("the client's {what}: {words}")))
+    LockError::backend(std::io::Error::other(format!(
+        "the client's {what}: {words}"
+    )))
 }
 
 impl ExternalLock {
@@ -40,13 +42,10 @@ impl ExternalLock {
     pub fn start(spec: &ExternalClient, client: &ClientContext<'_>) -> Result<Self, LockError> {
         let name = format!("c{}", client.index);
         let failed = |what: String| {
-            LockError::InvalidConfig(format!(
-                "client {name} ({}) {what}",
-                spec.command.join(" ")
-            ))
+            LockError::InvalidConfig(format!("client {name} ({}) {what}", spec.command.join(" ")))
         };
         let process = ClientProcess::spawn(spec, &name, Arc::clone(client.log), client.dir)
-            .map_err(|e| failed(e))?;
+            .map_err(&failed)?;
         let init = Request::Init {
             id: process.next_id(),
             client: &name,
@@ -62,7 +61,10 @@ impl ExternalLock {
             t => format!("; its stderr:\n{t}"),
         };
         if let Err(f) = process.send(&init, Waiter::Blocking(tx)) {
-            return Err(failed(format!("could not be sent init: {f:?}{}", stderr(&process))));
+            return Err(failed(format!(
+                "could not be sent init: {f:?}{}",
+                stderr(&process)
+            )));
         }
         let answer = rx.recv_timeout(spec.init_timeout);
         match answer {
@@ -79,9 +81,9 @@ impl ExternalLock {
                 reply.message.as_deref().unwrap_or("no message"),
                 stderr(&process)
             ))),
-            Ok(Err(Failure::Gone(why))) => Err(failed(format!(
-                "ended before answering init: {why}"
-            ))),
+            Ok(Err(Failure::Gone(why))) => {
+                Err(failed(format!("ended before answering init: {why}")))
+            }
             Ok(Err(Failure::Malformed(why))) => Err(failed(format!(
                 "answered init with a line locklab cannot read: {why}{}",
                 stderr(&process)

@@ -28,8 +28,8 @@
 
 mod endpoints;
 mod lock;
-mod process;
 pub mod problems;
+mod process;
 pub mod protocol;
 
 use std::path::{Path, PathBuf};

@@ -155,7 +155,9 @@ impl Shared {
                 } else {
                     (
                         ProblemKind::Unsolicited,
-                        format!("answered request {id}, which locklab never sent, ignored: {shown}"),
+                        format!(
+                            "answered request {id}, which locklab never sent, ignored: {shown}"
+                        ),
                     )
                 };
                 drop(state);
@@ -285,7 +287,8 @@ impl ClientProcess {
             .map_err(|e| format!("cannot start {program:?}: {e}"))?;
         locklab_servers::reaper::register(child.id());
         let pid = libc::pid_t::try_from(child.id()).map_err(|e| e.to_string())?;
-        let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let (stdin, stdout, stderr) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take());
         let shared = Arc::new(Shared {
             name: name.to_string(),
             pid,
@@ -307,11 +310,16 @@ impl ClientProcess {
         };
         let (tx, rx) = mpsc::channel::<String>();
         *lock(&process.writer) = Some(tx);
-        let thread = |what: &str| std::thread::Builder::new().name(format!("locklab-{name}-{what}"));
+        let thread =
+            |what: &str| std::thread::Builder::new().name(format!("locklab-{name}-{what}"));
         thread("in")
             .spawn(move || {
                 for line in rx {
-                    if stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()).is_err() {
+                    if stdin
+                        .write_all(line.as_bytes())
+                        .and_then(|()| stdin.flush())
+                        .is_err()
+                    {
                         // Gone: the stdout reader reports it.
                         return;
                     }
@@ -394,7 +402,8 @@ impl ClientProcess {
     ) -> Result<Reply, LockError> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let id = request.id();
-        self.send(request, Waiter::Async(tx)).map_err(|f| self.error(f, request))?;
+        self.send(request, Waiter::Async(tx))
+            .map_err(|f| self.error(f, request))?;
         // Dropped before the reply (the attempt was cancelled): a reply is late.
         let mut waiting = GiveUpOnDrop {
             process: self,
@@ -481,7 +490,10 @@ fn read_replies(stdout: ChildStdout, shared: &Shared, stderr_done: &mpsc::Receiv
     let mut reader = BufReader::new(stdout);
     loop {
         let mut line = Vec::new();
-        match (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line) {
+        match (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+        {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
@@ -497,7 +509,10 @@ fn read_replies(stdout: ChildStdout, shared: &Shared, stderr_done: &mpsc::Receiv
             let mut rest = Vec::new();
             loop {
                 rest.clear();
-                match (&mut reader).take(MAX_LINE as u64).read_until(b'\n', &mut rest) {
+                match (&mut reader)
+                    .take(MAX_LINE as u64)
+                    .read_until(b'\n', &mut rest)
+                {
                     Ok(0) | Err(_) => break,
                     Ok(_) if rest.last() == Some(&b'\n') => break,
                     Ok(_) => {}
@@ -515,7 +530,10 @@ fn copy_stderr(stderr: ChildStderr, mut file: File, shared: &Shared, _done: mpsc
     let mut line = Vec::new();
     loop {
         line.clear();
-        match (&mut reader).take(MAX_LINE as u64).read_until(b'\n', &mut line) {
+        match (&mut reader)
+            .take(MAX_LINE as u64)
+            .read_until(b'\n', &mut line)
+        {
             Ok(0) | Err(_) => return,
             Ok(_) => {}
         }

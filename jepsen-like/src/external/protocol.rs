@@ -234,8 +234,7 @@ mod tests {
         };
         assert_eq!(id, Some(2));
         assert!(why.contains("maybe"), "{why}");
-        let Line::Malformed { id, why } = read_line(br#"{"id":2,"type":"ok","token":-1}"#)
-        else {
+        let Line::Malformed { id, why } = read_line(br#"{"id":2,"type":"ok","token":-1}"#) else {
             panic!("malformed")
         };
         assert_eq!(id, Some(2));

@@ -163,9 +163,11 @@ pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
     };
     let o = &raw.options;
     let duration = seconds(&o.duration, "options.duration")?;
-    let reply_timeout = seconds(&o.reply_timeout, "options.reply_timeout")?.unwrap_or(REPLY_TIMEOUT);
+    let reply_timeout =
+        seconds(&o.reply_timeout, "options.reply_timeout")?.unwrap_or(REPLY_TIMEOUT);
     let init_timeout = seconds(&o.init_timeout, "options.init_timeout")?.unwrap_or(INIT_TIMEOUT);
-    let check_timeout = seconds(&o.check_timeout, "options.check_timeout")?.unwrap_or(CHECK_TIMEOUT);
+    let check_timeout =
+        seconds(&o.check_timeout, "options.check_timeout")?.unwrap_or(CHECK_TIMEOUT);
     if let Some(c) = &o.clients {
         if !(2..=64).contains(c.get_ref()) {
             return Err(at(
@@ -186,7 +188,9 @@ pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
     };
     let default_client = client(&raw.client, "client")?;
     if raw.scenario.is_empty() {
-        return Err("1: scenario: no [[scenario]] tables: name at least one scenario to run".into());
+        return Err(
+            "1: scenario: no [[scenario]] tables: name at least one scenario to run".into(),
+        );
     }
     let runnable: Vec<&'static str> = locklab_jepsen::plans().iter().map(|p| p.id()).collect();
     let mut scenarios = Vec::new();
@@ -229,9 +233,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
         });
     }
     Ok(Config {
-        name: raw
-            .name
-            .unwrap_or_else(|| default_client.command.join(" ")),
+        name: raw.name.unwrap_or_else(|| default_client.command.join(" ")),
         seed: o.seed.unwrap_or(1),
         clients: o.clients.as_ref().map(|c| *c.get_ref()),
         duration,
@@ -272,16 +274,26 @@ mod tests {
             c.scenarios[0].require,
             vec![Requirement::AgreesWithModel, Requirement::MutualExclusion]
         );
-        assert_eq!(c.scenarios[0].client.dir.as_deref(), Some(Path::new("/repo")));
+        assert_eq!(
+            c.scenarios[0].client.dir.as_deref(),
+            Some(Path::new("/repo"))
+        );
         assert_eq!(c.scenarios[1].client.command[1], "other.sh");
         assert_eq!(c.scenarios[0].client.reply_timeout, REPLY_TIMEOUT);
     }
 
     #[test]
     fn every_mistake_names_its_line_and_key() {
-        let e = err(&format!("{SH}[[scenario]]\nid = \"redis-luaa\"\nrequire = [\"agrees-with-model\"]\n"));
-        assert!(e.starts_with("3: scenario.id:") && e.contains("redis-lua,"), "{e}");
-        let e = err(&format!("{SH}[[scenario]]\nid = \"redis-lua\"\nrequire = [\"mutual-exclusio\"]\n"));
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"redis-luaa\"\nrequire = [\"agrees-with-model\"]\n"
+        ));
+        assert!(
+            e.starts_with("3: scenario.id:") && e.contains("redis-lua,"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nrequire = [\"mutual-exclusio\"]\n"
+        ));
         assert!(e.starts_with("4:") && e.contains("mutual-exclusio"), "{e}");
         let e = err(&format!("{SH}[options]\nduration = -1.0\n[[scenario]]\nid = \"redis-lua\"\nrequire = [\"fencing\"]\n"));
         assert!(e.starts_with("3: options.duration:"), "{e}");
@@ -297,9 +309,13 @@ mod tests {
         assert!(e.starts_with("1: client:") && e.contains("empty"), "{e}");
         let e = err(SH);
         assert!(e.contains("[[scenario]]"), "{e}");
-        let e = err(&format!("{SH}[[scenario]]\nid = \"inventory-no-lock\"\nrequire = [\"fencing\"]\n"));
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"inventory-no-lock\"\nrequire = [\"fencing\"]\n"
+        ));
         assert!(e.contains("buyers"), "{e}");
-        let e = err(&format!("{SH}[[scenario]]\nid = \"redis-lua\"\nrequire = []\n"));
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nrequire = []\n"
+        ));
         assert!(e.starts_with("4: scenario.require:"), "{e}");
         let e = err(&format!("{SH}[[scenario]]\nid = \"redis-lua\"\nrequire = [\"fencing\", \"agrees-with-model\", \"fencing\"]\n"));
         assert!(e.contains("twice"), "{e}");

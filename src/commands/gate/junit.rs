@@ -47,7 +47,11 @@ pub fn document(name: &str, scenarios: &[ScenarioOutcome]) -> String {
         count(Result::Error) + count(Result::Unknown),
     );
     for s in scenarios {
-        let fails = s.requirements.iter().filter(|j| j.result == Result::Fail).count();
+        let fails = s
+            .requirements
+            .iter()
+            .filter(|j| j.result == Result::Fail)
+            .count();
         let errors = s
             .requirements
             .iter()
@@ -108,7 +112,10 @@ mod tests {
 
     #[test]
     fn text_is_escaped_and_unwritable_characters_replaced() {
-        assert_eq!(xml("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;");
+        assert_eq!(
+            xml("a<b & \"c\" 'd'>"),
+            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
+        );
         assert_eq!(xml("x\u{1}y\nz"), "x\u{FFFD}y\nz");
     }
 }

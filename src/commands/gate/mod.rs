@@ -86,7 +86,10 @@ pub fn run(args: Args) -> u8 {
     if let Err(e) = std::fs::create_dir_all(&args.out) {
         return bad_input(args.format, &format!("--out {}: {e}", args.out.display()));
     }
-    let junit_path = args.junit.clone().unwrap_or_else(|| args.out.join("junit.xml"));
+    let junit_path = args
+        .junit
+        .clone()
+        .unwrap_or_else(|| args.out.join("junit.xml"));
     crate::commands::run::install_interrupt_handler();
     let bar = spinner(args.format, "starting");
     let total = config.scenarios.len();
@@ -127,7 +130,10 @@ pub fn run(args: Args) -> u8 {
         Result::Unknown => 3,
     };
     if let Err(e) = std::fs::write(&junit_path, junit::document(&config.name, &outcomes)) {
-        return bad_input(args.format, &format!("--junit {}: {e}", junit_path.display()));
+        return bad_input(
+            args.format,
+            &format!("--junit {}: {e}", junit_path.display()),
+        );
     }
     let index = args.out.join("index.html");
     if let Err(e) = std::fs::write(&index, index_page(&config, &outcomes)) {
@@ -276,7 +282,12 @@ fn text(r: &GateReport) -> String {
         t.push('\n');
         t.push_str(&j.details);
     }
-    let _ = writeln!(t, "\njunit: {}\nhtml:  {}", r.junit.display(), r.html.display());
+    let _ = writeln!(
+        t,
+        "\njunit: {}\nhtml:  {}",
+        r.junit.display(),
+        r.html.display()
+    );
     t
 }
 
@@ -288,10 +299,9 @@ fn index_page(config: &Config, outcomes: &[ScenarioOutcome]) -> String {
         escape(&config.name)
     );
     for o in outcomes {
-        let verdict = o
-            .agreement
-            .as_ref()
-            .map_or("did not run".to_string(), |a| verdict_word(a.verdict).to_string());
+        let verdict = o.agreement.as_ref().map_or("did not run".to_string(), |a| {
+            verdict_word(a.verdict).to_string()
+        });
         let link = o.page.as_ref().and_then(|p| p.file_name()).map_or_else(
             || escape(&verdict),
             |f| {
@@ -303,7 +313,8 @@ fn index_page(config: &Config, outcomes: &[ScenarioOutcome]) -> String {
             },
         );
         for j in &o.requirements {
-            let _ = write!(
+            let _ =
+                write!(
                 body,
                 "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{link}</td></tr>",
                 escape(&o.id),

@@ -55,7 +55,12 @@ pub fn judge(scenario: &str, requirement: Requirement, run: &RunReport, history:
                     Verdict::Violation => Result::Fail,
                     Verdict::Unknown => Result::Unknown,
                 };
-                let summary = format!("{}: {} — {}", property.name(), verdict_word(c.verdict), c.summary);
+                let summary = format!(
+                    "{}: {} — {}",
+                    property.name(),
+                    verdict_word(c.verdict),
+                    c.summary
+                );
                 let details = if result == Result::Pass {
                     String::new()
                 } else {
@@ -86,7 +91,11 @@ fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String,
         format!(
             "{}: model {}, run {}",
             r.property,
-            if r.model_violated { "violated" } else { "holds" },
+            if r.model_violated {
+                "violated"
+            } else {
+                "holds"
+            },
             r.observed.map_or("not observable", verdict_word)
         )
     };
@@ -110,7 +119,10 @@ fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String,
         d.push_str(&timeline(run));
         let summary = format!(
             "disagrees with the model: {}",
-            bad.iter().map(|r| row_text(r)).collect::<Vec<_>>().join("; ")
+            bad.iter()
+                .map(|r| row_text(r))
+                .collect::<Vec<_>>()
+                .join("; ")
         );
         return (Result::Fail, summary, d);
     }
@@ -120,14 +132,20 @@ fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String,
         .filter(|r| r.observed == Some(Verdict::Unknown))
         .collect();
     if !unknown.is_empty() || a.verdict == Verdict::Unknown {
-        let mut d = format!("scenario {scenario}: the run gave no answer on a property the model decides:\n");
+        let mut d = format!(
+            "scenario {scenario}: the run gave no answer on a property the model decides:\n"
+        );
         for r in &unknown {
             d.push_str(&format!("  {}\n", row_text(r)));
             d.push_str(&checks_of(r));
         }
         let summary = format!(
             "unknown: {}",
-            unknown.iter().map(|r| row_text(r)).collect::<Vec<_>>().join("; ")
+            unknown
+                .iter()
+                .map(|r| row_text(r))
+                .collect::<Vec<_>>()
+                .join("; ")
         );
         return (Result::Unknown, summary, d);
     }
@@ -136,7 +154,7 @@ fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String,
         a.rows
             .iter()
             .filter(|r| r.agrees.is_some())
-            .map(|r| row_text(r))
+            .map(row_text)
             .collect::<Vec<_>>()
             .join("; ")
     );
@@ -145,7 +163,12 @@ fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String,
 
 /// A check's verdict, its explanation and the history lines it names.
 fn check_text(c: &CheckReport, history: &str) -> String {
-    let mut t = format!("    {} {}: {}\n", c.property.name(), verdict_word(c.verdict), c.summary);
+    let mut t = format!(
+        "    {} {}: {}\n",
+        c.property.name(),
+        verdict_word(c.verdict),
+        c.summary
+    );
     for line in &c.explanation {
         t.push_str(&format!("      {line}\n"));
     }
