@@ -7,14 +7,15 @@
 #![cfg(feature = "backends")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use locklab_jepsen::external::{ExternalClient, ProblemKind};
 use locklab_jepsen::{run, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
+#[path = "common/harness.rs"]
+mod harness;
 #[path = "common/run_check.rs"]
 mod run_check;
 use run_check::check;
@@ -278,46 +279,31 @@ fn kazoo_lock_stopped_past_its_session_shares_the_lock_as_the_model_says() {
 
 /// Starts `locklab run redis-lua` with forking clients and waits until it records.
 fn start_harness(keep: &Path) -> std::process::Child {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(["run", "redis-lua", "--duration", "30", "--keep"])
-        .arg(keep)
-        .arg("--client")
-        .args([
+    let keep_arg = keep.display().to_string();
+    let script = root()
+        .join("tests/clients/misbehaving.py")
+        .display()
+        .to_string();
+    harness::start_recording(
+        &[
+            "run",
+            "redis-lua",
+            "--duration",
+            "30",
+            "--keep",
+            &keep_arg,
+            "--client",
             PYTHON,
-            &root()
-                .join("tests/clients/misbehaving.py")
-                .display()
-                .to_string(),
+            &script,
             "fork",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts locklab");
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(30) {
-        let lines = std::fs::read_to_string(keep.join("history.jsonl"))
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        if lines >= 20 {
-            return child;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("the harness never started recording");
+        ],
+        keep,
+        20,
+    )
 }
 
 fn wait_gone(pid: u32) -> Vec<String> {
-    let start = Instant::now();
-    loop {
-        let left = clients_of(pid);
-        if left.is_empty() || start.elapsed() > Duration::from_secs(5) {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    harness::wait_gone(|| clients_of(pid))
 }
 
 #[test]
@@ -349,17 +335,12 @@ fn a_killed_harness_leaves_no_client() {
     let pid = child.id();
     child.kill().expect("kill -9");
     let _ = child.wait();
-    let start = Instant::now();
-    let left = loop {
-        let left: Vec<String> = clients_of(pid)
+    let left = harness::wait_gone(|| {
+        clients_of(pid)
             .into_iter()
             .filter(|p| p.contains("misbehaving.py"))
-            .collect();
-        if left.is_empty() || start.elapsed() > Duration::from_secs(5) {
-            break left;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+            .collect()
+    });
     assert!(left.is_empty(), "clients outlived the harness: {left:?}");
     // The grandchildren (sleep 600) are orphans now; this test ends them.
     for p in clients_of(pid) {

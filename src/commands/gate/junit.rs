@@ -5,26 +5,24 @@
 
 use std::fmt::Write;
 
+use locklab_traces::escape::escape;
+
 use super::verdict::Result;
 use super::ScenarioOutcome;
 
-/// Escapes text for XML content and attribute values; characters XML 1.0 cannot carry
-/// at all (control characters but tab and newlines) become U+FFFD.
+/// Escapes text for XML content and attribute values (HTML's escaping is XML's too);
+/// characters XML 1.0 cannot carry at all (control characters but tab and newlines)
+/// become U+FFFD.
 fn xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
+    let carried: String = text
+        .chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => '\u{FFFD}',
+            c => c,
+        })
+        .collect();
+    escape(&carried)
 }
 
 /// The document for `name`'s gate over `scenarios`.
@@ -114,7 +112,7 @@ mod tests {
     fn text_is_escaped_and_unwritable_characters_replaced() {
         assert_eq!(
             xml("a<b & \"c\" 'd'>"),
-            "a&lt;b &amp; &quot;c&quot; &apos;d&apos;&gt;"
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;"
         );
         assert_eq!(xml("x\u{1}y\nz"), "x\u{FFFD}y\nz");
     }
