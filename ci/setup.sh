@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything locklab needs on a fresh Debian 12 machine: the real servers the
 # backend tests start themselves (never as services), libfaketime for clock faults, and
-# protoc for etcd-client's build script, and headless Chromium to render and test the
-# diagram pages. Idempotent and non-interactive: safe to run twice.
+# protoc for etcd-client's build script, headless Chromium to render and test the
+# diagram pages, and Python with redis-py and kazoo for the example lock clients. Idempotent and non-interactive: safe to run twice.
 set -euo pipefail
 
 packages=(
@@ -15,6 +15,7 @@ packages=(
   protobuf-compiler
   spin
   chromium
+  python3 python3-redis python3-kazoo
 )
 
 sudo_cmd=()
@@ -57,4 +58,8 @@ done
 for jar in zookeeper slf4j-log4j12 log4j-1.2; do
   [ -f "/usr/share/java/$jar.jar" ] || { echo "locklab setup: /usr/share/java/$jar.jar missing after install" >&2; exit 1; }
 done
+# The example lock clients (redis-py's Lock, kazoo's Lock) run on Debian's Python, where
+# apt puts their libraries.
+/usr/bin/python3 -c 'import redis, kazoo' \
+  || { echo "locklab setup: python3-redis or python3-kazoo missing after install" >&2; exit 1; }
 echo "locklab setup: done"

@@ -49,6 +49,9 @@ enum Command {
     /// Run a scenario on real servers under real faults; check the recorded history
     /// and compare the verdict with the model's.
     Run(commands::run::Args),
+    /// Gate a lock client (any program speaking the external-client protocol) in CI:
+    /// run the scenarios a config names, judge what must hold, write JUnit XML and HTML.
+    Gate(commands::gate::Args),
     /// Measure on real servers: `bench inventory` times every inventory strategy on
     /// MariaDB and PostgreSQL (purchases/s, oversold units, latency).
     Bench(commands::bench::Args),
@@ -66,7 +69,7 @@ fn main() -> ExitCode {
     };
     if !matches!(
         cli.command,
-        Command::Run(_) | Command::Explore(_) | Command::Bench(_)
+        Command::Run(_) | Command::Gate(_) | Command::Explore(_) | Command::Bench(_)
     ) {
         // `locklab matrix | head` should end quietly, as any Unix filter does, rather
         // than panic on a closed stdout. `run` and `explore` keep Rust's default
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         Command::Matrix(args) => commands::matrix::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Run(args) => commands::run::run(args),
+        Command::Gate(args) => commands::gate::run(args),
         Command::Bench(args) => commands::bench::run(args),
     };
     ExitCode::from(code)

@@ -5,7 +5,7 @@
 #![cfg(feature = "backends")]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,8 @@ use locklab_implementations::redis::{GetSetLock, LuaLock};
 use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
+#[path = "common/harness.rs"]
+mod harness;
 #[path = "common/run_check.rs"]
 mod run_check;
 use run_check::check;
@@ -350,28 +352,8 @@ fn servers_of(pid: u32) -> Vec<String> {
 
 /// Starts `locklab run redis-failover` and waits until its clients are recording.
 fn start_harness(keep: &Path) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(["run", "redis-failover", "--keep"])
-        .arg(keep)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("starts locklab");
-    let mut child = child;
-    let history = keep.join("history.jsonl");
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(30) {
-        let lines = std::fs::read_to_string(&history)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        if lines >= 4 {
-            return child;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    panic!("the harness never started recording");
+    let keep_arg = keep.display().to_string();
+    harness::start_recording(&["run", "redis-failover", "--keep", &keep_arg], keep, 4)
 }
 
 /// The temp data dirs of harness process `pid`'s servers.
@@ -393,14 +375,7 @@ fn remove_dirs_of(pid: u32) {
 }
 
 fn wait_gone(pid: u32) -> Vec<String> {
-    let start = Instant::now();
-    loop {
-        let left = servers_of(pid);
-        if left.is_empty() || start.elapsed() > Duration::from_secs(5) {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    harness::wait_gone(|| servers_of(pid))
 }
 
 #[test]

@@ -124,3 +124,24 @@ fn inventory_runs_and_the_bench_refuse_bad_options_before_starting_anything() {
         assert!(list.contains(id), "{id} missing from run --list");
     }
 }
+
+/// `--client`: a program that is not there, an inventory row (buyers, no lock) and a
+/// client timeout without a client are usage errors, before any server starts.
+#[test]
+fn run_client_usage_errors_exit_2_naming_the_flag() {
+    let out = locklab(&["run", "redis-lua", "--client", "./no-such-client", "--flag"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--client") && err.contains("no-such-client"),
+        "{err}"
+    );
+    let out = locklab(&["run", "inventory-no-lock", "--client", "/bin/sh"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("buyers"));
+    let out = locklab(&["run", "redis-lua", "--client-timeout", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--client"));
+    let out = locklab(&["run", "redis-lua", "--client"]);
+    assert_eq!(out.status.code(), Some(2));
+}

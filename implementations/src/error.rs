@@ -77,6 +77,11 @@ pub enum LockError {
     /// A fault injected on purpose by a teaching lock (a crash between two commands).
     #[error("injected fault: {0}")]
     InjectedFault(&'static str),
+    /// The lock's client process is gone (it exited, or closed its output): nothing it
+    /// was asked will be answered, now or later. The harness records it as a crash of
+    /// that client.
+    #[error("the client process is gone: {0}")]
+    ClientGone(String),
     /// The configuration is unusable.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),

@@ -69,6 +69,16 @@ pub trait DistributedLock: Send + Sync {
         None
     }
 
+    /// A stop-the-world pause of this client for `d` (a GC pause, a stopped VM), as the
+    /// harness stages it inside a critical section. The default just waits: a lock that
+    /// lives in the harness's process has nothing of its own to stop. A lock whose
+    /// client is a process of its own stops that whole process (`SIGSTOP`, then
+    /// `SIGCONT` after `d`), so its library's own threads — watchdogs, session pings —
+    /// stop with it.
+    fn stall(&self, d: Duration) -> BoxFuture<'_, ()> {
+        Box::pin(tokio::time::sleep(d))
+    }
+
     /// [`DistributedLock::acquire`], telling `observer` of every attempt. Locks that
     /// wait their own way override this one, not `acquire`.
     fn acquire_observed<'a>(

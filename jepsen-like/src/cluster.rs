@@ -12,6 +12,7 @@ use locklab_traces::format::Process;
 use serde::Serialize;
 
 use crate::custom::Endpoints;
+use crate::external::ExternalEndpoints;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
 use crate::RunError;
@@ -138,6 +139,13 @@ pub trait Cluster: Send + Sized + 'static {
         addrs: &[String],
         commands: CommandLog,
     ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send;
+
+    /// Where a lock client that is a program of its own connects (the external-client
+    /// protocol's `init`), given the proxied addresses `addrs` and one client's
+    /// harness connections: by default what those connections reach.
+    fn external_endpoints(&self, addrs: &[String], endpoints: &Endpoints) -> ExternalEndpoints {
+        ExternalEndpoints::reached_by(Self::BACKEND, addrs, endpoints)
+    }
 
     /// The lease the scenario's lock asks for with every acquire, `ttl` long where the
     /// lock takes one.

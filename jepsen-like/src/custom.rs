@@ -22,6 +22,7 @@ use locklab_implementations::redis::RedisNode;
 use locklab_implementations::sql::Session;
 use locklab_implementations::{DistributedLock, LockError};
 
+use crate::external::ExternalEndpoints;
 use crate::proxy::ClientProxies;
 
 /// One client's connections to the run's lock servers, of whatever family the scenario
@@ -110,7 +111,27 @@ impl Endpoints {
     }
 }
 
-type Build = dyn Fn(&Endpoints, &str) -> Result<Box<dyn DistributedLock>, LockError> + Send + Sync;
+/// What the harness knows of one client when it builds that client's lock.
+pub struct ClientContext<'a> {
+    /// The client's number (`c0` is 0).
+    pub index: u32,
+    /// The client's connections to the lock servers.
+    pub endpoints: &'a Endpoints,
+    /// The lock name.
+    pub key: &'a str,
+    /// Where a client that is a program of its own connects: the same proxied
+    /// addresses the harness's connections go through.
+    pub external: &'a ExternalEndpoints,
+    /// The scenario's lease (a session-bound lock's session timeout).
+    pub lease: std::time::Duration,
+    /// The run's history.
+    pub log: &'a Arc<crate::log::Log>,
+    /// The run's directory, for the client's own logs.
+    pub dir: &'a std::path::Path,
+}
+
+type Build =
+    dyn Fn(&ClientContext<'_>) -> Result<Box<dyn DistributedLock>, LockError> + Send + Sync;
 
 /// Builds one client's lock from the run's lock [`Endpoints`] and the lock name.
 /// Called once per client: give each client its own owner identity, as separate
@@ -126,6 +147,19 @@ impl CustomLock {
     pub fn new(
         name: &str,
         build: impl Fn(&Endpoints, &str) -> Result<Box<dyn DistributedLock>, LockError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        CustomLock::with_context(name, move |c| build(c.endpoints, c.key))
+    }
+
+    /// A lock called `name` in reports, built from everything the harness knows of
+    /// the client (an external client's process needs its number, the addresses and
+    /// the history, not just connections).
+    pub fn with_context(
+        name: &str,
+        build: impl Fn(&ClientContext<'_>) -> Result<Box<dyn DistributedLock>, LockError>
             + Send
             + Sync
             + 'static,
@@ -161,12 +195,8 @@ impl CustomLock {
     }
 
     /// One client's lock.
-    pub fn build(
-        &self,
-        endpoints: &Endpoints,
-        key: &str,
-    ) -> Result<Box<dyn DistributedLock>, LockError> {
-        (self.build)(endpoints, key)
+    pub fn build(&self, client: &ClientContext<'_>) -> Result<Box<dyn DistributedLock>, LockError> {
+        (self.build)(client)
     }
 }
 

@@ -24,6 +24,7 @@ pub mod agreement;
 pub mod cluster;
 pub mod custom;
 pub mod etcd;
+pub mod external;
 pub mod log;
 pub mod nemesis;
 pub mod plan;

@@ -91,6 +91,13 @@ pub fn run(
 ) -> Result<RunReport, RunError> {
     // The inventory rows have buyers instead of a lock loop, and a server to choose.
     if let Some(strategy) = crate::sql::inventory::Strategy::from_id(&options.id) {
+        if let Some(lock) = &options.lock {
+            return Err(RunError::BadOption(format!(
+                "{}: the inventory rows run buyers, not a lock; {} has nothing to do there",
+                options.id,
+                lock.name()
+            )));
+        }
         let backend = crate::sql::inventory::Backend::parse(options.backend.as_deref())?;
         return crate::sql::inventory::run::run(options, strategy, backend, progress);
     }

@@ -22,7 +22,8 @@ use locklab_traces::check::liveness::{self, Liveness};
 
 use crate::agreement::{compare, expected_at_defaults, Agreement};
 use crate::cluster::{Cluster, CommandLog};
-use crate::custom::{CustomLock, Endpoints};
+use crate::custom::{ClientContext, CustomLock, Endpoints};
+use crate::external::ClientProblem;
 use crate::log::Log;
 use crate::nemesis::{self, ClientFaults, Targets};
 use crate::plan::Plan;
@@ -158,6 +159,10 @@ pub struct RunReport {
     /// What the history shows of the lock's liveness after a client crashed (a bounded
     /// observation, never a proof), when one did.
     pub liveness: Option<Liveness>,
+    /// What external clients did wrong (garbage, unanswered or unasked-for replies, an
+    /// exit), read back from the history.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub client_problems: Vec<ClientProblem>,
     /// The recorded history, read back, when the HTML report was asked for: the run's
     /// page draws its lanes from it.
     #[serde(skip)]
@@ -234,6 +239,7 @@ pub fn run_plan<C: Cluster>(
                     agreement: checked.agreement,
                     timeline: checked.timeline,
                     liveness: checked.liveness,
+                    client_problems: checked.client_problems,
                     recorded: checked.history,
                 });
             }
@@ -270,6 +276,7 @@ pub(crate) struct Checked {
     pub(crate) agreement: Agreement,
     pub(crate) timeline: Option<Vec<String>>,
     pub(crate) liveness: Option<Liveness>,
+    pub(crate) client_problems: Vec<ClientProblem>,
     /// The history itself, kept for the run's diagram page (`--html`).
     pub(crate) history: Option<locklab_traces::format::History>,
 }
@@ -326,6 +333,7 @@ pub(crate) fn check(
         agreement,
         timeline,
         liveness,
+        client_problems: crate::external::problems::in_history(&history),
         history: html.then_some(history),
     })
 }
@@ -440,7 +448,15 @@ fn attempt_once<C: Cluster>(
         let endpoints = runtime.block_on(cluster.connect(&addrs, commands))?;
         let lock = match &options.lock {
             Some(custom) => custom
-                .build(&endpoints, key)
+                .build(&ClientContext {
+                    index: client,
+                    endpoints: &endpoints,
+                    key,
+                    external: &cluster.external_endpoints(&addrs, &endpoints),
+                    lease: Duration::from_millis(plan.ttl_ms),
+                    log: &log,
+                    dir: &dir,
+                })
                 .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())))?,
             None => C::build_lock(&plan.lock, client, &endpoints, key)?,
         };

@@ -68,6 +68,11 @@ pub async fn client(
                 crash(log, id, between);
                 return;
             }
+            Err(LockError::ClientGone(why)) => {
+                // The client's own process died on its own: it will do nothing more.
+                crash(log, id, &why);
+                return;
+            }
             Err(_) => {
                 tokio::time::sleep(Duration::from_millis(rng.random_range(5..30))).await;
                 continue;
@@ -89,7 +94,7 @@ pub async fn client(
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
                 match shared.faults.take(id) {
-                    Some(ClientFault::Pause(ms)) => pause(log, id, ms, &endpoints).await,
+                    Some(ClientFault::Pause(ms)) => pause(log, id, ms, &*lock, &endpoints).await,
                     Some(ClientFault::Partition(ms)) => {
                         stopped = partition(&shared.log, id, ms, &endpoints, &guard).await;
                     }
@@ -241,14 +246,15 @@ impl AttemptObserver for Tries<'_> {
 }
 
 /// A stop-the-world stall of this client, as the nemesis asked: its connections'
-/// background traffic (etcd's lease keep-alives) stops with it.
-async fn pause(log: &Log, id: u32, ms: u64, endpoints: &Endpoints) {
+/// background traffic (etcd's lease keep-alives) stops with it, and so does a lock
+/// client that is a process of its own (`SIGSTOP`).
+async fn pause(log: &Log, id: u32, ms: u64, lock: &dyn DistributedLock, endpoints: &Endpoints) {
     log.nemesis(
         json!({"fault": "client-pause", "target": format!("c{id}"), "ms": ms}),
         Some(format!("c{id} stalls inside its critical section")),
     );
     endpoints.stall(Duration::from_millis(ms));
-    tokio::time::sleep(Duration::from_millis(ms)).await;
+    lock.stall(Duration::from_millis(ms)).await;
     log.nemesis(
         json!({"fault": "client-resume", "target": format!("c{id}")}),
         None,

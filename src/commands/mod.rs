@@ -6,6 +6,7 @@ pub mod check_history;
 pub mod explain;
 pub mod explore;
 pub mod export;
+pub mod gate;
 pub mod matrix;
 pub mod models;
 pub mod pages;

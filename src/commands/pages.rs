@@ -92,3 +92,27 @@ pub fn run_html(
     let diagram = run_diagram(history, &run.report);
     Ok(run_page(&scenario, &model, &cast, &summary, &diagram))
 }
+
+/// Writes a run's page to `path` and porcupine-rs's page of its linearizability
+/// search beside it (`<stem>.linearizability.html`, linked from the run's page).
+pub fn write_run_pages(
+    path: &Path,
+    run: &locklab_jepsen::RunReport,
+    replicas: Option<usize>,
+) -> Result<(), String> {
+    let write = |p: &Path, html: &str| {
+        std::fs::write(p, html).map_err(|e| format!("--html {}: {e}", p.display()))
+    };
+    let mut link = None;
+    if let Some(page) = &run.report.html {
+        let name = format!(
+            "{}.linearizability.html",
+            path.file_stem()
+                .map_or("run".into(), |s| s.to_string_lossy())
+        );
+        write(&path.with_file_name(&name), &page.html)?;
+        link = Some(name);
+    }
+    let html = run_html(run, replicas, link)?;
+    write(path, &html)
+}

@@ -4,7 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use locklab_jepsen::{run as run_scenario, CheckBudget, Progress, RunError, RunOptions, RunReport};
+use locklab_jepsen::external::ExternalClient;
+use locklab_jepsen::{
+    run as run_scenario, CheckBudget, CustomLock, Progress, RunError, RunOptions, RunReport,
+};
 
 use crate::bad_input;
 use crate::commands::check_history::{text as check_text, verdict_word};
@@ -49,9 +52,19 @@ pub struct Args {
     /// The server an `inventory-*` row runs on: mariadb (default) or postgres.
     #[arg(long)]
     backend: Option<String>,
+    /// Seconds an external client (`--client`) may take to answer a request before the
+    /// request counts as unknown (`info`).
+    #[arg(long, value_parser = parse_secs)]
+    client_timeout: Option<Duration>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Your own lock client: a program speaking locklab's external-client protocol
+    /// (jepsen-like/CLIENT-PROTOCOL.md), started once per simulated client instead of
+    /// the scenario's lock. Everything after `--client` is the program and its
+    /// arguments, so it comes last.
+    #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "CMD")]
+    client: Vec<String>,
 }
 
 /// Parses a positive number of seconds, at most 600.
@@ -65,12 +78,28 @@ pub fn parse_secs(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Kills every server this process started, then exits: on Ctrl-C or SIGTERM neither
+/// The lock of `--client CMD…`, its program checked before any server starts.
+pub fn external_client(
+    command: Vec<String>,
+    reply_timeout: Option<Duration>,
+) -> Result<CustomLock, String> {
+    let mut client = ExternalClient::new(command).map_err(|e| format!("--client: {e}"))?;
+    if let Some(t) = reply_timeout {
+        client.reply_timeout = t;
+    }
+    client
+        .check_program()
+        .map_err(|e| format!("--client: {e}"))?;
+    let name = client.command.join(" ");
+    Ok(client.lock(&name))
+}
+
+/// Kills every server (and external client) this process started, then exits: on Ctrl-C or SIGTERM neither
 /// Drop nor the parent-death signal would run.
-fn install_interrupt_handler() {
+pub(crate) fn install_interrupt_handler() {
     let _ = ctrlc::set_handler(|| {
         locklab_servers::reaper::kill_all();
-        eprintln!("\nlocklab: interrupted; every server was stopped");
+        eprintln!("\nlocklab: interrupted; every server and client process was stopped");
         std::process::exit(130);
     });
 }
@@ -86,8 +115,20 @@ pub fn run(args: Args) -> u8 {
             "run: give a scenario id (see `locklab run --list`)",
         );
     };
+    let lock = if args.client.is_empty() {
+        if args.client_timeout.is_some() {
+            return bad_input(args.format, "--client-timeout needs --client");
+        }
+        None
+    } else {
+        match external_client(args.client.clone(), args.client_timeout) {
+            Ok(c) => Some(c),
+            Err(e) => return bad_input(args.format, &e),
+        }
+    };
     install_interrupt_handler();
     let options = RunOptions {
+        lock,
         id,
         clients: args.clients,
         replicas: args.replicas,
@@ -136,30 +177,8 @@ pub fn run(args: Args) -> u8 {
         Err(e) => return bad_input(args.format, &e.to_string()),
     };
     if let Some(path) = &args.html {
-        // porcupine-rs's page of the linearizability search goes beside it.
-        let side = report.report.html.as_ref().map(|page| {
-            let name = format!(
-                "{}.linearizability.html",
-                path.file_stem()
-                    .map_or("run".into(), |s| s.to_string_lossy())
-            );
-            (path.with_file_name(&name), name, page)
-        });
-        let mut link = None;
-        if let Some((side_path, name, page)) = side {
-            if let Err(code) =
-                crate::commands::pages::write_page(args.format, &side_path, &page.html)
-            {
-                return code;
-            }
-            link = Some(name);
-        }
-        let html = match crate::commands::pages::run_html(&report, args.replicas, link) {
-            Ok(h) => h,
-            Err(e) => return bad_input(args.format, &e),
-        };
-        if let Err(code) = crate::commands::pages::write_page(args.format, path, &html) {
-            return code;
+        if let Err(e) = crate::commands::pages::write_run_pages(path, &report, args.replicas) {
+            return bad_input(args.format, &e);
         }
     }
     if let Err(code) = emit(args.format, None, &report, || text(&report)) {
@@ -248,6 +267,20 @@ fn text(r: &RunReport) -> String {
     }
     if let Some(l) = &r.liveness {
         out.push_str(&format!("  {:<22} {}\n", "after the fault", l.summary));
+    }
+    if !r.client_problems.is_empty() {
+        out.push_str(&format!(
+            "\nthe client program did {} thing(s) the protocol does not allow (recorded in the history, never a verdict):\n",
+            r.client_problems.len()
+        ));
+        for p in &r.client_problems {
+            out.push_str(&format!(
+                "  {:>8.3} s  {:<13} {}\n",
+                p.time_ns as f64 / 1e9,
+                p.problem.name(),
+                p.detail
+            ));
+        }
     }
     out.push('\n');
     out.push_str(&check_text(&r.report));

@@ -14,6 +14,7 @@ use super::actions::RedisAction;
 use super::locks::{self, RedisLock};
 use crate::cluster::{Cluster, CommandLog, Target};
 use crate::custom::Endpoints;
+use crate::external::ExternalEndpoints;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
 use crate::RunError;
@@ -281,6 +282,21 @@ impl Cluster for RedisCluster {
         commands: CommandLog,
     ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send {
         locks::connect(addrs, commands)
+    }
+
+    /// The proxied servers, and the Sentinels themselves (not proxied: no fault cuts
+    /// them), so a Sentinel-aware client can follow the failover on its own.
+    fn external_endpoints(&self, addrs: &[String], endpoints: &Endpoints) -> ExternalEndpoints {
+        let mut e = ExternalEndpoints::reached_by(Self::BACKEND, addrs, endpoints);
+        if !self.sentinels.is_empty() {
+            e.sentinels = self
+                .sentinels
+                .iter()
+                .map(|s| format!("127.0.0.1:{}", s.port()))
+                .collect();
+            e.sentinel_master = Some(MASTER_NAME.to_string());
+        }
+        e
     }
 
     fn lease(lock: &RedisLock, ttl: Duration) -> locklab_implementations::Lease {

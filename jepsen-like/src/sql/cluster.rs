@@ -16,6 +16,7 @@ use super::actions::{SqlAction, RUN_KEY};
 use super::locks::{self, SqlLock};
 use crate::cluster::{Cluster, CommandLog};
 use crate::custom::Endpoints;
+use crate::external::ExternalEndpoints;
 use crate::RunError;
 
 /// What the run needs made before the clients start.
@@ -274,6 +275,13 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
                 *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
             }
             Ok(Endpoints::Sql(session))
+        }
+    }
+
+    fn external_endpoints(&self, addrs: &[String], endpoints: &Endpoints) -> ExternalEndpoints {
+        ExternalEndpoints {
+            dsn: addrs.first().map(|a| K::url(a)),
+            ..ExternalEndpoints::reached_by(Self::BACKEND, addrs, endpoints)
         }
     }
 

@@ -173,6 +173,7 @@ pub fn run(
         agreement: checked.agreement,
         timeline: checked.timeline,
         liveness: None,
+        client_problems: checked.client_problems,
         recorded: checked.history,
     })
 }

@@ -1,0 +1,36 @@
+//! The gate: your lock through the scenarios you chose, on real servers under each
+//! scenario's faults, each run's history checked and held against the model's verdict
+//! for the same scenario. `cargo test --features model-check` fails when your lock does
+//! not keep what the model says the scenario keeps (`locklab models` lists them; `locklab
+//! run --list` the ones that run for real).
+#![cfg(feature = "model-check")]
+
+use locklab_gate_template::TeamLock;
+use locklab_jepsen::{run, CustomLock, RunOptions};
+use locklab_traces::check::Verdict;
+
+/// The scenarios your lock must get through. Each runs the lock under the scenario's
+/// servers and faults; the model says what must hold (`redis-lua`: everything, no
+/// fault; `redis-lua-pause`: a holder stopped past its lease shares the lock, as every
+/// lease lock does, and still must not release another client's lock).
+const SCENARIOS: &[&str] = &["redis-lua", "redis-lua-pause"];
+
+#[test]
+fn the_lock_keeps_what_the_model_says_in_every_chosen_scenario() {
+    for id in SCENARIOS {
+        let lock = CustomLock::redis("team lock", |nodes, key| {
+            Ok(Box::new(TeamLock::new(&nodes[0], key)))
+        });
+        let options = RunOptions {
+            lock: Some(lock),
+            ..RunOptions::new(id)
+        };
+        let report = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
+        assert!(
+            report.agreement.agrees && report.agreement.verdict != Verdict::Unknown,
+            "{id}: the lock does not keep what the model says:\n{:#?}\n{}",
+            report.agreement,
+            report.timeline.unwrap_or_default().join("\n")
+        );
+    }
+}

@@ -1,0 +1,58 @@
+//! Where an external client connects: the scenario's lock servers as the protocol's
+//! `init` message names them, the same proxied 127.0.0.1 addresses the harness's own
+//! clients go through (so partitions and failovers reach it the same way).
+
+use serde::Serialize;
+
+use crate::custom::Endpoints;
+
+/// The lock servers of one client, by kind; only the kinds of the scenario's family are
+/// present (`CLIENT-PROTOCOL.md`, "init").
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ExternalEndpoints {
+    /// The family's backend (`redis`, `mariadb`, `postgres`, `etcd`, `zookeeper`): the
+    /// `init` message's `backend`.
+    #[serde(skip)]
+    pub backend: &'static str,
+    /// Redis servers as `host:port`, in the scenario's order: the one server; the
+    /// master (a proxy that follows Sentinel's failovers); Redlock's `n0` … `n4`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redis: Vec<String>,
+    /// The Sentinels watching the master, as `host:port` (failover scenarios only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sentinels: Vec<String>,
+    /// The master's name at the Sentinels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sentinel_master: Option<String>,
+    /// The SQL server as a URL with user, password and database
+    /// (`mysql://…`, `postgres://…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dsn: Option<String>,
+    /// The etcd members' client endpoints as `host:port` (plain HTTP/2, no TLS).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub etcd: Vec<String>,
+    /// The ZooKeeper servers as `host:port` (join them with `,` for a connect string).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub zookeeper: Vec<String>,
+}
+
+impl ExternalEndpoints {
+    /// What one client's harness connections `endpoints` reach, through the proxies at
+    /// `addrs`. ZooKeeper and etcd clients have proxies of their own (so a partition or
+    /// a lost reply hits exactly that client): those are the ones named. A family whose clients need more than
+    /// addresses (SQL's user and database, Redis's Sentinels) says so in its
+    /// `Cluster::external_endpoints`.
+    pub fn reached_by(backend: &'static str, addrs: &[String], endpoints: &Endpoints) -> Self {
+        let mut e = ExternalEndpoints {
+            backend,
+            ..ExternalEndpoints::default()
+        };
+        match endpoints {
+            Endpoints::Redis(_) => e.redis = addrs.to_vec(),
+            Endpoints::Sql(_) => {}
+            Endpoints::Etcd(etcd) => e.etcd = etcd.proxies.addrs(),
+            Endpoints::Zk(zk) => e.zookeeper = zk.proxies.addrs(),
+        }
+        e
+    }
+}

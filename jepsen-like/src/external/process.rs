@@ -1,0 +1,551 @@
+//! One external client's process: started in a process group of its own, asked by the
+//! kernel to die with the thread that started it (`PR_SET_PDEATHSIG`), listed in the
+//! servers' reaper for a Ctrl-C handler, and killed with its whole group when dropped.
+//! Three threads of its own move its pipes, so a stopped or hung client never blocks
+//! the harness's runtime: one writes requests to its stdin, one reads its stdout and
+//! matches each reply to the request it answers, one copies its stderr to a log file.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use locklab_implementations::LockError;
+
+use super::problems::{ProblemKind, Recorder};
+use super::protocol::{excerpt, read_line, Line, Reply, Request};
+use super::ExternalClient;
+use crate::log::Log;
+
+/// The longest line a client may write; a longer one is a problem, and skipped.
+const MAX_LINE: usize = 1 << 20;
+
+/// How long a client that closed its stdout has to exit before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// Lines of a client's stderr kept for the report when it dies.
+const STDERR_TAIL: usize = 12;
+
+/// Why a request got no usable reply.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The process is gone, and why.
+    Gone(String),
+    /// The reply to it could not be read.
+    Malformed(String),
+}
+
+type Answer = Result<Reply, Failure>;
+
+/// Who waits for a reply: a task of the workload, or the thread that starts the client.
+pub(crate) enum Waiter {
+    Async(tokio::sync::oneshot::Sender<Answer>),
+    Blocking(mpsc::Sender<Answer>),
+}
+
+impl Waiter {
+    fn answer(self, a: Answer) {
+        // The waiter may have stopped waiting: that is what `given_up` is for.
+        match self {
+            Waiter::Async(s) => {
+                let _ = s.send(a);
+            }
+            Waiter::Blocking(s) => {
+                let _ = s.send(a);
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    /// Requests sent and not answered, with their type.
+    pending: HashMap<u64, (Waiter, &'static str)>,
+    /// Requests locklab stopped waiting for (timed out, or the attempt was dropped).
+    given_up: HashSet<u64>,
+    /// Why the process can answer nothing any more.
+    gone: Option<String>,
+}
+
+struct Shared {
+    name: String,
+    pid: libc::pid_t,
+    problems: Recorder,
+    state: Mutex<State>,
+    /// Set before locklab kills the process, so its end is no problem of the client's.
+    killing: AtomicBool,
+    child: Mutex<Option<Child>>,
+    stderr_tail: Mutex<VecDeque<String>>,
+    transcript: Mutex<Option<File>>,
+    started: Instant,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Shared {
+    fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill(2) on the process group this harness created; the group's
+        // leader is not reaped before the last signal (see `ended` and `Drop`), so
+        // its id cannot have been reused.
+        unsafe {
+            libc::kill(-self.pid, sig);
+        }
+    }
+
+    fn note(&self, arrow: &str, line: &str) {
+        if let Some(f) = lock(&self.transcript).as_mut() {
+            let ms = self.started.elapsed().as_secs_f64() * 1000.0;
+            let _ = writeln!(f, "{ms:10.1} {arrow} {line}");
+        }
+    }
+
+    fn handle(&self, bytes: &[u8]) {
+        let text = String::from_utf8_lossy(bytes);
+        let text = text.trim_end();
+        self.note("<", text);
+        let shown = excerpt(text, 200);
+        match read_line(bytes) {
+            Line::Blank => {}
+            Line::NotJson(why) => self.problems.record(
+                ProblemKind::NotJson,
+                &format!("wrote a line that is not JSON ({why}), ignored: {shown}"),
+            ),
+            Line::Malformed { id, why } => {
+                let waiter = id.and_then(|id| lock(&self.state).pending.remove(&id));
+                let what = match (&waiter, id) {
+                    (Some((_, kind)), Some(id)) => {
+                        format!("; its {kind} request {id} is recorded as unknown (info)")
+                    }
+                    _ => "; ignored".to_string(),
+                };
+                self.problems.record(
+                    ProblemKind::Malformed,
+                    &format!("wrote a reply locklab cannot read ({why}): {shown}{what}"),
+                );
+                if let Some((w, _)) = waiter {
+                    w.answer(Err(Failure::Malformed(why)));
+                }
+            }
+            Line::Reply(reply) => {
+                let id = reply.id;
+                let mut state = lock(&self.state);
+                if let Some((w, _)) = state.pending.remove(&id) {
+                    drop(state);
+                    w.answer(Ok(reply));
+                    return;
+                }
+                let (kind, detail) = if state.given_up.remove(&id) {
+                    (
+                        ProblemKind::Late,
+                        format!("answered request {id} after locklab had stopped waiting for it (recorded as unknown); the late reply is left out of the history: {shown}"),
+                    )
+                } else if id < state.next_id {
+                    (
+                        ProblemKind::Duplicate,
+                        format!("answered request {id} a second time, ignored: {shown}"),
+                    )
+                } else {
+                    (
+                        ProblemKind::Unsolicited,
+                        format!(
+                            "answered request {id}, which locklab never sent, ignored: {shown}"
+                        ),
+                    )
+                };
+                drop(state);
+                self.problems.record(kind, &detail);
+            }
+        }
+    }
+
+    /// The client's stdout closed: it exited, or will be made to.
+    fn ended(&self, stderr_done: &mpsc::Receiver<()>) {
+        let killing = self.killing.load(Ordering::SeqCst);
+        let why = if killing {
+            "killed by locklab".to_string()
+        } else {
+            let status = self.reap_after_exit();
+            // What it said last, once its stderr is read to the end.
+            let _ = stderr_done.recv_timeout(Duration::from_millis(500));
+            let tail: Vec<String> = lock(&self.stderr_tail).iter().cloned().collect();
+            let said = if tail.is_empty() {
+                "nothing on its stderr".to_string()
+            } else {
+                format!("its stderr ended: {}", excerpt(&tail.join(" | "), 600))
+            };
+            format!("its process {status}; {said}")
+        };
+        let waiters: Vec<_> = {
+            let mut state = lock(&self.state);
+            state.gone = Some(why.clone());
+            state.pending.drain().map(|(_, (w, _))| w).collect()
+        };
+        for w in waiters {
+            w.answer(Err(Failure::Gone(why.clone())));
+        }
+        if !killing {
+            self.problems.record(ProblemKind::Exited, &why);
+        }
+    }
+
+    /// Waits a moment for a process that closed its stdout to exit, kills what is left
+    /// of its group, and reaps it: how it ended, in words.
+    fn reap_after_exit(&self) -> String {
+        let mut child = lock(&self.child);
+        let Some(c) = child.as_mut() else {
+            return "was already reaped".into();
+        };
+        let deadline = Instant::now() + EXIT_GRACE;
+        let mut exited = false;
+        while Instant::now() < deadline {
+            // Exited, but not reaped (WNOWAIT): its group id stays ours to signal.
+            // SAFETY: waitid on our own child with a zeroed siginfo to fill in.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PID,
+                    c.id(),
+                    &mut info,
+                    libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+                )
+            };
+            // SAFETY: si_pid is filled in by a successful waitid.
+            if r == 0 && unsafe { info.si_pid() } != 0 {
+                exited = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Whatever it left running in its group goes with it.
+        self.signal(libc::SIGCONT);
+        self.signal(libc::SIGKILL);
+        let status = c.wait();
+        locklab_servers::reaper::forget(c.id());
+        *child = None;
+        match (exited, status) {
+            (true, Ok(s)) => format!("exited on its own ({s})"),
+            (false, _) => "closed its stdout but kept running; it was killed".into(),
+            (true, Err(e)) => format!("exited on its own (status unknown: {e})"),
+        }
+    }
+}
+
+/// A running external client.
+pub(crate) struct ClientProcess {
+    shared: Arc<Shared>,
+    writer: Mutex<Option<mpsc::Sender<String>>>,
+}
+
+impl ClientProcess {
+    /// Starts `spec`'s command as client `name`; its stderr and a transcript of the
+    /// protocol go to `dir/clients/`.
+    pub(crate) fn spawn(
+        spec: &ExternalClient,
+        name: &str,
+        log: Arc<Log>,
+        dir: &Path,
+    ) -> Result<Self, String> {
+        let (program, args) = spec
+            .command
+            .split_first()
+            .ok_or_else(|| "the client command is empty".to_string())?;
+        let logs = dir.join("clients");
+        std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+        let stderr_file = File::create(logs.join(format!("{name}.stderr")))
+            .map_err(|e| format!("{}: {e}", logs.display()))?;
+        let transcript = File::create(logs.join(format!("{name}.protocol")))
+            .map_err(|e| format!("{}: {e}", logs.display()))?;
+        let mut cmd = Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("LOCKLAB_CLIENT", name)
+            .env("LOCKLAB_HARNESS_PID", std::process::id().to_string())
+            .process_group(0);
+        if let Some(d) = &spec.dir {
+            cmd.current_dir(d);
+        }
+        // SAFETY: prctl is async-signal-safe; it asks the kernel to SIGKILL the client
+        // if the thread that started it dies, so a killed harness leaks no client.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {program:?}: {e}"))?;
+        locklab_servers::reaper::register(child.id());
+        let pid = libc::pid_t::try_from(child.id()).map_err(|e| e.to_string())?;
+        let (stdin, stdout, stderr) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take());
+        let shared = Arc::new(Shared {
+            name: name.to_string(),
+            pid,
+            problems: Recorder::new(name, log),
+            state: Mutex::new(State::default()),
+            killing: AtomicBool::new(false),
+            child: Mutex::new(Some(child)),
+            stderr_tail: Mutex::new(VecDeque::new()),
+            transcript: Mutex::new(Some(transcript)),
+            started: Instant::now(),
+        });
+        // From here on, dropping `process` kills the child.
+        let process = ClientProcess {
+            shared: Arc::clone(&shared),
+            writer: Mutex::new(None),
+        };
+        let (Some(mut stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+            return Err("the client's pipes were not set up".into());
+        };
+        let (tx, rx) = mpsc::channel::<String>();
+        *lock(&process.writer) = Some(tx);
+        let thread =
+            |what: &str| std::thread::Builder::new().name(format!("locklab-{name}-{what}"));
+        thread("in")
+            .spawn(move || {
+                for line in rx {
+                    if stdin
+                        .write_all(line.as_bytes())
+                        .and_then(|()| stdin.flush())
+                        .is_err()
+                    {
+                        // Gone: the stdout reader reports it.
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        let (stderr_done, stderr_wait) = mpsc::channel::<()>();
+        let err_shared = Arc::clone(&shared);
+        thread("err")
+            .spawn(move || copy_stderr(stderr, stderr_file, &err_shared, stderr_done))
+            .map_err(|e| e.to_string())?;
+        thread("out")
+            .spawn(move || read_replies(stdout, &shared, &stderr_wait))
+            .map_err(|e| e.to_string())?;
+        Ok(process)
+    }
+
+    /// The client's name (`c0`).
+    pub(crate) fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The id of the next request.
+    pub(crate) fn next_id(&self) -> u64 {
+        let mut state = lock(&self.shared.state);
+        let id = state.next_id;
+        state.next_id += 1;
+        id
+    }
+
+    /// Sends `request`; `waiter` hears its reply.
+    pub(crate) fn send(&self, request: &Request<'_>, waiter: Waiter) -> Result<(), Failure> {
+        let line = serde_json::to_string(request)
+            .map_err(|e| Failure::Malformed(format!("writing the request: {e}")))?;
+        {
+            let mut state = lock(&self.shared.state);
+            if let Some(why) = &state.gone {
+                return Err(Failure::Gone(why.clone()));
+            }
+            state.pending.insert(request.id(), (waiter, request.kind()));
+        }
+        self.shared.note(">", &line);
+        let sent = lock(&self.writer)
+            .as_ref()
+            .is_some_and(|w| w.send(line + "\n").is_ok());
+        if !sent {
+            lock(&self.shared.state).pending.remove(&request.id());
+            return Err(Failure::Gone("its stdin is closed".into()));
+        }
+        Ok(())
+    }
+
+    /// Stops waiting for request `id`: a reply to it from now on is late. `timed_out`:
+    /// the reply timeout ran out (a problem of the client's); `None`: the harness
+    /// dropped the attempt.
+    pub(crate) fn give_up(&self, id: u64, timed_out: Option<Duration>) {
+        let kind = {
+            let mut state = lock(&self.shared.state);
+            let Some((_, kind)) = state.pending.remove(&id) else {
+                return;
+            };
+            state.given_up.insert(id);
+            kind
+        };
+        if let Some(t) = timed_out {
+            self.shared.problems.record(
+                ProblemKind::Timeout,
+                &format!("did not answer its {kind} request {id} within {t:?}: recorded as unknown (info)"),
+            );
+        }
+    }
+
+    /// Sends a request and waits up to `timeout` for its reply, as a lock call: an
+    /// unanswered request is [`LockError::NoAnswer`] (an `info` operation), a gone
+    /// process [`LockError::ClientGone`].
+    pub(crate) async fn request(
+        &self,
+        request: &Request<'_>,
+        timeout: Duration,
+    ) -> Result<Reply, LockError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let id = request.id();
+        self.send(request, Waiter::Async(tx))
+            .map_err(|f| self.error(f, request))?;
+        // Dropped before the reply (the attempt was cancelled): a reply is late.
+        let mut waiting = GiveUpOnDrop {
+            process: self,
+            id: Some(id),
+        };
+        let answer = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(Failure::Gone("its reply channel closed".into())),
+            Err(_) => {
+                waiting.id = None;
+                self.give_up(id, Some(timeout));
+                return Err(LockError::NoAnswer {
+                    node: format!("client {}", self.name()),
+                    timeout,
+                });
+            }
+        };
+        waiting.id = None;
+        answer.map_err(|f| self.error(f, request))
+    }
+
+    fn error(&self, failure: Failure, request: &Request<'_>) -> LockError {
+        match failure {
+            Failure::Gone(why) => LockError::ClientGone(why),
+            Failure::Malformed(why) => LockError::UnexpectedReply {
+                command: format!("{} request {}", request.kind(), request.id()),
+                reply: why,
+            },
+        }
+    }
+
+    /// SIGSTOP of the whole process group.
+    pub(crate) fn stop(&self) {
+        if lock(&self.shared.child).is_some() {
+            self.shared.signal(libc::SIGSTOP);
+        }
+    }
+
+    /// SIGCONT of the whole process group.
+    pub(crate) fn resume(&self) {
+        if lock(&self.shared.child).is_some() {
+            self.shared.signal(libc::SIGCONT);
+        }
+    }
+
+    /// The last lines of its stderr.
+    pub(crate) fn stderr_tail(&self) -> String {
+        let tail: Vec<String> = lock(&self.shared.stderr_tail).iter().cloned().collect();
+        tail.join("\n")
+    }
+}
+
+impl Drop for ClientProcess {
+    /// `kill -9` of the whole group (after SIGCONT: a stopped process cannot die
+    /// otherwise), then reaps it: the end of a run and a client crash look the same to
+    /// the client.
+    fn drop(&mut self) {
+        self.shared.killing.store(true, Ordering::SeqCst);
+        lock(&self.writer).take();
+        let mut child = lock(&self.shared.child);
+        if let Some(mut c) = child.take() {
+            self.shared.signal(libc::SIGCONT);
+            self.shared.signal(libc::SIGKILL);
+            let _ = c.wait();
+            locklab_servers::reaper::forget(c.id());
+        }
+    }
+}
+
+struct GiveUpOnDrop<'a> {
+    process: &'a ClientProcess,
+    id: Option<u64>,
+}
+
+impl Drop for GiveUpOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.process.give_up(id, None);
+        }
+    }
+}
+
+fn read_replies(stdout: ChildStdout, shared: &Shared, stderr_done: &mpsc::Receiver<()>) {
+    let mut reader = BufReader::new(stdout);
+    loop {
+        let mut line = Vec::new();
+        match (&mut reader)
+            .take(MAX_LINE as u64 + 1)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.len() > MAX_LINE && line.last() != Some(&b'\n') {
+            shared.problems.record(
+                ProblemKind::LineTooLong,
+                &format!(
+                    "wrote a line longer than {MAX_LINE} bytes, skipped: {}",
+                    excerpt(&String::from_utf8_lossy(&line), 80)
+                ),
+            );
+            // The rest of it, up to its newline.
+            let mut rest = Vec::new();
+            loop {
+                rest.clear();
+                match (&mut reader)
+                    .take(MAX_LINE as u64)
+                    .read_until(b'\n', &mut rest)
+                {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if rest.last() == Some(&b'\n') => break,
+                    Ok(_) => {}
+                }
+            }
+            continue;
+        }
+        shared.handle(&line);
+    }
+    shared.ended(stderr_done);
+}
+
+fn copy_stderr(stderr: ChildStderr, mut file: File, shared: &Shared, _done: mpsc::Sender<()>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match (&mut reader)
+            .take(MAX_LINE as u64)
+            .read_until(b'\n', &mut line)
+        {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let _ = file.write_all(&line);
+        let text = String::from_utf8_lossy(&line).trim_end().to_string();
+        if text.is_empty() {
+            continue;
+        }
+        let mut tail = lock(&shared.stderr_tail);
+        if tail.len() == STDERR_TAIL {
+            tail.pop_front();
+        }
+        tail.push_back(text);
+    }
+}
