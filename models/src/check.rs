@@ -23,6 +23,7 @@ mod visited;
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -31,7 +32,7 @@ use stateright::{Expectation, Model};
 use crate::diagram::{Exchange, Lane, LaneKind, LaneState, Scene};
 use crate::registry::Property;
 
-pub use encode::encode;
+pub use encode::{encode, fingerprint};
 pub use fast_hash::FastHash;
 pub use memory::resident_bytes;
 use visited::Visited;
@@ -221,11 +222,42 @@ pub struct Outcome<M: Model> {
 }
 
 /// How often (in generated states) the search reports progress and reads the clock.
-const REPORT_EVERY: usize = 1 << 14;
+const REPORT_EVERY: usize = 1 << 15;
 
-/// Queued states handed to each thread at a time: enough to make a hand-over cheap,
-/// few enough that their successors wait in memory only briefly.
-const PIECE: usize = 512;
+/// States per chunk of the queue, the unit handed to a thread: enough to make a
+/// hand-over cheap, few enough that their successors wait in memory only briefly.
+const CHUNK: usize = 1024;
+
+/// The queue of states to expand, in chunks of one depth each, so a chunk moves to a
+/// thread without copying a state and the memory of an expanded chunk goes at once.
+struct Queue<S> {
+    chunks: VecDeque<expand::Chunk<S>>,
+    len: usize,
+}
+
+impl<S> Queue<S> {
+    fn push(&mut self, state: S, index: u32, depth: usize) {
+        match self.chunks.back_mut() {
+            Some(c) if c.depth == depth && c.states.len() < CHUNK => c.states.push((state, index)),
+            _ => self.chunks.push_back(expand::Chunk {
+                depth,
+                states: {
+                    let mut v = Vec::with_capacity(CHUNK);
+                    v.push((state, index));
+                    v
+                },
+            }),
+        }
+        self.len += 1;
+    }
+
+    /// Up to `n` chunks from the front.
+    fn take(&mut self, n: usize) -> Vec<expand::Chunk<S>> {
+        let taken: Vec<_> = (0..n).map_while(|_| self.chunks.pop_front()).collect();
+        self.len -= taken.iter().map(|c| c.states.len()).sum::<usize>();
+        taken
+    }
+}
 
 /// Explores `model` breadth-first; `progress` gets the counters now and then.
 ///
@@ -238,9 +270,10 @@ where
     M::State: Clone + Hash + Eq + Debug + Send,
     M::Action: Clone + Debug,
 {
+    let visited = RwLock::new(Visited::new());
     std::thread::scope(|scope| {
-        let pool = expand::Pool::start(scope, model, limits.threads);
-        search(model, limits, progress, pool)
+        let pool = expand::Pool::start(scope, model, &visited, limits.threads);
+        search(model, limits, progress, pool, &visited)
     })
 }
 
@@ -250,6 +283,7 @@ fn search<M>(
     limits: Limits,
     progress: &mut dyn FnMut(&Stats),
     mut pool: expand::Pool<'_, M>,
+    visited: &RwLock<Visited>,
 ) -> Outcome<M>
 where
     M: Narrate + Sync,
@@ -265,9 +299,10 @@ where
         .filter_map(|p| Property::of(&p).map(|named| (named, p)))
         .collect();
     let mut found: Vec<Option<u32>> = vec![None; properties.len()];
-    let mut visited = Visited::new();
-    // (state, its index in `visited`, depth)
-    let mut queue: VecDeque<(M::State, u32, usize)> = VecDeque::new();
+    let mut queue = Queue {
+        chunks: VecDeque::new(),
+        len: 0,
+    };
     let mut stats = Stats::default();
     let mut stopped = None;
     let rss_start = limits.max_bytes.and_then(|_| resident_bytes());
@@ -277,7 +312,7 @@ where
                  parent: Option<u32>,
                  depth: usize,
                  visited: &mut Visited,
-                 queue: &mut VecDeque<(M::State, u32, usize)>,
+                 queue: &mut Queue<M::State>,
                  found: &mut Vec<Option<u32>>| {
         let Some(index) = visited.insert_fingerprint(fp, parent) else {
             return;
@@ -288,84 +323,77 @@ where
             }
         }
         if model.within_boundary(&state) {
-            queue.push_back((state, index, depth));
+            queue.push(state, index, depth);
         }
     };
 
-    let mut encoding = Vec::new();
-    for s in model.init_states() {
-        stats.states += 1;
-        encoding.clear();
-        model.encode_canonical(&s, &mut encoding);
-        let fp = encode::fingerprint(&encoding);
-        visit(fp, s, None, 0, &mut visited, &mut queue, &mut found);
+    {
+        let mut seen = visited.write().unwrap_or_else(|e| e.into_inner());
+        let mut encoding = Vec::new();
+        for s in model.init_states() {
+            stats.states += 1;
+            encoding.clear();
+            model.encode_canonical(&s, &mut encoding);
+            let fp = encode::fingerprint(&encoding);
+            visit(fp, s, None, 0, &mut seen, &mut queue, &mut found);
+        }
     }
     let mut report_at = REPORT_EVERY;
-    // Parents taken from the queue but not yet merged when a limit struck.
+    // Successors generated but not yet merged when a limit struck.
     let mut unmerged = 0;
-    'search: while !queue.is_empty() {
-        let take = queue.len().min(PIECE * pool.threads());
-        let (states, meta): (Vec<_>, Vec<_>) = queue
-            .drain(..take)
-            .map(|(s, index, depth)| (s, (index, depth)))
-            .unzip();
-        let pieces = pool.expand(states);
-        let mut parents = meta.iter();
-        for piece in pieces {
-            let mut successors = piece.successors.into_iter();
-            let mut done = 0;
-            for end in piece.ends {
-                let Some(&(index, depth)) = parents.next() else {
-                    break;
-                };
-                if found.iter().all(Option::is_some) {
-                    break 'search;
-                }
-                stats.max_depth = stats.max_depth.max(depth);
-                for (fp, s) in successors.by_ref().take(end - done) {
-                    stats.states += 1;
-                    visit(
-                        fp,
-                        s,
-                        Some(index),
-                        depth + 1,
-                        &mut visited,
-                        &mut queue,
-                        &mut found,
-                    );
-                }
-                done = end;
-                if stats.states >= report_at {
-                    report_at = stats.states + REPORT_EVERY;
-                    stats.unique_states = visited.len();
-                    stats.queue = queue.len() + parents.len();
-                    stats.seconds = start.elapsed().as_secs_f64();
-                    progress(&stats);
-                    if limits.timeout.is_some_and(|t| start.elapsed() > t) {
-                        stopped = Some(Stop::Time);
-                    }
-                    let grown =
-                        rss_start.and_then(|s0| resident_bytes().map(|r| r.saturating_sub(s0)));
-                    if limits.max_bytes.zip(grown).is_some_and(|(max, g)| g > max) {
-                        stopped = Some(Stop::Memory);
-                    }
-                }
-                if visited.len() >= limits.max_states {
+    'search: while queue.len > 0 {
+        let expanded = pool.expand(queue.take(pool.threads()));
+        let mut seen = visited.write().unwrap_or_else(|e| e.into_inner());
+        let mut pieces = expanded.into_iter();
+        while let Some(piece) = pieces.next() {
+            if found.iter().all(Option::is_some) {
+                break 'search;
+            }
+            stats.max_depth = stats.max_depth.max(piece.depth);
+            stats.states += piece.generated;
+            let mut fresh = piece.fresh.into_iter();
+            for f in fresh.by_ref() {
+                visit(
+                    f.fp,
+                    f.state,
+                    Some(f.parent),
+                    piece.depth + 1,
+                    &mut seen,
+                    &mut queue,
+                    &mut found,
+                );
+                if seen.len() >= limits.max_states {
                     stopped = Some(Stop::States);
+                    break;
                 }
-                if stopped.is_some() {
-                    unmerged = parents.len();
-                    break 'search;
+            }
+            if stats.states >= report_at {
+                report_at = stats.states + REPORT_EVERY;
+                stats.unique_states = seen.len();
+                stats.queue = queue.len;
+                stats.seconds = start.elapsed().as_secs_f64();
+                progress(&stats);
+                if limits.timeout.is_some_and(|t| start.elapsed() > t) {
+                    stopped = Some(Stop::Time);
                 }
+                let grown = rss_start.and_then(|s0| resident_bytes().map(|r| r.saturating_sub(s0)));
+                if limits.max_bytes.zip(grown).is_some_and(|(max, g)| g > max) {
+                    stopped = Some(Stop::Memory);
+                }
+            }
+            if stopped.is_some() {
+                unmerged = fresh.len() + pieces.map(|p| p.fresh.len()).sum::<usize>();
+                break 'search;
             }
         }
     }
     // A limit reached with nothing left to expand cut nothing short.
-    if queue.is_empty() && unmerged == 0 {
+    if queue.len == 0 && unmerged == 0 {
         stopped = None;
     }
+    let visited = visited.read().unwrap_or_else(|e| e.into_inner());
     stats.unique_states = visited.len();
-    stats.queue = queue.len() + unmerged;
+    stats.queue = queue.len + unmerged;
     stats.seconds = start.elapsed().as_secs_f64();
 
     let discoveries = properties

@@ -14,8 +14,10 @@ pub mod protocol;
 pub mod replication;
 pub mod shared_nodes;
 pub mod spec;
+pub mod values;
 
 pub use keys::{FENCE_KEY, LOCK_KEY};
 pub use model::{Action, Client, Phase, RedisLockModel, RedisLockState};
 pub use protocol::{Protocol, ValueKind};
 pub use replication::Node;
+pub use shared_nodes::NodeRef;

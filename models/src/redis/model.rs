@@ -1,7 +1,5 @@
 //! The stateright model shared by every `redis-*` scenario.
 
-use std::sync::Arc;
-
 use smallvec::{smallvec, SmallVec};
 use stateright::Model;
 
@@ -11,8 +9,9 @@ use crate::resource::{Access, Resource};
 
 use super::keys::LOCK_KEY;
 use super::protocol::{self, Acquired, Protocol, ValueKind};
-use super::replication::{self, Node};
-use super::shared_nodes;
+use super::replication;
+use super::shared_nodes::NodeRef;
+use super::values;
 
 /// A scenario's configuration: protocol, topology, time and fault budget.
 #[derive(Clone, Debug)]
@@ -65,15 +64,14 @@ pub enum Phase {
 }
 
 /// A client process.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Client {
     /// Program counter.
     pub phase: Phase,
     /// Stopped by a pause fault.
     pub paused: bool,
-    /// The value / hash field it writes (shared: states copy clients often, and the
-    /// value rarely changes).
-    pub value: Arc<str>,
+    /// The value / hash field it writes.
+    pub value: &'static str,
     /// Until when it believes it holds the lock.
     pub lease_until: Option<u64>,
     /// Its fencing token.
@@ -89,10 +87,9 @@ pub struct Client {
 pub struct RedisLockState {
     /// The clock.
     pub now: u64,
-    /// Master and replicas. Shared between a state and its successors until an action
-    /// changes one (most change one node or none), so a state costs a few pointers
-    /// rather than a copy of every keyspace and replication stream.
-    pub nodes: SmallVec<[Arc<Node>; 4]>,
+    /// Master and replicas, each the one copy of an equal node ([`NodeRef`]): a state
+    /// costs a few pointers rather than a copy of every keyspace and replication stream.
+    pub nodes: SmallVec<[NodeRef; 4]>,
     /// Index of the current master.
     pub master: u8,
     /// Failovers so far.
@@ -154,12 +151,14 @@ impl Phase {
 }
 
 impl RedisLockModel {
-    fn value_of(&self, c: usize) -> Arc<str> {
+    fn value_of(&self, c: usize) -> &'static str {
         match self.value {
-            ValueKind::Unique if self.protocol == Protocol::Redisson => format!("c{c}:t1").into(),
-            ValueKind::Unique => format!("c{c}").into(),
-            ValueKind::ThreadId => "t1".into(),
-            ValueKind::Timestamp => "".into(),
+            ValueKind::Unique if self.protocol == Protocol::Redisson => {
+                values::value(&format!("c{c}:t1"))
+            }
+            ValueKind::Unique => values::value(&format!("c{c}")),
+            ValueKind::ThreadId => "t1",
+            ValueKind::Timestamp => "",
         }
     }
 
@@ -181,10 +180,10 @@ impl RedisLockModel {
         release: bool,
     ) -> RedisReply {
         let m = s.master as usize;
-        let node = Arc::make_mut(&mut s.nodes[m]);
-        let before = node.db.clone();
-        let (reply, foreign) = node.exec(c as u8, cmd, s.now, release);
-        let changed = node.db != before;
+        let before = s.nodes[m];
+        let (reply, foreign) = s.nodes[m].exec(c as u8, cmd, s.now, release);
+        // `exec` changes the creator only with the keyspace, and nothing else.
+        let changed = s.nodes[m] != before;
         if foreign && s.foreign_release.is_none() {
             s.foreign_release = Some(c as u8);
         }
@@ -216,7 +215,7 @@ impl RedisLockModel {
         let next = match cl.phase {
             Phase::Idle => {
                 s.clients[c].value = if self.value == ValueKind::Timestamp {
-                    s.now.to_string().into()
+                    values::value(&s.now.to_string())
                 } else {
                     self.value_of(c)
                 };
@@ -285,7 +284,7 @@ impl RedisLockModel {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
                     matches!(n.db.live(LOCK_KEY, s.now).map(|e| &e.value),
-                        Some(crate::redis::spec::Value::Hash(h)) if h.contains_key(&*cl.value))
+                        Some(crate::redis::spec::Value::Hash(h)) if h.contains_key(cl.value))
                 };
                 match k {
                     0 => {
@@ -336,9 +335,7 @@ impl RedisLockModel {
     fn settle(&self, s: &mut RedisLockState) {
         let now = s.now;
         for n in &mut s.nodes {
-            if n.would_purge(now) {
-                Arc::make_mut(n).purge(now);
-            }
+            n.purge(now);
         }
     }
 
@@ -395,7 +392,7 @@ impl RedisLockModel {
                     return None;
                 }
                 let mut s = st.clone();
-                Arc::make_mut(&mut s.nodes[r as usize]).replicate_one();
+                s.nodes[r as usize].replicate_one();
                 self.settle(&mut s);
                 plain(s)
             }
@@ -475,14 +472,6 @@ impl RedisLockModel {
     }
 }
 
-/// Replaces each node an action just built by an equal one already in memory
-/// ([`shared_nodes::share`]).
-fn share_nodes(s: &mut RedisLockState) {
-    for n in &mut s.nodes {
-        shared_nodes::share(n);
-    }
-}
-
 impl Model for RedisLockModel {
     type State = RedisLockState;
     type Action = Action;
@@ -505,7 +494,7 @@ impl Model for RedisLockModel {
             .collect();
         vec![RedisLockState {
             now: 0,
-            nodes: smallvec![Arc::new(Node::new()); 1 + self.replicas],
+            nodes: smallvec![NodeRef::empty(); 1 + self.replicas],
             master: 0,
             epoch: 0,
             offset: 0,
@@ -533,9 +522,7 @@ impl Model for RedisLockModel {
     }
 
     fn next_state(&self, s: &RedisLockState, a: Action) -> Option<RedisLockState> {
-        let mut next = self.effect(s, &a).map(|e| e.state).filter(|n| n != s)?;
-        share_nodes(&mut next);
-        Some(next)
+        self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {

@@ -4,11 +4,10 @@
 //! replicas that have applied a given offset, and a failover promotes a replica with
 //! whatever it has applied — writes still in flight are lost.
 
-use std::sync::Arc;
-
 use crate::redis::spec::{apply, RedisCommand, RedisReply, RedisState};
 
 use super::keys::LOCK_KEY;
+use super::shared_nodes::NodeRef;
 
 /// One Redis server.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,12 +69,26 @@ impl Node {
         }
     }
 
+    /// The first instant from which [`Node::purge`] changes the node, if any: when a key
+    /// expires, or at once for a creator left without its key; never while replicated
+    /// writes are pending.
+    pub fn purge_due(&self) -> Option<u64> {
+        if !self.stream.is_empty() {
+            return None;
+        }
+        let orphan = self.creator.is_some() && !self.db.keys.contains_key(LOCK_KEY);
+        let first = self.db.first_expiry();
+        if orphan {
+            Some(0)
+        } else {
+            first
+        }
+    }
+
     /// Whether [`Node::purge`] would change anything (so a shared node is copied only
     /// when it must be).
     pub fn would_purge(&self, now: u64) -> bool {
-        self.stream.is_empty()
-            && (self.db.keys.keys().any(|k| self.db.live(k, now).is_none())
-                || (self.creator.is_some() && self.db.live(LOCK_KEY, now).is_none()))
+        self.purge_due().is_some_and(|t| now >= t)
     }
 
     /// Applies the oldest pending write, if any.
@@ -87,6 +100,24 @@ impl Node {
         self.exec(client, &cmd, at, false);
         true
     }
+
+    /// Queues a write of the master's, run at `at` by `client`, to be applied later.
+    pub fn append(&mut self, cmd: &RedisCommand, at: u64, client: u8) {
+        self.stream.push((cmd.clone(), at, client));
+    }
+
+    /// Leaves the topology (a demoted master): what it had not applied is dropped.
+    pub fn demote(&mut self) {
+        self.up = false;
+        self.stream.clear();
+    }
+
+    /// A full sync: becomes a copy of `master`, with nothing pending.
+    pub fn resync_from(&mut self, master: &Node) {
+        self.db = master.db.clone();
+        self.creator = master.creator;
+        self.stream.clear();
+    }
 }
 
 impl Default for Node {
@@ -96,20 +127,20 @@ impl Default for Node {
 }
 
 /// Sends a write to every running replica's stream (the master itself has none).
-pub fn propagate(nodes: &mut [Arc<Node>], master: usize, cmd: &RedisCommand, at: u64, client: u8) {
+pub fn propagate(nodes: &mut [NodeRef], master: usize, cmd: &RedisCommand, at: u64, client: u8) {
     if !cmd.is_write() {
         return;
     }
     for (i, n) in nodes.iter_mut().enumerate() {
         if i != master && n.up {
-            Arc::make_mut(n).stream.push((cmd.clone(), at, client));
+            n.append(cmd, at, client);
         }
     }
 }
 
 /// How many running replicas have applied every write up to `offset` (writes counted
 /// since the current master was promoted): `WAIT`'s answer.
-pub fn acked(nodes: &[Arc<Node>], master: usize, master_offset: u32, offset: u32) -> u32 {
+pub fn acked(nodes: &[NodeRef], master: usize, master_offset: u32, offset: u32) -> u32 {
     let applied = |n: &Node| master_offset.saturating_sub(n.stream.len() as u32);
     nodes
         .iter()
@@ -121,18 +152,13 @@ pub fn acked(nodes: &[Arc<Node>], master: usize, master_offset: u32, offset: u32
 /// Sentinel promotes `replica`: it keeps what it applied and drops what was in flight,
 /// the old master leaves the topology, and the other replicas resynchronise from the new
 /// master (a full sync: they become copies of it).
-pub fn promote(nodes: &mut [Arc<Node>], old_master: usize, replica: usize) {
-    Arc::make_mut(&mut nodes[replica]).stream.clear();
-    let old = Arc::make_mut(&mut nodes[old_master]);
-    old.up = false;
-    old.stream.clear();
-    let (db, creator) = (nodes[replica].db.clone(), nodes[replica].creator);
+pub fn promote(nodes: &mut [NodeRef], old_master: usize, replica: usize) {
+    nodes[replica].clear_stream();
+    nodes[old_master].demote();
+    let new_master = nodes[replica];
     for (i, n) in nodes.iter_mut().enumerate() {
         if i != replica && n.up {
-            let n = Arc::make_mut(n);
-            n.db = db.clone();
-            n.creator = creator;
-            n.stream.clear();
+            n.resync_from(new_master);
         }
     }
 }

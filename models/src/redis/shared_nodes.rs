@@ -1,37 +1,273 @@
-//! One allocation per distinct server node across all the states a search holds.
+//! Each distinct server node once per process, and what each operation does to it,
+//! remembered.
 //!
-//! A breadth-first search keeps hundreds of thousands of states in its queue but meets
-//! only a few thousand distinct nodes, and a keyspace costs a few hundred bytes on the
-//! heap; the Redis model (master and replicas) and the Redlock model (independent
-//! nodes) both hold their nodes as `Arc<Node>` and pass each new one through [`share`].
+//! A search meets millions of states but only a few thousand distinct nodes (keyspace,
+//! replication stream, ghost creator), and the same few commands reach each of them
+//! again and again. So the Redis model (master and replicas) and the Redlock model
+//! (independent nodes) hold their nodes as [`NodeRef`]s: a copyable handle to the one
+//! copy of its node in this process, compared and hashed by identity. An operation on a
+//! handle ([`NodeRef::exec`], [`NodeRef::purge`], …) runs the node's own method
+//! ([`Node::exec`], [`Node::purge`], …) the first time it meets that node, and later
+//! answers from a table of this thread's: the semantics stay in [`Node`] and the spec,
+//! and a successor state costs a few copied words instead of copied keyspaces.
+//!
+//! Nodes are never freed: a process keeps every distinct node it met (a search meets a
+//! few thousand, of a few hundred bytes each).
 
 use std::cell::RefCell;
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::{LazyLock, Mutex};
 
-use crate::check::FastHash;
+use crate::check::{encode, fingerprint, FastHash};
+use crate::redis::spec::{RedisCommand, RedisReply};
 
 use super::replication::Node;
 
-thread_local! {
-    /// Nodes seen lately, so that equal nodes of different states are one allocation.
-    static NODES: RefCell<HashSet<Arc<Node>, FastHash>> = RefCell::default();
+/// A node of some model state: the one copy of an equal [`Node`] in this process.
+#[derive(Clone, Copy)]
+pub struct NodeRef(&'static Interned);
+
+/// A node with what the models ask of it most.
+struct Interned {
+    /// Its number, in order of first meeting: equal nodes have equal ids.
+    id: u32,
+    node: Node,
+    /// [`Node::purge_due`], asked after every step.
+    purge_due: Option<u64>,
 }
 
-/// Replaces `node`, if no other state holds it yet (an action just built it), by an
-/// equal node already in memory, or remembers it for the next ones.
-pub fn share(node: &mut Arc<Node>) {
-    if Arc::strong_count(node) > 1 {
-        return;
-    }
-    NODES.with_borrow_mut(|seen| match seen.get(node) {
-        Some(known) => *node = Arc::clone(known),
-        None => {
-            // Bounded: forgetting only costs sharing, never a state.
-            if seen.len() >= 1 << 16 {
-                seen.clear();
+/// Every node met so far.
+static NODES: LazyLock<Mutex<HashMap<Node, &'static Interned, FastHash>>> =
+    LazyLock::new(Mutex::default);
+
+/// What an operation gave: the node after it, and [`Node::exec`]'s reply and foreign flag.
+type Done = (NodeRef, Option<(RedisReply, bool)>);
+
+thread_local! {
+    /// Operations done on nodes, by the fingerprint of (node id, [`Op`]). Bounded:
+    /// forgetting only costs running the operation again.
+    static DONE: RefCell<HashMap<[u64; 2], Done, FastHash>> = RefCell::default();
+    /// The buffer an operation is encoded in.
+    static KEY: RefCell<Vec<u8>> = RefCell::default();
+}
+
+/// An operation on a node: each runs the [`Node`] method of its name.
+#[derive(Hash)]
+enum Op<'a> {
+    Exec {
+        client: u8,
+        cmd: &'a RedisCommand,
+        now: u64,
+        release: bool,
+    },
+    Purge(u64),
+    ReplicateOne,
+    Append(&'a RedisCommand, u64, u8),
+    ClearStream,
+    Demote,
+    ResyncFrom(NodeRef),
+}
+
+impl Op<'_> {
+    fn run(&self, n: &mut Node) -> Option<(RedisReply, bool)> {
+        match *self {
+            Op::Exec {
+                client,
+                cmd,
+                now,
+                release,
+            } => return Some(n.exec(client, cmd, now, release)),
+            Op::Purge(now) => n.purge(now),
+            Op::ReplicateOne => {
+                n.replicate_one();
             }
-            seen.insert(Arc::clone(node));
+            Op::Append(cmd, at, client) => n.append(cmd, at, client),
+            Op::ClearStream => n.stream.clear(),
+            Op::Demote => n.demote(),
+            Op::ResyncFrom(from) => n.resync_from(&from),
         }
-    });
+        None
+    }
+}
+
+impl NodeRef {
+    /// The handle of `node`.
+    pub fn new(node: Node) -> NodeRef {
+        let mut nodes = NODES.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(known) = nodes.get(&node) {
+            return NodeRef(known);
+        }
+        let interned: &'static Interned = Box::leak(Box::new(Interned {
+            id: u32::try_from(nodes.len()).expect("fewer than 2^32 distinct nodes"),
+            purge_due: node.purge_due(),
+            node: node.clone(),
+        }));
+        nodes.insert(node, interned);
+        NodeRef(interned)
+    }
+
+    /// An empty, running server.
+    pub fn empty() -> NodeRef {
+        NodeRef::new(Node::new())
+    }
+
+    /// Replaces this node by the result of `op` on it; returns what `op` answered.
+    fn apply(&mut self, op: Op) -> Option<(RedisReply, bool)> {
+        let key = KEY.with_borrow_mut(|buf| {
+            buf.clear();
+            encode(&(self.0.id, &op), buf);
+            fingerprint(buf)
+        });
+        if let Some((next, out)) = DONE.with_borrow(|done| done.get(&key).cloned()) {
+            *self = next;
+            return out;
+        }
+        let mut node = self.0.node.clone();
+        let out = op.run(&mut node);
+        *self = NodeRef::new(node);
+        DONE.with_borrow_mut(|done| {
+            if done.len() >= 1 << 20 {
+                done.clear();
+            }
+            done.insert(key, (*self, out.clone()));
+        });
+        out
+    }
+
+    /// [`Node::exec`].
+    pub fn exec(
+        &mut self,
+        client: u8,
+        cmd: &RedisCommand,
+        now: u64,
+        release: bool,
+    ) -> (RedisReply, bool) {
+        let op = Op::Exec {
+            client,
+            cmd,
+            now,
+            release,
+        };
+        self.apply(op).unwrap_or((RedisReply::Nil, false))
+    }
+
+    /// [`Node::purge`], when [`Node::purge_due`] says it changes something.
+    pub fn purge(&mut self, now: u64) {
+        if self.0.purge_due.is_some_and(|t| now >= t) {
+            self.apply(Op::Purge(now));
+        }
+    }
+
+    /// [`Node::replicate_one`].
+    pub fn replicate_one(&mut self) {
+        if !self.stream.is_empty() {
+            self.apply(Op::ReplicateOne);
+        }
+    }
+
+    /// [`Node::append`].
+    pub fn append(&mut self, cmd: &RedisCommand, at: u64, client: u8) {
+        self.apply(Op::Append(cmd, at, client));
+    }
+
+    /// Forgets the writes not yet applied.
+    pub fn clear_stream(&mut self) {
+        self.apply(Op::ClearStream);
+    }
+
+    /// [`Node::demote`].
+    pub fn demote(&mut self) {
+        self.apply(Op::Demote);
+    }
+
+    /// [`Node::resync_from`].
+    pub fn resync_from(&mut self, from: NodeRef) {
+        self.apply(Op::ResyncFrom(from));
+    }
+}
+
+impl Deref for NodeRef {
+    type Target = Node;
+    fn deref(&self) -> &Node {
+        &self.0.node
+    }
+}
+
+impl PartialEq for NodeRef {
+    fn eq(&self, other: &NodeRef) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for NodeRef {}
+
+/// By id: an order of its own, consistent with equality (sorting by it is canonical).
+impl Ord for NodeRef {
+    fn cmp(&self, other: &NodeRef) -> std::cmp::Ordering {
+        self.0.id.cmp(&other.0.id)
+    }
+}
+
+impl PartialOrd for NodeRef {
+    fn partial_cmp(&self, other: &NodeRef) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Hash for NodeRef {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.id.hash(state);
+    }
+}
+
+impl fmt::Debug for NodeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.node.fmt(f)
+    }
+}
+
+impl Default for NodeRef {
+    fn default() -> Self {
+        NodeRef::empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redis::LOCK_KEY;
+
+    fn set(v: &str) -> RedisCommand {
+        RedisCommand::Set {
+            key: LOCK_KEY.into(),
+            value: v.into(),
+            nx: true,
+            px: Some(2),
+        }
+    }
+
+    #[test]
+    fn equal_nodes_are_one_and_operations_match_the_nodes_own() {
+        let (mut a, mut b) = (NodeRef::empty(), NodeRef::empty());
+        assert_eq!(a, b);
+        let mut plain = Node::new();
+        let want = plain.exec(0, &set("c0"), 0, false);
+        assert_eq!(a.exec(0, &set("c0"), 0, false), want);
+        assert_eq!(*a, plain);
+        assert_ne!(a, b);
+        assert_eq!(b.exec(0, &set("c0"), 0, false), want, "remembered");
+        assert_eq!(
+            a, b,
+            "the same operation on the same node gives the same node"
+        );
+        a.purge(1);
+        assert_eq!(a, b, "nothing has expired at 1");
+        a.purge(2);
+        plain.purge(2);
+        assert_eq!(*a, plain);
+        assert_eq!(a, NodeRef::empty());
+    }
 }

@@ -68,6 +68,16 @@ impl RedisState {
     pub fn purge_expired(&mut self, now: u64) {
         self.keys.retain(|_, e| e.maybe_live(Window::at(now)));
     }
+
+    /// The first instant at which some key is expired, i.e. from which
+    /// [`RedisState::purge_expired`] removes something (`None`: every key persists).
+    pub fn first_expiry(&self) -> Option<u64> {
+        self.keys
+            .values()
+            .filter_map(|e| e.deadline)
+            .map(|d| d.hi)
+            .min()
+    }
 }
 
 /// A command a client sends, named after the Redis command or the script it evaluates.

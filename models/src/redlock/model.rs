@@ -5,14 +5,11 @@
 //! retries. Nodes are interchangeable until a fault touches one, so states are
 //! canonicalised by sorting nodes (every per-node fact lives in the node's entry).
 
-use std::sync::Arc;
-
 use smallvec::SmallVec;
 use stateright::Model;
 
-use crate::redis::shared_nodes::share;
 use crate::redis::spec::{RedisCommand, RedisReply};
-use crate::redis::{Node, LOCK_KEY};
+use crate::redis::{NodeRef, LOCK_KEY};
 use crate::registry::Property;
 
 /// The model.
@@ -43,9 +40,9 @@ pub struct RedlockModel {
 /// One Redis node and what each client has done with it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RlNode {
-    /// The server (keyspace + ghost creator), shared between states that have equal
-    /// ones: copying a state then copies five pointers, not five keyspaces.
-    pub server: Arc<Node>,
+    /// The server (keyspace + ghost creator), the one copy of an equal node
+    /// ([`NodeRef`]): copying a state then copies five pointers, not five keyspaces.
+    pub server: NodeRef,
     /// How far its clock is ahead of real time.
     pub offset: u64,
     /// Down since this instant (crashed, not yet restarted).
@@ -141,7 +138,7 @@ impl RedlockModel {
             // Only the client's own value can be deleted: other nodes stay shared.
             let holds = n.server.db.live(LOCK_KEY, now + n.offset).is_some();
             if n.down_since.is_none() && holds {
-                Arc::make_mut(&mut n.server).exec(c as u8, &cmd, now + n.offset, true);
+                n.server.exec(c as u8, &cmd, now + n.offset, true);
             }
             n.tried &= !bit;
             n.got &= !bit;
@@ -151,10 +148,7 @@ impl RedlockModel {
     fn settle(s: &mut RedlockState) {
         let now = s.now;
         for n in &mut s.nodes {
-            if n.server.would_purge(now + n.offset) {
-                Arc::make_mut(&mut n.server).purge(now + n.offset);
-            }
-            share(&mut n.server);
+            n.server.purge(now + n.offset);
         }
     }
 
@@ -224,8 +218,7 @@ impl RedlockModel {
                         nx: true,
                         px: Some(self.ttl),
                     };
-                    let server = Arc::make_mut(&mut n.server);
-                    if server.exec(c as u8, &cmd, s.now + n.offset, false).0 == RedisReply::Ok {
+                    if n.server.exec(c as u8, &cmd, s.now + n.offset, false).0 == RedisReply::Ok {
                         n.got |= bit;
                     }
                 }
@@ -261,7 +254,7 @@ impl RedlockModel {
                 let n = &mut s.nodes[i as usize];
                 s.budget.0 -= 1;
                 n.down_since = Some(s.now);
-                n.server = Arc::new(Node::new());
+                n.server = NodeRef::empty();
             }
             RlAction::Restart(i) => s.nodes[i as usize].down_since = None,
             RlAction::Jump(i) => {
@@ -286,7 +279,7 @@ impl Model for RedlockModel {
     fn init_states(&self) -> Vec<RedlockState> {
         let nodes = (0..self.nodes)
             .map(|i| RlNode {
-                server: Arc::new(Node::new()),
+                server: NodeRef::empty(),
                 offset: 0,
                 down_since: None,
                 tried: 0,

@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 use crate::check::{encode, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
 use crate::redis::spec::entry_text;
-use crate::redis::{Node, LOCK_KEY};
+use crate::redis::{NodeRef, LOCK_KEY};
 use crate::registry::Property;
 
 use super::model::{RedlockModel, RedlockState, RlAction, RlNode, RlPhase};
@@ -32,10 +32,8 @@ impl Narrate for RedlockModel {
     /// The encoding of [`Narrate::canonical`]'s state, written without building it:
     /// references to the nodes sorted instead of a sorted copy of the state.
     fn encode_canonical(&self, s: &RedlockState, out: &mut Vec<u8>) {
-        // The small fields first: most pairs of nodes differ there, and comparing two
-        // keyspaces is the slow part of the sort.
-        fn key(n: &RlNode) -> (u8, u8, u64, Option<u64>, &Node) {
-            (n.tried, n.got, n.offset, n.down_since, &n.server)
+        fn key(n: &RlNode) -> (u8, u8, u64, Option<u64>, NodeRef) {
+            (n.tried, n.got, n.offset, n.down_since, n.server)
         }
         let mut nodes: SmallVec<[&RlNode; 8]> = s.nodes.iter().collect();
         nodes.sort_by(|a, b| key(a).cmp(&key(b)));
