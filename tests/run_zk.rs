@@ -134,7 +134,13 @@ fn a_holder_paused_past_its_session_timeout_shares_the_lock() {
     for c in ["c0", "c1", "c2"] {
         assert!(
             sent.iter().any(|(p, cmd, reply)| p == c
-                && matches!(cmd, ZkCommand::Create { sequential: true, .. })
+                && matches!(
+                    cmd,
+                    ZkCommand::Create {
+                        sequential: true,
+                        ..
+                    }
+                )
                 && matches!(reply, Some(ZkReply::Created { .. }))),
             "{c} made no lock node"
         );
@@ -163,16 +169,18 @@ fn a_write_checked_against_the_lock_node_in_one_multi_is_refused_once_the_node_i
     assert!(r.topology.contains("lock's own servers"), "{}", r.topology);
     // The late write is in the history as ZooKeeper refused it.
     assert!(
-        requests(&h).iter().any(|(_, cmd, reply)| matches!(cmd, ZkCommand::Multi { .. })
-            && matches!(
-                reply,
-                Some(
-                    ZkReply::MultiFailed {
-                        error: ZkError::NoNode,
-                        ..
-                    } | ZkReply::Error(ZkError::SessionExpired)
-                )
-            )),
+        requests(&h)
+            .iter()
+            .any(|(_, cmd, reply)| matches!(cmd, ZkCommand::Multi { .. })
+                && matches!(
+                    reply,
+                    Some(
+                        ZkReply::MultiFailed {
+                            error: ZkError::NoNode,
+                            ..
+                        } | ZkReply::Error(ZkError::SessionExpired)
+                    )
+                )),
         "no refused multi"
     );
 }
@@ -277,7 +285,9 @@ fn a_blind_create_retry_leaves_an_orphan_that_blocks_everyone() {
     let who = &lost[0].0;
     let made = requests(&h)
         .iter()
-        .filter(|(p, cmd, _)| p == who && matches!(cmd, ZkCommand::Create { path, .. } if path == "/lock/n-"))
+        .filter(|(p, cmd, _)| {
+            p == who && matches!(cmd, ZkCommand::Create { path, .. } if path == "/lock/n-")
+        })
         .count();
     assert!(made >= 2, "{who} created {made} times");
 }
@@ -287,7 +297,10 @@ fn a_blind_create_retry_leaves_an_orphan_that_blocks_everyone() {
 #[test]
 fn a_protected_create_retry_finds_its_node_and_the_lock_recovers() {
     let (r, _) = run_kept(RunOptions {
-        lock: Some(recipe_lock("recipe with the owner id in the node name", Recipe::CURATOR)),
+        lock: Some(recipe_lock(
+            "recipe with the owner id in the node name",
+            Recipe::CURATOR,
+        )),
         ..RunOptions::new("zk-create-conn-loss")
     });
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
@@ -320,18 +333,20 @@ fn the_herd_wakes_every_waiter_per_release_the_predecessor_watch_one() {
 #[test]
 fn the_librarys_lock_is_shared_under_the_pause_too() {
     let next = AtomicU32::new(0);
-    let library = CustomLock::new("zookeeper-client Client::lock", move |endpoints, _| {
-        match endpoints {
-            Endpoints::Zk(z) => Ok(Box::new(LibraryLock::new(
-                z.session.client().clone(),
-                &format!("c{}", next.fetch_add(1, Ordering::SeqCst)),
-            ))),
-            _ => Err(LockError::Unsupported {
-                protocol: "zookeeper-client lock",
-                what: "a scenario of another family",
-            }),
-        }
-    });
+    let library =
+        CustomLock::new(
+            "zookeeper-client Client::lock",
+            move |endpoints, _| match endpoints {
+                Endpoints::Zk(z) => Ok(Box::new(LibraryLock::new(
+                    z.session.client().clone(),
+                    &format!("c{}", next.fetch_add(1, Ordering::SeqCst)),
+                ))),
+                _ => Err(LockError::Unsupported {
+                    protocol: "zookeeper-client lock",
+                    what: "a scenario of another family",
+                }),
+            },
+        );
     let (r, _) = run_kept(RunOptions {
         lock: Some(library),
         ..RunOptions::new("zk-sequential-pause")

@@ -51,7 +51,10 @@ async fn lock_pairs(connect: &str, tasks: usize) -> Result<f64, String> {
         let (pairs, stop) = (pairs.clone(), stop.clone());
         handles.push(tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
-                match lock.acquire(Duration::from_secs(10), Lease::Unbounded).await {
+                match lock
+                    .acquire(Duration::from_secs(10), Lease::Unbounded)
+                    .await
+                {
                     Ok(g) => {
                         if g.release().await.is_ok() {
                             pairs.fetch_add(1, Ordering::Relaxed);

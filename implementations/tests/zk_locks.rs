@@ -140,23 +140,31 @@ async fn the_recipes_requests_are_recorded_in_the_specs_words() {
         "{text:#?}"
     );
     assert!(
-        has(&|c, r| matches!(c, ZkCommand::Create { path, ephemeral: true, sequential: true, .. } if path == "/lock/b-n-")
-            && matches!(r, Some(ZkReply::Created { path, .. }) if path.starts_with("/lock/b-n-00000"))),
+        has(
+            &|c, r| matches!(c, ZkCommand::Create { path, ephemeral: true, sequential: true, .. } if path == "/lock/b-n-")
+                && matches!(r, Some(ZkReply::Created { path, .. }) if path.starts_with("/lock/b-n-00000"))
+        ),
         "{text:#?}"
     );
     assert!(
-        has(&|c, r| matches!(c, ZkCommand::Exists { watch: true, session, .. } if *session == b.session_id())
-            && matches!(r, Some(ZkReply::Stat(Some(_))))),
+        has(
+            &|c, r| matches!(c, ZkCommand::Exists { watch: true, session, .. } if *session == b.session_id())
+                && matches!(r, Some(ZkReply::Stat(Some(_))))
+        ),
         "b watches a's node: {text:#?}"
     );
     assert!(
-        has(&|c, r| matches!(c, ZkCommand::Consume { session } if *session == b.session_id())
-            && matches!(r, Some(ZkReply::Notified(n)) if n.len() == 1)),
+        has(
+            &|c, r| matches!(c, ZkCommand::Consume { session } if *session == b.session_id())
+                && matches!(r, Some(ZkReply::Notified(n)) if n.len() == 1)
+        ),
         "b read the watch a's delete fired: {text:#?}"
     );
     assert!(
-        has(&|c, r| matches!(c, ZkCommand::Delete { session, .. } if *session == a.session_id())
-            && r == &Some(ZkReply::Ok)),
+        has(
+            &|c, r| matches!(c, ZkCommand::Delete { session, .. } if *session == a.session_id())
+                && r == &Some(ZkReply::Ok)
+        ),
         "{text:#?}"
     );
     // Each exchange's events read back: the command and reply serialize both ways.
@@ -172,14 +180,8 @@ async fn the_recipes_requests_are_recorded_in_the_specs_words() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_librarys_lock_excludes_queues_and_fences() {
     let z = ZkEnsemble::three().unwrap_or_else(|e| panic!("cannot start ZooKeeper: {e}"));
-    let a = LibraryLock::new(
-        connect(&z.connect_string(), SESSION).await.expect("a"),
-        "a",
-    );
-    let b = LibraryLock::new(
-        connect(&z.connect_string(), SESSION).await.expect("b"),
-        "b",
-    );
+    let a = LibraryLock::new(connect(&z.connect_string(), SESSION).await.expect("a"), "a");
+    let b = LibraryLock::new(connect(&z.connect_string(), SESSION).await.expect("b"), "b");
     let ga = a.acquire(Duration::from_secs(5), LEASE).await.expect("a");
     assert!(ga.key().starts_with("/lock/_c_"), "{}", ga.key());
     assert!(matches!(

@@ -17,12 +17,16 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
 use tokio::task::JoinHandle;
 
+/// Told each chunk a client sends on one connection: `true` picks the request whose
+/// reply is lost.
+pub type Inspector = Box<dyn FnMut(&[u8]) -> bool + Send>;
+
 /// Reads what clients send, for a protocol-aware fault: one inspector per connection,
 /// told every chunk the client sends, in order.
 pub trait Tap: Send + Sync + 'static {
     /// The inspector of a new connection. It answers a chunk with `true` when the reply
     /// to a request in it must be lost (as [`lose_next_reply`] loses the next one).
-    fn inspector(&self) -> Box<dyn FnMut(&[u8]) -> bool + Send>;
+    fn inspector(&self) -> Inspector;
 }
 
 struct State {

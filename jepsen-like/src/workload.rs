@@ -285,7 +285,9 @@ async fn partition(
     }
     log.nemesis(
         json!({"fault": "client-partition", "target": &target, "ms": ms}),
-        Some(format!("{target} is cut off from the lock servers and works on")),
+        Some(format!(
+            "{target} is cut off from the lock servers and works on"
+        )),
     );
     let heal_log = log.clone();
     tokio::spawn(async move {

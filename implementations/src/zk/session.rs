@@ -291,9 +291,9 @@ impl ZkSession {
                     czxid: u64::try_from(stat.czxid).unwrap_or(0),
                 }))
             }
-            ZkCommand::Delete { path, version: v, .. } => {
-                answered(c.delete(path, version(*v)).await.map(|()| ZkReply::Ok))
-            }
+            ZkCommand::Delete {
+                path, version: v, ..
+            } => answered(c.delete(path, version(*v)).await.map(|()| ZkReply::Ok)),
             ZkCommand::Exists { path, watch, .. } => {
                 let stat = |s: Option<zk::Stat>| ZkReply::Stat(s.map(|s| znode(&s, &[])));
                 if *watch {
@@ -361,7 +361,9 @@ impl ZkSession {
                     version: v,
                     ..
                 } => writer.add_set_data(path, data.as_bytes(), version(*v)),
-                ZkCommand::Delete { path, version: v, .. } => writer.add_delete(path, version(*v)),
+                ZkCommand::Delete {
+                    path, version: v, ..
+                } => writer.add_delete(path, version(*v)),
                 ZkCommand::Create {
                     path,
                     data,
@@ -408,11 +410,12 @@ impl ZkSession {
                     })
                     .collect(),
             )),
-            Err(zk::MultiWriteError::OperationFailed { index, source }) => match spec_error(&source)
-            {
-                Some(error) => Ok(ZkReply::MultiFailed { index, error }),
-                None => Err(backend(source)),
-            },
+            Err(zk::MultiWriteError::OperationFailed { index, source }) => {
+                match spec_error(&source) {
+                    Some(error) => Ok(ZkReply::MultiFailed { index, error }),
+                    None => Err(backend(source)),
+                }
+            }
             Err(zk::MultiWriteError::RequestFailed { source }) => match spec_error(&source) {
                 Some(code) => Ok(ZkReply::Error(code)),
                 None => Err(backend(source)),

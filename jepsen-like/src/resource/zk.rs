@@ -39,7 +39,9 @@ impl ZkCounter {
             Ok(ZkReply::Stat(Some(n))) if n.data.is_empty() => Outcome::Ok(None),
             Ok(ZkReply::Stat(Some(n))) => match n.data.parse() {
                 Ok(v) => Outcome::Ok(Some(v)),
-                Err(_) => Outcome::Unknown(format!("{} holds {:?}, not a number", self.path, n.data)),
+                Err(_) => {
+                    Outcome::Unknown(format!("{} holds {:?}, not a number", self.path, n.data))
+                }
             },
             Ok(ZkReply::Error(ZkError::NoNode)) => Outcome::Ok(None),
             Ok(other) => Outcome::Unknown(format!("getData {}: {other:?}", self.path)),

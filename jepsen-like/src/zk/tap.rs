@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::log::Log;
-use crate::proxy::{ProxyControl, Tap};
+use crate::proxy::{Inspector, ProxyControl, Tap};
 
 /// How long the client cannot reconnect after its create's reply was lost: well within
 /// its session, long enough for the create to be committed first.
@@ -38,7 +38,7 @@ pub struct CreateTrap {
 }
 
 impl Tap for CreateTrap {
-    fn inspector(&self) -> Box<dyn FnMut(&[u8]) -> bool + Send> {
+    fn inspector(&self) -> Inspector {
         let armed = self.armed.clone();
         let client = self.client.clone();
         let log = self.log.clone();
@@ -76,12 +76,11 @@ impl Frames {
     fn push(&mut self, chunk: &[u8]) -> usize {
         self.pending.extend_from_slice(chunk);
         let mut creates = 0;
-        loop {
-            let Some(len) = self.pending.get(..4).map(|b| {
-                usize::try_from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(0)
-            }) else {
-                break;
-            };
+        while let Some(len) = self
+            .pending
+            .get(..4)
+            .map(|b| usize::try_from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])).unwrap_or(0))
+        {
             if self.pending.len() < 4 + len {
                 break;
             }

@@ -222,7 +222,7 @@ impl RedisLockModel {
                 Phase::Acquire(0)
             }
             Phase::Acquire(k) => {
-                let cmd = protocol::acquire(self.protocol, k, &cl.value, ttl);
+                let cmd = protocol::acquire(self.protocol, k, cl.value, ttl);
                 let reply = exchange!(&mut s, cmd, false);
                 match protocol::acquired(self.protocol, k, &reply) {
                     Acquired::Next => Phase::Acquire(k + 1),
@@ -289,7 +289,7 @@ impl RedisLockModel {
                 match k {
                     0 => {
                         let mine = own_field(&s);
-                        let cmd = protocol::acquire(self.protocol, 0, &cl.value, ttl);
+                        let cmd = protocol::acquire(self.protocol, 0, cl.value, ttl);
                         if exchange!(&mut s, cmd, false) == RedisReply::Nil {
                             s.clients[c].lease_until = Some(s.now + ttl);
                             Phase::Critical(1)
@@ -301,7 +301,7 @@ impl RedisLockModel {
                         }
                     }
                     1 => {
-                        let cmd = protocol::release(self.protocol, 0, &cl.value, ttl)?;
+                        let cmd = protocol::release(self.protocol, 0, cl.value, ttl)?;
                         if exchange!(&mut s, cmd, true) == RedisReply::Integer(1) {
                             // Freed while this client still held it once.
                             s.reentrancy_broken.get_or_insert(c as u8);
@@ -312,11 +312,11 @@ impl RedisLockModel {
                 }
             }
             Phase::Critical(_) => Phase::Release(0),
-            Phase::Release(k) => match protocol::release(self.protocol, k, &cl.value, ttl) {
+            Phase::Release(k) => match protocol::release(self.protocol, k, cl.value, ttl) {
                 None => Phase::Done,
                 Some(cmd) => {
                     let reply = exchange!(&mut s, cmd, true);
-                    match protocol::released(self.protocol, k, &cl.value, &reply) {
+                    match protocol::released(self.protocol, k, cl.value, &reply) {
                         Some(next) => Phase::Release(next),
                         None => Phase::Done,
                     }

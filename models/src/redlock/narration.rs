@@ -36,7 +36,7 @@ impl Narrate for RedlockModel {
             (n.tried, n.got, n.offset, n.down_since, n.server)
         }
         let mut nodes: SmallVec<[&RlNode; 8]> = s.nodes.iter().collect();
-        nodes.sort_by(|a, b| key(a).cmp(&key(b)));
+        nodes.sort_by_key(|a| key(a));
         encode(&s.now, out);
         encode(&nodes.len(), out);
         for n in nodes {

@@ -710,10 +710,7 @@ pub fn reply_text(reply: &ZkReply) -> String {
         ZkReply::Created { path, czxid } => format!("{path} (czxid {czxid})"),
         ZkReply::Stat(None) => "none".to_string(),
         ZkReply::Stat(Some(n)) => stat_text(n),
-        ZkReply::Children(c) => format!(
-            "[{}]",
-            c.join(", ")
-        ),
+        ZkReply::Children(c) => format!("[{}]", c.join(", ")),
         ZkReply::Multi(r) => format!(
             "OK [{}]",
             r.iter().map(reply_text).collect::<Vec<_>>().join("; ")
