@@ -13,7 +13,6 @@
 //! ensemble confirmed (the release's delete answered OK). The recipe's requests go
 //! through a recorder whose sink drops them, as cheap as recording gets.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -21,6 +20,9 @@ use locklab_implementations::zk::client as zk;
 use locklab_implementations::zk::{make_lock_dir, RecipeLock, RequestLog, ZkSession};
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_servers::ZkEnsemble;
+
+#[path = "common/pairs.rs"]
+mod pairs;
 
 const RUN: Duration = Duration::from_secs(3);
 const SESSION: Duration = Duration::from_secs(10);
@@ -38,42 +40,13 @@ async fn session(connect: &str) -> Result<ZkSession, String> {
 }
 
 async fn lock_pairs(connect: &str, tasks: usize) -> Result<f64, String> {
-    let mut locks = Vec::new();
+    let mut locks: Vec<Arc<dyn DistributedLock>> = Vec::new();
     for t in 0..tasks {
         let s = session(connect).await?;
         make_lock_dir(&s).await.map_err(|e| e.to_string())?;
-        locks.push(RecipeLock::new(s, &format!("b{t}")).unfenced());
+        locks.push(Arc::new(RecipeLock::new(s, &format!("b{t}")).unfenced()));
     }
-    let pairs = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut handles = Vec::new();
-    for lock in locks {
-        let (pairs, stop) = (pairs.clone(), stop.clone());
-        handles.push(tokio::spawn(async move {
-            while !stop.load(Ordering::Relaxed) {
-                match lock
-                    .acquire(Duration::from_secs(10), Lease::Unbounded)
-                    .await
-                {
-                    Ok(g) => {
-                        if g.release().await.is_ok() {
-                            pairs.fetch_add(1, Ordering::Relaxed);
-                        }
-                    }
-                    Err(e) => eprintln!("acquire: {e}"),
-                }
-            }
-        }));
-    }
-    let start = Instant::now();
-    tokio::time::sleep(RUN).await;
-    stop.store(true, Ordering::Relaxed);
-    let done = pairs.load(Ordering::Relaxed);
-    let secs = start.elapsed().as_secs_f64();
-    for h in handles {
-        let _ = h.await;
-    }
-    Ok(done as f64 / secs)
+    Ok(pairs::lock_pairs(locks, RUN, Duration::from_secs(10), Lease::Unbounded).await)
 }
 
 async fn bare_pairs(connect: &str, tasks: usize) -> Result<f64, String> {
@@ -86,36 +59,17 @@ async fn bare_pairs(connect: &str, tasks: usize) -> Result<f64, String> {
         Ok(_) | Err(zk::Error::NodeExists) => {}
         Err(e) => return Err(format!("create /ceiling: {e}")),
     }
-    let pairs = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut handles = Vec::new();
-    for client in clients {
-        let (pairs, stop) = (pairs.clone(), stop.clone());
-        handles.push(tokio::spawn(async move {
-            let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
-            while !stop.load(Ordering::Relaxed) {
-                let Ok((_, seq)) = client.create("/ceiling/n-", &[], &mode).await else {
-                    continue;
-                };
-                if client
-                    .delete(&format!("/ceiling/n-{seq}"), None)
-                    .await
-                    .is_ok()
-                {
-                    pairs.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }));
-    }
-    let start = Instant::now();
-    tokio::time::sleep(RUN).await;
-    stop.store(true, Ordering::Relaxed);
-    let done = pairs.load(Ordering::Relaxed);
-    let secs = start.elapsed().as_secs_f64();
-    for h in handles {
-        let _ = h.await;
-    }
-    Ok(done as f64 / secs)
+    Ok(pairs::rounds_per_sec(clients, RUN, |client| async move {
+        let mode = zk::CreateMode::EphemeralSequential.with_acls(zk::Acls::anyone_all());
+        let Ok((_, seq)) = client.create("/ceiling/n-", &[], &mode).await else {
+            return false;
+        };
+        client
+            .delete(&format!("/ceiling/n-{seq}"), None)
+            .await
+            .is_ok()
+    })
+    .await)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
