@@ -223,7 +223,10 @@ fn granted_again_after(h: &History, since: u64) {
                 .and_then(|v| serde_json::from_value::<CommandValue>(v).ok())
                 .is_some_and(|v| v.session.is_some() && v.reply.is_some())
     });
-    assert!(answered, "{id}: no statement of a granted client recorded after the fault");
+    assert!(
+        answered,
+        "{id}: no statement of a granted client recorded after the fault"
+    );
 }
 
 /// The server killed (`kill -9`) where the row kills the holder's session and
@@ -269,8 +272,7 @@ fn a_postgres_restart_frees_an_advisory_lock_while_the_holder_works_on() {
 /// holder still works.
 #[test]
 fn a_partition_ends_the_holders_session_as_a_kill_does() {
-    let plan =
-        with_partition::<MariaDb>("mysql-getlock-conn-kill").expect("a session-kill row");
+    let plan = with_partition::<MariaDb>("mysql-getlock-conn-kill").expect("a session-kill row");
     let (r, h) = plan_agrees(plan);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     let [_, healed] = done_in_order(&h, ["partition", "heal-partition"]);

@@ -202,9 +202,7 @@ impl Session {
         match cmd {
             SqlCommand::Begin => self.in_tx.store(result.is_ok(), Ordering::Release),
             // Sent is ended: committed, rolled back, or lost with its session.
-            SqlCommand::Commit | SqlCommand::Rollback => {
-                self.in_tx.store(false, Ordering::Release)
-            }
+            SqlCommand::Commit | SqlCommand::Rollback => self.in_tx.store(false, Ordering::Release),
             _ => {}
         }
         let recorded = match &result {

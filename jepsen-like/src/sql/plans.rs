@@ -8,7 +8,9 @@
 //! to the model (`Fault::Kill`), so the same verdict.
 
 use super::actions::SqlAction;
-use super::cluster::{MariaDb, MariaDbCluster, Postgres, PostgresCluster, Shape, SqlCluster, SqlKind};
+use super::cluster::{
+    MariaDb, MariaDbCluster, Postgres, PostgresCluster, Shape, SqlCluster, SqlKind,
+};
 use super::locks::SqlLock;
 use crate::cluster::Target::{AnyClient, Primary};
 use crate::plan::Plan;
