@@ -4,12 +4,18 @@
 
 use std::sync::Mutex;
 
+use locklab_jepsen::cluster::Cluster;
+use locklab_jepsen::plan::Plan;
+use locklab_jepsen::runner::run_plan;
+use locklab_jepsen::sql::cluster::{MariaDb, Postgres};
+use locklab_jepsen::sql::plans::{with_partition, with_server_restarted};
 use locklab_jepsen::{run, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
+use locklab_traces::format::{CommandValue, History, OpKind, Phase};
 
 #[path = "common/run_check.rs"]
 mod run_check;
-use run_check::check;
+use run_check::{check, nemesis};
 
 /// One run at a time: they share two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -154,4 +160,134 @@ fn replicas_are_refused_for_a_single_server() {
     };
     let e = run(&options, &mut |_| {}).expect_err("one server");
     assert!(e.to_string().contains("--replicas"), "{e}");
+}
+
+/// Runs `plan` (a variant of a catalog row) alone, keeping its history; the run must
+/// agree with the row's model.
+fn plan_agrees<C: Cluster>(plan: Plan<C>) -> (RunReport, History) {
+    let id = plan.id;
+    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let options = RunOptions {
+        keep: Some(dir.path().to_path_buf()),
+        ..RunOptions::new(id)
+    };
+    let r = run_plan(plan, &options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
+    assert!(
+        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
+        "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
+        r.agreement,
+        r.timeline
+    );
+    let h = locklab_traces::reader::read_path(&dir.path().join("history.jsonl"))
+        .expect("the kept history loads");
+    eprintln!("{id}: {} ms, {} events", r.wall_ms, r.events);
+    (r, h)
+}
+
+/// The nemesis did each of `faults` once, in that order; when each was done.
+fn done_in_order<const N: usize>(h: &History, faults: [&str; N]) -> [u64; N] {
+    let mut times = [0; N];
+    let mut last = 0;
+    for (fault, time) in faults.iter().zip(&mut times) {
+        let done = nemesis(h, fault);
+        assert!(
+            done.len() == 1 && done[0].1.is_none() && done[0].2 >= last,
+            "{}: {fault}: {done:?}",
+            h.header.protocol
+        );
+        last = done[0].2;
+        *time = last;
+    }
+    times
+}
+
+/// After `since` some client is granted the lock again, and its statements, answered
+/// on the session it opened after the fault, are in the history as command events.
+/// (The session ids say little: a restarted MariaDB counts its connections from 1
+/// again.)
+fn granted_again_after(h: &History, since: u64) {
+    let id = &h.header.protocol;
+    let after = |op: OpKind| {
+        h.events
+            .iter()
+            .filter(move |(_, e)| e.op == op && e.phase == Phase::Ok && e.time > since)
+            .map(|(_, e)| e)
+    };
+    let granted: Vec<_> = after(OpKind::Acquire).map(|e| e.process).collect();
+    assert!(!granted.is_empty(), "{id}: nobody granted after the fault");
+    let answered = after(OpKind::Command).any(|e| {
+        granted.contains(&e.process)
+            && e.value
+                .clone()
+                .and_then(|v| serde_json::from_value::<CommandValue>(v).ok())
+                .is_some_and(|v| v.session.is_some() && v.reply.is_some())
+    });
+    assert!(
+        answered,
+        "{id}: no statement of a granted client recorded after the fault"
+    );
+}
+
+/// The server killed (`kill -9`) where the row kills the holder's session and
+/// restarted on its data dir: the session ends with the server just as with `KILL
+/// CONNECTION`. `GET_LOCK` frees the lock while the holder works on (two holders);
+/// `FOR UPDATE`'s transaction, the work in it, rolls back with it (the resource stays
+/// safe). Either way the clients open new sessions and are granted again.
+#[test]
+fn a_server_restart_ends_the_holders_session_as_a_kill_does() {
+    for id in ["mysql-getlock-conn-kill", "sql-for-update"] {
+        let plan = with_server_restarted::<MariaDb>(id).expect("a session-kill row");
+        let (r, h) = plan_agrees(plan);
+        let [_, back] = done_in_order(&h, ["kill", "restart"]);
+        granted_again_after(&h, back);
+        if id == "sql-for-update" {
+            assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok, "{id}");
+            assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
+            let l = r.liveness.expect("a crash was recorded");
+            assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+        } else {
+            assert_eq!(
+                check(&r, Property::MutualExclusion),
+                Verdict::Violation,
+                "{id}"
+            );
+        }
+    }
+}
+
+/// The same on PostgreSQL: the advisory lock dies with the postmaster's backends.
+#[test]
+fn a_postgres_restart_frees_an_advisory_lock_while_the_holder_works_on() {
+    let plan = with_server_restarted::<Postgres>("pg-advisory").expect("a session-kill row");
+    let (r, h) = plan_agrees(plan);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    let [_, back] = done_in_order(&h, ["kill", "restart"]);
+    granted_again_after(&h, back);
+}
+
+/// Every client cut from the server by the run's proxy for 0.3 s, where the row kills
+/// the holder's session: the server sees the connections close and ends the sessions,
+/// `GET_LOCK`'s with them, so after the heal another client is granted while the
+/// holder still works.
+#[test]
+fn a_partition_ends_the_holders_session_as_a_kill_does() {
+    let plan = with_partition::<MariaDb>("mysql-getlock-conn-kill").expect("a session-kill row");
+    let (r, h) = plan_agrees(plan);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    let [_, healed] = done_in_order(&h, ["partition", "heal-partition"]);
+    granted_again_after(&h, healed);
+}
+
+#[test]
+fn only_rows_whose_fault_kills_a_session_have_these_variants() {
+    assert!(with_server_restarted::<MariaDb>("mysql-unique-crash").is_none());
+    assert!(with_partition::<Postgres>("pg-advisory-pool").is_none());
+    assert!(with_server_restarted::<MariaDb>("no-such-row").is_none());
+    let p = with_partition::<MariaDb>("sql-for-update").expect("a session-kill row");
+    let faults: Vec<_> = p.faults.iter().map(|s| s.action.name()).collect();
+    assert_eq!(faults, ["partition", "heal-partition", "client-crash"]);
+    let p = with_server_restarted::<Postgres>("pg-advisory").expect("a session-kill row");
+    let faults: Vec<_> = p.faults.iter().map(|s| s.action.name()).collect();
+    assert_eq!(faults, ["kill", "restart"]);
 }

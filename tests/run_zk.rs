@@ -20,7 +20,7 @@ use locklab_traces::format::{CommandValue, History, OpKind};
 
 #[path = "common/run_check.rs"]
 mod run_check;
-use run_check::check;
+use run_check::{check, nemesis};
 
 /// One run at a time: they share two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -78,19 +78,6 @@ fn requests(h: &History) -> Vec<(String, ZkCommand, Option<ZkReply>)> {
             let c: ZkCommand = serde_json::from_value(v.command).ok()?;
             let r = v.reply.and_then(|r| serde_json::from_value(r).ok());
             Some((e.process.to_string(), c, r))
-        })
-        .collect()
-}
-
-/// The notes of the history's nemesis events with this fault.
-fn nemesis(h: &History, fault: &str) -> Vec<(String, Option<String>)> {
-    h.events
-        .iter()
-        .filter(|(_, e)| e.op == OpKind::Nemesis)
-        .filter_map(|(_, e)| {
-            let v = e.value.as_ref()?;
-            let target = v.get("target")?.as_str()?.to_string();
-            (v.get("fault")?.as_str()? == fault).then(|| (target, e.note.clone()))
         })
         .collect()
 }
@@ -231,7 +218,7 @@ fn a_partitioned_holder_that_waits_for_session_lost_shares_the_lock() {
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     // The nemesis's request (any client), then the holder it hit.
     let cut = nemesis(&h, "client-partition");
-    assert!(cut.iter().any(|(t, _)| t.starts_with('c')), "{cut:?}");
+    assert!(cut.iter().any(|(t, _, _)| t.starts_with('c')), "{cut:?}");
     let stopped: Vec<String> = h
         .events
         .iter()

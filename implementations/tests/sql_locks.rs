@@ -175,6 +175,57 @@ async fn a_killed_session_frees_get_lock_while_its_client_works_on() {
     assert!(!ga.is_lost(), "nothing told a");
     assert!(ga.release().await.is_err(), "a's session is gone");
     gb.release().await.expect("b releases");
+    // The release found a's session gone: its next acquire opens a new one.
+    let killed = sa.id();
+    let ga = granted(&a).await;
+    assert_ne!(sa.id(), killed, "a new session");
+    ga.release().await.expect("a releases on its new session");
+}
+
+/// A server killed (`kill -9`) and restarted on its data ends every session, as a
+/// kill of each would; a lock's next acquire after the one that found its session
+/// gone goes out on a new session, and every statement stays recorded, on either
+/// session. A transaction of the lost session is not carried over: its `COMMIT` fails.
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_server_restart_the_next_acquire_opens_a_new_session() {
+    let mut server = mariadb();
+    let log = StatementLog::new();
+    let sa = session(&server.url(), Some(&log)).await;
+    let a = TxLock::for_update(sa.clone(), "row").await.expect("row");
+    let ga = granted(&a).await;
+    server.kill();
+    server.restart_keeping_data().expect("restarts on its data");
+    let wrote = a
+        .session()
+        .exec(SqlCommand::WriteCounter { value: 3 })
+        .await;
+    assert!(wrote.is_err() && sa.is_gone(), "{wrote:?}");
+    assert!(matches!(ga.release().await, Err(LockError::NotHeld { .. })));
+    let before = log.exchanges().len();
+    let ga = granted(&a).await;
+    assert!(!sa.is_gone());
+    a.session()
+        .exec(SqlCommand::WriteCounter { value: 4 })
+        .await
+        .expect("write on the new session");
+    ga.release().await.expect("commit on the new session");
+    assert_eq!(a_fresh_read(&server.url()).await, SqlReply::Int(4));
+    let statements = log.exchanges();
+    let lost: Vec<_> = statements[..before]
+        .iter()
+        .filter(|s| s.reply == Some(SqlReply::ConnectionLost))
+        .map(|s| s.command.clone())
+        .collect();
+    assert_eq!(
+        lost,
+        [SqlCommand::WriteCounter { value: 3 }, SqlCommand::Commit],
+        "{statements:?}"
+    );
+    let after: Vec<_> = statements[before..].iter().map(|s| s.session).collect();
+    assert!(
+        after.len() == 4 && after.iter().all(|s| *s == Some(sa.id())),
+        "BEGIN, FOR UPDATE, the write and COMMIT on the new session: {statements:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,6 +2,7 @@
 
 use locklab_jepsen::RunReport;
 use locklab_traces::check::{Property, Verdict};
+use locklab_traces::format::{History, OpKind};
 
 /// The verdict of the history's `property` check; a missing check fails the test.
 pub fn check(report: &RunReport, property: Property) -> Verdict {
@@ -14,4 +15,20 @@ pub fn check(report: &RunReport, property: Property) -> Verdict {
             || panic!("{}: no {property:?} check", report.id),
             |c| c.verdict,
         )
+}
+
+/// The nemesis's `fault` steps in `h`, in order: each one's target, its note (why it
+/// failed or was skipped; none when it was done), and when it was logged (ns, once
+/// done).
+#[allow(dead_code)]
+pub fn nemesis(h: &History, fault: &str) -> Vec<(String, Option<String>, u64)> {
+    h.events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Nemesis)
+        .filter_map(|(_, e)| {
+            let v = e.value.as_ref()?;
+            let target = v.get("target")?.as_str()?.to_string();
+            (v.get("fault")?.as_str()? == fault).then(|| (target, e.note.clone(), e.time))
+        })
+        .collect()
 }

@@ -26,7 +26,16 @@ impl SqlCounter {
     }
 
     pub(super) async fn read(&self) -> Outcome<Option<i64>> {
-        match self.session.exec(SqlCommand::ReadCounter).await {
+        let in_tx = self.session.in_transaction();
+        let mut reply = self.session.exec(SqlCommand::ReadCounter).await;
+        if reply.is_err() && !in_tx && self.session.is_gone() {
+            // Outside a transaction a read changes nothing, so one that finds its
+            // session lost since its last statement (the server restarted, the
+            // connection was cut) asks again on a new session, as an application does;
+            // the first try stays in the history as a lost statement.
+            reply = self.session.exec(SqlCommand::ReadCounter).await;
+        }
+        match reply {
             Ok(SqlReply::Int(v)) => Outcome::Ok(Some(v)),
             Ok(other) => Outcome::Unknown(format!("unexpected reply {other:?}")),
             Err(e) if self.session.is_gone() => Outcome::RolledBack(e.to_string()),

@@ -1,11 +1,18 @@
 //! The SQL rows of the catalog as run plans. A fault that must hit a holder waits for
 //! the event that opens its window ("after some client entered its section"), so it
 //! reproduces on every run.
+//!
+//! [`with_server_restarted`] and [`with_partition`] are variants of a row whose fault
+//! ends the holder's session: the session ends because the server dies and comes back,
+//! or because the connection is cut, instead of by `KILL CONNECTION` — the same fault
+//! to the model (`Fault::Kill`), so the same verdict.
 
 use super::actions::SqlAction;
-use super::cluster::{MariaDbCluster, PostgresCluster, Shape, SqlKind};
+use super::cluster::{
+    MariaDb, MariaDbCluster, Postgres, PostgresCluster, Shape, SqlCluster, SqlKind,
+};
 use super::locks::SqlLock;
-use crate::cluster::Target::AnyClient;
+use crate::cluster::Target::{AnyClient, Primary};
 use crate::plan::Plan;
 use crate::schedule::{Action, Step, When};
 
@@ -22,7 +29,7 @@ fn session_killed<K: SqlKind>(
     id: &'static str,
     lock: SqlLock,
     story: &'static str,
-) -> Plan<super::cluster::SqlCluster<K>> {
+) -> Plan<SqlCluster<K>> {
     Plan {
         id,
         shape: Shape {
@@ -120,7 +127,7 @@ fn paused<K: SqlKind>(
     lock: SqlLock,
     reaper: bool,
     story: &'static str,
-) -> Plan<super::cluster::SqlCluster<K>> {
+) -> Plan<SqlCluster<K>> {
     let pause = |ms| Action::ClientPause {
         target: AnyClient,
         ms,
@@ -215,4 +222,90 @@ pub fn postgres() -> Vec<Plan<PostgresCluster>> {
             "the first holder's backend is terminated 0.2 s into its 1.5 s section; each grant takes a nextval('fence') token the resource checks",
         ),
     ]
+}
+
+/// A server kind whose catalog rows are plans here.
+pub trait Rows: SqlKind + Sized {
+    /// Its rows.
+    fn rows() -> Vec<Plan<SqlCluster<Self>>>;
+}
+
+impl Rows for MariaDb {
+    fn rows() -> Vec<Plan<MariaDbCluster>> {
+        mariadb()
+    }
+}
+
+impl Rows for Postgres {
+    fn rows() -> Vec<Plan<PostgresCluster>> {
+        postgres()
+    }
+}
+
+/// How long a holder works in a server-restart run (ms): longer than the server takes
+/// to come back here (well under a second for either; a slow machine may take more),
+/// so that another client is granted on the restarted server while the first works on.
+const RESTART_WORK_MS: u64 = 3_000;
+
+/// Row `id`'s plan with each step that kills the holder's session replaced by `steps`
+/// (the first at the killing step's time, the rest after it); `None` for a row whose
+/// fault is not a killed session.
+fn session_ended_by<K: Rows>(
+    id: &str,
+    steps: &[Action<SqlAction>],
+    gap_ms: u64,
+) -> Option<Plan<SqlCluster<K>>> {
+    let mut p = K::rows().into_iter().find(|p| p.id == id)?;
+    let at = p
+        .faults
+        .iter()
+        .position(|s| s.action == Action::Family(SqlAction::KillHolderSession))?;
+    let when = p.faults[at].when;
+    let mut replaced = Vec::with_capacity(steps.len());
+    for (i, action) in steps.iter().enumerate() {
+        replaced.push(match i {
+            0 => Step {
+                when,
+                action: action.clone(),
+            },
+            // The event came already: the delay counts from the step before.
+            _ => after_entry(gap_ms, action.clone()),
+        });
+    }
+    p.faults.splice(at..=at, replaced);
+    Some(p)
+}
+
+/// Row `id`'s plan with the holder's session ended by the server dying: `kill -9` of
+/// the server where the row kills the session (0.2 s into the first holder's section),
+/// and a restart on its data dir 0.1 s later. Sections last [`RESTART_WORK_MS`] (timed
+/// steps and the run move by as much), so the first holder still works when the
+/// others, connecting again, are granted on the new server.
+pub fn with_server_restarted<K: Rows>(id: &str) -> Option<Plan<SqlCluster<K>>> {
+    let restart = Action::Restart {
+        target: Primary,
+        keep_data: true,
+    };
+    let mut p = session_ended_by::<K>(id, &[Action::Kill(Primary), restart], 100)?;
+    let longer = RESTART_WORK_MS.saturating_sub(p.work_ms);
+    p.work_ms += longer;
+    p.duration_ms += longer;
+    for step in &mut p.faults {
+        if let When::At(ms) = &mut step.when {
+            *ms += longer;
+        }
+    }
+    p.story = "the row's faults, the holder's session ended by the server instead of KILL CONNECTION: kill -9 of the server 0.2 s into the first holder's 3 s section, restarted on its data dir 0.1 s later; the clients open new sessions";
+    Some(p)
+}
+
+/// Row `id`'s plan with the holder's session ended by a partition: the run's proxy
+/// cuts every client's connection to the server where the row kills the session (0.2 s
+/// into the first holder's section) and lets new ones through 0.3 s later. The server
+/// sees the connections close and ends their sessions, as `KILL CONNECTION` does.
+pub fn with_partition<K: Rows>(id: &str) -> Option<Plan<SqlCluster<K>>> {
+    let steps = [Action::Partition(Primary), Action::HealPartition(Primary)];
+    let mut p = session_ended_by::<K>(id, &steps, 300)?;
+    p.story = "the row's faults, the holder's session ended by a partition instead of KILL CONNECTION: every client cut from the server (the proxy drops their connections) 0.2 s into the first holder's 1.5 s section, healed 0.3 s later; the clients open new sessions";
+    Some(p)
 }
