@@ -22,7 +22,8 @@ use locklab_implementations::redis::RedisNode;
 use locklab_implementations::sql::Session;
 use locklab_implementations::{DistributedLock, LockError};
 
-use crate::external::ExternalEndpoints;
+// The file itself, not `external`'s re-export: `external` builds on this module.
+use crate::external::endpoints::ExternalEndpoints;
 use crate::proxy::ClientProxies;
 
 /// One client's connections to the run's lock servers, of whatever family the scenario
@@ -205,5 +206,28 @@ impl std::fmt::Debug for CustomLock {
         f.debug_struct("CustomLock")
             .field("name", &self.name)
             .finish()
+    }
+}
+
+// Here rather than beside the type: what a client reaches is read off its `Endpoints`,
+// and `external` builds on this module, not the other way round.
+impl ExternalEndpoints {
+    /// What one client's harness connections `endpoints` reach, through the proxies at
+    /// `addrs`. ZooKeeper and etcd clients have proxies of their own (so a partition or
+    /// a lost reply hits exactly that client): those are the ones named. A family whose
+    /// clients need more than addresses (SQL's user and database, Redis's Sentinels) says so in its
+    /// `Cluster::external_endpoints`.
+    pub fn reached_by(backend: &'static str, addrs: &[String], endpoints: &Endpoints) -> Self {
+        let mut e = ExternalEndpoints {
+            backend,
+            ..ExternalEndpoints::default()
+        };
+        match endpoints {
+            Endpoints::Redis(_) => e.redis = addrs.to_vec(),
+            Endpoints::Sql(_) => {}
+            Endpoints::Etcd(etcd) => e.etcd = etcd.proxies.addrs(),
+            Endpoints::Zk(zk) => e.zookeeper = zk.proxies.addrs(),
+        }
+        e
     }
 }

@@ -4,8 +4,6 @@
 
 use serde::Serialize;
 
-use crate::custom::Endpoints;
-
 /// The lock servers of one client, by kind; only the kinds of the scenario's family are
 /// present (`CLIENT-PROTOCOL.md`, "init").
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -34,25 +32,4 @@ pub struct ExternalEndpoints {
     /// The ZooKeeper servers as `host:port` (join them with `,` for a connect string).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub zookeeper: Vec<String>,
-}
-
-impl ExternalEndpoints {
-    /// What one client's harness connections `endpoints` reach, through the proxies at
-    /// `addrs`. ZooKeeper and etcd clients have proxies of their own (so a partition or
-    /// a lost reply hits exactly that client): those are the ones named. A family whose clients need more than
-    /// addresses (SQL's user and database, Redis's Sentinels) says so in its
-    /// `Cluster::external_endpoints`.
-    pub fn reached_by(backend: &'static str, addrs: &[String], endpoints: &Endpoints) -> Self {
-        let mut e = ExternalEndpoints {
-            backend,
-            ..ExternalEndpoints::default()
-        };
-        match endpoints {
-            Endpoints::Redis(_) => e.redis = addrs.to_vec(),
-            Endpoints::Sql(_) => {}
-            Endpoints::Etcd(etcd) => e.etcd = etcd.proxies.addrs(),
-            Endpoints::Zk(zk) => e.zookeeper = zk.proxies.addrs(),
-        }
-        e
-    }
 }

@@ -26,7 +26,7 @@
 //! listed in the run report; an unanswered request is an `info` operation (it may or may
 //! not have taken effect), never a violation.
 
-mod endpoints;
+pub(crate) mod endpoints;
 mod lock;
 pub mod problems;
 mod process;

@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod replication;
 pub mod shared_nodes;
 pub mod spec;
+pub mod topology;
 pub mod values;
 
 pub use keys::{FENCE_KEY, LOCK_KEY};

@@ -9,8 +9,8 @@ use crate::resource::{Access, Resource};
 
 use super::keys::LOCK_KEY;
 use super::protocol::{self, Acquired, Protocol, ValueKind};
-use super::replication;
 use super::shared_nodes::NodeRef;
+use super::topology;
 use super::values;
 
 /// A scenario's configuration: protocol, topology, time and fault budget.
@@ -191,7 +191,7 @@ impl RedisLockModel {
         // SET NX is not replicated), so busy retries do not grow the offset.
         if cmd.is_write() && changed {
             s.offset += 1;
-            replication::propagate(&mut s.nodes, m, cmd, s.now, c as u8);
+            topology::propagate(&mut s.nodes, m, cmd, s.now, c as u8);
         }
         reply
     }
@@ -249,8 +249,7 @@ impl RedisLockModel {
                     s.clients[c].lease_until = None;
                     Phase::Acquire(0)
                 } else {
-                    let got =
-                        replication::acked(&s.nodes, s.master as usize, s.offset, cl.wait_for.1);
+                    let got = topology::acked(&s.nodes, s.master as usize, s.offset, cl.wait_for.1);
                     if got < n {
                         return None;
                     }
@@ -434,7 +433,7 @@ impl RedisLockModel {
                     return None;
                 }
                 let mut s = st.clone();
-                replication::promote(&mut s.nodes, m, r);
+                topology::promote(&mut s.nodes, m, r);
                 s.master = r as u8;
                 s.epoch += 1;
                 s.offset = 0;
