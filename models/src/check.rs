@@ -20,10 +20,9 @@ mod fast_hash;
 mod memory;
 mod visited;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -119,6 +118,11 @@ pub struct Limits {
     pub max_bytes: Option<usize>,
     /// Threads that generate successors (the answer does not depend on it).
     pub threads: usize,
+    /// Store states by their canonical form ([`Narrate::canonical`]), so states that
+    /// differ only by a permutation of interchangeable clients or nodes count once.
+    /// Off, every state counts: slower, and the same verdicts and shortest lengths (a
+    /// test holds the two against each other on every catalog scenario).
+    pub symmetry: bool,
 }
 
 /// The memory budget of a search unless told otherwise: a sixth of this machine's
@@ -132,6 +136,7 @@ impl Default for Limits {
             timeout: None,
             max_bytes: Some(DEFAULT_MAX_BYTES),
             threads: default_threads(),
+            symmetry: true,
         }
     }
 }
@@ -228,34 +233,41 @@ const REPORT_EVERY: usize = 1 << 15;
 /// hand-over cheap, few enough that their successors wait in memory only briefly.
 const CHUNK: usize = 1024;
 
-/// The queue of states to expand, in chunks of one depth each, so a chunk moves to a
-/// thread without copying a state and the memory of an expanded chunk goes at once.
-struct Queue<S> {
-    chunks: VecDeque<expand::Chunk<S>>,
-    len: usize,
+/// The back of the queue: the chunk being filled, and the buffers to fill next.
+struct Frontier<S> {
+    filling: Option<expand::Chunk<S>>,
+    spare: Vec<Vec<(S, u32)>>,
+    /// States queued whose expansion is not merged yet.
+    queued: usize,
 }
 
-impl<S> Queue<S> {
-    fn push(&mut self, state: S, index: u32, depth: usize) {
-        match self.chunks.back_mut() {
-            Some(c) if c.depth == depth && c.states.len() < CHUNK => c.states.push((state, index)),
-            _ => self.chunks.push_back(expand::Chunk {
-                depth,
-                states: {
-                    let mut v = Vec::with_capacity(CHUNK);
-                    v.push((state, index));
-                    v
-                },
-            }),
+impl<S> Frontier<S> {
+    /// Queues `state`; a chunk that is full, or of a smaller depth, goes to `pipeline`.
+    fn push(
+        &mut self,
+        state: S,
+        index: u32,
+        depth: usize,
+        submit: &mut dyn FnMut(expand::Chunk<S>),
+    ) {
+        if let Some(c) = self
+            .filling
+            .take_if(|c| c.depth != depth || c.states.len() >= CHUNK)
+        {
+            submit(c);
         }
-        self.len += 1;
+        let spare = &mut self.spare;
+        let chunk = self.filling.get_or_insert_with(|| expand::Chunk {
+            depth,
+            states: spare.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK)),
+        });
+        chunk.states.push((state, index));
+        self.queued += 1;
     }
 
-    /// Up to `n` chunks from the front.
-    fn take(&mut self, n: usize) -> Vec<expand::Chunk<S>> {
-        let taken: Vec<_> = (0..n).map_while(|_| self.chunks.pop_front()).collect();
-        self.len -= taken.iter().map(|c| c.states.len()).sum::<usize>();
-        taken
+    /// The chunk being filled, however full, for a thread that would otherwise idle.
+    fn flush(&mut self) -> Option<expand::Chunk<S>> {
+        self.filling.take().filter(|c| !c.states.is_empty())
     }
 }
 
@@ -270,10 +282,18 @@ where
     M::State: Clone + Hash + Eq + Debug + Send,
     M::Action: Clone + Debug,
 {
-    let visited = RwLock::new(Visited::new());
+    let mut visited = Visited::new();
+    let lanes = expand::Lanes::new();
     std::thread::scope(|scope| {
-        let pool = expand::Pool::start(scope, model, &visited, limits.threads);
-        search(model, limits, progress, pool, &visited)
+        let pipeline = expand::Pipeline::start(
+            scope,
+            model,
+            &lanes,
+            visited.seen(),
+            limits.threads,
+            limits.symmetry,
+        );
+        search(model, limits, progress, pipeline, &mut visited)
     })
 }
 
@@ -282,8 +302,8 @@ fn search<M>(
     model: &M,
     limits: Limits,
     progress: &mut dyn FnMut(&Stats),
-    mut pool: expand::Pool<'_, M>,
-    visited: &RwLock<Visited>,
+    mut pipeline: expand::Pipeline<'_, M>,
+    visited: &mut Visited,
 ) -> Outcome<M>
 where
     M: Narrate + Sync,
@@ -299,9 +319,10 @@ where
         .filter_map(|p| Property::of(&p).map(|named| (named, p)))
         .collect();
     let mut found: Vec<Option<u32>> = vec![None; properties.len()];
-    let mut queue = Queue {
-        chunks: VecDeque::new(),
-        len: 0,
+    let mut frontier = Frontier {
+        filling: None,
+        spare: Vec::new(),
+        queued: 0,
     };
     let mut stats = Stats::default();
     let mut stopped = None;
@@ -312,7 +333,8 @@ where
                  parent: Option<u32>,
                  depth: usize,
                  visited: &mut Visited,
-                 queue: &mut Queue<M::State>,
+                 frontier: &mut Frontier<M::State>,
+                 pipeline: &mut expand::Pipeline<'_, M>,
                  found: &mut Vec<Option<u32>>| {
         let Some(index) = visited.insert_fingerprint(fp, parent) else {
             return;
@@ -323,77 +345,86 @@ where
             }
         }
         if model.within_boundary(&state) {
-            queue.push(state, index, depth);
+            frontier.push(state, index, depth, &mut |c| pipeline.submit(c));
         }
     };
 
-    {
-        let mut seen = visited.write().unwrap_or_else(|e| e.into_inner());
-        let mut encoding = Vec::new();
-        for s in model.init_states() {
-            stats.states += 1;
-            encoding.clear();
-            model.encode_canonical(&s, &mut encoding);
-            let fp = encode::fingerprint(&encoding);
-            visit(fp, s, None, 0, &mut seen, &mut queue, &mut found);
-        }
+    let mut encoding = Vec::new();
+    for s in model.init_states() {
+        stats.states += 1;
+        encoding.clear();
+        stored_form(model, &s, limits.symmetry, &mut encoding);
+        let fp = encode::fingerprint(&encoding);
+        visit(
+            fp,
+            s,
+            None,
+            0,
+            visited,
+            &mut frontier,
+            &mut pipeline,
+            &mut found,
+        );
     }
     let mut report_at = REPORT_EVERY;
     // Successors generated but not yet merged when a limit struck.
     let mut unmerged = 0;
-    'search: while queue.len > 0 {
-        let expanded = pool.expand(queue.take(pool.threads()));
-        let mut seen = visited.write().unwrap_or_else(|e| e.into_inner());
-        let mut pieces = expanded.into_iter();
-        while let Some(piece) = pieces.next() {
-            if found.iter().all(Option::is_some) {
-                break 'search;
-            }
-            stats.max_depth = stats.max_depth.max(piece.depth);
-            stats.states += piece.generated;
-            let mut fresh = piece.fresh.into_iter();
-            for f in fresh.by_ref() {
-                visit(
-                    f.fp,
-                    f.state,
-                    Some(f.parent),
-                    piece.depth + 1,
-                    &mut seen,
-                    &mut queue,
-                    &mut found,
-                );
-                if seen.len() >= limits.max_states {
-                    stopped = Some(Stop::States);
-                    break;
-                }
-            }
-            if stats.states >= report_at {
-                report_at = stats.states + REPORT_EVERY;
-                stats.unique_states = seen.len();
-                stats.queue = queue.len;
-                stats.seconds = start.elapsed().as_secs_f64();
-                progress(&stats);
-                if limits.timeout.is_some_and(|t| start.elapsed() > t) {
-                    stopped = Some(Stop::Time);
-                }
-                let grown = rss_start.and_then(|s0| resident_bytes().map(|r| r.saturating_sub(s0)));
-                if limits.max_bytes.zip(grown).is_some_and(|(max, g)| g > max) {
-                    stopped = Some(Stop::Memory);
-                }
-            }
-            if stopped.is_some() {
-                unmerged = fresh.len() + pieces.map(|p| p.fresh.len()).sum::<usize>();
-                break 'search;
+    loop {
+        if found.iter().all(Option::is_some) {
+            break;
+        }
+        let Some(mut piece) = pipeline.next(&mut || frontier.flush()) else {
+            break;
+        };
+        stats.max_depth = stats.max_depth.max(piece.depth);
+        stats.states += piece.generated;
+        frontier.queued -= piece.expanded;
+        frontier.spare.push(piece.spare);
+        let mut fresh = piece.fresh.drain(..);
+        for f in fresh.by_ref() {
+            visit(
+                f.fp,
+                f.state,
+                Some(f.parent),
+                piece.depth + 1,
+                visited,
+                &mut frontier,
+                &mut pipeline,
+                &mut found,
+            );
+            if visited.len() >= limits.max_states {
+                stopped = Some(Stop::States);
+                break;
             }
         }
+        unmerged = fresh.len();
+        drop(fresh);
+        pipeline.recycle(piece.fresh);
+        if stats.states >= report_at {
+            report_at = stats.states + REPORT_EVERY;
+            stats.unique_states = visited.len();
+            stats.queue = frontier.queued;
+            stats.seconds = start.elapsed().as_secs_f64();
+            progress(&stats);
+            if limits.timeout.is_some_and(|t| start.elapsed() > t) {
+                stopped = Some(Stop::Time);
+            }
+            let grown = rss_start.and_then(|s0| resident_bytes().map(|r| r.saturating_sub(s0)));
+            if limits.max_bytes.zip(grown).is_some_and(|(max, g)| g > max) {
+                stopped = Some(Stop::Memory);
+            }
+        }
+        if stopped.is_some() {
+            break;
+        }
     }
+    drop(pipeline);
     // A limit reached with nothing left to expand cut nothing short.
-    if queue.len == 0 && unmerged == 0 {
+    if frontier.queued == 0 && unmerged == 0 {
         stopped = None;
     }
-    let visited = visited.read().unwrap_or_else(|e| e.into_inner());
     stats.unique_states = visited.len();
-    stats.queue = queue.len + unmerged;
+    stats.queue = frontier.queued + unmerged;
     stats.seconds = start.elapsed().as_secs_f64();
 
     let discoveries = properties
@@ -402,7 +433,7 @@ where
         .filter_map(|((property, _), index)| {
             index.map(|index| Discovery {
                 property: *property,
-                path: rebuild(model, &visited, index),
+                path: rebuild(model, visited, index, limits.symmetry),
             })
         })
         .collect();
@@ -414,10 +445,30 @@ where
     }
 }
 
+/// Appends what the search stores of `state` to `out`: the encoding of its canonical
+/// form, or with `symmetry` off of the state itself.
+fn stored_form<M>(model: &M, state: &M::State, symmetry: bool, out: &mut Vec<u8>)
+where
+    M: Narrate,
+    M::State: Clone + Hash + Eq + Debug,
+    M::Action: Clone + Debug,
+{
+    if symmetry {
+        model.encode_canonical(state, out);
+    } else {
+        encode(state, out);
+    }
+}
+
 /// Walks the parent indices back to an initial state, then replays forward from
 /// concrete states, picking at each step a successor whose canonical encoding is the
 /// next one on the chain.
-fn rebuild<M>(model: &M, visited: &Visited, last: u32) -> Vec<(Option<M::Action>, M::State)>
+fn rebuild<M>(
+    model: &M,
+    visited: &Visited,
+    last: u32,
+    symmetry: bool,
+) -> Vec<(Option<M::Action>, M::State)>
 where
     M: Narrate,
     M::State: Clone + Hash + Eq + Debug,
@@ -433,7 +484,7 @@ where
     let mut buf = Vec::new();
     let mut is = |s: &M::State, want: u32| {
         buf.clear();
-        model.encode_canonical(s, &mut buf);
+        stored_form(model, s, symmetry, &mut buf);
         visited.is(want, &buf)
     };
     let mut path = Vec::with_capacity(chain.len());

@@ -4,7 +4,7 @@
 //! (Kleppmann's fencing), which is what keeps it safe when the lock is not.
 
 /// The counter, the writes it accepted and the highest token presented.
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Resource {
     /// The counter.
     pub value: u8,

@@ -60,6 +60,10 @@ pub struct Args {
     /// the story do not depend on it.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     threads: Option<u64>,
+    /// Count states that differ only by a permutation of interchangeable clients or
+    /// nodes apart (slower; the verdict and the story's length stay the same).
+    #[arg(long)]
+    no_symmetry: bool,
     /// Also write the story as a self-contained HTML page (sequence diagram).
     #[arg(long)]
     html: Option<std::path::PathBuf>,
@@ -179,6 +183,7 @@ pub fn run(args: Args) -> u8 {
             .ok()
             .and_then(|mb| mb.checked_mul(1 << 20)),
         threads: args.threads.map_or_else(default_threads, |t| t as usize),
+        symmetry: !args.no_symmetry,
     };
     let report = match run_report(&args.id, &args.bounds, limits, args.format) {
         Ok(r) => r,

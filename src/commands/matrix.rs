@@ -1,10 +1,12 @@
 //! `locklab matrix`: every scenario at its default bounds; exit 0 only when every
 //! verdict equals the expected one.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use locklab_models::catalog::{self, scenarios, Overrides, Verdict};
-use locklab_models::check::Limits;
+use locklab_models::check::{default_threads, Limits};
 
 use crate::bad_input;
 use crate::output::{joined, spinner, Format};
@@ -21,16 +23,40 @@ pub struct Args {
 pub fn run(args: Args) -> u8 {
     let start = Instant::now();
     let bar = spinner(args.format, "matrix");
+    // Rows are independent: each core takes the next one and searches it on one
+    // thread, which spends nothing on hand-overs (verdicts and stories do not depend on
+    // the thread count).
+    let all = scenarios();
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Result<catalog::Report, String>>>> =
+        all.iter().map(|_| Mutex::new(None)).collect();
+    let limits = Limits {
+        threads: 1,
+        ..Limits::default()
+    };
+    std::thread::scope(|scope| {
+        for _ in 0..default_threads() {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(s) = all.get(i) else { break };
+                bar.set_message(format!("checking {}", s.id));
+                let r = catalog::check(s.id, &Overrides::default(), limits, &mut |_| {});
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(r.map_err(|e| e.to_string()));
+            });
+        }
+    });
     let mut rows = Vec::new();
     let mut all_match = true;
-    for s in scenarios() {
-        bar.set_message(format!("checking {}", s.id));
-        let r = match catalog::check(s.id, &Overrides::default(), Limits::default(), &mut |_| {}) {
-            Ok(r) => r,
-            Err(e) => return bad_input(args.format, &e.to_string()),
-        };
-        all_match &= r.matches_expected;
-        rows.push(r);
+    for r in results {
+        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(Ok(r)) => {
+                all_match &= r.matches_expected;
+                rows.push(r);
+            }
+            Some(Err(e)) => return bad_input(args.format, &e),
+            None => return bad_input(args.format, "a scenario's search did not finish"),
+        }
     }
     bar.finish_and_clear();
     let total = start.elapsed().as_secs_f64();

@@ -1,24 +1,28 @@
-//! Successor generation for the search, split across threads.
+//! Successor generation for the search, on every thread, in a pipeline.
 //!
 //! Expanding a state (its successors, their canonical encodings and fingerprints) is
 //! pure and takes most of a search's time; deciding which successors are new is not,
-//! and decides which path is the shortest. So [`super::bfs`] hands whole chunks of its
-//! queue to the threads of a [`Pool`] and merges what they return on its own thread in
-//! queue order: the visited set sees exactly the sequence a one-threaded search would,
-//! and finds the same states, parents and stories.
+//! and decides which path is the shortest. So [`super::bfs`] cuts its queue into chunks
+//! numbered in queue order ([`Pipeline::submit`]); any thread expands any chunk, and
+//! the search merges the expansions strictly in that order ([`Pipeline::next`]): the
+//! visited set sees exactly the sequence a one-threaded search would, and finds the
+//! same states, parents and stories, however the threads happened to run.
 //!
-//! While the threads expand, nobody writes the visited set, so each drops at once every
-//! successor already stored (most of them: a state is reached by many paths), and only
-//! the rest is copied back for the merge.
+//! The merging thread never waits while there is a chunk to expand: it expands one
+//! itself. The helpers run ahead of the merge, but only a few chunks ahead, so their
+//! successors do not pile up in memory. Each drops at once every successor already
+//! stored (most of them: a state is reached by many paths), and only the rest comes
+//! back for the merge. Buffers go round: an expanded chunk's buffer and a merged
+//! expansion's buffer are reused, so a long search allocates its buffers once.
 
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::RwLock;
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread::Scope;
 
 use stateright::Model;
 
 use super::encode::fingerprint;
-use super::visited::Visited;
+use super::visited::Seen;
 use super::Narrate;
 
 /// Part of the queue: states of one depth, each with its index in the visited set.
@@ -43,16 +47,22 @@ pub(super) struct Fresh<S> {
 pub(super) struct Expanded<S> {
     /// The chunk's depth.
     pub(super) depth: usize,
+    /// States the chunk held.
+    pub(super) expanded: usize,
     /// Successors generated, stored ones included.
     pub(super) generated: usize,
     /// The successors not stored yet, in the order generated.
     pub(super) fresh: Vec<Fresh<S>>,
+    /// The chunk's buffer, emptied, for the queue to reuse.
+    pub(super) spare: Vec<(S, u32)>,
 }
 
 /// Reused buffers of one thread.
 struct Expander<M: Model> {
     actions: Vec<M::Action>,
     encoding: Vec<u8>,
+    /// See [`super::Limits::symmetry`].
+    symmetry: bool,
 }
 
 impl<M> Expander<M>
@@ -61,10 +71,11 @@ where
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug,
     M::Action: Clone + std::fmt::Debug,
 {
-    fn new() -> Self {
+    fn new(symmetry: bool) -> Self {
         Expander {
             actions: Vec::new(),
             encoding: Vec::new(),
+            symmetry,
         }
     }
 
@@ -72,26 +83,25 @@ where
         &mut self,
         model: &M,
         chunk: Chunk<M::State>,
-        visited: &Visited,
+        seen: &Seen,
+        mut fresh: Vec<Fresh<M::State>>,
     ) -> Expanded<M::State> {
-        let mut out = Expanded {
-            depth: chunk.depth,
-            generated: 0,
-            fresh: Vec::with_capacity(chunk.states.len()),
-        };
-        for (state, parent) in &chunk.states {
+        let seen = seen.hold();
+        let mut generated = 0;
+        let mut states = chunk.states;
+        for (state, parent) in &states {
             self.actions.clear();
             model.actions(state, &mut self.actions);
             for a in self.actions.drain(..) {
                 let Some(next) = model.next_state(state, a) else {
                     continue;
                 };
-                out.generated += 1;
+                generated += 1;
                 self.encoding.clear();
-                model.encode_canonical(&next, &mut self.encoding);
+                super::stored_form(model, &next, self.symmetry, &mut self.encoding);
                 let fp = fingerprint(&self.encoding);
-                if !visited.contains(fp) {
-                    out.fresh.push(Fresh {
+                if !seen.contains(fp) {
+                    fresh.push(Fresh {
                         fp,
                         parent: *parent,
                         state: next,
@@ -99,90 +109,234 @@ where
                 }
             }
         }
-        out
+        let expanded = states.len();
+        states.clear();
+        Expanded {
+            depth: chunk.depth,
+            expanded,
+            generated,
+            fresh,
+            spare: states,
+        }
     }
 }
 
-/// One helper thread: chunks in, their expansions out, in the order sent.
-type Worker<S> = (Sender<Chunk<S>>, Receiver<Expanded<S>>);
-
-/// The search's own thread plus `threads - 1` helpers, alive for one search (so each
-/// keeps its thread-local caches, such as the Redis model's node operations).
-pub(super) struct Pool<'m, M: Model> {
-    model: &'m M,
-    visited: &'m RwLock<Visited>,
-    own: Expander<M>,
-    workers: Vec<Worker<M::State>>,
+/// What the threads share, under one lock.
+struct Board<S> {
+    /// Chunks not taken yet, with their numbers, in order.
+    jobs: VecDeque<(u64, Chunk<S>)>,
+    /// Expansions by number from `base` on; `None` while its chunk is waiting or
+    /// being expanded.
+    done: VecDeque<Option<Expanded<S>>>,
+    /// The number of `done`'s first entry: the next expansion to merge.
+    base: u64,
+    /// Chunks taken and not merged yet (a helper waits while this is at its limit).
+    ahead: usize,
+    /// Emptied `fresh` buffers.
+    buffers: Vec<Vec<Fresh<S>>>,
+    /// The search is over: helpers leave.
+    closed: bool,
+    /// A helper panicked: the search cannot finish.
+    broken: bool,
 }
 
-impl<'m, M> Pool<'m, M>
+struct Shared<S> {
+    board: Mutex<Board<S>>,
+    /// A job came (or the board closed) or `ahead` fell: for helpers.
+    work: Condvar,
+    /// An expansion came in: for the merging thread.
+    result: Condvar,
+}
+
+impl<S> Shared<S> {
+    fn lock(&self) -> MutexGuard<'_, Board<S>> {
+        self.board.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Files an expansion under its number.
+    fn file(&self, seq: u64, out: Expanded<S>) {
+        let mut board = self.lock();
+        let at = (seq - board.base) as usize;
+        board.done[at] = Some(out);
+        drop(board);
+        self.result.notify_one();
+    }
+}
+
+/// Marks the board broken if a helper unwinds, so the merge does not wait for it.
+struct Watch<'a, S>(&'a Shared<S>);
+
+impl<S> Drop for Watch<'_, S> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().broken = true;
+            self.0.result.notify_all();
+        }
+    }
+}
+
+/// The merging thread's side of the pipeline; helpers run while it lives.
+pub(super) struct Pipeline<'m, M: Model> {
+    model: &'m M,
+    seen: Seen,
+    shared: &'m Shared<M::State>,
+    own: Expander<M>,
+    /// The number of the next chunk submitted.
+    next_seq: u64,
+    /// How many chunks the helpers may hold expanded or in hand.
+    limit: usize,
+}
+
+/// The state of a pipeline, owned by the search's scope.
+pub(super) struct Lanes<S>(Shared<S>);
+
+impl<S> Lanes<S> {
+    pub(super) fn new() -> Self {
+        Lanes(Shared {
+            board: Mutex::new(Board {
+                jobs: VecDeque::new(),
+                done: VecDeque::new(),
+                base: 0,
+                ahead: 0,
+                buffers: Vec::new(),
+                closed: false,
+                broken: false,
+            }),
+            work: Condvar::new(),
+            result: Condvar::new(),
+        })
+    }
+}
+
+impl<'m, M> Pipeline<'m, M>
 where
     M: Narrate + Sync,
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug + Send,
     M::Action: Clone + std::fmt::Debug,
 {
-    /// Starts `threads - 1` helpers in `scope`; they end when the pool is dropped.
+    /// Starts `threads - 1` helpers in `scope`; they leave when the pipeline is dropped.
     pub(super) fn start<'s>(
         scope: &'s Scope<'s, '_>,
         model: &'m M,
-        visited: &'m RwLock<Visited>,
+        lanes: &'m Lanes<M::State>,
+        seen: Seen,
         threads: usize,
+        symmetry: bool,
     ) -> Self
     where
         'm: 's,
     {
-        let workers = (1..threads.max(1))
-            .map(|_| {
-                let (job_tx, job_rx) = channel::<Chunk<M::State>>();
-                let (out_tx, out_rx) = channel();
-                scope.spawn(move || {
-                    let mut expander = Expander::new();
-                    for job in job_rx {
-                        let done = {
-                            let seen = visited.read().unwrap_or_else(|e| e.into_inner());
-                            expander.expand(model, job, &seen)
-                        };
-                        if out_tx.send(done).is_err() {
-                            break;
-                        }
+        let shared = &lanes.0;
+        let helpers = threads.max(1) - 1;
+        let limit = 2 * helpers + 2;
+        for _ in 0..helpers {
+            let seen = seen.clone();
+            scope.spawn(move || {
+                let watch = Watch(shared);
+                let mut expander = Expander::new(symmetry);
+                loop {
+                    let mut board = watch.0.lock();
+                    while !board.closed && (board.jobs.is_empty() || board.ahead >= limit) {
+                        board = watch.0.work.wait(board).unwrap_or_else(|e| e.into_inner());
                     }
-                });
-                (job_tx, out_rx)
-            })
-            .collect();
-        Pool {
+                    let Some((seq, chunk)) = board.jobs.pop_front().filter(|_| !board.closed)
+                    else {
+                        return;
+                    };
+                    board.ahead += 1;
+                    let buffer = board.buffers.pop().unwrap_or_default();
+                    drop(board);
+                    let out = expander.expand(model, chunk, &seen, buffer);
+                    watch.0.file(seq, out);
+                }
+            });
+        }
+        Pipeline {
             model,
-            visited,
-            own: Expander::new(),
-            workers,
+            seen,
+            shared,
+            own: Expander::new(symmetry),
+            next_seq: 0,
+            limit,
         }
     }
 
-    /// How many threads expand.
-    pub(super) fn threads(&self) -> usize {
-        self.workers.len() + 1
+    /// Queues `chunk` for expansion, after every chunk submitted before it.
+    pub(super) fn submit(&mut self, chunk: Chunk<M::State>) {
+        let mut board = self.shared.lock();
+        board.jobs.push_back((self.next_seq, chunk));
+        board.done.push_back(None);
+        self.next_seq += 1;
+        let wake = board.ahead < self.limit;
+        drop(board);
+        if wake {
+            self.shared.work.notify_one();
+        }
     }
 
-    /// Expands `chunks` (at most [`Pool::threads`]) and returns their expansions in
-    /// order. The caller must not hold the visited set's lock.
-    pub(super) fn expand(&mut self, mut chunks: Vec<Chunk<M::State>>) -> Vec<Expanded<M::State>> {
-        debug_assert!(chunks.len() <= self.threads());
-        // The helpers take the first chunks, this thread the last.
-        let last = chunks.pop();
-        let sent = chunks.len().min(self.workers.len());
-        for ((tx, _), chunk) in self.workers.iter().zip(chunks.drain(..)) {
-            // A helper that has gone (it panicked) is reported when its answer is read.
-            let _ = tx.send(chunk);
+    /// The expansion of the oldest chunk not merged yet, or `None` once every
+    /// submitted chunk is merged and `starving` has nothing more to submit. While that
+    /// expansion is not ready, this thread expands waiting chunks itself, and asks
+    /// `starving` for a chunk (the queue's unfinished last one) before it would idle.
+    pub(super) fn next(
+        &mut self,
+        starving: &mut dyn FnMut() -> Option<Chunk<M::State>>,
+    ) -> Option<Expanded<M::State>> {
+        let mut board = self.shared.lock();
+        loop {
+            assert!(!board.broken, "a search thread panicked");
+            if let Some(Some(_)) = board.done.front() {
+                let out = board.done.pop_front().flatten();
+                board.base += 1;
+                board.ahead -= 1;
+                drop(board);
+                self.shared.work.notify_one();
+                return out;
+            }
+            if let Some((seq, chunk)) = board.jobs.pop_front() {
+                board.ahead += 1;
+                let buffer = board.buffers.pop().unwrap_or_default();
+                drop(board);
+                let out = self.own.expand(self.model, chunk, &self.seen, buffer);
+                self.shared.file(seq, out);
+                board = self.shared.lock();
+                continue;
+            }
+            if board.done.is_empty() {
+                drop(board);
+                let chunk = starving()?;
+                self.submit(chunk);
+                board = self.shared.lock();
+                continue;
+            }
+            // A helper holds the oldest chunk; give it company before waiting.
+            drop(board);
+            if let Some(chunk) = starving() {
+                self.submit(chunk);
+                board = self.shared.lock();
+                continue;
+            }
+            board = self.shared.lock();
+            if matches!(board.done.front(), Some(None)) && board.jobs.is_empty() {
+                board = self
+                    .shared
+                    .result
+                    .wait(board)
+                    .unwrap_or_else(|e| e.into_inner());
+            }
         }
-        let last = last.map(|chunk| {
-            let seen = self.visited.read().unwrap_or_else(|e| e.into_inner());
-            self.own.expand(self.model, chunk, &seen)
-        });
-        let mut out: Vec<_> = self.workers[..sent]
-            .iter()
-            .map(|(_, rx)| rx.recv().expect("a search thread panicked"))
-            .collect();
-        out.extend(last);
-        out
+    }
+
+    /// Hands a merged expansion's buffer back for reuse.
+    pub(super) fn recycle(&mut self, mut fresh: Vec<Fresh<M::State>>) {
+        fresh.clear();
+        self.shared.lock().buffers.push(fresh);
+    }
+}
+
+impl<M: Model> Drop for Pipeline<'_, M> {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.work.notify_all();
     }
 }

@@ -1,7 +1,13 @@
 //! The stateright model shared by every `redis-*` scenario.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use smallvec::{smallvec, SmallVec};
 use stateright::Model;
+
+use crate::check::FastHash;
 
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::registry::Property;
@@ -83,7 +89,7 @@ pub struct Client {
 }
 
 /// The whole system.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RedisLockState {
     /// The clock.
     pub now: u64,
@@ -106,6 +112,18 @@ pub struct RedisLockState {
     pub foreign_release: Option<u8>,
     /// The client whose re-entry was refused, or whose lock was freed with holds left.
     pub reentrancy_broken: Option<u8>,
+}
+
+/// Copies the nodes and clients as plain memory (both are `Copy`): a search clones a
+/// state for every successor, and a derived clone copies them one element at a time.
+impl Clone for RedisLockState {
+    fn clone(&self) -> Self {
+        RedisLockState {
+            nodes: SmallVec::from_slice(&self.nodes),
+            clients: SmallVec::from_slice(&self.clients),
+            ..*self
+        }
+    }
 }
 
 /// What can happen next.
@@ -134,7 +152,27 @@ pub(super) struct Effect {
     /// The state after the action.
     pub(super) state: RedisLockState,
     /// The command the action sent, and its reply.
-    pub(super) sent: Option<(RedisCommand, RedisReply)>,
+    pub(super) sent: Option<(Rc<RedisCommand>, RedisReply)>,
+}
+
+/// Which command of its program a client sends.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Stage {
+    Acquire(u8),
+    Release(u8),
+    Fence,
+    Renew,
+    Wait(u32),
+}
+
+/// A command's identity: its stage, the protocol, the client's value (by address:
+/// values are kept once, [`values::value`]) and the lease.
+type CommandKey = (Stage, Protocol, (usize, usize), u64);
+
+thread_local! {
+    /// Every command built on this thread (see [`RedisLockModel::command`]).
+    static COMMANDS: RefCell<HashMap<CommandKey, Option<Rc<RedisCommand>>, FastHash>> =
+        RefCell::default();
 }
 
 impl Phase {
@@ -160,6 +198,39 @@ impl RedisLockModel {
             ValueKind::ThreadId => "t1",
             ValueKind::Timestamp => "",
         }
+    }
+
+    /// The command of `stage` for a client writing `value` (`None`: the release is
+    /// over), built once per thread: a search sends the same few commands millions of
+    /// times, and building one allocates its strings.
+    fn command(&self, stage: Stage, value: &'static str) -> Option<Rc<RedisCommand>> {
+        let key = (
+            stage,
+            self.protocol,
+            (value.as_ptr() as usize, value.len()),
+            self.ttl,
+        );
+        if let Some(known) = COMMANDS.with_borrow(|m| m.get(&key).cloned()) {
+            return known;
+        }
+        let ttl = self.ttl;
+        let made = match stage {
+            Stage::Acquire(k) => Some(protocol::acquire(self.protocol, k, value, ttl)),
+            Stage::Release(k) => protocol::release(self.protocol, k, value, ttl),
+            Stage::Fence => Some(protocol::fence()),
+            Stage::Renew => Some(RedisCommand::EvalRedissonRenew {
+                key: LOCK_KEY.into(),
+                field: value.to_string(),
+                px: ttl,
+            }),
+            Stage::Wait(n) => Some(RedisCommand::Wait {
+                numreplicas: n,
+                timeout: 0,
+            }),
+        }
+        .map(Rc::new);
+        COMMANDS.with_borrow_mut(|m| m.insert(key, made.clone()));
+        made
     }
 
     fn after_acquire(&self) -> Phase {
@@ -203,7 +274,7 @@ impl RedisLockModel {
         }
         let mut s = st.clone();
         let ttl = self.ttl;
-        let mut sent: Option<(RedisCommand, RedisReply)> = None;
+        let mut sent: Option<(Rc<RedisCommand>, RedisReply)> = None;
         macro_rules! exchange {
             ($s:expr, $cmd:expr, $release:expr) => {{
                 let cmd = $cmd;
@@ -222,7 +293,7 @@ impl RedisLockModel {
                 Phase::Acquire(0)
             }
             Phase::Acquire(k) => {
-                let cmd = protocol::acquire(self.protocol, k, cl.value, ttl);
+                let cmd = self.command(Stage::Acquire(k), cl.value)?;
                 let reply = exchange!(&mut s, cmd, false);
                 match protocol::acquired(self.protocol, k, &reply) {
                     Acquired::Next => Phase::Acquire(k + 1),
@@ -238,10 +309,7 @@ impl RedisLockModel {
             }
             Phase::Wait => {
                 let n = self.wait.unwrap_or(0);
-                let cmd = RedisCommand::Wait {
-                    numreplicas: n,
-                    timeout: 0,
-                };
+                let cmd = self.command(Stage::Wait(n), "")?;
                 if cl.wait_for.0 != s.epoch {
                     // The master this WAIT was sent to is gone: the client sees an
                     // error and starts over.
@@ -261,7 +329,7 @@ impl RedisLockModel {
                     }
                 }
             }
-            Phase::Fence => match exchange!(&mut s, protocol::fence(), false) {
+            Phase::Fence => match exchange!(&mut s, self.command(Stage::Fence, "")?, false) {
                 RedisReply::Integer(t) => {
                     s.clients[c].token = t;
                     Phase::Critical(0)
@@ -288,7 +356,7 @@ impl RedisLockModel {
                 match k {
                     0 => {
                         let mine = own_field(&s);
-                        let cmd = protocol::acquire(self.protocol, 0, cl.value, ttl);
+                        let cmd = self.command(Stage::Acquire(0), cl.value)?;
                         if exchange!(&mut s, cmd, false) == RedisReply::Nil {
                             s.clients[c].lease_until = Some(s.now + ttl);
                             Phase::Critical(1)
@@ -300,7 +368,7 @@ impl RedisLockModel {
                         }
                     }
                     1 => {
-                        let cmd = protocol::release(self.protocol, 0, cl.value, ttl)?;
+                        let cmd = self.command(Stage::Release(0), cl.value)?;
                         if exchange!(&mut s, cmd, true) == RedisReply::Integer(1) {
                             // Freed while this client still held it once.
                             s.reentrancy_broken.get_or_insert(c as u8);
@@ -311,7 +379,7 @@ impl RedisLockModel {
                 }
             }
             Phase::Critical(_) => Phase::Release(0),
-            Phase::Release(k) => match protocol::release(self.protocol, k, cl.value, ttl) {
+            Phase::Release(k) => match self.command(Stage::Release(k), cl.value) {
                 None => Phase::Done,
                 Some(cmd) => {
                     let reply = exchange!(&mut s, cmd, true);
@@ -355,11 +423,7 @@ impl RedisLockModel {
             return None;
         }
         let mut s = st.clone();
-        let cmd = RedisCommand::EvalRedissonRenew {
-            key: LOCK_KEY.into(),
-            field: cl.value.to_string(),
-            px: self.ttl,
-        };
+        let cmd = self.command(Stage::Renew, cl.value)?;
         let reply = self.send(&mut s, c, &cmd, false);
         if reply == RedisReply::Integer(1) {
             s.clients[c].lease_until = Some(s.now + self.ttl);

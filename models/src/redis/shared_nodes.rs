@@ -47,11 +47,41 @@ static NODES: LazyLock<Mutex<HashMap<Node, &'static Interned, FastHash>>> =
 type Done = (NodeRef, Option<(RedisReply, bool)>);
 
 thread_local! {
-    /// Operations done on nodes, by the fingerprint of (node id, [`Op`]). Bounded:
-    /// forgetting only costs running the operation again.
-    static DONE: RefCell<HashMap<[u64; 2], Done, FastHash>> = RefCell::default();
+    /// Operations done on nodes, by node.
+    static DONE: RefCell<Memo> = RefCell::default();
     /// The buffer an operation is encoded in.
     static KEY: RefCell<Vec<u8>> = RefCell::default();
+}
+
+/// What this thread remembers of operations: for each node id, the fingerprint of each
+/// [`Op`] done on it and what it gave. Kept by node because a state's successors mostly
+/// act on the same few nodes, so their answers sit together in memory (one table keyed
+/// by node and operation scattered them, and cost a cache miss each). Bounded:
+/// forgetting only costs running the operation again.
+#[derive(Default)]
+struct Memo {
+    by_node: Vec<Vec<([u64; 2], Done)>>,
+    len: usize,
+}
+
+impl Memo {
+    fn get(&self, node: u32, op: [u64; 2]) -> Option<Done> {
+        let ops = self.by_node.get(node as usize)?;
+        ops.iter().find(|(k, _)| *k == op).map(|(_, d)| d.clone())
+    }
+
+    fn insert(&mut self, node: u32, op: [u64; 2], done: Done) {
+        if self.len >= 1 << 21 {
+            self.by_node.clear();
+            self.len = 0;
+        }
+        let at = node as usize;
+        if self.by_node.len() <= at {
+            self.by_node.resize_with(at + 1, Vec::new);
+        }
+        self.by_node[at].push((op, done));
+        self.len += 1;
+    }
 }
 
 /// An operation on a node: each runs the [`Node`] method of its name.
@@ -116,24 +146,20 @@ impl NodeRef {
 
     /// Replaces this node by the result of `op` on it; returns what `op` answered.
     fn apply(&mut self, op: Op) -> Option<(RedisReply, bool)> {
+        let id = self.0.id;
         let key = KEY.with_borrow_mut(|buf| {
             buf.clear();
-            encode(&(self.0.id, &op), buf);
+            encode(&op, buf);
             fingerprint(buf)
         });
-        if let Some((next, out)) = DONE.with_borrow(|done| done.get(&key).cloned()) {
+        if let Some((next, out)) = DONE.with_borrow(|done| done.get(id, key)) {
             *self = next;
             return out;
         }
         let mut node = self.0.node.clone();
         let out = op.run(&mut node);
         *self = NodeRef::new(node);
-        DONE.with_borrow_mut(|done| {
-            if done.len() >= 1 << 20 {
-                done.clear();
-            }
-            done.insert(key, (*self, out.clone()));
-        });
+        DONE.with_borrow_mut(|done| done.insert(id, key, (*self, out.clone())));
         out
     }
 
