@@ -152,7 +152,22 @@ pub(super) struct Effect {
     /// The state after the action.
     pub(super) state: RedisLockState,
     /// The command the action sent, and its reply.
-    pub(super) sent: Option<(Rc<RedisCommand>, RedisReply)>,
+    pub(super) sent: Sent,
+}
+
+/// What a step sent and got back, kept only where a story asks for it (a search does
+/// not, and spares the copies).
+type Sent = Option<(Rc<RedisCommand>, RedisReply)>;
+
+/// Where a step notes what it sent, if anywhere.
+struct Log<'a>(Option<&'a mut Sent>);
+
+impl Log<'_> {
+    fn note(&mut self, cmd: &Rc<RedisCommand>, reply: impl FnOnce() -> RedisReply) {
+        if let Some(sent) = &mut self.0 {
+            **sent = Some((Rc::clone(cmd), reply()));
+        }
+    }
 }
 
 /// Which command of its program a client sends.
@@ -267,19 +282,18 @@ impl RedisLockModel {
         reply
     }
 
-    fn step(&self, st: &RedisLockState, c: usize) -> Option<Effect> {
+    fn step(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
         if cl.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
             return None;
         }
         let mut s = st.clone();
         let ttl = self.ttl;
-        let mut sent: Option<(Rc<RedisCommand>, RedisReply)> = None;
         macro_rules! exchange {
             ($s:expr, $cmd:expr, $release:expr) => {{
                 let cmd = $cmd;
                 let reply = self.send($s, c, &cmd, $release);
-                sent = Some((cmd, reply.clone()));
+                log.note(&cmd, || reply.clone());
                 reply
             }};
         }
@@ -313,7 +327,9 @@ impl RedisLockModel {
                 if cl.wait_for.0 != s.epoch {
                     // The master this WAIT was sent to is gone: the client sees an
                     // error and starts over.
-                    sent = Some((cmd, RedisReply::Error("connection lost (failover)".into())));
+                    log.note(&cmd, || {
+                        RedisReply::Error("connection lost (failover)".into())
+                    });
                     s.clients[c].lease_until = None;
                     Phase::Acquire(0)
                 } else {
@@ -321,7 +337,7 @@ impl RedisLockModel {
                     if got < n {
                         return None;
                     }
-                    sent = Some((cmd, RedisReply::Integer(i64::from(got))));
+                    log.note(&cmd, || RedisReply::Integer(i64::from(got)));
                     if self.fencing {
                         Phase::Fence
                     } else {
@@ -396,7 +412,7 @@ impl RedisLockModel {
             s.clients[c].lease_until = None;
         }
         self.settle(&mut s);
-        Some(Effect { state: s, sent })
+        Some(s)
     }
 
     fn settle(&self, s: &mut RedisLockState) {
@@ -416,7 +432,7 @@ impl RedisLockModel {
             })
     }
 
-    fn renew(&self, st: &RedisLockState, c: usize) -> Option<Effect> {
+    fn renew(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
         let due = cl.lease_until.is_some_and(|d| st.now + 1 >= d);
         if self.protocol != Protocol::Redisson || cl.paused || !cl.phase.critical() || !due {
@@ -428,19 +444,24 @@ impl RedisLockModel {
         if reply == RedisReply::Integer(1) {
             s.clients[c].lease_until = Some(s.now + self.ttl);
         }
-        Some(Effect {
-            state: s,
-            sent: Some((cmd, reply)),
-        })
+        log.note(&cmd, || reply);
+        Some(s)
     }
 
+    /// What `a` does to `st`, and the command it sent with its reply.
     pub(super) fn effect(&self, st: &RedisLockState, a: &Action) -> Option<Effect> {
-        let plain = |state: RedisLockState| Some(Effect { state, sent: None });
+        let mut sent = None;
+        let state = self.successor(st, a, &mut Log(Some(&mut sent)))?;
+        Some(Effect { state, sent })
+    }
+
+    /// The state `a` leads to from `st`, if it is enabled; what it sent goes to `log`.
+    fn successor(&self, st: &RedisLockState, a: &Action, log: &mut Log) -> Option<RedisLockState> {
         // Cloned only once an action is enabled: most of the ~20 actions a state offers
         // are not, and a clone copies every node's keyspace.
         match *a {
-            Action::Step(c) => self.step(st, c as usize),
-            Action::Renew(c) => self.renew(st, c as usize),
+            Action::Step(c) => self.step(st, c as usize, log),
+            Action::Renew(c) => self.renew(st, c as usize, log),
             Action::Tick => {
                 if !self.may_tick(st) {
                     return None;
@@ -448,7 +469,7 @@ impl RedisLockModel {
                 let mut s = st.clone();
                 s.now += 1;
                 self.settle(&mut s);
-                plain(s)
+                Some(s)
             }
             Action::Replicate(r) => {
                 if st.nodes[r as usize].stream.is_empty() {
@@ -457,7 +478,7 @@ impl RedisLockModel {
                 let mut s = st.clone();
                 s.nodes[r as usize].replicate_one();
                 self.settle(&mut s);
-                plain(s)
+                Some(s)
             }
             Action::Pause(c) => {
                 let cl = &st.clients[c as usize];
@@ -467,7 +488,7 @@ impl RedisLockModel {
                 let mut s = st.clone();
                 s.clients[c as usize].paused = true;
                 s.budget.0 -= 1;
-                plain(s)
+                Some(s)
             }
             Action::Resume(c) => {
                 if !st.clients[c as usize].paused {
@@ -475,7 +496,7 @@ impl RedisLockModel {
                 }
                 let mut s = st.clone();
                 s.clients[c as usize].paused = false;
-                plain(s)
+                Some(s)
             }
             Action::Crash(c) => {
                 let cl = &st.clients[c as usize];
@@ -489,7 +510,7 @@ impl RedisLockModel {
                 cl.paused = false;
                 cl.lease_until = None;
                 s.budget.1 -= 1;
-                plain(s)
+                Some(s)
             }
             Action::Failover(r) => {
                 let (r, m) = (r as usize, st.master as usize);
@@ -503,7 +524,7 @@ impl RedisLockModel {
                 s.offset = 0;
                 s.budget.2 -= 1;
                 self.settle(&mut s);
-                plain(s)
+                Some(s)
             }
         }
     }
@@ -585,7 +606,7 @@ impl Model for RedisLockModel {
     }
 
     fn next_state(&self, s: &RedisLockState, a: Action) -> Option<RedisLockState> {
-        self.effect(s, &a).map(|e| e.state).filter(|n| n != s)
+        self.successor(s, &a, &mut Log(None)).filter(|n| n != s)
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
