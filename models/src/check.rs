@@ -242,7 +242,8 @@ struct Frontier<S> {
 }
 
 impl<S> Frontier<S> {
-    /// Queues `state`; a chunk that is full, or of a smaller depth, goes to `pipeline`.
+    /// Queues `state`; the chunk being filled goes to `submit` once full, or when
+    /// `state` is one level deeper.
     fn push(
         &mut self,
         state: S,
