@@ -169,11 +169,18 @@ pub fn plans() -> Vec<RedisPlan> {
                 "c0 crashes right after its second SETNX that wins, before its EXPIRE",
             )
         },
-        paused(
-            "redis-timestamp-value",
-            RedisLock::TimestampValueOneTick,
-            "every grant falls in one millisecond (one timestamp); the holder stalls 1.5 s mid-section with a 0.5 s lease (twice)",
-        ),
+        Plan {
+            // The stalled holder's release shows the ABA only if someone holds the lock
+            // when it lands: with 60 ms sections the lock was free for the few ms
+            // between holders about one time in fifteen, and a run (seed 8, and one CI
+            // run) missed it at both stalls; 200 ms sections make that one in fifty.
+            work_ms: 200,
+            ..paused(
+                "redis-timestamp-value",
+                RedisLock::TimestampValueOneTick,
+                "every grant falls in one millisecond (one timestamp); the holder stalls 1.5 s mid-section with a 0.5 s lease (twice)",
+            )
+        },
         paused(
             "redis-del-unconditional",
             RedisLock::DelUnconditional,
