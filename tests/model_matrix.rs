@@ -271,3 +271,37 @@ fn symmetry_changes_neither_verdicts_nor_shortest_lengths() {
         );
     }
 }
+
+/// Searching on several threads finds what one thread finds: the same states in the
+/// same order (so the same counts and depth) and the same stories, step for step. Four
+/// threads on two cores: the expansions come back out of order, and the merge must put
+/// them back.
+#[test]
+fn more_threads_change_nothing_but_time() {
+    for id in [
+        "redlock-delayed-restart",
+        "redis-failover",
+        "redlock-restart",
+        "zk-herd",
+        "zk-check-write",
+    ] {
+        let threads = |threads| Limits {
+            threads,
+            ..Limits::default()
+        };
+        let one = check(id, &Overrides::default(), threads(1), &mut |_| {}).expect("known");
+        let four = check(id, &Overrides::default(), threads(4), &mut |_| {}).expect("known");
+        let counts = |r: &Report| {
+            (
+                r.stats.states,
+                r.stats.unique_states,
+                r.stats.max_depth,
+                r.verdict.clone(),
+            )
+        };
+        assert_eq!(counts(&one), counts(&four), "{id}");
+        let stories = |r: &Report| serde_json::to_string(&r.stories).expect("stories serialise");
+        assert_eq!(stories(&one), stories(&four), "{id}");
+        assert!(one.stats.unique_states > 1000, "{id}: too small to split");
+    }
+}

@@ -284,12 +284,12 @@ where
     M::Action: Clone + Debug,
 {
     let mut visited = Visited::new();
-    let lanes = expand::Lanes::new();
+    let shared = expand::Shared::new();
     std::thread::scope(|scope| {
         let pipeline = expand::Pipeline::start(
             scope,
             model,
-            &lanes,
+            &shared,
             visited.seen(),
             limits.threads,
             limits.symmetry,

@@ -2,7 +2,6 @@
 //! verdict equals the expected one.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 use locklab_models::catalog::{self, scenarios, Overrides, Verdict};
@@ -28,34 +27,40 @@ pub fn run(args: Args) -> u8 {
     // the thread count).
     let all = scenarios();
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<catalog::Report, String>>>> =
-        all.iter().map(|_| Mutex::new(None)).collect();
     let limits = Limits {
         threads: 1,
         ..Limits::default()
     };
-    std::thread::scope(|scope| {
-        for _ in 0..default_threads() {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(s) = all.get(i) else { break };
-                bar.set_message(format!("checking {}", s.id));
-                let r = catalog::check(s.id, &Overrides::default(), limits, &mut |_| {});
-                *results[i].lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some(r.map_err(|e| e.to_string()));
-            });
-        }
+    let mut done: Vec<(usize, Result<catalog::Report, String>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..default_threads())
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(s) = all.get(i) else { break mine };
+                        bar.set_message(format!("checking {}", s.id));
+                        let r = catalog::check(s.id, &Overrides::default(), limits, &mut |_| {});
+                        mine.push((i, r.map_err(|e| e.to_string())));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
     });
+    done.sort_by_key(|(i, _)| *i);
     let mut rows = Vec::new();
     let mut all_match = true;
-    for r in results {
-        match r.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(Ok(r)) => {
+    for (_, r) in done {
+        match r {
+            Ok(r) => {
                 all_match &= r.matches_expected;
                 rows.push(r);
             }
-            Some(Err(e)) => return bad_input(args.format, &e),
-            None => return bad_input(args.format, "a scenario's search did not finish"),
+            Err(e) => return bad_input(args.format, &e),
         }
     }
     bar.finish_and_clear();

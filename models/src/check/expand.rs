@@ -140,7 +140,8 @@ struct Board<S> {
     broken: bool,
 }
 
-struct Shared<S> {
+/// What the threads of a search share; it outlives them.
+pub(super) struct Shared<S> {
     board: Mutex<Board<S>>,
     /// A job came (or the board closed) or `ahead` fell: for helpers.
     work: Condvar,
@@ -149,6 +150,22 @@ struct Shared<S> {
 }
 
 impl<S> Shared<S> {
+    pub(super) fn new() -> Self {
+        Shared {
+            board: Mutex::new(Board {
+                jobs: VecDeque::new(),
+                done: VecDeque::new(),
+                base: 0,
+                ahead: 0,
+                buffers: Vec::new(),
+                closed: false,
+                broken: false,
+            }),
+            work: Condvar::new(),
+            result: Condvar::new(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Board<S>> {
         self.board.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -187,27 +204,6 @@ pub(super) struct Pipeline<'m, M: Model> {
     limit: usize,
 }
 
-/// The state of a pipeline, owned by the search's scope.
-pub(super) struct Lanes<S>(Shared<S>);
-
-impl<S> Lanes<S> {
-    pub(super) fn new() -> Self {
-        Lanes(Shared {
-            board: Mutex::new(Board {
-                jobs: VecDeque::new(),
-                done: VecDeque::new(),
-                base: 0,
-                ahead: 0,
-                buffers: Vec::new(),
-                closed: false,
-                broken: false,
-            }),
-            work: Condvar::new(),
-            result: Condvar::new(),
-        })
-    }
-}
-
 impl<'m, M> Pipeline<'m, M>
 where
     M: Narrate + Sync,
@@ -218,7 +214,7 @@ where
     pub(super) fn start<'s>(
         scope: &'s Scope<'s, '_>,
         model: &'m M,
-        lanes: &'m Lanes<M::State>,
+        shared: &'m Shared<M::State>,
         seen: Seen,
         threads: usize,
         symmetry: bool,
@@ -226,7 +222,6 @@ where
     where
         'm: 's,
     {
-        let shared = &lanes.0;
         let helpers = threads.max(1) - 1;
         let limit = 2 * helpers + 2;
         for _ in 0..helpers {
@@ -302,14 +297,8 @@ where
                 board = self.shared.lock();
                 continue;
             }
-            if board.done.is_empty() {
-                drop(board);
-                let chunk = starving()?;
-                self.submit(chunk);
-                board = self.shared.lock();
-                continue;
-            }
-            // A helper holds the oldest chunk; give it company before waiting.
+            // Nothing to merge or expand: queue the unfinished last chunk, if any,
+            // rather than idle.
             drop(board);
             if let Some(chunk) = starving() {
                 self.submit(chunk);
@@ -317,6 +306,10 @@ where
                 continue;
             }
             board = self.shared.lock();
+            if board.done.is_empty() {
+                return None;
+            }
+            // A helper holds the oldest chunk.
             if matches!(board.done.front(), Some(None)) && board.jobs.is_empty() {
                 board = self
                     .shared

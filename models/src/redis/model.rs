@@ -233,15 +233,8 @@ impl RedisLockModel {
             Stage::Acquire(k) => Some(protocol::acquire(self.protocol, k, value, ttl)),
             Stage::Release(k) => protocol::release(self.protocol, k, value, ttl),
             Stage::Fence => Some(protocol::fence()),
-            Stage::Renew => Some(RedisCommand::EvalRedissonRenew {
-                key: LOCK_KEY.into(),
-                field: value.to_string(),
-                px: ttl,
-            }),
-            Stage::Wait(n) => Some(RedisCommand::Wait {
-                numreplicas: n,
-                timeout: 0,
-            }),
+            Stage::Renew => Some(protocol::renew(value, ttl)),
+            Stage::Wait(n) => Some(protocol::wait(n)),
         }
         .map(Rc::new);
         COMMANDS.with_borrow_mut(|m| m.insert(key, made.clone()));

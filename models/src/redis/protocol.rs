@@ -127,6 +127,23 @@ pub fn fence() -> RedisCommand {
     }
 }
 
+/// Redisson's watchdog: renew the client's hash field's lease.
+pub fn renew(field: &str, ttl: u64) -> RedisCommand {
+    RedisCommand::EvalRedissonRenew {
+        key: LOCK_KEY.to_string(),
+        field: field.to_string(),
+        px: ttl,
+    }
+}
+
+/// `WAIT n 0`: block until `n` replicas acknowledged the client's writes.
+pub fn wait(n: u32) -> RedisCommand {
+    RedisCommand::Wait {
+        numreplicas: n,
+        timeout: 0,
+    }
+}
+
 /// Whether the protocol's lock has a lease, so its holder must finish (or renew) in time.
 pub fn has_ttl(p: Protocol) -> bool {
     !matches!(p, Protocol::GetSet | Protocol::SetNx)
