@@ -42,8 +42,9 @@ where
     Self::State: Clone + Hash + Eq + Debug,
     Self::Action: Clone + Debug,
 {
-    /// A representative of the state's symmetry class (identity unless clients or
-    /// nodes are interchangeable).
+    /// A representative of the state's class: states with one representative must have
+    /// the same futures up to names and the same verdicts (identity unless clients or
+    /// nodes are interchangeable, or the model resets values no step reads again).
     fn canonical(&self, state: &Self::State) -> Self::State {
         state.clone()
     }
@@ -119,7 +120,8 @@ pub struct Limits {
     /// Threads that generate successors (the answer does not depend on it).
     pub threads: usize,
     /// Store states by their canonical form ([`Narrate::canonical`]), so states that
-    /// differ only by a permutation of interchangeable clients or nodes count once.
+    /// differ only by a permutation of interchangeable clients or nodes, or in values
+    /// no step reads again, count once.
     /// Off, every state counts: slower, and the same verdicts and shortest lengths (a
     /// test holds the two against each other on every catalog scenario).
     pub symmetry: bool,

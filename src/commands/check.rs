@@ -61,7 +61,8 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     threads: Option<u64>,
     /// Count states that differ only by a permutation of interchangeable clients or
-    /// nodes apart (slower; the verdict and the story's length stay the same).
+    /// nodes, or in values no step reads again, apart (slower; the verdict and the
+    /// story's length stay the same).
     #[arg(long)]
     no_symmetry: bool,
     /// Also write the story as a self-contained HTML page (sequence diagram).

@@ -4,7 +4,7 @@
 //! replicas that have applied a given offset, and a failover promotes a replica with
 //! whatever it has applied — writes still in flight are lost.
 
-use crate::redis::spec::{apply, RedisCommand, RedisReply, RedisState};
+use crate::redis::spec::{apply, RedisCommand, RedisReply, RedisState, Value};
 
 use super::keys::LOCK_KEY;
 
@@ -109,6 +109,23 @@ impl Node {
     pub fn demote(&mut self) {
         self.up = false;
         self.stream.clear();
+    }
+
+    /// The same node with clients renamed: client `c` becomes `to[c]`, in the creator
+    /// and in every string value equal to `value(c)`. Models whose clients are
+    /// interchangeable use it to compare states up to a renaming of clients. Only for
+    /// nodes without pending writes (no model renames a replica).
+    pub fn rename_clients(&mut self, to: &[u8], value: fn(u8) -> String) {
+        assert!(self.stream.is_empty(), "a replica's stream is not renamed");
+        self.creator = self.creator.map(|c| to[c as usize]);
+        let names: Vec<String> = (0..to.len() as u8).map(value).collect();
+        for entry in self.db.keys.values_mut() {
+            if let Value::Str(v) = &mut entry.value {
+                if let Some(c) = names.iter().position(|n| n == v) {
+                    *v = value(to[c]);
+                }
+            }
+        }
     }
 
     /// A full sync: becomes a copy of `master`, with nothing pending.

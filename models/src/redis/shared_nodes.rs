@@ -49,6 +49,9 @@ type Done = (NodeRef, Option<(RedisReply, bool)>);
 thread_local! {
     /// Operations done on nodes, by node.
     static DONE: RefCell<Memo> = RefCell::default();
+    /// Renamings done on nodes: `(node id, the renaming packed a byte a client, the
+    /// value function)`.
+    static RENAMED: RefCell<HashMap<(u32, u64, usize), NodeRef, FastHash>> = RefCell::default();
     /// The buffer an operation is encoded in.
     static KEY: RefCell<Vec<u8>> = RefCell::default();
 }
@@ -99,6 +102,7 @@ enum Op<'a> {
     ClearStream,
     Demote,
     ResyncFrom(NodeRef),
+    RenameClients(&'a [u8], fn(u8) -> String),
 }
 
 impl Op<'_> {
@@ -118,6 +122,7 @@ impl Op<'_> {
             Op::ClearStream => n.stream.clear(),
             Op::Demote => n.demote(),
             Op::ResyncFrom(from) => n.resync_from(&from),
+            Op::RenameClients(to, value) => n.rename_clients(to, value),
         }
         None
     }
@@ -142,6 +147,11 @@ impl NodeRef {
     /// An empty, running server.
     pub fn empty() -> NodeRef {
         NodeRef::new(Node::new())
+    }
+
+    /// [`Node::purge_due`], computed once per node.
+    pub fn due(&self) -> Option<u64> {
+        self.0.purge_due
     }
 
     /// Replaces this node by the result of `op` on it; returns what `op` answered.
@@ -207,6 +217,32 @@ impl NodeRef {
     /// [`Node::demote`].
     pub fn demote(&mut self) {
         self.apply(Op::Demote);
+    }
+
+    /// [`Node::rename_clients`]; a node that names no client stays as it is. Remembered
+    /// in a table of its own, keyed by the renaming's bytes rather than an encoded
+    /// [`Op`]: symmetry renames every node of every state a search generates.
+    pub fn rename_clients(&mut self, to: &[u8], value: fn(u8) -> String) {
+        if self.creator.is_none() && self.db.keys.is_empty() {
+            return;
+        }
+        if to.len() > 8 {
+            self.apply(Op::RenameClients(to, value));
+            return;
+        }
+        let packed = to.iter().rev().fold(0u64, |m, &c| m << 8 | u64::from(c));
+        let key = (self.0.id, packed, value as usize);
+        if let Some(known) = RENAMED.with_borrow(|r| r.get(&key).copied()) {
+            *self = known;
+            return;
+        }
+        self.apply(Op::RenameClients(to, value));
+        RENAMED.with_borrow_mut(|r| {
+            if r.len() >= 1 << 20 {
+                r.clear();
+            }
+            r.insert(key, *self);
+        });
     }
 
     /// [`Node::resync_from`].

@@ -7,5 +7,6 @@ pub mod catalog;
 pub mod diagram;
 pub mod model;
 pub mod narration;
+mod symmetry;
 
 pub use model::{RedlockModel, RedlockState, RlAction, RlClient, RlNode, RlPhase};

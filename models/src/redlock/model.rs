@@ -81,6 +81,19 @@ pub struct RlClient {
     pub paused: bool,
 }
 
+impl RlClient {
+    /// A client with nothing left to do. Holding or finished, a client's attempt start
+    /// and attempts left no longer matter, so they are reset rather than kept: states
+    /// that differ only there are one state.
+    const IDLE: RlClient = RlClient {
+        phase: RlPhase::Done,
+        t0: 0,
+        attempts_left: 0,
+        lease_until: None,
+        paused: false,
+    };
+}
+
 /// The system.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RedlockState {
@@ -118,13 +131,18 @@ pub enum RlAction {
     Resume(u8),
 }
 
+/// The value client `c` writes: its name.
+pub fn client_value(c: u8) -> String {
+    format!("c{c}")
+}
+
 impl RedlockModel {
     fn majority(&self) -> usize {
         self.nodes / 2 + 1
     }
 
     fn value(c: usize) -> String {
-        format!("c{c}")
+        client_value(c as u8)
     }
 
     fn release_all(&self, s: &mut RedlockState, c: usize) {
@@ -230,13 +248,16 @@ impl RedlockModel {
                 let got = s.nodes.iter().filter(|n| n.got & bit != 0).count();
                 let validity = self.ttl as i64 - (s.now - cl.t0) as i64 - self.drift as i64;
                 if got >= self.majority() && validity > 0 {
-                    s.clients[c].phase = RlPhase::Critical;
-                    s.clients[c].lease_until = Some(s.now + validity as u64);
+                    s.clients[c] = RlClient {
+                        phase: RlPhase::Critical,
+                        lease_until: Some(s.now + validity as u64),
+                        ..RlClient::IDLE
+                    };
                 } else {
                     self.release_all(&mut s, c);
                     let cl = &mut s.clients[c];
                     if cl.attempts_left == 0 {
-                        cl.phase = RlPhase::Done;
+                        *cl = RlClient::IDLE;
                     } else {
                         cl.attempts_left -= 1;
                         cl.t0 = s.now;
@@ -246,8 +267,7 @@ impl RedlockModel {
             RlAction::Leave(c) => {
                 let c = c as usize;
                 self.release_all(&mut s, c);
-                s.clients[c].phase = RlPhase::Done;
-                s.clients[c].lease_until = None;
+                s.clients[c] = RlClient::IDLE;
             }
             RlAction::Tick => s.now += 1,
             RlAction::Crash(i) => {

@@ -1,49 +1,21 @@
 //! The Redlock model told in words: clients with the nodes they hold, nodes with their
 //! key, clock offset or downtime, and why two clients came to hold a majority each.
 
-use smallvec::SmallVec;
-
-use crate::check::{encode, Narrate};
+use crate::check::Narrate;
 use crate::diagram::{Exchange, Lane, LaneState};
 use crate::redis::spec::entry_text;
-use crate::redis::{NodeRef, LOCK_KEY};
+use crate::redis::LOCK_KEY;
 use crate::registry::Property;
 
-use super::model::{RedlockModel, RedlockState, RlAction, RlNode, RlPhase};
+use super::model::{RedlockModel, RedlockState, RlAction, RlPhase};
 
 impl Narrate for RedlockModel {
     fn canonical(&self, s: &RedlockState) -> RedlockState {
-        let mut c = s.clone();
-        for n in &mut c.nodes {
-            n.name = 0;
-        }
-        c.nodes.sort_by(|a, b| {
-            (a.tried, a.got, a.offset, a.down_since, &a.server).cmp(&(
-                b.tried,
-                b.got,
-                b.offset,
-                b.down_since,
-                &b.server,
-            ))
-        });
-        c
+        self.canonical_state(s)
     }
 
-    /// The encoding of [`Narrate::canonical`]'s state, written without building it:
-    /// references to the nodes sorted instead of a sorted copy of the state.
     fn encode_canonical(&self, s: &RedlockState, out: &mut Vec<u8>) {
-        fn key(n: &RlNode) -> (u8, u8, u64, Option<u64>, NodeRef) {
-            (n.tried, n.got, n.offset, n.down_since, n.server)
-        }
-        let mut nodes: SmallVec<[&RlNode; 8]> = s.nodes.iter().collect();
-        nodes.sort_by_key(|a| key(a));
-        encode(&s.now, out);
-        encode(&nodes.len(), out);
-        for n in nodes {
-            encode(&key(n), out);
-        }
-        encode(&s.clients, out);
-        encode(&s.budget, out);
+        self.encode_canonical_state(s, out);
     }
 
     fn describe_state(&self, s: &RedlockState) -> Vec<String> {
