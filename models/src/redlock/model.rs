@@ -2,8 +2,8 @@
 //! sends `SET lock v NX PX ttl` to every node in any order, counts its successes, and
 //! holds the lock only with a majority and a positive validity
 //! `ttl − elapsed − drift`; otherwise it releases everywhere (compare-and-delete) and
-//! retries. Nodes are interchangeable until a fault touches one, so states are
-//! canonicalised by sorting nodes (every per-node fact lives in the node's entry).
+//! retries. Clients and nodes are interchangeable, and every per-node fact lives in the
+//! node's entry, so the search stores states up to renaming ([`super::symmetry`]).
 
 use smallvec::SmallVec;
 use stateright::Model;

@@ -235,7 +235,12 @@ fn rename_clients(s: &mut RedlockState, to: &[u8]) {
 mod tests {
     use stateright::Model;
 
+    use std::collections::HashMap;
+
     use super::*;
+    use crate::redis::replication::Node;
+    use crate::redis::spec::Value;
+    use crate::redis::NodeRef;
     use crate::redlock::RlAction::{self, Decide, Send, Tick};
 
     fn model() -> RedlockModel {
@@ -318,5 +323,103 @@ mod tests {
         // Within its validity the same success counts.
         let fresh = play(&m, &[Send(2, 0)]);
         assert_ne!(form(&m, &fresh), form(&m, &spent(&fresh)));
+    }
+
+    /// The least encoding over every renaming of clients and every order of nodes,
+    /// after the same reset of values: the canonical form by brute force.
+    fn brute_form(m: &RedlockModel, s: &RedlockState) -> Vec<u8> {
+        fn perms(n: usize) -> Vec<Vec<u8>> {
+            if n == 0 {
+                return vec![vec![]];
+            }
+            let mut out = Vec::new();
+            for p in perms(n - 1) {
+                for at in 0..=p.len() {
+                    let mut q = p.clone();
+                    q.insert(at, (n - 1) as u8);
+                    out.push(q);
+                }
+            }
+            out
+        }
+        let mut base = s.clone();
+        m.forget_dead_values(&mut base);
+        for n in &mut base.nodes {
+            n.name = 0;
+        }
+        let mut best: Option<Vec<u8>> = None;
+        for to in perms(s.clients.len()) {
+            for order in perms(s.nodes.len()) {
+                // Renamed here by hand, not by the code under test.
+                let mut c = base.clone();
+                for (k, cl) in base.clients.iter().enumerate() {
+                    c.clients[to[k] as usize] = cl.clone();
+                }
+                let moved = |bits: u8| {
+                    (0..to.len())
+                        .filter(|&k| bits & (1 << k) != 0)
+                        .fold(0u8, |m, k| m | 1 << to[k])
+                };
+                for n in &mut c.nodes {
+                    n.tried = moved(n.tried);
+                    n.got = moved(n.got);
+                    let mut server: Node = (*n.server).clone();
+                    server.creator = server.creator.map(|k| to[k as usize]);
+                    for e in server.db.keys.values_mut() {
+                        if let Value::Str(v) = &mut e.value {
+                            let k: usize = v[1..].parse().expect("a client's value");
+                            *v = format!("c{}", to[k]);
+                        }
+                    }
+                    n.server = NodeRef::new(server);
+                }
+                c.nodes = order.iter().map(|&i| c.nodes[i as usize].clone()).collect();
+                let mut e = Vec::new();
+                encode(&c, &mut e);
+                if best.as_ref().is_none_or(|b| e < *b) {
+                    best = Some(e);
+                }
+            }
+        }
+        best.unwrap_or_default()
+    }
+
+    #[test]
+    fn the_canonical_form_joins_exactly_the_states_brute_force_joins() {
+        let m = RedlockModel {
+            jumps: 1,
+            pauses: 1,
+            ..model()
+        };
+        let mut seen = std::collections::HashSet::new();
+        let mut queue: std::collections::VecDeque<_> = m.init_states().into();
+        let (mut by_form, mut by_brute) = (HashMap::new(), HashMap::new());
+        let mut actions = Vec::new();
+        while let Some(s) = queue.pop_front() {
+            if seen.len() >= 30_000 || !seen.insert(s.clone()) {
+                continue;
+            }
+            let form = form(&m, &s);
+            let brute = brute_form(&m, &s);
+            assert_eq!(
+                by_form.entry(form.clone()).or_insert(brute.clone()),
+                &brute,
+                "joined two states that no renaming maps onto each other: {s:?}"
+            );
+            assert_eq!(
+                by_brute.entry(brute).or_insert(form.clone()),
+                &form,
+                "kept apart two renamings of one state: {s:?}"
+            );
+            actions.clear();
+            m.actions(&s, &mut actions);
+            queue.extend(actions.drain(..).filter_map(|a| m.next_state(&s, a)));
+        }
+        assert!(
+            by_form.len() < seen.len() / 4,
+            "{} of {}",
+            by_form.len(),
+            seen.len()
+        );
     }
 }
