@@ -49,8 +49,8 @@ type Done = (NodeRef, Option<(RedisReply, bool)>);
 thread_local! {
     /// Operations done on nodes, by node.
     static DONE: RefCell<Memo> = RefCell::default();
-    /// Renamings done on nodes: `(node id, the renaming packed a byte a client, the
-    /// value function)`.
+    /// Renamings done on nodes, by node id, the renaming (one byte per client) and the
+    /// value function.
     static RENAMED: RefCell<HashMap<(u32, u64, usize), NodeRef, FastHash>> = RefCell::default();
     /// The buffer an operation is encoded in.
     static KEY: RefCell<Vec<u8>> = RefCell::default();
@@ -102,7 +102,6 @@ enum Op<'a> {
     ClearStream,
     Demote,
     ResyncFrom(NodeRef),
-    RenameClients(&'a [u8], fn(u8) -> String),
 }
 
 impl Op<'_> {
@@ -122,7 +121,6 @@ impl Op<'_> {
             Op::ClearStream => n.stream.clear(),
             Op::Demote => n.demote(),
             Op::ResyncFrom(from) => n.resync_from(&from),
-            Op::RenameClients(to, value) => n.rename_clients(to, value),
         }
         None
     }
@@ -219,24 +217,27 @@ impl NodeRef {
         self.apply(Op::Demote);
     }
 
-    /// [`Node::rename_clients`]; a node that names no client stays as it is. Remembered
-    /// in a table of its own, keyed by the renaming's bytes rather than an encoded
-    /// [`Op`]: symmetry renames every node of every state a search generates.
+    /// [`Node::rename_clients`] for at most eight clients; a node that names no client
+    /// stays as it is. Remembered in a table of its own, keyed by the renaming's bytes
+    /// rather than an encoded [`Op`]: symmetry renames every node of every state a
+    /// search generates.
     pub fn rename_clients(&mut self, to: &[u8], value: fn(u8) -> String) {
         if self.creator.is_none() && self.db.keys.is_empty() {
             return;
         }
-        if to.len() > 8 {
-            self.apply(Op::RenameClients(to, value));
-            return;
-        }
+        assert!(
+            to.len() <= 8,
+            "a renaming packs one byte per client into a u64"
+        );
         let packed = to.iter().rev().fold(0u64, |m, &c| m << 8 | u64::from(c));
         let key = (self.0.id, packed, value as usize);
         if let Some(known) = RENAMED.with_borrow(|r| r.get(&key).copied()) {
             *self = known;
             return;
         }
-        self.apply(Op::RenameClients(to, value));
+        let mut node = self.0.node.clone();
+        node.rename_clients(to, value);
+        *self = NodeRef::new(node);
         RENAMED.with_borrow_mut(|r| {
             if r.len() >= 1 << 20 {
                 r.clear();

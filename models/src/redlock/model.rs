@@ -141,15 +141,11 @@ impl RedlockModel {
         self.nodes / 2 + 1
     }
 
-    fn value(c: usize) -> String {
-        client_value(c as u8)
-    }
-
     fn release_all(&self, s: &mut RedlockState, c: usize) {
         let bit = 1u8 << c;
         let cmd = RedisCommand::EvalCompareAndDelete {
             key: LOCK_KEY.into(),
-            value: Self::value(c),
+            value: client_value(c as u8),
         };
         let now = s.now;
         for n in &mut s.nodes {
@@ -232,7 +228,7 @@ impl RedlockModel {
                 if n.down_since.is_none() {
                     let cmd = RedisCommand::Set {
                         key: LOCK_KEY.into(),
-                        value: Self::value(c),
+                        value: client_value(c as u8),
                         nx: true,
                         px: Some(self.ttl),
                     };

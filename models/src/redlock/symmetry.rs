@@ -24,8 +24,8 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = RefCell::default();
 }
 
-/// At most this many renamings are compared for one state; beyond, tied clients keep
-/// their order (still exact: fewer states joined, none wrongly).
+/// At most this many renamings are compared for one state; beyond, the rest of the
+/// ties go untried (still exact: fewer states joined, none wrongly).
 const MAX_CANDIDATES: usize = 24;
 
 impl RedlockModel {
@@ -137,70 +137,47 @@ fn client_places(s: &RedlockState) -> SmallVec<[[u8; 8]; 6]> {
     let sigs: SmallVec<[_; 4]> = (0..s.clients.len()).map(signature).collect();
     let mut order: SmallVec<[u8; 8]> = (0..s.clients.len() as u8).collect();
     order.sort_by(|&a, &b| sigs[a as usize].cmp(&sigs[b as usize]));
-    // Runs of equal signatures, as ranges of `order`.
-    let mut runs: SmallVec<[(usize, usize); 4]> = SmallVec::new();
-    let mut start = 0;
-    for i in 1..=order.len() {
-        if i == order.len() || sigs[order[i] as usize] != sigs[order[start] as usize] {
-            if i - start > 1 {
-                runs.push((start, i));
-            }
-            start = i;
-        }
-    }
-    let count: usize = runs
-        .iter()
-        .map(|&(a, b)| (1..=b - a).product::<usize>())
-        .product();
-    let mut orders: SmallVec<[SmallVec<[u8; 8]>; 6]> = SmallVec::new();
-    orders.push(order);
-    if count <= MAX_CANDIDATES {
-        for &(a, b) in &runs {
-            let mut more = SmallVec::new();
-            for o in &orders {
-                permutations(o, a, b, &mut more);
-            }
-            orders = more;
-        }
-    }
-    orders
-        .iter()
-        .map(|o| {
-            let mut to = [0u8; 8];
-            for (place, &c) in o.iter().enumerate() {
-                to[c as usize] = place as u8;
-            }
-            to
-        })
-        .collect()
+    let mut out = SmallVec::new();
+    arrange(
+        &order,
+        &|a, b| sigs[a] == sigs[b],
+        0,
+        &mut SmallVec::new(),
+        &mut out,
+    );
+    out
 }
 
-/// Pushes `order` with its range `a..b` in every arrangement (Heap's algorithm).
-fn permutations(
-    order: &SmallVec<[u8; 8]>,
-    a: usize,
-    b: usize,
-    out: &mut SmallVec<[SmallVec<[u8; 8]>; 6]>,
+/// Completes `prefix` (the clients at places `0..i`) in every way that puts at each
+/// later place a client not yet placed with the signature of `sorted`'s client there,
+/// and pushes each order as places (`to[c]`), up to [`MAX_CANDIDATES`]. With every tie
+/// tried, symmetric states get the same candidates.
+fn arrange(
+    sorted: &[u8],
+    tied: &dyn Fn(usize, usize) -> bool,
+    placed: u8,
+    prefix: &mut SmallVec<[u8; 8]>,
+    out: &mut SmallVec<[[u8; 8]; 6]>,
 ) {
-    fn heap(
-        k: usize,
-        o: &mut SmallVec<[u8; 8]>,
-        a: usize,
-        out: &mut SmallVec<[SmallVec<[u8; 8]>; 6]>,
-    ) {
-        if k <= 1 {
-            out.push(o.clone());
+    let i = prefix.len();
+    if i == sorted.len() {
+        let mut to = [0u8; 8];
+        for (place, &c) in prefix.iter().enumerate() {
+            to[c as usize] = place as u8;
+        }
+        out.push(to);
+        return;
+    }
+    for c in 0..sorted.len() {
+        if out.len() >= MAX_CANDIDATES {
             return;
         }
-        for i in 0..k - 1 {
-            heap(k - 1, o, a, out);
-            let j = if k.is_multiple_of(2) { i } else { 0 };
-            o.swap(a + j, a + k - 1);
+        if placed & (1 << c) == 0 && tied(c, sorted[i] as usize) {
+            prefix.push(c as u8);
+            arrange(sorted, tied, placed | 1 << c, prefix, out);
+            prefix.pop();
         }
-        heap(k - 1, o, a, out);
     }
-    let mut o = order.clone();
-    heap(b - a, &mut o, a, out);
 }
 
 /// Sorts the nodes by everything but their names, which the canonical form has reset.
