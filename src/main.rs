@@ -1,11 +1,13 @@
 //! `locklab`: model-check distributed lock protocols and check recorded histories.
 //!
-//! Exit codes (DESIGN.md): 0 the property holds / the history is fine; 1 a violation was
-//! found; 2 bad usage or bad input; 3 unknown (a bound or timeout was hit first).
+//! Exit codes ([`output::EXIT_CODES`], in every `--help`): 0 the property holds / the
+//! history is fine; 1 a violation was found; 2 bad usage or bad input; 3 unknown (a bound
+//! or timeout was hit first, or a run tested nothing); 4 could not run (the machine, or
+//! a bug in locklab).
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod commands;
 mod output;
@@ -57,12 +59,39 @@ enum Command {
     Bench(commands::bench::Args),
 }
 
+/// Whether the command line asks for JSON, read before clap has parsed it (a usage
+/// error must still come out as JSON).
+fn wants_json(args: &[std::ffi::OsString]) -> bool {
+    args.windows(2)
+        .any(|w| w[0] == "--format" && w[1] == "json")
+        || args.iter().any(|a| a == "--format=json")
+}
+
+/// The command line, with the exit codes in every command's help.
+fn parse() -> Result<Cli, clap::Error> {
+    let command = Cli::command()
+        .after_help(output::EXIT_CODES)
+        .mut_subcommands(|c| c.after_help(output::EXIT_CODES));
+    let matches = command.try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => {
             // clap prints help/version with exit 0 and usage errors with exit 2.
             let code = e.exit_code();
+            let args: Vec<_> = std::env::args_os().collect();
+            if code != 0 && wants_json(&args) {
+                let message = e.render().to_string();
+                let message = message.trim().trim_start_matches("error: ");
+                return ExitCode::from(output::error(
+                    Format::Json,
+                    output::ErrorKind::Usage,
+                    message,
+                ));
+            }
             let _ = e.print();
             return ExitCode::from(u8::try_from(code).unwrap_or(2));
         }
@@ -96,14 +125,14 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Prints a usage or input error in the requested format and gives exit code 2.
+/// Prints a usage error (a flag, an id, a config) in the requested format and gives
+/// exit code 2.
 pub fn bad_input(format: Format, message: &str) -> u8 {
-    match format {
-        Format::Json => println!(
-            "{}",
-            serde_json::json!({ "verdict": "error", "error": message })
-        ),
-        Format::Text => eprintln!("error: {message}"),
-    }
-    2
+    output::error(format, output::ErrorKind::Usage, message)
+}
+
+/// Prints an input error (a history or other file that does not read) in the requested
+/// format and gives exit code 2.
+pub fn bad_file(format: Format, message: &str) -> u8 {
+    output::error(format, output::ErrorKind::Input, message)
 }

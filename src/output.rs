@@ -1,6 +1,81 @@
-//! Output formats shared by every command.
+//! Output formats, exit codes and error reports shared by every command.
 
 use clap::ValueEnum;
+use locklab_jepsen::RunError;
+use serde::Serialize;
+
+/// Exit code: the property holds / the history is fine / every requirement holds.
+pub const HOLDS: u8 = 0;
+/// Exit code: a violation was found (with proof).
+pub const VIOLATED: u8 = 1;
+/// Exit code: bad usage or bad input (a flag, an id, a config, a history line).
+pub const BAD_INPUT: u8 = 2;
+/// Exit code: unknown (a bound, a timeout, or a run that tested nothing).
+pub const UNKNOWN: u8 = 3;
+/// Exit code: could not run (a server, a port, a client program that died before
+/// `init`, the machine spoiling every attempt, or a bug in locklab): retry the job,
+/// the input is fine.
+pub const COULD_NOT_RUN: u8 = 4;
+
+/// The exit codes, for every command's `--help`.
+pub const EXIT_CODES: &str = "Exit codes:
+  0  the property holds / the history is fine / every requirement holds
+  1  a violation was found, with proof
+  2  bad usage or bad input (a flag, a scenario id, a config, a history line)
+  3  unknown: a bound or timeout was hit, or a run tested nothing (no critical
+     section entered, a fault that never fired)
+  4  could not run: a server, a port, a client program that died before init, a
+     machine that spoiled every attempt, or a bug in locklab (retry; the input is fine)
+With --format json, an error is {\"verdict\": \"error\", \"error_kind\": usage|input|environment|internal, \"error\": …}.";
+
+/// What kind of problem stopped a command, for `--format json`'s `error_kind` and the
+/// exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorKind {
+    /// A flag, an id, a config file: fix the command (exit 2).
+    Usage,
+    /// A history or other input file: fix the file (exit 2).
+    Input,
+    /// The machine: a server, a port, a client program that died (exit 4).
+    Environment,
+    /// A bug in locklab (exit 4).
+    Internal,
+}
+
+impl ErrorKind {
+    /// Its exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::Usage | ErrorKind::Input => BAD_INPUT,
+            ErrorKind::Environment | ErrorKind::Internal => COULD_NOT_RUN,
+        }
+    }
+
+    /// The kind of a run's error.
+    pub fn of_run(e: &RunError) -> ErrorKind {
+        match e {
+            RunError::UnknownId { .. } | RunError::BadOption(_) => ErrorKind::Usage,
+            RunError::Environment(_) | RunError::Unreliable(_) => ErrorKind::Environment,
+            RunError::Internal(_) => ErrorKind::Internal,
+            // Not an error kind: a run with no model verdict is unknown (exit 3); the
+            // caller reports it as such.
+            RunError::Unknown(_) => ErrorKind::Environment,
+        }
+    }
+}
+
+/// Prints an error in the requested format; returns its exit code.
+pub fn error(format: Format, kind: ErrorKind, message: &str) -> u8 {
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::json!({ "verdict": "error", "error_kind": kind, "error": message })
+        ),
+        Format::Text => eprintln!("error: {message}"),
+    }
+    kind.exit_code()
+}
 
 /// How a command prints its result.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]

@@ -116,7 +116,8 @@ fn redis_py_lock_passes_its_gate_agreeing_with_the_model_on_four_redis_scenarios
     let verdicts: Vec<(&str, &str)> = scenarios
         .iter()
         .map(|s| {
-            assert_eq!(s["agreement"]["agrees"], true, "{s:#}");
+            assert_eq!(s["agreement"]["at_least_as_safe"], "yes", "{s:#}");
+            assert_eq!(s["agreement"]["exact"], "yes", "{s:#}");
             assert!(
                 s.get("client_problems")
                     .is_none_or(|p| p.as_array().is_some_and(Vec::is_empty)),
@@ -147,7 +148,8 @@ fn redis_py_lock_passes_its_gate_agreeing_with_the_model_on_four_redis_scenarios
     );
     assert!(cases
         .iter()
-        .any(|c| c.classname == "locklab.redis-failover-wait" && c.name == "agrees-with-model"));
+        .any(|c| c.classname == "locklab.redis-failover-wait"
+            && c.name == "at-least-as-safe-as-model"));
     let index = std::fs::read_to_string(out.path().join("index.html")).expect("index.html");
     assert!(
         index.contains("04-redis-failover-wait.html"),
@@ -182,7 +184,7 @@ fn a_lock_without_owner_check_fails_its_gate_with_the_history_lines() {
     assert_eq!(
         names,
         [
-            ("locklab.redis-lua-pause", "agrees-with-model"),
+            ("locklab.redis-lua-pause", "at-least-as-safe-as-model"),
             ("locklab.redis-lua-pause", "no-foreign-release"),
         ],
         "{cases:#?}"

@@ -110,7 +110,7 @@ fn no_violation(r: &RunReport) {
             c.summary
         );
     }
-    assert!(r.agreement.agrees, "{:#?}", r.agreement);
+    assert!(r.agreement.agrees(), "{:#?}", r.agreement);
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn replies_to_requests_never_sent_are_recorded_and_ignored() {
 fn a_pause_stops_the_client_process_and_its_own_threads() {
     let dir = tempfile::tempdir().expect("tempdir");
     let r = run_with("redis-lua-pause", misbehaving("ticking"), None, dir.path());
-    assert!(r.agreement.agrees, "{:#?}", r.agreement);
+    assert!(r.agreement.agrees(), "{:#?}", r.agreement);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     let paused: Vec<String> = history_lines(dir.path())
         .iter()
@@ -268,7 +268,7 @@ fn kazoo_lock_stopped_past_its_session_shares_the_lock_as_the_model_says() {
         dir.path(),
     );
     assert!(
-        r.agreement.agrees && r.agreement.verdict == Verdict::Violation,
+        r.agreement.agrees() && r.agreement.verdict == Verdict::Violation,
         "{:#?}",
         r.agreement
     );

@@ -25,7 +25,7 @@ fn agrees(id: &str, backend: &str) -> RunReport {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id} on {backend}: {e}"));
     assert!(
-        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
+        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
         "{id} on {backend}: run disagrees with the model or is unknown: {:#?}",
         r.agreement
     );

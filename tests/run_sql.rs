@@ -37,7 +37,7 @@ fn agrees_with(options: RunOptions) -> RunReport {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
     assert!(
-        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
+        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
         "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
         r.agreement,
         r.timeline
@@ -174,7 +174,7 @@ fn plan_agrees<C: Cluster>(plan: Plan<C>) -> (RunReport, History) {
     };
     let r = run_plan(plan, &options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
     assert!(
-        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
+        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
         "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
         r.agreement,
         r.timeline

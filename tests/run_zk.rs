@@ -52,7 +52,7 @@ fn agrees(id: &str) -> RunReport {
 fn assert_agrees(r: &RunReport) {
     let id = &r.id;
     assert!(
-        r.agreement.agrees && r.agreement.verdict != Verdict::Unknown,
+        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
         "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
         r.agreement,
         r.timeline

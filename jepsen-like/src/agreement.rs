@@ -1,11 +1,33 @@
 //! Holds a real run's checked history against the model's expected verdict for the
-//! same catalog id, property by property. A property the history cannot speak to
-//! (liveness, reentrancy) is listed as not compared, never guessed.
+//! same catalog id, property by property, and answers the two questions a CI asks:
+//! - **at least as safe as the model**: does the run keep every property the model
+//!   says the protocol keeps? (A property the model breaks may hold: a safer lock, or
+//!   a run that missed the window, passes.)
+//! - **agrees with the model**: does it keep what the model keeps *and* break what it
+//!   breaks?
+//!
+//! Neither is ever answered "yes" by a run that tested nothing: no critical section
+//! entered, a fault step that never fired, or a compared property the history could
+//! not decide makes the answer unknown, with the reason. A property the history cannot
+//! speak to (liveness, reentrancy) is listed as not compared, never guessed. Every
+//! violation any check found is reported, compared or not.
 
 use locklab_models::catalog::{Expected, Scenario};
 use locklab_models::registry::Property;
 use locklab_traces::check::{Property as Check, Report, Verdict};
 use serde::Serialize;
+
+/// The answer to one of the run's questions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Answer {
+    /// Yes, with a run that exercised the scenario.
+    Yes,
+    /// No answer: the run could not show it (see [`Agreement::unknown_because`]).
+    Unknown,
+    /// No, with proof.
+    No,
+}
 
 /// One model property, as the model expects it and as the run saw it.
 #[derive(Clone, Debug, Serialize)]
@@ -18,8 +40,69 @@ pub struct Row {
     pub observed: Option<Verdict>,
     /// Whether the two agree (`None`: not compared, or unknown).
     pub agrees: Option<bool>,
+    /// Whether the run kept at least what the model keeps of this property (`None`:
+    /// unknown, or not compared). A property the model breaks is always kept "at
+    /// least" as well.
+    pub at_least_as_safe: Option<bool>,
     /// The history checks this row was read from.
     pub from: Vec<&'static str>,
+}
+
+impl Row {
+    /// The row's standing in a word or two: `agrees`, `DISAGREES (safer)`,
+    /// `DISAGREES (less safe)`, `unknown`, `not compared`.
+    pub fn mark(&self) -> &'static str {
+        match (self.agrees, self.at_least_as_safe) {
+            (Some(true), _) => "agrees",
+            (Some(false), Some(true)) => "DISAGREES (safer)",
+            (Some(false), _) => "DISAGREES (less safe)",
+            (None, _) if self.observed.is_some() => "unknown",
+            (None, _) => "not compared",
+        }
+    }
+}
+
+/// A violation found by a history check that no model property of the scenario is
+/// compared with (lock linearizability on most rows): never hidden, never a
+/// disagreement.
+#[derive(Clone, Debug, Serialize)]
+pub struct AlsoFound {
+    /// The check.
+    pub check: Check,
+    /// Its summary.
+    pub summary: String,
+}
+
+/// What a run did of what its scenario asked: enough to tell a run that tested the
+/// scenario from one that tested nothing.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Exercised {
+    /// Critical sections the clients entered.
+    pub sections: u64,
+    /// Whether the scenario's workload takes a lock at all (the `inventory-*` rows'
+    /// buyers do not): then a run without sections tested nothing.
+    pub expects_sections: bool,
+    /// The fault steps of the plan that never fired, each with why.
+    pub unfired: Vec<String>,
+}
+
+impl Exercised {
+    /// Why the run tested less than its scenario asked, if it did: no critical section
+    /// entered, fault steps that never fired. Any such reason makes every "yes" the run
+    /// could give unknown.
+    pub fn shortfalls(&self) -> Vec<String> {
+        let mut why = Vec::new();
+        if self.expects_sections && self.sections == 0 {
+            why.push(
+                "no client entered its critical section: the run tested nothing of the lock"
+                    .to_string(),
+            );
+        }
+        for step in &self.unfired {
+            why.push(format!("a fault step never fired: {step}"));
+        }
+        why
+    }
 }
 
 /// The comparison.
@@ -27,12 +110,94 @@ pub struct Row {
 pub struct Agreement {
     /// Per property.
     pub rows: Vec<Row>,
-    /// The run's verdict on the scenario's properties: violation if any compared
-    /// property was violated, unknown if any was unknown, else ok.
+    /// The run's verdict: violation if any check of the history found one (compared
+    /// or not); else unknown if a compared property was unknown or the run tested
+    /// nothing; else ok.
     pub verdict: Verdict,
-    /// Whether every compared property agrees with the model (false on any
-    /// disagreement; an unknown is not a disagreement).
-    pub agrees: bool,
+    /// Whether the run keeps at least what the model says the protocol keeps.
+    pub at_least_as_safe: Answer,
+    /// Whether the run keeps what the model keeps and breaks what it breaks.
+    pub exact: Answer,
+    /// Why an answer is unknown: the run tested nothing, a fault never fired, a
+    /// compared property could not be decided.
+    pub unknown_because: Vec<String>,
+    /// Violations of checks not compared with the model.
+    pub also_found: Vec<AlsoFound>,
+    /// What the run exercised.
+    pub exercised: Exercised,
+}
+
+impl Agreement {
+    /// Whether the run agrees with the model in both directions, on a run that tested
+    /// the scenario.
+    pub fn agrees(&self) -> bool {
+        self.exact == Answer::Yes
+    }
+
+    /// One line: the verdict, the agreement, and anything else found
+    /// (`ok — agrees with the model; also found: lock linearizability VIOLATION (not
+    /// compared for this scenario)`).
+    pub fn headline(&self) -> String {
+        let mut line = format!("{}  —  {}", verdict_word(self.verdict), self.standing());
+        if !self.also_found.is_empty() {
+            let found: Vec<String> = self
+                .also_found
+                .iter()
+                .map(|a| format!("{} VIOLATION", a.check.name()))
+                .collect();
+            line.push_str(&format!(
+                "; also found: {} (not compared for this scenario)",
+                found.join(", ")
+            ));
+        }
+        line
+    }
+
+    /// How the run stands against the model, in words.
+    pub fn standing(&self) -> String {
+        let names = |f: &dyn Fn(&Row) -> bool| -> String {
+            self.rows
+                .iter()
+                .filter(|r| f(r))
+                .map(|r| r.property.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match (self.exact, self.at_least_as_safe) {
+            (Answer::Yes, _) => "agrees with the model".to_string(),
+            (Answer::No, Answer::No) => format!(
+                "DISAGREES with the model: breaks {}, which the model keeps (a lock less safe than its protocol, or a bug in the model, the harness or the server)",
+                names(&|r| r.at_least_as_safe == Some(false))
+            ),
+            (Answer::No, _) => format!(
+                "DISAGREES with the model: keeps {}, which the model breaks (a lock safer than the protocol, or a run that missed the window); at least as safe as the model: {}",
+                names(&|r| r.agrees == Some(false)),
+                answer_word(self.at_least_as_safe)
+            ),
+            (Answer::Unknown, _) => format!(
+                "agreement UNKNOWN: {}",
+                self.unknown_because.join("; ")
+            ),
+        }
+    }
+}
+
+/// `ok`, `VIOLATION`, `unknown`.
+pub fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Ok => "ok",
+        Verdict::Violation => "VIOLATION",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+/// `yes`, `NO`, `unknown`.
+pub fn answer_word(a: Answer) -> &'static str {
+    match a {
+        Answer::Yes => "yes",
+        Answer::No => "NO",
+        Answer::Unknown => "unknown",
+    }
 }
 
 /// The history checks that speak to a model property. The traces crate checks
@@ -61,9 +226,16 @@ pub fn expected_at_defaults(scenario: &Scenario) -> Vec<Property> {
 }
 
 /// Compares `report` with the model's verdict for `scenario`: `expected_violated` are
-/// the properties the model violates at the bounds the run used.
-pub fn compare(scenario: &Scenario, expected_violated: &[Property], report: &Report) -> Agreement {
+/// the properties the model violates at the bounds the run used; `exercised` is what
+/// the run did.
+pub fn compare(
+    scenario: &Scenario,
+    expected_violated: &[Property],
+    report: &Report,
+    exercised: Exercised,
+) -> Agreement {
     let mut rows = Vec::new();
+    let mut unknown_because = exercised.shortfalls();
     for &property in scenario.properties {
         let model_violated = expected_violated.contains(&property);
         let wanted = sources(property);
@@ -80,31 +252,91 @@ pub fn compare(scenario: &Scenario, expected_violated: &[Property], report: &Rep
             if wanted == [Check::NoForeignRelease] {
                 Some(Verdict::Ok)
             } else {
+                unknown_because.push(format!(
+                    "{property}: the history has nothing its checks apply to"
+                ));
                 Some(Verdict::Unknown)
             }
         } else {
             found.iter().map(|c| c.verdict).max()
         };
+        if observed == Some(Verdict::Unknown) && !found.is_empty() {
+            let why: Vec<String> = found
+                .iter()
+                .filter(|c| c.verdict == Verdict::Unknown)
+                .map(|c| format!("{}: {}", c.property.name(), c.summary))
+                .collect();
+            unknown_because.push(format!("{property} undecided ({})", why.join("; ")));
+        }
         let agrees = match observed {
             Some(Verdict::Ok) => Some(!model_violated),
             Some(Verdict::Violation) => Some(model_violated),
             _ => None,
+        };
+        let at_least_as_safe = match (model_violated, observed) {
+            (_, None) => None,
+            (true, Some(_)) => Some(true),
+            (false, Some(Verdict::Ok)) => Some(true),
+            (false, Some(Verdict::Violation)) => Some(false),
+            (false, Some(Verdict::Unknown)) => None,
         };
         rows.push(Row {
             property,
             model_violated,
             observed,
             agrees,
+            at_least_as_safe,
             from: found.iter().map(|c| c.property.name()).collect(),
         });
     }
-    let compared = rows.iter().filter_map(|r| r.observed);
-    let verdict = compared.max().unwrap_or(Verdict::Unknown);
-    let agrees = rows.iter().all(|r| r.agrees != Some(false));
+    if rows.iter().all(|r| r.observed.is_none()) {
+        unknown_because.push(format!(
+            "none of the scenario's properties ({}) can be judged from a history",
+            rows.iter()
+                .map(|r| r.property.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let compared: Vec<&'static str> = rows.iter().flat_map(|r| r.from.clone()).collect();
+    let also_found: Vec<AlsoFound> = report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Violation && !compared.contains(&c.property.name()))
+        .map(|c| AlsoFound {
+            check: c.property,
+            summary: c.summary.clone(),
+        })
+        .collect();
+    let tested = unknown_because.is_empty();
+    let answer = |f: fn(&Row) -> Option<bool>| {
+        if rows.iter().any(|r| f(r) == Some(false)) {
+            Answer::No
+        } else if tested {
+            Answer::Yes
+        } else {
+            Answer::Unknown
+        }
+    };
+    let exact = answer(|r| r.agrees);
+    let at_least_as_safe = answer(|r| r.at_least_as_safe);
+    let violated =
+        rows.iter().any(|r| r.observed == Some(Verdict::Violation)) || !also_found.is_empty();
+    let verdict = if violated {
+        Verdict::Violation
+    } else if tested {
+        Verdict::Ok
+    } else {
+        Verdict::Unknown
+    };
     Agreement {
         rows,
         verdict,
-        agrees,
+        at_least_as_safe,
+        exact,
+        unknown_because,
+        also_found,
+        exercised,
     }
 }
 
@@ -112,6 +344,7 @@ pub fn compare(scenario: &Scenario, expected_violated: &[Property], report: &Rep
 mod tests {
     use super::*;
     use locklab_models::catalog;
+    use locklab_traces::check::CheckReport;
 
     #[test]
     fn safety_properties_map_to_history_checks_and_the_rest_to_none() {
@@ -137,5 +370,133 @@ mod tests {
         );
         let s = catalog::find("redis-lua").expect("row");
         assert!(expected_at_defaults(&s).is_empty());
+    }
+
+    fn report(checks: &[(Check, Verdict)]) -> Report {
+        Report {
+            source: "test".into(),
+            verdict: checks.iter().map(|c| c.1).max().unwrap_or(Verdict::Ok),
+            checks: checks
+                .iter()
+                .map(|&(p, v)| CheckReport::new(p, v, format!("{} said so", p.name())))
+                .collect(),
+            findings: Vec::new(),
+            warnings: Vec::new(),
+            html: None,
+        }
+    }
+
+    fn exercised() -> Exercised {
+        Exercised {
+            sections: 12,
+            expects_sections: true,
+            unfired: Vec::new(),
+        }
+    }
+
+    /// `redis-lua-pause`: the model breaks mutual exclusion and keeps no foreign
+    /// release. A lock that keeps both is safer: it passes "at least as safe" and
+    /// fails "agrees".
+    #[test]
+    fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
+        let s = catalog::find("redis-lua-pause").expect("row");
+        let expected = expected_at_defaults(&s);
+        assert!(expected.contains(&Property::MutualExclusion));
+        let safer = report(&[
+            (Check::MutualExclusion, Verdict::Ok),
+            (Check::NoForeignRelease, Verdict::Ok),
+            (Check::ResourceSafety, Verdict::Ok),
+        ]);
+        let a = compare(&s, &expected, &safer, exercised());
+        assert_eq!(a.at_least_as_safe, Answer::Yes, "{a:#?}");
+        assert_eq!(a.exact, Answer::No, "{a:#?}");
+        assert_eq!(a.verdict, Verdict::Ok);
+        assert!(
+            a.standing().contains("keeps mutual exclusion"),
+            "{}",
+            a.standing()
+        );
+
+        let as_modelled = report(&[
+            (Check::MutualExclusion, Verdict::Violation),
+            (Check::NoForeignRelease, Verdict::Ok),
+        ]);
+        let a = compare(&s, &expected, &as_modelled, exercised());
+        assert_eq!((a.at_least_as_safe, a.exact), (Answer::Yes, Answer::Yes));
+        assert_eq!(a.verdict, Verdict::Violation);
+
+        let worse = report(&[
+            (Check::MutualExclusion, Verdict::Violation),
+            (Check::NoForeignRelease, Verdict::Violation),
+        ]);
+        let a = compare(&s, &expected, &worse, exercised());
+        assert_eq!((a.at_least_as_safe, a.exact), (Answer::No, Answer::No));
+        assert!(
+            a.standing().contains("breaks no foreign release"),
+            "{}",
+            a.standing()
+        );
+    }
+
+    /// A run in which nobody entered, or whose fault never fired, answers nothing.
+    #[test]
+    fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
+        let s = catalog::find("redis-lua-pause").expect("row");
+        let expected = expected_at_defaults(&s);
+        let quiet = report(&[(Check::NoForeignRelease, Verdict::Ok)]);
+        let nothing = Exercised {
+            sections: 0,
+            expects_sections: true,
+            unfired: vec![
+                "client-pause any client: waited 5000 ms for a client enters, which never came"
+                    .into(),
+            ],
+        };
+        let a = compare(&s, &expected, &quiet, nothing);
+        assert_eq!(a.at_least_as_safe, Answer::Unknown, "{a:#?}");
+        assert_eq!(a.exact, Answer::Unknown);
+        assert_eq!(a.verdict, Verdict::Unknown);
+        let why = a.unknown_because.join("\n");
+        assert!(why.contains("no client entered"), "{why}");
+        assert!(why.contains("never fired"), "{why}");
+        assert!(a.headline().contains("UNKNOWN"), "{}", a.headline());
+
+        // A violation is proof, whatever else the run missed.
+        let broke = report(&[(Check::NoForeignRelease, Verdict::Violation)]);
+        let a = compare(
+            &s,
+            &expected,
+            &broke,
+            Exercised {
+                sections: 0,
+                expects_sections: true,
+                unfired: Vec::new(),
+            },
+        );
+        assert_eq!(a.at_least_as_safe, Answer::No);
+        assert_eq!(a.verdict, Verdict::Violation);
+    }
+
+    /// A violation of a check no model property is compared with shows in the
+    /// verdict and the headline.
+    #[test]
+    fn a_violation_not_compared_is_in_the_verdict_and_the_headline() {
+        let s = catalog::find("redlock").expect("row");
+        let r = report(&[
+            (Check::MutualExclusion, Verdict::Ok),
+            (Check::LockLinearizability, Verdict::Violation),
+            (Check::NoForeignRelease, Verdict::Ok),
+            (Check::ResourceSafety, Verdict::Ok),
+        ]);
+        let a = compare(&s, &expected_at_defaults(&s), &r, exercised());
+        assert_eq!(a.exact, Answer::Yes);
+        assert_eq!(a.verdict, Verdict::Violation, "{a:#?}");
+        assert_eq!(a.also_found.len(), 1);
+        assert_eq!(a.also_found[0].check, Check::LockLinearizability);
+        let line = a.headline();
+        assert!(
+            line.contains("agrees with the model; also found: lock linearizability VIOLATION (not compared for this scenario)"),
+            "{line}"
+        );
     }
 }

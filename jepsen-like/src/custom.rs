@@ -1,10 +1,12 @@
 //! Your own lock in the harness: a [`CustomLock`] replaces the scenario's lock, so a
 //! team's `DistributedLock` runs under the same servers, faults and checks — and a
 //! change to it that loses mutual exclusion shows up as a disagreement with the model
-//! (or as a violated property) in its CI.
+//! (or as a violated property) in its CI: the run keeps less than the model says the
+//! protocol keeps.
 //!
 //! ```no_run
 //! use locklab_implementations::redis::LuaLock;
+//! use locklab_jepsen::agreement::Answer;
 //! use locklab_jepsen::{run, CustomLock, RunOptions};
 //!
 //! let mine = CustomLock::redis("my-lua-lock", |nodes, key| {
@@ -12,7 +14,8 @@
 //! });
 //! let options = RunOptions { lock: Some(mine), ..RunOptions::new("redis-lua-pause") };
 //! let report = run(&options, &mut |_| {}).expect("ran");
-//! assert!(report.agreement.agrees);
+//! // Every property the model says the protocol keeps, the lock kept.
+//! assert_eq!(report.agreement.at_least_as_safe, Answer::Yes);
 //! ```
 
 use std::sync::Arc;

@@ -56,12 +56,17 @@ pub enum RunError {
     /// A bad option (exit 2).
     #[error("{0}")]
     BadOption(String),
-    /// A server is missing or would not start (exit 2: fix the machine).
+    /// A server is missing or would not start, a port could not be had, a client
+    /// program died before `init` (exit 4: the run could not run; fix the machine or
+    /// retry).
     #[error("environment: {0}")]
     Environment(String),
-    /// The machine spoiled every attempt (exit 3: unknown).
+    /// The machine spoiled every attempt (exit 4, as [`RunError::Environment`]).
     #[error("environment unreliable, retried: {0}")]
     Unreliable(String),
+    /// No answer to compare with: the model gave no verdict within its limits (exit 3).
+    #[error("unknown: {0}")]
+    Unknown(String),
     /// A bug in locklab.
     #[error("internal error: {0}")]
     Internal(String),

@@ -44,6 +44,12 @@ impl ClientFaults {
         self.lock().push_back((who, fault));
     }
 
+    /// The faults asked for that no client took (none reached the middle of its
+    /// critical section after the request).
+    pub fn untaken(&self) -> Vec<ClientFault> {
+        self.lock().iter().map(|(_, f)| *f).collect()
+    }
+
     /// Takes the first pending fault meant for client `c`, if any.
     pub fn take(&self, c: u32) -> Option<ClientFault> {
         let mut pending = self.lock();
@@ -77,10 +83,27 @@ impl<C> Targets<'_, C> {
 }
 
 /// What the nemesis did, for the runner's after-run checks.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Done {
     /// A step killed (or stopped) the primary.
     pub primary_killed: bool,
+    /// The steps that never fired, each with why (the event it waited for never came,
+    /// the workload was over first, the action failed).
+    pub unfired: Vec<String>,
+}
+
+impl Done {
+    /// Notes that `steps` never fired because the workload was over first.
+    fn over<A: FamilyAction>(mut self, steps: &[crate::schedule::Step<A>]) -> Done {
+        for s in steps {
+            self.unfired.push(format!(
+                "{} {}: the workload was over before its time",
+                s.action.name(),
+                s.action.target()
+            ));
+        }
+        self
+    }
 }
 
 /// Why waiting ended.
@@ -143,13 +166,14 @@ pub fn run<C: Cluster>(
     done: &Receiver<()>,
 ) -> Done {
     let mut outcome = Done::default();
-    for step in &schedule.steps {
+    for (n, step) in schedule.steps.iter().enumerate() {
+        let rest = &schedule.steps[n..];
         match step.when {
             When::At(ms) => {
                 let at = start + Duration::from_millis(ms);
                 let now = Instant::now();
                 if at > now && sleep_or_over(done, at - now) {
-                    return outcome;
+                    return outcome.over(rest);
                 }
             }
             When::After {
@@ -163,9 +187,13 @@ pub fn run<C: Cluster>(
                 log,
                 done,
             ) {
-                Waited::Over => return outcome,
+                Waited::Over => return outcome.over(rest),
                 Waited::TimedOut => {
                     let target = step.action.target().to_string();
+                    outcome.unfired.push(format!(
+                        "{} {target}: waited {timeout_ms} ms for {event}, which never came",
+                        step.action.name()
+                    ));
                     log.nemesis(
                         json!({"fault": "skipped", "target": format!("{} {target}", step.action.name())}),
                         Some(format!(
@@ -176,7 +204,7 @@ pub fn run<C: Cluster>(
                 }
                 Waited::Came => {
                     if sleep_or_over(done, Duration::from_millis(delay_ms)) {
-                        return outcome;
+                        return outcome.over(rest);
                     }
                 }
             },
@@ -194,6 +222,11 @@ pub fn run<C: Cluster>(
         let result = apply(&step.action, &mut *cluster, &targets);
         drop(cluster);
         outcome.primary_killed |= killed_primary && result.is_ok();
+        if let Err(e) = &result {
+            outcome
+                .unfired
+                .push(format!("{} {name}: {e}", step.action.name()));
+        }
         log.nemesis(step.action.to_json(&name), result.err());
     }
     let _ = done.recv();

@@ -8,19 +8,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use locklab_implementations::Lease;
+use locklab_implementations::{Lease, LockError};
 use locklab_models::catalog;
 use locklab_models::check::Limits;
 use locklab_models::registry::Property;
 use locklab_traces::check::{check_history, Options, Report};
-use locklab_traces::format::{Header, Process, ResourceSpec};
+use locklab_traces::format::{Header, OpKind, Process, ResourceSpec};
 use locklab_traces::timeline::offending_window;
 use serde::Serialize;
 
 use locklab_servers::{RedisServer, Server};
 use locklab_traces::check::liveness::{self, Liveness};
 
-use crate::agreement::{compare, expected_at_defaults, Agreement};
+use crate::agreement::{compare, expected_at_defaults, Agreement, Exercised};
 use crate::cluster::{Cluster, CommandLog};
 use crate::custom::{ClientContext, CustomLock, Endpoints};
 use crate::external::ClientProblem;
@@ -211,6 +211,7 @@ pub fn run_plan<C: Cluster>(
                     options.check_budget,
                     &scenario,
                     &expected,
+                    std::mem::take(&mut done.unfired),
                 )?;
                 let mut report = checked.report;
                 if options.keep.is_none() {
@@ -268,6 +269,8 @@ struct Attempted {
     topology: String,
     schedule: Vec<serde_json::Value>,
     events: u64,
+    /// The plan's fault steps that never fired, each with why.
+    unfired: Vec<String>,
 }
 
 /// A recorded history checked and held against the model.
@@ -300,19 +303,21 @@ fn model_verdict(id: &str, replicas: usize) -> Result<Vec<Property>, RunError> {
     match report.verdict {
         catalog::Verdict::Holds => Ok(Vec::new()),
         catalog::Verdict::Violated(p) => Ok(p),
-        catalog::Verdict::Unknown => Err(RunError::Unreliable(format!(
+        catalog::Verdict::Unknown => Err(RunError::Unknown(format!(
             "the model of {id} with {replicas} replicas gave no verdict within its limits"
         ))),
     }
 }
 
-/// Checks the history at `path` and compares it with the model's `expected` verdict.
+/// Checks the history at `path` and compares it with the model's `expected` verdict;
+/// `unfired` are the fault steps that never fired (empty for a run without faults).
 pub(crate) fn check(
     path: &Path,
     html: bool,
     budget: CheckBudget,
     scenario: &catalog::Scenario,
     expected: &[Property],
+    unfired: Vec<String>,
 ) -> Result<Checked, RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
     let history = locklab_traces::reader::read_path(path)
@@ -325,7 +330,16 @@ pub(crate) fn check(
     };
     let report = check_history(&history, &options)
         .map_err(|e| RunError::Internal(format!("the recorded history does not check: {e}")))?;
-    let agreement = compare(scenario, expected, &report);
+    let exercised = Exercised {
+        sections: history
+            .events
+            .iter()
+            .filter(|(_, e)| e.op == OpKind::Enter)
+            .count() as u64,
+        expects_sections: scenario.family != locklab_models::registry::Family::Inventory,
+        unfired,
+    };
+    let agreement = compare(scenario, expected, &report, exercised);
     let timeline = offending_window(&history, &report);
     let liveness = liveness::after_crash(&history, STUCK_LEASES, STUCK_FLOOR);
     Ok(Checked {
@@ -457,7 +471,14 @@ fn attempt_once<C: Cluster>(
                     log: &log,
                     dir: &dir,
                 })
-                .map_err(|e| RunError::BadOption(format!("building {}: {e}", custom.name())))?,
+                .map_err(|e| match e {
+                    // The lock says what it was given cannot work: the user's to fix.
+                    LockError::InvalidConfig(_) | LockError::Unsupported { .. } => {
+                        RunError::BadOption(format!("building {}: {e}", custom.name()))
+                    }
+                    // A client that died or hung before it could take part.
+                    _ => RunError::Environment(format!("starting {}: {e}", custom.name())),
+                })?,
             None => C::build_lock(&plan.lock, client, &endpoints, key)?,
         };
         let resource = resource_for(Some(&endpoints))?;
@@ -544,6 +565,12 @@ fn attempt_once<C: Cluster>(
         let _ = tick_done.send(());
         nemesis.join().unwrap_or_default()
     });
+    let mut unfired = done.unfired.clone();
+    for fault in faults.untaken() {
+        unfired.push(format!(
+            "{fault:?}: asked of a client, but none reached the middle of its critical section after that"
+        ));
+    }
     drop(proxies);
     runtime.shutdown_timeout(Duration::from_secs(1));
 
@@ -573,5 +600,6 @@ fn attempt_once<C: Cluster>(
         topology: described,
         schedule: schedule.to_header(),
         events: log.count(),
+        unfired,
     })
 }

@@ -5,10 +5,11 @@
 //! `/v3/maintenance/status`), never through the client under test.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::port::{self, PortLease};
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
 
@@ -23,14 +24,9 @@ pub const FAMILY: &str = "etcd";
 pub struct EtcdMember {
     process: ServerProcess,
     name: String,
-    peer_port: u16,
+    peer_port: PortLease,
     /// `name=http://127.0.0.1:peer,…` for every member of its cluster.
     initial_cluster: String,
-}
-
-fn free_port() -> std::io::Result<u16> {
-    let l = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
-    Ok(l.local_addr()?.port())
 }
 
 /// A one-shot HTTP/1.0 request to a member's client port; the body of the answer.
@@ -60,13 +56,13 @@ impl EtcdMember {
         Ok(EtcdMember {
             process: ServerProcess::reserve(BINARY, FAMILY)?,
             name,
-            peer_port: free_port()?,
+            peer_port: port::lease()?,
             initial_cluster: String::new(),
         })
     }
 
     fn peer_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.peer_port)
+        format!("http://127.0.0.1:{}", self.peer_port.port())
     }
 
     /// `http://127.0.0.1:PORT`, what clients connect to.

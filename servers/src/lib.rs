@@ -9,6 +9,8 @@
 //!   by the kernel to die with the thread that started it (`PR_SET_PDEATHSIG`, so a
 //!   `kill -9` of the harness leaks nothing), and listed in [`reaper`] for a Ctrl-C
 //!   handler.
+//! - [`port`]: ports below the kernel's ephemeral range, each held by a lock file while
+//!   its server may use it, so nothing takes one between its pick and the server's bind.
 //! - [`redis`]: `redis-server` and Sentinel.
 //! - [`mariadb`] and [`postgres`]: the SQL servers, each with its own cluster.
 //! - [`etcd`]: one etcd member or a cluster of three.
@@ -20,6 +22,7 @@
 
 pub mod etcd;
 pub mod mariadb;
+pub mod port;
 pub mod postgres;
 pub mod process;
 pub mod reaper;

@@ -1,16 +1,16 @@
-//! The child process under every [`crate::Server`]: one free loopback port, one temp
-//! data dir, one process group. Killed (with its whole group) on drop — also when a
+//! The child process under every [`crate::Server`]: one loopback port held for it
+//! ([`crate::port`]), one temp data dir, one process group. Killed (with its whole group) on drop — also when a
 //! test panics — and asked by the kernel to die with the thread that spawned it, so a
 //! killed harness or test runner leaks no server. Every live one is in
 //! [`crate::reaper`], so a Ctrl-C handler can kill them all.
 
-use std::net::{Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::port::{self, PortLease};
 use crate::{reaper, Server, ServerError};
 
 /// How long a server may take to answer after a spawn.
@@ -23,23 +23,19 @@ static DIR_SEQ: AtomicU64 = AtomicU64::new(0);
 pub struct ServerProcess {
     binary: &'static str,
     child: Option<Child>,
-    port: u16,
+    port: PortLease,
     dir: PathBuf,
 }
 
-fn free_port() -> std::io::Result<u16> {
-    let l = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
-    Ok(l.local_addr()?.port())
-}
-
 impl ServerProcess {
-    /// A free port and a fresh data dir `locklab-<family>-<our pid>-<port>-<n>` (the
+    /// A port of its own and a fresh data dir `locklab-<family>-<our pid>-<port>-<n>` (the
     /// name tells which program a left-over server belongs to); nothing runs yet.
     pub fn reserve(binary: &'static str, family: &str) -> Result<Self, ServerError> {
-        let port = free_port()?;
+        let port = port::lease()?;
         let dir = std::env::temp_dir().join(format!(
-            "locklab-{family}-{}-{port}-{}",
+            "locklab-{family}-{}-{}-{}",
             std::process::id(),
+            port.port(),
             DIR_SEQ.fetch_add(1, Ordering::Relaxed)
         ));
         std::fs::create_dir_all(&dir)?;
@@ -52,8 +48,8 @@ impl ServerProcess {
         })
     }
 
-    /// Builds a server around a reserved process and launches it, on another port if
-    /// the free port was taken in between (up to five tries).
+    /// Builds a server around a reserved process and launches it; a server that does
+    /// not come up is tried again from scratch (up to five tries).
     pub fn start<S: Server>(
         binary: &'static str,
         family: &str,
@@ -83,7 +79,7 @@ impl ServerProcess {
 
     /// The port.
     pub fn port(&self) -> u16 {
-        self.port
+        self.port.port()
     }
 
     /// The data dir.
@@ -157,7 +153,7 @@ impl ServerProcess {
         self.kill();
         Err(ServerError::NotReady {
             binary: self.binary,
-            port: self.port,
+            port: self.port.port(),
             waited: start.elapsed(),
             log,
         })

@@ -8,11 +8,12 @@
 //! from a client that stops talking, which is the client's and the harness's business.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::port::{self, PortLease};
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
 
@@ -58,15 +59,10 @@ pub enum Mode {
 pub struct ZkServer {
     process: ServerProcess,
     myid: u32,
-    quorum_port: u16,
-    election_port: u16,
+    quorum_port: PortLease,
+    election_port: PortLease,
     /// The `server.N=…` lines of its ensemble; empty for a standalone server.
     ensemble: String,
-}
-
-fn free_port() -> std::io::Result<u16> {
-    let l = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))?;
-    Ok(l.local_addr()?.port())
 }
 
 /// A four-letter word sent to a client port; the answer.
@@ -96,8 +92,8 @@ impl ZkServer {
         Ok(ZkServer {
             process: ServerProcess::reserve(BINARY, FAMILY)?,
             myid,
-            quorum_port: free_port()?,
-            election_port: free_port()?,
+            quorum_port: port::lease()?,
+            election_port: port::lease()?,
             ensemble: String::new(),
         })
     }
@@ -110,7 +106,9 @@ impl ZkServer {
     fn server_line(&self) -> String {
         format!(
             "server.{}=127.0.0.1:{}:{}",
-            self.myid, self.quorum_port, self.election_port
+            self.myid,
+            self.quorum_port.port(),
+            self.election_port.port()
         )
     }
 

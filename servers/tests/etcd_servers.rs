@@ -1,6 +1,7 @@
 //! etcd starts as one member and as a cluster of three on their own ports and data
 //! dirs, finds its leader, survives the controls the nemesis uses (kill -9 of the
 //! leader, restart of a member, SIGSTOP/SIGCONT) and leaves nothing running.
+#![cfg(feature = "backends")]
 
 use std::time::Duration;
 

@@ -1,5 +1,6 @@
 //! The SQL servers start on their own port and data dir, answer a query, survive the
 //! controls the nemesis uses (kill a session, restart) and leave nothing running.
+#![cfg(feature = "backends")]
 
 use locklab_servers::{MariaDbServer, PostgresServer, Server};
 

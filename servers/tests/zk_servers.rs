@@ -2,6 +2,7 @@
 //! data dirs, finds its leader, survives the controls the nemesis uses (kill -9 of the
 //! leader, restart of a server with its data, SIGSTOP/SIGCONT) and leaves nothing
 //! running.
+#![cfg(feature = "backends")]
 
 use std::time::Duration;
 

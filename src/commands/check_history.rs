@@ -86,7 +86,7 @@ pub fn parse_timeout(s: &str) -> Result<Duration, String> {
 pub fn run(args: Args) -> u8 {
     let history = match read_any(&args.file, args.input_format) {
         Ok(h) => h,
-        Err(e) => return bad_input(args.format, &e.to_string()),
+        Err(e) => return crate::bad_file(args.format, &e.to_string()),
     };
     let Some(selection) = Selection::parse(&args.model, args.initial, &history.header) else {
         return bad_input(args.format, &format!("unknown --model {}", args.model));
@@ -106,7 +106,7 @@ pub fn run(args: Args) -> u8 {
     bar.finish_and_clear();
     let report = match report {
         Ok(r) => r,
-        Err(e) => return bad_input(args.format, &e.to_string()),
+        Err(e) => return crate::bad_file(args.format, &e.to_string()),
     };
     let html = args.html.as_deref().map(|p| (p, report.html.as_ref()));
     if let Err(code) = emit(args.format, html, &report, || text(&report)) {

@@ -9,6 +9,7 @@ use locklab_traces::diagram::model_page;
 use crate::bad_input;
 use crate::commands::check_history::verdict_word;
 use crate::output::Format;
+use locklab_jepsen::agreement::Answer;
 
 /// The model's page of `scenario` as checked in `report`.
 pub fn model_html(
@@ -65,7 +66,25 @@ pub fn run_html(
         topology: run.topology.clone(),
         story: run.story.clone(),
         verdict: word(run.agreement.verdict),
-        agrees: run.agreement.agrees,
+        agrees: match run.agreement.exact {
+            Answer::Yes => Some(true),
+            Answer::No => Some(false),
+            Answer::Unknown => None,
+        },
+        standing: run.agreement.standing(),
+        notes: run
+            .agreement
+            .unknown_because
+            .iter()
+            .map(|w| format!("Unknown because {w}."))
+            .chain(run.agreement.also_found.iter().map(|a| {
+                format!(
+                    "Also found: {} VIOLATION — {} (not compared with the model for this scenario).",
+                    a.check.name(),
+                    a.summary
+                )
+            }))
+            .collect(),
         rows: run
             .agreement
             .rows
@@ -79,12 +98,7 @@ pub fn run_html(
                 }
                 .into(),
                 run: r.observed.map_or("not observable in a run".into(), word),
-                verdict: match r.agrees {
-                    Some(true) => "agrees",
-                    Some(false) => "DISAGREES",
-                    None => "not compared",
-                }
-                .into(),
+                verdict: r.mark().into(),
             })
             .collect(),
         linearizability,

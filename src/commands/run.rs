@@ -11,7 +11,8 @@ use locklab_jepsen::{
 
 use crate::bad_input;
 use crate::commands::check_history::{text as check_text, verdict_word};
-use crate::output::{emit, spinner, Format};
+use crate::output::{emit, error, spinner, ErrorKind, Format};
+use locklab_jepsen::agreement::answer_word;
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
@@ -164,17 +165,17 @@ pub fn run(args: Args) -> u8 {
     bar.finish_and_clear();
     let report = match result {
         Ok(r) => r,
-        Err(e @ RunError::Unreliable(_)) => {
+        Err(RunError::Unknown(why)) => {
             match args.format {
                 Format::Json => println!(
                     "{}",
-                    serde_json::json!({"verdict": "unknown", "error": e.to_string()})
+                    serde_json::json!({"verdict": "unknown", "error": why})
                 ),
-                Format::Text => eprintln!("{e}"),
+                Format::Text => eprintln!("unknown: {why}"),
             }
-            return 3;
+            return crate::output::UNKNOWN;
         }
-        Err(e) => return bad_input(args.format, &e.to_string()),
+        Err(e) => return error(args.format, ErrorKind::of_run(&e), &e.to_string()),
     };
     if let Some(path) = &args.html {
         if let Err(e) = crate::commands::pages::write_run_pages(path, &report, args.replicas) {
@@ -239,14 +240,11 @@ fn text(r: &RunReport) -> String {
             "  discarded (environment unreliable, retried): {u}\n"
         ));
     }
+    out.push_str(&format!("\nverdict: {}\n", r.agreement.headline()));
     out.push_str(&format!(
-        "\nverdict: {}  —  {}\n",
-        verdict_word(r.agreement.verdict),
-        if r.agreement.agrees {
-            "agrees with the model"
-        } else {
-            "DISAGREES with the model (of a correct server): a bug in the model, the harness or the server"
-        }
+        "  at least as safe as the model: {}   agrees with the model: {}\n",
+        answer_word(r.agreement.at_least_as_safe),
+        answer_word(r.agreement.exact)
     ));
     for row in &r.agreement.rows {
         let observed = row.observed.map_or("not observable in a run", verdict_word);
@@ -255,14 +253,22 @@ fn text(r: &RunReport) -> String {
         } else {
             "holds"
         };
-        let mark = match row.agrees {
-            Some(true) => "agrees",
-            Some(false) => "DISAGREES",
-            None => "not compared",
-        };
         out.push_str(&format!(
-            "  {:<22} model: {:<9} run: {:<10} {mark}\n",
-            row.property, expected, observed
+            "  {:<22} model: {:<9} run: {:<10} {}\n",
+            row.property,
+            expected,
+            observed,
+            row.mark()
+        ));
+    }
+    for why in &r.agreement.unknown_because {
+        out.push_str(&format!("  unknown because: {why}\n"));
+    }
+    for a in &r.agreement.also_found {
+        out.push_str(&format!(
+            "  also found: {} VIOLATION — {} (not compared with the model for this scenario)\n",
+            a.check.name(),
+            a.summary
         ));
     }
     if let Some(l) = &r.liveness {

@@ -483,3 +483,41 @@ fn renewals_and_unknown_outcomes_leave_no_proof_of_a_foreign_release() {
         Verdict::Ok
     );
 }
+
+/// c0's acquire never answered (it may or may not have taken effect); c1 and c2 were
+/// both surely granted, with overlapping leases. The explanation names the holder the
+/// history shows (c1's grant), never c0, whose grant is only possible.
+#[test]
+fn an_explanation_names_no_holder_whose_grant_is_only_possible() {
+    let r = Build::new()
+        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
+            e.lease_ns = Some(10_000 * MS)
+        })
+        .ev(0, OpKind::Acquire, Phase::Info, 1, |_| {})
+        .acquire(1, 2, 3, 10_000, Some(2))
+        .acquire(2, 4, 5, 10_000, Some(3))
+        .check();
+    let lock = check_of(&r, Property::LockLinearizability);
+    assert_eq!(lock.verdict, Verdict::Violation, "{lock:#?}");
+    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    assert!(
+        !lock.summary.contains("owner 0"),
+        "c0's grant is only possible: {}",
+        lock.summary
+    );
+    assert!(lock.summary.contains("owner 1"), "{}", lock.summary);
+
+    // With only c0's unknown acquire before it, c1's grant is no violation at all.
+    let r = Build::new()
+        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
+            e.lease_ns = Some(10_000 * MS)
+        })
+        .ev(0, OpKind::Acquire, Phase::Info, 1, |_| {})
+        .acquire(1, 2, 3, 10_000, Some(2))
+        .check();
+    assert_eq!(
+        verdict_of(&r, Property::LockLinearizability),
+        Verdict::Ok,
+        "{r:#?}"
+    );
+}

@@ -41,8 +41,14 @@ impl ExternalLock {
     /// it must answer `ok` within the spec's init timeout.
     pub fn start(spec: &ExternalClient, client: &ClientContext<'_>) -> Result<Self, LockError> {
         let name = format!("c{}", client.index);
+        // Not a bad config: the program is there (checked before any server started);
+        // it died, refused or hung at init, which the harness reports as a run that
+        // could not start.
         let failed = |what: String| {
-            LockError::InvalidConfig(format!("client {name} ({}) {what}", spec.command.join(" ")))
+            LockError::backend(std::io::Error::other(format!(
+                "client {name} ({}) {what}",
+                spec.command.join(" ")
+            )))
         };
         let process = ClientProcess::spawn(spec, &name, Arc::clone(client.log), client.dir)
             .map_err(&failed)?;

@@ -9,6 +9,7 @@
 //!
 //! ```no_run
 //! use locklab_jepsen::external::ExternalClient;
+//! use locklab_jepsen::agreement::Answer;
 //! use locklab_jepsen::{run, RunOptions};
 //!
 //! let client = ExternalClient::new(vec!["/usr/bin/python3".into(), "lock_client.py".into()])
@@ -18,7 +19,8 @@
 //!     ..RunOptions::new("redis-lua-pause")
 //! };
 //! let report = run(&options, &mut |_| {}).expect("ran");
-//! assert!(report.agreement.agrees);
+//! // Every property the model says the protocol keeps, the lock kept.
+//! assert_eq!(report.agreement.at_least_as_safe, Answer::Yes);
 //! ```
 //!
 //! What a client does wrong — a line that is not JSON, a reply to a request it was not

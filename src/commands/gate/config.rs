@@ -15,9 +15,15 @@ use toml::Spanned;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Requirement {
-    /// The run keeps exactly what the model says the scenario keeps (and breaks what it
-    /// breaks), property by property, with no property left unknown.
+    /// The run keeps every property the model says the scenario's protocol keeps (a
+    /// property the model breaks may hold: a safer lock passes), none left unknown. The
+    /// default.
+    AtLeastAsSafeAsModel,
+    /// The run keeps exactly what the model says the scenario keeps and breaks what it
+    /// breaks, property by property, with no property left unknown.
     AgreesWithModel,
+    /// No check of the history found a violation, compared with the model or not.
+    NoViolation,
     /// No two clients in their critical sections at once.
     MutualExclusion,
     /// The lock operations are a behaviour of the lock spec.
@@ -36,7 +42,9 @@ impl Requirement {
     /// Its spelling in the config and in reports.
     pub fn name(self) -> &'static str {
         match self {
+            Requirement::AtLeastAsSafeAsModel => "at-least-as-safe-as-model",
             Requirement::AgreesWithModel => "agrees-with-model",
+            Requirement::NoViolation => "no-violation",
             Requirement::MutualExclusion => "mutual-exclusion",
             Requirement::LockLinearizability => "lock-linearizability",
             Requirement::NoForeignRelease => "no-foreign-release",
@@ -46,10 +54,13 @@ impl Requirement {
         }
     }
 
-    /// The history check that must say "holds" (none for agreement with the model).
+    /// The history check that must say "holds" (none for the model comparisons and
+    /// `no-violation`, which read every check).
     pub fn property(self) -> Option<Property> {
         match self {
-            Requirement::AgreesWithModel => None,
+            Requirement::AtLeastAsSafeAsModel
+            | Requirement::AgreesWithModel
+            | Requirement::NoViolation => None,
             Requirement::MutualExclusion => Some(Property::MutualExclusion),
             Requirement::LockLinearizability => Some(Property::LockLinearizability),
             Requirement::NoForeignRelease => Some(Property::NoForeignRelease),
@@ -87,7 +98,7 @@ struct RawOptions {
 struct RawScenario {
     id: Spanned<String>,
     client: Option<Spanned<Vec<String>>>,
-    require: Spanned<Vec<Requirement>>,
+    require: Option<Spanned<Vec<Requirement>>>,
 }
 
 /// One scenario to run, and what must hold in it.
@@ -207,21 +218,26 @@ pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
             };
             return Err(at(s.id.span(), "scenario.id", why));
         }
-        let require = s.require.get_ref();
-        if require.is_empty() {
-            return Err(at(
-                s.require.span(),
-                "scenario.require",
-                "name at least one requirement (agrees-with-model, mutual-exclusion, …)".into(),
-            ));
-        }
-        if has_repeats(require) {
-            return Err(at(
-                s.require.span(),
-                "scenario.require",
-                "a requirement is named twice".into(),
-            ));
-        }
+        // Without `require`, the question a CI gate asks: does the lock keep at least
+        // what the model says the protocol keeps.
+        let require = match &s.require {
+            None => vec![Requirement::AtLeastAsSafeAsModel],
+            Some(r) if r.get_ref().is_empty() => {
+                return Err(at(
+                    r.span(),
+                    "scenario.require",
+                    "name at least one requirement (at-least-as-safe-as-model, mutual-exclusion, …), or leave require out for at-least-as-safe-as-model".into(),
+                ));
+            }
+            Some(r) if has_repeats(r.get_ref()) => {
+                return Err(at(
+                    r.span(),
+                    "scenario.require",
+                    "a requirement is named twice".into(),
+                ));
+            }
+            Some(r) => r.get_ref().clone(),
+        };
         let client = match &s.client {
             Some(c) => client(c, "scenario.client")?,
             None => default_client.clone(),
@@ -229,7 +245,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
         scenarios.push(Scenario {
             id: id.clone(),
             client,
-            require: require.clone(),
+            require,
         });
     }
     Ok(Config {
@@ -280,6 +296,17 @@ mod tests {
         );
         assert_eq!(c.scenarios[1].client.command[1], "other.sh");
         assert_eq!(c.scenarios[0].client.reply_timeout, REPLY_TIMEOUT);
+
+        let c = parse(
+            &format!("{SH}[[scenario]]\nid = \"redis-lua-pause\"\n"),
+            Path::new("/repo"),
+        )
+        .expect("parses");
+        assert_eq!(
+            c.scenarios[0].require,
+            vec![Requirement::AtLeastAsSafeAsModel],
+            "the default requirement"
+        );
     }
 
     #[test]

@@ -83,6 +83,13 @@ pub fn document(name: &str, scenarios: &[ScenarioOutcome]) -> String {
                     xml(&j.details)
                 );
             }
+            // What the requirement said, and every violation it did not ask about: a
+            // pass with a violation beside it is never silent.
+            let mut said = format!("{}\n", j.summary);
+            for a in &j.also_found {
+                let _ = writeln!(said, "also found (not part of this requirement): {a}");
+            }
+            let _ = write!(out, "\n      <system-out>{}</system-out>\n    ", xml(&said));
             out.push_str("</testcase>\n");
         }
         let mut said = String::new();

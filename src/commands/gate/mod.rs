@@ -2,8 +2,9 @@
 //! protocol) through the scenarios a config file names, each judged against what the
 //! config requires of it. Writes JUnit XML for CI dashboards, a run page per scenario
 //! with an index over them, and exits 0 when every requirement holds, 1 when one is
-//! broken, 2 on a bad config (or a scenario that could not run), 3 when some answer is
-//! unknown.
+//! broken, 2 on a bad config, 3 when some answer is unknown (a run that tested nothing
+//! included), 4 when a scenario could not run (a server, a port, a client that died
+//! before `init`: retry the job, the config is fine).
 
 pub mod config;
 pub mod junit;
@@ -14,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use locklab_jepsen::agreement::Agreement;
 use locklab_jepsen::external::ClientProblem;
-use locklab_jepsen::{run as run_scenario, CheckBudget, Progress, RunError, RunOptions};
+use locklab_jepsen::{run as run_scenario, CheckBudget, Progress, RunOptions};
 use locklab_traces::escape::escape;
 use serde::Serialize;
 
@@ -60,6 +61,9 @@ pub struct ScenarioOutcome {
     pub client_problems: Vec<ClientProblem>,
     /// Why it could not run.
     pub error: Option<String>,
+    /// What kind of problem stopped it (`environment`, `internal`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<crate::output::ErrorKind>,
     /// Each requirement, judged.
     pub requirements: Vec<Judged>,
 }
@@ -124,10 +128,10 @@ pub fn run(args: Args) -> u8 {
         .max()
         .unwrap_or(Result::Pass);
     let exit_code = match verdict {
-        Result::Pass => 0,
-        Result::Fail => 1,
-        Result::Error => 2,
-        Result::Unknown => 3,
+        Result::Pass => crate::output::HOLDS,
+        Result::Fail => crate::output::VIOLATED,
+        Result::Unknown => crate::output::UNKNOWN,
+        Result::Error => crate::output::COULD_NOT_RUN,
     };
     if let Err(e) = std::fs::write(&junit_path, junit::document(&config.name, &outcomes)) {
         return bad_input(
@@ -186,16 +190,18 @@ fn run_one(
         agreement: None,
         client_problems: Vec::new(),
         error: None,
+        error_kind: None,
         requirements: Vec::new(),
     };
     let report = match run_scenario(&options, progress) {
         Ok(r) => r,
         Err(e) => {
-            let result = match e {
-                RunError::Unreliable(_) => Result::Unknown,
-                _ => Result::Error,
-            };
+            // Whatever stopped the run (a server, a port, a client that died before
+            // `init`, a machine that spoiled every attempt), the config was checked
+            // before: the scenario could not run.
+            let result = Result::Error;
             let why = e.to_string();
+            outcome.error_kind = Some(crate::output::ErrorKind::of_run(&e));
             outcome.requirements = s
                 .require
                 .iter()
@@ -204,6 +210,7 @@ fn run_one(
                     result,
                     summary: format!("the scenario did not run: {why}"),
                     details: format!("scenario {}: the scenario did not run: {why}\n", s.id),
+                    also_found: Vec::new(),
                 })
                 .collect();
             outcome.error = Some(why);
@@ -251,6 +258,9 @@ fn line_for(o: &ScenarioOutcome) -> String {
             word(j.result),
             j.summary
         );
+        for a in &j.also_found {
+            let _ = writeln!(t, "  {:<24} {:<26} {:<8} also found: {a}", "", "", "");
+        }
     }
     if !o.client_problems.is_empty() {
         let _ = writeln!(
@@ -274,8 +284,8 @@ fn text(r: &GateReport) -> String {
         match r.verdict {
             Result::Pass => "PASS",
             Result::Fail => "FAIL",
-            Result::Unknown => "UNKNOWN (no verdict within the budget)",
-            Result::Error => "ERROR (a scenario could not run)",
+            Result::Unknown => "UNKNOWN (no answer: a budget ran out, or a run tested nothing)",
+            Result::Error => "ERROR (a scenario could not run: retry, the config is fine)",
         }
     );
     for j in all.iter().filter(|j| j.result != Result::Pass) {

@@ -1,6 +1,9 @@
 //! Whether a scenario's run meets one requirement, and if not, the text that says so:
-//! the scenario, the property, the checks' words and the history lines they name.
+//! the scenario, the requirement, the property, the checks' words and the history lines
+//! they name. A run that tested less than its scenario asked (no critical section, a
+//! fault that never fired) passes no requirement: it is unknown, with the reason.
 
+use locklab_jepsen::agreement::{answer_word, Answer, Row};
 use locklab_jepsen::RunReport;
 use locklab_traces::check::{CheckReport, Verdict};
 use serde::Serialize;
@@ -14,8 +17,8 @@ use crate::commands::check_history::verdict_word;
 pub enum Result {
     /// It holds.
     Pass,
-    /// The run gave no answer (a check's budget, an environment that spoiled every
-    /// attempt).
+    /// The run gave no answer (a check's budget, a run that tested nothing, an
+    /// environment that spoiled every attempt).
     Unknown,
     /// The scenario could not run (the client would not start, a server is missing).
     Error,
@@ -34,60 +37,181 @@ pub struct Judged {
     pub summary: String,
     /// The full text (failure details with history lines); empty on a pass.
     pub details: String,
+    /// Violations the checks found that this requirement does not ask about: shown
+    /// beside a pass too, never hidden.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_found: Vec<String>,
 }
 
 /// Judges `requirement` on `run`, whose history is at `history` (for the lines).
 pub fn judge(scenario: &str, requirement: Requirement, run: &RunReport, history: &str) -> Judged {
-    let (result, summary, details) = match requirement.property() {
-        None => agreement(scenario, run, history),
-        Some(property) => match run.report.checks.iter().find(|c| c.property == property) {
-            None => (
-                Result::Unknown,
-                format!(
-                    "{}: not checked (the history has nothing it applies to)",
-                    property.name()
+    let (mut result, mut summary, mut details) = match requirement {
+        Requirement::AtLeastAsSafeAsModel | Requirement::AgreesWithModel => {
+            model(scenario, requirement, run, history)
+        }
+        Requirement::NoViolation => no_violation(scenario, run, history),
+        _ => match requirement.property() {
+            Some(property) => match run.report.checks.iter().find(|c| c.property == property) {
+                None => (
+                    Result::Unknown,
+                    format!(
+                        "{}: not checked (the history has nothing it applies to)",
+                        property.name()
+                    ),
+                    String::new(),
                 ),
-                String::new(),
-            ),
-            Some(c) => {
-                let result = match c.verdict {
-                    Verdict::Ok => Result::Pass,
-                    Verdict::Violation => Result::Fail,
-                    Verdict::Unknown => Result::Unknown,
-                };
-                let summary = format!(
-                    "{}: {} — {}",
-                    property.name(),
-                    verdict_word(c.verdict),
-                    c.summary
-                );
-                let details = if result == Result::Pass {
-                    String::new()
-                } else {
-                    let mut d = format!(
-                        "scenario {scenario}: {} must hold, and the run says {}\n",
-                        property.name(),
-                        verdict_word(c.verdict)
-                    );
-                    d.push_str(&check_text(c, history));
-                    d.push_str(&timeline(run));
-                    d
-                };
-                (result, summary, details)
-            }
+                Some(c) => one_check(scenario, c, run, history),
+            },
+            None => (Result::Unknown, String::new(), String::new()),
         },
     };
+    // A run that tested nothing proves nothing holds.
+    let shortfalls = run.agreement.exercised.shortfalls();
+    if result == Result::Pass && !shortfalls.is_empty() {
+        result = Result::Unknown;
+        summary = format!("unknown: {}", shortfalls.join("; "));
+        details = format!(
+            "scenario {scenario}: {} cannot be judged on this run:\n",
+            requirement.name()
+        );
+        for why in &shortfalls {
+            details.push_str(&format!("  {why}\n"));
+        }
+    }
+    let asked: Vec<&str> = match requirement {
+        Requirement::NoViolation => run
+            .report
+            .checks
+            .iter()
+            .map(|c| c.property.name())
+            .collect(),
+        Requirement::AtLeastAsSafeAsModel | Requirement::AgreesWithModel => run
+            .agreement
+            .rows
+            .iter()
+            .flat_map(|r| r.from.clone())
+            .collect(),
+        _ => requirement
+            .property()
+            .map(|p| p.name())
+            .into_iter()
+            .collect(),
+    };
+    let also_found = run
+        .report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Violation && !asked.contains(&c.property.name()))
+        .map(|c| format!("{} VIOLATION — {}", c.property.name(), c.summary))
+        .collect();
     Judged {
         requirement,
         result,
         summary,
         details,
+        also_found,
     }
 }
 
-fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String, String) {
+fn one_check(
+    scenario: &str,
+    c: &CheckReport,
+    run: &RunReport,
+    history: &str,
+) -> (Result, String, String) {
+    let result = match c.verdict {
+        Verdict::Ok => Result::Pass,
+        Verdict::Violation => Result::Fail,
+        Verdict::Unknown => Result::Unknown,
+    };
+    let summary = format!(
+        "{}: {} — {}",
+        c.property.name(),
+        verdict_word(c.verdict),
+        c.summary
+    );
+    let details = if result == Result::Pass {
+        String::new()
+    } else {
+        let mut d = format!(
+            "scenario {scenario}: {} must hold, and the run says {}\n",
+            c.property.name(),
+            verdict_word(c.verdict)
+        );
+        d.push_str(&check_text(c, history));
+        d.push_str(&timeline(run));
+        d
+    };
+    (result, summary, details)
+}
+
+fn no_violation(scenario: &str, run: &RunReport, history: &str) -> (Result, String, String) {
+    let broken: Vec<&CheckReport> = run
+        .report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Violation)
+        .collect();
+    if broken.is_empty() {
+        let unknown: Vec<&str> = run
+            .report
+            .checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Unknown)
+            .map(|c| c.property.name())
+            .collect();
+        return if unknown.is_empty() {
+            (
+                Result::Pass,
+                format!("every check holds ({} checks)", run.report.checks.len()),
+                String::new(),
+            )
+        } else {
+            (
+                Result::Unknown,
+                format!("unknown: {} undecided", unknown.join(", ")),
+                format!(
+                    "scenario {scenario}: no-violation: {} gave no answer\n",
+                    unknown.join(", ")
+                ),
+            )
+        };
+    }
+    let mut d = format!("scenario {scenario}: no check may find a violation, and these did:\n");
+    for c in &broken {
+        d.push_str(&check_text(c, history));
+    }
+    d.push_str(&timeline(run));
+    let summary = format!(
+        "violated: {}",
+        broken
+            .iter()
+            .map(|c| c.property.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    (Result::Fail, summary, d)
+}
+
+/// `at-least-as-safe-as-model` and `agrees-with-model`: the agreement's answer.
+fn model(
+    scenario: &str,
+    requirement: Requirement,
+    run: &RunReport,
+    history: &str,
+) -> (Result, String, String) {
     let a = &run.agreement;
-    let row_text = |r: &locklab_jepsen::agreement::Row| {
+    let (answer, failed): (Answer, fn(&Row) -> bool) = match requirement {
+        Requirement::AgreesWithModel => (a.exact, |r| r.agrees == Some(false)),
+        _ => (a.at_least_as_safe, |r| r.at_least_as_safe == Some(false)),
+    };
+    let question = match requirement {
+        Requirement::AgreesWithModel => {
+            "the run must keep what the model says the protocol keeps and break what it breaks"
+        }
+        _ => "the run must keep at least what the model says the protocol keeps",
+    };
+    let row_text = |r: &Row| {
         format!(
             "{}: model {}, run {}",
             r.property,
@@ -99,7 +223,7 @@ fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String,
             r.observed.map_or("not observable", verdict_word)
         )
     };
-    let checks_of = |r: &locklab_jepsen::agreement::Row| -> String {
+    let checks_of = |r: &Row| -> String {
         run.report
             .checks
             .iter()
@@ -107,58 +231,66 @@ fn agreement(scenario: &str, run: &RunReport, history: &str) -> (Result, String,
             .map(|c| check_text(c, history))
             .collect()
     };
-    if !a.agrees {
-        let bad: Vec<_> = a.rows.iter().filter(|r| r.agrees == Some(false)).collect();
-        let mut d = format!(
-            "scenario {scenario}: the run must keep what the model says it keeps, and it DISAGREES:\n"
-        );
-        for r in &bad {
-            d.push_str(&format!("  {}\n", row_text(r)));
-            d.push_str(&checks_of(r));
+    match answer {
+        Answer::No => {
+            let bad: Vec<&Row> = a.rows.iter().filter(|r| failed(r)).collect();
+            let mut d = format!(
+                "scenario {scenario}: {} ({question}), and it does not:\n",
+                requirement.name()
+            );
+            for r in &bad {
+                d.push_str(&format!("  {} — {}\n", row_text(r), r.mark()));
+                d.push_str(&checks_of(r));
+            }
+            d.push_str(&timeline(run));
+            let summary = format!(
+                "{}: NO — {}",
+                requirement.name(),
+                bad.iter()
+                    .map(|r| row_text(r))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            );
+            (Result::Fail, summary, d)
         }
-        d.push_str(&timeline(run));
-        let summary = format!(
-            "disagrees with the model: {}",
-            bad.iter()
-                .map(|r| row_text(r))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-        return (Result::Fail, summary, d);
-    }
-    let unknown: Vec<_> = a
-        .rows
-        .iter()
-        .filter(|r| r.observed == Some(Verdict::Unknown))
-        .collect();
-    if !unknown.is_empty() || a.verdict == Verdict::Unknown {
-        let mut d = format!(
-            "scenario {scenario}: the run gave no answer on a property the model decides:\n"
-        );
-        for r in &unknown {
-            d.push_str(&format!("  {}\n", row_text(r)));
-            d.push_str(&checks_of(r));
-        }
-        let summary = format!(
-            "unknown: {}",
-            unknown
+        Answer::Unknown => {
+            let mut d = format!(
+                "scenario {scenario}: {} ({question}): the run gave no answer:\n",
+                requirement.name()
+            );
+            for why in &a.unknown_because {
+                d.push_str(&format!("  {why}\n"));
+            }
+            for r in a
+                .rows
                 .iter()
-                .map(|r| row_text(r))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-        return (Result::Unknown, summary, d);
+                .filter(|r| r.observed == Some(Verdict::Unknown))
+            {
+                d.push_str(&checks_of(r));
+            }
+            let summary = format!(
+                "{}: unknown — {}",
+                requirement.name(),
+                a.unknown_because.join("; ")
+            );
+            (Result::Unknown, summary, d)
+        }
+        Answer::Yes => {
+            let summary = format!(
+                "{}: {} ({}; agrees with the model: {})",
+                requirement.name(),
+                answer_word(answer),
+                a.rows
+                    .iter()
+                    .filter(|r| r.observed.is_some())
+                    .map(row_text)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                answer_word(a.exact)
+            );
+            (Result::Pass, summary, String::new())
+        }
     }
-    let summary = format!(
-        "agrees with the model ({})",
-        a.rows
-            .iter()
-            .filter(|r| r.agrees.is_some())
-            .map(row_text)
-            .collect::<Vec<_>>()
-            .join("; ")
-    );
-    (Result::Pass, summary, String::new())
 }
 
 /// A check's verdict, its explanation and the history lines it names.

@@ -266,36 +266,67 @@ fn holder_text(state: &LockState) -> String {
     }
 }
 
-/// Why the stuck operation cannot happen, in the lock's words.
-fn reason(op: &LinOp<LockSpec>, states: &[LockState]) -> String {
-    // Only a lease that may still run at the operation's time explains a refusal.
-    let holder = states
+/// Whether `owner`'s hold at the end of the longest order rests on a grant that surely
+/// happened (its acquire answered "granted"), not on one whose outcome is unknown.
+fn certainly_granted(ill: &Illegal<LockSpec>, owner: u64) -> bool {
+    ill.longest
         .iter()
-        .find_map(|s| s.holder.as_ref())
-        .filter(|h| h.maybe_live(op.window()));
+        .rev()
+        .map(|&i| &ill.ops[i])
+        .find(|o| matches!(o.input, LockInput::Acquire { .. }) && o.input.owner() == owner)
+        .is_some_and(|o| matches!(o.output, Some(LockOutput::Granted(_))))
+}
+
+/// Why the stuck operation cannot happen, in the lock's words. A holder is named only
+/// when its grant surely happened: an acquire of unknown outcome may have taken effect
+/// in the order the search got furthest with, but naming its client as "the holder"
+/// would tell the reader something the history does not show.
+fn reason(op: &LinOp<LockSpec>, ill: &Illegal<LockSpec>) -> String {
+    let states = &ill.states_after;
     let owner = op.input.owner();
-    match (&op.input, &op.output, holder) {
-        (LockInput::Acquire { .. }, Some(LockOutput::Granted(_)), Some(h)) if h.owner != owner => format!(
-            "double grant: c{} was granted the lock while owner {} held it",
-            op.client, h.owner
+    // Only a lease that may still run at the operation's time explains a refusal.
+    let live: Vec<_> = states
+        .iter()
+        .filter_map(|s| s.holder.as_ref())
+        .filter(|h| h.maybe_live(op.window()) && h.owner != owner)
+        .collect();
+    let certain = live.iter().find(|h| certainly_granted(ill, h.owner));
+    let possible = !live.is_empty() && certain.is_none();
+    let other = |what: &str| {
+        match certain {
+        Some(h) => format!("while owner {} held it", h.owner),
+        None => format!(
+            "while every order of the operations that gets this far has the lock held {what} (by a grant whose outcome is unknown, or by none the history shows)"
         ),
-        (LockInput::Acquire { .. }, Some(LockOutput::Granted(Some(t))), _) => format!(
+    }
+    };
+    match (&op.input, &op.output) {
+        (LockInput::Acquire { .. }, Some(LockOutput::Granted(_))) if certain.is_some() || possible => {
+            format!("double grant: c{} was granted the lock {}", op.client, other("by another"))
+        }
+        (LockInput::Acquire { .. }, Some(LockOutput::Granted(Some(t)))) => format!(
             "token {t} is not larger than the last token granted ({}): fencing tokens must increase with every grant",
             states.iter().map(|s| s.last_token).max().unwrap_or(0)
         ),
-        (LockInput::Release { .. }, Some(LockOutput::Released), Some(h)) if h.owner != owner => format!(
-            "release by a non-owner: c{} (owner {owner}) released the lock held by owner {}",
-            op.client, h.owner
+        (LockInput::Release { .. }, Some(LockOutput::Released)) if certain.is_some() || possible => format!(
+            "release by a non-owner: c{} (owner {owner}) released the lock {}",
+            op.client,
+            other("by another")
         ),
-        (LockInput::Release { .. }, Some(LockOutput::Released), None) => format!(
+        (LockInput::Release { .. }, Some(LockOutput::Released)) => format!(
             "c{} (owner {owner}) released a lock that nobody held (its lease had run out)",
             op.client
         ),
-        (LockInput::Renew { .. }, Some(LockOutput::Renewed), _) => format!(
+        (LockInput::Renew { .. }, Some(LockOutput::Renewed)) => format!(
             "c{} (owner {owner}) renewed a lease it did not hold",
             op.client
         ),
-        (LockInput::Acquire { .. }, Some(LockOutput::Busy), None) => {
+        (LockInput::Acquire { .. }, Some(LockOutput::Busy))
+            if !states
+                .iter()
+                .filter_map(|s| s.holder.as_ref())
+                .any(|h| h.maybe_live(op.window())) =>
+        {
             format!("c{} was told the lock was busy while it was free", op.client)
         }
         _ => "its answer contradicts every state the lock can be in".to_string(),
@@ -305,7 +336,7 @@ fn reason(op: &LinOp<LockSpec>, states: &[LockState]) -> String {
 fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
     let first = ill.stuck.first().map(|&i| &ill.ops[i]);
     let summary = match first {
-        Some(op) => reason(op, &ill.states_after),
+        Some(op) => reason(op, ill),
         None => "no order of the lock operations is a behaviour of the lock spec".to_string(),
     };
     let mut report = CheckReport::new(Property::LockLinearizability, Verdict::Violation, summary);

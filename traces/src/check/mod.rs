@@ -343,13 +343,12 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
     let mut warnings = history.warnings.clone();
     if checks.is_empty() {
         // Nothing but nemesis events (or nothing at all): as Knossos says, a history
-        // without client operations is trivially fine. A selected model the operations
-        // do not fit is a usage error.
-        if !auto
-            || paired
-                .ops
-                .iter()
-                .any(|o| o.kind.is_lock() || o.kind.is_resource())
+        // without client operations is trivially fine, under any model. Operations
+        // the selected model does not fit are a usage error.
+        if paired
+            .ops
+            .iter()
+            .any(|o| o.kind.is_lock() || o.kind.is_resource())
         {
             return Err(HistoryError::at(
                 &history.source,

@@ -39,8 +39,14 @@ pub struct RunSummary {
     pub story: String,
     /// The run's verdict in a word.
     pub verdict: String,
-    /// Whether it agrees with the model.
-    pub agrees: bool,
+    /// Whether it agrees with the model: `Some(true)` yes, `Some(false)` no (with
+    /// proof), `None` unknown.
+    pub agrees: Option<bool>,
+    /// How it stands against the model, in words (the agreement's headline).
+    pub standing: String,
+    /// Everything else the reader must not miss: why an answer is unknown, violations
+    /// no model property is compared with.
+    pub notes: Vec<String>,
     /// Per property.
     pub rows: Vec<AgreementRow>,
     /// File name of the linearizability visualization beside this page, if written.
@@ -68,17 +74,23 @@ pub fn run_page(
         run.events,
         if run.verdict.eq_ignore_ascii_case("ok") { "holds" } else { "violated" },
         escape(&run.verdict),
-        if run.agrees {
-            "<span class=\"ok\">agrees with the model</span>"
-        } else {
-            "<span class=\"bad\">DISAGREES with the model</span>"
-        }
+        format_args!(
+            "<span class=\"{}\">{}</span>",
+            match run.agrees {
+                Some(true) => "ok",
+                Some(false) => "bad",
+                None => "muted",
+            },
+            escape(&run.standing)
+        )
     );
     for r in &run.rows {
-        let cls = match r.verdict.as_str() {
-            "agrees" => "ok",
-            "DISAGREES" => "bad",
-            _ => "muted",
+        let cls = if r.verdict == "agrees" {
+            "ok"
+        } else if r.verdict.starts_with("DISAGREES") {
+            "bad"
+        } else {
+            "muted"
         };
         let _ = write!(
             body,
@@ -90,6 +102,9 @@ pub fn run_page(
         );
     }
     body.push_str("</tbody></table>");
+    for note in &run.notes {
+        let _ = write!(body, "<p class=\"bad\">{}</p>", escape(note));
+    }
     if let Some(l) = &run.linearizability {
         let _ = write!(
             body,

@@ -144,6 +144,7 @@ pub fn run(
         options.check_budget,
         &scenario,
         &expected,
+        Vec::new(),
     )?;
     let bought = outcomes.iter().filter(|o| **o == Purchase::Bought).count();
     let mut report = checked.report;
