@@ -14,6 +14,9 @@ pub enum Attempt {
         /// How long the current holder's lease still runs, when the server said so
         /// (Redisson's script answers `PTTL`): a hint for when to try again.
         retry_after: Option<Duration>,
+        /// Why, in the lock's own words, when it gave any (an external client's
+        /// `reason`): kept in the history's note.
+        reason: Option<String>,
     },
 }
 
@@ -21,9 +24,19 @@ pub enum Attempt {
 #[derive(Debug)]
 pub enum AttemptOutcome<'a> {
     /// The lock service granted it, with this fencing token.
-    Granted(Option<u64>),
+    Granted {
+        /// The grant's fencing token.
+        token: Option<u64>,
+        /// The lease the service says it granted, when it said so and it is not the
+        /// one asked for (a library that rounds to whole seconds): the history's
+        /// checks hold the grant to this lease.
+        lease: Option<crate::Lease>,
+    },
     /// The service answered that someone holds it: nothing was granted.
-    Busy,
+    Busy {
+        /// Why, in the lock's words, when it said.
+        reason: Option<&'a str>,
+    },
     /// No answer, or an error: the attempt may or may not have been granted.
     Unknown(&'a str),
 }
@@ -88,7 +101,7 @@ impl AttemptObserver for Queued<'_> {
     }
 
     fn ended(&self, outcome: AttemptOutcome<'_>) {
-        if !matches!(outcome, AttemptOutcome::Busy) {
+        if !matches!(outcome, AttemptOutcome::Busy { .. }) {
             self.open.store(false, std::sync::atomic::Ordering::SeqCst);
             self.inner.ended(outcome);
         }

@@ -40,10 +40,13 @@ pub enum LockError {
     },
     /// Release or renew found that this client no longer holds the lock (the lease ran
     /// out, or someone else holds it now).
-    #[error("lock {key:?} is not held by this client")]
+    #[error("lock {key:?} is not held by this client{}", reason.as_ref().map(|r| format!(" ({r})")).unwrap_or_default())]
     NotHeld {
         /// The lock name.
         key: String,
+        /// Why, in the lock's own words, when it said (an external client's
+        /// `reason`).
+        reason: Option<String>,
     },
     /// The protocol cannot do what was asked (a lease kind, a renewal).
     #[error("{protocol} does not support {what}")]

@@ -22,6 +22,9 @@ pub struct LockGuard {
     held: Option<Arc<dyn HeldLock>>,
     cell: Arc<HoldCell>,
     ownership: Arc<Ownership>,
+    /// The lease the service said it granted, when it said so (see
+    /// [`LockGuard::with_granted_lease`]).
+    granted_lease: Option<Lease>,
 }
 
 impl std::fmt::Debug for LockGuard {
@@ -96,7 +99,21 @@ impl LockGuard {
             held: Some(held),
             cell,
             ownership,
+            granted_lease: None,
         }
+    }
+
+    /// Notes the lease the service says it granted, where that is not the one asked
+    /// for (a library that rounds a 500 ms lease up to a whole second): a history
+    /// holds the grant to it.
+    pub fn with_granted_lease(mut self, lease: Lease) -> Self {
+        self.granted_lease = Some(lease);
+        self
+    }
+
+    /// The lease the service said it granted, when it said so.
+    pub fn granted_lease(&self) -> Option<Lease> {
+        self.granted_lease
     }
 
     /// The protocol id.
@@ -151,6 +168,7 @@ impl LockGuard {
         let Some(held) = &self.held else {
             return Err(LockError::NotHeld {
                 key: self.key.clone(),
+                reason: None,
             });
         };
         let sent_at = Instant::now();

@@ -143,8 +143,13 @@ pub(crate) async fn acquire_loop_with<L: Retryable + ?Sized>(
         observer.started();
         let tried = tokio::time::timeout(bound, lock.attempt(lease)).await;
         match &tried {
-            Ok(Ok(Attempt::Acquired(g))) => observer.ended(AttemptOutcome::Granted(g.token())),
-            Ok(Ok(Attempt::Busy { .. })) => observer.ended(AttemptOutcome::Busy),
+            Ok(Ok(Attempt::Acquired(g))) => observer.ended(AttemptOutcome::Granted {
+                token: g.token(),
+                lease: g.granted_lease(),
+            }),
+            Ok(Ok(Attempt::Busy { reason, .. })) => observer.ended(AttemptOutcome::Busy {
+                reason: reason.as_deref(),
+            }),
             // An error may hide a grant whose reply was lost.
             Ok(Err(e)) => observer.ended(AttemptOutcome::Unknown(&e.to_string())),
             Err(_) => observer.ended(AttemptOutcome::Unknown("the attempt did not end in time")),
@@ -152,7 +157,7 @@ pub(crate) async fn acquire_loop_with<L: Retryable + ?Sized>(
         let retry_after = match tried {
             Ok(Ok(Attempt::Acquired(g))) => return outcome.granted(g),
             Ok(Ok(Attempt::Busy { .. })) if turns.is_some_and(|t| t.local_holder()) => continue,
-            Ok(Ok(Attempt::Busy { retry_after })) => retry_after,
+            Ok(Ok(Attempt::Busy { retry_after, .. })) => retry_after,
             Ok(Err(e)) if e.is_retryable() => {
                 last_error = Some(e);
                 None

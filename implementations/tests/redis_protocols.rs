@@ -109,7 +109,8 @@ async fn fencing_tokens_strictly_increase_across_owners() {
     assert!(matches!(
         r,
         Ok(locklab_implementations::Attempt::Busy {
-            retry_after: Some(_)
+            retry_after: Some(_),
+            ..
         })
     ));
     assert_eq!(
@@ -310,8 +311,8 @@ impl locklab_implementations::AttemptObserver for Heard {
     fn ended(&self, outcome: locklab_implementations::AttemptOutcome<'_>) {
         use locklab_implementations::AttemptOutcome as O;
         self.push(match outcome {
-            O::Granted(_) => "granted".into(),
-            O::Busy => "busy".into(),
+            O::Granted { .. } => "granted".into(),
+            O::Busy { .. } => "busy".into(),
             O::Unknown(why) => format!("unknown: {why}"),
         });
     }

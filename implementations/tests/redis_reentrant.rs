@@ -31,7 +31,7 @@ async fn reentry_counts_and_frees_only_at_zero() {
     assert_eq!(me.holds(), 2);
     assert_eq!(s.cli(&["HGET", "re", me.owner()]), "2");
     match other.try_acquire(lease).await.expect("ask") {
-        Attempt::Busy { retry_after } => {
+        Attempt::Busy { retry_after, .. } => {
             assert!(
                 retry_after.is_some_and(|t| t > Duration::from_secs(5)),
                 "PTTL of the holder"

@@ -222,12 +222,21 @@ impl AttemptObserver for Tries<'_> {
 
     fn ended(&self, outcome: AttemptOutcome<'_>) {
         let e = match outcome {
-            AttemptOutcome::Granted(token) => {
+            AttemptOutcome::Granted { token, lease } => {
                 let mut e = self.event(Phase::Ok);
                 e.token = token;
+                // The lease the service says it granted, where it said so: the checks
+                // hold the grant to it rather than to the one asked for.
+                e.lease_ns = lease
+                    .and_then(|l| l.ttl())
+                    .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
                 e
             }
-            AttemptOutcome::Busy => self.event(Phase::Fail),
+            AttemptOutcome::Busy { reason } => {
+                let mut e = self.event(Phase::Fail);
+                e.note = reason.map(str::to_string);
+                e
+            }
             AttemptOutcome::Unknown(why) => {
                 let mut e = self.event(Phase::Info);
                 e.note = Some(why.to_string());

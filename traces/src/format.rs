@@ -184,7 +184,8 @@ impl std::fmt::Display for Process {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OpKind {
-    /// Take the lock (`lease_ns` on the invocation; `token` on `ok`; `fail` = not granted).
+    /// Take the lock (`lease_ns` on the invocation, and on `ok` when the lock granted
+    /// another; `token` on `ok`; `fail` = not granted).
     Acquire,
     /// Give the lock back (`fail` = the lock said "not yours").
     Release,
@@ -321,7 +322,8 @@ pub struct Event {
     /// The owner identity the lock saw, when it is not simply the process number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<u64>,
-    /// The lease asked for, in nanoseconds (acquire and renew invocations).
+    /// The lease asked for, in nanoseconds (acquire and renew invocations); on an
+    /// acquire's `ok`, the lease the lock says it granted instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ns: Option<u64>,
     /// Why it failed or is unknown, or any remark.

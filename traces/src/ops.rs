@@ -50,6 +50,17 @@ impl Operation {
         }
     }
 
+    /// The lease the operation was held to (ns): the one the lock said it granted on
+    /// an `ok` completion (an external client's `lease_ms`), else the one asked for on
+    /// the invocation.
+    pub fn lease_ns(&self) -> Option<u64> {
+        let granted = match self.outcome {
+            Outcome::Ok => self.completion.as_ref().and_then(|(_, e)| e.lease_ns),
+            _ => None,
+        };
+        granted.or(self.invoke.1.lease_ns)
+    }
+
     /// The owner identity the lock saw: the recorded one, else the process number.
     pub fn owner(&self) -> u64 {
         self.invoke.1.owner.unwrap_or(self.process as u64)

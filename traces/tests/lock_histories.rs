@@ -521,3 +521,39 @@ fn an_explanation_names_no_holder_whose_grant_is_only_possible() {
         "{r:#?}"
     );
 }
+
+/// A library that rounds a 500 ms lease up to a whole second, and says so (protocol
+/// v2's `lease_ms` on its `ok`): a refusal 800 ms after its grant is the lock being
+/// busy, not "busy while free" — the grant is held to the lease it really got.
+#[test]
+fn the_lease_a_lock_says_it_granted_is_the_one_the_checks_hold_it_to() {
+    let history = |granted: Option<u64>| {
+        Build::new()
+            .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
+                e.lease_ns = Some(500 * MS)
+            })
+            .ev(0, OpKind::Acquire, Phase::Ok, 1, |e| {
+                e.token = Some(1);
+                e.lease_ns = granted.map(|ms| ms * MS);
+            })
+            .ev(1, OpKind::Acquire, Phase::Invoke, 800, |e| {
+                e.lease_ns = Some(500 * MS)
+            })
+            .ev(1, OpKind::Acquire, Phase::Fail, 801, |_| {})
+            .check()
+    };
+    let asked = history(None);
+    let lock = check_of(&asked, Property::LockLinearizability);
+    assert_eq!(lock.verdict, Verdict::Violation, "{lock:#?}");
+    assert!(
+        lock.summary.contains("busy while it was free"),
+        "{}",
+        lock.summary
+    );
+    let said = history(Some(1_000));
+    assert_eq!(
+        verdict_of(&said, Property::LockLinearizability),
+        Verdict::Ok,
+        "{said:#?}"
+    );
+}

@@ -84,7 +84,10 @@ impl DistributedLock for TeamLock {
                         sent_at,
                     )))
                 }
-                RedisReply::Nil => Ok(Attempt::Busy { retry_after: None }),
+                RedisReply::Nil => Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                }),
                 other => Err(LockError::UnexpectedReply {
                     command: "SET NX PX".into(),
                     reply: format!("{other:?}"),
@@ -103,6 +106,7 @@ impl Held {
             RedisReply::Integer(1) => Ok(()),
             RedisReply::Integer(0) => Err(LockError::NotHeld {
                 key: self.0.key.clone(),
+                reason: None,
             }),
             other => Err(LockError::UnexpectedReply {
                 command: "compare-and-delete/renew".into(),

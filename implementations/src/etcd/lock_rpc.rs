@@ -99,6 +99,7 @@ impl LockRpcLock {
                 self.lease.forget();
                 Ok(Attempt::Busy {
                     retry_after: Some(Duration::ZERO),
+                    reason: None,
                 })
             }
             other => Err(unexpected(&cmd, &other)),

@@ -73,6 +73,7 @@ impl HeldLock for Held {
                 EtcdReply::Deleted { deleted: 1 } => Ok(()),
                 _ => Err(LockError::NotHeld {
                     key: self.key.clone(),
+                    reason: None,
                 }),
             }
         })
@@ -215,7 +216,7 @@ impl RecipeLock {
                             self.my_rev.store(0, Ordering::Release);
                             self.lease.forget();
                             self.stop_watching();
-                            return Err(LockError::NotHeld { key });
+                            return Err(LockError::NotHeld { key, reason: None });
                         }
                     }
                 }
@@ -245,7 +246,10 @@ impl RecipeLock {
                     sent_at,
                 ))
             }
-            None => Attempt::Busy { retry_after: None },
+            None => Attempt::Busy {
+                retry_after: None,
+                reason: None,
+            },
         })
     }
 }

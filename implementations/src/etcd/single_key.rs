@@ -84,6 +84,7 @@ impl HeldLock for Held {
                             )),
                             Some(false) => Err(LockError::NotHeld {
                                 key: LOCK_KEY.into(),
+                                reason: None,
                             }),
                             None => Err(unexpected(&self.release, &reply)),
                         };
@@ -93,6 +94,7 @@ impl HeldLock for Held {
             }
             Err(last.unwrap_or(LockError::NotHeld {
                 key: LOCK_KEY.into(),
+                reason: None,
             }))
         })
     }
@@ -142,12 +144,18 @@ impl SingleKeyLock {
             },
             EtcdReply::Txn {
                 succeeded: false, ..
-            } => return Ok(Attempt::Busy { retry_after: None }),
+            } => {
+                return Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                })
+            }
             // The session lease is gone: nothing was put; the next try takes a new one.
             EtcdReply::LeaseNotFound => {
                 self.lease.forget();
                 return Ok(Attempt::Busy {
                     retry_after: Some(Duration::ZERO),
+                    reason: None,
                 });
             }
             _ => return Err(unexpected(&cmd, &reply)),

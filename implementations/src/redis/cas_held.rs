@@ -102,6 +102,7 @@ impl CasHeld {
             RedisReply::Integer(1) => Ok(()),
             RedisReply::Integer(0) => Err(LockError::NotHeld {
                 key: self.handle.key.clone(),
+                reason: None,
             }),
             other => Err(unexpected(&command, &other)),
         }
@@ -124,6 +125,7 @@ impl HeldLock for CasHeld {
                 RedisReply::Integer(1) => Ok(()),
                 RedisReply::Integer(0) => Err(LockError::NotHeld {
                     key: self.handle.key.clone(),
+                    reason: None,
                 }),
                 other => Err(unexpected(&command, &other)),
             }
@@ -223,7 +225,7 @@ async fn hand_over(
     };
     // The waiter is the local owner now: told to retry, or holding a pass marked lost.
     match reply? {
-        RedisReply::Integer(0) => Err(LockError::NotHeld { key }),
+        RedisReply::Integer(0) => Err(LockError::NotHeld { key, reason: None }),
         other => Err(unexpected(&command, &other)),
     }
 }

@@ -46,7 +46,10 @@ impl DistributedLock for DelUnconditionalLock {
             let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::Busy { retry_after: None });
+                return Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                });
             }
             let held = DelHeld::of(&self.handle);
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))

@@ -76,6 +76,7 @@ impl DistributedLock for FencedLock {
                     let pttl = (-1 - t).max(0).unsigned_abs();
                     return Ok(Attempt::Busy {
                         retry_after: Some(Duration::from_millis(pttl)),
+                        reason: None,
                     });
                 }
                 other => return Err(unexpected(&command, &other)),

@@ -59,7 +59,12 @@ impl DistributedLock for GetSetLock {
             };
             match self.handle.node.exec(get.clone()).await? {
                 RedisReply::Nil => {}
-                RedisReply::Bulk(_) => return Ok(Attempt::Busy { retry_after: None }),
+                RedisReply::Bulk(_) => {
+                    return Ok(Attempt::Busy {
+                        retry_after: None,
+                        reason: None,
+                    })
+                }
                 other => return Err(unexpected(&get, &other)),
             }
             if let Some(gap) = self.gap {

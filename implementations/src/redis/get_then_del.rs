@@ -65,6 +65,7 @@ impl HeldLock for GetThenDelHeld {
                 RedisReply::Bulk(_) | RedisReply::Nil => {
                     return Err(LockError::NotHeld {
                         key: self.handle.key.clone(),
+                        reason: None,
                     })
                 }
                 other => return Err(unexpected(&get, &other)),
@@ -87,7 +88,10 @@ impl DistributedLock for GetThenDelLock {
             let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::Busy { retry_after: None });
+                return Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                });
             }
             let held = Arc::new(GetThenDelHeld {
                 handle: self.handle.clone(),

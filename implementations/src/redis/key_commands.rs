@@ -62,6 +62,7 @@ pub(crate) async fn del(handle: &KeyHandle) -> Result<(), LockError> {
         RedisReply::Integer(1) => Ok(()),
         RedisReply::Integer(0) => Err(LockError::NotHeld {
             key: handle.key.clone(),
+            reason: None,
         }),
         other => Err(unexpected(&command, &other)),
     }

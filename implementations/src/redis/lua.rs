@@ -91,7 +91,10 @@ impl DistributedLock for LuaLock {
             let ttl = require_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::Busy { retry_after: None });
+                return Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                });
             }
             let Some(queue) = &self.queue else {
                 let held = Arc::new(CasHeld::new(self.handle.clone()));

@@ -116,6 +116,7 @@ impl HeldLock for RedlockHeld {
             } else {
                 Err(LockError::NotHeld {
                     key: self.key.clone(),
+                    reason: None,
                 })
             }
         })
@@ -142,6 +143,7 @@ impl HeldLock for RedlockHeld {
             } else if refused > self.nodes.len() - self.quorum {
                 Err(LockError::NotHeld {
                     key: self.key.clone(),
+                    reason: None,
                 })
             } else {
                 Err(LockError::NoQuorum {
@@ -206,7 +208,10 @@ impl DistributedLock for Redlock {
                 .broadcast(compare_and_delete(&self.key, &self.owner))
                 .await;
             if busy >= self.quorum() {
-                return Ok(Attempt::Busy { retry_after: None });
+                return Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                });
             }
             Err(LockError::NoQuorum {
                 granted,

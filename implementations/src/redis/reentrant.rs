@@ -102,6 +102,7 @@ impl HeldLock for HashHeld {
                 RedisReply::Integer(0) => Ok(()),
                 RedisReply::Nil => Err(LockError::NotHeld {
                     key: self.handle.key.clone(),
+                    reason: None,
                 }),
                 other => Err(unexpected(&command, &other)),
             }
@@ -119,6 +120,7 @@ impl HeldLock for HashHeld {
                 RedisReply::Integer(1) => Ok(()),
                 RedisReply::Integer(0) => Err(LockError::NotHeld {
                     key: self.handle.key.clone(),
+                    reason: None,
                 }),
                 other => Err(unexpected(&command, &other)),
             }
@@ -151,6 +153,7 @@ impl DistributedLock for ReentrantLock {
                 RedisReply::Integer(pttl) => {
                     return Ok(Attempt::Busy {
                         retry_after: u64::try_from(pttl).ok().map(Duration::from_millis),
+                        reason: None,
                     })
                 }
                 other => return Err(unexpected(&command, &other)),

@@ -78,7 +78,10 @@ impl DistributedLock for TimestampValueLock {
             let stamp = (self.clock)().to_string();
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &stamp, ttl).await? {
-                return Ok(Attempt::Busy { retry_after: None });
+                return Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                });
             }
             let mut handle = self.handle.clone();
             handle.owner = stamp;

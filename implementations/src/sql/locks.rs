@@ -63,7 +63,10 @@ async fn release_with(
     if ok(&reply) {
         Ok(())
     } else {
-        Err(LockError::NotHeld { key: key.into() })
+        Err(LockError::NotHeld {
+            key: key.into(),
+            reason: None,
+        })
     }
 }
 
@@ -155,7 +158,12 @@ impl DistributedLock for UniqueKeyLock {
             };
             let id = match self.session.exec(cmd.clone()).await? {
                 SqlReply::Inserted(id) => id,
-                SqlReply::DuplicateKey => return Ok(Attempt::Busy { retry_after: None }),
+                SqlReply::DuplicateKey => {
+                    return Ok(Attempt::Busy {
+                        retry_after: None,
+                        reason: None,
+                    })
+                }
                 other => return Err(unexpected(&cmd, &other)),
             };
             let release = if self.by_id {
@@ -267,7 +275,12 @@ impl DistributedLock for LeaseLock {
             };
             match self.session.exec(cmd.clone()).await? {
                 SqlReply::Rows(1) => {}
-                SqlReply::Rows(0) => return Ok(Attempt::Busy { retry_after: None }),
+                SqlReply::Rows(0) => {
+                    return Ok(Attempt::Busy {
+                        retry_after: None,
+                        reason: None,
+                    })
+                }
                 other => return Err(unexpected(&cmd, &other)),
             }
             let held = Arc::new(RowHeld {
@@ -400,7 +413,10 @@ impl DistributedLock for SessionLock {
             match self.session.exec(cmd.clone()).await? {
                 SqlReply::Int(1) | SqlReply::Bool(true) => {}
                 SqlReply::Int(0) | SqlReply::Bool(false) => {
-                    return Ok(Attempt::Busy { retry_after: None })
+                    return Ok(Attempt::Busy {
+                        retry_after: None,
+                        reason: None,
+                    })
                 }
                 other => return Err(unexpected(&cmd, &other)),
             }
@@ -507,6 +523,7 @@ impl HeldLock for TxHeld {
                 Ok(other) => Err(unexpected(&SqlCommand::Commit, &other)),
                 Err(_) => Err(LockError::NotHeld {
                     key: self.key.clone(),
+                    reason: None,
                 }),
             }
         })
@@ -556,7 +573,10 @@ impl DistributedLock for TxLock {
             };
             if !granted {
                 self.session.exec(SqlCommand::Rollback).await?;
-                return Ok(Attempt::Busy { retry_after: None });
+                return Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                });
             }
             let held = Arc::new(TxHeld {
                 session: self.session.clone(),

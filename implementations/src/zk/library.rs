@@ -51,9 +51,10 @@ impl HeldLock for Held {
             drop(lock);
             match deleted {
                 Ok(()) => Ok(()),
-                Err(zk::Error::NoNode | zk::Error::SessionExpired) => {
-                    Err(LockError::NotHeld { key: path })
-                }
+                Err(zk::Error::NoNode | zk::Error::SessionExpired) => Err(LockError::NotHeld {
+                    key: path,
+                    reason: None,
+                }),
                 Err(e) => Err(LockError::backend(e)),
             }
         })
@@ -122,7 +123,7 @@ impl DistributedLock for LibraryLock {
             observer.started();
             match self.queue(wait, lease).await {
                 Ok(Some((guard, token))) => {
-                    observer.ended(AttemptOutcome::Granted(token));
+                    observer.ended(AttemptOutcome::Granted { token, lease: None });
                     Ok(guard)
                 }
                 Ok(None) => {
@@ -145,7 +146,10 @@ impl DistributedLock for LibraryLock {
         Box::pin(async move {
             Ok(match self.queue(TRY_SLICE, lease).await? {
                 Some((guard, _)) => Attempt::Acquired(guard),
-                None => Attempt::Busy { retry_after: None },
+                None => Attempt::Busy {
+                    retry_after: None,
+                    reason: None,
+                },
             })
         })
     }

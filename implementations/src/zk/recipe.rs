@@ -137,6 +137,7 @@ impl HeldLock for Held {
                 // Gone with the session: it was not ours any more.
                 ZkReply::Error(_) => Err(LockError::NotHeld {
                     key: self.path.clone(),
+                    reason: None,
                 }),
                 other => Err(unexpected("delete", &other)),
             }
@@ -264,6 +265,7 @@ impl RecipeLock {
     async fn attempt(&self, _lease: Lease) -> Result<Attempt, LockError> {
         let busy = Ok(Attempt::Busy {
             retry_after: Some(Duration::ZERO),
+            reason: None,
         });
         if !self.waited().await {
             return busy;
@@ -277,6 +279,7 @@ impl RecipeLock {
             lock(&self.place).node = None;
             return Err(LockError::NotHeld {
                 key: format!("{LOCK_DIR}/{name}"),
+                reason: None,
             });
         };
         children.sort_by_key(|c| sequence(c));
@@ -285,6 +288,7 @@ impl RecipeLock {
             lock(&self.place).node = None;
             return Err(LockError::NotHeld {
                 key: format!("{LOCK_DIR}/{name}"),
+                reason: None,
             });
         };
         if at == 0 {

@@ -54,6 +54,7 @@ impl ExternalLock {
             .map_err(&failed)?;
         let init = Request::Init {
             id: process.next_id(),
+            version: super::protocol::VERSION,
             client: &name,
             index: client.index,
             backend: client.external.backend,
@@ -133,16 +134,27 @@ impl DistributedLock for ExternalLock {
                         key: self.key.clone(),
                         reply_timeout: self.reply_timeout,
                     });
-                    Ok(Attempt::Acquired(LockGuard::new(
+                    let guard = LockGuard::new(
                         PROTOCOL,
                         self.key.clone(),
                         reply.token,
                         held,
                         lease,
                         sent_at,
-                    )))
+                    );
+                    Ok(Attempt::Acquired(match reply.lease_ms {
+                        // The lease the library really took, where it is not the one
+                        // asked for: the checks hold the grant to it.
+                        Some(ms) => {
+                            guard.with_granted_lease(Lease::Fixed(Duration::from_millis(ms)))
+                        }
+                        None => guard,
+                    }))
                 }
-                Outcome::Refused => Ok(Attempt::Busy { retry_after: None }),
+                Outcome::Refused => Ok(Attempt::Busy {
+                    retry_after: None,
+                    reason: reply.message.clone(),
+                }),
                 Outcome::Error => Err(said(&reply, "acquire failed")),
             }
         })
@@ -172,6 +184,7 @@ impl ExternalHold {
             Outcome::Ok => Ok(()),
             Outcome::Refused => Err(LockError::NotHeld {
                 key: self.key.clone(),
+                reason: reply.message.clone(),
             }),
             Outcome::Error => Err(said(&reply, &format!("{kind} failed"))),
         }

@@ -7,6 +7,10 @@ use serde_json::Value;
 
 use super::endpoints::ExternalEndpoints;
 
+/// The protocol version this harness speaks: 2 added `version` to `init` and
+/// `lease_ms` to an acquire's `ok`; a version-1 client works unchanged.
+pub const VERSION: u32 = 2;
+
 /// A request, one JSON object per line on the client's stdin.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -15,6 +19,9 @@ pub enum Request<'a> {
     Init {
         /// Request id (always 0).
         id: u64,
+        /// The protocol's version ([`VERSION`]); a client written for an older one
+        /// keeps working (it ignores the fields it does not know).
+        version: u32,
         /// The client's name in the history (`c0`).
         client: &'a str,
         /// Its number.
@@ -101,6 +108,8 @@ pub struct Reply {
     pub outcome: Outcome,
     /// The fencing token of a grant.
     pub token: Option<u64>,
+    /// The lease the lock really granted (ms), when the client says so (version 2).
+    pub lease_ms: Option<u64>,
     /// The client's words (`error`, else `reason`).
     pub message: Option<String>,
     /// The lock's name, for reports (init only).
@@ -174,11 +183,23 @@ pub fn read_line(bytes: &[u8]) -> Line {
             }
         },
     };
+    let lease_ms = match object.get("lease_ms") {
+        None | Some(Value::Null) => None,
+        Some(l) => match l.as_u64() {
+            Some(l) if l > 0 => Some(l),
+            _ => {
+                return malformed(format!(
+                    "\"lease_ms\" is {l}; the lease granted is a positive integer of milliseconds"
+                ))
+            }
+        },
+    };
     let text_of = |field: &str| object.get(field).and_then(Value::as_str).map(String::from);
     Line::Reply(Reply {
         id,
         outcome,
         token,
+        lease_ms,
         message: text_of("error").or_else(|| text_of("reason")),
         name: text_of("name"),
     })
@@ -208,6 +229,9 @@ mod tests {
     fn replies_are_read_with_their_token_and_words() {
         let r = reply(r#"{"id":3,"type":"ok","token":17,"extra":[1]}"#);
         assert_eq!((r.id, r.outcome, r.token), (3, Outcome::Ok, Some(17)));
+        assert_eq!(r.lease_ms, None, "version 1: the lease asked for");
+        let r = reply(r#"{"id":3,"type":"ok","lease_ms":1000}"#);
+        assert_eq!(r.lease_ms, Some(1000));
         let r = reply(r#"{"id":4,"type":"refused","reason":"busy"}"#);
         assert_eq!(r.outcome, Outcome::Refused);
         assert_eq!(r.message.as_deref(), Some("busy"));
@@ -239,6 +263,15 @@ mod tests {
         };
         assert_eq!(id, Some(2));
         assert!(why.contains("token"), "{why}");
+        for bad in [
+            r#"{"id":2,"type":"ok","lease_ms":0}"#,
+            r#"{"id":2,"type":"ok","lease_ms":"1s"}"#,
+        ] {
+            let Line::Malformed { why, .. } = read_line(bad.as_bytes()) else {
+                panic!("malformed: {bad}")
+            };
+            assert!(why.contains("lease_ms"), "{why}");
+        }
     }
 
     #[test]
@@ -250,6 +283,7 @@ mod tests {
         };
         let init = Request::Init {
             id: 0,
+            version: VERSION,
             client: "c0",
             index: 0,
             backend: "redis",
@@ -259,6 +293,7 @@ mod tests {
         };
         let v = serde_json::to_value(&init).expect("json");
         assert_eq!(v["type"], "init");
+        assert_eq!(v["version"], 2);
         assert_eq!(v["endpoints"]["redis"][0], "127.0.0.1:1");
         assert!(v["endpoints"].get("sentinels").is_none());
         let a = Request::Acquire {

@@ -31,7 +31,7 @@ pub fn applies(paired: &Paired) -> bool {
 }
 
 fn lease_ns(op: &Operation) -> Option<u64> {
-    op.invoke.1.lease_ns
+    op.lease_ns()
 }
 
 /// The acquires and renewals of one owner on one key that may have taken effect

@@ -23,7 +23,7 @@ pub fn lin_op(
     source: &str,
 ) -> Result<LinOp<LockSpec>, HistoryError> {
     let owner = op.owner();
-    let lease = op.invoke.1.lease_ns;
+    let lease = op.lease_ns();
     let input = match op.kind {
         OpKind::Acquire => LockInput::Acquire { owner, lease },
         OpKind::Release => LockInput::Release { owner },
