@@ -144,6 +144,7 @@ type Build =
 pub struct CustomLock {
     name: String,
     build: Arc<Build>,
+    heard: bool,
 }
 
 impl CustomLock {
@@ -171,7 +172,22 @@ impl CustomLock {
         CustomLock {
             name: name.to_string(),
             build: Arc::new(build),
+            heard: false,
         }
+    }
+
+    /// A lock that reaches the servers through the external addresses
+    /// ([`ClientContext::external`]), which then hear its traffic
+    /// ([`crate::external::wiretap`]): its commands go into the history as its own
+    /// `command` events.
+    pub fn heard(mut self) -> Self {
+        self.heard = true;
+        self
+    }
+
+    /// Whether its traffic through the external addresses is heard.
+    pub fn is_heard(&self) -> bool {
+        self.heard
     }
 
     /// A lock for Redis scenarios, built from the run's connected Redis nodes; in a

@@ -21,6 +21,24 @@ use tokio::task::JoinHandle;
 /// reply is lost.
 pub type Inspector = Box<dyn FnMut(&[u8]) -> bool + Send>;
 
+/// Reads both directions of every connection as they pass, for a decoder that records
+/// what a client sent and what came back ([`crate::external::wiretap`]). A chunk is
+/// heard when the proxy forwards it: a request before the server can act on it, a
+/// reply after the server sent it, so the span between them holds the server's act.
+pub trait Wiretap: Send + Sync + 'static {
+    /// The listener of a new connection; dropped when the connection ends.
+    fn connection(&self) -> Box<dyn ConnectionTap>;
+}
+
+/// One connection's listener.
+pub trait ConnectionTap: Send {
+    /// Bytes the client sent, as they go to the server.
+    fn sent(&mut self, chunk: &[u8]);
+    /// Bytes the server answered, as they go to the client (never a reply the proxy
+    /// loses on purpose: the client never gets it).
+    fn received(&mut self, chunk: &[u8]);
+}
+
 /// Reads what clients send, for a protocol-aware fault: one inspector per connection,
 /// told every chunk the client sends, in order.
 pub trait Tap: Send + Sync + 'static {
@@ -37,6 +55,7 @@ struct State {
     /// so that only the first request through any of them loses its reply.
     loss: Mutex<Option<Arc<AtomicBool>>>,
     tap: Option<Arc<dyn Tap>>,
+    wiretap: Option<Arc<dyn Wiretap>>,
     /// New connections are refused until then (a blip, not a partition: the open ones
     /// stay).
     refuse_until: Mutex<Option<Instant>>,
@@ -73,15 +92,27 @@ impl Proxy {
     /// Starts a proxy to `target` (`host:port`) on a free loopback port. Must be called
     /// inside a tokio runtime.
     pub async fn start(target: &str) -> std::io::Result<Proxy> {
-        Self::start_with(target, None).await
+        Self::start_with(target, None, None).await
     }
 
     /// A proxy whose connections `tap` reads, to lose the reply it picks.
     pub async fn start_tapped(target: &str, tap: Arc<dyn Tap>) -> std::io::Result<Proxy> {
-        Self::start_with(target, Some(tap)).await
+        Self::start_with(target, Some(tap), None).await
     }
 
-    async fn start_with(target: &str, tap: Option<Arc<dyn Tap>>) -> std::io::Result<Proxy> {
+    /// A proxy whose connections `wiretap` hears both ways.
+    pub async fn start_wiretapped(
+        target: &str,
+        wiretap: Arc<dyn Wiretap>,
+    ) -> std::io::Result<Proxy> {
+        Self::start_with(target, None, Some(wiretap)).await
+    }
+
+    async fn start_with(
+        target: &str,
+        tap: Option<Arc<dyn Tap>>,
+        wiretap: Option<Arc<dyn Wiretap>>,
+    ) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let addr = listener.local_addr()?;
         let (generation, _) = watch::channel((0u64, false));
@@ -90,6 +121,7 @@ impl Proxy {
             generation,
             loss: Mutex::new(None),
             tap,
+            wiretap,
             refuse_until: Mutex::new(None),
         });
         let accept = tokio::spawn(accept_loop(listener, state.clone()));
@@ -207,7 +239,7 @@ impl ClientProxies {
     ) -> std::io::Result<ClientProxies> {
         let mut proxies = Vec::with_capacity(targets.len());
         for t in targets {
-            proxies.push(Proxy::start_with(t, tap.clone()).await?);
+            proxies.push(Proxy::start_with(t, tap.clone(), None).await?);
         }
         Ok(ClientProxies {
             proxies: Arc::new(proxies),
@@ -309,6 +341,14 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
 /// server sends and closes [`REPLY_GRACE`] after that request.
 async fn forward(client: TcpStream, server: TcpStream, state: &State) {
     let mut inspect = state.tap.as_ref().map(|t| t.inspector());
+    // Dropped with this future, also when a cut cancels it: the listener then records
+    // what never got an answer.
+    let heard = Mutex::new(state.wiretap.as_ref().map(|w| w.connection()));
+    let hear = |f: &dyn Fn(&mut dyn ConnectionTap)| {
+        if let Some(h) = heard.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            f(h.as_mut());
+        }
+    };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
     let (mut from_client, mut to_client) = client.into_split();
@@ -323,6 +363,7 @@ async fn forward(client: TcpStream, server: TcpStream, state: &State) {
                 losing.store(true, Ordering::Release);
                 lost.notify_one();
             }
+            hear(&|h| h.sent(&buf[..n]));
             if to_server.write_all(&buf[..n]).await.is_err() {
                 break;
             }
@@ -335,6 +376,7 @@ async fn forward(client: TcpStream, server: TcpStream, state: &State) {
             if losing.load(Ordering::Acquire) {
                 continue;
             }
+            hear(&|h| h.received(&buf[..n]));
             if to_client.write_all(&buf[..n]).await.is_err() {
                 break;
             }

@@ -23,7 +23,7 @@ use locklab_traces::check::liveness::{self, Liveness};
 use crate::agreement::{compare, expected_at_defaults, Agreement, Exercised};
 use crate::cluster::{Cluster, CommandLog};
 use crate::custom::{ClientContext, CustomLock, Endpoints};
-use crate::external::ClientProblem;
+use crate::external::{wiretap, ClientProblem};
 use crate::log::Log;
 use crate::nemesis::{self, ClientFaults, Targets};
 use crate::plan::Plan;
@@ -32,6 +32,7 @@ use crate::resource::Resource;
 use crate::schedule::Schedule;
 use crate::workload::{self, Shared};
 use crate::RunError;
+use locklab_implementations::redis::sniff::ScriptBook;
 
 /// What the user asked for.
 #[derive(Clone, Debug)]
@@ -451,6 +452,10 @@ fn attempt_once<C: Cluster>(
         }
     };
     let mut handles = Vec::new();
+    // An external client's traffic is heard by proxies of its own; the scripts it loads
+    // are known to every client's (one may run by hash what another loaded).
+    let scripts = ScriptBook::default();
+    let mut hearing = Vec::new();
     for client in 0..clients {
         let client = u32::try_from(client).unwrap_or(u32::MAX);
         // Every command the client sends to a lock server goes into the history as it
@@ -460,13 +465,22 @@ fn attempt_once<C: Cluster>(
             log: Arc::clone(&log),
         };
         let endpoints = runtime.block_on(cluster.connect(&addrs, commands))?;
+        let mut external = cluster.external_endpoints(&addrs, &endpoints);
+        if options.lock.as_ref().is_some_and(CustomLock::is_heard) {
+            let heard = runtime
+                .block_on(wiretap::hear(&mut external, client, &log, &scripts))
+                .map_err(|e| {
+                    RunError::Environment(format!("the proxies hearing c{client}: {e}"))
+                })?;
+            hearing.push(heard);
+        }
         let lock = match &options.lock {
             Some(custom) => custom
                 .build(&ClientContext {
                     index: client,
                     endpoints: &endpoints,
                     key,
-                    external: &cluster.external_endpoints(&addrs, &endpoints),
+                    external: &external,
                     lease: Duration::from_millis(plan.ttl_ms),
                     log: &log,
                     dir: &dir,
@@ -571,6 +585,7 @@ fn attempt_once<C: Cluster>(
             "{fault:?}: asked of a client, but none reached the middle of its critical section after that"
         ));
     }
+    drop(hearing);
     drop(proxies);
     runtime.shutdown_timeout(Duration::from_secs(1));
 

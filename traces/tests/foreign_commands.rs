@@ -181,3 +181,22 @@ fn a_holder_that_set_the_key_again_deletes_its_own() {
     let refused = get_then_del(|b| b.set_nx(0, "a", 160, 161, Some(json!("nil"))), 1);
     assert_eq!(refused.foreign().verdict, Verdict::Violation);
 }
+
+/// A command the spec does not model may have written the lock (an external client's
+/// `HSET`, an unknown script): once c0 sent one in the window, its `DEL` proves
+/// nothing; one that only reads, or another client's, takes nothing away.
+#[test]
+fn an_unmodelled_write_in_the_window_takes_the_proof_away() {
+    let other = |write: bool| json!({"other": {"name": "EVALSHA", "args": ["ab12", "1", "lock", "a"], "write": write}});
+    let opaque = get_then_del(|b| b.cmd(0, other(true), 160, 161, ok()), 1);
+    assert_eq!(
+        opaque.foreign().verdict,
+        Verdict::Ok,
+        "{:#?}",
+        opaque.foreign()
+    );
+    let read = get_then_del(|b| b.cmd(0, other(false), 160, 161, ok()), 1);
+    assert_eq!(read.foreign().verdict, Verdict::Violation);
+    let theirs = get_then_del(|b| b.cmd(1, other(true), 160, 161, ok()), 1);
+    assert_eq!(theirs.foreign().verdict, Verdict::Violation);
+}

@@ -12,7 +12,9 @@
 //! vocabulary of Redis commands: every one goes through [`RedisNode::exec`] (put on the
 //! wire by [`wire`]), which can record each [`Exchange`] (command and reply);
 //! [`replay`] holds a recording against the spec with the history checker's search, and
-//! [`history`] makes run-history events of it.
+//! [`history`] makes run-history events of it. [`sniff`] reads the same commands off
+//! another program's traffic ([`resp`]: the wire protocol), so an external client's
+//! commands are recorded as locklab's own are.
 //!
 //! The shared modules import one way, each only from those before it: [`scripts`],
 //! [`wire`], [`recorder`], [`history`], [`replay`]; [`local_queue`] (the per-key
@@ -38,10 +40,12 @@ pub mod redlock;
 pub mod reentrant;
 pub mod replay;
 pub mod replication;
+pub mod resp;
 pub mod scripts;
 pub mod setnx_expire;
 pub mod setnx_no_ttl;
 pub mod single_node;
+pub mod sniff;
 pub mod timestamp_value;
 pub mod wire;
 

@@ -10,6 +10,22 @@
 
 use std::sync::OnceLock;
 
+/// Libraries' scripts that mean what one of locklab's does, with the same `KEYS`,
+/// `ARGV` and answers, so a library's traffic reads in the spec's words.
+const ALIASES: &[(LockScript, &str)] = &[
+    // redis-py's `Lock.LUA_RELEASE_SCRIPT` (redis/lock.py): 1 when it deleted its own
+    // key, 0 otherwise.
+    (
+        LockScript::CompareAndDelete,
+        "local token = redis.call('get', KEYS[1])
+         if not token or token ~= ARGV[1] then
+             return 0
+         end
+         redis.call('del', KEYS[1])
+         return 1",
+    ),
+];
+
 /// Which lock script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LockScript {
@@ -118,6 +134,24 @@ impl LockScript {
                  return 0"
             }
         }
+    }
+
+    /// The lock script `source` is, read as the server would run it: the same Lua up
+    /// to whitespace, either locklab's own or a library's with the same meaning
+    /// (redis-py's release is a compare-and-delete).
+    pub fn recognise(source: &str) -> Option<LockScript> {
+        let bare = |s: &str| -> String { s.chars().filter(|c| !c.is_whitespace()).collect() };
+        let wanted = bare(source);
+        LockScript::ALL
+            .iter()
+            .copied()
+            .find(|s| bare(s.source()) == wanted)
+            .or_else(|| {
+                ALIASES
+                    .iter()
+                    .find(|(_, src)| bare(src) == wanted)
+                    .map(|(s, _)| *s)
+            })
     }
 
     /// The SHA1 the server knows the script by (computed once).

@@ -130,7 +130,59 @@ pub(crate) fn encode(command: &RedisCommand) -> Wire {
             &[key],
             vec![px.to_string(), s(field)],
         ),
+        C::Other { name, args, .. } => plain(name, args),
     }
+}
+
+/// The spec's command that a run of `script` with `keys` and `args` is (the inverse of
+/// [`encode`]'s scripts), or `None` when they do not fit it.
+pub(crate) fn decode_script(
+    script: LockScript,
+    keys: &[String],
+    args: &[String],
+) -> Option<RedisCommand> {
+    use RedisCommand as C;
+    let k = |i: usize| keys.get(i).cloned();
+    let a = |i: usize| args.get(i).cloned();
+    let n = |i: usize| args.get(i).and_then(|v| v.parse::<u64>().ok());
+    Some(match script {
+        LockScript::CompareAndDelete => C::EvalCompareAndDelete {
+            key: k(0)?,
+            value: a(0)?,
+        },
+        LockScript::CompareAndPexpire => C::EvalCompareAndRenew {
+            key: k(0)?,
+            value: a(0)?,
+            px: n(1)?,
+        },
+        LockScript::CompareAndTransfer => C::EvalCompareAndTransfer {
+            key: k(0)?,
+            value: a(0)?,
+            to: a(1)?,
+            px: n(2)?,
+        },
+        LockScript::FencedAcquire => C::EvalFencedAcquire {
+            key: k(0)?,
+            fence: k(1)?,
+            value: a(0)?,
+            px: n(1)?,
+        },
+        LockScript::HashAcquire => C::EvalRedissonLock {
+            key: k(0)?,
+            field: a(1)?,
+            px: n(0)?,
+        },
+        LockScript::HashRelease => C::EvalRedissonUnlock {
+            key: k(0)?,
+            field: a(1)?,
+            px: n(0)?,
+        },
+        LockScript::HashRenew => C::EvalRedissonRenew {
+            key: k(0)?,
+            field: a(1)?,
+            px: n(0)?,
+        },
+    })
 }
 
 /// The reply in the spec's terms. Lock commands answer with nil, `OK`, integers, bulk

@@ -33,6 +33,7 @@ mod lock;
 pub mod problems;
 mod process;
 pub mod protocol;
+pub mod wiretap;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -109,11 +110,13 @@ impl ExternalClient {
         }
     }
 
-    /// This client as a [`CustomLock`] called `name` in reports.
+    /// This client as a [`CustomLock`] called `name` in reports. Its traffic to the
+    /// lock servers is heard ([`wiretap`]).
     pub fn lock(self, name: &str) -> CustomLock {
         CustomLock::with_context(name, move |client| {
             Ok(Box::new(ExternalLock::start(&self, client)?))
         })
+        .heard()
     }
 }
 

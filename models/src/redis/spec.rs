@@ -251,6 +251,20 @@ pub enum RedisCommand {
         /// `ARGV[1]`: the lease in ms.
         px: u64,
     },
+    /// A command the spec does not model, as a client sent it (read off an external
+    /// client's traffic: `HSET`, a script whose source is none of the above, `DEL` of
+    /// several keys). Its effect is unknown: the spec answers an error and changes
+    /// nothing, and the checks that read commands treat a writing one as possibly
+    /// having changed any key of its server.
+    Other {
+        /// The command's name, as sent (`HSET`, `EVALSHA`).
+        name: String,
+        /// Its arguments, as sent (binary ones lossily as UTF-8).
+        args: Vec<String>,
+        /// Whether it may change the keyspace (a command not known to be read-only is
+        /// taken to).
+        write: bool,
+    },
 }
 
 impl RedisCommand {
@@ -276,7 +290,7 @@ impl RedisCommand {
             | EvalRedissonLock { key, .. }
             | EvalRedissonUnlock { key, .. }
             | EvalRedissonRenew { key, .. } => Some(key),
-            Wait { .. } => None,
+            Wait { .. } | Other { .. } => None,
         }
     }
 
@@ -293,10 +307,17 @@ impl RedisCommand {
     /// stream.
     pub fn is_write(&self) -> bool {
         use RedisCommand::*;
-        !matches!(
-            self,
-            Get { .. } | PTtl { .. } | Exists { .. } | HExists { .. } | Wait { .. }
-        )
+        match self {
+            Other { write, .. } => *write,
+            Get { .. } | PTtl { .. } | Exists { .. } | HExists { .. } | Wait { .. } => false,
+            _ => true,
+        }
+    }
+
+    /// Whether the spec models what the command does ([`RedisCommand::Other`] is the
+    /// one it does not).
+    pub fn is_modelled(&self) -> bool {
+        !matches!(self, RedisCommand::Other { .. })
     }
 }
 
@@ -468,6 +489,8 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock, expired: bool) -> 
             Some(Value::Str(_)) => R::Error(WRONGTYPE.into()),
         },
         Wait { .. } => R::Integer(0),
+        // Nothing is known of its effect: a check that needs one leaves it out.
+        Other { name, .. } => R::Error(format!("{name}: not modelled by the spec")),
         EvalCompareAndDelete { key, value } => {
             if owns_string(s, key, value) {
                 s.keys.remove(key);
@@ -758,6 +781,14 @@ pub fn command_text(cmd: &RedisCommand) -> String {
         EvalRedissonLock { key, field, px } => format!("EVAL redisson-lock {key} {field} {px}"),
         EvalRedissonUnlock { key, field, px } => format!("EVAL redisson-unlock {key} {field} {px}"),
         EvalRedissonRenew { key, field, px } => format!("EVAL redisson-renew {key} {field} {px}"),
+        Other { name, args, .. } => {
+            let mut text = name.clone();
+            for a in args {
+                text.push(' ');
+                text.push_str(a);
+            }
+            text
+        }
     }
 }
 

@@ -46,8 +46,35 @@ fn ends(op: &Operation) -> u64 {
     op.ret().unwrap_or(u64::MAX)
 }
 
-/// Runs the check.
+/// Runs the check. A proof from the servers' commands (what the client sent, heard on
+/// the wire) comes first: it rests on no client's word. A proof from the lock
+/// operations alone rests on the client's report of its release; where both exist, the
+/// second is added to the first's explanation.
 pub fn check(paired: &Paired) -> CheckReport {
+    let (from_ops, releases) = from_lock_ops(paired);
+    let proven =
+        super::foreign_commands::check(paired).or_else(|| super::foreign_etcd::check(paired));
+    match (proven, from_ops) {
+        (Some(mut report), ops) => {
+            if let Some(ops) = ops {
+                report
+                    .explanation
+                    .push(format!("the lock operations show it too: {}", ops.summary));
+            }
+            report.stat("releases", releases)
+        }
+        (None, Some(report)) => report.stat("releases", releases),
+        (None, None) => CheckReport::new(
+            Property::NoForeignRelease,
+            Verdict::Ok,
+            format!("{releases} successful releases, none proven to remove another client's lock"),
+        )
+        .stat("releases", releases),
+    }
+}
+
+/// The proof from the lock operations, if any, and how many releases succeeded.
+fn from_lock_ops(paired: &Paired) -> (Option<CheckReport>, usize) {
     let mut grants: HashMap<Option<&str>, Vec<&Operation>> = HashMap::new();
     let mut owners: HashMap<(u64, Option<&str>), OwnerOps<'_>> = HashMap::new();
     for o in &paired.ops {
@@ -152,18 +179,8 @@ pub fn check(paired: &Paired) -> CheckReport {
                 op_ref(gb, format!("grant to c{}", gb.process)),
                 op_ref(r, format!("release by c{} succeeded", r.process)),
             ];
-            return report.stat("releases", releases);
+            return (Some(report), releases);
         }
     }
-    let proven =
-        super::foreign_commands::check(paired).or_else(|| super::foreign_etcd::check(paired));
-    if let Some(report) = proven {
-        return report.stat("releases", releases);
-    }
-    CheckReport::new(
-        Property::NoForeignRelease,
-        Verdict::Ok,
-        format!("{releases} successful releases, none proven to remove another client's lock"),
-    )
-    .stat("releases", releases)
+    (None, releases)
 }

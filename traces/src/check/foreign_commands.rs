@@ -18,7 +18,9 @@
 //! Whatever `k` held when A's `DEL` took effect was written after B's set took effect,
 //! and not by A: A deleted a lock that was not its own. Sound as long as the events
 //! record every command the clients sent to the server, which a run's recorders do
-//! (see HISTORY.md). Refused conditional sets wrote nothing and do not count as writes.
+//! (see HISTORY.md). Refused conditional sets wrote nothing and do not count as writes;
+//! a writing command the spec does not model counts as a write of every key of its
+//! server.
 
 use std::collections::BTreeMap;
 
@@ -113,7 +115,17 @@ pub fn check(paired: &Paired) -> Option<CheckReport> {
             by_key.entry((op.node, key)).or_default().push(op);
         }
     }
-    // `commands` sorts by call time, so each list is in call order.
+    // A writing command the spec does not model (an external client's `HSET`, an
+    // unknown script) may have written any key of its server: it stands in every key's
+    // list there, where it can only take a proof away.
+    for ((node, _), list) in by_key.iter_mut() {
+        list.extend(
+            ops.iter()
+                .filter(|o| o.node == *node && !o.command.is_modelled() && o.command.is_write()),
+        );
+        list.sort_by_key(|o| o.call_ns);
+    }
+    // Each list is in call order.
     by_key.iter().find_map(|(&(_, key), list)| {
         let (ga, gb, del) = prove(list)?;
         let mut report = CheckReport::new(

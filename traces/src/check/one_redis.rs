@@ -70,10 +70,26 @@ impl CommandOp {
     }
 }
 
+/// The servers one Redis cannot be held to: those a command the spec does not model
+/// may have written (an external client's `HSET`, an unknown script), whose effect on
+/// any of the server's keys is unknown.
+pub fn unjudged_servers(ops: &[CommandOp]) -> std::collections::BTreeSet<usize> {
+    ops.iter()
+        .filter(|o| !o.command.is_modelled() && o.command.is_write())
+        .map(|o| o.node)
+        .collect()
+}
+
 /// The checker's partitions: one per server and group of keys that commands touch
-/// together, in the order the commands were sent.
+/// together, in the order the commands were sent. Commands the spec does not model,
+/// and every command of a server one of them may have written, are left out.
 pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
     let spec = Arc::new(RedisSpec::ticking(NS_PER_MS));
+    let unjudged = unjudged_servers(ops);
+    let ops: Vec<&CommandOp> = ops
+        .iter()
+        .filter(|o| o.command.is_modelled() && !unjudged.contains(&o.node))
+        .collect();
     // Which group each (server, key) is in; a command touching two groups merges them.
     let mut group_of: BTreeMap<(usize, &str), usize> = BTreeMap::new();
     let mut merged_into: Vec<usize> = Vec::new();
@@ -83,7 +99,7 @@ pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
         }
         g
     }
-    for op in ops {
+    for op in &ops {
         let mut first: Option<usize> = None;
         for key in op.command.keys() {
             let g = *group_of.entry((op.node, key)).or_insert_with(|| {
@@ -99,7 +115,7 @@ pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
         }
     }
     let mut parts: BTreeMap<usize, Vec<LinOp<RedisSpec>>> = BTreeMap::new();
-    for op in ops {
+    for op in &ops {
         let Some(key) = op.command.keys().first().copied() else {
             continue;
         };
@@ -246,15 +262,39 @@ pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Find
         .map(|o| o.node)
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    let counted = |f: Finding| f.stat("commands", ops.len()).stat("servers", servers);
+    let unjudged = unjudged_servers(&ops);
+    let left_out = ops
+        .iter()
+        .filter(|o| !o.command.is_modelled() || unjudged.contains(&o.node))
+        .count();
+    let counted = |f: Finding| {
+        f.stat("commands", ops.len())
+            .stat("servers", servers)
+            .stat("left_out", left_out)
+    };
+    let judged = ops.len() - left_out;
     Some(counted(match linearize(&ops, budget) {
+        LinResult::Ok if judged == 0 => Finding::new(
+            NAME,
+            Verdict::Unknown,
+            format!(
+                "none of the {} Redis commands could be judged: commands the spec does not model may have written every server",
+                ops.len()
+            ),
+        ),
         LinResult::Ok => Finding::new(
             NAME,
             Verdict::Ok,
-            format!(
-                "the {} Redis commands are linearizable as one Redis per server ({servers})",
-                ops.len()
-            ),
+            if left_out == 0 {
+                format!(
+                    "the {} Redis commands are linearizable as one Redis per server ({servers})",
+                    ops.len()
+                )
+            } else {
+                format!(
+                    "the {judged} Redis commands judged are linearizable as one Redis per server; {left_out} left out (commands the spec does not model, and the servers they may have written)"
+                )
+            },
         ),
         LinResult::Unknown(why) => Finding::new(
             NAME,
