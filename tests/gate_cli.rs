@@ -33,6 +33,8 @@ struct Case {
     name: String,
     failure: Option<String>,
     error: Option<String>,
+    /// The testcase's own `system-out`: its summary, and what else was found.
+    said: String,
 }
 
 /// Reads the JUnit XML as a CI dashboard would: with an XML parser, checking that the
@@ -59,6 +61,7 @@ fn junit(path: &Path) -> Vec<Case> {
             name: case.attribute("name").expect("name").to_string(),
             failure: text_of("failure"),
             error: text_of("error"),
+            said: text_of("system-out").unwrap_or_default(),
         });
     }
     let count = |attr: &str| -> usize {
@@ -197,6 +200,11 @@ fn a_lock_without_owner_check_fails_its_gate_with_the_history_lines() {
             text.contains("02-redis-lua-pause/history.jsonl:"),
             "names the history lines: {text}"
         );
+        // Not the client's word: what it sent, heard on the wire by its own proxy.
+        assert!(
+            text.contains("proven from the Redis commands") && text.contains("DEL locklab:lock"),
+            "the DEL is proven from the client's decoded traffic: {text}"
+        );
     }
     // Without the fault, even this lock keeps clients apart.
     assert!(cases
@@ -253,4 +261,215 @@ fn a_bad_config_is_exit_2_naming_its_line_and_key() {
     assert_eq!(o.status.code(), Some(2));
     let json: serde_json::Value = serde_json::from_slice(&o.stdout).expect("a JSON error document");
     assert_eq!(json["verdict"], "error");
+}
+
+/// The test clients of `tests/clients/` and the example clients, by path.
+#[cfg(feature = "backends")]
+fn python(script: &str, args: &[&str]) -> String {
+    let mut words = vec![
+        "\"/usr/bin/python3\"".to_string(),
+        format!("\"{}\"", root().join(script).display()),
+    ];
+    words.extend(args.iter().map(|a| format!("\"{a}\"")));
+    format!("[{}]", words.join(", "))
+}
+
+#[cfg(feature = "backends")]
+fn gate_on(dir: &Path, config: &str) -> (Option<i32>, serde_json::Value, Vec<Case>) {
+    let path = write_config(dir, config);
+    let out = dir.join("out");
+    let (code, json) = run_gate(&path, &out);
+    let cases = if out.join("junit.xml").is_file() {
+        junit(&out.join("junit.xml"))
+    } else {
+        Vec::new()
+    };
+    (code, json, cases)
+}
+
+/// redis-py's Lock taking a 3 s lease of its own (and saying so: protocol v2's
+/// `lease_ms`) through a 1.5 s pause keeps mutual exclusion where the model of a 0.5 s
+/// lease breaks it: safer than the model. It passes `at-least-as-safe-as-model` and
+/// fails `agrees-with-model`; the lock check holds each grant to the 3 s lease, so
+/// nothing else is found. Without `lease_ms` the same lock is held to the lease asked
+/// for, and its refusals read as "busy while free".
+#[cfg(feature = "backends")]
+#[test]
+fn a_lock_safer_than_its_model_passes_at_least_as_safe_and_fails_agrees() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = |extra: &str| {
+        format!(
+            "name = \"fixed lease\"\nclient = {}\n[[scenario]]\nid = \"redis-lua-pause\"\nrequire = [\"at-least-as-safe-as-model\", \"agrees-with-model\"]\n",
+            python("examples/redis-py/lock_client.py", &["--lease-ms", "3000", extra].iter().copied().filter(|a| !a.is_empty()).collect::<Vec<_>>())
+        )
+    };
+    let (code, json, cases) = gate_on(dir.path(), &config(""));
+    assert_eq!(code, Some(1), "{json:#}");
+    let result = |name: &str| {
+        cases
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{name} in {cases:#?}"))
+    };
+    let safe = result("at-least-as-safe-as-model");
+    assert!(safe.failure.is_none() && safe.error.is_none(), "{safe:#?}");
+    let exact = result("agrees-with-model");
+    let text = exact.failure.as_deref().unwrap_or("");
+    assert!(
+        text.contains("mutual exclusion") && text.contains("DISAGREES (safer)"),
+        "{text}"
+    );
+    let agreement = &json["scenarios"][0]["agreement"];
+    assert_eq!(agreement["at_least_as_safe"], "yes", "{agreement:#}");
+    assert_eq!(agreement["exact"], "no");
+    assert_eq!(
+        agreement["also_found"].as_array().map(Vec::len),
+        Some(0),
+        "held to the 3 s lease it said it took: {agreement:#}"
+    );
+
+    let (_, json, _) = gate_on(dir.path(), &config("--unsaid"));
+    let found = &json["scenarios"][0]["agreement"]["also_found"];
+    assert!(
+        found
+            .as_array()
+            .is_some_and(|a| a.iter().any(|f| f["check"] == "lock-linearizability"
+                && f["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("busy while it was free")))),
+        "without lease_ms the grant is held to the 0.5 s asked for: {found:#}"
+    );
+}
+
+/// A client that never gets the lock enters no critical section, and the fault that
+/// waits for a holder never fires: the run tested nothing, so every requirement is
+/// unknown (exit 3) with the reason in the JUnit text — never a pass.
+#[cfg(feature = "backends")]
+#[test]
+fn a_client_that_never_gets_the_lock_is_unknown_with_the_reason() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, json, cases) = gate_on(
+        dir.path(),
+        &format!(
+            "client = {}\n[options]\nduration = 2.0\n[[scenario]]\nid = \"redis-lua-pause\"\nrequire = [\"at-least-as-safe-as-model\", \"mutual-exclusion\", \"no-foreign-release\"]\n",
+            python("tests/clients/never_granted.py", &[])
+        ),
+    );
+    assert_eq!(code, Some(3), "{json:#}");
+    assert_eq!(json["verdict"], "unknown");
+    assert_eq!(cases.len(), 3, "{cases:#?}");
+    for c in &cases {
+        let text = c.error.as_deref().unwrap_or("");
+        assert!(
+            text.contains("no client entered its critical section"),
+            "{}: {text}",
+            c.name
+        );
+        assert!(c.failure.is_none(), "{c:#?}");
+    }
+    let why = json["scenarios"][0]["agreement"]["unknown_because"].to_string();
+    assert!(why.contains("never fired"), "{why}");
+}
+
+/// A client whose every release it reports as refused (it did release): the lock keeps
+/// clients apart, as the model says, but its answers are no behaviour of a lock. That
+/// violation is no property the model is compared on: the run still shows it — in the
+/// verdict, the JSON and the JUnit beside the passing requirement — and
+/// `no-violation` fails on it.
+#[cfg(feature = "backends")]
+#[test]
+fn a_violation_not_compared_with_the_model_is_never_hidden() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, json, cases) = gate_on(
+        dir.path(),
+        &format!(
+            "client = {}\n[[scenario]]\nid = \"redis-lua\"\nrequire = [\"at-least-as-safe-as-model\", \"no-violation\"]\n",
+            python("tests/clients/denies_releases.py", &[])
+        ),
+    );
+    assert_eq!(code, Some(1), "{json:#}");
+    let agreement = &json["scenarios"][0]["agreement"];
+    assert_eq!(agreement["exact"], "yes", "{agreement:#}");
+    assert_eq!(agreement["verdict"], "violation");
+    assert_eq!(agreement["also_found"][0]["check"], "lock-linearizability");
+    let safe = cases
+        .iter()
+        .find(|c| c.name == "at-least-as-safe-as-model")
+        .expect("case");
+    assert!(safe.failure.is_none() && safe.error.is_none(), "{safe:#?}");
+    assert!(
+        safe.said.contains("also found") && safe.said.contains("lock linearizability VIOLATION"),
+        "{safe:#?}"
+    );
+    let none = cases
+        .iter()
+        .find(|c| c.name == "no-violation")
+        .expect("case");
+    assert!(
+        none.failure
+            .as_deref()
+            .is_some_and(|f| f.contains("lock linearizability")),
+        "{none:#?}"
+    );
+
+    // `locklab run` says it in its headline and exits 1.
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args([
+            "run",
+            "redis-lua",
+            "--duration",
+            "2",
+            "--client",
+            "/usr/bin/python3",
+        ])
+        .arg(root().join("tests/clients/denies_releases.py"))
+        .output()
+        .expect("runs locklab");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("agrees with the model; also found: lock linearizability VIOLATION (not compared for this scenario)"),
+        "{text}"
+    );
+}
+
+/// A client that dies before it answers `init`: the scenario could not run. Exit 4,
+/// not 2 (the config is fine; retry the job), with the client's last words.
+#[cfg(feature = "backends")]
+#[test]
+fn a_client_that_dies_before_init_is_exit_4() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, json, cases) = gate_on(
+        dir.path(),
+        &format!(
+            "client = {}\n[[scenario]]\nid = \"redis-lua\"\n",
+            python("tests/clients/dies_at_init.py", &[])
+        ),
+    );
+    assert_eq!(code, Some(4), "{json:#}");
+    assert_eq!(json["verdict"], "error");
+    assert_eq!(
+        json["scenarios"][0]["error_kind"], "environment",
+        "{json:#}"
+    );
+    let text = cases[0].error.as_deref().unwrap_or("");
+    assert!(
+        text.contains("ended before answering init") && text.contains("cannot import"),
+        "{text}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args([
+            "run",
+            "redis-lua",
+            "--format",
+            "json",
+            "--client",
+            "/usr/bin/python3",
+        ])
+        .arg(root().join("tests/clients/dies_at_init.py"))
+        .output()
+        .expect("runs locklab");
+    assert_eq!(out.status.code(), Some(4));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["error_kind"], "environment");
 }

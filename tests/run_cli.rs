@@ -1,5 +1,6 @@
 //! `locklab run` usage errors: exit 2 with a message naming the problem, before any
-//! server starts (so these need no server).
+//! server starts (so these need no server); a server that is not there is exit 4
+//! (could not run), and every exit code is in `--help`.
 
 use std::process::{Command, Output};
 
@@ -76,16 +77,18 @@ fn sql_runs_refuse_bad_options_and_a_missing_server_before_starting_anything() {
             "{id}"
         );
     }
-    // No MariaDB on PATH: an environment error naming what to install, exit 2.
+    // No MariaDB on PATH: the run could not run (exit 4, not a usage error), the
+    // message naming what to install.
     let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
         .args(["run", "mysql-getlock-conn-kill", "--format", "json"])
         .env("PATH", "/nonexistent")
         .output()
         .expect("runs locklab");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(4));
     let json: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("a JSON error document");
     assert_eq!(json["verdict"], "error");
+    assert_eq!(json["error_kind"], "environment");
     let error = json["error"].as_str().unwrap_or_default();
     assert!(
         error.contains("mariadb") && error.contains("ci/setup.sh"),
@@ -144,4 +147,44 @@ fn run_client_usage_errors_exit_2_naming_the_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--client"));
     let out = locklab(&["run", "redis-lua", "--client"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Every command's `--help` lists the exit codes; a usage error asked for as JSON is
+/// one JSON document with its kind.
+#[test]
+fn every_help_lists_the_exit_codes_and_usage_errors_come_as_json() {
+    for command in [
+        "check-history",
+        "export",
+        "models",
+        "check",
+        "explain",
+        "explore",
+        "matrix",
+        "report",
+        "run",
+        "gate",
+        "bench",
+    ] {
+        let out = locklab(&[command, "--help"]);
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        for code in ["0  ", "1  ", "2  ", "3  ", "4  could not run"] {
+            assert!(
+                help.contains(code),
+                "{command} --help lacks {code:?}:\n{help}"
+            );
+        }
+    }
+    let out = locklab(&["run", "redis-lua", "--clients", "x", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(json["verdict"], "error");
+    assert_eq!(json["error_kind"], "usage");
+    assert!(
+        json["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("--clients")),
+        "{json}"
+    );
 }

@@ -7,11 +7,17 @@ stdin and stdout; everything on stderr goes to the client's log. Nothing here is
 locklab's lock: acquire, release and renew are redis-py's own calls, so the gate
 judges redis-py.
 
-    /usr/bin/python3 lock_client.py [--wait-replicas N]
+    /usr/bin/python3 lock_client.py [--wait-replicas N] [--lease-ms MS] [--unsaid]
 
 --wait-replicas N  after a grant, WAIT for N replicas (100 ms) before answering ok,
                    and give the lock back if fewer acknowledged (the catalog's
                    redis-failover-wait: the application confirms the write).
+--lease-ms MS      take this lease whatever locklab asks for, as an application
+                   configured with its own lease does, and say so in the ok
+                   (protocol version 2's lease_ms), so the checks hold each grant
+                   to the lease it really has.
+--unsaid           with --lease-ms, do not say so (a version-1 client): the checks
+                   then hold each grant to the lease locklab asked for.
 """
 
 import argparse
@@ -65,6 +71,8 @@ class Client:
 
     def acquire(self, msg):
         lease = msg.get("lease_ms")
+        if self.args.lease_ms:
+            lease = self.args.lease_ms
         wait = msg.get("wait_ms", 0)
         lock = Lock(
             self.redis,
@@ -87,6 +95,8 @@ class Client:
                     pass
                 return {"type": "error", "error": f"WAIT: {acked} of {self.args.wait_replicas} replicas acknowledged"}
         self.held = lock
+        if self.args.lease_ms and not self.args.unsaid:
+            return {"type": "ok", "lease_ms": self.args.lease_ms}
         return {"type": "ok"}
 
     def release(self, msg):
@@ -132,6 +142,8 @@ def tuple_of(addr):
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--wait-replicas", type=int, default=0)
+    p.add_argument("--lease-ms", type=int, default=0)
+    p.add_argument("--unsaid", action="store_true")
     return p.parse_args(argv)
 
 

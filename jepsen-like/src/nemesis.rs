@@ -31,6 +31,18 @@ pub enum ClientFault {
     LoseReleaseReply,
 }
 
+impl std::fmt::Display for ClientFault {
+    /// As the history names the fault (`client-pause 1500 ms`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientFault::Pause(ms) => write!(f, "client-pause {ms} ms"),
+            ClientFault::Crash => f.write_str("client-crash"),
+            ClientFault::Partition(ms) => write!(f, "client-partition {ms} ms"),
+            ClientFault::LoseReleaseReply => f.write_str("lose-release-reply"),
+        }
+    }
+}
+
 /// Client faults asked for by the nemesis and not yet taken by a client.
 #[derive(Default)]
 pub struct ClientFaults {

@@ -582,9 +582,21 @@ fn attempt_once<C: Cluster>(
     let mut unfired = done.unfired.clone();
     for fault in faults.untaken() {
         unfired.push(format!(
-            "{fault:?}: asked of a client, but none reached the middle of its critical section after that"
+            "{fault}: asked of a client, but none reached the middle of its critical section after that"
         ));
     }
+    // The same step planned twice and missed twice is one reason, counted.
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    for why in unfired {
+        match counted.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((why, 1)),
+        }
+    }
+    let unfired: Vec<String> = counted
+        .into_iter()
+        .map(|(why, n)| if n > 1 { format!("{why} (×{n})") } else { why })
+        .collect();
     drop(hearing);
     drop(proxies);
     runtime.shutdown_timeout(Duration::from_secs(1));

@@ -67,6 +67,20 @@ pub fn judge(scenario: &str, requirement: Requirement, run: &RunReport, history:
     };
     // A run that tested nothing proves nothing holds.
     let shortfalls = run.agreement.exercised.shortfalls();
+    let said = |s: &str| shortfalls.iter().all(|w| s.contains(w.as_str()));
+    if result == Result::Unknown && !shortfalls.is_empty() && !said(&summary) {
+        // Unknown for a reason of its own: the run's shortfalls come first, they are
+        // what to fix.
+        summary = format!("unknown: {}; {summary}", shortfalls.join("; "));
+        details = format!(
+            "scenario {scenario}: {}: the run tested less than the scenario asks:\n{}{details}",
+            requirement.name(),
+            shortfalls
+                .iter()
+                .map(|w| format!("  {w}\n"))
+                .collect::<String>()
+        );
+    }
     if result == Result::Pass && !shortfalls.is_empty() {
         result = Result::Unknown;
         summary = format!("unknown: {}", shortfalls.join("; "));

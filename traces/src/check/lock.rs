@@ -329,6 +329,18 @@ fn reason(op: &LinOp<LockSpec>, ill: &Illegal<LockSpec>) -> String {
         {
             format!("c{} was told the lock was busy while it was free", op.client)
         }
+        (LockInput::Release { .. } | LockInput::Renew { .. }, Some(LockOutput::NotHeld))
+            if states.iter().all(|s| {
+                s.holder
+                    .as_ref()
+                    .is_some_and(|h| h.owner == owner && !h.maybe_expired(op.window()))
+            }) =>
+        {
+            format!(
+                "c{} (owner {owner}) was told it did not hold the lock while its own grant's lease still ran",
+                op.client
+            )
+        }
         _ => "its answer contradicts every state the lock can be in".to_string(),
     }
 }
