@@ -61,6 +61,7 @@ pub fn request_path(cmd: &ZkCommand) -> Option<&str> {
         | ZkCommand::GetChildren { path, .. }
         | ZkCommand::Check { path, .. } => Some(path),
         ZkCommand::Multi { ops, .. } => ops.first().and_then(request_path),
+        ZkCommand::Other { path, .. } => path.as_deref(),
         ZkCommand::Connect { .. } | ZkCommand::Ping { .. } | ZkCommand::Consume { .. } => None,
     }
 }
@@ -341,9 +342,10 @@ impl ZkSession {
             ZkCommand::Connect { .. }
             | ZkCommand::Ping { .. }
             | ZkCommand::Check { .. }
-            | ZkCommand::Consume { .. } => Err(LockError::Unsupported {
+            | ZkCommand::Consume { .. }
+            | ZkCommand::Other { .. } => Err(LockError::Unsupported {
                 protocol: "zookeeper",
-                what: "connect, ping, a check outside a multi, or reading watches as a request",
+                what: "connect, ping, a check outside a multi, reading watches as a request, or a request the spec does not model",
             }),
         }
     }

@@ -5,14 +5,18 @@
 //! from the client's traffic what it did (a `DEL` of another client's key), instead of
 //! taking the client's word for it.
 //!
-//! Redis traffic (RESP) is decoded; other families' addresses are passed through as
-//! they are. A Sentinel-aware client that asks the Sentinels for the master reaches the
-//! master directly and is not heard.
+//! Redis traffic (RESP) and ZooKeeper traffic (jute) are decoded; the SQL and etcd
+//! addresses are passed through as they are. A Sentinel-aware client that asks the
+//! Sentinels for the master reaches the master directly and is not heard. ZooKeeper's
+//! addresses are the client's own proxies already (the ones a pause or partition
+//! cuts); the hearing proxy sits in front of them.
 
 use std::sync::Arc;
 
-use locklab_implementations::redis::history::event_recorder;
+use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::redis::sniff::{ScriptBook, Sniffer};
+use locklab_implementations::zk::sniff::Sniffer as ZkSniffer;
+use locklab_implementations::zk::ZkWire;
 use locklab_traces::format::Process;
 
 use super::endpoints::ExternalEndpoints;
@@ -58,9 +62,40 @@ impl Wiretap for RedisTap {
     }
 }
 
+/// ZooKeeper connections of one client to one server, decoded.
+struct ZkTap {
+    client: u32,
+    node: usize,
+    log: Arc<Log>,
+}
+
+struct ZkConnection(ZkSniffer);
+
+impl ConnectionTap for ZkConnection {
+    fn sent(&mut self, chunk: &[u8]) {
+        self.0.sent(chunk);
+    }
+
+    fn received(&mut self, chunk: &[u8]) {
+        self.0.received(chunk);
+    }
+}
+
+impl Wiretap for ZkTap {
+    fn connection(&self) -> Box<dyn ConnectionTap> {
+        let log = Arc::clone(&self.log);
+        let recorder =
+            event_recorder::<ZkWire>(Process::Client(self.client), self.log.base(), move |e| {
+                log.record_stamped(e)
+            });
+        Box::new(ZkConnection(ZkSniffer::new(recorder, self.node)))
+    }
+}
+
 /// Puts a proxy that hears client `client` in front of each of `endpoints`' Redis
-/// servers, and points `endpoints` at them. `scripts` is the run's, shared by its
-/// clients. Must be called inside a tokio runtime.
+/// servers and each of its ZooKeeper servers, and points `endpoints` at them. A
+/// server's index in its list is its `node` in the history. `scripts` is the run's,
+/// shared by its clients. Must be called inside a tokio runtime.
 pub async fn hear(
     endpoints: &mut ExternalEndpoints,
     client: u32,
@@ -74,6 +109,16 @@ pub async fn hear(
             node,
             log: Arc::clone(log),
             scripts: scripts.clone(),
+        };
+        let proxy = Proxy::start_wiretapped(addr, Arc::new(tap)).await?;
+        *addr = proxy.addr();
+        proxies.push(proxy);
+    }
+    for (node, addr) in endpoints.zookeeper.iter_mut().enumerate() {
+        let tap = ZkTap {
+            client,
+            node,
+            log: Arc::clone(log),
         };
         let proxy = Proxy::start_wiretapped(addr, Arc::new(tap)).await?;
         *addr = proxy.addr();

@@ -203,6 +203,22 @@ pub enum ZkCommand {
         /// The session.
         session: SessionId,
     },
+    /// A request the spec does not model, as a client sent it (read off an external
+    /// client's traffic: `getACL`, `setACL`, `sync`, `createContainer`, `createTTL`,
+    /// `reconfig`, `closeSession`, a `multi` with such an op, or the rest of a
+    /// connection that could not be followed). Its effect is unknown: the spec answers
+    /// an error and changes nothing, and the checks that read requests treat a writing
+    /// one as possibly having created any node at its path or below it (a sequential
+    /// create names only the prefix), or anywhere when it names no path.
+    Other {
+        /// The request's name (`setACL`, `createTTL`).
+        name: String,
+        /// The path it names, if any.
+        path: Option<String>,
+        /// Whether it may change the tree (a request not known to only read is taken
+        /// to).
+        write: bool,
+    },
 }
 
 /// An error code.
@@ -217,7 +233,9 @@ pub enum ZkError {
     BadVersion,
     /// `SESSIONEXPIRED`: the session is gone (its ephemeral nodes with it).
     SessionExpired,
-    /// A request ZooKeeper refuses (a `check` outside a `multi`, a read inside one).
+    /// A request ZooKeeper refuses for a reason the spec has no word for (a `check`
+    /// outside a `multi`, a read inside one; heard from an external client: `NOTEMPTY`,
+    /// `NOAUTH`, …): nothing changed.
     Invalid,
 }
 
@@ -457,7 +475,9 @@ impl ZkState {
             | ZkCommand::GetChildren { session, .. }
             | ZkCommand::Multi { session, .. }
             | ZkCommand::Consume { session } => *session,
-            ZkCommand::Connect { .. } | ZkCommand::Check { .. } => {
+            // Nothing is known of an unmodelled request's effect: a check that needs
+            // one leaves it out.
+            ZkCommand::Connect { .. } | ZkCommand::Check { .. } | ZkCommand::Other { .. } => {
                 return ZkReply::Error(ZkError::Invalid)
             }
         };
@@ -653,6 +673,10 @@ pub fn command_text(cmd: &ZkCommand) -> String {
             ops.iter().map(command_text).collect::<Vec<_>>().join(", ")
         ),
         Consume { .. } => "read watch events".to_string(),
+        Other { name, path, .. } => match path {
+            Some(p) => format!("{name} {p}"),
+            None => name.clone(),
+        },
     }
 }
 

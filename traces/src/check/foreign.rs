@@ -13,7 +13,9 @@
 //! Where the lock operations prove nothing, the Redis commands of the history may:
 //! [`super::foreign_commands`] (a `DEL` that removed a lock granted to another client
 //! while the release was under way); so may its etcd requests: [`super::foreign_etcd`]
-//! (a delete by name, retried after a lost reply, of a key another client created).
+//! (a delete by name, retried after a lost reply, of a key another client created); so
+//! may its ZooKeeper requests: [`super::foreign_zk`] (a `delete` of a node another
+//! client created).
 
 use std::collections::HashMap;
 
@@ -52,8 +54,9 @@ fn ends(op: &Operation) -> u64 {
 /// second is added to the first's explanation.
 pub fn check(paired: &Paired) -> CheckReport {
     let (from_ops, releases) = from_lock_ops(paired);
-    let proven =
-        super::foreign_commands::check(paired).or_else(|| super::foreign_etcd::check(paired));
+    let proven = super::foreign_commands::check(paired)
+        .or_else(|| super::foreign_etcd::check(paired))
+        .or_else(|| super::foreign_zk::check(paired));
     match (proven, from_ops) {
         (Some(mut report), ops) => {
             if let Some(ops) = ops {

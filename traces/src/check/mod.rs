@@ -16,6 +16,7 @@ pub mod fencing;
 pub mod foreign;
 pub mod foreign_commands;
 pub mod foreign_etcd;
+pub mod foreign_zk;
 pub mod linear;
 pub mod liveness;
 pub mod lock;
