@@ -112,7 +112,14 @@ fn no_violation(r: &RunReport) {
             c.summary
         );
     }
-    assert!(r.agreement.agrees(), "{:#?}", r.agreement);
+    // Never a disagreement it has not proven; a run whose sections never began is
+    // unknown, with the reason, not "agrees".
+    assert_ne!(
+        r.agreement.exact,
+        locklab_jepsen::agreement::Answer::No,
+        "{:#?}",
+        r.agreement
+    );
 }
 
 #[test]
@@ -163,6 +170,19 @@ fn a_client_that_never_answers_gives_unknown_operations_not_violations() {
     hung.reply_timeout = Duration::from_millis(800);
     let r = run_with("redis-lua", hung, Some(2), dir.path());
     no_violation(&r);
+    // Nobody was ever granted: the run tested nothing, and says so.
+    assert_eq!(
+        r.agreement.exact,
+        locklab_jepsen::agreement::Answer::Unknown
+    );
+    assert!(
+        r.agreement
+            .unknown_because
+            .iter()
+            .any(|w| w.contains("no client entered")),
+        "{:#?}",
+        r.agreement
+    );
     let timeouts = problems(&r, ProblemKind::Timeout);
     assert!(!timeouts.is_empty(), "{:?}", r.client_problems);
     assert!(timeouts[0].contains("acquire request"), "{timeouts:?}");

@@ -219,15 +219,16 @@ impl Sniffer {
     /// From here on the connection cannot be followed: one unknown write stands for it.
     fn lose(&mut self, why: &str) {
         if self.lost.is_none() {
+            // What was sent and not yet answered may still take effect: recorded
+            // unanswered now, so no proof counts on it not having happened.
+            self.record_unanswered();
             self.lost = Some((self.recorder.begin(), why.to_string()));
-            self.waiting.clear();
             self.queued = None;
         }
     }
-}
 
-impl Drop for Sniffer {
-    fn drop(&mut self) {
+    /// Records every request still waiting for its reply as one that got none.
+    fn record_unanswered(&mut self) {
         for w in self.waiting.drain(..) {
             match w {
                 Waiting::Data(begun, command) => {
@@ -241,6 +242,12 @@ impl Drop for Sniffer {
                 Waiting::Nothing => {}
             }
         }
+    }
+}
+
+impl Drop for Sniffer {
+    fn drop(&mut self) {
+        self.record_unanswered();
         if let Some((begun, why)) = self.lost.take() {
             let command = RedisCommand::Other {
                 name: "UNFOLLOWED".into(),
@@ -569,6 +576,15 @@ mod tests {
         ]);
         assert_eq!(ex.len(), 2, "{ex:#?}");
         assert_eq!(ex[0].reply, Some(RedisReply::Bulk("v".into())));
+        // A write sent before the connection became unfollowable, not yet answered:
+        // recorded without reply (it may take effect), never dropped.
+        let pending = sniff(&[
+            (true, resp(&["SET", "k", "v", "NX", "PX", "10"])),
+            (true, resp(&["SUBSCRIBE", "ch"])),
+        ]);
+        assert_eq!(pending.len(), 2, "{pending:#?}");
+        assert_eq!(pending[0].command.to_string(), "SET k v NX PX 10");
+        assert_eq!(pending[0].reply, None);
         assert!(matches!(
             &ex[1].command,
             RedisCommand::Other { write: true, .. }
