@@ -18,7 +18,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 const HEADER: &str =
-    r#"{"format":"locklab-history","version":1,"protocol":"test","backend":"test"}"#;
+    r#"{"format":"locklab-history","version":1,"protocol":"test","backend":"simulated"}"#;
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
@@ -65,6 +65,11 @@ fn malformed_inputs_exit_2_naming_the_line() {
             ":3: returns at 5 ns, before it was called at 10 ns (line 2)",
         ),
         ("empty.jsonl", String::new(), "empty history"),
+        (
+            "unknown-backend.jsonl",
+            "{\"format\":\"locklab-history\",\"version\":1,\"protocol\":\"x\",\"backend\":\"mysql\"}\n".to_string(),
+            ":1: bad header: unknown backend \"mysql\"; known: redis, mariadb, postgres, etcd, zookeeper, imported, simulated",
+        ),
         ("no-header.jsonl", "{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1}\n".to_string(), ":1: expected a header line"),
         ("bad.edn", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :ok, :f :frob}\n".to_string(), ":2: unknown op :f :frob"),
         ("truncated.edn", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :ok,\n".to_string(), "truncated"),

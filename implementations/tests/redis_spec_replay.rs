@@ -8,6 +8,7 @@
 
 mod common;
 
+use locklab_traces::format::Backend;
 use std::time::Duration;
 
 use common::{recorded_node, server};
@@ -244,7 +245,7 @@ async fn a_single_servers_command_events_are_one_redis() {
     assert!(events.len() >= 12, "{events:?}");
     let history = History {
         source: "events".into(),
-        header: Header::new("redis-lua", "redis"),
+        header: Header::new("redis-lua", Backend::Redis),
         events: events
             .into_iter()
             .enumerate()

@@ -3,6 +3,7 @@
 //! and the family's own faults. Each family implements [`Cluster`] in its folder
 //! (`redis/cluster.rs`); the runner, the nemesis and the schedule know only this trait.
 
+use locklab_models::registry::Backend;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -84,7 +85,7 @@ pub trait Cluster: Send + Sized + 'static {
     type Action: FamilyAction;
 
     /// The family's name, for the history header's `backend`.
-    const BACKEND: &'static str;
+    const BACKEND: Backend;
 
     /// Whether the lock servers end a lease at some unknown time after its TTL rather
     /// than at it (the history header's `late_expiry`).

@@ -18,6 +18,7 @@
 //! assert_eq!(report.agreement.at_least_as_safe, Answer::Yes);
 //! ```
 
+use locklab_models::registry::Backend;
 use std::sync::Arc;
 
 use locklab_implementations::etcd::EtcdSession;
@@ -236,7 +237,7 @@ impl ExternalEndpoints {
     /// a lost reply hits exactly that client): those are the ones named. A family whose
     /// clients need more than addresses (SQL's user and database, Redis's Sentinels) says so in its
     /// `Cluster::external_endpoints`.
-    pub fn reached_by(backend: &'static str, addrs: &[String], endpoints: &Endpoints) -> Self {
+    pub fn reached_by(backend: Backend, addrs: &[String], endpoints: &Endpoints) -> Self {
         let mut e = ExternalEndpoints {
             backend,
             ..ExternalEndpoints::default()

@@ -123,6 +123,49 @@ named! {
 }
 
 named! {
+    /// The servers a recorded history ran on, as its header's `backend` names them: the
+    /// one spelling every crate compares, so a typo is a compile error, not a silent
+    /// mismatch between a writer and a checker.
+    pub enum Backend as "backend" {
+        /// Redis: one server, a master with replicas behind Sentinel, Redlock's nodes.
+        Redis => "redis",
+        /// MariaDB (the MySQL dialect).
+        Mariadb => "mariadb",
+        /// PostgreSQL.
+        Postgres => "postgres",
+        /// An etcd cluster.
+        Etcd => "etcd",
+        /// A ZooKeeper ensemble.
+        Zookeeper => "zookeeper",
+        /// Read from another tool's format (Jepsen or Knossos EDN, Porcupine's logs), or
+        /// a history whose header names no backend.
+        Imported => "imported",
+        /// Written by a simulation (the checkers' tests), not by real servers.
+        Simulated => "simulated",
+    }
+}
+
+impl Default for Backend {
+    /// A header that names no backend: nothing is known of its servers.
+    fn default() -> Self {
+        Backend::Imported
+    }
+}
+
+impl Backend {
+    /// The scenario family whose servers these are (`None`: not servers of a family).
+    pub fn family(self) -> Option<Family> {
+        match self {
+            Backend::Redis => Some(Family::Redis),
+            Backend::Mariadb | Backend::Postgres => Some(Family::Sql),
+            Backend::Etcd => Some(Family::Etcd),
+            Backend::Zookeeper => Some(Family::Zk),
+            Backend::Imported | Backend::Simulated => None,
+        }
+    }
+}
+
+named! {
     /// A fault a model checker may inject, with a budget per scenario.
     pub enum Fault as "fault" {
         /// A client process stops (GC, stop-the-world) and later resumes.
@@ -219,6 +262,9 @@ mod tests {
         }
         for p in Property::ALL {
             assert_eq!(p.name().parse::<Property>(), Ok(*p));
+        }
+        for b in Backend::ALL {
+            assert_eq!(b.name().parse::<Backend>(), Ok(*b));
         }
     }
 

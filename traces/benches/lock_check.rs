@@ -14,6 +14,7 @@
 //! events; the simulated one has the same order of magnitude. Simulated rather than recorded so that a 120 s, 64-client history takes no server
 //! and no two minutes to make, and the same seed gives the same history.
 
+use locklab_traces::format::Backend;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Write;
@@ -186,7 +187,7 @@ fn one(clients: u32, seconds: u64, fault: bool) -> Result<String, String> {
         std::process::id()
     ));
     {
-        let mut header = Header::new("bench", "simulated");
+        let mut header = Header::new("bench", Backend::Simulated);
         header.resource = Some(ResourceSpec::Counter { initial: 0 });
         let file = std::fs::File::create(&path).map_err(|e| e.to_string())?;
         let writer = HistoryWriter::new(std::io::BufWriter::new(file), &header)

@@ -311,13 +311,14 @@ fn string(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::Backend;
     use crate::format::Header;
 
     #[test]
     fn writes_one_op_map_per_line() {
         let mut h = History {
             source: "t".into(),
-            header: Header::new("test", "test"),
+            header: Header::new("test", Backend::Simulated),
             ..History::default()
         };
         let mut a = Event::new(Process::Client(0), OpKind::Acquire, Phase::Invoke, 123);
@@ -343,7 +344,7 @@ mod tests {
     fn a_client_goes_on_as_a_new_process_after_an_info_and_reads_back_as_itself() {
         let mut h = History {
             source: "t".into(),
-            header: Header::new("test", "test"),
+            header: Header::new("test", Backend::Simulated),
             ..History::default()
         };
         let ev = |c: u32, op: OpKind, phase: Phase, t: u64| {

@@ -10,6 +10,7 @@
 //! The schema is documented field by field on [`Header`] and [`Event`] (and in
 //! `traces/HISTORY.md`).
 
+pub use locklab_models::registry::Backend;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -31,7 +32,7 @@ pub struct Header {
     pub protocol: String,
     /// The backend (`redis`, `mariadb`, `etcd`, …; `imported` for foreign histories).
     #[serde(default)]
-    pub backend: String,
+    pub backend: Backend,
     /// Servers and their roles, free text (`master 127.0.0.1:16379 + 1 replica + 3 sentinels`).
     #[serde(default)]
     pub topology: String,
@@ -123,7 +124,7 @@ pub enum LockModel {
 
 impl Header {
     /// A header for a history of `protocol` on `backend`, everything else empty.
-    pub fn new(protocol: &str, backend: &str) -> Self {
+    pub fn new(protocol: &str, backend: Backend) -> Self {
         let mut tools = serde_json::Map::new();
         tools.insert(
             "locklab".into(),
@@ -133,7 +134,7 @@ impl Header {
             format: FORMAT_NAME.into(),
             version: FORMAT_VERSION,
             protocol: protocol.into(),
-            backend: backend.into(),
+            backend,
             tools,
             ..Header::default()
         }

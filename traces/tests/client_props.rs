@@ -19,6 +19,7 @@ mod common;
 use common::*;
 use locklab_models::spec::{LockInput, LockOutput, LockSpec, LockState, Spec, Window};
 use locklab_traces::check::{CheckReport, Property, Report, Verdict};
+use locklab_traces::format::Backend;
 use locklab_traces::format::{Event, Header, OpKind, Phase, Process, ResourceSpec};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -516,7 +517,7 @@ fn record(setup: &Setup, run: &Run) -> locklab_traces::format::History {
         events.push(done);
     }
     events.sort_by_key(|e| (e.time, e.phase != Phase::Invoke));
-    let mut header = Header::new("prop", "sim");
+    let mut header = Header::new("prop", Backend::Simulated);
     header.resource = match (setup.counter, setup.stock) {
         (false, _) => None,
         (true, false) => Some(ResourceSpec::Counter {

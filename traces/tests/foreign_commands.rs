@@ -3,6 +3,7 @@
 //! prove nothing (the release began before the other grant); near misses are not.
 
 use locklab_traces::check::{check_history, CheckReport, Options, Property, Verdict};
+use locklab_traces::format::Backend;
 use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process};
 use serde_json::{json, Value};
 
@@ -16,7 +17,7 @@ impl Build {
     fn new() -> Self {
         Build(History {
             source: "test".into(),
-            header: Header::new("redis-get-then-del", "redis"),
+            header: Header::new("redis-get-then-del", Backend::Redis),
             ..History::default()
         })
     }

@@ -6,6 +6,7 @@
 //! its own nodes is fine.
 
 use locklab_traces::check::{check_history, CheckReport, Options, Property, Verdict};
+use locklab_traces::format::Backend;
 use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process};
 use serde_json::{json, Value};
 
@@ -23,7 +24,7 @@ impl Build {
     fn new() -> Self {
         Build(History {
             source: "test".into(),
-            header: Header::new("zk-sequential-pause", "zookeeper"),
+            header: Header::new("zk-sequential-pause", Backend::Zookeeper),
             ..History::default()
         })
     }

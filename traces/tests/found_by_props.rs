@@ -2,6 +2,7 @@
 //! reduced by hand to their core. Each was a correct run.
 
 use locklab_traces::check::{check_history, Options, Verdict};
+use locklab_traces::format::Backend;
 use locklab_traces::format::{Event, Header, History, LockModel, OpKind, Phase, Process};
 
 fn history(header: Header, events: Vec<Event>) -> History {
@@ -26,7 +27,7 @@ fn ev(p: u32, op: OpKind, phase: Phase, time: u64) -> Event {
 /// mutex.
 #[test]
 fn a_mutex_acquire_that_timed_out_waiting_never_took_effect() {
-    let mut header = Header::new("test", "test");
+    let mut header = Header::new("test", Backend::Simulated);
     header.lock = Some(LockModel::Mutex);
     let h = history(
         header,
@@ -45,7 +46,7 @@ fn a_mutex_acquire_that_timed_out_waiting_never_took_effect() {
 /// ("read needs an integer value").
 #[test]
 fn an_inventory_read_that_crashed_needs_no_value() {
-    let mut header = Header::new("test", "test");
+    let mut header = Header::new("test", Backend::Simulated);
     header.resource = Some(locklab_traces::format::ResourceSpec::Inventory {
         initial: 1,
         writes_are_updates: false,
@@ -112,7 +113,7 @@ fn a_release_after_an_acquire_of_unknown_outcome_may_be_of_ones_own_hold() {
         e
     };
     let h = history(
-        Header::new("test", "test"),
+        Header::new("test", Backend::Simulated),
         vec![
             acquire(1, Phase::Invoke, 0),
             acquire(1, Phase::Ok, 1),
@@ -143,7 +144,7 @@ fn holding_different_locks_at_once_is_no_overlap() {
         e
     };
     let h = history(
-        Header::new("test", "test"),
+        Header::new("test", Backend::Simulated),
         vec![
             acquire(0, "b", Phase::Invoke, 1),
             acquire(1, "a", Phase::Invoke, 2),
@@ -160,7 +161,7 @@ fn holding_different_locks_at_once_is_no_overlap() {
 /// from a stock of 2.
 #[test]
 fn each_key_of_an_inventory_is_a_stock_of_its_own() {
-    let mut header = Header::new("test", "test");
+    let mut header = Header::new("test", Backend::Simulated);
     header.resource = Some(locklab_traces::format::ResourceSpec::Inventory {
         initial: 2,
         writes_are_updates: false,
@@ -194,7 +195,7 @@ fn each_key_is_fenced_on_its_own() {
         [inv, ev(p, OpKind::Write, Phase::Ok, time + 1)]
     };
     let h = history(
-        Header::new("test", "test"),
+        Header::new("test", Backend::Simulated),
         [write(0, "k0", 1), write(1, "k1", 3)]
             .into_iter()
             .flatten()

@@ -4,6 +4,7 @@
 
 use locklab_traces::check::{check_history, Options, Property, Report, Selection, Verdict};
 use locklab_traces::export::to_edn;
+use locklab_traces::format::Backend;
 use locklab_traces::format::{
     Event, Header, History, LockModel, OpKind, Phase, Process, ResourceSpec,
 };
@@ -462,7 +463,7 @@ fn header() -> impl Strategy<Value = Header> {
     )
         .prop_map(
             |(protocol, topology, seed, resource, reentrant, lock, nemesis)| {
-                let mut h = Header::new(&protocol, "test");
+                let mut h = Header::new(&protocol, Backend::Simulated);
                 h.topology = topology;
                 h.seed = seed;
                 h.resource = resource;
@@ -504,7 +505,7 @@ proptest! {
 #[test]
 fn an_exported_history_keeps_its_verdict() {
     let text = concat!(
-        r#"{"format":"locklab-history","version":1,"protocol":"t","backend":"t","resource":{"kind":"cas-register"}}"#,
+        r#"{"format":"locklab-history","version":1,"protocol":"t","backend":"simulated","resource":{"kind":"cas-register"}}"#,
         "\n",
         r#"{"process":0,"op":"write","phase":"invoke","time":10,"value":1}"#,
         "\n",

@@ -1,7 +1,7 @@
 //! Hand-written lock histories and the verdicts the checkers must reach.
 
 use locklab_traces::check::{check_history, CheckReport, Options, Property, Verdict};
-use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process};
+use locklab_traces::format::{Backend, Event, Header, History, OpKind, Phase, Process};
 
 const MS: u64 = 1_000_000;
 
@@ -12,7 +12,7 @@ impl Build {
     fn new() -> Self {
         Build(History {
             source: "test".into(),
-            header: Header::new("test", "test"),
+            header: Header::new("test", Backend::Simulated),
             ..History::default()
         })
     }

@@ -19,6 +19,7 @@
 
 mod common;
 
+use locklab_traces::format::Backend;
 use std::collections::BTreeMap;
 
 use common::*;
@@ -54,7 +55,7 @@ trait Workload {
 trait Recorded: Workload {
     /// The header of the recorded history.
     fn header(&self) -> Header {
-        Header::new("prop", "sim")
+        Header::new("prop", Backend::Simulated)
     }
     /// Fills an operation's events; the phase of its answer.
     fn encode(&self, op: &Sim<Self::S>, inv: &mut Event, done: &mut Event) -> Phase;
@@ -302,7 +303,7 @@ impl Workload for Register {
 
 impl Recorded for Register {
     fn header(&self) -> Header {
-        let mut h = Header::new("prop", "sim");
+        let mut h = Header::new("prop", Backend::Simulated);
         h.resource = match (self.cas, self.declared || self.initial.is_some()) {
             (_, false) => None,
             (true, true) => Some(ResourceSpec::CasRegister {
@@ -397,7 +398,7 @@ impl Workload for Kv {
 
 impl Recorded for Kv {
     fn header(&self) -> Header {
-        let mut h = Header::new("prop", "sim");
+        let mut h = Header::new("prop", Backend::Simulated);
         h.resource = self.declared().then_some(ResourceSpec::Kv);
         h
     }
@@ -481,7 +482,7 @@ impl Workload for Inventory {
 
 impl Recorded for Inventory {
     fn header(&self) -> Header {
-        let mut h = Header::new("prop", "sim");
+        let mut h = Header::new("prop", Backend::Simulated);
         h.resource = Some(ResourceSpec::Inventory {
             initial: self.initial,
             writes_are_updates: false,
@@ -576,7 +577,7 @@ impl Workload for Lock {
 
 impl Recorded for Lock {
     fn header(&self) -> Header {
-        let mut h = Header::new("prop", "sim");
+        let mut h = Header::new("prop", Backend::Simulated);
         h.reentrant = self.reentrant;
         h
     }
@@ -624,7 +625,7 @@ impl Workload for Mutex {
 
 impl Recorded for Mutex {
     fn header(&self) -> Header {
-        let mut h = Header::new("prop", "sim");
+        let mut h = Header::new("prop", Backend::Simulated);
         h.lock = Some(LockModel::Mutex);
         h
     }

@@ -6,6 +6,7 @@
 //! reply hits exactly that client, and records every request it sends as a `command`
 //! event; so do the nemesis's own requests (a lease revoke).
 
+use locklab_models::registry::Backend;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -122,7 +123,7 @@ impl Cluster for EtcdRunCluster {
     type Lock = EtcdLock;
     type Action = EtcdAction;
 
-    const BACKEND: &'static str = "etcd";
+    const BACKEND: Backend = Backend::Etcd;
     // The leader sweeps expired leases every 500 ms, and a new leader restarts each
     // lease's TTL: a lease outlives its TTL by an amount no client can know.
     const LATE_EXPIRY: bool = true;

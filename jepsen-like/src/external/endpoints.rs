@@ -2,6 +2,7 @@
 //! `init` message names them, the same proxied 127.0.0.1 addresses the harness's own
 //! clients go through (so partitions and failovers reach it the same way).
 
+use locklab_models::registry::Backend;
 use serde::Serialize;
 
 /// The lock servers of one client, by kind; only the kinds of the scenario's family are
@@ -11,7 +12,7 @@ pub struct ExternalEndpoints {
     /// The family's backend (`redis`, `mariadb`, `postgres`, `etcd`, `zookeeper`): the
     /// `init` message's `backend`.
     #[serde(skip)]
-    pub backend: &'static str,
+    pub backend: Backend,
     /// Redis servers as `host:port`, in the scenario's order: the one server; the
     /// master (a proxy that follows Sentinel's failovers); Redlock's `n0` … `n4`.
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -2,6 +2,7 @@
 //! locklab writes to a client's stdin, and how a line the client writes to its stdout is
 //! read — a reply, or one of the ways a line can be wrong.
 
+use locklab_models::registry::Backend;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -27,7 +28,7 @@ pub enum Request<'a> {
         /// Its number.
         index: u32,
         /// The family's backend (`redis`, `zookeeper`, …).
-        backend: &'a str,
+        backend: Backend,
         /// The lock servers.
         endpoints: &'a ExternalEndpoints,
         /// The lock name.
@@ -277,7 +278,7 @@ mod tests {
     #[test]
     fn requests_are_written_as_the_spec_spells_them() {
         let endpoints = ExternalEndpoints {
-            backend: "redis",
+            backend: Backend::Redis,
             redis: vec!["127.0.0.1:1".into()],
             ..ExternalEndpoints::default()
         };
@@ -286,7 +287,7 @@ mod tests {
             version: VERSION,
             client: "c0",
             index: 0,
-            backend: "redis",
+            backend: Backend::Redis,
             endpoints: &endpoints,
             lock: "l",
             lease_ms: 500,

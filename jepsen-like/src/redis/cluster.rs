@@ -4,6 +4,7 @@
 //! proxy in front of the primary is pointed at the master Sentinel names, as a
 //! Sentinel-aware client would reconnect.
 
+use locklab_models::registry::Backend;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -177,7 +178,7 @@ impl Cluster for RedisCluster {
     type Lock = RedisLock;
     type Action = RedisAction;
 
-    const BACKEND: &'static str = "redis";
+    const BACKEND: Backend = Backend::Redis;
 
     fn start(shape: &Shape, fake_clock: bool) -> Result<Self, RunError> {
         let config = || ServerConfig {

@@ -3,6 +3,7 @@
 //! in how clients reach them (the URL), how the holder's session is found and killed,
 //! and their tools; [`SqlKind`] says those, and [`SqlCluster`] is the rest.
 
+use locklab_models::registry::Backend;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
@@ -37,7 +38,7 @@ pub trait SqlKind: Send + Sync + 'static {
     /// Its process.
     type Server: Server + 'static;
     /// The history header's `backend`.
-    const BACKEND: &'static str;
+    const BACKEND: Backend;
     /// Starts it.
     fn start() -> Result<Self::Server, ServerError>;
     /// The URL a client uses through the proxy at `addr`.
@@ -66,7 +67,7 @@ pub struct Postgres;
 
 impl SqlKind for MariaDb {
     type Server = MariaDbServer;
-    const BACKEND: &'static str = "mariadb";
+    const BACKEND: Backend = Backend::Mariadb;
     const BINARY: &'static str = locklab_servers::mariadb::BINARY;
 
     fn start() -> Result<MariaDbServer, ServerError> {
@@ -117,7 +118,7 @@ impl SqlKind for MariaDb {
 
 impl SqlKind for Postgres {
     type Server = PostgresServer;
-    const BACKEND: &'static str = "postgres";
+    const BACKEND: Backend = Backend::Postgres;
     const BINARY: &'static str = "postgres";
 
     fn start() -> Result<PostgresServer, ServerError> {
@@ -193,7 +194,7 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
     type Lock = SqlLock;
     type Action = SqlAction;
 
-    const BACKEND: &'static str = K::BACKEND;
+    const BACKEND: Backend = K::BACKEND;
 
     fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
         let server = K::start().map_err(|e| RunError::Environment(e.to_string()))?;

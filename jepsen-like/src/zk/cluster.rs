@@ -7,6 +7,7 @@
 //! stopped process; the same proxies lose a create's reply when the nemesis asks. Every
 //! request of a client's session is a `command` event of the run's history.
 
+use locklab_models::registry::Backend;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -47,7 +48,7 @@ impl Cluster for ZkRunCluster {
     type Lock = ZkLock;
     type Action = ZkAction;
 
-    const BACKEND: &'static str = "zookeeper";
+    const BACKEND: Backend = Backend::Zookeeper;
     // The leader's session tracker expires sessions in whole ticks, after the timeout:
     // a session outlives its timeout by an amount no client can know.
     const LATE_EXPIRY: bool = true;

@@ -212,7 +212,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::format::{Event, Header, History, Process};
+    use crate::format::{Backend, Event, Header, History, Process};
 
     fn put_if_absent(owner: &str) -> EtcdCommand {
         EtcdCommand::Txn {
@@ -244,7 +244,7 @@ mod tests {
     fn history(reqs: &[(u32, EtcdCommand, Option<EtcdReply>, u64, u64)]) -> History {
         let mut h = History {
             source: "t".into(),
-            header: Header::new("etcd-unlock-retry", "etcd"),
+            header: Header::new("etcd-unlock-retry", Backend::Etcd),
             ..History::default()
         };
         for (i, (c, cmd, reply, call, ret)) in reqs.iter().enumerate() {

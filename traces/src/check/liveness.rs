@@ -193,6 +193,7 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::Backend;
     use crate::format::{Event, Header};
     use serde_json::json;
 
@@ -221,7 +222,7 @@ mod tests {
         }
         History {
             source: "test".into(),
-            header: Header::new("t", "redis"),
+            header: Header::new("t", Backend::Redis),
             events: events
                 .into_iter()
                 .enumerate()
@@ -267,7 +268,7 @@ mod tests {
         ];
         let h = History {
             source: "test".into(),
-            header: Header::new("t", "zookeeper"),
+            header: Header::new("t", Backend::Zookeeper),
             events: events
                 .into_iter()
                 .enumerate()

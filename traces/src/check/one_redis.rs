@@ -237,7 +237,7 @@ pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
 
 /// The backend whose vocabulary the `command` events of a history are in when they are
 /// Redis commands.
-pub const BACKEND: &str = "redis";
+pub const BACKEND: crate::format::Backend = crate::format::Backend::Redis;
 
 /// The finding for `history`'s Redis commands, or `None` when it has none (a history of
 /// another backend, whose `command` events are that backend's requests, has none).

@@ -17,7 +17,7 @@ use super::{Finding, Verdict};
 pub const NAME: &str = "watch wake-ups";
 
 /// The backend whose `command` events are ZooKeeper requests.
-pub const BACKEND: &str = "zookeeper";
+pub const BACKEND: crate::format::Backend = crate::format::Backend::Zookeeper;
 
 /// The counts, or `None` for a history of another backend or without releases.
 pub fn check(history: &History) -> Option<Finding> {

@@ -10,6 +10,7 @@
 //! Knossos for Jepsen histories, Porcupine's own reading for Porcupine's kv files, and
 //! locklab's for a history `locklab export` wrote (its first line says so).
 
+use crate::format::Backend;
 use std::collections::HashMap;
 
 use serde_json::Value;
@@ -135,8 +136,8 @@ pub fn parse_as(
     let forms = read_forms(source, text)?;
     let header = match (semantics, exported) {
         (Semantics::Locklab, Some(h)) => h,
-        (Semantics::Locklab, None) => Header::new("edn-import", "imported"),
-        _ => Header::new("jepsen-import", "imported"),
+        (Semantics::Locklab, None) => Header::new("edn-import", Backend::Imported),
+        _ => Header::new("jepsen-import", Backend::Imported),
     };
     let mut history = History {
         source: source.to_string(),

@@ -3,6 +3,7 @@
 //! looks like an operation but is malformed is an error.
 
 use crate::error::HistoryError;
+use crate::format::Backend;
 use crate::format::{Event, Header, History, OpKind, Phase};
 
 use super::edn::{Edn, Reader};
@@ -16,7 +17,7 @@ pub(crate) const MARK: &str = "jepsen.util - ";
 pub fn parse_etcd(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut history = History {
         source: source.to_string(),
-        header: Header::new("etcd-jepsen", "imported"),
+        header: Header::new("etcd-jepsen", Backend::Imported),
         ..History::default()
     };
     history.header.resource = Some(crate::format::ResourceSpec::CasRegister { initial: None });

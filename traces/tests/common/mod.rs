@@ -6,6 +6,7 @@
 // Each test binary uses its own part of this module.
 #![allow(dead_code)]
 
+use locklab_traces::format::Backend;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -307,7 +308,7 @@ pub fn lin_ops<S: Spec>(spec: &S, ops: &[Sim<S>]) -> Vec<LinOp<S>> {
 
 /// A history of `events` with a header of the given resource.
 pub fn history(events: Vec<Event>, resource: Option<ResourceSpec>) -> History {
-    let mut header = Header::new("prop", "sim");
+    let mut header = Header::new("prop", Backend::Simulated);
     header.resource = resource;
     history_with(header, events)
 }

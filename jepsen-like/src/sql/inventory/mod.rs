@@ -36,22 +36,31 @@ impl Backend {
     /// `mariadb`, `postgres` or `redis` (`None`: MariaDB); anything else is a bad
     /// option.
     pub fn parse(name: Option<&str>) -> Result<Backend, RunError> {
-        match name {
-            None | Some("mariadb") => Ok(Backend::MariaDb),
-            Some("postgres") => Ok(Backend::Postgres),
-            Some("redis") => Ok(Backend::Redis),
-            Some(other) => Err(RunError::BadOption(format!(
-                "--backend must be mariadb, postgres or redis, got {other:?}"
-            ))),
-        }
+        let Some(name) = name else {
+            return Ok(Backend::MariaDb);
+        };
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.history().name() == name)
+            .ok_or_else(|| {
+                RunError::BadOption(format!(
+                    "--backend must be mariadb, postgres or redis, got {name:?}"
+                ))
+            })
     }
 
     /// The history header's `backend`.
-    pub fn name(self) -> &'static str {
+    pub fn history(self) -> locklab_models::registry::Backend {
+        use locklab_models::registry::Backend as History;
         match self {
-            Backend::MariaDb => "mariadb",
-            Backend::Postgres => "postgres",
-            Backend::Redis => "redis",
+            Backend::MariaDb => History::Mariadb,
+            Backend::Postgres => History::Postgres,
+            Backend::Redis => History::Redis,
         }
+    }
+
+    /// `mariadb`, `postgres` or `redis`.
+    pub fn name(self) -> &'static str {
+        self.history().name()
     }
 }

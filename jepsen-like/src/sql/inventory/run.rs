@@ -66,7 +66,7 @@ pub fn run(
 
     let dir = run_dir(options.keep.as_deref())?;
     let path = dir.join("history.jsonl");
-    let mut header = Header::new(id, backend.name());
+    let mut header = Header::new(id, backend.history());
     let what = if backend == Backend::Redis {
         "`stock` key"
     } else {
