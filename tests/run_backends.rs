@@ -10,6 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::{GetSetLock, LuaLock};
+use locklab_jepsen::redis::RedisClient;
 use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
@@ -297,11 +298,11 @@ fn every_plan_is_tested() {
         "zk-create-conn-loss",
         "zk-herd",
     ];
-    for p in locklab_jepsen::plans() {
+    for p in locklab_jepsen::runnable() {
         assert!(
-            tested.contains(&p.id()) || MUST_AGREE.contains(&p.id()),
+            tested.contains(&p.id) || MUST_AGREE.contains(&p.id),
             "{} has no test",
-            p.id()
+            p.id
         );
     }
 }
@@ -311,8 +312,8 @@ fn every_plan_is_tested() {
 /// up as the Lua lock) disagrees — the failure a CI gate stops on.
 #[test]
 fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
-    let good = CustomLock::redis("team-lua", |nodes, key| {
-        Ok(Box::new(LuaLock::new(&nodes[0], key)))
+    let good = CustomLock::of("team-lua", |client: &RedisClient, key| {
+        Ok(Box::new(LuaLock::new(&client.nodes[0], key)))
     });
     let options = RunOptions {
         lock: Some(good),
@@ -326,9 +327,9 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
         r.agreement
     );
 
-    let broken = CustomLock::redis("team-lua-regressed", |nodes, key| {
+    let broken = CustomLock::of("team-lua-regressed", |client: &RedisClient, key| {
         Ok(Box::new(
-            GetSetLock::new(&nodes[0], key).with_gap(Duration::from_millis(5)),
+            GetSetLock::new(&client.nodes[0], key).with_gap(Duration::from_millis(5)),
         ))
     });
     let options = RunOptions {

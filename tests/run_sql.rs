@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use locklab_jepsen::cluster::Cluster;
+use locklab_jepsen::family::Family;
 use locklab_jepsen::plan::Plan;
 use locklab_jepsen::runner::run_plan;
 use locklab_jepsen::sql::cluster::{MariaDb, Postgres};
@@ -164,7 +164,7 @@ fn replicas_are_refused_for_a_single_server() {
 
 /// Runs `plan` (a variant of a catalog row) alone, keeping its history; the run must
 /// agree with the row's model.
-fn plan_agrees<C: Cluster>(plan: Plan<C>) -> (RunReport, History) {
+fn plan_agrees<F: Family>(plan: Plan<F>) -> (RunReport, History) {
     let id = plan.id;
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().expect("a temp dir");
@@ -280,7 +280,7 @@ fn only_rows_whose_fault_kills_a_session_have_these_variants() {
     assert!(with_server_restarted::<MariaDb>("mysql-unique-crash").is_none());
     assert!(with_partition::<Postgres>("pg-advisory-pool").is_none());
     assert!(with_server_restarted::<MariaDb>("no-such-row").is_none());
-    fn faults<C: Cluster>(p: Option<Plan<C>>) -> Vec<String> {
+    fn faults<F: Family>(p: Option<Plan<F>>) -> Vec<String> {
         let p = p.expect("a session-kill row");
         p.faults
             .iter()

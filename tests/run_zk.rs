@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use locklab_implementations::zk::{LibraryLock, RecipeLock};
-use locklab_implementations::LockError;
 use locklab_jepsen::runner::run_plan;
 use locklab_jepsen::zk::plans::with_leader_killed;
-use locklab_jepsen::{run, CustomLock, Endpoints, RunOptions, RunReport};
+use locklab_jepsen::zk::ZkClient;
+use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
 use locklab_models::zk::spec::{ZkCommand, ZkError, ZkReply};
 use locklab_models::zk::Recipe;
 use locklab_traces::check::{Property, Verdict};
@@ -85,19 +85,13 @@ fn requests(h: &History) -> Vec<(String, ZkCommand, Option<ZkReply>)> {
 /// A custom lock: the recipe written as `recipe`, one owner per client.
 fn recipe_lock(name: &str, recipe: Recipe) -> CustomLock {
     let next = AtomicU32::new(0);
-    CustomLock::new(name, move |endpoints, _key| match endpoints {
-        Endpoints::Zk(z) => {
-            let owner = format!("c{}", next.fetch_add(1, Ordering::SeqCst));
-            Ok(Box::new(
-                RecipeLock::new(z.session.clone(), &owner)
-                    .with_recipe(recipe)
-                    .unfenced(),
-            ))
-        }
-        _ => Err(LockError::Unsupported {
-            protocol: "zk recipe",
-            what: "a scenario of another family",
-        }),
+    CustomLock::of(name, move |z: &ZkClient, _key| {
+        let owner = format!("c{}", next.fetch_add(1, Ordering::SeqCst));
+        Ok(Box::new(
+            RecipeLock::new(z.session.clone(), &owner)
+                .with_recipe(recipe)
+                .unfenced(),
+        ))
     })
 }
 
@@ -320,20 +314,12 @@ fn the_herd_wakes_every_waiter_per_release_the_predecessor_watch_one() {
 #[test]
 fn the_librarys_lock_is_shared_under_the_pause_too() {
     let next = AtomicU32::new(0);
-    let library =
-        CustomLock::new(
-            "zookeeper-client Client::lock",
-            move |endpoints, _| match endpoints {
-                Endpoints::Zk(z) => Ok(Box::new(LibraryLock::new(
-                    z.session.client().clone(),
-                    &format!("c{}", next.fetch_add(1, Ordering::SeqCst)),
-                ))),
-                _ => Err(LockError::Unsupported {
-                    protocol: "zookeeper-client lock",
-                    what: "a scenario of another family",
-                }),
-            },
-        );
+    let library = CustomLock::of("zookeeper-client Client::lock", move |z: &ZkClient, _| {
+        Ok(Box::new(LibraryLock::new(
+            z.session.client().clone(),
+            &format!("c{}", next.fetch_add(1, Ordering::SeqCst)),
+        )))
+    });
     let (r, _) = run_kept(RunOptions {
         lock: Some(library),
         ..RunOptions::new("zk-sequential-pause")

@@ -13,10 +13,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::cluster::{Cluster, FamilyAction, Target};
 use crate::log::Log;
 use crate::proxy::ProxyControl;
+use crate::schedule::FamilyAction;
 use crate::schedule::{Action, Event, Schedule, When};
+use crate::servers::{Servers, Target};
 
 /// What a client is asked to suffer at the middle of its critical section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,9 +78,9 @@ impl ClientFaults {
 }
 
 /// What the nemesis acts on.
-pub struct Targets<'a, C> {
+pub struct Targets<'a, S> {
     /// The servers.
-    pub cluster: &'a Mutex<C>,
+    pub cluster: &'a Mutex<S>,
     /// Proxies in front of the client nodes, by node index.
     pub proxies: &'a [(usize, ProxyControl)],
     /// Client faults.
@@ -88,8 +89,8 @@ pub struct Targets<'a, C> {
     pub key: &'a str,
 }
 
-impl<C> Targets<'_, C> {
-    fn cluster(&self) -> std::sync::MutexGuard<'_, C> {
+impl<S> Targets<'_, S> {
+    fn cluster(&self) -> std::sync::MutexGuard<'_, S> {
         self.cluster.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -130,7 +131,7 @@ fn sleep_or_over(done: &Receiver<()>, d: Duration) -> bool {
     !matches!(done.recv_timeout(d), Err(RecvTimeoutError::Timeout))
 }
 
-fn happened<C: Cluster>(event: Event, targets: &Targets<'_, C>, log: &Log) -> bool {
+fn happened<S: Servers>(event: Event, targets: &Targets<'_, S>, log: &Log) -> bool {
     match event {
         Event::FirstGrant => log.grants() > 0,
         Event::Entered(Target::Client(c)) => log.entered(Some(c)),
@@ -142,10 +143,10 @@ fn happened<C: Cluster>(event: Event, targets: &Targets<'_, C>, log: &Log) -> bo
     }
 }
 
-fn wait_for<C: Cluster>(
+fn wait_for<S: Servers>(
     event: Event,
     timeout: Duration,
-    targets: &Targets<'_, C>,
+    targets: &Targets<'_, S>,
     log: &Log,
     done: &Receiver<()>,
 ) -> Waited {
@@ -170,9 +171,9 @@ fn wait_for<C: Cluster>(
 
 /// Runs `schedule` (timed steps from `start`), then waits for `done` so that restarted
 /// servers live as long as the workload.
-pub fn run<C: Cluster>(
-    schedule: &Schedule<C::Action>,
-    targets: Targets<'_, C>,
+pub fn run<S: Servers>(
+    schedule: &Schedule<S::Action>,
+    targets: Targets<'_, S>,
     log: &Log,
     start: Instant,
     done: &Receiver<()>,
@@ -245,7 +246,7 @@ pub fn run<C: Cluster>(
     outcome
 }
 
-fn resolve<C: Cluster>(cluster: &C, target: Target) -> Result<usize, String> {
+fn resolve<S: Servers>(cluster: &S, target: Target) -> Result<usize, String> {
     match target {
         Target::Node(i) if i < cluster.node_names().len() => Ok(i),
         Target::Node(i) => Err(format!("no node {i}")),
@@ -257,7 +258,7 @@ fn resolve<C: Cluster>(cluster: &C, target: Target) -> Result<usize, String> {
 }
 
 /// The target as the history names it: the node's name in the run.
-fn name_of<C: Cluster>(cluster: &C, target: Target) -> String {
+fn name_of<S: Servers>(cluster: &S, target: Target) -> String {
     match resolve(cluster, target) {
         Ok(i) => cluster
             .node_names()
@@ -276,10 +277,10 @@ fn client(target: Target) -> Result<Option<u32>, String> {
     }
 }
 
-fn apply<C: Cluster>(
-    action: &Action<C::Action>,
-    cluster: &mut C,
-    targets: &Targets<'_, C>,
+fn apply<S: Servers>(
+    action: &Action<S::Action>,
+    cluster: &mut S,
+    targets: &Targets<'_, S>,
 ) -> Result<(), String> {
     let proxy = |i: usize| {
         targets
@@ -344,8 +345,8 @@ fn apply<C: Cluster>(
     Ok(())
 }
 
-fn server<C: Cluster>(
-    cluster: &mut C,
+fn server<S: Servers>(
+    cluster: &mut S,
     i: usize,
 ) -> Result<&mut dyn locklab_servers::Server, String> {
     cluster.node(i).ok_or_else(|| format!("no node {i}"))

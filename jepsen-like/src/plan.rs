@@ -4,17 +4,24 @@
 //! visibly disagree. Each family lists its plans in its folder (`redis/plans.rs`);
 //! [`crate::registry`] looks through every family.
 
-use crate::cluster::Cluster;
+use crate::family::Family;
 use crate::schedule::Step;
+use crate::servers::Servers;
 
-/// How one scenario runs on a family `C`'s servers.
-pub struct Plan<C: Cluster> {
+/// The shape of a family's servers.
+pub type ShapeOf<F> = <<F as Family>::Servers as Servers>::Shape;
+
+/// The faults only a family's servers know.
+pub type ActionOf<F> = <<F as Family>::Servers as Servers>::Action;
+
+/// How one scenario runs on a family `F`'s servers.
+pub struct Plan<F: Family> {
     /// The catalog id.
     pub id: &'static str,
     /// The servers.
-    pub shape: C::Shape,
+    pub shape: ShapeOf<F>,
     /// The lock.
-    pub lock: C::Lock,
+    pub lock: F::Lock,
     /// Lease asked for with every acquire (ms).
     pub ttl_ms: u64,
     /// Time inside the critical section between the read and the write (ms).
@@ -29,13 +36,13 @@ pub struct Plan<C: Cluster> {
     /// Whether lock servers run under libfaketime.
     pub fake_clock: bool,
     /// The faults.
-    pub faults: Vec<Step<C::Action>>,
+    pub faults: Vec<Step<ActionOf<F>>>,
     /// What the faults do, in one sentence, for reports.
     pub story: &'static str,
 }
 
-// By hand: a derive would ask `C` itself (the running servers) to be `Clone`.
-impl<C: Cluster> Clone for Plan<C> {
+// By hand: a derive would ask the family's marker type to be `Clone`.
+impl<F: Family> Clone for Plan<F> {
     fn clone(&self) -> Self {
         Plan {
             id: self.id,
@@ -47,7 +54,7 @@ impl<C: Cluster> Clone for Plan<C> {
     }
 }
 
-impl<C: Cluster> std::fmt::Debug for Plan<C> {
+impl<F: Family> std::fmt::Debug for Plan<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Plan")
             .field("id", &self.id)

@@ -3,12 +3,27 @@
 //! written into the history header and drawn from the run's seed, so a run can be
 //! repeated.
 
+use std::fmt;
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::cluster::{FamilyAction, Target};
+use crate::servers::Target;
+
+/// A fault only one family can do (Redis: cutting replication with the ACL trick).
+pub trait FamilyAction: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
+    /// Its name in the history (`cut-replication`).
+    fn name(&self) -> &'static str;
+    /// What it acts on.
+    fn target(&self) -> Target;
+    /// What the history names as its target, when [`FamilyAction::target`] cannot say
+    /// (ZooKeeper's "the servers the nemesis killed"); `None`: the target's node name.
+    fn target_name(&self) -> Option<&'static str> {
+        None
+    }
+}
 
 /// One thing the nemesis does; `A` is the family's own faults.
 #[derive(Clone, Debug, PartialEq)]

@@ -11,10 +11,10 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use crate::custom::Endpoints;
+use crate::counter::{Counter, Outcome};
+use crate::family::Client;
 use crate::log::Log;
 use crate::nemesis::{ClientFault, ClientFaults};
-use crate::resource::{Outcome, Resource};
 
 /// What every client shares.
 pub struct Shared {
@@ -32,12 +32,12 @@ pub struct Shared {
     pub deadline: Instant,
 }
 
-/// One client's loop over its connections `endpoints`. `seed` draws its think times.
-pub async fn client(
+/// One client's loop over its connections `client`. `seed` draws its think times.
+pub async fn client<C: Client>(
     id: u32,
     lock: Box<dyn DistributedLock>,
-    endpoints: Endpoints,
-    resource: Resource,
+    client: C,
+    resource: Arc<dyn Counter>,
     shared: Arc<Shared>,
     seed: u64,
 ) {
@@ -90,13 +90,13 @@ pub async fn client(
         let mut lose_release_reply = false;
         // Why the client stopped working before its write, when its lock said it lost.
         let mut stopped: Option<String> = None;
-        match read(&resource, me, token, log).await {
+        match read(&*resource, me, token, log).await {
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
                 match shared.faults.take(id) {
-                    Some(ClientFault::Pause(ms)) => pause(log, id, ms, &*lock, &endpoints).await,
+                    Some(ClientFault::Pause(ms)) => pause(log, id, ms, &*lock, &client).await,
                     Some(ClientFault::Partition(ms)) => {
-                        stopped = partition(&shared.log, id, ms, &endpoints, &guard).await;
+                        stopped = partition(&shared.log, id, ms, &client, &guard).await;
                     }
                     Some(ClientFault::LoseReleaseReply) => lose_release_reply = true,
                     Some(ClientFault::Crash) => {
@@ -116,7 +116,7 @@ pub async fn client(
                     Some(_) => Write::Done,
                     None => {
                         write(
-                            &resource,
+                            &*resource,
                             me,
                             token,
                             guard.key(),
@@ -158,7 +158,7 @@ pub async fn client(
         if lose_release_reply {
             // Armed right before the release, so that its request is the one whose
             // answer goes missing.
-            let armed = endpoints.lose_next_reply();
+            let armed = client.lose_next_reply();
             log.nemesis(
                 json!({"fault": "lose-release-reply", "target": format!("c{id}")}),
                 Some(match armed {
@@ -257,12 +257,12 @@ impl AttemptObserver for Tries<'_> {
 /// A stop-the-world stall of this client, as the nemesis asked: its connections'
 /// background traffic (etcd's lease keep-alives) stops with it, and so does a lock
 /// client that is a process of its own (`SIGSTOP`).
-async fn pause(log: &Log, id: u32, ms: u64, lock: &dyn DistributedLock, endpoints: &Endpoints) {
+async fn pause(log: &Log, id: u32, ms: u64, lock: &dyn DistributedLock, client: &impl Client) {
     log.nemesis(
         json!({"fault": "client-pause", "target": format!("c{id}"), "ms": ms}),
         Some(format!("c{id} stalls inside its critical section")),
     );
-    endpoints.stall(Duration::from_millis(ms));
+    client.stall(Duration::from_millis(ms));
     lock.stall(Duration::from_millis(ms)).await;
     log.nemesis(
         json!({"fault": "client-resume", "target": format!("c{id}")}),
@@ -280,12 +280,12 @@ async fn partition(
     log: &Arc<Log>,
     id: u32,
     ms: u64,
-    endpoints: &Endpoints,
+    client: &impl Client,
     guard: &locklab_implementations::LockGuard,
 ) -> Option<String> {
     let target = format!("c{id}");
     let d = Duration::from_millis(ms);
-    if let Err(e) = endpoints.cut_off(d) {
+    if let Err(e) = client.cut_off(d) {
         log.nemesis(
             json!({"fault": "skipped", "target": format!("client-partition {target}")}),
             Some(format!("cannot cut {target} off: {e}")),
@@ -332,7 +332,7 @@ pub enum Read {
 }
 
 /// Reads the counter, recording the read.
-pub async fn read(resource: &Resource, me: Process, token: Option<u64>, log: &Log) -> Read {
+pub async fn read(resource: &dyn Counter, me: Process, token: Option<u64>, log: &Log) -> Read {
     let mut inv = Log::event(me, OpKind::Read, Phase::Invoke);
     inv.key = Some(resource.key().to_string());
     inv.token = token;
@@ -370,7 +370,7 @@ enum Write {
 }
 
 async fn write(
-    resource: &Resource,
+    resource: &dyn Counter,
     me: Process,
     token: Option<u64>,
     lock_key: &str,

@@ -3,7 +3,6 @@
 use std::path::Path;
 
 use locklab_models::catalog::{self, Overrides, Report, Scenario};
-use locklab_models::check::Limits;
 use locklab_traces::diagram::model_page;
 
 use crate::bad_input;
@@ -40,7 +39,8 @@ pub fn write_model_page(
 }
 
 /// The run's page: its lanes from the recorded history beside the model's diagram at
-/// the same bounds (`replicas`), with the agreement table.
+/// the same bounds (`replicas`, which the run's model report was checked at), with the
+/// agreement table.
 pub fn run_html(
     run: &locklab_jepsen::RunReport,
     replicas: Option<usize>,
@@ -52,8 +52,8 @@ pub fn run_html(
         replicas,
         ..Overrides::default()
     };
-    let model = catalog::check(&run.id, &overrides, Limits::default(), &mut |_| {})
-        .map_err(|e| e.to_string())?;
+    // The model report the run was held against, carried in the run: not checked again.
+    let model = &run.model;
     let cast = catalog::cast(&run.id, &overrides).map_err(|e| e.to_string())?;
     let Some(history) = &run.recorded else {
         return Err("the run kept no history to draw".into());
@@ -104,7 +104,7 @@ pub fn run_html(
         linearizability,
     };
     let diagram = run_diagram(history, &run.report);
-    Ok(run_page(&scenario, &model, &cast, &summary, &diagram))
+    Ok(run_page(&scenario, model, &cast, &summary, &diagram))
 }
 
 /// Writes a run's page to `path` and porcupine-rs's page of its linearizability

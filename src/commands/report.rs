@@ -56,7 +56,7 @@ pub fn run(args: Args) -> u8 {
     if let Err(e) = std::fs::create_dir_all(&args.dir) {
         return bad_input(args.format, &format!("{}: {e}", args.dir.display()));
     }
-    let runnable: Vec<&str> = locklab_jepsen::plans().iter().map(|p| p.id()).collect();
+    let runnable: Vec<&str> = locklab_jepsen::runnable().iter().map(|p| p.id).collect();
     let bar = spinner(args.format, "report");
     let mut rows = Vec::new();
     let mut all_match = true;

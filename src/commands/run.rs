@@ -193,12 +193,12 @@ const INVENTORY_STORY: &str =
     "no fault: N buyers, one unit each, against N-1 units (--backend mariadb|postgres)";
 
 fn list(format: Format) -> u8 {
-    let plans = locklab_jepsen::plans();
+    let plans = locklab_jepsen::runnable();
     match format {
         Format::Json => {
             let rows: Vec<_> = plans
                 .iter()
-                .map(|p| serde_json::json!({"id": p.id(), "faults": p.story()}))
+                .map(|p| serde_json::json!({"id": p.id, "faults": p.story}))
                 .chain(
                     locklab_jepsen::registry::inventory_ids()
                         .map(|id| serde_json::json!({"id": id, "faults": INVENTORY_STORY})),
@@ -208,7 +208,7 @@ fn list(format: Format) -> u8 {
         }
         Format::Text => {
             for p in plans {
-                println!("{:<26} {}", p.id(), p.story());
+                println!("{:<26} {}", p.id, p.story);
             }
             for id in locklab_jepsen::registry::inventory_ids() {
                 println!("{id:<26} {INVENTORY_STORY}");

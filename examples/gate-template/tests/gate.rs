@@ -9,6 +9,7 @@
 
 use locklab_gate_template::TeamLock;
 use locklab_jepsen::agreement::Answer;
+use locklab_jepsen::redis::RedisClient;
 use locklab_jepsen::{run, CustomLock, RunOptions};
 
 /// The scenarios your lock must get through. Each runs the lock under the scenario's
@@ -20,8 +21,8 @@ const SCENARIOS: &[&str] = &["redis-lua", "redis-lua-pause"];
 #[test]
 fn the_lock_keeps_what_the_model_says_in_every_chosen_scenario() {
     for id in SCENARIOS {
-        let lock = CustomLock::redis("team lock", |nodes, key| {
-            Ok(Box::new(TeamLock::new(&nodes[0], key)))
+        let lock = CustomLock::of("team lock", |client: &RedisClient, key| {
+            Ok(Box::new(TeamLock::new(&client.nodes[0], key)))
         });
         let options = RunOptions {
             lock: Some(lock),

@@ -4,7 +4,8 @@
 //! holder's pause, partition, crash and lost release reply are the generic client
 //! faults; a member's kill and restart the generic server ones.
 
-use crate::cluster::{FamilyAction, Target};
+use crate::schedule::FamilyAction;
+use crate::servers::Target;
 
 /// An etcd-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,6 @@
 //! reply hits exactly that client, and records every request it sends as a `command`
 //! event; so do the nemesis's own requests (a lease revoke).
 
-use locklab_models::registry::Backend;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
@@ -19,12 +18,11 @@ use locklab_servers::{EtcdCluster, Server};
 use locklab_traces::Process;
 
 use super::actions::EtcdAction;
-use super::locks::{self, EtcdLock};
-use crate::cluster::{Cluster, CommandLog};
-use crate::custom::{Endpoints, EtcdEndpoints};
+use super::client::EtcdClient;
+use crate::family::CommandLog;
 use crate::log::Log;
 use crate::proxy::ClientProxies;
-use crate::resource::Resource;
+use crate::servers::Servers;
 use crate::RunError;
 
 /// How long a leader change may take before the churn gives up.
@@ -61,6 +59,34 @@ impl EtcdRunCluster {
 }
 
 impl EtcdRunCluster {
+    /// The client's own proxies in front of the harness's, and its session through
+    /// them.
+    pub(super) async fn connect_client(
+        &self,
+        addrs: &[String],
+        commands: CommandLog,
+    ) -> Result<EtcdClient, RunError> {
+        let CommandLog { process, log } = commands;
+        let _ = self.log.set(log.clone());
+        let proxies = ClientProxies::start(addrs)
+            .await
+            .map_err(|e| RunError::Environment(format!("a client's proxies to {addrs:?}: {e}")))?;
+        let base = log.base();
+        let requests = event_log(process, base, move |e| log.record_stamped(e));
+        let urls: Vec<String> = proxies
+            .addrs()
+            .iter()
+            .map(|a| format!("http://{a}"))
+            .collect();
+        let session = EtcdSession::connect(&urls, requests)
+            .await
+            .map_err(|e| RunError::Environment(format!("connecting to {urls:?}: {e}")))?;
+        Ok(EtcdClient {
+            session: Arc::new(session),
+            proxies,
+        })
+    }
+
     /// `kill -9` of the leader, a new leader elected by the others, the old one back
     /// with its data.
     fn churn_leader(&mut self) -> Result<(), String> {
@@ -118,15 +144,9 @@ impl EtcdRunCluster {
     }
 }
 
-impl Cluster for EtcdRunCluster {
+impl Servers for EtcdRunCluster {
     type Shape = Shape;
-    type Lock = EtcdLock;
     type Action = EtcdAction;
-
-    const BACKEND: Backend = Backend::Etcd;
-    // The leader sweeps expired leases every 500 ms, and a new leader restarts each
-    // lease's TTL: a lease outlives its TTL by an amount no client can know.
-    const LATE_EXPIRY: bool = true;
 
     fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
         let cluster = match shape {
@@ -185,55 +205,6 @@ impl Cluster for EtcdRunCluster {
         }
     }
 
-    /// The client's own proxies in front of the harness's, and its session through
-    /// them.
-    async fn connect(&self, addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
-        let CommandLog { process, log } = commands;
-        let _ = self.log.set(log.clone());
-        let proxies = ClientProxies::start(addrs)
-            .await
-            .map_err(|e| RunError::Environment(format!("a client's proxies to {addrs:?}: {e}")))?;
-        let base = log.base();
-        let requests = event_log(process, base, move |e| log.record_stamped(e));
-        let urls: Vec<String> = proxies
-            .addrs()
-            .iter()
-            .map(|a| format!("http://{a}"))
-            .collect();
-        let session = EtcdSession::connect(&urls, requests)
-            .await
-            .map_err(|e| RunError::Environment(format!("connecting to {urls:?}: {e}")))?;
-        Ok(Endpoints::Etcd(EtcdEndpoints {
-            session: Arc::new(session),
-            proxies,
-        }))
-    }
-
-    fn jepsen_workload(lock: &EtcdLock) -> Option<&'static str> {
-        lock.jepsen_workload()
-    }
-
-    fn lease(lock: &EtcdLock, _ttl: std::time::Duration) -> locklab_implementations::Lease {
-        lock.lease()
-    }
-
-    fn own_resource(lock: &EtcdLock) -> bool {
-        locks::own_resource(*lock)
-    }
-
-    fn resource(lock: &EtcdLock, endpoints: &Endpoints) -> Option<Resource> {
-        locks::resource(*lock, endpoints)
-    }
-
-    fn build_lock(
-        lock: &EtcdLock,
-        client: u32,
-        endpoints: &Endpoints,
-        _key: &str,
-    ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
-        locks::build(*lock, client, endpoints)
-    }
-
     fn describe(&self) -> String {
         let list: Vec<String> = self
             .cluster
@@ -257,10 +228,6 @@ impl Cluster for EtcdRunCluster {
             .trim()
             .to_string();
         vec![("etcd".into(), version)]
-    }
-
-    fn spoiled(&self, _primary_killed: bool) -> Option<String> {
-        None
     }
 
     fn keep_logs(&self, dir: &Path) {

@@ -10,8 +10,11 @@ use locklab_implementations::etcd::{EtcdSession, LockRpcLock, RecipeLock, Single
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::etcd::spec::{COUNTER_KEY, LOCK_KEY};
 
-use crate::custom::Endpoints;
-use crate::resource::Resource;
+use std::sync::Arc;
+
+use super::client::EtcdClient;
+use super::counter::EtcdCounter;
+use crate::counter::Counter;
 use crate::RunError;
 
 /// How clients lock.
@@ -71,19 +74,14 @@ impl EtcdLock {
     }
 }
 
-/// Client `client`'s `lock` over its session.
+/// Client `index`'s `lock` over its session.
 pub fn build(
     lock: EtcdLock,
-    client: u32,
-    endpoints: &Endpoints,
+    index: u32,
+    client: &EtcdClient,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
-    let Endpoints::Etcd(etcd) = endpoints else {
-        return Err(RunError::Internal(
-            "an etcd lock needs an etcd session".into(),
-        ));
-    };
-    let session = EtcdSession::clone(&etcd.session);
-    let owner = format!("c{client}");
+    let session = EtcdSession::clone(&client.session);
+    let owner = format!("c{index}");
     let ttl = Duration::from_secs(lock.ttl_s);
     Ok(match (lock.kind, lock.work) {
         (Kind::Recipe, Work::Unfenced) => {
@@ -103,17 +101,16 @@ pub fn build(
 }
 
 /// Whether the work is on the cluster's own counter (the `Txn`-guarded write).
-pub fn own_resource(lock: EtcdLock) -> bool {
+pub fn own_counter(lock: EtcdLock) -> bool {
     lock.work == Work::TxnGuarded
 }
 
 /// The counter on the cluster, for the `Txn`-guarded work.
-pub fn resource(lock: EtcdLock, endpoints: &Endpoints) -> Option<Resource> {
-    match (lock.work, endpoints) {
-        (Work::TxnGuarded, Endpoints::Etcd(etcd)) => Some(Resource::etcd(
-            EtcdSession::clone(&etcd.session),
+pub fn counter(lock: EtcdLock, client: &EtcdClient) -> Option<Arc<dyn Counter>> {
+    own_counter(lock).then(|| {
+        Arc::new(EtcdCounter::new(
+            EtcdSession::clone(&client.session),
             COUNTER_KEY,
-        )),
-        _ => None,
-    }
+        )) as Arc<dyn Counter>
+    })
 }

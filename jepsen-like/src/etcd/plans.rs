@@ -4,13 +4,14 @@
 //! window ("after some client entered its section"), so it reproduces on every run.
 
 use super::actions::EtcdAction;
-use super::cluster::{EtcdRunCluster, Shape};
+use super::cluster::Shape;
+use super::family::Etcd;
 use super::locks::{EtcdLock, Kind, Work};
-use crate::cluster::Target::AnyClient;
 use crate::plan::Plan;
 use crate::schedule::{Action, Step};
+use crate::servers::Target::AnyClient;
 
-type EtcdPlan = Plan<EtcdRunCluster>;
+type EtcdPlan = Plan<Etcd>;
 
 /// How long a step waits for its event before it is skipped (ms).
 const EVENT_TIMEOUT_MS: u64 = 10_000;

@@ -4,7 +4,8 @@
 
 use locklab_servers::RedisServer;
 
-use crate::cluster::{FamilyAction, Target};
+use crate::schedule::FamilyAction;
+use crate::servers::Target;
 
 /// A Redis-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,6 @@
 //! proxy in front of the primary is pointed at the master Sentinel names, as a
 //! Sentinel-aware client would reconnect.
 
-use locklab_models::registry::Backend;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -12,12 +11,9 @@ use locklab_servers::{RedisServer, Sentinel, Server, ServerConfig, ServerError};
 use serde_json::json;
 
 use super::actions::RedisAction;
-use super::locks::{self, RedisLock};
-use crate::cluster::{Cluster, CommandLog, Target};
-use crate::custom::Endpoints;
-use crate::external::ExternalEndpoints;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
+use crate::servers::{Servers, Target};
 use crate::RunError;
 
 /// The shape of the servers.
@@ -81,6 +77,15 @@ fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) -> Re
 }
 
 impl RedisCluster {
+    /// The Sentinels' addresses (none outside the failover shape): not proxied, no
+    /// fault cuts them.
+    pub fn sentinel_addrs(&self) -> Vec<String> {
+        self.sentinels
+            .iter()
+            .map(|s| format!("127.0.0.1:{}", s.port()))
+            .collect()
+    }
+
     fn sentinel(replicas: usize, apart: bool, fake_clock: bool) -> Result<Self, RunError> {
         // Every server knows the replication user: any of them may become master.
         let config = || {
@@ -173,12 +178,9 @@ impl RedisCluster {
     }
 }
 
-impl Cluster for RedisCluster {
+impl Servers for RedisCluster {
     type Shape = Shape;
-    type Lock = RedisLock;
     type Action = RedisAction;
-
-    const BACKEND: Backend = Backend::Redis;
 
     fn start(shape: &Shape, fake_clock: bool) -> Result<Self, RunError> {
         let config = || ServerConfig {
@@ -275,42 +277,6 @@ impl Cluster for RedisCluster {
             );
         }
         self.followed = Some(addr);
-    }
-
-    fn connect(
-        &self,
-        addrs: &[String],
-        commands: CommandLog,
-    ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send {
-        locks::connect(addrs, commands)
-    }
-
-    /// The proxied servers, and the Sentinels themselves (not proxied: no fault cuts
-    /// them), so a Sentinel-aware client can follow the failover on its own.
-    fn external_endpoints(&self, addrs: &[String], endpoints: &Endpoints) -> ExternalEndpoints {
-        let mut e = ExternalEndpoints::reached_by(Self::BACKEND, addrs, endpoints);
-        if !self.sentinels.is_empty() {
-            e.sentinels = self
-                .sentinels
-                .iter()
-                .map(|s| format!("127.0.0.1:{}", s.port()))
-                .collect();
-            e.sentinel_master = Some(MASTER_NAME.to_string());
-        }
-        e
-    }
-
-    fn lease(lock: &RedisLock, ttl: Duration) -> locklab_implementations::Lease {
-        lock.lease(ttl)
-    }
-
-    fn build_lock(
-        lock: &RedisLock,
-        client: u32,
-        endpoints: &Endpoints,
-        key: &str,
-    ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
-        locks::build(*lock, client, endpoints, key)
     }
 
     fn describe(&self) -> String {

@@ -11,8 +11,8 @@ use locklab_implementations::redis::{
 };
 use locklab_implementations::{DistributedLock, Lease};
 
-use crate::cluster::CommandLog;
-use crate::custom::Endpoints;
+use super::client::RedisClient;
+use crate::family::CommandLog;
 use crate::RunError;
 
 /// A Redis lock of the catalog.
@@ -80,7 +80,7 @@ fn node_options() -> NodeOptions {
 }
 
 /// Connects one client to every address; node `i` of its commands is `addrs[i]`.
-pub async fn connect(addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
+pub async fn connect(addrs: &[String], commands: CommandLog) -> Result<RedisClient, RunError> {
     let CommandLog { process, log } = commands;
     let base = log.base();
     let recorder = event_recorder(process, base, move |e| log.record_stamped(e));
@@ -97,19 +97,17 @@ pub async fn connect(addrs: &[String], commands: CommandLog) -> Result<Endpoints
                 .map_err(|e| RunError::Environment(format!("connecting to {addr}: {e}")))?,
         );
     }
-    Ok(Endpoints::Redis(nodes))
+    Ok(RedisClient { nodes })
 }
 
-/// Client `client`'s `lock` on `key`.
+/// Client `index`'s `lock` on `key`.
 pub fn build(
     lock: RedisLock,
-    client: u32,
-    endpoints: &Endpoints,
+    index: u32,
+    client: &RedisClient,
     key: &str,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
-    let Endpoints::Redis(nodes) = endpoints else {
-        return Err(RunError::Internal("a Redis lock needs Redis nodes".into()));
-    };
+    let nodes = &client.nodes;
     let first = nodes
         .first()
         .ok_or_else(|| RunError::Internal("no lock endpoint".into()))?;
@@ -121,7 +119,7 @@ pub fn build(
         RedisLock::SetNxExpire { crashing, at_win } => {
             Box::new(
                 SetNxExpireLock::new(first, key)
-                    .crash_after_setnx_win(if crashing == Some(client) { at_win } else { 0 }),
+                    .crash_after_setnx_win(if crashing == Some(index) { at_win } else { 0 }),
             )
         }
         RedisLock::DelUnconditional => Box::new(DelUnconditionalLock::new(first, key)),

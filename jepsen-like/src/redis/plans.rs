@@ -4,13 +4,14 @@
 //! reproduce on every run rather than when the workload happens to be on time.
 
 use super::actions::RedisAction;
-use super::cluster::{RedisCluster, Shape};
+use super::cluster::Shape;
 use super::locks::RedisLock;
-use crate::cluster::Target::{self, AnyClient, Node, Primary};
+use super::Redis;
 use crate::plan::Plan;
 use crate::schedule::{Action, Event, Step, When};
+use crate::servers::Target::{self, AnyClient, Node, Primary};
 
-type RedisPlan = Plan<RedisCluster>;
+type RedisPlan = Plan<Redis>;
 
 /// How long a step waits for its event before it is skipped (ms).
 const EVENT_TIMEOUT_MS: u64 = 10_000;

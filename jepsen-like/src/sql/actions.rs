@@ -2,7 +2,8 @@
 //! operator's `KILL CONNECTION` / `pg_terminate_backend`, a `wait_timeout`, or a
 //! failover of the connection's proxy would.
 
-use crate::cluster::{FamilyAction, Target};
+use crate::schedule::FamilyAction;
+use crate::servers::Target;
 
 /// The lock name the runner gives every client. Family faults are not told the run's
 /// key (`Cluster::apply` takes the action alone), so the SQL faults name it here.

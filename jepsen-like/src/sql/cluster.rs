@@ -1,23 +1,22 @@
 //! One SQL server for a run — MariaDB or PostgreSQL, started as a child process on a
-//! free loopback port with its own data dir — as a [`Cluster`]. The two servers differ
+//! free loopback port with its own data dir — as [`Servers`]. The two servers differ
 //! in how clients reach them (the URL), how the holder's session is found and killed,
 //! and their tools; [`SqlKind`] says those, and [`SqlCluster`] is the rest.
 
-use locklab_models::registry::Backend;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::sql::{mysql, postgres, Session};
 use locklab_servers::{MariaDbServer, PostgresServer, Server, ServerError};
 
+use locklab_models::registry::Backend;
+
 use super::actions::{SqlAction, RUN_KEY};
-use super::locks::{self, SqlLock};
-use crate::cluster::{Cluster, CommandLog};
-use crate::custom::Endpoints;
-use crate::external::ExternalEndpoints;
+use super::client::SqlClient;
+use crate::family::CommandLog;
+use crate::servers::Servers;
 use crate::RunError;
 
 /// What the run needs made before the clients start.
@@ -182,6 +181,36 @@ pub type MariaDbCluster = SqlCluster<MariaDb>;
 pub type PostgresCluster = SqlCluster<Postgres>;
 
 impl<K: SqlKind> SqlCluster<K> {
+    /// One client's session on the server through the proxy at `addrs[0]`, every
+    /// statement going into the history as a `command` event as its reply comes (the
+    /// statements of a shared pool under the client that made the pool).
+    pub(super) fn connect_client(
+        &self,
+        addrs: &[String],
+        commands: CommandLog,
+    ) -> impl std::future::Future<Output = Result<SqlClient, RunError>> + Send {
+        // Owned before the future: the servers themselves are not shared across threads.
+        let url = addrs.first().map(|a| K::url(a));
+        let (pool, shared) = (self.pool, Arc::clone(&self.shared));
+        let CommandLog { process, log } = commands;
+        let statements = event_recorder(process, log.base(), move |e| log.record_stamped(e));
+        async move {
+            let url = url.ok_or_else(|| RunError::Internal("no SQL endpoint".into()))?;
+            let made = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let session = match (pool, made) {
+                (Some(_), Some(pool)) => return Ok(SqlClient { session: pool }),
+                (Some(size), None) => Session::connect_pool(&url, size, Some(statements)).await,
+                (None, _) => Session::connect(&url, Some(statements)).await,
+            }
+            .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
+            let session = Arc::new(session);
+            if pool.is_some() {
+                *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
+            }
+            Ok(SqlClient { session })
+        }
+    }
+
     /// The session holding the lock `key`, if any.
     pub fn holder(&self, key: &str) -> Option<u64> {
         let out = K::sql(&self.server, &K::holder_query(key)).ok()?;
@@ -189,12 +218,9 @@ impl<K: SqlKind> SqlCluster<K> {
     }
 }
 
-impl<K: SqlKind> Cluster for SqlCluster<K> {
+impl<K: SqlKind> Servers for SqlCluster<K> {
     type Shape = Shape;
-    type Lock = SqlLock;
     type Action = SqlAction;
-
-    const BACKEND: Backend = K::BACKEND;
 
     fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
         let server = K::start().map_err(|e| RunError::Environment(e.to_string()))?;
@@ -228,10 +254,6 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         i == 0 && self.holder(key).is_some()
     }
 
-    fn set_clock(&mut self, _i: usize, _offset: &str) -> Result<(), String> {
-        Err("the SQL servers do not run under libfaketime".into())
-    }
-
     fn apply(&mut self, action: &SqlAction) -> Result<(), String> {
         match action {
             SqlAction::KillHolderSession => {
@@ -250,65 +272,6 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
         }
     }
 
-    /// Every statement goes into the history as a `command` event as its reply comes
-    /// (the statements of a shared pool under the client that made the pool).
-    fn connect(
-        &self,
-        addrs: &[String],
-        commands: CommandLog,
-    ) -> impl std::future::Future<Output = Result<Endpoints, RunError>> + Send {
-        // Owned before the future: the servers themselves are not shared across threads.
-        let url = addrs.first().map(|a| K::url(a));
-        let (pool, shared) = (self.pool, Arc::clone(&self.shared));
-        let CommandLog { process, log } = commands;
-        let statements = event_recorder(process, log.base(), move |e| log.record_stamped(e));
-        async move {
-            let url = url.ok_or_else(|| RunError::Internal("no SQL endpoint".into()))?;
-            let made = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            let session = match (pool, made) {
-                (Some(_), Some(pool)) => return Ok(Endpoints::Sql(pool)),
-                (Some(size), None) => Session::connect_pool(&url, size, Some(statements)).await,
-                (None, _) => Session::connect(&url, Some(statements)).await,
-            }
-            .map_err(|e| RunError::Environment(format!("connecting to {url}: {e}")))?;
-            let session = Arc::new(session);
-            if pool.is_some() {
-                *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
-            }
-            Ok(Endpoints::Sql(session))
-        }
-    }
-
-    fn external_endpoints(&self, addrs: &[String], endpoints: &Endpoints) -> ExternalEndpoints {
-        ExternalEndpoints {
-            dsn: addrs.first().map(|a| K::url(a)),
-            ..ExternalEndpoints::reached_by(Self::BACKEND, addrs, endpoints)
-        }
-    }
-
-    fn own_resource(lock: &SqlLock) -> bool {
-        lock.work_in_tx()
-    }
-
-    fn resource(lock: &SqlLock, endpoints: &Endpoints) -> Option<crate::resource::Resource> {
-        lock.work_in_tx()
-            .then(|| crate::resource::Resource::in_lock_db(endpoints))
-            .flatten()
-    }
-
-    fn lease(lock: &SqlLock, ttl: Duration) -> locklab_implementations::Lease {
-        lock.lease(ttl)
-    }
-
-    fn build_lock(
-        lock: &SqlLock,
-        client: u32,
-        endpoints: &Endpoints,
-        key: &str,
-    ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
-        locks::build(*lock, client, endpoints, key)
-    }
-
     fn describe(&self) -> String {
         format!("{} on {}", K::BACKEND, self.server.addr())
     }
@@ -320,10 +283,6 @@ impl<K: SqlKind> Cluster for SqlCluster<K> {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
             .unwrap_or_default();
         vec![(K::BACKEND.to_string(), version)]
-    }
-
-    fn spoiled(&self, _primary_killed: bool) -> Option<String> {
-        None
     }
 
     fn keep_logs(&self, dir: &Path) {

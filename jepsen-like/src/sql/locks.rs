@@ -4,7 +4,7 @@
 use locklab_implementations::sql::{LeaseLock, SessionLock, TxLock, UniqueKeyLock};
 use locklab_implementations::{DistributedLock, Lease};
 
-use crate::custom::Endpoints;
+use super::client::SqlClient;
 use crate::RunError;
 
 /// A SQL lock of the catalog.
@@ -74,14 +74,11 @@ impl SqlLock {
 /// Client `lock` on `key` over the client's session.
 pub fn build(
     lock: SqlLock,
-    client: u32,
-    endpoints: &Endpoints,
+    index: u32,
+    client: &SqlClient,
     key: &str,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
-    let Endpoints::Sql(session) = endpoints else {
-        return Err(RunError::Internal("a SQL lock needs a SQL session".into()));
-    };
-    let session = session.clone();
+    let session = client.session.clone();
     Ok(match lock {
         SqlLock::Session => Box::new(SessionLock::new(session, key)),
         SqlLock::UniqueByName | SqlLock::UniqueReaped { by_id: false } => {
@@ -95,7 +92,7 @@ pub fn build(
         ),
         SqlLock::LeaseClientTime { skewed, ahead_ms } => {
             let lock = LeaseLock::on_row(session, key, false);
-            let ahead = if client == skewed { ahead_ms } else { 0 };
+            let ahead = if index == skewed { ahead_ms } else { 0 };
             Box::new(lock.with_clock_ahead(std::time::Duration::from_millis(ahead)))
         }
         // The lock's row was made when the client connected (`build` cannot wait).

@@ -1,9 +1,11 @@
 //! The SQL family in the harness, in the Redis family's shape:
 //!
-//! - [`cluster`]: one MariaDB or one PostgreSQL server as a [`crate::cluster::Cluster`]
-//!   ([`MariaDbCluster`], [`PostgresCluster`]: one type per server, because
-//!   `Cluster::connect` knows only the proxied addresses, and the URL a client needs
-//!   differs per server);
+//! - [`family`]: its one face to the harness, per server kind ([`MariaDbSql`],
+//!   [`PostgresSql`]: one type per server, because the URL a client needs and the way
+//!   the holder's session is found and killed differ per server);
+//! - [`cluster`]: one MariaDB or one PostgreSQL server;
+//! - [`client`]: one client's session (or the run's pool);
+//! - [`counter`]: the `counter` row the work writes inside the locking transaction;
 //! - [`actions`]: the fault only a database has here — the server kills the lock
 //!   holder's session (`KILL CONNECTION`, `pg_terminate_backend`);
 //! - [`locks`]: which client lock a scenario uses, and how each client builds it;
@@ -12,11 +14,16 @@
 //!   inventory benchmark.
 
 pub mod actions;
+pub mod client;
 pub mod cluster;
+pub mod counter;
+pub mod family;
 pub mod inventory;
 pub mod locks;
 pub mod plans;
 
 pub use actions::SqlAction;
+pub use client::SqlClient;
 pub use cluster::{MariaDbCluster, PostgresCluster, SqlCluster, SqlKind};
+pub use family::{MariaDbSql, PostgresSql, Sql};
 pub use locks::SqlLock;

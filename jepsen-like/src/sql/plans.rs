@@ -8,13 +8,12 @@
 //! to the model (`Fault::Kill`), so the same verdict.
 
 use super::actions::SqlAction;
-use super::cluster::{
-    MariaDb, MariaDbCluster, Postgres, PostgresCluster, Shape, SqlCluster, SqlKind,
-};
+use super::cluster::{MariaDb, Postgres, Shape, SqlKind};
+use super::family::Sql;
 use super::locks::SqlLock;
-use crate::cluster::Target::{AnyClient, Primary};
 use crate::plan::Plan;
 use crate::schedule::{Action, Step, When};
+use crate::servers::Target::{AnyClient, Primary};
 
 /// How long a step waits for its event before it is skipped (ms).
 const EVENT_TIMEOUT_MS: u64 = 10_000;
@@ -25,11 +24,7 @@ fn after_entry(delay_ms: u64, action: Action<SqlAction>) -> Step<SqlAction> {
 
 /// Contending clients on one server; the first holder's session is killed while it
 /// works (1.5 s sections, so the next holder is in before it leaves).
-fn session_killed<K: SqlKind>(
-    id: &'static str,
-    lock: SqlLock,
-    story: &'static str,
-) -> Plan<SqlCluster<K>> {
+fn session_killed<K: Rows>(id: &'static str, lock: SqlLock, story: &'static str) -> Plan<Sql<K>> {
     Plan {
         id,
         shape: Shape {
@@ -53,7 +48,7 @@ fn session_killed<K: SqlKind>(
 }
 
 /// The MariaDB rows.
-pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
+pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
     let mut plans = vec![
         session_killed(
             "mysql-getlock-conn-kill",
@@ -122,12 +117,12 @@ pub fn mariadb() -> Vec<Plan<MariaDbCluster>> {
 
 /// A holder stalls 1.5 s mid-section, twice, with a 0.5 s TTL; the reaper (for the
 /// unique key) deletes rows older than that.
-fn paused<K: SqlKind>(
+fn paused<K: Rows>(
     id: &'static str,
     lock: SqlLock,
     reaper: bool,
     story: &'static str,
-) -> Plan<SqlCluster<K>> {
+) -> Plan<Sql<K>> {
     let pause = |ms| Action::ClientPause {
         target: AnyClient,
         ms,
@@ -155,7 +150,7 @@ fn paused<K: SqlKind>(
 }
 
 /// The rows of MariaDB with a reaper or a skewed client clock.
-fn mariadb_timed() -> Vec<Plan<MariaDbCluster>> {
+fn mariadb_timed() -> Vec<Plan<Sql<MariaDb>>> {
     vec![
         paused(
             "mysql-unique-reaper",
@@ -193,7 +188,7 @@ fn mariadb_timed() -> Vec<Plan<MariaDbCluster>> {
 }
 
 /// The PostgreSQL rows.
-pub fn postgres() -> Vec<Plan<PostgresCluster>> {
+pub fn postgres() -> Vec<Plan<Sql<Postgres>>> {
     vec![
         session_killed(
             "pg-advisory",
@@ -227,17 +222,17 @@ pub fn postgres() -> Vec<Plan<PostgresCluster>> {
 /// A server kind whose catalog rows are plans here.
 pub trait Rows: SqlKind + Sized {
     /// Its rows.
-    fn rows() -> Vec<Plan<SqlCluster<Self>>>;
+    fn rows() -> Vec<Plan<Sql<Self>>>;
 }
 
 impl Rows for MariaDb {
-    fn rows() -> Vec<Plan<MariaDbCluster>> {
+    fn rows() -> Vec<Plan<Sql<MariaDb>>> {
         mariadb()
     }
 }
 
 impl Rows for Postgres {
-    fn rows() -> Vec<Plan<PostgresCluster>> {
+    fn rows() -> Vec<Plan<Sql<Postgres>>> {
         postgres()
     }
 }
@@ -254,7 +249,7 @@ fn session_ended_by<K: Rows>(
     id: &str,
     steps: &[Action<SqlAction>],
     gap_ms: u64,
-) -> Option<Plan<SqlCluster<K>>> {
+) -> Option<Plan<Sql<K>>> {
     let mut p = K::rows().into_iter().find(|p| p.id == id)?;
     let at = p
         .faults
@@ -281,7 +276,7 @@ fn session_ended_by<K: Rows>(
 /// and a restart on its data dir 0.1 s later. Sections last [`RESTART_WORK_MS`] (timed
 /// steps and the run move by as much), so the first holder still works when the
 /// others, connecting again, are granted on the new server.
-pub fn with_server_restarted<K: Rows>(id: &str) -> Option<Plan<SqlCluster<K>>> {
+pub fn with_server_restarted<K: Rows>(id: &str) -> Option<Plan<Sql<K>>> {
     let restart = Action::Restart {
         target: Primary,
         keep_data: true,
@@ -303,7 +298,7 @@ pub fn with_server_restarted<K: Rows>(id: &str) -> Option<Plan<SqlCluster<K>>> {
 /// cuts every client's connection to the server where the row kills the session (0.2 s
 /// into the first holder's section) and lets new ones through 0.3 s later. The server
 /// sees the connections close and ends their sessions, as `KILL CONNECTION` does.
-pub fn with_partition<K: Rows>(id: &str) -> Option<Plan<SqlCluster<K>>> {
+pub fn with_partition<K: Rows>(id: &str) -> Option<Plan<Sql<K>>> {
     let steps = [Action::Partition(Primary), Action::HealPartition(Primary)];
     let mut p = session_ended_by::<K>(id, &steps, 300)?;
     p.story = "the row's faults, the holder's session ended by a partition instead of KILL CONNECTION: every client cut from the server (the proxy drops their connections) 0.2 s into the first holder's 1.5 s section, healed 0.3 s later; the clients open new sessions";

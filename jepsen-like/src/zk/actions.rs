@@ -2,7 +2,8 @@
 //! and its crash are the generic client faults, and `kill -9` of a server or of the
 //! leader (`Target::Primary`) the generic server ones; these are the rest.
 
-use crate::cluster::{FamilyAction, Target};
+use crate::schedule::FamilyAction;
+use crate::servers::Target;
 
 /// A ZooKeeper-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

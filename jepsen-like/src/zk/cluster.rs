@@ -7,7 +7,6 @@
 //! stopped process; the same proxies lose a create's reply when the nemesis asks. Every
 //! request of a client's session is a `command` event of the run's history.
 
-use locklab_models::registry::Backend;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,11 +19,12 @@ use locklab_servers::zk::Mode;
 use locklab_servers::{Server, ZkEnsemble};
 
 use super::actions::ZkAction;
-use super::locks::{self, ZkLock};
+use super::client::ZkClient;
+use super::locks;
 use super::tap::CreateTrap;
-use crate::cluster::{Cluster, CommandLog};
-use crate::custom::{Endpoints, ZkEndpoints};
+use crate::family::CommandLog;
 use crate::proxy::ClientProxies;
+use crate::servers::Servers;
 use crate::RunError;
 
 /// The shape of the servers.
@@ -43,15 +43,59 @@ pub struct ZkRunCluster {
     trap: Arc<AtomicBool>,
 }
 
-impl Cluster for ZkRunCluster {
-    type Shape = Shape;
-    type Lock = ZkLock;
-    type Action = ZkAction;
+impl ZkRunCluster {
+    /// The client's own proxies in front of the harness's (with the lost-reply trap),
+    /// and its session through them, detached: a client that dies never closes it, so
+    /// it ends by expiring, as a crashed process's does.
+    pub(super) async fn connect_client(
+        &self,
+        addrs: &[String],
+        commands: CommandLog,
+    ) -> Result<ZkClient, RunError> {
+        let CommandLog { process, log } = commands;
+        let trap = Arc::new(CreateTrap {
+            armed: self.trap.clone(),
+            client: process.to_string(),
+            log: log.clone(),
+            proxies: Arc::default(),
+        });
+        let proxies = ClientProxies::start_tapped(addrs, trap.clone())
+            .await
+            .map_err(|e| RunError::Environment(format!("a client's proxies to {addrs:?}: {e}")))?;
+        let _ = trap.proxies.set(proxies.controls());
+        let list = proxies.addrs();
+        let base = log.base();
+        let requests = event_recorder::<ZkWire>(process, base, move |e| log.record_stamped(e));
+        let session = ZkSession::connect(&list.join(","), self.session, requests, true)
+            .await
+            .map_err(|e| RunError::Environment(format!("connecting to {list:?}: {e}")))?;
+        let setup = |e| RunError::Environment(format!("setting up {list:?}: {e}"));
+        make_lock_dir(&session).await.map_err(setup)?;
+        // The counter node the `multi`-checked work writes: made empty (never written)
+        // before any client works, since a `multi`'s `setData` cannot create it.
+        let counter = ZkCommand::Create {
+            session: session.id(),
+            path: locks::COUNTER.into(),
+            data: String::new(),
+            ephemeral: false,
+            sequential: false,
+        };
+        match session.exec(counter).await.map_err(setup)? {
+            ZkReply::Created { .. } | ZkReply::Error(_) => {}
+            other => {
+                return Err(RunError::Environment(format!(
+                    "creating {}: {other:?}",
+                    locks::COUNTER
+                )))
+            }
+        }
+        Ok(ZkClient { proxies, session })
+    }
+}
 
-    const BACKEND: Backend = Backend::Zookeeper;
-    // The leader's session tracker expires sessions in whole ticks, after the timeout:
-    // a session outlives its timeout by an amount no client can know.
-    const LATE_EXPIRY: bool = true;
+impl Servers for ZkRunCluster {
+    type Shape = Shape;
+    type Action = ZkAction;
 
     fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
         let ensemble = match shape {
@@ -122,71 +166,6 @@ impl Cluster for ZkRunCluster {
         }
     }
 
-    /// The client's own proxies in front of the harness's (with the lost-reply trap),
-    /// and its session through them, detached: a client that dies never closes it, so
-    /// it ends by expiring, as a crashed process's does.
-    async fn connect(&self, addrs: &[String], commands: CommandLog) -> Result<Endpoints, RunError> {
-        let CommandLog { process, log } = commands;
-        let trap = Arc::new(CreateTrap {
-            armed: self.trap.clone(),
-            client: process.to_string(),
-            log: log.clone(),
-            proxies: Arc::default(),
-        });
-        let proxies = ClientProxies::start_tapped(addrs, trap.clone())
-            .await
-            .map_err(|e| RunError::Environment(format!("a client's proxies to {addrs:?}: {e}")))?;
-        let _ = trap.proxies.set(proxies.controls());
-        let list = proxies.addrs();
-        let base = log.base();
-        let requests = event_recorder::<ZkWire>(process, base, move |e| log.record_stamped(e));
-        let session = ZkSession::connect(&list.join(","), self.session, requests, true)
-            .await
-            .map_err(|e| RunError::Environment(format!("connecting to {list:?}: {e}")))?;
-        let setup = |e| RunError::Environment(format!("setting up {list:?}: {e}"));
-        make_lock_dir(&session).await.map_err(setup)?;
-        // The counter node the `multi`-checked work writes: made empty (never written)
-        // before any client works, since a `multi`'s `setData` cannot create it.
-        let counter = ZkCommand::Create {
-            session: session.id(),
-            path: locks::COUNTER.into(),
-            data: String::new(),
-            ephemeral: false,
-            sequential: false,
-        };
-        match session.exec(counter).await.map_err(setup)? {
-            ZkReply::Created { .. } | ZkReply::Error(_) => {}
-            other => {
-                return Err(RunError::Environment(format!(
-                    "creating {}: {other:?}",
-                    locks::COUNTER
-                )))
-            }
-        }
-        Ok(Endpoints::Zk(ZkEndpoints { proxies, session }))
-    }
-
-    fn lease(lock: &ZkLock, _ttl: Duration) -> locklab_implementations::Lease {
-        lock.lease()
-    }
-
-    fn own_resource(lock: &ZkLock) -> bool {
-        locks::own_resource(*lock)
-    }
-
-    fn resource(lock: &ZkLock, endpoints: &Endpoints) -> Option<crate::resource::Resource> {
-        locks::resource(*lock, endpoints)
-    }
-
-    fn build_lock(
-        lock: &ZkLock,
-        client: u32,
-        endpoints: &Endpoints,
-        _key: &str,
-    ) -> Result<Box<dyn locklab_implementations::DistributedLock>, RunError> {
-        locks::build(*lock, client, endpoints)
-    }
-
     fn describe(&self) -> String {
         let list: Vec<String> = self
             .ensemble
@@ -211,10 +190,6 @@ impl Cluster for ZkRunCluster {
             })
             .unwrap_or_else(|| "unknown".into());
         vec![("zookeeper".into(), version)]
-    }
-
-    fn spoiled(&self, _primary_killed: bool) -> Option<String> {
-        None
     }
 
     fn keep_logs(&self, dir: &Path) {

@@ -10,8 +10,11 @@ use locklab_implementations::zk::RecipeLock;
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::zk::Recipe;
 
-use crate::custom::Endpoints;
-use crate::resource::{Resource, ZkCounter};
+use std::sync::Arc;
+
+use super::client::ZkClient;
+use super::counter::ZkCounter;
+use crate::counter::Counter;
 use crate::RunError;
 
 /// The counter node of the `multi`-checked work.
@@ -48,19 +51,14 @@ impl ZkLock {
     }
 }
 
-/// Client `client`'s lock over its session.
+/// Client `index`'s lock over its session.
 pub fn build(
     lock: ZkLock,
-    client: u32,
-    endpoints: &Endpoints,
+    index: u32,
+    client: &ZkClient,
 ) -> Result<Box<dyn DistributedLock>, RunError> {
-    let Endpoints::Zk(zk) = endpoints else {
-        return Err(RunError::Internal(
-            "a ZooKeeper lock needs a ZooKeeper session".into(),
-        ));
-    };
     let recipe =
-        RecipeLock::new(zk.session.clone(), &format!("c{client}")).with_recipe(lock.recipe);
+        RecipeLock::new(client.session.clone(), &format!("c{index}")).with_recipe(lock.recipe);
     Ok(match lock.work {
         Work::Unfenced => Box::new(recipe.unfenced()),
         Work::Fenced | Work::MultiChecked => Box::new(recipe),
@@ -68,16 +66,12 @@ pub fn build(
 }
 
 /// Whether the work is on the ensemble's own counter node.
-pub fn own_resource(lock: ZkLock) -> bool {
+pub fn own_counter(lock: ZkLock) -> bool {
     lock.work == Work::MultiChecked
 }
 
 /// The counter node on the ensemble, for the `multi`-checked work.
-pub fn resource(lock: ZkLock, endpoints: &Endpoints) -> Option<Resource> {
-    match (lock.work, endpoints) {
-        (Work::MultiChecked, Endpoints::Zk(zk)) => {
-            Some(Resource::Zk(ZkCounter::new(zk.session.clone(), COUNTER)))
-        }
-        _ => None,
-    }
+pub fn counter(lock: ZkLock, client: &ZkClient) -> Option<Arc<dyn Counter>> {
+    own_counter(lock)
+        .then(|| Arc::new(ZkCounter::new(client.session.clone(), COUNTER)) as Arc<dyn Counter>)
 }

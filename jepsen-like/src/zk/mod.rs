@@ -1,9 +1,11 @@
-//! The ZooKeeper family in the harness, in the etcd family's shape:
+//! The ZooKeeper family in the harness, the clearest family to copy:
 //!
-//! - [`cluster`]: a 3-server ensemble on 127.0.0.1 as a [`crate::cluster::Cluster`],
-//!   its leader as the primary; each client reaches every server through proxies of
-//!   its own, so that a pause or a partition silences its session's pings, and its
-//!   session's requests are `command` events of the history;
+//! - [`family`]: its one face to the harness, [`Zk`];
+//! - [`cluster`]: a 3-server ensemble on 127.0.0.1, its leader as the primary;
+//! - [`client`]: one client's session through proxies of its own, so that a pause or a
+//!   partition silences its session's pings, and its session's requests are `command`
+//!   events of the history;
+//! - [`counter`]: the counter node written in a `multi` that checks the holder's node;
 //! - [`actions`]: the faults only ZooKeeper has (a lost create reply, restarting the
 //!   servers the nemesis killed);
 //! - [`tap`]: the lost create reply, read off ZooKeeper's wire protocol in the proxies;
@@ -11,11 +13,16 @@
 //! - [`plans`]: the catalog's ZooKeeper rows that run on a real ensemble.
 
 pub mod actions;
+pub mod client;
 pub mod cluster;
+pub mod counter;
+pub mod family;
 pub mod locks;
 pub mod plans;
 pub mod tap;
 
 pub use actions::ZkAction;
+pub use client::ZkClient;
 pub use cluster::{Shape, ZkRunCluster};
+pub use family::Zk;
 pub use locks::ZkLock;

@@ -7,13 +7,14 @@
 use locklab_models::zk::{Recipe, WatchOn};
 
 use super::actions::ZkAction;
-use super::cluster::{Shape, ZkRunCluster};
+use super::cluster::Shape;
+use super::family::Zk;
 use super::locks::{Work, ZkLock};
-use crate::cluster::Target::{AnyClient, Primary};
 use crate::plan::Plan;
 use crate::schedule::{Action, Step, When};
+use crate::servers::Target::{AnyClient, Primary};
 
-type ZkPlan = Plan<ZkRunCluster>;
+type ZkPlan = Plan<Zk>;
 
 /// How long a step waits for its event before it is skipped (ms).
 const EVENT_TIMEOUT_MS: u64 = 15_000;

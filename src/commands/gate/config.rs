@@ -203,7 +203,7 @@ pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
             "1: scenario: no [[scenario]] tables: name at least one scenario to run".into(),
         );
     }
-    let runnable: Vec<&'static str> = locklab_jepsen::plans().iter().map(|p| p.id()).collect();
+    let runnable: Vec<&'static str> = locklab_jepsen::runnable().iter().map(|p| p.id).collect();
     let mut scenarios = Vec::new();
     for s in &raw.scenario {
         let id = s.id.get_ref();

@@ -219,7 +219,7 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
         .filter_map(|(_, e)| serde_json::from_value::<CommandValue>(e.value.clone()?).ok())
         .map(|c| c.node)
         .collect();
-    let backend = history.header.backend.clone();
+    let backend = history.header.backend;
     let mut lanes: Vec<Lane> = clients
         .iter()
         .map(|c| Lane::new(format!("c{c}"), format!("c{c}"), LaneKind::Client))

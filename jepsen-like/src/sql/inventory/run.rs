@@ -12,7 +12,6 @@ use super::buyers::{Buyer, Purchase, Strategy, Ticks};
 use super::server::StockServer;
 use super::store::Store;
 use super::Backend;
-use crate::agreement::expected_at_defaults;
 use crate::log::Log;
 use crate::runner::{check, run_dir, Progress, RunOptions, RunReport};
 use crate::RunError;
@@ -45,7 +44,8 @@ pub fn run(
     }
 
     let scenario = catalog::find(id).map_err(|e| RunError::Internal(e.to_string()))?;
-    let expected = expected_at_defaults(&scenario);
+    let model = crate::runner::model_report(id, None)?;
+    let expected = crate::runner::violated(&model)?;
     let clients = options.clients.unwrap_or(BUYERS);
     if !(2..=64).contains(&clients) {
         return Err(RunError::BadOption(format!(
@@ -171,6 +171,7 @@ pub fn run(
         history,
         wall_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         report,
+        model,
         agreement: checked.agreement,
         timeline: checked.timeline,
         liveness: None,

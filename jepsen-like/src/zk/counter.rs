@@ -7,7 +7,9 @@
 use locklab_implementations::zk::ZkSession;
 use locklab_models::zk::spec::{ZkCommand, ZkError, ZkReply};
 
-use super::Outcome;
+use locklab_implementations::BoxFuture;
+
+use crate::counter::{Counter, Outcome};
 
 /// The counter node `path` on the ensemble one client's session talks to.
 #[derive(Clone)]
@@ -25,12 +27,7 @@ impl ZkCounter {
         }
     }
 
-    /// The counter's path.
-    pub fn key(&self) -> &str {
-        &self.path
-    }
-
-    pub(super) async fn read(&self) -> Outcome<Option<i64>> {
+    async fn read_counter(&self) -> Outcome<Option<i64>> {
         let get = ZkCommand::GetData {
             session: self.session.id(),
             path: self.path.clone(),
@@ -50,12 +47,7 @@ impl ZkCounter {
     }
 
     /// Writes `value`; with a token, only while the lock node `lock_node` exists.
-    pub(super) async fn write(
-        &self,
-        value: i64,
-        token: Option<u64>,
-        lock_node: &str,
-    ) -> Outcome<()> {
+    async fn write_counter(&self, value: i64, token: Option<u64>, lock_node: &str) -> Outcome<()> {
         let session = self.session.id();
         let set = ZkCommand::SetData {
             session,
@@ -115,5 +107,24 @@ impl ZkCounter {
             Ok(other) => Outcome::Unknown(format!("setData: {other:?}")),
             Err(e) => Outcome::Unknown(e.to_string()),
         }
+    }
+}
+
+impl Counter for ZkCounter {
+    fn key(&self) -> &str {
+        &self.path
+    }
+
+    fn read(&self, _token: Option<u64>) -> BoxFuture<'_, Outcome<Option<i64>>> {
+        Box::pin(self.read_counter())
+    }
+
+    fn write<'a>(
+        &'a self,
+        value: i64,
+        token: Option<u64>,
+        lock_key: &'a str,
+    ) -> BoxFuture<'a, Outcome<()>> {
+        Box::pin(self.write_counter(value, token, lock_key))
     }
 }

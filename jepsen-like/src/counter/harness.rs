@@ -9,7 +9,9 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::Script;
 
-use super::Outcome;
+use locklab_implementations::BoxFuture;
+
+use super::{Counter, Outcome};
 
 /// The counter on the harness's Redis server, as one client sees it.
 #[derive(Clone)]
@@ -51,13 +53,8 @@ impl RedisCounter {
         })
     }
 
-    /// The counter key.
-    pub fn key(&self) -> &str {
-        &self.key
-    }
-
     /// Reads the counter (`None`: never written); fenced when a token is given.
-    pub async fn read(&self, token: Option<u64>) -> Outcome<Option<i64>> {
+    async fn read_counter(&self, token: Option<u64>) -> Outcome<Option<i64>> {
         let mut conn = self.conn.clone();
         let fut = async {
             match token {
@@ -84,7 +81,7 @@ impl RedisCounter {
     }
 
     /// Writes the counter; fenced when a token is given.
-    pub async fn write(&self, value: i64, token: Option<u64>) -> Outcome<()> {
+    async fn write_counter(&self, value: i64, token: Option<u64>) -> Outcome<()> {
         let mut conn = self.conn.clone();
         let fut = async {
             match token {
@@ -110,5 +107,24 @@ impl RedisCounter {
             Ok(Err(e)) => Outcome::Unknown(e.to_string()),
             Err(_) => Outcome::Unknown(format!("no answer within {TIMEOUT:?}")),
         }
+    }
+}
+
+impl Counter for RedisCounter {
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn read(&self, token: Option<u64>) -> BoxFuture<'_, Outcome<Option<i64>>> {
+        Box::pin(self.read_counter(token))
+    }
+
+    fn write<'a>(
+        &'a self,
+        value: i64,
+        token: Option<u64>,
+        _lock_key: &'a str,
+    ) -> BoxFuture<'a, Outcome<()>> {
+        Box::pin(self.write_counter(value, token))
     }
 }

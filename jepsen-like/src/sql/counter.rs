@@ -6,7 +6,9 @@ use std::sync::Arc;
 use locklab_implementations::sql::Session;
 use locklab_models::sql::spec::{SqlCommand, SqlReply};
 
-use super::Outcome;
+use locklab_implementations::BoxFuture;
+
+use crate::counter::{Counter, Outcome};
 
 /// The `counter` row (`id = 1`) of a lock's database, read and written through one
 /// client's session: inside the transaction that holds the lock when the lock is a
@@ -25,7 +27,7 @@ impl SqlCounter {
         SqlCounter { session }
     }
 
-    pub(super) async fn read(&self) -> Outcome<Option<i64>> {
+    async fn read_counter(&self) -> Outcome<Option<i64>> {
         let in_tx = self.session.in_transaction();
         let mut reply = self.session.exec(SqlCommand::ReadCounter).await;
         if reply.is_err() && !in_tx && self.session.is_gone() {
@@ -43,7 +45,7 @@ impl SqlCounter {
         }
     }
 
-    pub(super) async fn write(&self, value: i64) -> Outcome<()> {
+    async fn write_counter(&self, value: i64) -> Outcome<()> {
         // The spec's counter is small (the models count a few sections); a run's is too.
         let Ok(value) = u8::try_from(value) else {
             return Outcome::Unknown(format!("{value} is beyond the spec's counter"));
@@ -54,5 +56,28 @@ impl SqlCounter {
             Err(e) if self.session.is_gone() => Outcome::RolledBack(e.to_string()),
             Err(e) => Outcome::Unknown(e.to_string()),
         }
+    }
+}
+
+impl Counter for SqlCounter {
+    fn key(&self) -> &str {
+        Self::KEY
+    }
+
+    fn commits_with_release(&self) -> bool {
+        true
+    }
+
+    fn read(&self, _token: Option<u64>) -> BoxFuture<'_, Outcome<Option<i64>>> {
+        Box::pin(self.read_counter())
+    }
+
+    fn write<'a>(
+        &'a self,
+        value: i64,
+        _token: Option<u64>,
+        _lock_key: &'a str,
+    ) -> BoxFuture<'a, Outcome<()>> {
+        Box::pin(self.write_counter(value))
     }
 }

@@ -5,7 +5,9 @@
 use locklab_implementations::etcd::EtcdSession;
 use locklab_models::etcd::spec::{guarded_by, EtcdCommand, EtcdReply};
 
-use super::Outcome;
+use locklab_implementations::BoxFuture;
+
+use crate::counter::{Counter, Outcome};
 
 /// The counter `key` on the cluster one client's session talks to.
 #[derive(Clone)]
@@ -23,21 +25,11 @@ impl EtcdCounter {
         }
     }
 
-    /// The counter key.
-    pub fn key(&self) -> &str {
-        &self.key
-    }
-
-    pub(super) async fn read(&self) -> Outcome<Option<i64>> {
+    async fn read_counter(&self) -> Outcome<Option<i64>> {
         etcd_read(&self.session, &self.key).await
     }
 
-    pub(super) async fn write(
-        &self,
-        value: i64,
-        token: Option<u64>,
-        lock_key: &str,
-    ) -> Outcome<()> {
+    async fn write_counter(&self, value: i64, token: Option<u64>, lock_key: &str) -> Outcome<()> {
         etcd_write(&self.session, &self.key, value, token, lock_key).await
     }
 }
@@ -85,5 +77,24 @@ async fn etcd_write(
         }) => Outcome::Refused,
         Ok(other) => Outcome::Unknown(format!("put {key} answered {other:?}")),
         Err(e) => Outcome::Unknown(e.to_string()),
+    }
+}
+
+impl Counter for EtcdCounter {
+    fn key(&self) -> &str {
+        &self.key
+    }
+
+    fn read(&self, _token: Option<u64>) -> BoxFuture<'_, Outcome<Option<i64>>> {
+        Box::pin(self.read_counter())
+    }
+
+    fn write<'a>(
+        &'a self,
+        value: i64,
+        token: Option<u64>,
+        lock_key: &'a str,
+    ) -> BoxFuture<'a, Outcome<()>> {
+        Box::pin(self.write_counter(value, token, lock_key))
     }
 }

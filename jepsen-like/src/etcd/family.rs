@@ -1,0 +1,83 @@
+//! The etcd family's one face to the harness: a 3-member cluster
+//! ([`EtcdRunCluster`]), a client's session through its own proxies ([`EtcdClient`]),
+//! the scenario's lock, the `Txn`-guarded counter, its plans.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use locklab_implementations::{DistributedLock, Lease};
+use locklab_models::registry::Backend;
+
+use super::client::EtcdClient;
+use super::cluster::EtcdRunCluster;
+use super::locks::{self, EtcdLock};
+use crate::counter::Counter;
+use crate::external::ExternalEndpoints;
+use crate::family::{Client, CommandLog, Family};
+use crate::plan::Plan;
+use crate::RunError;
+
+/// etcd locks on a real cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct Etcd;
+
+impl Family for Etcd {
+    type Servers = EtcdRunCluster;
+    type Lock = EtcdLock;
+    type Client = EtcdClient;
+
+    const BACKEND: Backend = Backend::Etcd;
+    // The leader sweeps expired leases every 500 ms, and a new leader restarts each
+    // lease's TTL: a lease outlives its TTL by an amount no client can know.
+    const LATE_EXPIRY: bool = true;
+
+    fn plans() -> Vec<Plan<Self>> {
+        super::plans::plans()
+    }
+
+    async fn connect(
+        servers: &EtcdRunCluster,
+        addrs: &[String],
+        commands: CommandLog,
+    ) -> Result<EtcdClient, RunError> {
+        servers.connect_client(addrs, commands).await
+    }
+
+    /// The client's own proxies (so a partition or a lost reply hits exactly it).
+    fn external_endpoints(
+        _servers: &EtcdRunCluster,
+        _addrs: &[String],
+        client: &EtcdClient,
+    ) -> ExternalEndpoints {
+        ExternalEndpoints {
+            backend: Self::BACKEND,
+            etcd: client.own_proxies().map(|p| p.addrs()).unwrap_or_default(),
+            ..ExternalEndpoints::default()
+        }
+    }
+
+    fn jepsen_workload(lock: &EtcdLock) -> Option<&'static str> {
+        lock.jepsen_workload()
+    }
+
+    fn lease(lock: &EtcdLock, _ttl: Duration) -> Lease {
+        lock.lease()
+    }
+
+    fn own_counter(lock: &EtcdLock) -> bool {
+        locks::own_counter(*lock)
+    }
+
+    fn counter(lock: &EtcdLock, client: &EtcdClient) -> Option<Arc<dyn Counter>> {
+        locks::counter(*lock, client)
+    }
+
+    fn build_lock(
+        lock: &EtcdLock,
+        index: u32,
+        client: &EtcdClient,
+        _key: &str,
+    ) -> Result<Box<dyn DistributedLock>, RunError> {
+        locks::build(*lock, index, client)
+    }
+}

@@ -1,0 +1,150 @@
+//! A family as the harness sees it, one trait with one face: its servers
+//! ([`Servers`], Jepsen's DB), its clients' connections ([`Client`], Jepsen's client),
+//! how a client builds the scenario's lock, and the counter its work writes when the
+//! lock's own servers keep it. The runner is generic over [`Family`]; the registry
+//! picks the family of a catalog row with one `match`. A family is a folder
+//! (`zk/`) and one arm there.
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use locklab_implementations::{DistributedLock, Lease};
+use locklab_models::registry::Backend;
+use locklab_traces::format::Process;
+
+use crate::counter::Counter;
+use crate::external::ExternalEndpoints;
+use crate::log::Log;
+use crate::plan::Plan;
+use crate::proxy::ClientProxies;
+use crate::servers::Servers;
+use crate::RunError;
+
+/// Where one client's commands to the lock servers go: the run's history, as `command`
+/// events stamped on the run clock as each exchange returns, so a history shows what
+/// the servers were told and answered beside the operations built from it.
+#[derive(Clone)]
+pub struct CommandLog {
+    /// The client.
+    pub process: Process,
+    /// The run's history.
+    pub log: Arc<Log>,
+}
+
+/// One client's connections to a run's lock servers, as the harness acts on them.
+pub trait Client: Any + Clone + fmt::Debug + Send + Sync {
+    /// Stops this client's background traffic for `d`, as a stop-the-world pause of
+    /// its process would (an etcd session's keep-alives wait it out; a ZooKeeper
+    /// client's own proxies are cut so its pings do not arrive). A client that sends
+    /// nothing in the background has nothing to stop.
+    fn stall(&self, _d: Duration) {}
+
+    /// The client's own proxies, for the families whose clients have them (a
+    /// partition or a lost reply then hits exactly this client).
+    fn own_proxies(&self) -> Option<&ClientProxies> {
+        None
+    }
+
+    /// Cuts this client (only) off every lock server for `d`, while it runs on.
+    fn cut_off(&self, d: Duration) -> Result<(), String> {
+        let proxies = self
+            .own_proxies()
+            .ok_or("this family's clients share the run's proxies")?;
+        proxies.cut_for(d);
+        Ok(())
+    }
+
+    /// Loses the reply to this client's next request to the lock servers (see
+    /// [`crate::proxy::lose_next_reply`]).
+    fn lose_next_reply(&self) -> Result<(), String> {
+        let proxies = self
+            .own_proxies()
+            .ok_or("this family's clients share the run's proxies")?;
+        proxies.lose_next_reply();
+        Ok(())
+    }
+}
+
+/// A family of scenarios as it runs on real servers.
+pub trait Family: Sized + Send + Sync + 'static {
+    /// Its servers.
+    type Servers: Servers;
+    /// How the scenario's clients build their lock.
+    type Lock: Clone + fmt::Debug + Send + Sync;
+    /// One client's connections.
+    type Client: Client;
+
+    /// The history header's `backend`.
+    const BACKEND: Backend;
+
+    /// Whether the lock servers end a lease at some unknown time after its TTL rather
+    /// than at it (the history header's `late_expiry`).
+    const LATE_EXPIRY: bool = false;
+
+    /// Every scenario of the family that runs on these servers.
+    fn plans() -> Vec<Plan<Self>>;
+
+    /// `plan` with `replicas` replicas behind its primary (`--replicas`), for a family
+    /// whose servers have a replica count to choose.
+    fn with_replicas(plan: Plan<Self>, _replicas: usize) -> Result<Plan<Self>, String> {
+        Err(format!(
+            "--replicas: {} has no replica count to choose",
+            plan.id
+        ))
+    }
+
+    /// Connects to the proxied client endpoints `addrs`, one client's worth, recording
+    /// its commands in `commands` (the servers are passed: clients of a run may share
+    /// what the family keeps for the run, such as one application's connection pool).
+    fn connect(
+        servers: &Self::Servers,
+        addrs: &[String],
+        commands: CommandLog,
+    ) -> impl Future<Output = Result<Self::Client, RunError>> + Send;
+
+    /// Where a lock client that is a program of its own connects (the external-client
+    /// protocol's `init`), given the proxied addresses `addrs` and one client's
+    /// connections.
+    fn external_endpoints(
+        servers: &Self::Servers,
+        addrs: &[String],
+        client: &Self::Client,
+    ) -> ExternalEndpoints;
+
+    /// The lease the scenario's lock asks for with every acquire, `ttl` long where the
+    /// lock takes one.
+    fn lease(_lock: &Self::Lock, ttl: Duration) -> Lease {
+        Lease::Fixed(ttl)
+    }
+
+    /// Whether the scenario's critical sections work on a counter the lock's own
+    /// servers hold ([`Family::counter`]): SQL's work inside the locking transaction
+    /// (`SELECT … FOR UPDATE`), etcd's `Txn`-guarded write. Otherwise (every other
+    /// lock) the harness's own Redis counter, which no fault reaches.
+    fn own_counter(_lock: &Self::Lock) -> bool {
+        false
+    }
+
+    /// The counter on the lock's own servers over one client's connections, for a
+    /// lock whose [`Family::own_counter`] is true.
+    fn counter(_lock: &Self::Lock, _client: &Self::Client) -> Option<Arc<dyn Counter>> {
+        None
+    }
+
+    /// The Jepsen workload the scenario's lock reproduces (etcd's `lock-set`), for
+    /// the report.
+    fn jepsen_workload(_lock: &Self::Lock) -> Option<&'static str> {
+        None
+    }
+
+    /// Client `index`'s lock as the scenario has it, on `key`.
+    fn build_lock(
+        lock: &Self::Lock,
+        index: u32,
+        client: &Self::Client,
+        key: &str,
+    ) -> Result<Box<dyn DistributedLock>, RunError>;
+}

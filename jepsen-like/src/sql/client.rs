@@ -1,0 +1,18 @@
+//! One SQL client's connection: its own session on the server, or the run's one
+//! application pool every client's statements go through. SQL clients send nothing in
+//! the background and share the run's proxy.
+
+use std::sync::Arc;
+
+use locklab_implementations::sql::Session;
+
+use crate::family::Client;
+
+/// One client's session (or the run's pool).
+#[derive(Clone, Debug)]
+pub struct SqlClient {
+    /// The session.
+    pub session: Arc<Session>,
+}
+
+impl Client for SqlClient {}
