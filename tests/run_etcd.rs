@@ -288,7 +288,7 @@ fn a_retried_delete_by_name_removes_the_next_holders_key() {
     // The lock service itself granted a third client while the second held it.
     assert_eq!(check(&r, Property::LockLinearizability), Verdict::Violation);
     // The first delete got no reply; the same client's retry removed a key.
-    let (client, _, _) = client_fault(&history, "lose-release-reply");
+    let (client, _, _) = client_fault(&history, "client-drop");
     let dels: Vec<&Event> = commands(&history)
         .into_iter()
         .filter(|e| e.process == Process::Client(client) && note(e).starts_with("del lock "))
@@ -309,7 +309,7 @@ fn a_retried_delete_guarded_by_revision_removes_nothing_of_anyone_elses() {
     let (r, history) = agrees("etcd-unlock-retry-guarded");
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
     assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
-    let (client, _, _) = client_fault(&history, "lose-release-reply");
+    let (client, _, _) = client_fault(&history, "client-drop");
     let guarded: Vec<&Event> = commands(&history)
         .into_iter()
         .filter(|e| {

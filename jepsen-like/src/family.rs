@@ -18,8 +18,9 @@ use locklab_traces::format::Process;
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
 use crate::log::Log;
-use crate::plan::Plan;
+use crate::plan::{ActionOf, Plan};
 use crate::proxy::ClientProxies;
+use crate::schedule::{Action, FamilyAction, Realises};
 use crate::servers::Servers;
 use crate::RunError;
 
@@ -86,6 +87,26 @@ pub trait Family: Sized + Send + Sync + 'static {
 
     /// Every scenario of the family that runs on these servers.
     fn plans() -> Vec<Plan<Self>>;
+
+    /// What a step of a plan is to the family's model: a client fault is the model's
+    /// fault it names; a family fault says itself; a server fault (a kill, a restart,
+    /// a clock) means what this family's model calls it, which a family with such
+    /// faults says (Redis: killing the primary is a failover).
+    fn realises(action: &Action<ActionOf<Self>>) -> Realises {
+        match action {
+            Action::Client { fault, .. } => Realises::Fault(*fault),
+            Action::Resume(_) | Action::HealPartition(_) => Realises::Heal,
+            Action::Family(a) => a.realises(),
+            _ => Realises::Beyond,
+        }
+    }
+
+    /// The model's faults the scenario's lock carries as knobs of its own rather than
+    /// as steps of the schedule (a crash between two commands, a pause inside a
+    /// release, a clock set ahead), which only the lock can place exactly.
+    fn lock_realises(_lock: &Self::Lock) -> Vec<locklab_models::registry::Fault> {
+        Vec::new()
+    }
 
     /// `plan` with `replicas` replicas behind its primary (`--replicas`), for a family
     /// whose servers have a replica count to choose.

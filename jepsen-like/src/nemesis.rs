@@ -15,32 +15,30 @@ use serde_json::json;
 
 use crate::log::Log;
 use crate::proxy::ProxyControl;
+use locklab_models::registry::Fault;
+
 use crate::schedule::FamilyAction;
 use crate::schedule::{Action, Event, Schedule, When};
 use crate::servers::{Servers, Target};
 
-/// What a client is asked to suffer at the middle of its critical section.
+/// What a client is asked to suffer at the middle of its critical section: one of the
+/// model's faults, as long as `ms` (0: a fault without a length).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientFault {
-    /// Stall this long.
-    Pause(u64),
-    /// Die: no write, no release, no further try.
-    Crash,
-    /// Be cut off from the lock servers this long, working on.
-    Partition(u64),
-    /// Lose the reply to the coming release.
-    LoseReleaseReply,
+pub struct ClientFault {
+    /// The model's fault.
+    pub fault: Fault,
+    /// How long it lasts.
+    pub ms: u64,
 }
 
 impl std::fmt::Display for ClientFault {
     /// As the history names the fault (`client-pause 1500 ms`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ClientFault::Pause(ms) => write!(f, "client-pause {ms} ms"),
-            ClientFault::Crash => f.write_str("client-crash"),
-            ClientFault::Partition(ms) => write!(f, "client-partition {ms} ms"),
-            ClientFault::LoseReleaseReply => f.write_str("lose-release-reply"),
+        write!(f, "client-{}", self.fault)?;
+        if self.ms > 0 {
+            write!(f, " {} ms", self.ms)?;
         }
+        Ok(())
     }
 }
 
@@ -291,28 +289,12 @@ fn apply<S: Servers>(
             .ok_or_else(|| format!("no proxy in front of node {i}"))
     };
     match action {
-        Action::ClientPause { target, ms } => {
-            targets
-                .clients
-                .request(client(*target)?, ClientFault::Pause(*ms));
-            return Ok(());
-        }
-        Action::ClientCrash(target) => {
-            targets
-                .clients
-                .request(client(*target)?, ClientFault::Crash);
-            return Ok(());
-        }
-        Action::ClientPartition { target, ms } => {
-            targets
-                .clients
-                .request(client(*target)?, ClientFault::Partition(*ms));
-            return Ok(());
-        }
-        Action::LoseReleaseReply(target) => {
-            targets
-                .clients
-                .request(client(*target)?, ClientFault::LoseReleaseReply);
+        Action::Client { fault, target, ms } => {
+            let fault = ClientFault {
+                fault: *fault,
+                ms: *ms,
+            };
+            targets.clients.request(client(*target)?, fault);
             return Ok(());
         }
         Action::Family(a) => return cluster.apply(a),
@@ -336,11 +318,7 @@ fn apply<S: Servers>(
         Action::Partition(_) => proxy(i)?.cut(),
         Action::HealPartition(_) => proxy(i)?.heal(),
         Action::Clock { offset, .. } => cluster.set_clock(i, offset)?,
-        Action::ClientPause { .. }
-        | Action::ClientCrash(_)
-        | Action::ClientPartition { .. }
-        | Action::LoseReleaseReply(_)
-        | Action::Family(_) => {}
+        Action::Client { .. } | Action::Family(_) => {}
     }
     Ok(())
 }

@@ -4,7 +4,11 @@
 //! visibly disagree. Each family lists its plans in its folder (`redis/plans.rs`);
 //! [`crate::registry`] looks through every family.
 
+use locklab_models::catalog;
+use locklab_models::registry::Fault;
+
 use crate::family::Family;
+use crate::schedule::Realises;
 use crate::schedule::Step;
 use crate::servers::Servers;
 
@@ -39,6 +43,10 @@ pub struct Plan<F: Family> {
     pub faults: Vec<Step<ActionOf<F>>>,
     /// What the faults do, in one sentence, for reports.
     pub story: &'static str,
+    /// Why the plan adds faults its row's model does not have, when it does (a pause
+    /// past the lease that makes a foreign release provable from a history, where the
+    /// model needs no fault to find it). `None`: the row's faults are the plan's.
+    pub beyond_model: Option<&'static str>,
 }
 
 // By hand: a derive would ask the family's marker type to be `Clone`.
@@ -62,5 +70,75 @@ impl<F: Family> std::fmt::Debug for Plan<F> {
             .field("lock", &self.lock)
             .field("faults", &self.faults)
             .finish_non_exhaustive()
+    }
+}
+
+impl<F: Family> Plan<F> {
+    /// The model's faults the plan realises — its lock's knobs, then its steps — each
+    /// once.
+    pub fn faults_realised(&self) -> Vec<Fault> {
+        let mut faults = F::lock_realises(&self.lock);
+        for step in &self.faults {
+            if let Realises::Fault(f) = F::realises(&step.action) {
+                if !faults.contains(&f) {
+                    faults.push(f);
+                }
+            }
+        }
+        faults
+    }
+
+    /// Whether the plan injects only faults its catalog row's model has (a budget
+    /// above 0 at the row's default bounds), and each of them: the row's faults are
+    /// the plan's. A step the model has no word for is an error too — unless the plan
+    /// says why it goes beyond the model ([`Plan::beyond_model`]).
+    pub fn check_faults(&self) -> Result<(), String> {
+        let row = catalog::find(self.id).map_err(|e| e.to_string())?;
+        let modelled: Vec<Fault> = row
+            .defaults
+            .faults
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(f, _)| *f)
+            .collect();
+        let names = |fs: &[Fault]| {
+            if fs.is_empty() {
+                "none".to_string()
+            } else {
+                fs.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+            }
+        };
+        if self.beyond_model.is_some() {
+            return Ok(());
+        }
+        for (n, step) in self.faults.iter().enumerate() {
+            let why = match F::realises(&step.action) {
+                Realises::Fault(f) if modelled.contains(&f) => continue,
+                Realises::Heal | Realises::Steer => continue,
+                Realises::Fault(f) => format!("injects {f}"),
+                Realises::Beyond => "injects a fault the model has no word for".to_string(),
+            };
+            return Err(format!(
+                "{}: step {} ({}) {why}; the row's model faults: {}",
+                self.id,
+                n + 1,
+                step.action.name(),
+                names(&modelled)
+            ));
+        }
+        let realised = self.faults_realised();
+        let missing: Vec<Fault> = modelled
+            .iter()
+            .copied()
+            .filter(|f| !realised.contains(f))
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "{}: the row's model has {} but the plan never injects it",
+                self.id,
+                names(&missing)
+            ));
+        }
+        Ok(())
     }
 }

@@ -111,9 +111,61 @@ fn run_family<F: Family>(
             .chain(inventory_ids())
             .collect(),
     })?;
+    // The row's faults are the plan's: a plan that injects another is a bug here.
+    plan.check_faults().map_err(RunError::Internal)?;
     let plan = match options.replicas {
         None => plan,
         Some(r) => F::with_replicas(plan, r).map_err(RunError::BadOption)?,
     };
     run_plan(plan, options, progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locklab_models::catalog::Scenario;
+
+    fn checked<F: Family>() -> Vec<Result<(), String>> {
+        F::plans().iter().map(Plan::check_faults).collect()
+    }
+
+    /// Every plan that runs is a catalog row of its own family, each row runs with at
+    /// most one plan, and each plan injects exactly its row's faults.
+    #[test]
+    fn every_plan_is_a_row_of_its_family_injecting_the_rows_faults() {
+        fn rows<F: Family>(families: &[ModelFamily]) -> Vec<&'static str> {
+            F::plans()
+                .iter()
+                .map(|p| {
+                    let row: Scenario = catalog::find(p.id)
+                        .unwrap_or_else(|e| panic!("{}: not a catalog row: {e}", p.id));
+                    assert!(
+                        families.contains(&row.family),
+                        "{} runs as {families:?} but is a {} row",
+                        p.id,
+                        row.family
+                    );
+                    p.id
+                })
+                .collect()
+        }
+        let mut ids = rows::<Redis>(&[ModelFamily::Redis, ModelFamily::Redlock]);
+        ids.extend(rows::<MariaDbSql>(&[ModelFamily::Sql]));
+        ids.extend(rows::<PostgresSql>(&[ModelFamily::Sql]));
+        ids.extend(rows::<Etcd>(&[ModelFamily::Etcd]));
+        ids.extend(rows::<Zk>(&[ModelFamily::Zk]));
+        let mut seen = ids.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), ids.len(), "a row with two plans: {ids:?}");
+        let errors: Vec<String> = checked::<Redis>()
+            .into_iter()
+            .chain(checked::<MariaDbSql>())
+            .chain(checked::<PostgresSql>())
+            .chain(checked::<Etcd>())
+            .chain(checked::<Zk>())
+            .filter_map(Result::err)
+            .collect();
+        assert!(errors.is_empty(), "{}", errors.join("\n"));
+    }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use locklab_models::catalog;
 use locklab_models::check::Limits;
-use locklab_models::registry::{Family as ModelFamily, Property};
+use locklab_models::registry::Property;
 use locklab_traces::check::liveness::{self, Liveness};
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::OpKind;
@@ -124,6 +124,9 @@ pub struct RunReport {
     pub seed: u64,
     /// What the faults do.
     pub story: String,
+    /// Why the plan adds faults its row's model does not have, when it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beyond_model: Option<String>,
     /// The servers.
     pub topology: String,
     /// The lock the clients used (the scenario's protocol, or a custom lock's name).
@@ -221,6 +224,7 @@ pub fn run_plan<F: Family>(
                     id: plan.id.to_string(),
                     seed,
                     story: plan.story.to_string(),
+                    beyond_model: plan.beyond_model.map(str::to_string),
                     topology: done.topology,
                     lock: options
                         .lock
@@ -333,7 +337,7 @@ pub(crate) fn check(
             .iter()
             .filter(|(_, e)| e.op == OpKind::Enter)
             .count() as u64,
-        expects_sections: scenario.family != ModelFamily::Inventory,
+        expects_sections: scenario.family.takes_a_lock(),
         unfired,
     };
     let agreement = compare(scenario, expected, &report, exercised);

@@ -3,7 +3,10 @@
 //! written into the history header and drawn from the run's seed, so a run can be
 //! repeated.
 
+use std::borrow::Cow;
 use std::fmt;
+
+use locklab_models::registry::Fault;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -12,10 +15,31 @@ use serde_json::{json, Value};
 
 use crate::servers::Target;
 
+/// What a step of a plan is to the model: the catalog row's faults are the plan's
+/// faults, so every step that faults must realise one of the model's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Realises {
+    /// This fault of the model's.
+    Fault(Fault),
+    /// The end of a fault (a resume, a healed partition): nothing of its own.
+    Heal,
+    /// No fault to the model: it steers the run into an interleaving the model's
+    /// search explores anyway (Redlock nodes cut off from every client until the first
+    /// grant, so that it gets a bare majority: to the model, messages to them not yet
+    /// delivered).
+    Steer,
+    /// A fault the family's model has no word for (a ZooKeeper leader election, which
+    /// the model takes to change nothing): only a variant of a row's plan may have one,
+    /// never the row's own.
+    Beyond,
+}
+
 /// A fault only one family can do (Redis: cutting replication with the ACL trick).
 pub trait FamilyAction: Clone + fmt::Debug + PartialEq + Send + Sync + 'static {
     /// Its name in the history (`cut-replication`).
     fn name(&self) -> &'static str;
+    /// What it is to the model.
+    fn realises(&self) -> Realises;
     /// What it acts on.
     fn target(&self) -> Target;
     /// What the history names as its target, when [`FamilyAction::target`] cannot say
@@ -56,39 +80,33 @@ pub enum Action<A> {
         /// The libfaketime offset.
         offset: String,
     },
-    /// The client (or the next one) to reach the middle of its critical section stalls
-    /// there, as in a stop-the-world GC pause (its lease keeps running on the server).
-    ClientPause {
+    /// A fault of the model's, suffered by the client (or the next one) that reaches
+    /// the middle of its critical section: the model's client fault realised on a real
+    /// client ([`crate::workload`] says how: a pause stalls it, its lease running on; a
+    /// crash kills it; a partition cuts its own proxies while it works on; a drop loses
+    /// its release's reply).
+    Client {
+        /// Which of the model's faults.
+        fault: Fault,
         /// Who.
         target: Target,
-        /// How long it stalls.
+        /// How long it lasts (a pause, a partition); 0 for a fault without a length.
         ms: u64,
     },
-    /// The client (or the next one) to reach the middle of its critical section dies
-    /// there: it never writes, never releases, never tries again.
-    ClientCrash(Target),
-    /// The client (or the next one) to reach the middle of its critical section is cut
-    /// off from every lock server (its own proxies cut) and works on there for `ms`,
-    /// unless its lock tells it it lost the lock (ZooKeeper's SUSPENDED or LOST): its
-    /// background traffic (lease keep-alives, pings) keeps failing.
-    ClientPartition {
-        /// Who.
-        target: Target,
-        /// How long it is cut off (and works on).
-        ms: u64,
-    },
-    /// The reply to the release of the client (or the next one) to reach the middle of
-    /// its critical section is lost: the release reaches the servers, its answer never
-    /// comes back (its own proxies drop it and then the connection).
-    LoseReleaseReply(Target),
     /// A fault of the family's own.
     Family(A),
 }
 
 impl<A: FamilyAction> Action<A> {
-    /// Its name in the history (`kill`, `cut-replication`).
-    pub fn name(&self) -> &'static str {
-        match self {
+    /// A client fault `fault` on `target`, lasting `ms` (0: no length).
+    pub fn client(fault: Fault, target: Target, ms: u64) -> Self {
+        Action::Client { fault, target, ms }
+    }
+
+    /// Its name in the history (`kill`, `cut-replication`, `client-pause`).
+    pub fn name(&self) -> Cow<'static, str> {
+        Cow::Borrowed(match self {
+            Action::Client { fault, .. } => return Cow::Owned(format!("client-{fault}")),
             Action::Stop(_) => "stop",
             Action::Kill(_) => "kill",
             Action::Pause(_) => "pause",
@@ -97,12 +115,8 @@ impl<A: FamilyAction> Action<A> {
             Action::Partition(_) => "partition",
             Action::HealPartition(_) => "heal-partition",
             Action::Clock { .. } => "clock",
-            Action::ClientPause { .. } => "client-pause",
-            Action::ClientCrash(_) => "client-crash",
-            Action::ClientPartition { .. } => "client-partition",
-            Action::LoseReleaseReply(_) => "lose-release-reply",
             Action::Family(a) => a.name(),
-        }
+        })
     }
 
     /// What it acts on.
@@ -113,13 +127,10 @@ impl<A: FamilyAction> Action<A> {
             | Action::Pause(t)
             | Action::Resume(t)
             | Action::Partition(t)
-            | Action::HealPartition(t)
-            | Action::ClientCrash(t)
-            | Action::LoseReleaseReply(t) => *t,
+            | Action::HealPartition(t) => *t,
             Action::Restart { target, .. }
             | Action::Clock { target, .. }
-            | Action::ClientPause { target, .. }
-            | Action::ClientPartition { target, .. } => *target,
+            | Action::Client { target, .. } => *target,
             Action::Family(a) => a.target(),
         }
     }
@@ -131,9 +142,7 @@ impl<A: FamilyAction> Action<A> {
         match self {
             Action::Restart { keep_data, .. } => v["keep_data"] = json!(keep_data),
             Action::Clock { offset, .. } => v["offset"] = json!(offset),
-            Action::ClientPause { ms, .. } | Action::ClientPartition { ms, .. } => {
-                v["ms"] = json!(ms)
-            }
+            Action::Client { ms, .. } if *ms > 0 => v["ms"] = json!(ms),
             _ => {}
         }
         v
@@ -315,6 +324,9 @@ mod tests {
         fn name(&self) -> &'static str {
             "cut"
         }
+        fn realises(&self) -> Realises {
+            Realises::Beyond
+        }
         fn target(&self) -> Target {
             Target::Primary
         }
@@ -332,10 +344,7 @@ mod tests {
             },
             Step {
                 when: When::after_by(Event::FirstGrant, 500, 5_000),
-                action: Action::ClientPause {
-                    target: Target::AnyClient,
-                    ms: 2000,
-                },
+                action: Action::client(Fault::Pause, Target::AnyClient, 2000),
             },
         ]
     }

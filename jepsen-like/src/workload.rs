@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 use crate::counter::{Counter, Outcome};
 use crate::family::Client;
 use crate::log::Log;
-use crate::nemesis::{ClientFault, ClientFaults};
+use crate::nemesis::ClientFaults;
+use locklab_models::registry::Fault;
 
 /// What every client shares.
 pub struct Shared {
@@ -93,13 +94,15 @@ pub async fn client<C: Client>(
         match read(&*resource, me, token, log).await {
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
-                match shared.faults.take(id) {
-                    Some(ClientFault::Pause(ms)) => pause(log, id, ms, &*lock, &client).await,
-                    Some(ClientFault::Partition(ms)) => {
+                // The model's client faults, realised on this client: adding one to the
+                // model and an arm here is all a new client fault needs.
+                match shared.faults.take(id).map(|f| (f.fault, f.ms)) {
+                    Some((Fault::Pause, ms)) => pause(log, id, ms, &*lock, &client).await,
+                    Some((Fault::Partition, ms)) => {
                         stopped = partition(&shared.log, id, ms, &client, &guard).await;
                     }
-                    Some(ClientFault::LoseReleaseReply) => lose_release_reply = true,
-                    Some(ClientFault::Crash) => {
+                    Some((Fault::Drop, _)) => lose_release_reply = true,
+                    Some((Fault::Crash, _)) => {
                         crash(log, id, "inside its critical section, holding the lock");
                         // A dead process releases nothing, but its connections close
                         // with it: the guard is abandoned (no release sent), and the
@@ -110,6 +113,10 @@ pub async fn client<C: Client>(
                         guard.abandon();
                         return;
                     }
+                    Some((other, _)) => log.nemesis(
+                        json!({"fault": "skipped", "target": format!("client-{other} c{id}")}),
+                        Some(format!("{other} is no fault a client can suffer here")),
+                    ),
                     None => {}
                 }
                 let written = match stopped {
@@ -160,7 +167,7 @@ pub async fn client<C: Client>(
             // answer goes missing.
             let armed = client.lose_next_reply();
             log.nemesis(
-                json!({"fault": "lose-release-reply", "target": format!("c{id}")}),
+                json!({"fault": "client-drop", "target": format!("c{id}")}),
                 Some(match armed {
                     Ok(()) => format!("the reply to c{id}'s release will be lost"),
                     Err(e) => format!("cannot lose c{id}'s reply: {e}"),

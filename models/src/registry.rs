@@ -211,6 +211,12 @@ named! {
 }
 
 impl Family {
+    /// Whether the family's scenarios take a lock (the inventory's buyers may not):
+    /// a run of one in which no client entered a critical section tested nothing.
+    pub fn takes_a_lock(self) -> bool {
+        self != Family::Inventory
+    }
+
     /// The faults this family's models understand (what `--faults` may name).
     pub fn faults(self) -> &'static [Fault] {
         match self {

@@ -230,6 +230,9 @@ fn text(r: &RunReport) -> String {
         r.lock,
         r.story
     );
+    if let Some(why) = &r.beyond_model {
+        out.push_str(&format!("  beyond the model: {why}\n"));
+    }
     if let Some(w) = &r.jepsen_workload {
         out.push_str(&format!(
             "  jepsen:  {w} (the Jepsen workload this run reproduces)\n"

@@ -10,6 +10,7 @@
 //! [`html`] renders the porcupine-rs visualization with every text escaped;
 //! [`timeline`] tells a violation's window as text.
 
+pub mod backend;
 pub mod check;
 pub mod diagram;
 pub mod error;

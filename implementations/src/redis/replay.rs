@@ -1,9 +1,9 @@
 //! Holds a recording against the Redis node spec: the exchanges are linearized with
-//! the history checker's search (`locklab_traces::check::one_redis`), as the commands
+//! the history checker's search (`locklab_traces::backend::redis::one_redis`), as the commands
 //! of a run history are, so there is one search and one reading of the spec.
 
+use locklab_traces::backend::redis::one_redis::{self, CommandOp};
 use locklab_traces::check::linear::{Budget, LinResult};
-use locklab_traces::check::one_redis::{self, CommandOp};
 
 use super::recorder::Exchange;
 

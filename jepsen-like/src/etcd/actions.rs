@@ -4,7 +4,9 @@
 //! holder's pause, partition, crash and lost release reply are the generic client
 //! faults; a member's kill and restart the generic server ones.
 
-use crate::schedule::FamilyAction;
+use locklab_models::registry::Fault;
+
+use crate::schedule::{FamilyAction, Realises};
 use crate::servers::Target;
 
 /// An etcd-only fault.
@@ -23,6 +25,14 @@ impl FamilyAction for EtcdAction {
         match self {
             EtcdAction::ChurnLeader => "churn-leader",
             EtcdAction::RevokeLastWaiter => "revoke-waiter-lease",
+        }
+    }
+
+    /// A leader change is the model's failover; a revoked waiter's lease its revoke.
+    fn realises(&self) -> Realises {
+        match self {
+            EtcdAction::ChurnLeader => Realises::Fault(Fault::Failover),
+            EtcdAction::RevokeLastWaiter => Realises::Fault(Fault::Revoke),
         }
     }
 

@@ -10,6 +10,7 @@ use super::locks::{EtcdLock, Kind, Work};
 use crate::plan::Plan;
 use crate::schedule::{Action, Step};
 use crate::servers::Target::AnyClient;
+use locklab_models::registry::Fault;
 
 type EtcdPlan = Plan<Etcd>;
 
@@ -45,6 +46,7 @@ fn plan(
         duration_ms: 7_000,
         client_delay_ms: 0,
         fake_clock: false,
+        beyond_model: None,
         faults,
         story,
     }
@@ -67,10 +69,7 @@ fn paused(id: &'static str, work: Work, story: &'static str) -> EtcdPlan {
         work,
         vec![after_entry(
             0,
-            Action::ClientPause {
-                target: AnyClient,
-                ms: 5_000,
-            },
+            Action::client(Fault::Pause, AnyClient, 5_000),
         )],
         story,
     )
@@ -86,7 +85,7 @@ fn unlock_retry(id: &'static str, guarded_release: bool, story: &'static str) ->
             id,
             Kind::SingleKey { guarded_release },
             Work::Unfenced,
-            vec![after_entry(0, Action::LoseReleaseReply(AnyClient))],
+            vec![after_entry(0, Action::client(Fault::Drop, AnyClient, 0))],
             story,
         )
     }
@@ -113,7 +112,7 @@ pub fn plans() -> Vec<EtcdPlan> {
         recipe(
             "etcd-lease-crash",
             Work::Unfenced,
-            vec![after_entry(0, Action::ClientCrash(AnyClient))],
+            vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section (its keep-alives die with it); the lock is free again once its 2 s lease expires",
         ),
         recipe(
@@ -121,10 +120,7 @@ pub fn plans() -> Vec<EtcdPlan> {
             Work::Unfenced,
             vec![after_entry(
                 0,
-                Action::ClientPartition {
-                    target: AnyClient,
-                    ms: 5_000,
-                },
+                Action::client(Fault::Partition, AnyClient, 5_000),
             )],
             "the first holder is cut off from every member (its own proxies) for 5 s mid-section and works on; its keep-alives fail, its 2 s lease expires",
         ),
@@ -144,7 +140,7 @@ pub fn plans() -> Vec<EtcdPlan> {
                 "etcd-leader-churn",
                 Work::Unfenced,
                 vec![
-                    after_entry(0, Action::ClientCrash(AnyClient)),
+                    after_entry(0, Action::client(Fault::Crash, AnyClient, 0)),
                     after_entry(500, Action::Family(EtcdAction::ChurnLeader)),
                     after_entry(700, Action::Family(EtcdAction::ChurnLeader)),
                 ],

@@ -4,7 +4,9 @@
 
 use locklab_servers::RedisServer;
 
-use crate::schedule::FamilyAction;
+use locklab_models::registry::Fault;
+
+use crate::schedule::{FamilyAction, Realises};
 use crate::servers::Target;
 
 /// A Redis-only fault.
@@ -18,6 +20,15 @@ pub enum RedisAction {
 }
 
 impl FamilyAction for RedisAction {
+    /// Cutting replication is how the failover row makes Sentinel promote a replica
+    /// that never saw the lock: part of the model's failover; healing it, its end.
+    fn realises(&self) -> Realises {
+        match self {
+            RedisAction::CutReplication(_) => Realises::Fault(Fault::Failover),
+            RedisAction::HealReplication(_) => Realises::Heal,
+        }
+    }
+
     fn name(&self) -> &'static str {
         match self {
             RedisAction::CutReplication(_) => "cut-replication",

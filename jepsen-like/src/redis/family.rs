@@ -11,8 +11,10 @@ use super::cluster::{RedisCluster, MASTER_NAME};
 use super::locks::{self, RedisLock};
 use crate::external::ExternalEndpoints;
 use crate::family::{CommandLog, Family};
-use crate::plan::Plan;
+use crate::plan::{ActionOf, Plan};
+use crate::schedule::{Action, Realises};
 use crate::RunError;
+use locklab_models::registry::Fault;
 
 /// Redis and Redlock on real servers.
 #[derive(Clone, Copy, Debug)]
@@ -27,6 +29,31 @@ impl Family for Redis {
 
     fn plans() -> Vec<Plan<Self>> {
         super::plans::plans()
+    }
+
+    /// Killing the primary is Sentinel's failover; a node that dies and restarts
+    /// empty is Redlock's restart; a clock set ahead is its jump; cutting a Redlock node
+    /// off from every client only steers which nodes the first holder gets.
+    fn realises(action: &Action<ActionOf<Self>>) -> Realises {
+        match action {
+            Action::Kill(_) | Action::Stop(_) if is_primary(action) => {
+                Realises::Fault(Fault::Failover)
+            }
+            Action::Kill(_)
+            | Action::Restart {
+                keep_data: false, ..
+            } => Realises::Fault(Fault::Restart),
+            Action::Clock { .. } => Realises::Fault(Fault::Jump),
+            Action::Partition(_) => Realises::Steer,
+            Action::HealPartition(_) | Action::Resume(_) => Realises::Heal,
+            Action::Client { fault, .. } => Realises::Fault(*fault),
+            Action::Family(a) => crate::schedule::FamilyAction::realises(a),
+            _ => Realises::Beyond,
+        }
+    }
+
+    fn lock_realises(lock: &RedisLock) -> Vec<Fault> {
+        lock.realises()
     }
 
     fn with_replicas(plan: Plan<Self>, replicas: usize) -> Result<Plan<Self>, String> {
@@ -70,4 +97,9 @@ impl Family for Redis {
     ) -> Result<Box<dyn DistributedLock>, RunError> {
         locks::build(*lock, index, client, key)
     }
+}
+
+/// Whether the action's target is the node clients write to (Sentinel's master).
+fn is_primary(action: &Action<ActionOf<Redis>>) -> bool {
+    action.target() == crate::servers::Target::Primary
 }

@@ -10,6 +10,7 @@ use locklab_implementations::redis::{
     Redlock, ReentrantLock, SetNxExpireLock, SetNxNoTtlLock, TimestampValueLock, WaitReplicas,
 };
 use locklab_implementations::{DistributedLock, Lease};
+use locklab_models::registry::Fault;
 
 use super::client::RedisClient;
 use crate::family::CommandLog;
@@ -62,6 +63,20 @@ pub enum RedisLock {
 }
 
 impl RedisLock {
+    /// The model's faults its knobs carry: a crash between `SETNX` and `EXPIRE`, a
+    /// pause between the `GET` and the `DEL` of a release.
+    pub fn realises(self) -> Vec<Fault> {
+        match self {
+            RedisLock::SetNxExpire {
+                crashing: Some(_), ..
+            } => vec![Fault::Crash],
+            RedisLock::GetThenDel {
+                pause_before_del_ms,
+            } if pause_before_del_ms > 0 => vec![Fault::Pause],
+            _ => Vec::new(),
+        }
+    }
+
     /// The lease it asks for: none for the lock without a TTL (it refuses one).
     pub fn lease(self, ttl: Duration) -> Lease {
         match self {

@@ -10,6 +10,7 @@ use super::Redis;
 use crate::plan::Plan;
 use crate::schedule::{Action, Event, Step, When};
 use crate::servers::Target::{self, AnyClient, Node, Primary};
+use locklab_models::registry::Fault;
 
 type RedisPlan = Plan<Redis>;
 
@@ -41,6 +42,7 @@ fn single(id: &'static str, lock: RedisLock) -> RedisPlan {
         duration_ms: 4_000,
         client_delay_ms: 0,
         fake_clock: false,
+        beyond_model: None,
         faults: Vec::new(),
         story: "no fault: clients contend for the lock",
     }
@@ -48,10 +50,7 @@ fn single(id: &'static str, lock: RedisLock) -> RedisPlan {
 
 /// A holder stalls mid-section longer than its lease, twice.
 fn paused(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan {
-    let pause = |ms| Action::ClientPause {
-        target: AnyClient,
-        ms,
-    };
+    let pause = |ms| Action::client(Fault::Pause, AnyClient, ms);
     Plan {
         ttl_ms: 500,
         work_ms: 60,
@@ -99,6 +98,7 @@ fn failover(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan
         duration_ms: 9_000,
         client_delay_ms: 300,
         fake_clock: false,
+        beyond_model: None,
         // The kill waits for the first holder's key on the master (and only there:
         // replication is cut), so no run can miss the window.
         faults: vec![
@@ -120,6 +120,7 @@ fn redlock(id: &'static str, faults: Vec<Step<RedisAction>>, story: &'static str
         duration_ms: 4_000,
         client_delay_ms: 200,
         fake_clock: false,
+        beyond_model: None,
         faults,
         story,
     }
@@ -152,7 +153,7 @@ pub fn plans() -> Vec<RedisPlan> {
         crashed(
             "redis-setnx-no-ttl",
             RedisLock::SetNxNoTtl,
-            vec![after(Event::Entered(AnyClient), 0, Action::ClientCrash(AnyClient))],
+            vec![after(Event::Entered(AnyClient), 0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section; the lock has no TTL",
         ),
         Plan {
@@ -215,11 +216,18 @@ pub fn plans() -> Vec<RedisPlan> {
             RedisLock::Reentrant,
             "the holder stalls 1.5 s mid-section with a 0.5 s lease and nothing renews it (a stop-the-world pause stalls the watchdog too), twice",
         ),
-        paused(
-            "redis-reentrant-thread-id",
-            RedisLock::ReentrantThreadId,
-            "every client is \"thread 1\" with no process UUID; a holder stalls 1.5 s past its 0.5 s lease (twice), so whose hold a release removes shows",
-        ),
+        Plan {
+            // The model needs no fault: every client is "thread 1", so another client
+            // re-enters the holder's hold. A history cannot tell whose hold a release
+            // removes when every client is one owner to the server; a holder stalled
+            // past its lease makes it show.
+            beyond_model: Some("a holder stalled past its lease, so that whose hold a release removes shows in the history: to the server every client is one owner"),
+            ..paused(
+                "redis-reentrant-thread-id",
+                RedisLock::ReentrantThreadId,
+                "every client is \"thread 1\" with no process UUID; a holder stalls 1.5 s past its 0.5 s lease (twice), so whose hold a release removes shows",
+            )
+        },
         failover(
             "redis-failover",
             RedisLock::Lua,
@@ -281,6 +289,7 @@ pub fn plans() -> Vec<RedisPlan> {
         Plan {
             work_ms: 5_000,
             fake_clock: true,
+            beyond_model: None,
             faults: redlock_bare_majority(vec![(
                 200,
                 Action::Clock {
@@ -299,10 +308,7 @@ pub fn plans() -> Vec<RedisPlan> {
             work_ms: 60,
             faults: vec![at(
                 500,
-                Action::ClientPause {
-                    target: AnyClient,
-                    ms: 2_500,
-                },
+                Action::client(Fault::Pause, AnyClient, 2_500),
             )],
             ..redlock(
                 "redlock-pause",

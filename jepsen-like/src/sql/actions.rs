@@ -2,7 +2,9 @@
 //! operator's `KILL CONNECTION` / `pg_terminate_backend`, a `wait_timeout`, or a
 //! failover of the connection's proxy would.
 
-use crate::schedule::FamilyAction;
+use locklab_models::registry::Fault;
+
+use crate::schedule::{FamilyAction, Realises};
 use crate::servers::Target;
 
 /// The lock name the runner gives every client. Family faults are not told the run's
@@ -21,6 +23,11 @@ impl FamilyAction for SqlAction {
         match self {
             SqlAction::KillHolderSession => "kill-holder-session",
         }
+    }
+
+    /// The model's killed session.
+    fn realises(&self) -> Realises {
+        Realises::Fault(Fault::Kill)
     }
 
     fn target(&self) -> Target {

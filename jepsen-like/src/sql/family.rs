@@ -17,8 +17,10 @@ use super::plans::Rows;
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
 use crate::family::{CommandLog, Family};
-use crate::plan::Plan;
+use crate::plan::{ActionOf, Plan};
+use crate::schedule::{Action, FamilyAction, Realises};
 use crate::RunError;
+use locklab_models::registry::Fault;
 
 /// SQL locks on one server of kind `K`.
 pub struct Sql<K>(PhantomData<K>);
@@ -38,6 +40,20 @@ impl<K: SqlKind + Rows> Family for Sql<K> {
 
     fn plans() -> Vec<Plan<Self>> {
         K::rows()
+    }
+
+    /// Whatever ends the holder's session — the server killing it, the server dying
+    /// and coming back, the connection cut — is the model's killed session.
+    fn realises(action: &Action<ActionOf<Self>>) -> Realises {
+        match action {
+            Action::Kill(_) | Action::Stop(_) | Action::Restart { .. } | Action::Partition(_) => {
+                Realises::Fault(Fault::Kill)
+            }
+            Action::HealPartition(_) | Action::Resume(_) => Realises::Heal,
+            Action::Client { fault, .. } => Realises::Fault(*fault),
+            Action::Family(a) => a.realises(),
+            _ => Realises::Beyond,
+        }
     }
 
     fn connect(
@@ -62,6 +78,14 @@ impl<K: SqlKind + Rows> Family for Sql<K> {
 
     fn lease(lock: &SqlLock, ttl: Duration) -> Lease {
         lock.lease(ttl)
+    }
+
+    /// A client whose clock runs ahead is the model's skew.
+    fn lock_realises(lock: &SqlLock) -> Vec<Fault> {
+        match lock {
+            SqlLock::LeaseClientTime { ahead_ms, .. } if *ahead_ms > 0 => vec![Fault::Skew],
+            _ => Vec::new(),
+        }
     }
 
     fn own_counter(lock: &SqlLock) -> bool {

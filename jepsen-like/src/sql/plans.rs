@@ -14,6 +14,7 @@ use super::locks::SqlLock;
 use crate::plan::Plan;
 use crate::schedule::{Action, Step, When};
 use crate::servers::Target::{AnyClient, Primary};
+use locklab_models::registry::Fault;
 
 /// How long a step waits for its event before it is skipped (ms).
 const EVENT_TIMEOUT_MS: u64 = 10_000;
@@ -39,6 +40,7 @@ fn session_killed<K: Rows>(id: &'static str, lock: SqlLock, story: &'static str)
         duration_ms: 4_000,
         client_delay_ms: 0,
         fake_clock: false,
+        beyond_model: None,
         faults: vec![after_entry(
             200,
             Action::Family(SqlAction::KillHolderSession),
@@ -62,7 +64,7 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
                 after_entry(200, Action::Family(SqlAction::KillHolderSession)),
                 Step {
                     when: When::At(2_500),
-                    action: Action::ClientCrash(AnyClient),
+                    action: Action::client(Fault::Crash, AnyClient, 0),
                 },
             ],
             duration_ms: 6_000,
@@ -83,7 +85,7 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
                 reaper_ms: None,
                 pool: None,
             },
-            faults: vec![after_entry(0, Action::ClientCrash(AnyClient))],
+            faults: vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             work_ms: 40,
             ttl_ms: 500,
             story: "the first holder crashes inside its section; its committed row stays",
@@ -101,10 +103,7 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
             faults: vec![
                 after_entry(
                     0,
-                    Action::ClientPause {
-                        target: AnyClient,
-                        ms: 1_500,
-                    },
+                    Action::client(Fault::Pause, AnyClient, 1_500),
                 ),
             ],
             story: "the holder stalls 1.5 s mid-section with a 0.5 s lease on the database's clock",
@@ -123,10 +122,7 @@ fn paused<K: Rows>(
     reaper: bool,
     story: &'static str,
 ) -> Plan<Sql<K>> {
-    let pause = |ms| Action::ClientPause {
-        target: AnyClient,
-        ms,
-    };
+    let pause = |ms| Action::client(Fault::Pause, AnyClient, ms);
     Plan {
         shape: Shape {
             lock_row: !reaper,

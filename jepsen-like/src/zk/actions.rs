@@ -2,7 +2,9 @@
 //! and its crash are the generic client faults, and `kill -9` of a server or of the
 //! leader (`Target::Primary`) the generic server ones; these are the rest.
 
-use crate::schedule::FamilyAction;
+use locklab_models::registry::Fault;
+
+use crate::schedule::{FamilyAction, Realises};
 use crate::servers::Target;
 
 /// A ZooKeeper-only fault.
@@ -22,6 +24,15 @@ impl FamilyAction for ZkAction {
         match self {
             ZkAction::LoseCreateReply => "lose-create-reply",
             ZkAction::RestartKilled => "restart-killed",
+        }
+    }
+
+    /// A lost create reply is the model's dropped reply; the servers coming back end a
+    /// leader election the model has no word for.
+    fn realises(&self) -> Realises {
+        match self {
+            ZkAction::LoseCreateReply => Realises::Fault(Fault::Drop),
+            ZkAction::RestartKilled => Realises::Beyond,
         }
     }
 

@@ -13,6 +13,7 @@ use super::locks::{Work, ZkLock};
 use crate::plan::Plan;
 use crate::schedule::{Action, Step, When};
 use crate::servers::Target::{AnyClient, Primary};
+use locklab_models::registry::Fault;
 
 type ZkPlan = Plan<Zk>;
 
@@ -51,6 +52,7 @@ fn plan(
         duration_ms: 8_000,
         client_delay_ms: 0,
         fake_clock: false,
+        beyond_model: None,
         faults,
         story,
     }
@@ -65,10 +67,7 @@ fn paused(id: &'static str, work: Work, story: &'static str) -> ZkPlan {
         work,
         vec![after_entry(
             0,
-            Action::ClientPause {
-                target: AnyClient,
-                ms: 5_000,
-            },
+            Action::client(Fault::Pause, AnyClient, 5_000),
         )],
         story,
     )
@@ -96,7 +95,7 @@ pub fn plans() -> Vec<ZkPlan> {
             "zk-sequential",
             CURATOR,
             Work::Unfenced,
-            vec![after_entry(0, Action::ClientCrash(AnyClient))],
+            vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section; its session expires, its node with it, and the lock is free again",
         ),
         plan(
@@ -108,10 +107,7 @@ pub fn plans() -> Vec<ZkPlan> {
             Work::Unfenced,
             vec![after_entry(
                 0,
-                Action::ClientPartition {
-                    target: AnyClient,
-                    ms: 5_000,
-                },
+                Action::client(Fault::Partition, AnyClient, 5_000),
             )],
             "the first holder is cut off from the ensemble mid-section for 5 s (2 s session) and works on until its client says the session is lost, not when it says disconnected",
         ),

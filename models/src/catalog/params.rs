@@ -1,7 +1,7 @@
 //! The command line's bounds applied to a scenario's defaults, each checked against
 //! what the scenario's family can model.
 
-use crate::registry::{Family, Fault};
+use crate::registry::Fault;
 use crate::scenario::{Params, Scenario};
 
 use super::error::CatalogError;
@@ -52,7 +52,8 @@ pub fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
         p.replicas = r;
     }
     if let Some(n) = o.nodes {
-        if s.family != Family::Redlock {
+        // Only rows with independent nodes to count (Redlock's) take the bound.
+        if s.defaults.nodes == 0 {
             return bad("--nodes", format!("{} is not a Redlock scenario", s.id));
         }
         if !(1..=MAX_NODES).contains(&n) {

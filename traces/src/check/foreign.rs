@@ -10,12 +10,11 @@
 //! lease (a double grant) proves nothing here: that is mutual exclusion's and the lock
 //! spec's finding.
 //!
-//! Where the lock operations prove nothing, the Redis commands of the history may:
-//! [`super::foreign_commands`] (a `DEL` that removed a lock granted to another client
-//! while the release was under way); so may its etcd requests: [`super::foreign_etcd`]
-//! (a delete by name, retried after a lost reply, of a key another client created); so
-//! may its ZooKeeper requests: [`super::foreign_zk`] (a `delete` of a node another
-//! client created).
+//! Where the lock operations prove nothing, the history's `command` events may, in its
+//! backend's words ([`crate::backend::foreign_release`]): a Redis `DEL` that removed a
+//! lock granted to another client while the release was under way; an etcd delete by
+//! name, retried after a lost reply, of a key another client created; a ZooKeeper
+//! `delete` of a node another client created.
 
 use std::collections::HashMap;
 
@@ -52,11 +51,9 @@ fn ends(op: &Operation) -> u64 {
 /// the wire) comes first: it rests on no client's word. A proof from the lock
 /// operations alone rests on the client's report of its release; where both exist, the
 /// second is added to the first's explanation.
-pub fn check(paired: &Paired) -> CheckReport {
+pub fn check(history: &crate::format::History, paired: &Paired) -> CheckReport {
     let (from_ops, releases) = from_lock_ops(paired);
-    let proven = super::foreign_commands::check(paired)
-        .or_else(|| super::foreign_etcd::check(paired))
-        .or_else(|| super::foreign_zk::check(paired));
+    let proven = crate::backend::foreign_release(history, paired);
     match (proven, from_ops) {
         (Some(mut report), ops) => {
             if let Some(ops) = ops {

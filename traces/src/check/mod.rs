@@ -14,16 +14,11 @@ use crate::ops::pair;
 
 pub mod fencing;
 pub mod foreign;
-pub mod foreign_commands;
-pub mod foreign_etcd;
-pub mod foreign_zk;
 pub mod linear;
 pub mod liveness;
 pub mod lock;
 pub mod mutex;
-pub mod one_redis;
 pub mod resource;
-pub mod zk_wakeups;
 
 /// A verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -129,8 +124,8 @@ impl CheckReport {
 }
 
 /// Something the checks found that is no property of the lock and changes no verdict
-/// (whether the servers behaved as one Redis, see [`one_redis`]; how many clients a
-/// ZooKeeper release wakes, see [`zk_wakeups`]).
+/// (whether the servers behaved as one Redis; how many clients a ZooKeeper release
+/// wakes: see [`crate::backend`]).
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
     /// What was looked at (`one Redis`).
@@ -322,7 +317,7 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         checks.push(report);
         html = html.or(page);
         if foreign::applies(&paired) {
-            checks.push(foreign::check(&paired));
+            checks.push(foreign::check(history, &paired));
         }
     }
     if let Selection::Resource(_) | Selection::Auto = sel {
@@ -373,12 +368,11 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         deadline: options.timeout.map(|t| Instant::now() + t),
         ..budget
     };
-    let findings: Vec<Finding> = auto
-        .then(|| one_redis::check(history, &paired, &finding_budget))
-        .flatten()
-        .into_iter()
-        .chain(auto.then(|| zk_wakeups::check(history)).flatten())
-        .collect();
+    let findings: Vec<Finding> = if auto {
+        crate::backend::findings(history, &paired, &finding_budget)
+    } else {
+        Vec::new()
+    };
     Ok(Report {
         source: history.source.clone(),
         verdict,

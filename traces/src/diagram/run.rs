@@ -11,11 +11,10 @@ use locklab_models::diagram::{
     client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState, Mark,
     Scene,
 };
-use locklab_models::redis::spec::{command_text, reply_text, RedisCommand, RedisReply};
 use serde_json::Value;
 
 use crate::check::{Report, Verdict};
-use crate::format::{CommandValue, Event, History, OpKind, Phase, Process};
+use crate::format::{Backend, CommandValue, Event, History, OpKind, Phase, Process};
 
 /// Time before the first drawn event and after the last, so the lead-up shows.
 const MARGIN_NS: u64 = 250_000_000;
@@ -68,20 +67,18 @@ fn short(v: &Value) -> String {
     }
 }
 
-/// The command and its reply in the words of its backend's spec: the words the
-/// recorder wrote beside it (`note`, every family's recorder writes
-/// `command -> reply`), else read as Redis's, else the raw values.
-fn command_words(note: Option<&str>, c: &CommandValue) -> (String, Option<String>) {
-    if let Some((cmd, reply)) = note.and_then(|n| n.split_once(" -> ")) {
-        return (cmd.to_string(), Some(reply.to_string()));
-    }
-    let cmd = serde_json::from_value::<RedisCommand>(c.command.clone())
-        .map_or_else(|_| short(&c.command), |r| command_text(&r));
-    let reply = c.reply.as_ref().map(|r| {
-        serde_json::from_value::<RedisReply>(r.clone())
-            .map_or_else(|_| short(r), |r| reply_text(&r))
-    });
-    (cmd, Some(reply.unwrap_or_else(|| "no reply".into())))
+/// The command and its reply in the words of its backend's spec; a command the backend
+/// has no words for is drawn as its raw values.
+fn command_words(backend: Backend, c: &CommandValue) -> (String, Option<String>) {
+    crate::backend::words(backend, c).map_or_else(
+        || {
+            (
+                short(&c.command),
+                Some(c.reply.as_ref().map_or_else(|| "no reply".into(), short)),
+            )
+        },
+        |(cmd, reply)| (cmd, Some(reply.unwrap_or_else(|| "no reply".into()))),
+    )
 }
 
 /// A try that got nothing: a refused or unanswered acquire, a busy or unanswered
@@ -258,7 +255,7 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
             continue;
         }
         let bad = offending.contains(line);
-        let Some(exchange) = draw(e, bad, nodes.is_empty()) else {
+        let Some(exchange) = draw(e, bad, nodes.is_empty(), backend) else {
             hidden += 1;
             continue;
         };
@@ -346,7 +343,7 @@ fn phase_word(p: Phase) -> &'static str {
 
 /// One event as a message or a mark; `lock_lane`: lock operations are drawn as
 /// messages to one lock lane (no command events to show the servers).
-fn draw(e: &Event, bad: bool, lock_lane: bool) -> Option<Exchange> {
+fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Exchange> {
     let mark = |lane: String, label: String, fault: bool| Exchange {
         arrows: Vec::new(),
         marks: vec![Mark {
@@ -381,7 +378,7 @@ fn draw(e: &Event, bad: bool, lock_lane: bool) -> Option<Exchange> {
     Some(match e.op {
         OpKind::Command => {
             let cv: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
-            let (cmd, reply) = command_words(e.note.as_deref(), &cv);
+            let (cmd, reply) = command_words(backend, &cv);
             arrow(format!("node{}", cv.node), cmd, reply)
         }
         OpKind::Enter => mark(c.clone(), "enters".into(), bad),

@@ -160,6 +160,7 @@ pub fn run(
         story: format!(
             "no fault: {clients} buyers, one unit each, against a stock of {initial} ({bought} purchases completed)"
         ),
+        beyond_model: None,
         topology: header.topology,
         lock: strategy.name_on(backend).to_string(),
         jepsen_workload: None,

@@ -31,7 +31,7 @@ use locklab_models::zk::spec::{ZkCommand, ZkReply, ZkSpec};
 use crate::format::{CommandValue, OpKind, Phase};
 use crate::ops::Paired;
 
-use super::{fmt_time, CheckReport, OpRef, Property, Verdict};
+use crate::check::{fmt_time, CheckReport, OpRef, Property, Verdict};
 
 /// One ZooKeeper request as a client saw it.
 struct Request {

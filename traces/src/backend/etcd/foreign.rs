@@ -22,7 +22,7 @@ use locklab_models::spec::Spec;
 use crate::format::{CommandValue, OpKind, Phase};
 use crate::ops::Paired;
 
-use super::{fmt_time, CheckReport, OpRef, Property, Verdict};
+use crate::check::{fmt_time, CheckReport, OpRef, Property, Verdict};
 
 /// One etcd request as a client saw it.
 struct Request {

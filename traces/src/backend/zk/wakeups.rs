@@ -11,19 +11,13 @@ use locklab_models::zk::spec::{ZkCommand, ZkReply, LOCK_DIR};
 
 use crate::format::{CommandValue, History, OpKind, Phase};
 
-use super::{Finding, Verdict};
+use crate::check::{Finding, Verdict};
 
 /// The name of the finding.
 pub const NAME: &str = "watch wake-ups";
 
-/// The backend whose `command` events are ZooKeeper requests.
-pub const BACKEND: crate::format::Backend = crate::format::Backend::Zookeeper;
-
-/// The counts, or `None` for a history of another backend or without releases.
+/// The counts for a ZooKeeper history, or `None` without releases.
 pub fn check(history: &History) -> Option<Finding> {
-    if history.header.backend != BACKEND {
-        return None;
-    }
     let mut wakeups = 0u64;
     let mut woken_clients = std::collections::BTreeSet::new();
     let mut releases = 0u64;

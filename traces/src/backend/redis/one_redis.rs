@@ -28,8 +28,8 @@ use locklab_models::spec::Spec;
 use crate::format::{CommandValue, History, OpKind, Phase};
 use crate::ops::Paired;
 
-use super::linear::{self, Budget, Illegal, LinOp, LinResult};
-use super::{Finding, OpRef, Verdict};
+use crate::check::linear::{self, Budget, Illegal, LinOp, LinResult};
+use crate::check::{fmt_time, one_of, Finding, OpRef, Verdict};
 
 /// The name of the finding.
 pub const NAME: &str = "one Redis";
@@ -153,14 +153,14 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
     }
     let key = stuck.input.key().unwrap_or_default();
     let now = stuck.call;
-    let at = super::fmt_time(now);
+    let at = fmt_time(now);
     let mut held: Vec<String> = ill
         .states_after
         .iter()
-        .map(|s| entry_text_with(s, key, now, super::fmt_time))
+        .map(|s| entry_text_with(s, key, now, fmt_time))
         .collect();
     held.dedup();
-    let held = super::one_of(&held);
+    let held = one_of(&held);
     lines.push(format!("after them `{key}` is {held} at {at}"));
     let last_write =
         ill.longest.iter().rev().map(|&i| &ill.ops[i]).find(|op| {
@@ -235,16 +235,9 @@ pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
     Ok(ops)
 }
 
-/// The backend whose vocabulary the `command` events of a history are in when they are
-/// Redis commands.
-pub const BACKEND: crate::format::Backend = crate::format::Backend::Redis;
-
-/// The finding for `history`'s Redis commands, or `None` when it has none (a history of
-/// another backend, whose `command` events are that backend's requests, has none).
+/// The finding for a Redis history's commands, or `None` when it has none.
 pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Finding> {
-    if history.header.backend != BACKEND
-        || !paired.points.iter().any(|(_, e)| e.op == OpKind::Command)
-    {
+    if !paired.points.iter().any(|(_, e)| e.op == OpKind::Command) {
         return None;
     }
     let ops = match commands(paired) {

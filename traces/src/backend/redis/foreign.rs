@@ -30,7 +30,7 @@ use locklab_models::spec::Spec;
 use crate::ops::Paired;
 
 use super::one_redis::{commands, CommandOp};
-use super::{fmt_time, CheckReport, OpRef, Property, Verdict};
+use crate::check::{fmt_time, CheckReport, OpRef, Property, Verdict};
 
 /// A conditional set that the server granted.
 fn granted_set(op: &CommandOp) -> bool {
