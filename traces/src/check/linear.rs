@@ -270,19 +270,47 @@ fn settled_without_unknowns<S: Spec>(ops: &[LinOp<S>], budget: &Budget) -> bool 
     matches!(search::decide(&known, budget), search::Ended::Linearizable)
 }
 
+/// The two rounds every driver runs over a history's partitions: a short slice of each
+/// first (`first`: `None` to search to the end at once, for a lone partition), so that
+/// one hard legal partition does not hide a cheap illegal one behind it (Porcupine's kv
+/// history `c50-bad` has a 230-operation key whose search fills gigabytes, and another
+/// key illegal at once); then the unsettled ones to the end (or the deadline). `round`
+/// searches the open partitions with the given slice.
+fn in_two_rounds<T>(
+    count: usize,
+    first: Option<Duration>,
+    deadline: Option<Instant>,
+    mut round: impl FnMut(&[usize], Option<Duration>) -> Round<T>,
+) -> Result<(), Result<T, Exhausted>> {
+    let mut open: Vec<usize> = (0..count).collect();
+    for slice in [first, None] {
+        if open.is_empty() {
+            break;
+        }
+        if deadline.is_some_and(|d| d <= Instant::now()) {
+            return Err(Err(Exhausted::Time));
+        }
+        match round(&open, slice) {
+            Round::Illegal(t) => return Err(Ok(t)),
+            Round::Expired(e) => return Err(Err(e)),
+            Round::Open(unsettled) => open = unsettled,
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(Err(Exhausted::Time))
+    }
+}
+
 /// Decides every partition with locklab's own search ([`search::decide`]), one after
 /// the other, within one budget: the engine for lock histories, whose refused tries it
 /// commits instead of branching on.
 pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResult<S> {
-    // As in `check`: a short slice each first, so that one hard legal partition does not
-    // hide a cheap illegal one behind it (Porcupine's kv history `c50-bad` has a
-    // 230-operation key whose search fills gigabytes, and another key illegal at once);
-    // then the unsettled ones to the end.
-    let mut open: Vec<usize> = (0..partitions.len()).collect();
-    let sliced = partitions.len() > 1;
-    for slice in [sliced.then_some(FIRST_SLICE), None] {
+    let first = (partitions.len() > 1).then_some(FIRST_SLICE);
+    let decided = in_two_rounds(partitions.len(), first, budget.deadline, |open, slice| {
         let mut unsettled = Vec::new();
-        for &i in &open {
+        for &i in open {
             let ops = &partitions[i];
             let b = match slice {
                 Some(s) => Budget {
@@ -300,23 +328,24 @@ pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResu
             }
             match search::decide(ops, &b) {
                 search::Ended::Linearizable => {}
-                search::Ended::Illegal(order) => {
-                    return LinResult::Illegal(Box::new(explain_with(ops.clone(), order)))
-                }
+                search::Ended::Illegal(order) => return Round::Illegal((i, order)),
                 search::Ended::OutOfBudget(Exhausted::Time)
                     if slice.is_some() && budget.deadline.is_none_or(|d| Instant::now() < d) =>
                 {
                     unsettled.push(i)
                 }
-                search::Ended::OutOfBudget(e) => return LinResult::Unknown(e),
+                search::Ended::OutOfBudget(e) => return Round::Expired(e),
             }
         }
-        open = unsettled;
-        if open.is_empty() {
-            break;
+        Round::Open(unsettled)
+    });
+    match decided {
+        Ok(()) => LinResult::Ok,
+        Err(Ok((i, order))) => {
+            LinResult::Illegal(Box::new(explain_with(partitions[i].clone(), order)))
         }
+        Err(Err(e)) => LinResult::Unknown(e),
     }
-    LinResult::Ok
 }
 
 /// A partition that admits no linearization, with what porcupine-rs learned about it.
@@ -387,35 +416,25 @@ pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResul
         .iter()
         .map(|p| to_porcupine(p, Some(&abandon)))
         .collect();
-    // Round one: a short slice each settles the cheap partitions and catches the cheap
-    // illegal ones; round two searches the rest to the end (or the deadline) without
-    // starting again, so no search is repeated beyond its first slice.
-    let mut open: Vec<usize> = (0..converted.len()).collect();
-    for slice in [Some(FIRST_SLICE), None] {
-        if open.is_empty() {
-            break;
-        }
-        if deadline.is_some_and(|d| d <= Instant::now()) {
-            return LinResult::Unknown(Exhausted::Time);
-        }
-        match round(&converted, &open, slice, budget, &abandon) {
-            Round::Illegal(i) => {
-                return LinResult::Illegal(Box::new(explain(partitions[i].clone())))
-            }
-            Round::Expired(e) => return LinResult::Unknown(e),
-            Round::Open(unsettled) => open = unsettled,
-        }
+    // Round one settles the cheap partitions and catches the cheap illegal ones; round
+    // two searches the rest without starting again, so no search is repeated beyond its
+    // first slice.
+    match in_two_rounds(
+        converted.len(),
+        Some(FIRST_SLICE),
+        deadline,
+        |open, slice| round(&converted, open, slice, budget, &abandon),
+    ) {
+        Ok(()) => LinResult::Ok,
+        Err(Ok(i)) => LinResult::Illegal(Box::new(explain(partitions[i].clone()))),
+        Err(Err(e)) => LinResult::Unknown(e),
     }
-    if !open.is_empty() {
-        return LinResult::Unknown(Exhausted::Time);
-    }
-    LinResult::Ok
 }
 
 /// How a round ended.
-enum Round {
-    /// This partition is illegal.
-    Illegal(usize),
+enum Round<T> {
+    /// A partition is illegal (its index, and what the search learned of it).
+    Illegal(T),
     /// The deadline passed or the memory budget ran out.
     Expired(Exhausted),
     /// These partitions are still undecided (none was illegal).
@@ -432,7 +451,7 @@ fn round<M: Model>(
     slice: Option<Duration>,
     budget: &Budget,
     abandon: &AtomicBool,
-) -> Round {
+) -> Round<usize> {
     let deadline = budget.deadline;
     let exhausted: Mutex<Option<Exhausted>> = Mutex::new(None);
     // porcupine-rs's cache cannot be measured from outside, so the budget holds the
