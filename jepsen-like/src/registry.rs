@@ -48,6 +48,18 @@ pub fn inventory_ids() -> impl Iterator<Item = &'static str> {
         .filter_map(crate::sql::inventory::Strategy::id)
 }
 
+/// `id` is no scenario that runs: which ones do.
+fn unknown_id(id: &str) -> RunError {
+    RunError::UnknownId {
+        id: id.to_string(),
+        known: runnable()
+            .iter()
+            .map(|r| r.id)
+            .chain(inventory_ids())
+            .collect(),
+    }
+}
+
 /// The plan of `id` among family `F`'s.
 fn plan<F: Family>(id: &str) -> Option<Plan<F>> {
     F::plans().into_iter().find(|p| p.id == id)
@@ -58,14 +70,7 @@ pub fn run(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let unknown = || RunError::UnknownId {
-        id: options.id.clone(),
-        known: runnable()
-            .iter()
-            .map(|r| r.id)
-            .chain(inventory_ids())
-            .collect(),
-    };
+    let unknown = || unknown_id(&options.id);
     let family = catalog::find(&options.id).map_err(|_| unknown())?.family;
     if family != ModelFamily::Inventory && options.backend.is_some() {
         return Err(RunError::BadOption(format!(

@@ -4,9 +4,12 @@
 //! change no verdict). One `match` on the history header's [`Backend`] picks it; the
 //! generic checks ([`crate::check`]) know no backend.
 
+use locklab_models::spec::Spec;
+use serde::de::DeserializeOwned;
+
 use crate::check::linear::Budget;
-use crate::check::{CheckReport, Finding};
-use crate::format::{Backend, CommandValue, History};
+use crate::check::{CheckReport, Finding, OpRef};
+use crate::format::{Backend, CommandValue, History, OpKind, Phase};
 use crate::ops::Paired;
 
 pub mod etcd;
@@ -67,4 +70,120 @@ fn read<C: serde::de::DeserializeOwned, R: serde::de::DeserializeOwned>(
         None => None,
     };
     Some((command(&cmd), answer))
+}
+
+/// One `command` event read in its backend's spec `S`: what a client sent to which
+/// server, and what came back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CommandEvent<S: Spec> {
+    /// The client.
+    pub client: u32,
+    /// The server it went to (the event's `node`).
+    pub node: usize,
+    /// What was sent.
+    pub command: S::Input,
+    /// What came back (`None`: no reply, outcome unknown).
+    pub reply: Option<S::Output>,
+    /// When it was sent (ns).
+    pub call_ns: u64,
+    /// When its reply came (ns); ignored when there was none.
+    pub return_ns: u64,
+    /// Where it is: the history line, or a recorder's sequence number.
+    pub line: usize,
+}
+
+impl<S: Spec> CommandEvent<S> {
+    /// When its effect can have happened at the latest (never known without a reply).
+    pub fn latest_effect(&self) -> u64 {
+        match self.reply {
+            Some(_) => self.return_ns,
+            None => u64::MAX,
+        }
+    }
+
+    /// The event named in a report, as playing `role` in it.
+    pub fn op_ref(&self, role: &str) -> OpRef {
+        OpRef {
+            line: self.line,
+            process: format!("c{}", self.client),
+            description: format!(
+                "{role}: {}",
+                S::describe(&self.command, self.reply.as_ref())
+            ),
+        }
+    }
+}
+
+/// The clients' `command` events of `paired`, read in spec `S`, in call order; where
+/// one does not read so, its line and why.
+pub fn command_events<S: Spec>(paired: &Paired) -> Result<Vec<CommandEvent<S>>, String>
+where
+    S::Input: DeserializeOwned,
+    S::Output: DeserializeOwned,
+{
+    let mut out = Vec::new();
+    for (line, e) in &paired.points {
+        if e.op != OpKind::Command {
+            continue;
+        }
+        let Some(client) = e.process.client() else {
+            continue;
+        };
+        let read = e
+            .value
+            .clone()
+            .ok_or_else(|| "no value".to_string())
+            .and_then(|v| serde_json::from_value::<CommandValue>(v).map_err(|x| x.to_string()))
+            .and_then(|v| {
+                let command = serde_json::from_value::<S::Input>(v.command)
+                    .map_err(|x| format!("not a command of this backend: {x}"))?;
+                let reply = match (e.phase, v.reply) {
+                    (Phase::Info, _) | (_, None) => None,
+                    (_, Some(r)) => Some(
+                        serde_json::from_value::<S::Output>(r)
+                            .map_err(|x| format!("not a reply of this backend: {x}"))?,
+                    ),
+                };
+                Ok(CommandEvent {
+                    client,
+                    node: v.node,
+                    command,
+                    reply,
+                    call_ns: e.time,
+                    return_ns: v.return_time,
+                    line: *line,
+                })
+            });
+        out.push(read.map_err(|why| format!("line {line}: {why}"))?);
+    }
+    out.sort_by_key(|o| o.call_ns);
+    Ok(out)
+}
+
+/// The creation that `del` (a delete that removed something) removed, proven not the
+/// deleter's own: an event of another client that `created` the object and answered
+/// before `del` was called, with no event of the deleter's that `may_write` the object
+/// and may have taken effect between that creation's call and `del`'s reply (one without
+/// a reply may take effect any time after its call). The latest-called such creation
+/// gives the narrowest window. Sound as long as the events are every request the clients
+/// sent.
+pub fn foreign_creation<'a, S: Spec>(
+    events: &'a [CommandEvent<S>],
+    del: &CommandEvent<S>,
+    created: impl Fn(&CommandEvent<S>) -> bool,
+    may_write: impl Fn(&CommandEvent<S>) -> bool,
+) -> Option<&'a CommandEvent<S>> {
+    let a = del.client;
+    events.iter().rev().find(|b| {
+        b.client != a
+            && created(b)
+            && b.latest_effect() < del.call_ns
+            && !events.iter().any(|w| {
+                w.client == a
+                    && w.line != del.line
+                    && may_write(w)
+                    && w.call_ns < del.return_ns
+                    && w.latest_effect() > b.call_ns
+            })
+    })
 }

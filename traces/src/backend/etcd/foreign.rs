@@ -17,33 +17,16 @@
 //! request the clients sent, which a run's recorders do.
 
 use locklab_models::etcd::spec::{lock_rpc_key, Compare, EtcdCommand, EtcdReply, EtcdSpec};
-use locklab_models::spec::Spec;
 
-use crate::format::{CommandValue, OpKind, Phase};
 use crate::ops::Paired;
 
-use crate::check::{fmt_time, CheckReport, OpRef, Property, Verdict};
+use crate::backend::{command_events, foreign_creation, CommandEvent};
+use crate::check::{fmt_time, CheckReport, Property, Verdict};
 
 /// One etcd request as a client saw it.
-struct Request {
-    client: u32,
-    command: EtcdCommand,
-    /// `None`: no reply, outcome unknown.
-    reply: Option<EtcdReply>,
-    call_ns: u64,
-    return_ns: u64,
-    line: usize,
-}
+type Request = CommandEvent<EtcdSpec>;
 
 impl Request {
-    /// When its effect can have happened at the latest (never known without a reply).
-    fn latest_effect(&self) -> u64 {
-        match self.reply {
-            Some(_) => self.return_ns,
-            None => u64::MAX,
-        }
-    }
-
     /// The requests of the branch of a `Txn` that ran, with their replies; both
     /// branches, without replies, when the outcome is unknown.
     fn ran(&self) -> Vec<(&EtcdCommand, Option<&EtcdReply>)> {
@@ -124,70 +107,18 @@ impl Request {
                 _ => None,
             })
     }
-
-    fn op_ref(&self, role: &str) -> OpRef {
-        OpRef {
-            line: self.line,
-            process: format!("c{}", self.client),
-            description: format!(
-                "{role}: {}",
-                EtcdSpec::describe(&self.command, self.reply.as_ref())
-            ),
-        }
-    }
-}
-
-/// The clients' etcd requests in call order, or `None` when some `command` event is
-/// not an etcd request (a history of another backend).
-fn requests(paired: &Paired) -> Option<Vec<Request>> {
-    let mut out = Vec::new();
-    for (line, e) in &paired.points {
-        if e.op != OpKind::Command {
-            continue;
-        }
-        let Some(client) = e.process.client() else {
-            continue;
-        };
-        let v: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
-        let command: EtcdCommand = serde_json::from_value(v.command).ok()?;
-        let reply = match (e.phase, v.reply) {
-            (Phase::Info, _) | (_, None) => None,
-            (_, Some(r)) => Some(serde_json::from_value::<EtcdReply>(r).ok()?),
-        };
-        out.push(Request {
-            client,
-            command,
-            reply,
-            call_ns: e.time,
-            return_ns: v.return_time,
-            line: *line,
-        });
-    }
-    out.sort_by_key(|r| r.call_ns);
-    Some(out)
 }
 
 /// The violation the etcd requests prove, if any (`None` also for a history whose
 /// `command` events are not etcd requests).
 pub fn check(paired: &Paired) -> Option<CheckReport> {
-    let reqs = requests(paired)?;
+    let reqs = command_events::<EtcdSpec>(paired).ok()?;
     for del in &reqs {
         let Some(key) = del.removed() else { continue };
         let a = del.client;
-        // The latest-called create gives the narrowest window.
-        let b = reqs.iter().rev().find(|b| {
-            b.client != a
-                && b.created(key)
-                && b.latest_effect() < del.call_ns
-                && !reqs.iter().any(|w| {
-                    w.client == a
-                        && w.line != del.line
-                        && w.may_put(key)
-                        && w.call_ns < del.return_ns
-                        && w.latest_effect() > b.call_ns
-                })
-        });
-        let Some(b) = b else { continue };
+        let Some(b) = foreign_creation(&reqs, del, |b| b.created(key), |w| w.may_put(key)) else {
+            continue;
+        };
         let mut report = CheckReport::new(
             Property::NoForeignRelease,
             Verdict::Violation,
@@ -212,7 +143,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::format::{Backend, Event, Header, History, Process};
+    use crate::format::{Backend, Event, Header, History, OpKind, Phase, Process};
 
     fn put_if_absent(owner: &str) -> EtcdCommand {
         EtcdCommand::Txn {

@@ -24,13 +24,12 @@
 
 use std::collections::BTreeMap;
 
-use locklab_models::redis::spec::{RedisCommand, RedisReply, RedisSpec};
-use locklab_models::spec::Spec;
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 use crate::ops::Paired;
 
 use super::one_redis::{commands, CommandOp};
-use crate::check::{fmt_time, CheckReport, OpRef, Property, Verdict};
+use crate::check::{fmt_time, CheckReport, Property, Verdict};
 
 /// A conditional set that the server granted.
 fn granted_set(op: &CommandOp) -> bool {
@@ -52,15 +51,6 @@ fn may_write(op: &CommandOp) -> bool {
     op.command.is_write() && !refused
 }
 
-/// When the command's effect can have happened at the latest (never known for one
-/// without reply).
-fn latest_effect(op: &CommandOp) -> u64 {
-    match op.reply {
-        Some(_) => op.return_ns,
-        None => u64::MAX,
-    }
-}
-
 /// The proof on one server and key: `(A's grant, B's grant, A's DEL)`.
 fn prove<'a>(ops: &[&'a CommandOp]) -> Option<(&'a CommandOp, &'a CommandOp, &'a CommandOp)> {
     let dels = ops.iter().filter(|o| {
@@ -72,7 +62,7 @@ fn prove<'a>(ops: &[&'a CommandOp]) -> Option<(&'a CommandOp, &'a CommandOp, &'a
         // gives the narrowest window, hence the best chance of a proof.
         let bs = ops
             .iter()
-            .filter(|b| b.client != a && granted_set(b) && latest_effect(b) < del.call_ns);
+            .filter(|b| b.client != a && granted_set(b) && b.latest_effect() < del.call_ns);
         for b in bs.rev() {
             let a_grant = ops
                 .iter()
@@ -84,7 +74,7 @@ fn prove<'a>(ops: &[&'a CommandOp]) -> Option<(&'a CommandOp, &'a CommandOp, &'a
                     && w.line != del.line
                     && may_write(w)
                     && w.call_ns < del.return_ns
-                    && latest_effect(w) > b.call_ns
+                    && w.latest_effect() > b.call_ns
             });
             if !a_wrote {
                 return Some((a_grant, b, del));
@@ -92,17 +82,6 @@ fn prove<'a>(ops: &[&'a CommandOp]) -> Option<(&'a CommandOp, &'a CommandOp, &'a
         }
     }
     None
-}
-
-fn op_ref(op: &CommandOp, role: &str) -> OpRef {
-    OpRef {
-        line: op.line,
-        process: format!("c{}", op.client),
-        description: format!(
-            "{role}: {}",
-            RedisSpec::describe(&op.command, op.reply.as_ref())
-        ),
-    }
 }
 
 /// The violation the command events prove, if any (`None` also for a history without
@@ -141,9 +120,9 @@ pub fn check(paired: &Paired) -> Option<CheckReport> {
             ),
         );
         report.ops = vec![
-            op_ref(ga, "its grant"),
-            op_ref(gb, "the next grant"),
-            op_ref(del, &format!("its delete of c{}'s lock", gb.client)),
+            ga.op_ref("its grant"),
+            gb.op_ref("the next grant"),
+            del.op_ref(&format!("its delete of c{}'s lock", gb.client)),
         ];
         Some(report)
     })

@@ -22,10 +22,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use locklab_models::redis::spec::{entry_text_with, RedisCommand, RedisReply, RedisSpec};
+use locklab_models::redis::spec::{entry_text_with, RedisReply, RedisSpec};
 use locklab_models::spec::Spec;
 
-use crate::format::{CommandValue, History, OpKind, Phase};
+use crate::backend::CommandEvent;
+use crate::format::{History, OpKind};
 use crate::ops::Paired;
 
 use crate::check::linear::{self, Budget, Illegal, LinOp, LinResult};
@@ -38,23 +39,7 @@ pub const NAME: &str = "one Redis";
 const NS_PER_MS: u64 = 1_000_000;
 
 /// One Redis command as a client saw it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CommandOp {
-    /// The client.
-    pub client: u32,
-    /// The server it went to (the event's `node`).
-    pub node: usize,
-    /// What was sent.
-    pub command: RedisCommand,
-    /// What came back (`None`: no reply, outcome unknown).
-    pub reply: Option<RedisReply>,
-    /// When it was sent (ns).
-    pub call_ns: u64,
-    /// When its reply came (ns); ignored when there was none.
-    pub return_ns: u64,
-    /// Where it is: the history line, or the recorder's sequence number.
-    pub line: usize,
-}
+pub type CommandOp = CommandEvent<RedisSpec>;
 
 impl CommandOp {
     fn lin_op(&self, spec: &Arc<RedisSpec>) -> LinOp<RedisSpec> {
@@ -194,45 +179,7 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
 /// The Redis commands of `paired`'s `command` events, or where one is not a Redis
 /// command.
 pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
-    let mut ops = Vec::new();
-    for (line, e) in &paired.points {
-        if e.op != OpKind::Command {
-            continue;
-        }
-        let Some(client) = e.process.client() else {
-            continue;
-        };
-        let parsed = e
-            .value
-            .clone()
-            .ok_or_else(|| "no value".to_string())
-            .and_then(|v| serde_json::from_value::<CommandValue>(v).map_err(|x| x.to_string()))
-            .and_then(|v| {
-                let command = serde_json::from_value::<RedisCommand>(v.command)
-                    .map_err(|x| format!("not a Redis command: {x}"))?;
-                let reply = match (e.phase, v.reply) {
-                    (Phase::Info, _) | (_, None) => None,
-                    (_, Some(r)) => Some(
-                        serde_json::from_value::<RedisReply>(r)
-                            .map_err(|x| format!("not a Redis reply: {x}"))?,
-                    ),
-                };
-                Ok((v.node, command, reply, v.return_time))
-            });
-        let (node, command, reply, return_ns) =
-            parsed.map_err(|why| format!("line {line}: {why}"))?;
-        ops.push(CommandOp {
-            client,
-            node,
-            command,
-            reply,
-            call_ns: e.time,
-            return_ns,
-            line: *line,
-        });
-    }
-    ops.sort_by_key(|o| o.call_ns);
-    Ok(ops)
+    crate::backend::command_events::<RedisSpec>(paired)
 }
 
 /// The finding for a Redis history's commands, or `None` when it has none.

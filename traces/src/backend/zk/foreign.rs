@@ -25,24 +25,15 @@
 //! a run's recorders and the proxies hearing an external client do; the ensemble being
 //! one linearizable tree is what ZooKeeper promises for writes.
 
-use locklab_models::spec::Spec;
 use locklab_models::zk::spec::{ZkCommand, ZkReply, ZkSpec};
 
-use crate::format::{CommandValue, OpKind, Phase};
 use crate::ops::Paired;
 
-use crate::check::{fmt_time, CheckReport, OpRef, Property, Verdict};
+use crate::backend::{command_events, foreign_creation, CommandEvent};
+use crate::check::{fmt_time, CheckReport, Property, Verdict};
 
 /// One ZooKeeper request as a client saw it.
-struct Request {
-    client: u32,
-    command: ZkCommand,
-    /// `None`: no reply, outcome unknown.
-    reply: Option<ZkReply>,
-    call_ns: u64,
-    return_ns: u64,
-    line: usize,
-}
+type Request = CommandEvent<ZkSpec>;
 
 /// Whether a create of `path` (a prefix, when `sequential`) may have made `target`.
 fn may_name(path: &str, sequential: bool, target: &str) -> bool {
@@ -54,14 +45,6 @@ fn may_name(path: &str, sequential: bool, target: &str) -> bool {
 }
 
 impl Request {
-    /// When its effect can have happened at the latest (never known without a reply).
-    fn latest_effect(&self) -> u64 {
-        match self.reply {
-            Some(_) => self.return_ns,
-            None => u64::MAX,
-        }
-    }
-
     /// The ops that ran and their replies: a `multi`'s ops when it succeeded (none
     /// when it failed), all of them without replies when its outcome is unknown; any
     /// other request alone.
@@ -131,70 +114,19 @@ impl Request {
             })
             .collect()
     }
-
-    fn op_ref(&self, role: &str) -> OpRef {
-        OpRef {
-            line: self.line,
-            process: format!("c{}", self.client),
-            description: format!(
-                "{role}: {}",
-                ZkSpec::describe(&self.command, self.reply.as_ref())
-            ),
-        }
-    }
-}
-
-/// The clients' ZooKeeper requests in call order, or `None` when some `command` event
-/// is not a ZooKeeper request (a history of another backend).
-fn requests(paired: &Paired) -> Option<Vec<Request>> {
-    let mut out = Vec::new();
-    for (line, e) in &paired.points {
-        if e.op != OpKind::Command {
-            continue;
-        }
-        let Some(client) = e.process.client() else {
-            continue;
-        };
-        let v: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
-        let command: ZkCommand = serde_json::from_value(v.command).ok()?;
-        let reply = match (e.phase, v.reply) {
-            (Phase::Info, _) | (_, None) => None,
-            (_, Some(r)) => Some(serde_json::from_value::<ZkReply>(r).ok()?),
-        };
-        out.push(Request {
-            client,
-            command,
-            reply,
-            call_ns: e.time,
-            return_ns: v.return_time,
-            line: *line,
-        });
-    }
-    out.sort_by_key(|r| r.call_ns);
-    Some(out)
 }
 
 /// The violation the ZooKeeper requests prove, if any (`None` also for a history whose
 /// `command` events are not ZooKeeper requests).
 pub fn check(paired: &Paired) -> Option<CheckReport> {
-    let reqs = requests(paired)?;
+    let reqs = command_events::<ZkSpec>(paired).ok()?;
     for del in &reqs {
         let a = del.client;
         for path in del.removed() {
-            // The latest-called create gives the narrowest window.
-            let b = reqs.iter().rev().find(|b| {
-                b.client != a
-                    && b.created(path)
-                    && b.latest_effect() < del.call_ns
-                    && !reqs.iter().any(|w| {
-                        w.client == a
-                            && w.line != del.line
-                            && w.may_create(path)
-                            && w.call_ns < del.return_ns
-                            && w.latest_effect() > b.call_ns
-                    })
-            });
-            let Some(b) = b else { continue };
+            let created = |b: &Request| b.created(path);
+            let Some(b) = foreign_creation(&reqs, del, created, |w| w.may_create(path)) else {
+                continue;
+            };
             let mut report = CheckReport::new(
                 Property::NoForeignRelease,
                 Verdict::Violation,
