@@ -5,23 +5,43 @@ use std::time::Duration;
 
 use locklab_jepsen::sql::inventory::{self, Backend, BenchOptions, Strategy};
 
-use crate::bad_input;
-use crate::output::{emit, spinner, Format};
+use crate::output::{emit, error, spinner, ErrorKind, Format};
+
+/// What `bench` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Benchmark {
+    /// Every inventory strategy on real servers.
+    Inventory,
+}
+
+/// The servers `bench inventory` runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Servers {
+    /// MariaDB, PostgreSQL and Redis.
+    All,
+    /// MariaDB.
+    Mariadb,
+    /// PostgreSQL.
+    Postgres,
+    /// Redis.
+    Redis,
+}
 
 /// Arguments of `bench`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// What to measure: `inventory`.
-    what: String,
+    /// What to measure.
+    #[arg(value_enum)]
+    what: Benchmark,
     /// Concurrent buyers, each with its own connection.
     #[arg(long, default_value_t = 8)]
     buyers: usize,
     /// Seconds each strategy runs on each server.
     #[arg(long, default_value = "5", value_parser = crate::commands::run::parse_secs)]
     seconds: Duration,
-    /// The servers: mariadb, postgres or all.
-    #[arg(long, default_value = "all")]
-    backend: String,
+    /// The servers.
+    #[arg(long, value_enum, default_value_t = Servers::All)]
+    backend: Servers,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -29,21 +49,12 @@ pub struct Args {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
-    if args.what != "inventory" {
-        return bad_input(
-            args.format,
-            &format!(
-                "bench: unknown benchmark {:?}; there is `inventory`",
-                args.what
-            ),
-        );
-    }
-    let backends = match args.backend.as_str() {
-        "all" => Backend::ALL.to_vec(),
-        one => match Backend::parse(Some(one)) {
-            Ok(b) => vec![b],
-            Err(e) => return bad_input(args.format, &format!("{e} (or all)")),
-        },
+    let Benchmark::Inventory = args.what;
+    let backends = match args.backend {
+        Servers::All => Backend::ALL.to_vec(),
+        Servers::Mariadb => vec![Backend::MariaDb],
+        Servers::Postgres => vec![Backend::Postgres],
+        Servers::Redis => vec![Backend::Redis],
     };
     let _ = ctrlc::set_handler(|| {
         locklab_servers::reaper::kill_all();
@@ -61,7 +72,7 @@ pub fn run(args: Args) -> u8 {
     bar.finish_and_clear();
     let rows = match rows {
         Ok(r) => r,
-        Err(e) => return bad_input(args.format, &e.to_string()),
+        Err(e) => return error(args.format, ErrorKind::of_run(&e), &e.to_string()),
     };
     match emit(args.format, None, &rows, || inventory::table(&rows)) {
         Ok(()) => 0,
