@@ -4,6 +4,7 @@
 
 use stateright::Model;
 
+use crate::check::Symmetry;
 use crate::registry::Property;
 use crate::resource::{Access, Resource};
 
@@ -650,3 +651,7 @@ impl Model for EtcdLockModel {
             .collect()
     }
 }
+
+/// Every state stored as it is: clients' names are in the server's lock keys and leases, so
+/// renaming clients would mean renaming those too.
+impl Symmetry for EtcdLockModel {}

@@ -8,12 +8,6 @@ use crate::registry::Property;
 use super::model::{InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step};
 
 impl Narrate for InventoryModel {
-    fn canonical(&self, s: &InventoryModelState) -> InventoryModelState {
-        let mut c = s.clone();
-        c.buyers.sort();
-        c
-    }
-
     fn describe_state(&self, s: &InventoryModelState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, b) in s.buyers.iter().enumerate() {

@@ -10,14 +10,6 @@ use crate::registry::Property;
 use super::model::{RedlockModel, RedlockState, RlAction, RlPhase};
 
 impl Narrate for RedlockModel {
-    fn canonical(&self, s: &RedlockState) -> RedlockState {
-        self.canonical_state(s)
-    }
-
-    fn encode_canonical(&self, s: &RedlockState, out: &mut Vec<u8>) {
-        self.encode_canonical_state(s, out);
-    }
-
     fn describe_state(&self, s: &RedlockState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {

@@ -15,7 +15,7 @@ use std::cell::RefCell;
 
 use smallvec::SmallVec;
 
-use crate::check::encode;
+use crate::check::{encode, Symmetry};
 
 use super::model::{client_value, RedlockModel, RedlockState, RlPhase};
 
@@ -27,6 +27,16 @@ thread_local! {
 /// At most this many renamings are compared for one state; beyond, the rest of the
 /// ties go untried (still exact: fewer states joined, none wrongly).
 const MAX_CANDIDATES: usize = 24;
+
+impl Symmetry for RedlockModel {
+    fn canonical(&self, s: &RedlockState) -> RedlockState {
+        self.canonical_state(s)
+    }
+
+    fn encode_canonical(&self, s: &RedlockState, out: &mut Vec<u8>) {
+        self.encode_canonical_state(s, out);
+    }
+}
 
 impl RedlockModel {
     /// The representative of `s`'s class.

@@ -4,6 +4,7 @@
 
 use stateright::Model;
 
+use crate::check::Symmetry;
 use crate::registry::Property;
 use crate::resource::{Access, Resource};
 
@@ -546,3 +547,7 @@ impl Model for SqlLockModel {
             .collect()
     }
 }
+
+/// Every state stored as it is: clients' names are in the server's rows and sessions, so
+/// renaming clients would mean renaming those too.
+impl Symmetry for SqlLockModel {}

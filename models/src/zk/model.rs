@@ -5,6 +5,7 @@
 
 use stateright::Model;
 
+use crate::check::Symmetry;
 use crate::registry::Property;
 use crate::resource::{Access, Resource};
 
@@ -681,3 +682,7 @@ impl Model for ZkLockModel {
             .collect()
     }
 }
+
+/// Every state stored as it is: clients' names are in the server's node names and sessions, so
+/// renaming clients would mean renaming those too.
+impl Symmetry for ZkLockModel {}
