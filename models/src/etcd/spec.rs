@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{Outcomes, Spec, Window};
+use crate::spec::{expiry, Outcomes, Spec, Window};
 
 /// The prefix the `concurrency.Mutex` recipe and the `Lock` RPC create their keys under.
 pub const LOCK_PREFIX: &str = "lock/";
@@ -90,16 +90,6 @@ pub struct Lease {
     /// When it expires unless kept alive: the grant's or last keep-alive's window plus
     /// the TTL (a single instant in models).
     pub deadline: Window,
-}
-
-impl Lease {
-    fn surely_expired(&self, t: u64) -> bool {
-        self.deadline.hi <= t
-    }
-
-    fn maybe_expired(&self, at: Window) -> bool {
-        self.deadline.lo <= at.hi
-    }
 }
 
 /// The cluster's state, as one linearizable keyspace.
@@ -288,14 +278,17 @@ impl EtcdState {
         }
     }
 
+    /// Every lease with its deadline.
+    fn deadlines(&self) -> Vec<(LeaseId, Window)> {
+        self.leases
+            .iter()
+            .map(|(id, l)| (*id, l.deadline))
+            .collect()
+    }
+
     /// Expires every lease whose deadline has surely passed at `t`; whether any did.
     pub fn expire_due(&mut self, t: u64) -> bool {
-        let due: Vec<LeaseId> = self
-            .leases
-            .iter()
-            .filter(|(_, l)| l.surely_expired(t))
-            .map(|(id, _)| *id)
-            .collect();
+        let due = expiry::due(self.deadlines(), t);
         for id in &due {
             self.drop_lease(*id);
         }
@@ -503,10 +496,6 @@ pub fn apply(state: &EtcdState, cmd: &EtcdCommand, t: u64) -> (EtcdReply, EtcdSt
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct EtcdSpec;
 
-/// Above this many leases whose expiry a window leaves open, only expiry in deadline
-/// order is listed (each lease's keep-alives are serial, so this is the usual case).
-const MAX_OPEN_LEASES: usize = 6;
-
 impl Spec for EtcdSpec {
     type State = EtcdState;
     type Input = EtcdCommand;
@@ -526,39 +515,10 @@ impl Spec for EtcdSpec {
     ) -> Outcomes<EtcdReply, EtcdState> {
         let mut base = state.clone();
         base.expire_due(at.lo);
-        let mut open: Vec<(Window, LeaseId)> = base
-            .leases
-            .iter()
-            .filter(|(_, l)| l.maybe_expired(at))
-            .map(|(id, l)| (l.deadline, *id))
-            .collect();
-        open.sort();
-        let sets: Vec<Vec<LeaseId>> = if open.len() <= MAX_OPEN_LEASES {
-            (0u32..1 << open.len())
-                .map(|m| {
-                    (0..open.len())
-                        .filter(|i| m & (1 << i) != 0)
-                        .map(|i| open[i].1)
-                        .collect()
-                })
-                .collect()
-        } else {
-            (0..=open.len())
-                .map(|n| open[..n].iter().map(|o| o.1).collect())
-                .collect()
-        };
-        let mut out: Outcomes<EtcdReply, EtcdState> = Outcomes::new();
-        for expired in sets {
-            let mut next = base.clone();
-            for id in expired {
-                next.drop_lease(id);
-            }
-            let reply = next.exec(cmd, at.hi);
-            if !out.iter().any(|(r, s)| *r == reply && *s == next) {
-                out.push((reply, next));
-            }
-        }
-        out
+        let leases = base.deadlines();
+        expiry::outcomes(base, leases, at, Self::State::drop_lease, |s, t| {
+            s.exec(cmd, t)
+        })
     }
 
     fn describe(cmd: &EtcdCommand, reply: Option<&EtcdReply>) -> String {

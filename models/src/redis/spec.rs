@@ -18,7 +18,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{Outcomes, Spec, Window};
+use crate::spec::{maybe_expired, maybe_live, Outcomes, Spec, Window};
 
 /// A stored value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,16 +38,6 @@ pub struct Entry {
     pub deadline: Option<Window>,
 }
 
-impl Entry {
-    fn maybe_live(&self, at: Window) -> bool {
-        self.deadline.is_none_or(|d| at.lo < d.hi)
-    }
-
-    fn maybe_expired(&self, at: Window) -> bool {
-        self.deadline.is_some_and(|d| at.hi >= d.lo)
-    }
-}
-
 /// The keyspace of one node.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RedisState {
@@ -58,7 +48,9 @@ pub struct RedisState {
 impl RedisState {
     /// The key's entry if it is live at `now`.
     pub fn live(&self, key: &str, now: u64) -> Option<&Entry> {
-        self.keys.get(key).filter(|e| e.maybe_live(Window::at(now)))
+        self.keys
+            .get(key)
+            .filter(|e| maybe_live(e.deadline, Window::at(now)))
     }
 
     /// Forgets every key expired at `now`. Redis does this lazily or in its expiry cycle;
@@ -66,7 +58,8 @@ impl RedisState {
     /// per observable keyspace. Never call it on a replica with unapplied stream entries:
     /// a replica only deletes what its master tells it to.
     pub fn purge_expired(&mut self, now: u64) {
-        self.keys.retain(|_, e| e.maybe_live(Window::at(now)));
+        self.keys
+            .retain(|_, e| maybe_live(e.deadline, Window::at(now)));
     }
 
     /// The first instant at which some key is expired, i.e. from which
@@ -406,7 +399,7 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock, expired: bool) -> 
     use RedisReply as R;
     if let Some(k) = cmd.key() {
         let gone = match s.keys.get(k) {
-            Some(e) => expired || !e.maybe_live(at),
+            Some(e) => expired || !maybe_live(e.deadline, at),
             None => false,
         };
         if gone {
@@ -663,11 +656,11 @@ impl Spec for RedisSpec {
         let entry = cmd.key().and_then(|k| state.keys.get(k));
         let mut branches = Vec::with_capacity(2);
         match entry {
-            Some(e) if e.maybe_live(at) && e.maybe_expired(at) => {
+            Some(e) if maybe_live(e.deadline, at) && maybe_expired(e.deadline, at) => {
                 branches.push(false);
                 branches.push(true);
             }
-            Some(e) => branches.push(!e.maybe_live(at)),
+            Some(e) => branches.push(!maybe_live(e.deadline, at)),
             None => branches.push(false),
         }
         let mut out: Outcomes<RedisReply, RedisState> = Outcomes::new();

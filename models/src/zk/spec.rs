@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{Outcomes, Spec, Window};
+use crate::spec::{expiry, Outcomes, Spec, Window};
 
 /// The parent of the lock recipe's nodes.
 pub const LOCK_DIR: &str = "/lock";
@@ -53,16 +53,6 @@ pub struct Session {
     /// When the server expires it unless a request or ping arrives first: the last
     /// one's window plus the timeout (a single instant in models).
     pub deadline: Window,
-}
-
-impl Session {
-    fn surely_expired(&self, t: u64) -> bool {
-        self.deadline.hi <= t
-    }
-
-    fn maybe_expired(&self, at: Window) -> bool {
-        self.deadline.lo <= at.hi
-    }
 }
 
 /// What a watch waits for.
@@ -352,14 +342,17 @@ impl ZkState {
         self.notified.retain(|w| w.session != session);
     }
 
+    /// Every live session with its deadline.
+    fn deadlines(&self) -> Vec<(SessionId, Window)> {
+        self.sessions
+            .iter()
+            .map(|(id, x)| (*id, x.deadline))
+            .collect()
+    }
+
     /// Expires every session whose deadline has surely passed at `t`; whether any did.
     pub fn expire_due(&mut self, t: u64) -> bool {
-        let due: Vec<SessionId> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.surely_expired(t))
-            .map(|(id, _)| *id)
-            .collect();
+        let due = expiry::due(self.deadlines(), t);
         for id in &due {
             self.close_session(*id);
         }
@@ -565,10 +558,6 @@ pub fn apply(state: &ZkState, cmd: &ZkCommand, t: u64) -> (ZkReply, ZkState) {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ZkSpec;
 
-/// Above this many sessions whose expiry a window leaves open, only expiry in deadline
-/// order is listed.
-const MAX_OPEN_SESSIONS: usize = 6;
-
 impl Spec for ZkSpec {
     type State = ZkState;
     type Input = ZkCommand;
@@ -583,39 +572,10 @@ impl Spec for ZkSpec {
     fn step(&self, state: &ZkState, cmd: &ZkCommand, at: Window) -> Outcomes<ZkReply, ZkState> {
         let mut base = state.clone();
         base.expire_due(at.lo);
-        let mut open: Vec<(Window, SessionId)> = base
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.maybe_expired(at))
-            .map(|(id, s)| (s.deadline, *id))
-            .collect();
-        open.sort();
-        let sets: Vec<Vec<SessionId>> = if open.len() <= MAX_OPEN_SESSIONS {
-            (0u32..1 << open.len())
-                .map(|m| {
-                    (0..open.len())
-                        .filter(|i| m & (1 << i) != 0)
-                        .map(|i| open[i].1)
-                        .collect()
-                })
-                .collect()
-        } else {
-            (0..=open.len())
-                .map(|n| open[..n].iter().map(|o| o.1).collect())
-                .collect()
-        };
-        let mut out: Outcomes<ZkReply, ZkState> = Outcomes::new();
-        for expired in sets {
-            let mut next = base.clone();
-            for id in expired {
-                next.close_session(id);
-            }
-            let reply = next.exec(cmd, at.hi);
-            if !out.iter().any(|(r, s)| *r == reply && *s == next) {
-                out.push((reply, next));
-            }
-        }
-        out
+        let sessions = base.deadlines();
+        expiry::outcomes(base, sessions, at, Self::State::close_session, |s, t| {
+            s.exec(cmd, t)
+        })
     }
 
     fn describe(cmd: &ZkCommand, reply: Option<&ZkReply>) -> String {
