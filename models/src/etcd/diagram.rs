@@ -9,7 +9,8 @@ use crate::diagram::{
 };
 
 use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
-use super::spec::{command_text, reply_text, COUNTER_KEY, LOCK_KEY, LOCK_PREFIX};
+use super::spec::{COUNTER_KEY, LOCK_KEY, LOCK_PREFIX};
+use super::text::{command_text, reply_text};
 
 /// The cluster's lane.
 const ETCD: &str = "etcd";

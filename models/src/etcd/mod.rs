@@ -10,6 +10,7 @@ mod diagram;
 pub mod model;
 pub mod narration;
 pub mod spec;
+mod text;
 
 pub use catalog::EtcdLock;
 pub use model::{Action, Client, EtcdLockModel, EtcdLockState, Lock, Phase, Work};

@@ -8,7 +8,7 @@ use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
 use super::model::{Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
-use super::spec::{command_text, reply_text, state_lines};
+use super::text::{command_text, reply_text, state_lines};
 
 impl Narrate for EtcdLockModel {
     fn describe_state(&self, s: &EtcdLockState) -> Vec<String> {

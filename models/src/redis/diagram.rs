@@ -6,7 +6,8 @@
 use crate::diagram::{
     client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
-use crate::redis::spec::{command_text, reply_text, RedisState, Value};
+use crate::redis::spec::{RedisState, Value};
+use crate::redis::text::{command_text, reply_text};
 
 use super::keys::LOCK_KEY;
 use super::model::{Action, Phase, RedisLockModel, RedisLockState};

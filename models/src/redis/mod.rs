@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod replication;
 pub mod shared_nodes;
 pub mod spec;
+mod text;
 pub mod topology;
 pub mod values;
 

@@ -4,7 +4,7 @@
 
 use crate::check::{encode, Narrate, Symmetry};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::redis::spec::{command_text, entry_text, reply_text};
+use crate::redis::text::{command_text, entry_text, reply_text};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 

@@ -9,7 +9,7 @@ use crate::diagram::{
 
 use super::model::{Action, Phase, SqlLockModel, SqlLockState};
 use super::protocol::{Lock, Work};
-use super::spec::{reply_text, statement_text};
+use super::text::{reply_text, statement_text};
 
 /// The server's lane.
 const SERVER: &str = "server";

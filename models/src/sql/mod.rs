@@ -11,6 +11,7 @@ pub mod model;
 pub mod narration;
 pub mod protocol;
 pub mod spec;
+mod text;
 
 pub use catalog::SqlLock;
 pub use model::{Action, Client, Dialect, Phase, SqlLockModel, SqlLockState};

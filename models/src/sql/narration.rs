@@ -9,7 +9,8 @@ use crate::resource::LOST_UPDATE;
 
 use super::model::{Action, Dialect, Phase, SqlLockModel, SqlLockState};
 use super::protocol::{Lock, Work};
-use super::spec::{reply_text, statement_text, SqlState, LOCK_NAME};
+use super::spec::{SqlState, LOCK_NAME};
+use super::text::{reply_text, statement_text};
 
 impl Dialect {
     /// The server's name.

@@ -9,7 +9,8 @@ use crate::diagram::{
 };
 
 use super::model::{lock_path, Action, Phase, Work, ZkLockModel, ZkLockState};
-use super::spec::{exchange_text, sequence, ZkState, COUNTER, LOCK_DIR};
+use super::spec::{sequence, ZkState, COUNTER, LOCK_DIR};
+use super::text::exchange_text;
 
 /// The ensemble's lane.
 const ZK: &str = "zk";

@@ -11,6 +11,7 @@ mod diagram;
 pub mod model;
 pub mod narration;
 pub mod spec;
+mod text;
 
 pub use catalog::ZkLock;
 pub use model::{Action, Client, Phase, Recipe, WatchOn, Work, ZkLockModel, ZkLockState};

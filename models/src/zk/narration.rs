@@ -8,7 +8,8 @@ use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
 use super::model::{lock_path, Action, Phase, WatchOn, Work, ZkLockModel, ZkLockState};
-use super::spec::{exchange_text, state_lines, Notification, ZkState};
+use super::spec::{Notification, ZkState};
+use super::text::{exchange_text, state_lines};
 
 /// The watches that fired between `before` and `after`, as "watch fired for c1
 /// (/lock/n-0000000000 deleted)".
