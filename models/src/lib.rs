@@ -17,6 +17,7 @@ pub mod checkable;
 pub mod diagram;
 pub mod etcd;
 pub mod inventory;
+pub mod kernel;
 pub mod redis;
 pub mod redlock;
 pub mod registry;

@@ -4,11 +4,13 @@
 //! and a leader change marked on the cluster, the lock key's lease as its bar.
 
 use crate::diagram::{
-    client, holder_state, process_state, resource_access, resource_lane, resource_state, Exchange,
-    Lane, LaneKind, LaneState,
+    client, holder_state, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind,
+    LaneState,
 };
+use crate::registry::Fault;
 
 use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
+use super::narration::{phase_words, WORDS};
 use super::spec::{COUNTER_KEY, LOCK_KEY, LOCK_PREFIX};
 use super::text::{command_text, reply_text};
 
@@ -22,13 +24,13 @@ impl EtcdLockModel {
         let mut lanes: Vec<Lane> = (0..s.clients.len())
             .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
             .collect();
-        let label = if self.failovers > 0 {
+        let label = if self.faults.has(Fault::Failover) {
             "etcd cluster (3 members)"
         } else {
             "etcd"
         };
         lanes.push(Lane::new(ETCD, label, LaneKind::Node));
-        if self.revokes > 0 {
+        if self.faults.has(Fault::Revoke) {
             lanes.push(Lane::new(OPERATOR, "operator", LaneKind::Agent));
         }
         lanes.push(resource_lane());
@@ -63,26 +65,9 @@ impl EtcdLockModel {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let what = match c.phase {
-                    Phase::Grant => "starting session",
-                    Phase::Create => "acquiring",
-                    Phase::Wait => "queued",
-                    Phase::Check => "checking its key",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release => "releasing",
-                    Phase::Retry => "retrying release",
-                    Phase::Done if c.lost => "gave up",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
-                process_state(
-                    i,
-                    what,
-                    c.phase.critical(),
-                    c.paused,
-                    c.partitioned,
-                    c.phase == Phase::Crashed,
-                )
+                let crashed = c.phase == Phase::Crashed;
+                let (_, what) = phase_words(c);
+                c.process.lane(i, what, None, c.phase.critical(), crashed)
             })
             .collect();
         let holder = self.owning_key(s);
@@ -91,7 +76,7 @@ impl EtcdLockModel {
             format!("rev {}, {} lease(s)", s.etcd.revision, s.etcd.leases.len()),
             holder,
         ));
-        if self.revokes > 0 {
+        if self.faults.has(Fault::Revoke) {
             out.push(LaneState {
                 lane: OPERATOR.into(),
                 status: "etcdctl".into(),
@@ -194,11 +179,6 @@ impl EtcdLockModel {
                     x
                 }
             }
-            Action::Pause(c) => mark(client(c), "⚡ pauses (keep-alives too)".into(), true),
-            Action::Resume(c) => mark(client(c), "resumes".into(), false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
-            Action::Partition(c) => mark(client(c), "⚡ cut off from the cluster".into(), true),
-            Action::Heal(c) => mark(client(c), "partition heals".into(), false),
             Action::Drop(c) => request(client(c), "⚡ ", true, true),
             Action::Revoke(c) => {
                 request(OPERATOR.into(), &format!("⚡ c{c}'s lease: "), true, false)
@@ -208,6 +188,10 @@ impl EtcdLockModel {
                 "⚡ leader killed; new leader restarts lease TTLs".into(),
                 true,
             ),
+            _ => a
+                .client_fault()
+                .map(|(f, c)| f.mark(c, &WORDS))
+                .unwrap_or_default(),
         }
     }
 }

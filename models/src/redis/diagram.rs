@@ -4,13 +4,15 @@
 //! Sentinel.
 
 use crate::diagram::{
-    client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
+    client, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
 use crate::redis::spec::{RedisState, Value};
 use crate::redis::text::{command_text, reply_text};
+use crate::registry::Fault;
 
 use super::keys::LOCK_KEY;
 use super::model::{Action, Phase, RedisLockModel, RedisLockState};
+use super::narration::{phase_words, WORDS};
 
 /// The lane id of node `i`.
 pub(crate) fn node(i: impl std::fmt::Display) -> String {
@@ -37,7 +39,7 @@ impl RedisLockModel {
             .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
             .collect();
         lanes.extend((0..s.nodes.len()).map(|i| Lane::new(node(i), node(i), LaneKind::Node)));
-        if self.failovers > 0 {
+        if self.faults.has(Fault::Failover) {
             lanes.push(Lane::new("sentinel", "Sentinel", LaneKind::Agent));
         }
         lanes.push(resource_lane());
@@ -50,28 +52,10 @@ impl RedisLockModel {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let status = match c.phase {
-                    Phase::Idle => "idle",
-                    Phase::Acquire(_) => "acquiring",
-                    Phase::Wait => "WAIT",
-                    Phase::Fence => "fencing",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release(_) => "releasing",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
-                let status = if c.paused {
-                    format!("{status}, paused")
-                } else {
-                    status.to_string()
-                };
-                client_state(
-                    i,
-                    status,
-                    c.lease_until,
-                    c.phase.critical(),
-                    c.paused || c.phase == Phase::Crashed,
-                )
+                let (_, what) = phase_words(c);
+                let crashed = c.phase == Phase::Crashed;
+                c.process
+                    .lane(i, what, c.lease_until, c.phase.critical(), crashed)
             })
             .collect();
         for (i, n) in s.nodes.iter().enumerate() {
@@ -170,9 +154,6 @@ impl RedisLockModel {
                     .unwrap_or_default();
                 Exchange::arrow(master, node(r), format!("replicate: {what}"), None)
             }
-            Action::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
-            Action::Resume(c) => mark(client(c), "resumes".into(), false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
             Action::Failover(r) => Exchange {
                 arrows: vec![Arrow {
                     from: "sentinel".into(),
@@ -187,6 +168,10 @@ impl RedisLockModel {
                     fault: true,
                 }],
             },
+            _ => a
+                .client_fault()
+                .map(|(f, c)| f.mark(c, &WORDS))
+                .unwrap_or_default(),
         }
     }
 }

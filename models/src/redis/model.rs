@@ -9,8 +9,9 @@ use stateright::Model;
 
 use crate::check::FastHash;
 
+use crate::kernel::{checked, inside, time, Budget, ClientFault, Process};
 use crate::redis::spec::{RedisCommand, RedisReply};
-use crate::registry::Property;
+use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
 use super::keys::LOCK_KEY;
@@ -36,12 +37,9 @@ pub struct RedisLockModel {
     pub wait: Option<u32>,
     /// Take an `INCR` fencing token and present it to the resource.
     pub fencing: bool,
-    /// Process pauses (GC) the checker may inject.
-    pub pauses: u8,
-    /// Client crashes.
-    pub crashes: u8,
-    /// Sentinel failovers.
-    pub failovers: u8,
+    /// Faults the checker may inject: process pauses (GC), client crashes, Sentinel
+    /// failovers.
+    pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
     /// Which properties this scenario checks.
@@ -75,7 +73,7 @@ pub struct Client {
     /// Program counter.
     pub phase: Phase,
     /// Stopped by a pause fault.
-    pub paused: bool,
+    pub process: Process,
     /// The value / hash field it writes.
     pub value: &'static str,
     /// Until when it believes it holds the lock.
@@ -106,8 +104,8 @@ pub struct RedisLockState {
     pub clients: SmallVec<[Client; 4]>,
     /// The resource.
     pub resource: Resource,
-    /// Faults left: pauses, crashes, failovers.
-    pub budget: (u8, u8, u8),
+    /// Faults left.
+    pub budget: Budget,
     /// The client that released someone else's lock, if any.
     pub foreign_release: Option<u8>,
     /// The client whose re-entry was refused, or whose lock was freed with holds left.
@@ -147,17 +145,29 @@ pub enum Action {
     Failover(u8),
 }
 
-/// A step's visible effect, for stories.
-pub(super) struct Effect {
-    /// The state after the action.
-    pub(super) state: RedisLockState,
-    /// The command the action sent, and its reply.
-    pub(super) sent: Sent,
-}
+/// A step's next state, with the command it sent and its reply.
+pub(super) type Effect = crate::kernel::Effect<RedisLockState, (Rc<RedisCommand>, RedisReply)>;
 
 /// What a step sent and got back, kept only where a story asks for it (a search does
 /// not, and spares the copies).
 type Sent = Option<(Rc<RedisCommand>, RedisReply)>;
+
+impl Action {
+    /// The client fault this action is, and its client.
+    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
+        let (f, c) = match *self {
+            Action::Pause(c) => (ClientFault::Pause, c),
+            Action::Resume(c) => (ClientFault::Resume, c),
+            Action::Crash(c) => (ClientFault::Crash, c),
+            Action::Step(_)
+            | Action::Renew(_)
+            | Action::Tick
+            | Action::Replicate(_)
+            | Action::Failover(_) => return None,
+        };
+        Some((f, c as usize))
+    }
+}
 
 /// Where a step notes what it sent, if anywhere.
 struct Log<'a>(Option<&'a mut Sent>);
@@ -200,6 +210,12 @@ impl Phase {
             self,
             Phase::Wait | Phase::Fence | Phase::Critical(_) | Phase::Release(_)
         )
+    }
+
+    /// Holding, or past the first command of a multi-command acquire: where a crash
+    /// leaves something behind (`SETNX` without its `EXPIRE`).
+    fn started(self) -> bool {
+        self.holding() || matches!(self, Phase::Acquire(k) if k > 0)
     }
 }
 
@@ -277,7 +293,7 @@ impl RedisLockModel {
 
     fn step(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
-        if cl.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
+        if cl.process.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
             return None;
         }
         let mut s = st.clone();
@@ -419,16 +435,18 @@ impl RedisLockModel {
     /// a holder finishes (or its watchdog renews) in time — that is the protocol's
     /// premise, and the faults are what break it.
     fn may_tick(&self, s: &RedisLockState) -> bool {
-        s.now < self.horizon
-            && s.clients.iter().all(|c| {
-                c.paused || !c.phase.holding() || c.lease_until.is_none_or(|d| s.now + 1 < d)
-            })
+        let kept = s.clients.iter().map(|c| {
+            let running = !c.process.paused && c.phase.holding();
+            running.then_some(c.lease_until).flatten()
+        });
+        time::may_tick(s.now, self.horizon, kept)
     }
 
     fn renew(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
-        let due = cl.lease_until.is_some_and(|d| st.now + 1 >= d);
-        if self.protocol != Protocol::Redisson || cl.paused || !cl.phase.critical() || !due {
+        let due = cl.lease_until.is_some_and(|d| time::due(st.now, d));
+        if self.protocol != Protocol::Redisson || cl.process.paused || !cl.phase.critical() || !due
+        {
             return None;
         }
         let mut s = st.clone();
@@ -473,41 +491,9 @@ impl RedisLockModel {
                 self.settle(&mut s);
                 Some(s)
             }
-            Action::Pause(c) => {
-                let cl = &st.clients[c as usize];
-                if st.budget.0 == 0 || cl.paused || !cl.phase.holding() {
-                    return None;
-                }
-                let mut s = st.clone();
-                s.clients[c as usize].paused = true;
-                s.budget.0 -= 1;
-                Some(s)
-            }
-            Action::Resume(c) => {
-                if !st.clients[c as usize].paused {
-                    return None;
-                }
-                let mut s = st.clone();
-                s.clients[c as usize].paused = false;
-                Some(s)
-            }
-            Action::Crash(c) => {
-                let cl = &st.clients[c as usize];
-                let started = cl.phase.holding() || matches!(cl.phase, Phase::Acquire(k) if k > 0);
-                if st.budget.1 == 0 || !started {
-                    return None;
-                }
-                let mut s = st.clone();
-                let cl = &mut s.clients[c as usize];
-                cl.phase = Phase::Crashed;
-                cl.paused = false;
-                cl.lease_until = None;
-                s.budget.1 -= 1;
-                Some(s)
-            }
             Action::Failover(r) => {
                 let (r, m) = (r as usize, st.master as usize);
-                if st.budget.2 == 0 || r == m || !st.nodes[r].up {
+                if !st.budget.has(Fault::Failover) || r == m || !st.nodes[r].up {
                     return None;
                 }
                 let mut s = st.clone();
@@ -515,17 +501,40 @@ impl RedisLockModel {
                 s.master = r as u8;
                 s.epoch += 1;
                 s.offset = 0;
-                s.budget.2 -= 1;
+                s.budget.spend(Fault::Failover);
                 self.settle(&mut s);
+                Some(s)
+            }
+            // Pause, resume, crash: the kernel's. A pause strikes a holder; a crash also
+            // a client between the commands of its acquire.
+            _ => {
+                let (f, c) = a.client_fault()?;
+                let phase = st.clients[c].phase;
+                let exposed = if f == ClientFault::Crash {
+                    phase.started()
+                } else {
+                    phase.holding()
+                };
+                if !f.enabled(&st.clients[c].process, &st.budget, exposed) {
+                    return None;
+                }
+                let mut s = st.clone();
+                let Client {
+                    phase,
+                    process,
+                    lease_until,
+                    ..
+                } = &mut s.clients[c];
+                f.strike(process, &mut s.budget, exposed, || {
+                    (*phase, *lease_until) = (Phase::Crashed, None);
+                });
                 Some(s)
             }
         }
     }
 
     pub(super) fn in_critical(s: &RedisLockState) -> Vec<usize> {
-        (0..s.clients.len())
-            .filter(|&c| s.clients[c].phase.critical())
-            .collect()
+        inside(&s.clients, |c| c.phase.critical())
     }
 
     /// A client waits for a lock that only a crashed client could remove: it exists with
@@ -561,7 +570,7 @@ impl Model for RedisLockModel {
                 } else {
                     Phase::Acquire(0)
                 },
-                paused: false,
+                process: Process::default(),
                 value: self.value_of(c),
                 lease_until: None,
                 token: 0,
@@ -577,7 +586,7 @@ impl Model for RedisLockModel {
             offset: 0,
             clients,
             resource: Resource::default(),
-            budget: (self.pauses, self.crashes, self.failovers),
+            budget: self.faults,
             foreign_release: None,
             reentrancy_broken: None,
         }]
@@ -603,21 +612,19 @@ impl Model for RedisLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        type Holds = fn(&RedisLockModel, &RedisLockState) -> bool;
-        let all: [(Property, Holds); 5] = [
-            (Property::MutualExclusion, |_, s| {
-                Self::in_critical(s).len() <= 1
-            }),
-            (Property::NoForeignRelease, |_, s| {
-                s.foreign_release.is_none()
-            }),
-            (Property::Liveness, |_, s| !Self::deadlocked(s)),
-            (Property::ResourceSafety, |_, s| s.resource.safe()),
-            (Property::Reentrancy, |_, s| s.reentrancy_broken.is_none()),
-        ];
-        all.into_iter()
-            .filter(|(p, _)| self.properties.contains(p))
-            .map(|(p, holds)| p.always(holds))
-            .collect()
+        checked(
+            &[
+                (Property::MutualExclusion, |_, s| {
+                    Self::in_critical(s).len() <= 1
+                }),
+                (Property::NoForeignRelease, |_, s| {
+                    s.foreign_release.is_none()
+                }),
+                (Property::Liveness, |_, s| !Self::deadlocked(s)),
+                (Property::ResourceSafety, |_, s| s.resource.safe()),
+                (Property::Reentrancy, |_, s| s.reentrancy_broken.is_none()),
+            ],
+            self.properties,
+        )
     }
 }

@@ -8,9 +8,10 @@
 use smallvec::SmallVec;
 use stateright::Model;
 
+use crate::kernel::{time, Budget, ClientFault, Process};
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{NodeRef, LOCK_KEY};
-use crate::registry::Property;
+use crate::registry::{Fault, Property};
 
 /// The model.
 #[derive(Clone, Debug)]
@@ -25,14 +26,11 @@ pub struct RedlockModel {
     pub drift: u64,
     /// Acquisition attempts per client.
     pub attempts: u8,
-    /// Node crash-and-restart-without-data faults.
-    pub restarts: u8,
+    /// Faults the checker may inject: nodes crashing and restarting without their
+    /// data, clock jumps (one node's clock leaps `ttl` ahead), client pauses.
+    pub faults: Budget,
     /// Ticks a crashed node stays down before restarting.
     pub restart_delay: u64,
-    /// Clock jumps (one node's clock leaps `ttl` ahead).
-    pub jumps: u8,
-    /// Client pauses.
-    pub pauses: u8,
     /// The clock stops here.
     pub horizon: u64,
 }
@@ -78,7 +76,7 @@ pub struct RlClient {
     /// End of validity while holding.
     pub lease_until: Option<u64>,
     /// Stopped by a pause fault.
-    pub paused: bool,
+    pub process: Process,
 }
 
 impl RlClient {
@@ -90,7 +88,7 @@ impl RlClient {
         t0: 0,
         attempts_left: 0,
         lease_until: None,
-        paused: false,
+        process: Process::RUNNING,
     };
 }
 
@@ -104,8 +102,8 @@ pub struct RedlockState {
     pub nodes: SmallVec<[RlNode; 5]>,
     /// The clients.
     pub clients: SmallVec<[RlClient; 3]>,
-    /// Faults left: restarts, jumps, pauses.
-    pub budget: (u8, u8, u8),
+    /// Faults left.
+    pub budget: Budget,
 }
 
 /// What can happen.
@@ -129,6 +127,24 @@ pub enum RlAction {
     Pause(u8),
     /// It resumes.
     Resume(u8),
+}
+
+impl RlAction {
+    /// The client fault this action is, and its client.
+    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
+        let (f, c) = match *self {
+            RlAction::Pause(c) => (ClientFault::Pause, c),
+            RlAction::Resume(c) => (ClientFault::Resume, c),
+            RlAction::Send(..)
+            | RlAction::Decide(_)
+            | RlAction::Leave(_)
+            | RlAction::Tick
+            | RlAction::Crash(_)
+            | RlAction::Restart(_)
+            | RlAction::Jump(_) => return None,
+        };
+        Some((f, c as usize))
+    }
 }
 
 /// The value client `c` writes: its name.
@@ -169,7 +185,7 @@ impl RedlockModel {
     /// Whether `a` can happen in `s`: checked before [`RedlockModel::apply`] copies the
     /// state, since most of the actions a state offers cannot.
     fn enabled(&self, s: &RedlockState, a: &RlAction) -> bool {
-        let live = |c: &RlClient| !c.paused;
+        let live = |c: &RlClient| !c.process.paused;
         match *a {
             RlAction::Send(c, i) => {
                 let cl = &s.clients[c as usize];
@@ -188,10 +204,9 @@ impl RedlockModel {
                 cl.phase == RlPhase::Critical && live(cl)
             }
             RlAction::Tick => {
-                let blocked = s.clients.iter().any(|c| {
-                    !c.paused
-                        && c.phase == RlPhase::Critical
-                        && c.lease_until.is_some_and(|d| s.now + 1 >= d)
+                let kept = s.clients.iter().map(|c| {
+                    let running = !c.process.paused && c.phase == RlPhase::Critical;
+                    running.then_some(c.lease_until).flatten()
                 });
                 // Bound: an attempt's SETs all go out within one tick (elapsed 0), which
                 // keeps the state space small; validity still subtracts the drift.
@@ -199,18 +214,20 @@ impl RedlockModel {
                     .filter(|&c| s.clients[c].phase == RlPhase::Acquiring)
                     .fold(0, |m, c| m | (1 << c));
                 let mid_attempt = s.nodes.iter().any(|n| n.tried & acquiring != 0);
-                s.now < self.horizon && !blocked && !mid_attempt
+                time::may_tick(s.now, self.horizon, kept) && !mid_attempt
             }
-            RlAction::Crash(i) => s.budget.0 > 0 && s.nodes[i as usize].down_since.is_none(),
+            RlAction::Crash(i) => {
+                s.budget.has(Fault::Restart) && s.nodes[i as usize].down_since.is_none()
+            }
             RlAction::Restart(i) => s.nodes[i as usize]
                 .down_since
                 .is_some_and(|t| s.now >= t + self.restart_delay),
-            RlAction::Jump(_) => s.budget.1 > 0,
-            RlAction::Pause(c) => {
-                let cl = &s.clients[c as usize];
-                s.budget.2 > 0 && !cl.paused && cl.phase == RlPhase::Critical
-            }
-            RlAction::Resume(c) => s.clients[c as usize].paused,
+            RlAction::Jump(_) => s.budget.has(Fault::Jump),
+            // A pause strikes a holder only.
+            RlAction::Pause(_) | RlAction::Resume(_) => a.client_fault().is_some_and(|(f, c)| {
+                let cl = &s.clients[c];
+                f.enabled(&cl.process, &s.budget, cl.phase == RlPhase::Critical)
+            }),
         }
     }
 
@@ -268,20 +285,22 @@ impl RedlockModel {
             RlAction::Tick => s.now += 1,
             RlAction::Crash(i) => {
                 let n = &mut s.nodes[i as usize];
-                s.budget.0 -= 1;
+                s.budget.spend(Fault::Restart);
                 n.down_since = Some(s.now);
                 n.server = NodeRef::empty();
             }
             RlAction::Restart(i) => s.nodes[i as usize].down_since = None,
             RlAction::Jump(i) => {
-                s.budget.1 -= 1;
+                s.budget.spend(Fault::Jump);
                 s.nodes[i as usize].offset += self.ttl;
             }
-            RlAction::Pause(c) => {
-                s.budget.2 -= 1;
-                s.clients[c as usize].paused = true;
+            RlAction::Pause(_) | RlAction::Resume(_) => {
+                if let Some((f, c)) = a.client_fault() {
+                    let cl = &mut s.clients[c];
+                    let holding = cl.phase == RlPhase::Critical;
+                    f.strike(&mut cl.process, &mut s.budget, holding, || {});
+                }
             }
-            RlAction::Resume(c) => s.clients[c as usize].paused = false,
         }
         Self::settle(&mut s);
         Some(s)
@@ -309,14 +328,14 @@ impl Model for RedlockModel {
                 t0: 0,
                 attempts_left: self.attempts.saturating_sub(1),
                 lease_until: None,
-                paused: false,
+                process: Process::RUNNING,
             })
             .collect();
         vec![RedlockState {
             now: 0,
             nodes,
             clients,
-            budget: (self.restarts, self.jumps, self.pauses),
+            budget: self.faults,
         }]
     }
 

@@ -3,11 +3,11 @@
 //! its reply and session, a killed session marked on the server.
 
 use crate::diagram::{
-    client, client_state, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind,
-    LaneState,
+    client, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
 };
 
 use super::model::{Action, Phase, SqlLockModel, SqlLockState};
+use super::narration::{phase_words, WORDS};
 use super::protocol::{Lock, Work};
 use super::text::{reply_text, statement_text};
 
@@ -61,29 +61,14 @@ impl SqlLockModel {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let what = match c.phase {
-                    Phase::Acquire(_) => "acquiring",
-                    Phase::Fence => "fencing",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release => "releasing",
-                    Phase::Done if c.lost => "gave up",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
+                let (_, what) = phase_words(c);
                 let mut status = what.to_string();
                 if c.skew > 0 {
                     status.push_str(&format!(", clock +{}", c.skew));
                 }
-                if c.paused {
-                    status.push_str(", paused");
-                }
-                client_state(
-                    i,
-                    status,
-                    c.lease_until,
-                    c.phase.critical(),
-                    c.paused || c.phase == Phase::Crashed,
-                )
+                let crashed = c.phase == Phase::Crashed;
+                c.process
+                    .lane(i, &status, c.lease_until, c.phase.critical(), crashed)
             })
             .collect();
         let dead = s.db.sessions.iter().filter(|x| !x.alive).count();
@@ -161,15 +146,16 @@ impl SqlLockModel {
                 ),
                 None => mark("reaper".into(), "runs".into(), false),
             },
-            Action::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
-            Action::Resume(c) => mark(client(c), "resumes".into(), false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
             Action::Kill(x) => mark(
                 SERVER.into(),
                 format!("⚡ {}", self.dialect.kill_text(x)),
                 true,
             ),
             Action::Skew(c) => mark(client(c), format!("⚡ clock jumps +{}", self.ttl + 1), true),
+            _ => a
+                .client_fault()
+                .map(|(f, c)| f.mark(c, &WORDS))
+                .unwrap_or_default(),
         }
     }
 }

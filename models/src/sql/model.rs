@@ -5,7 +5,8 @@
 use stateright::Model;
 
 use crate::check::Symmetry;
-use crate::registry::Property;
+use crate::kernel::{checked, time, Budget, ClientFault, Process};
+use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
 use super::protocol::{Acquired, Lock, Work};
@@ -38,14 +39,11 @@ pub struct SqlLockModel {
     pub clients: usize,
     /// Lease / reaper age in ticks.
     pub ttl: u64,
-    /// Client pauses the checker may inject.
-    pub pauses: u8,
-    /// Client crashes (the server then closes the client's session).
-    pub crashes: u8,
-    /// Sessions killed by the server (`KILL CONNECTION`, `pg_terminate_backend`).
-    pub kills: u8,
-    /// Client clocks jumping ahead by more than the TTL.
-    pub skews: u8,
+    /// Faults the checker may inject: client pauses and crashes (the server then
+    /// closes the client's session), sessions killed by the server (`KILL
+    /// CONNECTION`, `pg_terminate_backend`), client clocks jumping ahead by more than
+    /// the TTL.
+    pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
     /// Which properties this row checks.
@@ -79,6 +77,12 @@ impl Phase {
     pub fn holding(self) -> bool {
         matches!(self, Phase::Fence | Phase::Critical(_) | Phase::Release)
     }
+
+    /// Holding, or past the first statement of a multi-statement acquire: where a
+    /// crash leaves something behind.
+    pub fn started(self) -> bool {
+        self.holding() || matches!(self, Phase::Acquire(k) if k > 0)
+    }
 }
 
 /// A client process.
@@ -87,7 +91,7 @@ pub struct Client {
     /// Program counter.
     pub phase: Phase,
     /// Stopped by a pause fault.
-    pub paused: bool,
+    pub process: Process,
     /// The session its lock (and transaction) lives on.
     pub session: u8,
     /// How far its clock runs ahead of the server's.
@@ -100,19 +104,6 @@ pub struct Client {
     pub read: u8,
     /// It gave up because its connection was gone.
     pub lost: bool,
-}
-
-/// Fault budgets left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Budget {
-    /// Pauses.
-    pub pauses: u8,
-    /// Crashes.
-    pub crashes: u8,
-    /// Session kills.
-    pub kills: u8,
-    /// Clock skews.
-    pub skews: u8,
 }
 
 /// The whole system.
@@ -160,11 +151,24 @@ pub enum Action {
     Skew(u8),
 }
 
-/// A step's visible effect, for stories.
-pub(super) struct Effect {
-    pub(super) state: SqlLockState,
-    /// The session, statement and reply the action sent.
-    pub(super) sent: Option<(u8, SqlCommand, SqlReply)>,
+/// A step's next state, with the session, statement and reply it sent.
+pub(super) type Effect = crate::kernel::Effect<SqlLockState, (u8, SqlCommand, SqlReply)>;
+
+impl Action {
+    /// The client fault this action is, and its client.
+    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
+        let (f, c) = match *self {
+            Action::Pause(c) => (ClientFault::Pause, c),
+            Action::Resume(c) => (ClientFault::Resume, c),
+            Action::Crash(c) => (ClientFault::Crash, c),
+            Action::Step { .. }
+            | Action::Tick
+            | Action::Reap
+            | Action::Kill(_)
+            | Action::Skew(_) => return None,
+        };
+        Some((f, c as usize))
+    }
 }
 
 /// A client's name, as its rows' `owner` column holds it.
@@ -189,7 +193,7 @@ impl SqlLockModel {
 
     fn step(&self, st: &SqlLockState, c: usize, via: u8) -> Option<Effect> {
         let cl = &st.clients[c];
-        if cl.paused || (self.pinned() && via != cl.session) {
+        if cl.process.paused || (self.pinned() && via != cl.session) {
             return None;
         }
         let mut s = st.clone();
@@ -307,15 +311,14 @@ impl SqlLockModel {
     /// not paused finishes within its TTL — the protocol's premise, which the faults
     /// break.
     fn may_tick(&self, s: &SqlLockState) -> bool {
-        self.lock.timed()
-            && s.now < self.horizon
-            && s.clients.iter().all(|c| {
-                c.paused || !c.phase.holding() || c.lease_until.is_none_or(|d| s.now + 1 < d)
-            })
+        let kept = s.clients.iter().map(|c| {
+            let running = !c.process.paused && c.phase.holding();
+            running.then_some(c.lease_until).flatten()
+        });
+        self.lock.timed() && time::may_tick(s.now, self.horizon, kept)
     }
 
     pub(super) fn effect(&self, st: &SqlLockState, a: &Action) -> Option<Effect> {
-        let plain = |state: SqlLockState| Some(Effect { state, sent: None });
         let mut s = st.clone();
         match *a {
             Action::Step { client, via } => self.step(st, client as usize, via),
@@ -324,7 +327,7 @@ impl SqlLockModel {
                     return None;
                 }
                 s.now += 1;
-                plain(s)
+                Some(Effect::plain(s))
             }
             Action::Reap => {
                 let reaper = matches!(self.lock, Lock::UniqueKey { reaper: true, .. });
@@ -351,61 +354,53 @@ impl SqlLockModel {
                     sent: Some((reaper_session, cmd, reply)),
                 })
             }
-            Action::Pause(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.pauses == 0 || cl.paused || !cl.phase.holding() {
-                    return None;
-                }
-                cl.paused = true;
-                s.budget.pauses -= 1;
-                plain(s)
-            }
-            Action::Resume(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.paused {
-                    return None;
-                }
-                cl.paused = false;
-                plain(s)
-            }
-            Action::Crash(c) => {
-                let cl = &mut s.clients[c as usize];
-                let started = cl.phase.holding() || matches!(cl.phase, Phase::Acquire(k) if k > 0);
-                if s.budget.crashes == 0 || !started {
-                    return None;
-                }
-                cl.phase = Phase::Crashed;
-                cl.paused = false;
-                cl.lease_until = None;
-                let session = cl.session;
-                s.budget.crashes -= 1;
-                // The dead process's socket closes; a pooled connection outlives it.
-                if self.pool.is_none() {
-                    s.db.kill(session);
-                }
-                plain(s)
-            }
             Action::Kill(x) => {
                 let holder = s
                     .clients
                     .iter()
                     .any(|c| c.session == x && c.phase.holding());
                 let alive = s.db.sessions.get(x as usize).is_some_and(|x| x.alive);
-                if s.budget.kills == 0 || !holder || !alive {
+                if !s.budget.has(Fault::Kill) || !holder || !alive {
                     return None;
                 }
                 s.db.kill(x);
-                s.budget.kills -= 1;
-                plain(s)
+                s.budget.spend(Fault::Kill);
+                Some(Effect::plain(s))
             }
             Action::Skew(c) => {
                 let cl = &mut s.clients[c as usize];
-                if s.budget.skews == 0 || cl.skew > 0 || !matches!(cl.phase, Phase::Acquire(_)) {
+                let acquiring = matches!(cl.phase, Phase::Acquire(_));
+                if !s.budget.has(Fault::Skew) || cl.skew > 0 || !acquiring {
                     return None;
                 }
                 cl.skew = self.ttl + 1;
-                s.budget.skews -= 1;
-                plain(s)
+                s.budget.spend(Fault::Skew);
+                Some(Effect::plain(s))
+            }
+            // Pause, resume, crash: the kernel's. A pause strikes a holder; a crash also
+            // a client between the statements of its acquire.
+            _ => {
+                let (f, c) = a.client_fault()?;
+                let Client {
+                    phase,
+                    process,
+                    session,
+                    lease_until,
+                    ..
+                } = &mut s.clients[c];
+                let exposed = match f {
+                    ClientFault::Crash => phase.started(),
+                    _ => phase.holding(),
+                };
+                let die = || (*phase, *lease_until) = (Phase::Crashed, None);
+                if !f.strike(process, &mut s.budget, exposed, die) {
+                    return None;
+                }
+                // The dead process's socket closes; a pooled connection outlives it.
+                if f == ClientFault::Crash && self.pool.is_none() {
+                    s.db.kill(*session);
+                }
+                Some(Effect::plain(s))
             }
         }
     }
@@ -480,7 +475,7 @@ impl Model for SqlLockModel {
         let clients = (0..self.clients)
             .map(|c| Client {
                 phase: Phase::Acquire(0),
-                paused: false,
+                process: Process::default(),
                 session: if self.pool.is_some() { 0 } else { c as u8 },
                 skew: 0,
                 lease_until: None,
@@ -495,12 +490,7 @@ impl Model for SqlLockModel {
             clients,
             resource: Resource::default(),
             commits: 0,
-            budget: Budget {
-                pauses: self.pauses,
-                crashes: self.crashes,
-                kills: self.kills,
-                skews: self.skews,
-            },
+            budget: self.faults,
             foreign_release: None,
         }]
     }
@@ -528,23 +518,21 @@ impl Model for SqlLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        type Holds = fn(&SqlLockModel, &SqlLockState) -> bool;
-        let all: [(Property, Holds); 4] = [
-            (Property::MutualExclusion, |m, s| {
-                m.in_critical(s).len() <= 1
-            }),
-            (Property::NoForeignRelease, |_, s| {
-                s.foreign_release.is_none()
-            }),
-            (Property::Liveness, |m, s| m.orphan(s).is_none()),
-            (Property::ResourceSafety, |_, s| {
-                s.resource.safe() && s.db.counter == s.commits
-            }),
-        ];
-        all.into_iter()
-            .filter(|(p, _)| self.properties.contains(p))
-            .map(|(p, holds)| p.always(holds))
-            .collect()
+        checked(
+            &[
+                (Property::MutualExclusion, |m, s| {
+                    m.in_critical(s).len() <= 1
+                }),
+                (Property::NoForeignRelease, |_, s| {
+                    s.foreign_release.is_none()
+                }),
+                (Property::Liveness, |m, s| m.orphan(s).is_none()),
+                (Property::ResourceSafety, |_, s| {
+                    s.resource.safe() && s.db.counter == s.commits
+                }),
+            ],
+            self.properties,
+        )
     }
 }
 

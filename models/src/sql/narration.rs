@@ -4,10 +4,11 @@
 
 use crate::check::Narrate;
 use crate::diagram::{Exchange, Lane, LaneState};
+use crate::kernel::FaultWords;
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
-use super::model::{Action, Dialect, Phase, SqlLockModel, SqlLockState};
+use super::model::{Action, Client, Dialect, Phase, SqlLockModel, SqlLockState};
 use super::protocol::{Lock, Work};
 use super::spec::{SqlState, LOCK_NAME};
 use super::text::{reply_text, statement_text};
@@ -28,6 +29,30 @@ impl Dialect {
             Dialect::Postgres => format!("SELECT pg_terminate_backend(<session {x}>)"),
         }
     }
+}
+
+/// How the client faults read: the server sees a crashed client's connection close.
+pub(super) const WORDS: FaultWords = FaultWords {
+    pause: " (GC / stop-the-world)",
+    pause_mark: " (GC)",
+    crash: "; the server sees its connection close",
+    servers: "the server",
+    heartbeats: "statements",
+};
+
+/// A client's phase in words: on its story line, and (shorter) on its diagram lane.
+pub(super) fn phase_words(c: &Client) -> (String, &'static str) {
+    let (story, lane) = match c.phase {
+        Phase::Acquire(0) => ("acquiring", "acquiring"),
+        Phase::Acquire(k) => return (format!("acquiring (step {})", k + 1), "acquiring"),
+        Phase::Fence => ("taking a fencing token", "fencing"),
+        Phase::Critical(_) => ("IN CRITICAL SECTION", "inside"),
+        Phase::Release => ("releasing", "releasing"),
+        Phase::Done if c.lost => ("gave up (connection lost)", "gave up"),
+        Phase::Done => ("done", "done"),
+        Phase::Crashed => ("CRASHED", "crashed"),
+    };
+    (story.to_string(), lane)
 }
 
 fn server_lines(m: &SqlLockModel, db: &SqlState, now: u64) -> Vec<String> {
@@ -104,16 +129,7 @@ impl Narrate for SqlLockModel {
             lines.push(format!("clock t={}", s.now));
         }
         for (i, c) in s.clients.iter().enumerate() {
-            let what = match c.phase {
-                Phase::Acquire(0) => "acquiring".to_string(),
-                Phase::Acquire(k) => format!("acquiring (step {})", k + 1),
-                Phase::Fence => "taking a fencing token".to_string(),
-                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
-                Phase::Release => "releasing".to_string(),
-                Phase::Done if c.lost => "gave up (connection lost)".to_string(),
-                Phase::Done => "done".to_string(),
-                Phase::Crashed => "CRASHED".to_string(),
-            };
+            let (what, _) = phase_words(c);
             let session = if c.phase.holding() {
                 format!(" on session {}", c.session)
             } else {
@@ -133,8 +149,8 @@ impl Narrate for SqlLockModel {
             } else {
                 String::new()
             };
-            let paused = if c.paused { " [PAUSED]" } else { "" };
-            lines.push(format!("c{i}: {what}{session}{lease}{token}{skew}{paused}"));
+            let tags = c.process.tags();
+            lines.push(format!("c{i}: {what}{session}{lease}{token}{skew}{tags}"));
         }
         lines.extend(server_lines(self, &s.db, s.now));
         if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
@@ -181,14 +197,15 @@ impl Narrate for SqlLockModel {
                 ),
                 None => "reaper job".to_string(),
             },
-            Action::Pause(c) => format!("c{c} pauses (GC / stop-the-world)"),
-            Action::Resume(c) => format!("c{c} resumes"),
-            Action::Crash(c) => format!("c{c} crashes; the server sees its connection close"),
             Action::Kill(x) => format!(
                 "the server kills session {x}: {}",
                 self.dialect.kill_text(x)
             ),
             Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
+            _ => a
+                .client_fault()
+                .map(|(f, c)| f.story(c, &WORDS))
+                .unwrap_or_default(),
         }
     }
 
@@ -209,10 +226,8 @@ impl Narrate for SqlLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        matches!(
-            a,
-            Action::Pause(_) | Action::Crash(_) | Action::Kill(_) | Action::Skew(_)
-        )
+        a.client_fault().is_some_and(|(f, _)| f.is_fault())
+            || matches!(a, Action::Kill(_) | Action::Skew(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, SqlLockState)]) -> String {

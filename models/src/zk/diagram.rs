@@ -4,11 +4,13 @@
 //! lowest lock node and its session's deadline as the ensemble's bar.
 
 use crate::diagram::{
-    client, holder_state, process_state, resource_access, resource_lane, resource_state, Arrow,
-    Exchange, Lane, LaneKind, LaneState,
+    client, holder_state, resource_access, resource_lane, resource_state, Arrow, Exchange, Lane,
+    LaneKind, LaneState,
 };
+use crate::kernel::ClientFault;
 
 use super::model::{lock_path, Action, Phase, Work, ZkLockModel, ZkLockState};
+use super::narration::WORDS;
 use super::spec::{sequence, ZkState, COUNTER, LOCK_DIR};
 use super::text::exchange_text;
 
@@ -55,26 +57,9 @@ impl ZkLockModel {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let what = match c.phase {
-                    Phase::Connect => "connecting",
-                    Phase::Create => "acquiring",
-                    Phase::Find => "finding its node",
-                    Phase::List | Phase::Watch => "queued",
-                    Phase::Wait => "waiting for a watch",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release => "releasing",
-                    Phase::Done if c.lost => "gave up",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
-                process_state(
-                    i,
-                    what,
-                    c.phase.critical(),
-                    c.paused,
-                    c.partitioned,
-                    c.phase == Phase::Crashed,
-                )
+                let crashed = c.phase == Phase::Crashed;
+                let (_, what) = self.phase_words(c);
+                c.process.lane(i, what, None, c.phase.critical(), crashed)
             })
             .collect();
         let holder = self.lowest_node(s);
@@ -188,26 +173,22 @@ impl ZkLockModel {
                 }
                 t
             }
-            Action::Pause(c) => mark(client(c), "⚡ pauses (pings too)", true),
-            Action::Resume(c) => mark(client(c), "resumes", false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes", true),
-            Action::Partition(c) => mark(client(c), "⚡ cut off from the ensemble", true),
             Action::Suspend(c) => mark(client(c), "SUSPENDED: stops working", false),
             Action::Heal(c) => {
                 let lost = e.as_ref().is_some_and(|e| {
                     e.state.clients[c as usize].lost && !s.clients[c as usize].lost
                 });
-                mark(
-                    client(c),
-                    if lost {
-                        "heals: session LOST, stops"
-                    } else {
-                        "partition heals"
-                    },
-                    false,
-                )
+                if lost {
+                    mark(client(c), "heals: session LOST, stops", false)
+                } else {
+                    ClientFault::Heal.mark(c as usize, &WORDS)
+                }
             }
             Action::Drop(c) => request(client(c), "⚡ ", true),
+            _ => a
+                .client_fault()
+                .map(|(f, c)| f.mark(c, &WORDS))
+                .unwrap_or_default(),
         };
         if let Some(e) = &e {
             x.arrows.extend(Self::watch_arrows(s, &s.zk, &e.state.zk));

@@ -4,10 +4,11 @@
 
 use crate::check::Narrate;
 use crate::diagram::{Exchange, Lane, LaneState};
+use crate::kernel::{ClientFault, FaultWords};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
-use super::model::{lock_path, Action, Phase, WatchOn, Work, ZkLockModel, ZkLockState};
+use super::model::{lock_path, Action, Client, Phase, WatchOn, Work, ZkLockModel, ZkLockState};
 use super::spec::{Notification, ZkState};
 use super::text::{exchange_text, state_lines};
 
@@ -28,28 +29,52 @@ fn fired(m: &ZkLockState, before: &ZkState, after: &ZkState) -> Vec<String> {
         .collect()
 }
 
+/// How the client faults read: a pause stops the pings, a partition loses them.
+pub(super) const WORDS: FaultWords = FaultWords {
+    pause: " (GC / SIGSTOP): its pings stop too",
+    pause_mark: " (pings too)",
+    crash: " (kill -9)",
+    servers: "the ensemble",
+    heartbeats: "pings",
+};
+
+impl ZkLockModel {
+    /// A client's phase in words: on its story line, and (shorter) on its diagram lane.
+    pub(super) fn phase_words(&self, c: &Client) -> (String, &'static str) {
+        let (story, lane) = match c.phase {
+            Phase::Connect => ("connecting", "connecting"),
+            Phase::Create => ("acquiring", "acquiring"),
+            Phase::Find => (
+                "looking for the node its lost create made",
+                "finding its node",
+            ),
+            Phase::List => ("listing /lock", "queued"),
+            Phase::Watch => ("watching its predecessor", "queued"),
+            Phase::Wait => match (&c.pred, self.recipe.watch_on) {
+                (Some(p), WatchOn::Predecessor) => {
+                    let gone = format!("waiting for {} to go", lock_path(p));
+                    return (gone, "waiting for a watch");
+                }
+                _ => (
+                    "waiting for /lock's children to change",
+                    "waiting for a watch",
+                ),
+            },
+            Phase::Critical(_) => ("IN CRITICAL SECTION", "inside"),
+            Phase::Release => ("releasing", "releasing"),
+            Phase::Done if c.lost => ("gave up (session lost)", "gave up"),
+            Phase::Done => ("done", "done"),
+            Phase::Crashed => ("CRASHED", "crashed"),
+        };
+        (story.to_string(), lane)
+    }
+}
+
 impl Narrate for ZkLockModel {
     fn describe_state(&self, s: &ZkLockState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {
-            let what = match c.phase {
-                Phase::Connect => "connecting".to_string(),
-                Phase::Create => "acquiring".to_string(),
-                Phase::Find => "looking for the node its lost create made".to_string(),
-                Phase::List => "listing /lock".to_string(),
-                Phase::Watch => "watching its predecessor".to_string(),
-                Phase::Wait => match (&c.pred, self.recipe.watch_on) {
-                    (Some(p), WatchOn::Predecessor) => {
-                        format!("waiting for {} to go", lock_path(p))
-                    }
-                    _ => "waiting for /lock's children to change".to_string(),
-                },
-                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
-                Phase::Release => "releasing".to_string(),
-                Phase::Done if c.lost => "gave up (session lost)".to_string(),
-                Phase::Done => "done".to_string(),
-                Phase::Crashed => "CRASHED".to_string(),
-            };
+            let (what, _) = self.phase_words(c);
             let session = c
                 .session
                 .map(|x| format!(", session {x}"))
@@ -65,9 +90,8 @@ impl Narrate for ZkLockModel {
             } else {
                 String::new()
             };
-            let paused = if c.paused { " [PAUSED]" } else { "" };
-            let cut = if c.partitioned { " [PARTITIONED]" } else { "" };
-            lines.push(format!("c{i}: {what}{session}{node}{woken}{paused}{cut}"));
+            let tags = c.process.tags();
+            lines.push(format!("c{i}: {what}{session}{node}{woken}{tags}"));
         }
         lines.extend(state_lines(&s.zk));
         let wakeups: u32 = s.clients.iter().map(|c| u32::from(c.wakeups)).sum();
@@ -149,12 +173,6 @@ impl Narrate for ZkLockModel {
                 }
                 t
             }
-            Action::Pause(c) => format!("c{c} pauses (GC / SIGSTOP): its pings stop too"),
-            Action::Resume(c) => format!("c{c} resumes"),
-            Action::Crash(c) => format!("c{c} crashes (kill -9)"),
-            Action::Partition(c) => format!(
-                "c{c} is partitioned from the ensemble: its pings are lost, its work goes on"
-            ),
             Action::Suspend(c) => format!(
                 "c{c}'s connection is SUSPENDED (no reply within 2/3 of the session timeout): it stops working"
             ),
@@ -165,10 +183,14 @@ impl Narrate for ZkLockModel {
                 if lost {
                     format!("c{c}'s partition heals: ZooKeeper says its session expired (LOST); c{c} stops")
                 } else {
-                    format!("c{c}'s partition heals")
+                    ClientFault::Heal.story(c as usize, &WORDS)
                 }
             }
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
+            _ => a
+                .client_fault()
+                .map(|(f, c)| f.story(c, &WORDS))
+                .unwrap_or_default(),
         }
     }
 
@@ -189,10 +211,7 @@ impl Narrate for ZkLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        matches!(
-            a,
-            Action::Pause(_) | Action::Crash(_) | Action::Partition(_) | Action::Drop(_)
-        )
+        a.client_fault().is_some_and(|(f, _)| f.is_fault()) || matches!(a, Action::Drop(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, ZkLockState)]) -> String {

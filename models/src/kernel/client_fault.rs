@@ -1,0 +1,86 @@
+//! The client faults: each transition with its guard and the budget it draws on,
+//! written once for every family's clients.
+
+use crate::registry::Fault;
+
+use super::{Budget, Process};
+
+/// A fault, or the end of one, that strikes one client process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClientFault {
+    /// The process stops (GC, SIGSTOP), heartbeats included.
+    Pause,
+    /// The paused process runs again.
+    Resume,
+    /// The process dies for good.
+    Crash,
+    /// The process is cut off from the servers; it runs on.
+    Partition,
+    /// The partition heals.
+    Heal,
+}
+
+impl ClientFault {
+    /// The budget it draws on; the end of a fault draws on none.
+    pub fn fault(self) -> Option<Fault> {
+        match self {
+            ClientFault::Pause => Some(Fault::Pause),
+            ClientFault::Crash => Some(Fault::Crash),
+            ClientFault::Partition => Some(Fault::Partition),
+            ClientFault::Resume | ClientFault::Heal => None,
+        }
+    }
+
+    /// An injected fault rather than the end of one.
+    pub fn is_fault(self) -> bool {
+        self.fault().is_some()
+    }
+
+    /// Whether it may strike a client whose process is `p`, with `budget` left: a
+    /// fault needs its budget and a client its family leaves `exposed` to it where its
+    /// program is (most families strike a holder only, where a fault breaks
+    /// something); none strikes twice (a paused client is not paused again); the end
+    /// of a fault needs only the fault.
+    pub fn enabled(self, p: &Process, budget: &Budget, exposed: bool) -> bool {
+        let open = match self {
+            ClientFault::Pause => !p.paused,
+            ClientFault::Resume => p.paused,
+            ClientFault::Crash => true,
+            ClientFault::Partition => !p.partitioned,
+            ClientFault::Heal => p.partitioned,
+        };
+        open && self.fault().is_none_or(|f| budget.has(f) && exposed)
+    }
+
+    /// Strikes the client whose process is `p` if it is
+    /// [`enabled`](ClientFault::enabled), spending from `budget`; whether it did. On a
+    /// crash the client does what the family's dead clients do (`crash`: its phase
+    /// becomes the crashed one, it forgets a lease it believed it held) and is no
+    /// longer paused, nothing of it being left to resume; a partition outlives it, as
+    /// the network does.
+    pub fn strike(
+        self,
+        p: &mut Process,
+        budget: &mut Budget,
+        exposed: bool,
+        crash: impl FnOnce(),
+    ) -> bool {
+        if !self.enabled(p, budget, exposed) {
+            return false;
+        }
+        if let Some(f) = self.fault() {
+            budget.spend(f);
+        }
+        match self {
+            ClientFault::Pause => p.paused = true,
+            ClientFault::Resume => p.paused = false,
+            ClientFault::Partition => p.partitioned = true,
+            ClientFault::Heal => p.partitioned = false,
+            ClientFault::Crash => {
+                p.paused = false;
+                crash();
+            }
+        }
+        true
+    }
+}

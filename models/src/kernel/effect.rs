@@ -1,0 +1,44 @@
+//! What every client model hands its narration: a step's next state with what it
+//! sent, the clients inside the critical section, and the invariants a row checks.
+
+use stateright::Model;
+
+use crate::registry::Property;
+
+/// A step's visible effect, for stories: the state after it, and the request it sent
+/// with the reply (`X`, in the family's own terms), if it sent one.
+pub struct Effect<S, X> {
+    /// The state after the step.
+    pub state: S,
+    /// What it sent and got back.
+    pub sent: Option<X>,
+}
+
+impl<S, X> Effect<S, X> {
+    /// A step that sent nothing.
+    pub fn plain(state: S) -> Self {
+        Effect { state, sent: None }
+    }
+}
+
+/// The clients (by index) for which `critical` holds: who is inside.
+pub fn inside<C>(clients: &[C], critical: impl Fn(&C) -> bool) -> Vec<usize> {
+    (0..clients.len())
+        .filter(|&c| critical(&clients[c]))
+        .collect()
+}
+
+/// An invariant: the property, and whether a state keeps it.
+type Invariant<M> = (Property, fn(&M, &<M as Model>::State) -> bool);
+
+/// The invariants of `all` that a row checks (`wanted`), in `all`'s order, as
+/// stateright properties.
+pub fn checked<M: Model>(
+    all: &[Invariant<M>],
+    wanted: &[Property],
+) -> Vec<stateright::Property<M>> {
+    all.iter()
+        .filter(|(p, _)| wanted.contains(p))
+        .map(|(p, holds)| p.always(*holds))
+        .collect()
+}

@@ -1,0 +1,27 @@
+//! The client/lease kernel every lock family shares: clients that a checker may pause,
+//! crash or cut off, the fault budget those faults draw on, and the premise about time
+//! that the faults break. A family's model keeps its protocol (phases, requests, what
+//! a server does); what a fault does to a client, when it may strike and how it reads
+//! is written here once.
+//!
+//! - [`Budget`]: faults left, one count per [`Fault`](crate::registry::Fault).
+//! - [`ClientFault`]: pause, resume, crash, partition, heal — each transition with its
+//!   guard and budget, on any family's client [`Process`]; where in its program a
+//!   client is exposed, and what dying means to it, are the family's arguments.
+//! - [`FaultWords`]: how those steps read in a story and on the diagram, the few words
+//!   that differ by family given once per family.
+//! - [`time`]: when a deadline is due, and when time may pass.
+//! - [`Effect`]: a step's next state and what it sent, for stories.
+
+mod budget;
+mod client_fault;
+mod effect;
+mod process;
+pub mod time;
+mod words;
+
+pub use budget::Budget;
+pub use client_fault::ClientFault;
+pub use effect::{checked, inside, Effect};
+pub use process::Process;
+pub use words::FaultWords;
