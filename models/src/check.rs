@@ -35,7 +35,7 @@ use crate::registry::Property;
 pub use encode::{encode, fingerprint};
 pub use fast_hash::FastHash;
 pub use memory::resident_bytes;
-pub use narrate::{Narrate, DEFAULT_LANE};
+pub use narrate::{happened, pair, Narrate, DEFAULT_LANE};
 pub use symmetry::Symmetry;
 use visited::Visited;
 

@@ -66,3 +66,17 @@ where
 
 /// The lane [`Narrate`]'s defaults draw on.
 pub const DEFAULT_LANE: &str = "system";
+
+/// Whether a step of `path` is an action `f` picks out: which fault a closing line
+/// ([`Narrate::why`]) blames.
+pub fn happened<A, S>(path: &[(Option<A>, S)], f: impl Fn(&A) -> bool) -> bool {
+    path.iter().any(|(a, _)| a.as_ref().is_some_and(&f))
+}
+
+/// Two of the clients `inside` the critical section, as a closing line names them.
+pub fn pair(inside: &[usize]) -> String {
+    match inside {
+        [a, b, ..] => format!("c{a} and c{b}"),
+        _ => "two clients".to_string(),
+    }
+}

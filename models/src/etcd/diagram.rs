@@ -7,6 +7,7 @@ use crate::diagram::{
     client, holder_state, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind,
     LaneState,
 };
+use crate::kernel::ClientPhase;
 use crate::registry::Fault;
 
 use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
@@ -64,11 +65,7 @@ impl EtcdLockModel {
             .clients
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let crashed = c.phase == Phase::Crashed;
-                let (_, what) = phase_words(c);
-                c.process.lane(i, what, None, c.phase.critical(), crashed)
-            })
+            .map(|(i, c)| c.process.lane(i, phase_words(c).1, None, c.phase))
             .collect();
         let holder = self.owning_key(s);
         out.push(holder_state(
@@ -188,10 +185,7 @@ impl EtcdLockModel {
                 "⚡ leader killed; new leader restarts lease TTLs".into(),
                 true,
             ),
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.mark(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.mark(a.client_fault()),
         }
     }
 }

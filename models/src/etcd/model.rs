@@ -5,7 +5,7 @@
 use stateright::Model;
 
 use crate::check::Symmetry;
-use crate::kernel::{checked, inside, time, Budget, ClientFault, Process};
+use crate::kernel::{checked, client_faults, inside, time, Budget, ClientPhase, Process, Stage};
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
@@ -92,25 +92,16 @@ pub enum Phase {
     Crashed,
 }
 
-impl Phase {
-    /// Inside the critical section.
-    pub fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
-    }
-
-    /// Holding the lock as far as the client knows.
-    pub fn holding(self) -> bool {
-        matches!(self, Phase::Critical(_) | Phase::Release)
-    }
-
-    /// Queued for the lock.
-    pub fn waiting(self) -> bool {
-        matches!(self, Phase::Create | Phase::Wait | Phase::Check)
-    }
-
-    /// Still running its program (so still keeping its lease alive).
-    pub fn running(self) -> bool {
-        !matches!(self, Phase::Done | Phase::Crashed)
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Grant | Phase::Retry => Stage::Running,
+            Phase::Create | Phase::Wait | Phase::Check => Stage::Queued,
+            Phase::Critical(_) => Stage::Inside,
+            Phase::Release => Stage::Holding,
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
     }
 }
 
@@ -181,25 +172,7 @@ pub enum Action {
 /// A step's next state, with the request it sent and its reply.
 pub(super) type Effect = crate::kernel::Effect<EtcdLockState, (EtcdCommand, EtcdReply)>;
 
-impl Action {
-    /// The client fault this action is, and its client.
-    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
-        let (f, c) = match *self {
-            Action::Pause(c) => (ClientFault::Pause, c),
-            Action::Resume(c) => (ClientFault::Resume, c),
-            Action::Crash(c) => (ClientFault::Crash, c),
-            Action::Partition(c) => (ClientFault::Partition, c),
-            Action::Heal(c) => (ClientFault::Heal, c),
-            Action::Step(_)
-            | Action::KeepAlive(_)
-            | Action::Tick
-            | Action::Drop(_)
-            | Action::Failover
-            | Action::Revoke(_) => return None,
-        };
-        Some((f, c as usize))
-    }
-}
+client_faults!(Action: Pause, Resume, Crash, Partition, Heal);
 
 /// A client's name, as its lock key's value holds it.
 pub fn owner(c: usize) -> String {

@@ -2,9 +2,9 @@
 //! resource, every request as `etcdctl` would spell it with its reply, and the closing
 //! line that says why a property broke.
 
-use crate::check::Narrate;
+use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::FaultWords;
+use crate::kernel::{ClientPhase, FaultWords};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -133,10 +133,7 @@ impl Narrate for EtcdLockModel {
             Action::Failover => {
                 "the leader is killed; the new leader restarts every lease's TTL".to_string()
             }
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.story(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -162,15 +159,10 @@ impl Narrate for EtcdLockModel {
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, EtcdLockState)]) -> String {
-        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
-        let partitioned = any(|a| matches!(a, Action::Partition(_)));
-        let dropped = any(|a| matches!(a, Action::Drop(_)));
+        let partitioned = happened(path, |a| matches!(a, Action::Partition(_)));
+        let dropped = happened(path, |a| matches!(a, Action::Drop(_)));
         let last = path.last().map(|(_, s)| s);
-        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if dropped => format!(
                 "The release's reply was lost and the retry deleted `lock` by name: by then it was the next holder's key, so a third client created its own: {pair} are inside together."

@@ -84,3 +84,23 @@ impl ClientFault {
         true
     }
 }
+
+/// Gives a family's action enum its `client_fault`: the variants named after a
+/// [`ClientFault`] (`Pause(c)`, `Crash(c)`, …, each carrying its client) are that
+/// fault; any other variant is none.
+macro_rules! client_faults {
+    ($action:ident: $($fault:ident),+ $(,)?) => {
+        impl $action {
+            /// The client fault this action is, and its client.
+            pub fn client_fault(&self) -> Option<($crate::kernel::ClientFault, usize)> {
+                match *self {
+                    $($action::$fault(c) => {
+                        Some(($crate::kernel::ClientFault::$fault, usize::from(c)))
+                    })+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use client_faults;

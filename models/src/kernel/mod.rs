@@ -10,6 +10,8 @@
 //!   client is exposed, and what dying means to it, are the family's arguments.
 //! - [`FaultWords`]: how those steps read in a story and on the diagram, the few words
 //!   that differ by family given once per family.
+//! - [`Stage`]: where a client is in its program, as a family's [`ClientPhase`] places
+//!   it: who is inside, holds the lock, waits for it, still runs.
 //! - [`time`]: when a deadline is due, and when time may pass.
 //! - [`Effect`]: a step's next state and what it sent, for stories.
 
@@ -17,11 +19,14 @@ mod budget;
 mod client_fault;
 mod effect;
 mod process;
+mod stage;
 pub mod time;
 mod words;
 
 pub use budget::Budget;
+pub(crate) use client_fault::client_faults;
 pub use client_fault::ClientFault;
 pub use effect::{checked, inside, Effect};
 pub use process::Process;
-pub use words::FaultWords;
+pub use stage::{ClientPhase, Stage};
+pub use words::{belief, FaultWords};

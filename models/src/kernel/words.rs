@@ -1,9 +1,11 @@
 //! How the client faults read: the story's line and the diagram's mark, the same in
 //! every family but for the few words a family gives in its [`FaultWords`].
 
+use std::fmt::Display;
+
 use crate::diagram::{client, client_state, Exchange, LaneState};
 
-use super::{ClientFault, Process};
+use super::{ClientFault, ClientPhase, Process};
 
 /// What a family says about its client faults where families differ.
 #[derive(Clone, Copy, Debug)]
@@ -20,31 +22,38 @@ pub struct FaultWords {
     pub heartbeats: &'static str,
 }
 
-impl ClientFault {
-    /// Client `c`'s step in a story's words.
-    pub fn story(self, c: usize, w: &FaultWords) -> String {
-        match self {
-            ClientFault::Pause => format!("c{c} pauses{}", w.pause),
+impl FaultWords {
+    /// A step in a story's words, if it is a client fault (`fault`: the fault and its
+    /// client, as a family's `Action::client_fault` gives them).
+    pub fn story(&self, fault: Option<(ClientFault, usize)>) -> String {
+        let Some((f, c)) = fault else {
+            return String::new();
+        };
+        match f {
+            ClientFault::Pause => format!("c{c} pauses{}", self.pause),
             ClientFault::Resume => format!("c{c} resumes"),
-            ClientFault::Crash => format!("c{c} crashes{}", w.crash),
+            ClientFault::Crash => format!("c{c} crashes{}", self.crash),
             ClientFault::Partition => format!(
                 "c{c} is partitioned from {}: its {} are lost, its work goes on",
-                w.servers, w.heartbeats
+                self.servers, self.heartbeats
             ),
             ClientFault::Heal => format!("c{c}'s partition heals"),
         }
     }
 
-    /// Client `c`'s step as a mark on its lane.
-    pub fn mark(self, c: usize, w: &FaultWords) -> Exchange {
-        let label = match self {
-            ClientFault::Pause => format!("⚡ pauses{}", w.pause_mark),
+    /// A step as a mark on its client's lane, if it is a client fault.
+    pub fn mark(&self, fault: Option<(ClientFault, usize)>) -> Exchange {
+        let Some((f, c)) = fault else {
+            return Exchange::default();
+        };
+        let label = match f {
+            ClientFault::Pause => format!("⚡ pauses{}", self.pause_mark),
             ClientFault::Resume => "resumes".to_string(),
             ClientFault::Crash => "⚡ crashes".to_string(),
-            ClientFault::Partition => format!("⚡ cut off from {}", w.servers),
+            ClientFault::Partition => format!("⚡ cut off from {}", self.servers),
             ClientFault::Heal => "partition heals".to_string(),
         };
-        Exchange::mark(Some(client(c)), label, self.is_fault())
+        Exchange::mark(Some(client(c)), label, f.is_fault())
     }
 }
 
@@ -61,15 +70,14 @@ impl Process {
         t
     }
 
-    /// Client `c`'s lane: `what` it is doing, `, paused` / `, cut off` appended, the
-    /// lease it believes it holds; drawn faded when it cannot act.
+    /// The lane of client `c` in `phase`: `what` it is doing, `, paused` / `, cut off`
+    /// appended, the lease it believes it holds; drawn faded when it cannot act.
     pub fn lane(
         self,
         c: usize,
         what: &str,
         lease_until: Option<u64>,
-        critical: bool,
-        crashed: bool,
+        phase: impl ClientPhase,
     ) -> LaneState {
         let mut status = what.to_string();
         if self.paused {
@@ -78,7 +86,20 @@ impl Process {
         if self.partitioned {
             status.push_str(", cut off");
         }
-        let impaired = self.paused || self.partitioned || crashed;
-        client_state(c, status, lease_until, critical, impaired)
+        let impaired = self.paused || self.partitioned || phase.crashed();
+        client_state(c, status, lease_until, phase.critical(), impaired)
+    }
+}
+
+/// What a story says of a client that believes it holds a lease until `lease_until`
+/// and presents a fencing `token` (`None`: none taken): `, believes it holds until
+/// t=4, token 2`.
+pub fn belief(lease_until: Option<u64>, token: Option<impl Display>) -> String {
+    let lease = lease_until
+        .map(|d| format!(", believes it holds until t={d}"))
+        .unwrap_or_default();
+    match token {
+        Some(t) => format!("{lease}, token {t}"),
+        None => lease,
     }
 }

@@ -51,12 +51,7 @@ impl RedisLockModel {
             .clients
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let (_, what) = phase_words(c);
-                let crashed = c.phase == Phase::Crashed;
-                c.process
-                    .lane(i, what, c.lease_until, c.phase.critical(), crashed)
-            })
+            .map(|(i, c)| c.process.lane(i, phase_words(c).1, c.lease_until, c.phase))
             .collect();
         for (i, n) in s.nodes.iter().enumerate() {
             let role = if !n.up {
@@ -168,10 +163,7 @@ impl RedisLockModel {
                     fault: true,
                 }],
             },
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.mark(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.mark(a.client_fault()),
         }
     }
 }

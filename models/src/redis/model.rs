@@ -9,7 +9,9 @@ use stateright::Model;
 
 use crate::check::FastHash;
 
-use crate::kernel::{checked, inside, time, Budget, ClientFault, Process};
+use crate::kernel::{
+    checked, client_faults, inside, time, Budget, ClientFault, ClientPhase, Process, Stage,
+};
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
@@ -152,22 +154,7 @@ pub(super) type Effect = crate::kernel::Effect<RedisLockState, (Rc<RedisCommand>
 /// not, and spares the copies).
 type Sent = Option<(Rc<RedisCommand>, RedisReply)>;
 
-impl Action {
-    /// The client fault this action is, and its client.
-    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
-        let (f, c) = match *self {
-            Action::Pause(c) => (ClientFault::Pause, c),
-            Action::Resume(c) => (ClientFault::Resume, c),
-            Action::Crash(c) => (ClientFault::Crash, c),
-            Action::Step(_)
-            | Action::Renew(_)
-            | Action::Tick
-            | Action::Replicate(_)
-            | Action::Failover(_) => return None,
-        };
-        Some((f, c as usize))
-    }
-}
+client_faults!(Action: Pause, Resume, Crash);
 
 /// Where a step notes what it sent, if anywhere.
 struct Log<'a>(Option<&'a mut Sent>);
@@ -182,7 +169,7 @@ impl Log<'_> {
 
 /// Which command of its program a client sends.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Stage {
+enum Request {
     Acquire(u8),
     Release(u8),
     Fence,
@@ -190,9 +177,9 @@ enum Stage {
     Wait(u32),
 }
 
-/// A command's identity: its stage, the protocol, the client's value (by address:
+/// A command's identity: its request, the protocol, the client's value (by address:
 /// values are kept once, [`values::value`]) and the lease.
-type CommandKey = (Stage, Protocol, (usize, usize), u64);
+type CommandKey = (Request, Protocol, (usize, usize), u64);
 
 thread_local! {
     /// Every command built on this thread (see [`RedisLockModel::command`]).
@@ -200,18 +187,20 @@ thread_local! {
         RefCell::default();
 }
 
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Idle => Stage::Running,
+            Phase::Acquire(_) => Stage::Queued,
+            Phase::Wait | Phase::Fence | Phase::Release(_) => Stage::Holding,
+            Phase::Critical(_) => Stage::Inside,
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
+    }
+}
+
 impl Phase {
-    pub(super) fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
-    }
-
-    fn holding(self) -> bool {
-        matches!(
-            self,
-            Phase::Wait | Phase::Fence | Phase::Critical(_) | Phase::Release(_)
-        )
-    }
-
     /// Holding, or past the first command of a multi-command acquire: where a crash
     /// leaves something behind (`SETNX` without its `EXPIRE`).
     fn started(self) -> bool {
@@ -231,12 +220,12 @@ impl RedisLockModel {
         }
     }
 
-    /// The command of `stage` for a client writing `value` (`None`: the release is
+    /// The command of `request` for a client writing `value` (`None`: the release is
     /// over), built once per thread: a search sends the same few commands millions of
     /// times, and building one allocates its strings.
-    fn command(&self, stage: Stage, value: &'static str) -> Option<Rc<RedisCommand>> {
+    fn command(&self, request: Request, value: &'static str) -> Option<Rc<RedisCommand>> {
         let key = (
-            stage,
+            request,
             self.protocol,
             (value.as_ptr() as usize, value.len()),
             self.ttl,
@@ -245,12 +234,12 @@ impl RedisLockModel {
             return known;
         }
         let ttl = self.ttl;
-        let made = match stage {
-            Stage::Acquire(k) => Some(protocol::acquire(self.protocol, k, value, ttl)),
-            Stage::Release(k) => protocol::release(self.protocol, k, value, ttl),
-            Stage::Fence => Some(protocol::fence()),
-            Stage::Renew => Some(protocol::renew(value, ttl)),
-            Stage::Wait(n) => Some(protocol::wait(n)),
+        let made = match request {
+            Request::Acquire(k) => Some(protocol::acquire(self.protocol, k, value, ttl)),
+            Request::Release(k) => protocol::release(self.protocol, k, value, ttl),
+            Request::Fence => Some(protocol::fence()),
+            Request::Renew => Some(protocol::renew(value, ttl)),
+            Request::Wait(n) => Some(protocol::wait(n)),
         }
         .map(Rc::new);
         COMMANDS.with_borrow_mut(|m| m.insert(key, made.clone()));
@@ -316,7 +305,7 @@ impl RedisLockModel {
                 Phase::Acquire(0)
             }
             Phase::Acquire(k) => {
-                let cmd = self.command(Stage::Acquire(k), cl.value)?;
+                let cmd = self.command(Request::Acquire(k), cl.value)?;
                 let reply = exchange!(&mut s, cmd, false);
                 match protocol::acquired(self.protocol, k, &reply) {
                     Acquired::Next => Phase::Acquire(k + 1),
@@ -332,7 +321,7 @@ impl RedisLockModel {
             }
             Phase::Wait => {
                 let n = self.wait.unwrap_or(0);
-                let cmd = self.command(Stage::Wait(n), "")?;
+                let cmd = self.command(Request::Wait(n), "")?;
                 if cl.wait_for.0 != s.epoch {
                     // The master this WAIT was sent to is gone: the client sees an
                     // error and starts over.
@@ -354,7 +343,7 @@ impl RedisLockModel {
                     }
                 }
             }
-            Phase::Fence => match exchange!(&mut s, self.command(Stage::Fence, "")?, false) {
+            Phase::Fence => match exchange!(&mut s, self.command(Request::Fence, "")?, false) {
                 RedisReply::Integer(t) => {
                     s.clients[c].token = t;
                     Phase::Critical(0)
@@ -381,7 +370,7 @@ impl RedisLockModel {
                 match k {
                     0 => {
                         let mine = own_field(&s);
-                        let cmd = self.command(Stage::Acquire(0), cl.value)?;
+                        let cmd = self.command(Request::Acquire(0), cl.value)?;
                         if exchange!(&mut s, cmd, false) == RedisReply::Nil {
                             s.clients[c].lease_until = Some(s.now + ttl);
                             Phase::Critical(1)
@@ -393,7 +382,7 @@ impl RedisLockModel {
                         }
                     }
                     1 => {
-                        let cmd = self.command(Stage::Release(0), cl.value)?;
+                        let cmd = self.command(Request::Release(0), cl.value)?;
                         if exchange!(&mut s, cmd, true) == RedisReply::Integer(1) {
                             // Freed while this client still held it once.
                             s.reentrancy_broken.get_or_insert(c as u8);
@@ -404,7 +393,7 @@ impl RedisLockModel {
                 }
             }
             Phase::Critical(_) => Phase::Release(0),
-            Phase::Release(k) => match self.command(Stage::Release(k), cl.value) {
+            Phase::Release(k) => match self.command(Request::Release(k), cl.value) {
                 None => Phase::Done,
                 Some(cmd) => {
                     let reply = exchange!(&mut s, cmd, true);
@@ -450,7 +439,7 @@ impl RedisLockModel {
             return None;
         }
         let mut s = st.clone();
-        let cmd = self.command(Stage::Renew, cl.value)?;
+        let cmd = self.command(Request::Renew, cl.value)?;
         let reply = self.send(&mut s, c, &cmd, false);
         if reply == RedisReply::Integer(1) {
             s.clients[c].lease_until = Some(s.now + self.ttl);

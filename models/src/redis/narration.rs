@@ -2,9 +2,9 @@
 //! every action as what a reader would see on the wire, and the closing line that says
 //! why a property broke.
 
-use crate::check::{encode, Narrate, Symmetry};
+use crate::check::{encode, happened, pair, Narrate, Symmetry};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::FaultWords;
+use crate::kernel::{belief, FaultWords};
 use crate::redis::text::{command_text, entry_text, reply_text};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
@@ -51,17 +51,10 @@ impl Narrate for RedisLockModel {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {
             let (what, _) = phase_words(c);
-            let lease = c
-                .lease_until
-                .map(|d| format!(", believes it holds until t={d}"))
-                .unwrap_or_default();
-            let token = if self.fencing && c.token > 0 {
-                format!(", token {}", c.token)
-            } else {
-                String::new()
-            };
+            let token = self.fencing.then_some(c.token).filter(|t| *t > 0);
+            let belief = belief(c.lease_until, token);
             let tags = c.process.tags();
-            lines.push(format!("c{i}: {what}{lease}{token}{tags}"));
+            lines.push(format!("c{i}: {what}{belief}{tags}"));
         }
         for (i, n) in s.nodes.iter().enumerate() {
             let role = if !n.up {
@@ -132,10 +125,7 @@ impl Narrate for RedisLockModel {
             Action::Failover(r) => format!(
                 "Sentinel promotes replica redis{r} to master; clients are redirected to it"
             ),
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.story(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -160,21 +150,11 @@ impl Narrate for RedisLockModel {
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, RedisLockState)]) -> String {
-        let failover = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Failover(_))));
-        let paused = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Pause(_))));
-        let crashed = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Crash(_))));
+        let failover = happened(path, |a| matches!(a, Action::Failover(_)));
+        let paused = happened(path, |a| matches!(a, Action::Pause(_)));
+        let crashed = happened(path, |a| matches!(a, Action::Crash(_)));
         let last = path.last().map(|(_, s)| s);
-        let who = last.map(Self::in_critical).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(Self::in_critical).unwrap_or_default());
         match property {
             Property::MutualExclusion if failover => format!(
                 "The replica was promoted before the SET reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."

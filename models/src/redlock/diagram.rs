@@ -30,9 +30,8 @@ impl RedlockModel {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let (_, what) = phase_words(s, i);
-                let critical = c.phase == RlPhase::Critical;
-                c.process.lane(i, &what, c.lease_until, critical, false)
+                c.process
+                    .lane(i, &phase_words(s, i).1, c.lease_until, c.phase)
             })
             .collect();
         for n in &s.nodes {
@@ -105,10 +104,7 @@ impl RedlockModel {
             RlAction::Crash(i) => mark(name(i), "⚡ crashes, keys lost".into(), true),
             RlAction::Restart(i) => mark(name(i), "restarts empty".into(), false),
             RlAction::Jump(i) => mark(name(i), format!("⚡ clock jumps +{}", self.ttl), true),
-            RlAction::Pause(_) | RlAction::Resume(_) => a
-                .client_fault()
-                .map(|(f, c)| f.mark(c, &WORDS))
-                .unwrap_or_default(),
+            RlAction::Pause(_) | RlAction::Resume(_) => WORDS.mark(a.client_fault()),
         }
     }
 

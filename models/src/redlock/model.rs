@@ -8,7 +8,7 @@
 use smallvec::SmallVec;
 use stateright::Model;
 
-use crate::kernel::{time, Budget, ClientFault, Process};
+use crate::kernel::{client_faults, time, Budget, ClientPhase, Process, Stage};
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{NodeRef, LOCK_KEY};
 use crate::registry::{Fault, Property};
@@ -62,6 +62,16 @@ pub enum RlPhase {
     Critical,
     /// Finished.
     Done,
+}
+
+impl ClientPhase for RlPhase {
+    fn stage(self) -> Stage {
+        match self {
+            RlPhase::Acquiring => Stage::Queued,
+            RlPhase::Critical => Stage::Inside,
+            RlPhase::Done => Stage::Done,
+        }
+    }
 }
 
 /// A client.
@@ -129,23 +139,7 @@ pub enum RlAction {
     Resume(u8),
 }
 
-impl RlAction {
-    /// The client fault this action is, and its client.
-    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
-        let (f, c) = match *self {
-            RlAction::Pause(c) => (ClientFault::Pause, c),
-            RlAction::Resume(c) => (ClientFault::Resume, c),
-            RlAction::Send(..)
-            | RlAction::Decide(_)
-            | RlAction::Leave(_)
-            | RlAction::Tick
-            | RlAction::Crash(_)
-            | RlAction::Restart(_)
-            | RlAction::Jump(_) => return None,
-        };
-        Some((f, c as usize))
-    }
-}
+client_faults!(RlAction: Pause, Resume);
 
 /// The value client `c` writes: its name.
 pub fn client_value(c: u8) -> String {

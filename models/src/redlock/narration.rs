@@ -1,7 +1,7 @@
 //! The Redlock model told in words: clients with the nodes they hold, nodes with their
 //! key, clock offset or downtime, and why two clients came to hold a majority each.
 
-use crate::check::Narrate;
+use crate::check::{happened, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
 use crate::kernel::FaultWords;
 use crate::redis::spec::entry_text;
@@ -106,10 +106,7 @@ impl Narrate for RedlockModel {
             ),
             RlAction::Restart(i) => format!("redis{} restarts, empty", name(i)),
             RlAction::Jump(i) => format!("redis{}'s clock jumps {} ahead", name(i), self.ttl),
-            RlAction::Pause(_) | RlAction::Resume(_) => a
-                .client_fault()
-                .map(|(f, c)| f.story(c, &WORDS))
-                .unwrap_or_default(),
+            RlAction::Pause(_) | RlAction::Resume(_) => WORDS.story(a.client_fault()),
         }
     }
 
@@ -135,7 +132,7 @@ impl Narrate for RedlockModel {
     }
 
     fn why(&self, _: Property, path: &[(Option<RlAction>, RedlockState)]) -> String {
-        let has = |f: fn(&RlAction) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
+        let has = |f: fn(&RlAction) -> bool| happened(path, f);
         if has(|a| matches!(a, RlAction::Crash(_))) {
             "A node in the first client's majority restarted without its data; the second client counted it as free and reached its own majority: two holders.".into()
         } else if has(|a| matches!(a, RlAction::Jump(_))) {

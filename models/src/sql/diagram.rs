@@ -5,6 +5,7 @@
 use crate::diagram::{
     client, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
 };
+use crate::kernel::ClientPhase;
 
 use super::model::{Action, Phase, SqlLockModel, SqlLockState};
 use super::narration::{phase_words, WORDS};
@@ -66,9 +67,7 @@ impl SqlLockModel {
                 if c.skew > 0 {
                     status.push_str(&format!(", clock +{}", c.skew));
                 }
-                let crashed = c.phase == Phase::Crashed;
-                c.process
-                    .lane(i, &status, c.lease_until, c.phase.critical(), crashed)
+                c.process.lane(i, &status, c.lease_until, c.phase)
             })
             .collect();
         let dead = s.db.sessions.iter().filter(|x| !x.alive).count();
@@ -152,10 +151,7 @@ impl SqlLockModel {
                 true,
             ),
             Action::Skew(c) => mark(client(c), format!("⚡ clock jumps +{}", self.ttl + 1), true),
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.mark(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.mark(a.client_fault()),
         }
     }
 }

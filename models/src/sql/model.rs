@@ -5,7 +5,9 @@
 use stateright::Model;
 
 use crate::check::Symmetry;
-use crate::kernel::{checked, time, Budget, ClientFault, Process};
+use crate::kernel::{
+    checked, client_faults, time, Budget, ClientFault, ClientPhase, Process, Stage,
+};
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
@@ -67,17 +69,19 @@ pub enum Phase {
     Crashed,
 }
 
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Acquire(_) => Stage::Queued,
+            Phase::Fence | Phase::Release => Stage::Holding,
+            Phase::Critical(_) => Stage::Inside,
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
+    }
+}
+
 impl Phase {
-    /// Inside the critical section.
-    pub fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
-    }
-
-    /// Holding the lock as far as the client knows.
-    pub fn holding(self) -> bool {
-        matches!(self, Phase::Fence | Phase::Critical(_) | Phase::Release)
-    }
-
     /// Holding, or past the first statement of a multi-statement acquire: where a
     /// crash leaves something behind.
     pub fn started(self) -> bool {
@@ -154,22 +158,7 @@ pub enum Action {
 /// A step's next state, with the session, statement and reply it sent.
 pub(super) type Effect = crate::kernel::Effect<SqlLockState, (u8, SqlCommand, SqlReply)>;
 
-impl Action {
-    /// The client fault this action is, and its client.
-    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
-        let (f, c) = match *self {
-            Action::Pause(c) => (ClientFault::Pause, c),
-            Action::Resume(c) => (ClientFault::Resume, c),
-            Action::Crash(c) => (ClientFault::Crash, c),
-            Action::Step { .. }
-            | Action::Tick
-            | Action::Reap
-            | Action::Kill(_)
-            | Action::Skew(_) => return None,
-        };
-        Some((f, c as usize))
-    }
-}
+client_faults!(Action: Pause, Resume, Crash);
 
 /// A client's name, as its rows' `owner` column holds it.
 pub fn owner(c: usize) -> String {

@@ -2,9 +2,9 @@
 //! resource as lines, every step as the statement a reader would see in the server's
 //! general log with its reply, and the closing line that says why a property broke.
 
-use crate::check::Narrate;
+use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::FaultWords;
+use crate::kernel::{belief, ClientPhase, FaultWords};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -135,22 +135,15 @@ impl Narrate for SqlLockModel {
             } else {
                 String::new()
             };
-            let lease = c
-                .lease_until
-                .map(|d| format!(", believes it holds until t={d}"))
-                .unwrap_or_default();
-            let token = if self.fencing && c.token > 0 {
-                format!(", token {}", c.token)
-            } else {
-                String::new()
-            };
+            let token = self.fencing.then_some(c.token).filter(|t| *t > 0);
+            let belief = belief(c.lease_until, token);
             let skew = if c.skew > 0 {
                 format!(", clock +{} ahead", c.skew)
             } else {
                 String::new()
             };
             let tags = c.process.tags();
-            lines.push(format!("c{i}: {what}{session}{lease}{token}{skew}{tags}"));
+            lines.push(format!("c{i}: {what}{session}{belief}{skew}{tags}"));
         }
         lines.extend(server_lines(self, &s.db, s.now));
         if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
@@ -202,10 +195,7 @@ impl Narrate for SqlLockModel {
                 self.dialect.kill_text(x)
             ),
             Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.story(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -231,16 +221,11 @@ impl Narrate for SqlLockModel {
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, SqlLockState)]) -> String {
-        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
-        let killed = any(|a| matches!(a, Action::Kill(_)));
-        let skewed = any(|a| matches!(a, Action::Skew(_)));
-        let paused = any(|a| matches!(a, Action::Pause(_)));
+        let killed = happened(path, |a| matches!(a, Action::Kill(_)));
+        let skewed = happened(path, |a| matches!(a, Action::Skew(_)));
+        let paused = happened(path, |a| matches!(a, Action::Pause(_)));
         let last = path.last().map(|(_, s)| s);
-        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if self.pool.is_some() => format!(
                 "Both clients' lock statements went through the same pooled backend, and a session lock is reentrant for its session: {pair} both hold it."

@@ -7,7 +7,6 @@ use crate::diagram::{
     client, holder_state, resource_access, resource_lane, resource_state, Arrow, Exchange, Lane,
     LaneKind, LaneState,
 };
-use crate::kernel::ClientFault;
 
 use super::model::{lock_path, Action, Phase, Work, ZkLockModel, ZkLockState};
 use super::narration::WORDS;
@@ -56,11 +55,7 @@ impl ZkLockModel {
             .clients
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let crashed = c.phase == Phase::Crashed;
-                let (_, what) = self.phase_words(c);
-                c.process.lane(i, what, None, c.phase.critical(), crashed)
-            })
+            .map(|(i, c)| c.process.lane(i, self.phase_words(c).1, None, c.phase))
             .collect();
         let holder = self.lowest_node(s);
         out.push(holder_state(
@@ -181,14 +176,11 @@ impl ZkLockModel {
                 if lost {
                     mark(client(c), "heals: session LOST, stops", false)
                 } else {
-                    ClientFault::Heal.mark(c as usize, &WORDS)
+                    WORDS.mark(a.client_fault())
                 }
             }
             Action::Drop(c) => request(client(c), "⚡ ", true),
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.mark(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.mark(a.client_fault()),
         };
         if let Some(e) = &e {
             x.arrows.extend(Self::watch_arrows(s, &s.zk, &e.state.zk));

@@ -6,7 +6,9 @@
 use stateright::Model;
 
 use crate::check::Symmetry;
-use crate::kernel::{checked, inside, time, Budget, ClientFault, Process};
+use crate::kernel::{
+    checked, client_faults, inside, time, Budget, ClientFault, ClientPhase, Process, Stage,
+};
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
@@ -105,25 +107,16 @@ pub enum Phase {
     Crashed,
 }
 
-impl Phase {
-    /// Inside the critical section.
-    pub fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
-    }
-
-    /// Holding the lock as far as the client knows.
-    pub fn holding(self) -> bool {
-        matches!(self, Phase::Critical(_) | Phase::Release)
-    }
-
-    /// Queued for the lock behind a node.
-    pub fn waiting(self) -> bool {
-        matches!(self, Phase::List | Phase::Watch | Phase::Wait)
-    }
-
-    /// Still running its program (so still pinging).
-    pub fn running(self) -> bool {
-        !matches!(self, Phase::Done | Phase::Crashed)
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Connect | Phase::Create | Phase::Find => Stage::Running,
+            Phase::List | Phase::Watch | Phase::Wait => Stage::Queued,
+            Phase::Critical(_) => Stage::Inside,
+            Phase::Release => Stage::Holding,
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
     }
 }
 
@@ -195,24 +188,7 @@ pub enum Action {
 /// A step's next state, with the request it sent and its reply.
 pub(super) type Effect = crate::kernel::Effect<ZkLockState, (ZkCommand, ZkReply)>;
 
-impl Action {
-    /// The client fault this action is, and its client.
-    pub fn client_fault(&self) -> Option<(ClientFault, usize)> {
-        let (f, c) = match *self {
-            Action::Pause(c) => (ClientFault::Pause, c),
-            Action::Resume(c) => (ClientFault::Resume, c),
-            Action::Crash(c) => (ClientFault::Crash, c),
-            Action::Partition(c) => (ClientFault::Partition, c),
-            Action::Heal(c) => (ClientFault::Heal, c),
-            Action::Step(_)
-            | Action::Ping(_)
-            | Action::Tick
-            | Action::Suspend(_)
-            | Action::Drop(_) => return None,
-        };
-        Some((f, c as usize))
-    }
-}
+client_faults!(Action: Pause, Resume, Crash, Partition, Heal);
 
 /// The path of a node under `/lock`.
 pub fn lock_path(name: &str) -> String {

@@ -2,9 +2,9 @@
 //! resource, every request with its reply, the watches that fire and the sessions that
 //! expire, and the closing line that says why a property broke.
 
-use crate::check::Narrate;
+use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::{ClientFault, FaultWords};
+use crate::kernel::{ClientPhase, FaultWords};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -183,14 +183,11 @@ impl Narrate for ZkLockModel {
                 if lost {
                     format!("c{c}'s partition heals: ZooKeeper says its session expired (LOST); c{c} stops")
                 } else {
-                    ClientFault::Heal.story(c as usize, &WORDS)
+                    WORDS.story(a.client_fault())
                 }
             }
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
-            _ => a
-                .client_fault()
-                .map(|(f, c)| f.story(c, &WORDS))
-                .unwrap_or_default(),
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -216,18 +213,13 @@ impl Narrate for ZkLockModel {
 
     fn why(&self, property: Property, path: &[(Option<Action>, ZkLockState)]) -> String {
         let last = path.last().map(|(_, s)| s);
-        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
-        let partitioned = any(|a| matches!(a, Action::Partition(_)));
+        let partitioned = happened(path, |a| matches!(a, Action::Partition(_)));
         let next = if last.is_some_and(|s| s.clients.iter().any(|c| c.wakeups > 0)) {
             "the next waiter's watch fired and its node became the lowest"
         } else {
             "the next client's node became the lowest"
         };
-        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if partitioned => format!(
                 "The holder was cut off from the ensemble and stops only when told its session is lost, which it hears only once it reaches the ensemble again; meanwhile ZooKeeper expired the session, deleted its ephemeral node and {next}: {pair} are inside together. Stopping at SUSPENDED (before the timeout) avoids it."
