@@ -4,13 +4,12 @@
 //! and a leader change marked on the cluster, the lock key's lease as its bar.
 
 use crate::diagram::{
-    client, holder_state, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind,
-    LaneState,
+    client, holder_state, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
 };
-use crate::kernel::ClientPhase;
+use crate::kernel::{ClientPhase, WorkStep};
 use crate::registry::Fault;
 
-use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
+use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Work};
 use super::narration::{phase_words, WORDS};
 use super::spec::{COUNTER_KEY, LOCK_KEY, LOCK_PREFIX};
 use super::text::{command_text, reply_text};
@@ -88,14 +87,7 @@ impl EtcdLockModel {
                     .get(COUNTER_KEY)
                     .map_or("unset", |kv| kv.value.as_str())
             )),
-            Work::Fenced => Some(format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )),
-            Work::Outside if s.resource.accepted > 0 => {
-                Some(format!("counter {}", s.resource.value))
-            }
-            Work::Outside => None,
+            Work::Fenced | Work::Outside => s.resource.note(self.work == Work::Fenced),
         };
         out.push(resource_state(&self.in_critical(s), extra));
         out
@@ -138,21 +130,12 @@ impl EtcdLockModel {
                     };
                     return request(client(c), by, false, false);
                 }
-                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                let accepted = e
+                let after = e
                     .as_ref()
-                    .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
-                match (cl.phase, after) {
-                    (Phase::Critical(k), after) => resource_access(
-                        c,
-                        k == 0 && after == Some(Phase::Critical(1)),
-                        cl.my_rev,
-                        self.work == Work::Fenced,
-                        s.resource.value,
-                        accepted,
-                    ),
-                    _ => mark(client(c), "steps".into(), false),
-                }
+                    .map(|e| (e.state.clients[c as usize].phase, &e.state.resource));
+                let fenced = self.work == Work::Fenced;
+                WorkStep::arrow(c, (cl.phase, &s.resource), after, cl.my_rev, fenced)
+                    .unwrap_or_else(|| mark(client(c), "steps".into(), false))
             }
             Action::KeepAlive(c) => request(client(c), "keep-alive: ", false, false),
             Action::Tick => {

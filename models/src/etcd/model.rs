@@ -97,7 +97,7 @@ impl ClientPhase for Phase {
         match self {
             Phase::Grant | Phase::Retry => Stage::Running,
             Phase::Create | Phase::Wait | Phase::Check => Stage::Queued,
-            Phase::Critical(_) => Stage::Inside,
+            Phase::Critical(k) => Stage::Inside(k),
             Phase::Release => Stage::Holding,
             Phase::Done => Stage::Done,
             Phase::Crashed => Stage::Crashed,

@@ -13,6 +13,7 @@
 //! - [`Stage`]: where a client is in its program, as a family's [`ClientPhase`] places
 //!   it: who is inside, holds the lock, waits for it, still runs.
 //! - [`time`]: when a deadline is due, and when time may pass.
+//! - [`WorkStep`]: a holder's step on the protected resource, told and drawn.
 //! - [`Effect`]: a step's next state and what it sent, for stories.
 
 mod budget;
@@ -22,6 +23,7 @@ mod process;
 mod stage;
 pub mod time;
 mod words;
+mod work;
 
 pub use budget::Budget;
 pub(crate) use client_fault::client_faults;
@@ -30,3 +32,4 @@ pub use effect::{checked, inside, Effect};
 pub use process::Process;
 pub use stage::{ClientPhase, Stage};
 pub use words::{belief, FaultWords};
+pub use work::WorkStep;

@@ -13,8 +13,8 @@ pub enum Stage {
     /// Holding the lock outside its critical section: taking a token, waiting for
     /// replicas, releasing.
     Holding,
-    /// Inside its critical section.
-    Inside,
+    /// Inside its critical section, at step `n` of its work (read, then write).
+    Inside(u8),
     /// Finished, or gave up.
     Done,
     /// Crashed for good.
@@ -28,12 +28,12 @@ pub trait ClientPhase: Copy {
 
     /// Inside the critical section.
     fn critical(self) -> bool {
-        self.stage() == Stage::Inside
+        matches!(self.stage(), Stage::Inside(_))
     }
 
     /// Holding the lock as far as the client knows.
     fn holding(self) -> bool {
-        matches!(self.stage(), Stage::Holding | Stage::Inside)
+        matches!(self.stage(), Stage::Holding | Stage::Inside(_))
     }
 
     /// Queued for the lock.

@@ -75,12 +75,7 @@ impl RedisLockModel {
             });
         }
         let inside = Self::in_critical(s);
-        let counter = self.fencing.then(|| {
-            format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )
-        });
+        let counter = self.fencing.then(|| s.resource.counter(true));
         out.push(resource_state(&inside, counter));
         out
     }

@@ -193,7 +193,7 @@ impl ClientPhase for Phase {
             Phase::Idle => Stage::Running,
             Phase::Acquire(_) => Stage::Queued,
             Phase::Wait | Phase::Fence | Phase::Release(_) => Stage::Holding,
-            Phase::Critical(_) => Stage::Inside,
+            Phase::Critical(k) => Stage::Inside(k),
             Phase::Done => Stage::Done,
             Phase::Crashed => Stage::Crashed,
         }

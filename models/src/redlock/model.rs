@@ -68,7 +68,7 @@ impl ClientPhase for RlPhase {
     fn stage(self) -> Stage {
         match self {
             RlPhase::Acquiring => Stage::Queued,
-            RlPhase::Critical => Stage::Inside,
+            RlPhase::Critical => Stage::Inside(0),
             RlPhase::Done => Stage::Done,
         }
     }

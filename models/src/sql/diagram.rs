@@ -2,12 +2,10 @@
 //! when there is one, and the resource; every statement an arrow to the server with
 //! its reply and session, a killed session marked on the server.
 
-use crate::diagram::{
-    client, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
-};
-use crate::kernel::ClientPhase;
+use crate::diagram::{client, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState};
+use crate::kernel::{ClientPhase, WorkStep};
 
-use super::model::{Action, Phase, SqlLockModel, SqlLockState};
+use super::model::{Action, SqlLockModel, SqlLockState};
 use super::narration::{phase_words, WORDS};
 use super::protocol::{Lock, Work};
 use super::text::{reply_text, statement_text};
@@ -92,10 +90,9 @@ impl SqlLockModel {
             });
         }
         let extra = match self.work {
-            Work::Outside if self.fencing || s.resource.accepted > 0 => Some(format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )),
+            Work::Outside if self.fencing || s.resource.accepted > 0 => {
+                Some(s.resource.counter(true))
+            }
             Work::InTx => Some(format!("committed n={}", s.db.counter)),
             Work::Outside => None,
         };
@@ -119,21 +116,11 @@ impl SqlLockModel {
                     );
                 }
                 let cl = &s.clients[c as usize];
-                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                let accepted = e
+                let after = e
                     .as_ref()
-                    .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
-                match (cl.phase, after) {
-                    (Phase::Critical(k), after) => resource_access(
-                        c,
-                        k == 0 && after == Some(Phase::Critical(1)),
-                        cl.token,
-                        self.fencing,
-                        s.resource.value,
-                        accepted,
-                    ),
-                    _ => mark(client(c), "steps".into(), false),
-                }
+                    .map(|e| (e.state.clients[c as usize].phase, &e.state.resource));
+                WorkStep::arrow(c, (cl.phase, &s.resource), after, cl.token, self.fencing)
+                    .unwrap_or_else(|| mark(client(c), "steps".into(), false))
             }
             Action::Tick => Exchange::tick(s.now + 1),
             Action::Reap => match sent {

@@ -74,7 +74,7 @@ impl ClientPhase for Phase {
         match self {
             Phase::Acquire(_) => Stage::Queued,
             Phase::Fence | Phase::Release => Stage::Holding,
-            Phase::Critical(_) => Stage::Inside,
+            Phase::Critical(k) => Stage::Inside(k),
             Phase::Done => Stage::Done,
             Phase::Crashed => Stage::Crashed,
         }

@@ -4,7 +4,7 @@
 
 use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::{belief, ClientPhase, FaultWords};
+use crate::kernel::{belief, ClientPhase, FaultWords, WorkStep};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -167,18 +167,11 @@ impl Narrate for SqlLockModel {
             Action::Step { client: c, .. } => {
                 let cl = &s.clients[c as usize];
                 let after = e.map(|e| e.state.clients[c as usize].phase);
-                match (cl.phase, after, &sent) {
-                    (_, _, Some(_)) => said(format!("c{c}")),
-                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
-                        format!("c{c} reads the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), Some(Phase::Release), _) if self.fencing => {
-                        format!("c{c} writes the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), _, _) => {
-                        format!("c{c} finishes its work outside the database")
-                    }
-                    _ => format!("c{c} steps"),
+                let outside = "finishes its work outside the database";
+                match (&sent, WorkStep::of(cl.phase, after)) {
+                    (Some(_), _) => said(format!("c{c}")),
+                    (None, Some(w)) => w.story(c, cl.token, self.fencing, outside),
+                    (None, None) => format!("c{c} steps"),
                 }
             }
             Action::Tick => format!("time passes to t={}", s.now + 1),

@@ -4,11 +4,12 @@
 //! lowest lock node and its session's deadline as the ensemble's bar.
 
 use crate::diagram::{
-    client, holder_state, resource_access, resource_lane, resource_state, Arrow, Exchange, Lane,
-    LaneKind, LaneState,
+    client, holder_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
 
-use super::model::{lock_path, Action, Phase, Work, ZkLockModel, ZkLockState};
+use crate::kernel::WorkStep;
+
+use super::model::{lock_path, Action, Work, ZkLockModel, ZkLockState};
 use super::narration::WORDS;
 use super::spec::{sequence, ZkState, COUNTER, LOCK_DIR};
 use super::text::exchange_text;
@@ -68,14 +69,7 @@ impl ZkLockModel {
                 "{COUNTER} = {}",
                 s.zk.nodes.get(COUNTER).map_or("unset", |n| n.data.as_str())
             )),
-            Work::Fenced => Some(format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )),
-            Work::Outside if s.resource.accepted > 0 => {
-                Some(format!("counter {}", s.resource.value))
-            }
-            Work::Outside => None,
+            Work::Fenced | Work::Outside => s.resource.note(self.work == Work::Fenced),
         };
         out.push(resource_state(&self.in_critical(s), extra));
         out
@@ -134,21 +128,12 @@ impl ZkLockModel {
                 if sent.is_some() {
                     request(client(c), "", false)
                 } else {
-                    let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                    let accepted = e
+                    let after = e
                         .as_ref()
-                        .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
-                    match (cl.phase, after) {
-                        (Phase::Critical(k), after) => resource_access(
-                            c,
-                            k == 0 && after == Some(Phase::Critical(1)),
-                            cl.token,
-                            self.work == Work::Fenced,
-                            s.resource.value,
-                            accepted,
-                        ),
-                        _ => mark(client(c), "steps", false),
-                    }
+                        .map(|e| (e.state.clients[c as usize].phase, &e.state.resource));
+                    let fenced = self.work == Work::Fenced;
+                    WorkStep::arrow(c, (cl.phase, &s.resource), after, cl.token, fenced)
+                        .unwrap_or_else(|| mark(client(c), "steps", false))
                 }
             }
             Action::Ping(c) => request(client(c), "", false),

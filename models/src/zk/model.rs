@@ -112,7 +112,7 @@ impl ClientPhase for Phase {
         match self {
             Phase::Connect | Phase::Create | Phase::Find => Stage::Running,
             Phase::List | Phase::Watch | Phase::Wait => Stage::Queued,
-            Phase::Critical(_) => Stage::Inside,
+            Phase::Critical(k) => Stage::Inside(k),
             Phase::Release => Stage::Holding,
             Phase::Done => Stage::Done,
             Phase::Crashed => Stage::Crashed,

@@ -4,7 +4,7 @@
 
 use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::{ClientPhase, FaultWords};
+use crate::kernel::{ClientPhase, FaultWords, WorkStep};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
@@ -126,16 +126,11 @@ impl Narrate for ZkLockModel {
             Action::Step(c) => {
                 let cl = &s.clients[c as usize];
                 let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                match (cl.phase, after, &sent) {
-                    (_, _, Some(_)) => said(format!("c{c}")),
-                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
-                        format!("c{c} reads the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), Some(Phase::Release), _) if self.work == Work::Fenced => {
-                        format!("c{c} writes the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), _, _) => format!("c{c} writes the resource"),
-                    _ => format!("c{c} steps"),
+                let fenced = self.work == Work::Fenced;
+                match (&sent, WorkStep::of(cl.phase, after)) {
+                    (Some(_), _) => said(format!("c{c}")),
+                    (None, Some(w)) => w.story(c, cl.token, fenced, "writes the resource"),
+                    (None, None) => format!("c{c} steps"),
                 }
             }
             Action::Ping(c) => said(format!("c{c}'s session")),
