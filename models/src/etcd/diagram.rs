@@ -6,7 +6,7 @@
 use crate::diagram::{
     client, holder_state, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
 };
-use crate::kernel::{ClientPhase, WorkStep};
+use crate::kernel::{ClientPhase, LockChecks, WorkStep};
 use crate::registry::Fault;
 
 use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Work};

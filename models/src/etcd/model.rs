@@ -5,7 +5,9 @@
 use stateright::Model;
 
 use crate::check::Symmetry;
-use crate::kernel::{checked, client_faults, inside, time, Budget, ClientPhase, Process, Stage};
+use crate::kernel::{
+    client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
+};
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
@@ -95,10 +97,12 @@ pub enum Phase {
 impl ClientPhase for Phase {
     fn stage(self) -> Stage {
         match self {
-            Phase::Grant | Phase::Retry => Stage::Running,
+            Phase::Grant => Stage::Running,
             Phase::Create | Phase::Wait | Phase::Check => Stage::Queued,
             Phase::Critical(k) => Stage::Inside(k),
             Phase::Release => Stage::Holding,
+            // The first release was sent: as far as the client knows, it let go.
+            Phase::Retry => Stage::Running,
             Phase::Done => Stage::Done,
             Phase::Crashed => Stage::Crashed,
         }
@@ -455,20 +459,21 @@ impl EtcdLockModel {
                 s.budget.spend(Fault::Failover);
                 Some(Effect::plain(s))
             }
-            // Pause, resume, crash, partition, heal: the kernel's, striking a holder only
-            // (a fault elsewhere breaks nothing the rows check).
+            // Pause, resume, crash, partition, heal: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
                 let Client { phase, process, .. } = &mut s.clients[c];
-                let holding = phase.holding();
-                f.strike(process, &mut s.budget, holding, || *phase = Phase::Crashed)
+                let at = *phase;
+                f.strike(process, &mut s.budget, at, || *phase = Phase::Crashed)
                     .then_some(Effect::plain(s))
             }
         }
     }
+}
 
+impl LockChecks for EtcdLockModel {
     /// Clients inside the critical section.
-    pub(super) fn in_critical(&self, s: &EtcdLockState) -> Vec<usize> {
+    fn in_critical(&self, s: &EtcdLockState) -> Vec<usize> {
         inside(&s.clients, |c| c.phase.critical())
     }
 
@@ -476,7 +481,7 @@ impl EtcdLockModel {
     /// longer holds it and that is attached to no lease (a lease nobody keeps alive
     /// runs out, however often a new leader restarts it, since the budget of leader
     /// changes is finite).
-    pub(super) fn orphan(&self, s: &EtcdLockState) -> Option<String> {
+    fn orphan(&self, s: &EtcdLockState) -> Option<String> {
         if !s.clients.iter().any(|c| c.phase.waiting()) {
             return None;
         }
@@ -490,6 +495,21 @@ impl EtcdLockModel {
                 writer.is_some_and(|c| !s.clients[c].phase.holding()) && !kept
             })
             .map(|(k, kv)| format!("key {k} written by {}", kv.value))
+    }
+
+    fn foreign_release(&self, s: &EtcdLockState) -> Option<u8> {
+        s.foreign_release
+    }
+
+    /// The resource, and the `counter` key only guarded writes that committed.
+    fn resource_safe(&self, s: &EtcdLockState) -> bool {
+        let counter = s
+            .etcd
+            .keys
+            .get(COUNTER_KEY)
+            .and_then(|kv| kv.value.parse::<u8>().ok())
+            .unwrap_or(0);
+        s.resource.safe() && counter == s.commits
     }
 }
 
@@ -542,27 +562,7 @@ impl Model for EtcdLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        checked(
-            &[
-                (Property::MutualExclusion, |m, s| {
-                    m.in_critical(s).len() <= 1
-                }),
-                (Property::NoForeignRelease, |_, s| {
-                    s.foreign_release.is_none()
-                }),
-                (Property::Liveness, |m, s| m.orphan(s).is_none()),
-                (Property::ResourceSafety, |_, s| {
-                    let counter = s
-                        .etcd
-                        .keys
-                        .get(COUNTER_KEY)
-                        .and_then(|kv| kv.value.parse::<u8>().ok())
-                        .unwrap_or(0);
-                    s.resource.safe() && counter == s.commits
-                }),
-            ],
-            self.properties,
-        )
+        invariants(self.properties)
     }
 }
 

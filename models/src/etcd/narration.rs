@@ -4,7 +4,7 @@
 
 use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::{ClientPhase, FaultWords, WorkStep};
+use crate::kernel::{ClientPhase, FaultWords, LockChecks, WorkStep};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 

@@ -3,7 +3,7 @@
 
 use crate::registry::Fault;
 
-use super::{Budget, Process};
+use super::{Budget, ClientPhase, Process};
 
 /// A fault, or the end of one, that strikes one client process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,25 +36,25 @@ impl ClientFault {
         self.fault().is_some()
     }
 
-    /// Whether it may strike a client whose process is `p`, with `budget` left: a
-    /// fault needs its budget and a client its family leaves `exposed` to it where its
-    /// program is (most families strike a holder only, where a fault breaks
-    /// something); none strikes twice (a paused client is not paused again); the end
-    /// of a fault needs only the fault.
-    pub fn enabled(self, p: &Process, budget: &Budget, exposed: bool) -> bool {
-        let open = match self {
-            ClientFault::Pause => !p.paused,
-            ClientFault::Resume => p.paused,
-            ClientFault::Crash => true,
-            ClientFault::Partition => !p.partitioned,
-            ClientFault::Heal => p.partitioned,
+    /// Whether it may strike a client in `phase` whose process is `p`, with `budget`
+    /// left: a fault needs its budget, and strikes only where it breaks something —
+    /// a pause or a partition a holder, a crash a client that has started to hold
+    /// ([`ClientPhase::started`]); none strikes twice (a paused client is not paused
+    /// again). The end of a fault needs only the fault.
+    pub fn enabled(self, p: &Process, budget: &Budget, phase: impl ClientPhase) -> bool {
+        let (open, exposed) = match self {
+            ClientFault::Pause => (!p.paused, phase.holding()),
+            ClientFault::Resume => (p.paused, true),
+            ClientFault::Crash => (true, phase.started()),
+            ClientFault::Partition => (!p.partitioned, phase.holding()),
+            ClientFault::Heal => (p.partitioned, true),
         };
-        open && self.fault().is_none_or(|f| budget.has(f) && exposed)
+        open && exposed && self.fault().is_none_or(|f| budget.has(f))
     }
 
-    /// Strikes the client whose process is `p` if it is
+    /// Strikes the client in `phase` whose process is `p` if it is
     /// [`enabled`](ClientFault::enabled), spending from `budget`; whether it did. On a
-    /// crash the client does what the family's dead clients do (`crash`: its phase
+    /// crash the client does what the family's dead clients do (`die`: its phase
     /// becomes the crashed one, it forgets a lease it believed it held) and is no
     /// longer paused, nothing of it being left to resume; a partition outlives it, as
     /// the network does.
@@ -62,10 +62,10 @@ impl ClientFault {
         self,
         p: &mut Process,
         budget: &mut Budget,
-        exposed: bool,
-        crash: impl FnOnce(),
+        phase: impl ClientPhase,
+        die: impl FnOnce(),
     ) -> bool {
-        if !self.enabled(p, budget, exposed) {
+        if !self.enabled(p, budget, phase) {
             return false;
         }
         if let Some(f) = self.fault() {
@@ -78,7 +78,7 @@ impl ClientFault {
             ClientFault::Heal => p.partitioned = false,
             ClientFault::Crash => {
                 p.paused = false;
-                crash();
+                die();
             }
         }
         true

@@ -1,9 +1,5 @@
 //! What every client model hands its narration: a step's next state with what it
-//! sent, the clients inside the critical section, and the invariants a row checks.
-
-use stateright::Model;
-
-use crate::registry::Property;
+//! sent, and the clients inside the critical section.
 
 /// A step's visible effect, for stories: the state after it, and the request it sent
 /// with the reply (`X`, in the family's own terms), if it sent one.
@@ -25,20 +21,5 @@ impl<S, X> Effect<S, X> {
 pub fn inside<C>(clients: &[C], critical: impl Fn(&C) -> bool) -> Vec<usize> {
     (0..clients.len())
         .filter(|&c| critical(&clients[c]))
-        .collect()
-}
-
-/// An invariant: the property, and whether a state keeps it.
-type Invariant<M> = (Property, fn(&M, &<M as Model>::State) -> bool);
-
-/// The invariants of `all` that a row checks (`wanted`), in `all`'s order, as
-/// stateright properties.
-pub fn checked<M: Model>(
-    all: &[Invariant<M>],
-    wanted: &[Property],
-) -> Vec<stateright::Property<M>> {
-    all.iter()
-        .filter(|(p, _)| wanted.contains(p))
-        .map(|(p, holds)| p.always(*holds))
         .collect()
 }

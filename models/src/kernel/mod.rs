@@ -14,9 +14,12 @@
 //!   it: who is inside, holds the lock, waits for it, still runs.
 //! - [`time`]: when a deadline is due, and when time may pass.
 //! - [`WorkStep`]: a holder's step on the protected resource, told and drawn.
+//! - [`LockChecks`]: what the registry's properties read off a family's states, made
+//!   into the invariants a row checks by [`invariants`].
 //! - [`Effect`]: a step's next state and what it sent, for stories.
 
 mod budget;
+mod checks;
 mod client_fault;
 mod effect;
 mod process;
@@ -26,9 +29,10 @@ mod words;
 mod work;
 
 pub use budget::Budget;
+pub use checks::{invariants, LockChecks};
 pub(crate) use client_fault::client_faults;
 pub use client_fault::ClientFault;
-pub use effect::{checked, inside, Effect};
+pub use effect::{inside, Effect};
 pub use process::Process;
 pub use stage::{ClientPhase, Stage};
 pub use words::{belief, FaultWords};

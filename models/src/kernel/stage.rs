@@ -46,6 +46,12 @@ pub trait ClientPhase: Copy {
         !matches!(self.stage(), Stage::Done | Stage::Crashed)
     }
 
+    /// Where a crash leaves something behind: holding, or (where a family says so)
+    /// midway through an acquire of several steps.
+    fn started(self) -> bool {
+        self.holding()
+    }
+
     /// Crashed for good.
     fn crashed(self) -> bool {
         self.stage() == Stage::Crashed

@@ -6,6 +6,7 @@
 use crate::diagram::{
     client, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
+use crate::kernel::LockChecks;
 use crate::redis::spec::{RedisState, Value};
 use crate::redis::text::{command_text, reply_text};
 use crate::registry::Fault;
@@ -74,7 +75,7 @@ impl RedisLockModel {
                 impaired: !n.up,
             });
         }
-        let inside = Self::in_critical(s);
+        let inside = self.in_critical(s);
         let counter = self.fencing.then(|| s.resource.counter(true));
         out.push(resource_state(&inside, counter));
         out

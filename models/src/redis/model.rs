@@ -10,7 +10,7 @@ use stateright::Model;
 use crate::check::FastHash;
 
 use crate::kernel::{
-    checked, client_faults, inside, time, Budget, ClientFault, ClientPhase, Process, Stage,
+    client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
 };
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::registry::{Fault, Property};
@@ -198,11 +198,9 @@ impl ClientPhase for Phase {
             Phase::Crashed => Stage::Crashed,
         }
     }
-}
 
-impl Phase {
-    /// Holding, or past the first command of a multi-command acquire: where a crash
-    /// leaves something behind (`SETNX` without its `EXPIRE`).
+    /// Also past the first command of a multi-command acquire: a crash there leaves
+    /// `SETNX` without its `EXPIRE`.
     fn started(self) -> bool {
         self.holding() || matches!(self, Phase::Acquire(k) if k > 0)
     }
@@ -494,17 +492,11 @@ impl RedisLockModel {
                 self.settle(&mut s);
                 Some(s)
             }
-            // Pause, resume, crash: the kernel's. A pause strikes a holder; a crash also
-            // a client between the commands of its acquire.
+            // Pause, resume, crash: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
-                let phase = st.clients[c].phase;
-                let exposed = if f == ClientFault::Crash {
-                    phase.started()
-                } else {
-                    phase.holding()
-                };
-                if !f.enabled(&st.clients[c].process, &st.budget, exposed) {
+                let at = st.clients[c].phase;
+                if !f.enabled(&st.clients[c].process, &st.budget, at) {
                     return None;
                 }
                 let mut s = st.clone();
@@ -514,18 +506,13 @@ impl RedisLockModel {
                     lease_until,
                     ..
                 } = &mut s.clients[c];
-                f.strike(process, &mut s.budget, exposed, || {
+                f.strike(process, &mut s.budget, at, || {
                     (*phase, *lease_until) = (Phase::Crashed, None);
                 });
                 Some(s)
             }
         }
     }
-
-    pub(super) fn in_critical(s: &RedisLockState) -> Vec<usize> {
-        inside(&s.clients, |c| c.phase.critical())
-    }
-
     /// A client waits for a lock that only a crashed client could remove: it exists with
     /// no deadline, so nothing will ever free it.
     fn deadlocked(s: &RedisLockState) -> bool {
@@ -544,6 +531,28 @@ impl RedisLockModel {
             .iter()
             .any(|c| matches!(c.phase, Phase::Idle | Phase::Acquire(_)));
         stuck && waiting
+    }
+}
+
+impl LockChecks for RedisLockModel {
+    fn in_critical(&self, s: &RedisLockState) -> Vec<usize> {
+        inside(&s.clients, |c| c.phase.critical())
+    }
+
+    fn foreign_release(&self, s: &RedisLockState) -> Option<u8> {
+        s.foreign_release
+    }
+
+    fn orphan(&self, s: &RedisLockState) -> Option<String> {
+        Self::deadlocked(s).then(|| "a lock without TTL set by a crashed client".to_string())
+    }
+
+    fn resource_safe(&self, s: &RedisLockState) -> bool {
+        s.resource.safe()
+    }
+
+    fn reentrancy_broken(&self, s: &RedisLockState) -> Option<u8> {
+        s.reentrancy_broken
     }
 }
 
@@ -601,19 +610,6 @@ impl Model for RedisLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        checked(
-            &[
-                (Property::MutualExclusion, |_, s| {
-                    Self::in_critical(s).len() <= 1
-                }),
-                (Property::NoForeignRelease, |_, s| {
-                    s.foreign_release.is_none()
-                }),
-                (Property::Liveness, |_, s| !Self::deadlocked(s)),
-                (Property::ResourceSafety, |_, s| s.resource.safe()),
-                (Property::Reentrancy, |_, s| s.reentrancy_broken.is_none()),
-            ],
-            self.properties,
-        )
+        invariants(self.properties)
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::check::{encode, happened, pair, Narrate, Symmetry};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::kernel::{belief, FaultWords};
+use crate::kernel::{belief, FaultWords, LockChecks};
 use crate::redis::text::{command_text, entry_text, reply_text};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
@@ -154,7 +154,7 @@ impl Narrate for RedisLockModel {
         let paused = happened(path, |a| matches!(a, Action::Pause(_)));
         let crashed = happened(path, |a| matches!(a, Action::Crash(_)));
         let last = path.last().map(|(_, s)| s);
-        let pair = pair(&last.map(Self::in_critical).unwrap_or_default());
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if failover => format!(
                 "The replica was promoted before the SET reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."

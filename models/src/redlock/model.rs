@@ -8,7 +8,9 @@
 use smallvec::SmallVec;
 use stateright::Model;
 
-use crate::kernel::{client_faults, time, Budget, ClientPhase, Process, Stage};
+use crate::kernel::{
+    client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
+};
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{NodeRef, LOCK_KEY};
 use crate::registry::{Fault, Property};
@@ -217,10 +219,9 @@ impl RedlockModel {
                 .down_since
                 .is_some_and(|t| s.now >= t + self.restart_delay),
             RlAction::Jump(_) => s.budget.has(Fault::Jump),
-            // A pause strikes a holder only.
             RlAction::Pause(_) | RlAction::Resume(_) => a.client_fault().is_some_and(|(f, c)| {
                 let cl = &s.clients[c];
-                f.enabled(&cl.process, &s.budget, cl.phase == RlPhase::Critical)
+                f.enabled(&cl.process, &s.budget, cl.phase)
             }),
         }
     }
@@ -291,8 +292,7 @@ impl RedlockModel {
             RlAction::Pause(_) | RlAction::Resume(_) => {
                 if let Some((f, c)) = a.client_fault() {
                     let cl = &mut s.clients[c];
-                    let holding = cl.phase == RlPhase::Critical;
-                    f.strike(&mut cl.process, &mut s.budget, holding, || {});
+                    f.strike(&mut cl.process, &mut s.budget, cl.phase, || {});
                 }
             }
         }
@@ -356,12 +356,17 @@ impl Model for RedlockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        vec![Property::MutualExclusion.always(|_, s: &RedlockState| {
-            s.clients
-                .iter()
-                .filter(|c| c.phase == RlPhase::Critical)
-                .count()
-                <= 1
-        })]
+        invariants(&[Property::MutualExclusion])
+    }
+}
+
+/// Redlock's rows check mutual exclusion only: there is no resource behind the lock.
+impl LockChecks for RedlockModel {
+    fn in_critical(&self, s: &RedlockState) -> Vec<usize> {
+        inside(&s.clients, |c| c.phase.critical())
+    }
+
+    fn resource_safe(&self, _: &RedlockState) -> bool {
+        true
     }
 }

@@ -3,7 +3,7 @@
 //! its reply and session, a killed session marked on the server.
 
 use crate::diagram::{client, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState};
-use crate::kernel::{ClientPhase, WorkStep};
+use crate::kernel::{ClientPhase, LockChecks, WorkStep};
 
 use super::model::{Action, SqlLockModel, SqlLockState};
 use super::narration::{phase_words, WORDS};

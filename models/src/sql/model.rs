@@ -6,7 +6,7 @@ use stateright::Model;
 
 use crate::check::Symmetry;
 use crate::kernel::{
-    checked, client_faults, time, Budget, ClientFault, ClientPhase, Process, Stage,
+    client_faults, invariants, time, Budget, ClientFault, ClientPhase, LockChecks, Process, Stage,
 };
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
@@ -79,12 +79,10 @@ impl ClientPhase for Phase {
             Phase::Crashed => Stage::Crashed,
         }
     }
-}
 
-impl Phase {
-    /// Holding, or past the first statement of a multi-statement acquire: where a
-    /// crash leaves something behind.
-    pub fn started(self) -> bool {
+    /// Also past the first statement of a multi-statement acquire: a crash there
+    /// leaves a row behind.
+    fn started(self) -> bool {
         self.holding() || matches!(self, Phase::Acquire(k) if k > 0)
     }
 }
@@ -366,37 +364,30 @@ impl SqlLockModel {
                 s.budget.spend(Fault::Skew);
                 Some(Effect::plain(s))
             }
-            // Pause, resume, crash: the kernel's. A pause strikes a holder; a crash also
-            // a client between the statements of its acquire.
+            // Pause, resume, crash: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
-                let Client {
-                    phase,
-                    process,
-                    session,
-                    lease_until,
-                    ..
-                } = &mut s.clients[c];
-                let exposed = match f {
-                    ClientFault::Crash => phase.started(),
-                    _ => phase.holding(),
-                };
-                let die = || (*phase, *lease_until) = (Phase::Crashed, None);
-                if !f.strike(process, &mut s.budget, exposed, die) {
+                let cl = &mut s.clients[c];
+                let (at, session) = (cl.phase, cl.session);
+                let (phase, lease) = (&mut cl.phase, &mut cl.lease_until);
+                let die = || (*phase, *lease) = (Phase::Crashed, None);
+                if !f.strike(&mut cl.process, &mut s.budget, at, die) {
                     return None;
                 }
                 // The dead process's socket closes; a pooled connection outlives it.
                 if f == ClientFault::Crash && self.pool.is_none() {
-                    s.db.kill(*session);
+                    s.db.kill(session);
                 }
                 Some(Effect::plain(s))
             }
         }
     }
+}
 
+impl LockChecks for SqlLockModel {
     /// Clients inside the critical section whose work can still take effect: work in
     /// a transaction whose session is gone will roll back, so it does not count.
-    pub(super) fn in_critical(&self, s: &SqlLockState) -> Vec<usize> {
+    fn in_critical(&self, s: &SqlLockState) -> Vec<usize> {
         (0..s.clients.len())
             .filter(|&c| {
                 let cl = &s.clients[c];
@@ -413,7 +404,7 @@ impl SqlLockModel {
     /// A lock no one will ever free while a client waits for it: a row whose writer no
     /// longer holds it and that no reaper deletes, or a session lock held by a session
     /// no client holds it through (the orphan a pool leaves).
-    pub(super) fn orphan(&self, s: &SqlLockState) -> Option<String> {
+    fn orphan(&self, s: &SqlLockState) -> Option<String> {
         let waiting = s
             .clients
             .iter()
@@ -439,6 +430,15 @@ impl SqlLockModel {
             .chain(advisory)
             .find(|x| !holds_via(*x))
             .map(|x| format!("the session lock held by session {x}"))
+    }
+
+    fn foreign_release(&self, s: &SqlLockState) -> Option<u8> {
+        s.foreign_release
+    }
+
+    /// The resource, and the `counter` row only transactions that committed.
+    fn resource_safe(&self, s: &SqlLockState) -> bool {
+        s.resource.safe() && s.db.counter == s.commits
     }
 }
 
@@ -507,21 +507,7 @@ impl Model for SqlLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        checked(
-            &[
-                (Property::MutualExclusion, |m, s| {
-                    m.in_critical(s).len() <= 1
-                }),
-                (Property::NoForeignRelease, |_, s| {
-                    s.foreign_release.is_none()
-                }),
-                (Property::Liveness, |m, s| m.orphan(s).is_none()),
-                (Property::ResourceSafety, |_, s| {
-                    s.resource.safe() && s.db.counter == s.commits
-                }),
-            ],
-            self.properties,
-        )
+        invariants(self.properties)
     }
 }
 

@@ -7,7 +7,7 @@ use crate::diagram::{
     client, holder_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
 
-use crate::kernel::WorkStep;
+use crate::kernel::{LockChecks, WorkStep};
 
 use super::model::{lock_path, Action, Work, ZkLockModel, ZkLockState};
 use super::narration::WORDS;

@@ -7,7 +7,8 @@ use stateright::Model;
 
 use crate::check::Symmetry;
 use crate::kernel::{
-    checked, client_faults, inside, time, Budget, ClientFault, ClientPhase, Process, Stage,
+    client_faults, inside, invariants, time, Budget, ClientFault, ClientPhase, LockChecks, Process,
+    Stage,
 };
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
@@ -478,7 +479,7 @@ impl ZkLockModel {
                 e.state.budget.spend(Fault::Drop);
                 Some(e)
             }
-            // Pause, resume, crash, partition, heal: the kernel's, striking a holder only.
+            // Pause, resume, crash, partition, heal: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
                 let Client {
@@ -488,8 +489,8 @@ impl ZkLockModel {
                     lost,
                     ..
                 } = &mut s.clients[c];
-                let holding = phase.holding();
-                if !f.strike(process, &mut s.budget, holding, || *phase = Phase::Crashed) {
+                let at = *phase;
+                if !f.strike(process, &mut s.budget, at, || *phase = Phase::Crashed) {
                     return None;
                 }
                 // Back in touch, a client whose session expired meanwhile is told so.
@@ -501,15 +502,17 @@ impl ZkLockModel {
             }
         }
     }
+}
 
+impl LockChecks for ZkLockModel {
     /// Clients inside the critical section.
-    pub(super) fn in_critical(&self, s: &ZkLockState) -> Vec<usize> {
+    fn in_critical(&self, s: &ZkLockState) -> Vec<usize> {
         inside(&s.clients, |c| c.phase.critical())
     }
 
     /// A lock node nothing will ever delete while a client waits: no client knows it as
     /// its own, yet its session is kept alive by a running client.
-    pub(super) fn orphan(&self, s: &ZkLockState) -> Option<String> {
+    fn orphan(&self, s: &ZkLockState) -> Option<String> {
         if !s.clients.iter().any(|c| c.phase.waiting()) {
             return None;
         }
@@ -536,6 +539,16 @@ impl ZkLockModel {
                         .unwrap_or(0);
                 format!("{} (ephemeral of live session {owner})", lock_path(&name))
             })
+    }
+
+    /// The resource, and `/counter` only `multi`-checked writes that committed.
+    fn resource_safe(&self, s: &ZkLockState) -> bool {
+        let counter =
+            s.zk.nodes
+                .get(COUNTER)
+                .and_then(|n| n.data.parse::<u8>().ok())
+                .unwrap_or(0);
+        s.resource.safe() && counter == s.commits
     }
 }
 
@@ -594,23 +607,7 @@ impl Model for ZkLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        checked(
-            &[
-                (Property::MutualExclusion, |m, s| {
-                    m.in_critical(s).len() <= 1
-                }),
-                (Property::Liveness, |m, s| m.orphan(s).is_none()),
-                (Property::ResourceSafety, |_, s| {
-                    let counter =
-                        s.zk.nodes
-                            .get(COUNTER)
-                            .and_then(|n| n.data.parse::<u8>().ok())
-                            .unwrap_or(0);
-                    s.resource.safe() && counter == s.commits
-                }),
-            ],
-            self.properties,
-        )
+        invariants(self.properties)
     }
 }
 
