@@ -33,6 +33,13 @@ pub trait LockChecks: Model {
     }
 }
 
+/// The clients (by index) for which `critical` holds: who is inside.
+pub fn inside<C>(clients: &[C], critical: impl Fn(&C) -> bool) -> Vec<usize> {
+    (0..clients.len())
+        .filter(|&c| critical(&clients[c]))
+        .collect()
+}
+
 /// The invariants of a lock model that a row checks (`wanted`), in the registry's
 /// order.
 pub fn invariants<M: LockChecks>(wanted: &[Property]) -> Vec<stateright::Property<M>> {

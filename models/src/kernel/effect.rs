@@ -1,5 +1,5 @@
 //! What every client model hands its narration: a step's next state with what it
-//! sent, and the clients inside the critical section.
+//! sent.
 
 /// A step's visible effect, for stories: the state after it, and the request it sent
 /// with the reply (`X`, in the family's own terms), if it sent one.
@@ -15,11 +15,4 @@ impl<S, X> Effect<S, X> {
     pub fn plain(state: S) -> Self {
         Effect { state, sent: None }
     }
-}
-
-/// The clients (by index) for which `critical` holds: who is inside.
-pub fn inside<C>(clients: &[C], critical: impl Fn(&C) -> bool) -> Vec<usize> {
-    (0..clients.len())
-        .filter(|&c| critical(&clients[c]))
-        .collect()
 }

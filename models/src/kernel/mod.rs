@@ -6,8 +6,8 @@
 //!
 //! - [`Budget`]: faults left, one count per [`Fault`](crate::registry::Fault).
 //! - [`ClientFault`]: pause, resume, crash, partition, heal — each transition with its
-//!   guard and budget, on any family's client [`Process`]; where in its program a
-//!   client is exposed, and what dying means to it, are the family's arguments.
+//!   guard and budget, on any family's client [`Process`]; where a fault may strike
+//!   follows the client's [`ClientPhase`], what dying means is the family's argument.
 //! - [`FaultWords`]: how those steps read in a story and on the diagram, the few words
 //!   that differ by family given once per family.
 //! - [`Stage`]: where a client is in its program, as a family's [`ClientPhase`] places
@@ -29,10 +29,10 @@ mod words;
 mod work;
 
 pub use budget::Budget;
-pub use checks::{invariants, LockChecks};
+pub use checks::{inside, invariants, LockChecks};
 pub(crate) use client_fault::client_faults;
 pub use client_fault::ClientFault;
-pub use effect::{inside, Effect};
+pub use effect::Effect;
 pub use process::Process;
 pub use stage::{ClientPhase, Stage};
 pub use words::{belief, FaultWords};
