@@ -104,3 +104,54 @@ macro_rules! client_faults {
     };
 }
 pub(crate) use client_faults;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Stage;
+
+    /// A phase that is just its stage.
+    #[derive(Clone, Copy)]
+    struct At(Stage);
+
+    impl ClientPhase for At {
+        fn stage(self) -> Stage {
+            self.0
+        }
+    }
+
+    const HOLDING: At = At(Stage::Inside(0));
+    const QUEUED: At = At(Stage::Queued);
+
+    fn one_of_each() -> Budget {
+        Budget::of(&[(Fault::Pause, 1), (Fault::Crash, 1), (Fault::Partition, 1)])
+    }
+
+    #[test]
+    fn a_pause_strikes_a_holder_once_within_its_budget_and_resuming_is_free() {
+        let (mut p, mut b) = (Process::RUNNING, one_of_each());
+        assert!(!ClientFault::Pause.strike(&mut p, &mut b, QUEUED, || {}));
+        assert!(ClientFault::Pause.strike(&mut p, &mut b, HOLDING, || {}));
+        assert!(p.paused && !b.has(Fault::Pause));
+        assert!(
+            !ClientFault::Pause.enabled(&p, &one_of_each(), HOLDING),
+            "twice"
+        );
+        assert!(ClientFault::Resume.strike(&mut p, &mut b, QUEUED, || {}));
+        assert!(
+            !p.paused && !ClientFault::Pause.enabled(&p, &b, HOLDING),
+            "spent"
+        );
+    }
+
+    #[test]
+    fn a_crash_ends_a_pause_but_not_a_partition() {
+        let (mut p, mut b) = (Process::RUNNING, one_of_each());
+        ClientFault::Pause.strike(&mut p, &mut b, HOLDING, || {});
+        ClientFault::Partition.strike(&mut p, &mut b, HOLDING, || {});
+        let mut died = false;
+        assert!(ClientFault::Crash.strike(&mut p, &mut b, HOLDING, || died = true));
+        assert!(died && !p.paused && p.partitioned);
+        assert!(ClientFault::Heal.enabled(&p, &b, At(Stage::Crashed)));
+    }
+}

@@ -15,3 +15,17 @@ pub fn due(now: u64, deadline: u64) -> bool {
 pub fn may_tick(now: u64, horizon: u64, kept: impl IntoIterator<Item = Option<u64>>) -> bool {
     now < horizon && kept.into_iter().flatten().all(|d| !due(now, d))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_stops_at_a_kept_deadline_and_at_the_horizon_only() {
+        assert!(due(3, 4) && !due(2, 4));
+        assert!(!may_tick(3, 10, [None, Some(4)]), "a kept deadline is due");
+        assert!(may_tick(2, 10, [None, Some(4)]));
+        assert!(may_tick(3, 10, [None, None]), "a deadline nobody keeps");
+        assert!(!may_tick(10, 10, []), "the horizon");
+    }
+}

@@ -68,3 +68,26 @@ where
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Expiring timer `id` removes it; the request answers with what is left.
+    fn run(live: Vec<u8>, timers: &[(u8, Window)], at: Window) -> Vec<Vec<u8>> {
+        let remove = |s: &mut Vec<u8>, id: u8| s.retain(|x| *x != id);
+        outcomes(live, timers.to_vec(), at, remove, |s, _| s.clone())
+            .into_iter()
+            .map(|(reply, _)| reply)
+            .collect()
+    }
+
+    #[test]
+    fn a_window_reaching_a_deadline_lists_the_timer_both_expired_and_not() {
+        let timers = [(1, Window::at(5)), (2, Window::at(9))];
+        assert_eq!(run(vec![1, 2], &timers, Window::at(3)), [vec![1, 2]]);
+        let both = run(vec![1, 2], &timers, Window::between(4, 6));
+        assert_eq!(both, [vec![1, 2], vec![2]], "none expired first");
+        assert_eq!(due(timers, 9), [1, 2]);
+    }
+}
