@@ -513,6 +513,7 @@ impl RedisLockModel {
             }
         }
     }
+
     /// A client waits for a lock that only a crashed client could remove: it exists with
     /// no deadline, so nothing will ever free it.
     fn deadlocked(s: &RedisLockState) -> bool {
