@@ -8,7 +8,7 @@
 //! has, and its parent chain is a shortest counterexample.
 //!
 //! Each visited state is stored once ([`Visited`]), as a 128-bit fingerprint of the
-//! compact encoding of its canonical form ([`Narrate::canonical`], where a model
+//! compact encoding of its canonical form ([`Symmetry::canonical`], where a model
 //! exploits symmetry), with its parent as an index: the queue holds a state and its
 //! index, and paths are rebuilt at the end by replaying concrete states, so stories
 //! never show a permuted state. (The search before kept 64-bit SipHash fingerprints;
@@ -18,6 +18,8 @@ mod encode;
 mod expand;
 mod fast_hash;
 mod memory;
+mod narrate;
+mod symmetry;
 mod visited;
 
 use std::collections::HashMap;
@@ -28,84 +30,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use stateright::{Expectation, Model};
 
-use crate::diagram::{Exchange, Lane, LaneKind, LaneState, Scene};
 use crate::registry::Property;
 
 pub use encode::{encode, fingerprint};
 pub use fast_hash::FastHash;
 pub use memory::resident_bytes;
+pub use narrate::{happened, pair, Narrate, DEFAULT_LANE};
+pub use symmetry::Symmetry;
 use visited::Visited;
-
-/// What a model adds to stateright's [`Model`] so its counterexamples can be told.
-pub trait Narrate: Model
-where
-    Self::State: Clone + Hash + Eq + Debug,
-    Self::Action: Clone + Debug,
-{
-    /// A representative of the state's class: states with one representative must have
-    /// the same futures up to names and the same verdicts (identity unless clients or
-    /// nodes are interchangeable, or the model resets values no step reads again).
-    fn canonical(&self, state: &Self::State) -> Self::State {
-        state.clone()
-    }
-
-    /// Appends the [`encode`]d canonical form of `state` to `out`: what the search
-    /// stores and compares. A model without symmetry overrides it with
-    /// `encode(state, out)` to spare a clone of every generated state.
-    fn encode_canonical(&self, state: &Self::State, out: &mut Vec<u8>) {
-        encode(&self.canonical(state), out);
-    }
-
-    /// One line per actor (clock, each client, each node, the resource).
-    fn describe_state(&self, state: &Self::State) -> Vec<String>;
-
-    /// What happened, in words.
-    fn describe_action(&self, state: &Self::State, action: &Self::Action) -> String;
-
-    /// Whether the action is an injected fault rather than normal behaviour.
-    fn is_fault(&self, action: &Self::Action) -> bool;
-
-    /// The closing line: why the property broke, read off the path.
-    fn why(&self, property: Property, path: &[(Option<Self::Action>, Self::State)]) -> String;
-
-    /// The diagram's participants. The default is one lane that carries each step's
-    /// words, for a family that does not draw its actors yet.
-    fn lanes(&self, _state: &Self::State) -> Vec<Lane> {
-        vec![Lane::new(DEFAULT_LANE, "system", LaneKind::Node)]
-    }
-
-    /// Every lane's state, in lane order (the default draws none).
-    fn lane_states(&self, _state: &Self::State) -> Vec<LaneState> {
-        Vec::new()
-    }
-
-    /// The model clock, for models that have one.
-    fn now(&self, _state: &Self::State) -> Option<u64> {
-        None
-    }
-
-    /// What the action sent to whom and what came back, or where it struck. The
-    /// default marks the step's words on the single default lane.
-    fn exchange(&self, state: &Self::State, action: &Self::Action) -> Exchange {
-        Exchange::mark(
-            Some(DEFAULT_LANE.to_string()),
-            self.describe_action(state, action),
-            self.is_fault(action),
-        )
-    }
-
-    /// The diagram row of `state`, reached by `exchange`.
-    fn scene(&self, state: &Self::State, exchange: Exchange) -> Scene {
-        Scene {
-            now: self.now(state),
-            exchange,
-            lanes: self.lane_states(state),
-        }
-    }
-}
-
-/// The lane [`Narrate`]'s defaults draw on.
-pub const DEFAULT_LANE: &str = "system";
 
 /// Limits on a search; reaching one before the answer makes the verdict unknown.
 #[derive(Clone, Copy, Debug)]
@@ -119,7 +51,7 @@ pub struct Limits {
     pub max_bytes: Option<usize>,
     /// Threads that generate successors (the answer does not depend on it).
     pub threads: usize,
-    /// Store states by their canonical form ([`Narrate::canonical`]), so states that
+    /// Store states by their canonical form ([`Symmetry::canonical`]), so states that
     /// differ only by a permutation of interchangeable clients or nodes, or in values
     /// no step reads again, count once.
     /// Off, every state counts: slower, and the same verdicts and shortest lengths (a
@@ -281,7 +213,7 @@ impl<S> Frontier<S> {
 /// one-threaded search.
 pub fn bfs<M>(model: &M, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Outcome<M>
 where
-    M: Narrate + Sync,
+    M: Symmetry + Sync,
     M::State: Clone + Hash + Eq + Debug + Send,
     M::Action: Clone + Debug,
 {
@@ -300,16 +232,60 @@ where
     })
 }
 
+/// What the search keeps while it runs: where each newly reached state is filed.
+struct Search<'m, 'v, M: Model> {
+    model: &'m M,
+    /// The invariants, each with the registry property it was made from.
+    properties: Vec<(Property, stateright::Property<M>)>,
+    /// Per property, the index of the first state found violating it.
+    found: Vec<Option<u32>>,
+    visited: &'v mut Visited,
+    frontier: Frontier<M::State>,
+    pipeline: expand::Pipeline<'m, M>,
+}
+
+impl<M> Search<'_, '_, M>
+where
+    M: Symmetry + Sync,
+    M::State: Clone + Hash + Eq + Debug + Send,
+    M::Action: Clone + Debug,
+{
+    /// Files a state reached at `depth` from `parent`: a state already stored is
+    /// dropped; a new one is checked now, when first reached (so the first violating
+    /// state of a property is at the least depth), and queued unless it is outside
+    /// the model's boundary.
+    fn visit(&mut self, fp: [u64; 2], state: M::State, parent: Option<u32>, depth: usize) {
+        let Some(index) = self.visited.insert_fingerprint(fp, parent) else {
+            return;
+        };
+        for (found, (_, p)) in self.found.iter_mut().zip(&self.properties) {
+            if found.is_none() && !(p.condition)(self.model, &state) {
+                *found = Some(index);
+            }
+        }
+        if self.model.within_boundary(&state) {
+            let pipeline = &mut self.pipeline;
+            self.frontier
+                .push(state, index, depth, &mut |c| pipeline.submit(c));
+        }
+    }
+
+    /// Every property has its counterexample: nothing left to search for.
+    fn all_found(&self) -> bool {
+        self.found.iter().all(Option::is_some)
+    }
+}
+
 /// The search proper: a FIFO queue, each state checked when first reached.
 fn search<M>(
     model: &M,
     limits: Limits,
     progress: &mut dyn FnMut(&Stats),
-    mut pipeline: expand::Pipeline<'_, M>,
+    pipeline: expand::Pipeline<'_, M>,
     visited: &mut Visited,
 ) -> Outcome<M>
 where
-    M: Narrate + Sync,
+    M: Symmetry + Sync,
     M::State: Clone + Hash + Eq + Debug + Send,
     M::Action: Clone + Debug,
 {
@@ -321,92 +297,59 @@ where
         .filter(|p| matches!(p.expectation, Expectation::Always))
         .filter_map(|p| Property::of(&p).map(|named| (named, p)))
         .collect();
-    let mut found: Vec<Option<u32>> = vec![None; properties.len()];
-    let mut frontier = Frontier {
-        filling: None,
-        spare: Vec::new(),
-        queued: 0,
+    let mut s = Search {
+        model,
+        found: vec![None; properties.len()],
+        properties,
+        visited,
+        frontier: Frontier {
+            filling: None,
+            spare: Vec::new(),
+            queued: 0,
+        },
+        pipeline,
     };
     let mut stats = Stats::default();
     let mut stopped = None;
     let rss_start = limits.max_bytes.and_then(|_| resident_bytes());
 
-    let visit = |fp: [u64; 2],
-                 state: M::State,
-                 parent: Option<u32>,
-                 depth: usize,
-                 visited: &mut Visited,
-                 frontier: &mut Frontier<M::State>,
-                 pipeline: &mut expand::Pipeline<'_, M>,
-                 found: &mut Vec<Option<u32>>| {
-        let Some(index) = visited.insert_fingerprint(fp, parent) else {
-            return;
-        };
-        for (i, (_, p)) in properties.iter().enumerate() {
-            if found[i].is_none() && !(p.condition)(model, &state) {
-                found[i] = Some(index);
-            }
-        }
-        if model.within_boundary(&state) {
-            frontier.push(state, index, depth, &mut |c| pipeline.submit(c));
-        }
-    };
-
     let mut encoding = Vec::new();
-    for s in model.init_states() {
+    for init in model.init_states() {
         stats.states += 1;
         encoding.clear();
-        stored_form(model, &s, limits.symmetry, &mut encoding);
-        let fp = encode::fingerprint(&encoding);
-        visit(
-            fp,
-            s,
-            None,
-            0,
-            visited,
-            &mut frontier,
-            &mut pipeline,
-            &mut found,
-        );
+        stored_form(model, &init, limits.symmetry, &mut encoding);
+        s.visit(encode::fingerprint(&encoding), init, None, 0);
     }
     let mut report_at = REPORT_EVERY;
     // Successors generated but not yet merged when a limit struck.
     let mut unmerged = 0;
     loop {
-        if found.iter().all(Option::is_some) {
+        if s.all_found() {
             break;
         }
-        let Some(mut piece) = pipeline.next(&mut || frontier.flush()) else {
+        let frontier = &mut s.frontier;
+        let Some(mut piece) = s.pipeline.next(&mut || frontier.flush()) else {
             break;
         };
         stats.max_depth = stats.max_depth.max(piece.depth);
         stats.states += piece.generated;
-        frontier.queued -= piece.expanded;
-        frontier.spare.push(piece.spare);
+        s.frontier.queued -= piece.expanded;
+        s.frontier.spare.push(piece.spare);
         let mut fresh = piece.fresh.drain(..);
         for f in fresh.by_ref() {
-            visit(
-                f.fp,
-                f.state,
-                Some(f.parent),
-                piece.depth + 1,
-                visited,
-                &mut frontier,
-                &mut pipeline,
-                &mut found,
-            );
-            if visited.len() >= limits.max_states {
+            s.visit(f.fp, f.state, Some(f.parent), piece.depth + 1);
+            if s.visited.len() >= limits.max_states {
                 stopped = Some(Stop::States);
                 break;
             }
         }
         unmerged = fresh.len();
         drop(fresh);
-        pipeline.recycle(piece.fresh);
+        s.pipeline.recycle(piece.fresh);
         if stats.states >= report_at {
             report_at = stats.states + REPORT_EVERY;
-            stats.unique_states = visited.len();
-            stats.queue = frontier.queued;
+            stats.unique_states = s.visited.len();
+            stats.queue = s.frontier.queued;
             stats.seconds = start.elapsed().as_secs_f64();
             progress(&stats);
             if limits.timeout.is_some_and(|t| start.elapsed() > t) {
@@ -421,6 +364,14 @@ where
             break;
         }
     }
+    let Search {
+        properties,
+        found,
+        visited,
+        frontier,
+        pipeline,
+        ..
+    } = s;
     drop(pipeline);
     // A limit reached with nothing left to expand cut nothing short.
     if frontier.queued == 0 && unmerged == 0 {
@@ -452,7 +403,7 @@ where
 /// form, or with `symmetry` off of the state itself.
 fn stored_form<M>(model: &M, state: &M::State, symmetry: bool, out: &mut Vec<u8>)
 where
-    M: Narrate,
+    M: Symmetry,
     M::State: Clone + Hash + Eq + Debug,
     M::Action: Clone + Debug,
 {
@@ -473,7 +424,7 @@ fn rebuild<M>(
     symmetry: bool,
 ) -> Vec<(Option<M::Action>, M::State)>
 where
-    M: Narrate,
+    M: Symmetry,
     M::State: Clone + Hash + Eq + Debug,
     M::Action: Clone + Debug,
 {

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
-use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats, Stop};
+use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats, Stop, Symmetry};
 use crate::diagram::{Cast, Exchange, Scene};
 use crate::registry::Property;
 
@@ -102,7 +102,7 @@ where
 
 impl<M> Checkable for M
 where
-    M: Narrate + Send + Sync + 'static,
+    M: Narrate + Symmetry + Send + Sync + 'static,
     M::State: Clone + Hash + Eq + Debug + Send + Sync,
     M::Action: Clone + Debug + PartialEq + Send + Sync,
 {

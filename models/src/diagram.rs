@@ -185,26 +185,6 @@ pub fn client_state(
     }
 }
 
-/// A client lane for a process that may be stopped or cut off from its servers: what it
-/// is doing, `, paused` / `, cut off` appended, drawn faded when it cannot act.
-pub fn process_state(
-    c: impl std::fmt::Display,
-    what: &str,
-    critical: bool,
-    paused: bool,
-    cut_off: bool,
-    crashed: bool,
-) -> LaneState {
-    let mut status = what.to_string();
-    if paused {
-        status.push_str(", paused");
-    }
-    if cut_off {
-        status.push_str(", cut off");
-    }
-    client_state(c, status, None, critical, paused || cut_off || crashed)
-}
-
 /// A server lane: its `status`, and the lock it stores as `(what, owner lane, expiry)`.
 pub fn holder_state(
     lane: &str,

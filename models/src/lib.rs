@@ -7,9 +7,12 @@
 //! checker (`locklab-traces`) and the real implementations hold their behaviour against
 //! the same [`spec`] types, so a protocol's semantics live in exactly one place. The
 //! names all crates share — families, faults, properties — are typed in [`registry`].
+//! What every family's clients share — the client faults and their budget, where a
+//! client is in its program, time's premise, what the properties read — is written
+//! once in [`kernel`].
 //!
-//! Imports run one way: [`registry`] ← [`check`] ← [`checkable`] ← [`scenario`] ← the
-//! families ← [`catalog`].
+//! Imports run one way: [`registry`] ← [`check`] ← [`checkable`] ← [`scenario`] ←
+//! [`kernel`] ← the families ← [`catalog`].
 
 pub mod catalog;
 pub mod check;
@@ -17,6 +20,7 @@ pub mod checkable;
 pub mod diagram;
 pub mod etcd;
 pub mod inventory;
+pub mod kernel;
 pub mod redis;
 pub mod redlock;
 pub mod registry;

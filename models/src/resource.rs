@@ -47,6 +47,22 @@ impl Resource {
         self.value == self.accepted
     }
 
+    /// The counter on the diagram's resource lane, with the highest token presented
+    /// when `token`.
+    pub fn counter(&self, token: bool) -> String {
+        if token {
+            format!("counter {} (token ≥ {})", self.value, self.max_token)
+        } else {
+            format!("counter {}", self.value)
+        }
+    }
+
+    /// What the resource lane says of the counter when the lock guards it alone: with
+    /// its highest token when `fenced`, otherwise nothing until a write is accepted.
+    pub fn note(&self, fenced: bool) -> Option<String> {
+        (fenced || self.accepted > 0).then(|| self.counter(fenced))
+    }
+
     /// Its line in a story's state.
     pub fn describe(&self) -> String {
         format!(

@@ -23,7 +23,7 @@ use stateright::Model;
 
 use super::encode::fingerprint;
 use super::visited::Seen;
-use super::Narrate;
+use super::Symmetry;
 
 /// Part of the queue: states of one depth, each with its index in the visited set.
 pub(super) struct Chunk<S> {
@@ -67,7 +67,7 @@ struct Expander<M: Model> {
 
 impl<M> Expander<M>
 where
-    M: Narrate,
+    M: Symmetry,
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug,
     M::Action: Clone + std::fmt::Debug,
 {
@@ -206,7 +206,7 @@ pub(super) struct Pipeline<'m, M: Model> {
 
 impl<'m, M> Pipeline<'m, M>
 where
-    M: Narrate + Sync,
+    M: Symmetry + Sync,
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug + Send,
     M::Action: Clone + std::fmt::Debug,
 {

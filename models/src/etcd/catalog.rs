@@ -1,6 +1,7 @@
 //! The `etcd-*` rows of the catalog, and how each builds its [`EtcdLockModel`].
 
 use crate::checkable::Checkable;
+use crate::kernel::Budget;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -37,12 +38,7 @@ impl EtcdLock {
             work: self.work,
             clients: p.clients,
             ttl: p.ttl,
-            pauses: p.budget(Fault::Pause),
-            crashes: p.budget(Fault::Crash),
-            partitions: p.budget(Fault::Partition),
-            drops: p.budget(Fault::Drop),
-            failovers,
-            revokes: p.budget(Fault::Revoke),
+            faults: Budget::of(&p.faults),
             // Long enough for a lease nobody keeps alive to run out after every leader
             // change has restarted it.
             horizon: p.ttl * (u64::from(failovers) + 2) + 2,

@@ -4,12 +4,15 @@
 //! and a leader change marked on the cluster, the lock key's lease as its bar.
 
 use crate::diagram::{
-    client, holder_state, process_state, resource_access, resource_lane, resource_state, Exchange,
-    Lane, LaneKind, LaneState,
+    client, holder_state, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState,
 };
+use crate::kernel::{ClientPhase, LockChecks, WorkStep};
+use crate::registry::Fault;
 
-use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
-use super::spec::{command_text, reply_text, COUNTER_KEY, LOCK_KEY, LOCK_PREFIX};
+use super::model::{owner, Action, EtcdLockModel, EtcdLockState, Lock, Work};
+use super::narration::{phase_words, WORDS};
+use super::spec::{COUNTER_KEY, LOCK_KEY, LOCK_PREFIX};
+use super::text::{command_text, reply_text};
 
 /// The cluster's lane.
 const ETCD: &str = "etcd";
@@ -21,13 +24,13 @@ impl EtcdLockModel {
         let mut lanes: Vec<Lane> = (0..s.clients.len())
             .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
             .collect();
-        let label = if self.failovers > 0 {
+        let label = if self.faults.has(Fault::Failover) {
             "etcd cluster (3 members)"
         } else {
             "etcd"
         };
         lanes.push(Lane::new(ETCD, label, LaneKind::Node));
-        if self.revokes > 0 {
+        if self.faults.has(Fault::Revoke) {
             lanes.push(Lane::new(OPERATOR, "operator", LaneKind::Agent));
         }
         lanes.push(resource_lane());
@@ -61,28 +64,7 @@ impl EtcdLockModel {
             .clients
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let what = match c.phase {
-                    Phase::Grant => "starting session",
-                    Phase::Create => "acquiring",
-                    Phase::Wait => "queued",
-                    Phase::Check => "checking its key",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release => "releasing",
-                    Phase::Retry => "retrying release",
-                    Phase::Done if c.lost => "gave up",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
-                process_state(
-                    i,
-                    what,
-                    c.phase.critical(),
-                    c.paused,
-                    c.partitioned,
-                    c.phase == Phase::Crashed,
-                )
-            })
+            .map(|(i, c)| c.process.lane(i, phase_words(c).1, None, c.phase))
             .collect();
         let holder = self.owning_key(s);
         out.push(holder_state(
@@ -90,7 +72,7 @@ impl EtcdLockModel {
             format!("rev {}, {} lease(s)", s.etcd.revision, s.etcd.leases.len()),
             holder,
         ));
-        if self.revokes > 0 {
+        if self.faults.has(Fault::Revoke) {
             out.push(LaneState {
                 lane: OPERATOR.into(),
                 status: "etcdctl".into(),
@@ -105,14 +87,7 @@ impl EtcdLockModel {
                     .get(COUNTER_KEY)
                     .map_or("unset", |kv| kv.value.as_str())
             )),
-            Work::Fenced => Some(format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )),
-            Work::Outside if s.resource.accepted > 0 => {
-                Some(format!("counter {}", s.resource.value))
-            }
-            Work::Outside => None,
+            Work::Fenced | Work::Outside => s.resource.note(self.work == Work::Fenced),
         };
         out.push(resource_state(&self.in_critical(s), extra));
         out
@@ -155,21 +130,12 @@ impl EtcdLockModel {
                     };
                     return request(client(c), by, false, false);
                 }
-                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                let accepted = e
+                let after = e
                     .as_ref()
-                    .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
-                match (cl.phase, after) {
-                    (Phase::Critical(k), after) => resource_access(
-                        c,
-                        k == 0 && after == Some(Phase::Critical(1)),
-                        cl.my_rev,
-                        self.work == Work::Fenced,
-                        s.resource.value,
-                        accepted,
-                    ),
-                    _ => mark(client(c), "steps".into(), false),
-                }
+                    .map(|e| (e.state.clients[c as usize].phase, &e.state.resource));
+                let fenced = self.work == Work::Fenced;
+                WorkStep::arrow(c, (cl.phase, &s.resource), after, cl.my_rev, fenced)
+                    .unwrap_or_else(|| mark(client(c), "steps".into(), false))
             }
             Action::KeepAlive(c) => request(client(c), "keep-alive: ", false, false),
             Action::Tick => {
@@ -193,11 +159,6 @@ impl EtcdLockModel {
                     x
                 }
             }
-            Action::Pause(c) => mark(client(c), "⚡ pauses (keep-alives too)".into(), true),
-            Action::Resume(c) => mark(client(c), "resumes".into(), false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
-            Action::Partition(c) => mark(client(c), "⚡ cut off from the cluster".into(), true),
-            Action::Heal(c) => mark(client(c), "partition heals".into(), false),
             Action::Drop(c) => request(client(c), "⚡ ", true, true),
             Action::Revoke(c) => {
                 request(OPERATOR.into(), &format!("⚡ c{c}'s lease: "), true, false)
@@ -207,6 +168,7 @@ impl EtcdLockModel {
                 "⚡ leader killed; new leader restarts lease TTLs".into(),
                 true,
             ),
+            _ => WORDS.mark(a.client_fault()),
         }
     }
 }

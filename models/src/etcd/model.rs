@@ -4,7 +4,11 @@
 
 use stateright::Model;
 
-use crate::registry::Property;
+use crate::check::Symmetry;
+use crate::kernel::{
+    client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
+};
+use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
 use super::spec::{
@@ -58,18 +62,9 @@ pub struct EtcdLockModel {
     pub clients: usize,
     /// Lease TTL in ticks.
     pub ttl: u64,
-    /// Holder pauses.
-    pub pauses: u8,
-    /// Holder crashes.
-    pub crashes: u8,
-    /// Holders cut off from the cluster.
-    pub partitions: u8,
-    /// Lost release replies.
-    pub drops: u8,
-    /// Leader changes.
-    pub failovers: u8,
-    /// Queued waiters' leases revoked.
-    pub revokes: u8,
+    /// Faults the checker may inject: holder pauses, crashes and partitions, lost
+    /// release replies, leader changes, queued waiters' leases revoked.
+    pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
     /// Which properties this row checks.
@@ -99,25 +94,18 @@ pub enum Phase {
     Crashed,
 }
 
-impl Phase {
-    /// Inside the critical section.
-    pub fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
-    }
-
-    /// Holding the lock as far as the client knows.
-    pub fn holding(self) -> bool {
-        matches!(self, Phase::Critical(_) | Phase::Release)
-    }
-
-    /// Queued for the lock.
-    pub fn waiting(self) -> bool {
-        matches!(self, Phase::Create | Phase::Wait | Phase::Check)
-    }
-
-    /// Still running its program (so still keeping its lease alive).
-    pub fn running(self) -> bool {
-        !matches!(self, Phase::Done | Phase::Crashed)
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Grant => Stage::Running,
+            Phase::Create | Phase::Wait | Phase::Check => Stage::Queued,
+            Phase::Critical(k) => Stage::Inside(k),
+            Phase::Release => Stage::Holding,
+            // The first release was sent: as far as the client knows, it let go.
+            Phase::Retry => Stage::Running,
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
     }
 }
 
@@ -126,10 +114,8 @@ impl Phase {
 pub struct Client {
     /// Program counter.
     pub phase: Phase,
-    /// Stopped by a pause fault (keep-alives included).
-    pub paused: bool,
-    /// Cut off from the cluster; it runs on, but no request of its gets through.
-    pub partitioned: bool,
+    /// Paused (keep-alives included) or cut off from the cluster.
+    pub process: Process,
     /// Its session lease.
     pub lease: Option<LeaseId>,
     /// Its lock key's create revision: its fencing token.
@@ -138,23 +124,6 @@ pub struct Client {
     pub read: u8,
     /// It gave up because its session expired.
     pub lost: bool,
-}
-
-/// Fault budgets left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Budget {
-    /// Pauses.
-    pub pauses: u8,
-    /// Crashes.
-    pub crashes: u8,
-    /// Partitions.
-    pub partitions: u8,
-    /// Lost replies.
-    pub drops: u8,
-    /// Leader changes.
-    pub failovers: u8,
-    /// Lease revokes.
-    pub revokes: u8,
 }
 
 /// The whole system.
@@ -204,12 +173,10 @@ pub enum Action {
     Revoke(u8),
 }
 
-/// A step's visible effect, for stories.
-pub(super) struct Effect {
-    pub(super) state: EtcdLockState,
-    /// The request sent and its reply.
-    pub(super) sent: Option<(EtcdCommand, EtcdReply)>,
-}
+/// A step's next state, with the request it sent and its reply.
+pub(super) type Effect = crate::kernel::Effect<EtcdLockState, (EtcdCommand, EtcdReply)>;
+
+client_faults!(Action: Pause, Resume, Crash, Partition, Heal);
 
 /// A client's name, as its lock key's value holds it.
 pub fn owner(c: usize) -> String {
@@ -219,7 +186,12 @@ pub fn owner(c: usize) -> String {
 impl EtcdLockModel {
     /// Whether time matters: some fault makes a lease run out.
     fn timed(&self) -> bool {
-        self.pauses + self.crashes + self.partitions + self.failovers > 0
+        self.faults.any(&[
+            Fault::Pause,
+            Fault::Crash,
+            Fault::Partition,
+            Fault::Failover,
+        ])
     }
 
     fn rpc(&self) -> bool {
@@ -240,7 +212,7 @@ impl EtcdLockModel {
     fn may_step(&self, cl: &Client) -> bool {
         let server_side = self.rpc() && cl.phase.waiting();
         let outside = cl.phase.critical() && self.work != Work::TxnGuarded;
-        (!cl.paused || server_side) && (!cl.partitioned || outside)
+        (!cl.process.paused || server_side) && (!cl.process.partitioned || outside)
     }
 
     fn step(&self, st: &EtcdLockState, c: usize) -> Option<Effect> {
@@ -412,45 +384,45 @@ impl EtcdLockModel {
     /// Whether the client keeps its lease alive: it runs, is not stopped and reaches
     /// the cluster. A finished client's lease just runs out.
     fn keeps_alive(cl: &Client) -> bool {
-        cl.lease.is_some() && cl.phase.running() && !cl.paused && !cl.partitioned
+        cl.lease.is_some() && cl.phase.running() && cl.process.connected()
+    }
+
+    /// When the client's lease runs out unless kept alive.
+    fn lease_deadline(s: &EtcdLockState, cl: &Client) -> Option<u64> {
+        let lease = s.etcd.leases.get(&cl.lease?)?;
+        Some(lease.deadline.lo)
     }
 
     /// Time may pass unless a client that keeps its lease alive would lose it: a
     /// keep-alive reaches the cluster in time — the premise the faults break.
     fn may_tick(&self, s: &EtcdLockState) -> bool {
-        self.timed()
-            && s.now < self.horizon
-            && s.clients.iter().all(|c| {
-                !Self::keeps_alive(c)
-                    || c.lease
-                        .and_then(|l| s.etcd.leases.get(&l))
-                        .is_none_or(|l| s.now + 1 < l.deadline.lo)
-            })
+        let kept = s.clients.iter().map(|c| {
+            Self::keeps_alive(c)
+                .then(|| Self::lease_deadline(s, c))
+                .flatten()
+        });
+        self.timed() && time::may_tick(s.now, self.horizon, kept)
     }
 
     pub(super) fn effect(&self, st: &EtcdLockState, a: &Action) -> Option<Effect> {
-        let plain = |state: EtcdLockState| Some(Effect { state, sent: None });
         let mut s = st.clone();
+        let request = |s: EtcdLockState, cmd: EtcdCommand| {
+            let (reply, etcd) = apply(&s.etcd, &cmd, s.now);
+            Some(Effect {
+                state: EtcdLockState { etcd, ..s },
+                sent: Some((cmd, reply)),
+            })
+        };
         match *a {
             Action::Step(c) => self.step(st, c as usize),
             Action::KeepAlive(c) => {
                 let cl = &st.clients[c as usize];
                 let lease = cl.lease?;
-                let due = st
-                    .etcd
-                    .leases
-                    .get(&lease)
-                    .is_some_and(|l| l.deadline.lo <= st.now + 1);
+                let due = Self::lease_deadline(st, cl).is_some_and(|d| time::due(st.now, d));
                 if !self.timed() || !Self::keeps_alive(cl) || !due {
                     return None;
                 }
-                let cmd = EtcdCommand::KeepAlive { lease };
-                let (reply, etcd) = apply(&st.etcd, &cmd, st.now);
-                s.etcd = etcd;
-                Some(Effect {
-                    state: s,
-                    sent: Some((cmd, reply)),
-                })
+                request(s, EtcdCommand::KeepAlive { lease })
             }
             Action::Tick => {
                 if !self.may_tick(st) {
@@ -458,100 +430,58 @@ impl EtcdLockModel {
                 }
                 s.now += 1;
                 s.etcd.expire_due(s.now);
-                plain(s)
-            }
-            Action::Pause(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.pauses == 0 || cl.paused || !cl.phase.holding() {
-                    return None;
-                }
-                cl.paused = true;
-                s.budget.pauses -= 1;
-                plain(s)
-            }
-            Action::Resume(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.paused {
-                    return None;
-                }
-                cl.paused = false;
-                plain(s)
-            }
-            Action::Crash(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.crashes == 0 || !cl.phase.holding() {
-                    return None;
-                }
-                cl.phase = Phase::Crashed;
-                cl.paused = false;
-                s.budget.crashes -= 1;
-                plain(s)
-            }
-            Action::Partition(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.partitions == 0 || cl.partitioned || !cl.phase.holding() {
-                    return None;
-                }
-                cl.partitioned = true;
-                s.budget.partitions -= 1;
-                plain(s)
-            }
-            Action::Heal(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.partitioned {
-                    return None;
-                }
-                cl.partitioned = false;
-                plain(s)
+                Some(Effect::plain(s))
             }
             Action::Drop(c) => {
                 let cl = &st.clients[c as usize];
-                if s.budget.drops == 0 || cl.phase != Phase::Release || !self.may_step(cl) {
+                if !s.budget.has(Fault::Drop) || cl.phase != Phase::Release || !self.may_step(cl) {
                     return None;
                 }
                 let mut e = self.step(st, c as usize)?;
                 e.state.clients[c as usize].phase = Phase::Retry;
-                e.state.budget.drops -= 1;
+                e.state.budget.spend(Fault::Drop);
                 Some(e)
             }
             Action::Revoke(c) => {
                 let cl = &st.clients[c as usize];
                 let lease = cl.lease?;
-                if s.budget.revokes == 0 || cl.phase != Phase::Wait {
+                if !s.budget.has(Fault::Revoke) || cl.phase != Phase::Wait {
                     return None;
                 }
-                let cmd = EtcdCommand::Revoke { lease };
-                let (reply, etcd) = apply(&st.etcd, &cmd, st.now);
-                s.etcd = etcd;
-                s.budget.revokes -= 1;
-                Some(Effect {
-                    state: s,
-                    sent: Some((cmd, reply)),
-                })
+                s.budget.spend(Fault::Revoke);
+                request(s, EtcdCommand::Revoke { lease })
             }
             Action::Failover => {
-                if s.budget.failovers == 0 || s.etcd.leases.is_empty() {
+                if !s.budget.has(Fault::Failover) || s.etcd.leases.is_empty() {
                     return None;
                 }
                 s.etcd.restart_leases(s.now);
-                s.budget.failovers -= 1;
-                plain(s)
+                s.budget.spend(Fault::Failover);
+                Some(Effect::plain(s))
+            }
+            // Pause, resume, crash, partition, heal: the kernel's.
+            _ => {
+                let (f, c) = a.client_fault()?;
+                let Client { phase, process, .. } = &mut s.clients[c];
+                let at = *phase;
+                f.strike(process, &mut s.budget, at, || *phase = Phase::Crashed)
+                    .then_some(Effect::plain(s))
             }
         }
     }
+}
 
+impl LockChecks for EtcdLockModel {
     /// Clients inside the critical section.
-    pub(super) fn in_critical(&self, s: &EtcdLockState) -> Vec<usize> {
-        (0..s.clients.len())
-            .filter(|&c| s.clients[c].phase.critical())
-            .collect()
+    fn in_critical(&self, s: &EtcdLockState) -> Vec<usize> {
+        inside(&s.clients, |c| c.phase.critical())
     }
 
     /// A lock key no one will ever delete while a client waits: one whose writer no
     /// longer holds it and that is attached to no lease (a lease nobody keeps alive
     /// runs out, however often a new leader restarts it, since the budget of leader
     /// changes is finite).
-    pub(super) fn orphan(&self, s: &EtcdLockState) -> Option<String> {
+    fn orphan(&self, s: &EtcdLockState) -> Option<String> {
         if !s.clients.iter().any(|c| c.phase.waiting()) {
             return None;
         }
@@ -566,6 +496,21 @@ impl EtcdLockModel {
             })
             .map(|(k, kv)| format!("key {k} written by {}", kv.value))
     }
+
+    fn foreign_release(&self, s: &EtcdLockState) -> Option<u8> {
+        s.foreign_release
+    }
+
+    /// The resource, and the `counter` key only guarded writes that committed.
+    fn resource_safe(&self, s: &EtcdLockState) -> bool {
+        let counter = s
+            .etcd
+            .keys
+            .get(COUNTER_KEY)
+            .and_then(|kv| kv.value.parse::<u8>().ok())
+            .unwrap_or(0);
+        s.resource.safe() && counter == s.commits
+    }
 }
 
 impl Model for EtcdLockModel {
@@ -576,8 +521,7 @@ impl Model for EtcdLockModel {
         let clients = (0..self.clients)
             .map(|_| Client {
                 phase: Phase::Grant,
-                paused: false,
-                partitioned: false,
+                process: Process::default(),
                 lease: None,
                 my_rev: 0,
                 read: 0,
@@ -590,14 +534,7 @@ impl Model for EtcdLockModel {
             clients,
             resource: Resource::default(),
             commits: 0,
-            budget: Budget {
-                pauses: self.pauses,
-                crashes: self.crashes,
-                partitions: self.partitions,
-                drops: self.drops,
-                failovers: self.failovers,
-                revokes: self.revokes,
-            },
+            budget: self.faults,
             foreign_release: None,
         }]
     }
@@ -625,28 +562,10 @@ impl Model for EtcdLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        type Holds = fn(&EtcdLockModel, &EtcdLockState) -> bool;
-        let all: [(Property, Holds); 4] = [
-            (Property::MutualExclusion, |m, s| {
-                m.in_critical(s).len() <= 1
-            }),
-            (Property::NoForeignRelease, |_, s| {
-                s.foreign_release.is_none()
-            }),
-            (Property::Liveness, |m, s| m.orphan(s).is_none()),
-            (Property::ResourceSafety, |_, s| {
-                let counter = s
-                    .etcd
-                    .keys
-                    .get(COUNTER_KEY)
-                    .and_then(|kv| kv.value.parse::<u8>().ok())
-                    .unwrap_or(0);
-                s.resource.safe() && counter == s.commits
-            }),
-        ];
-        all.into_iter()
-            .filter(|(p, _)| self.properties.contains(p))
-            .map(|(p, holds)| p.always(holds))
-            .collect()
+        invariants(self.properties)
     }
 }
+
+/// Every state stored as it is: clients' names are in the server's lock keys and leases, so
+/// renaming clients would mean renaming those too.
+impl Symmetry for EtcdLockModel {}

@@ -2,30 +2,49 @@
 //! resource, every request as `etcdctl` would spell it with its reply, and the closing
 //! line that says why a property broke.
 
-use crate::check::Narrate;
+use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
+use crate::kernel::{ClientPhase, FaultWords, LockChecks, WorkStep};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
-use super::model::{Action, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
-use super::spec::{command_text, reply_text, state_lines};
+use super::model::{Action, Client, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
+use super::text::{command_text, reply_text, state_lines};
+
+/// How the client faults read: a pause stops the keep-alives, a partition loses them.
+pub(super) const WORDS: FaultWords = FaultWords {
+    pause: " (GC / SIGSTOP): its keep-alives stop too",
+    pause_mark: " (keep-alives too)",
+    crash: " (kill -9)",
+    servers: "the cluster",
+    heartbeats: "keep-alives",
+};
+
+/// A client's phase in words: on its story line, and (shorter) on its diagram lane.
+pub(super) fn phase_words(c: &Client) -> (String, &'static str) {
+    let (story, lane) = match c.phase {
+        Phase::Grant => ("starting its session", "starting session"),
+        Phase::Create => ("acquiring", "acquiring"),
+        Phase::Wait => {
+            let behind = format!("queued behind create revision {}", c.my_rev);
+            return (behind, "queued");
+        }
+        Phase::Check => ("checking its key", "checking its key"),
+        Phase::Critical(_) => ("IN CRITICAL SECTION", "inside"),
+        Phase::Release => ("releasing", "releasing"),
+        Phase::Retry => ("retrying its release", "retrying release"),
+        Phase::Done if c.lost => ("gave up (session expired)", "gave up"),
+        Phase::Done => ("done", "done"),
+        Phase::Crashed => ("CRASHED", "crashed"),
+    };
+    (story.to_string(), lane)
+}
 
 impl Narrate for EtcdLockModel {
     fn describe_state(&self, s: &EtcdLockState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {
-            let what = match c.phase {
-                Phase::Grant => "starting its session".to_string(),
-                Phase::Create => "acquiring".to_string(),
-                Phase::Wait => format!("queued behind create revision {}", c.my_rev),
-                Phase::Check => "checking its key".to_string(),
-                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
-                Phase::Release => "releasing".to_string(),
-                Phase::Retry => "retrying its release".to_string(),
-                Phase::Done if c.lost => "gave up (session expired)".to_string(),
-                Phase::Done => "done".to_string(),
-                Phase::Crashed => "CRASHED".to_string(),
-            };
+            let (what, _) = phase_words(c);
             let lease = c
                 .lease
                 .map(|l| format!(", lease {l:x}"))
@@ -35,9 +54,8 @@ impl Narrate for EtcdLockModel {
             } else {
                 String::new()
             };
-            let paused = if c.paused { " [PAUSED]" } else { "" };
-            let cut = if c.partitioned { " [PARTITIONED]" } else { "" };
-            lines.push(format!("c{i}: {what}{lease}{token}{paused}{cut}"));
+            let tags = c.process.tags();
+            lines.push(format!("c{i}: {what}{lease}{token}{tags}"));
         }
         lines.extend(state_lines(&s.etcd));
         if matches!(self.work, Work::Outside | Work::Fenced) && s.resource.accepted > 0
@@ -66,16 +84,11 @@ impl Narrate for EtcdLockModel {
                 } else {
                     format!("c{c}")
                 };
-                match (cl.phase, after, &sent) {
-                    (_, _, Some(_)) => said(by),
-                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
-                        format!("c{c} reads the resource with token {}", cl.my_rev)
-                    }
-                    (Phase::Critical(_), Some(Phase::Release), _) if self.work == Work::Fenced => {
-                        format!("c{c} writes the resource with token {}", cl.my_rev)
-                    }
-                    (Phase::Critical(_), _, _) => format!("c{c} writes the resource"),
-                    _ => format!("c{c} steps"),
+                let fenced = self.work == Work::Fenced;
+                match (&sent, WorkStep::of(cl.phase, after)) {
+                    (Some(_), _) => said(by),
+                    (None, Some(w)) => w.story(c, cl.my_rev, fenced, "writes the resource"),
+                    (None, None) => format!("c{c} steps"),
                 }
             }
             Action::KeepAlive(c) => said(format!("c{c}'s session")),
@@ -110,18 +123,12 @@ impl Narrate for EtcdLockModel {
                 }
                 t
             }
-            Action::Pause(c) => format!("c{c} pauses (GC / SIGSTOP): its keep-alives stop too"),
-            Action::Resume(c) => format!("c{c} resumes"),
-            Action::Crash(c) => format!("c{c} crashes (kill -9)"),
-            Action::Partition(c) => format!(
-                "c{c} is partitioned from the cluster: its keep-alives are lost, its work goes on"
-            ),
-            Action::Heal(c) => format!("c{c}'s partition heals"),
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
             Action::Revoke(c) => said(format!("operator revokes queued c{c}'s lease")),
             Action::Failover => {
                 "the leader is killed; the new leader restarts every lease's TTL".to_string()
             }
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -142,27 +149,15 @@ impl Narrate for EtcdLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        matches!(
-            a,
-            Action::Pause(_)
-                | Action::Crash(_)
-                | Action::Partition(_)
-                | Action::Drop(_)
-                | Action::Failover
-                | Action::Revoke(_)
-        )
+        a.client_fault().is_some_and(|(f, _)| f.is_fault())
+            || matches!(a, Action::Drop(_) | Action::Failover | Action::Revoke(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, EtcdLockState)]) -> String {
-        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
-        let partitioned = any(|a| matches!(a, Action::Partition(_)));
-        let dropped = any(|a| matches!(a, Action::Drop(_)));
+        let partitioned = happened(path, |a| matches!(a, Action::Partition(_)));
+        let dropped = happened(path, |a| matches!(a, Action::Drop(_)));
         let last = path.last().map(|(_, s)| s);
-        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if dropped => format!(
                 "The release's reply was lost and the retry deleted `lock` by name: by then it was the next holder's key, so a third client created its own: {pair} are inside together."

@@ -17,7 +17,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{Outcomes, Spec, Window};
+use crate::spec::{expiry, Outcomes, Spec, Window};
+
+// How a request and a reply read lives in `text.rs`; other crates name it here.
+pub use super::text::{command_text, reply_text, state_lines};
 
 /// The prefix the `concurrency.Mutex` recipe and the `Lock` RPC create their keys under.
 pub const LOCK_PREFIX: &str = "lock/";
@@ -90,16 +93,6 @@ pub struct Lease {
     /// When it expires unless kept alive: the grant's or last keep-alive's window plus
     /// the TTL (a single instant in models).
     pub deadline: Window,
-}
-
-impl Lease {
-    fn surely_expired(&self, t: u64) -> bool {
-        self.deadline.hi <= t
-    }
-
-    fn maybe_expired(&self, at: Window) -> bool {
-        self.deadline.lo <= at.hi
-    }
 }
 
 /// The cluster's state, as one linearizable keyspace.
@@ -288,14 +281,17 @@ impl EtcdState {
         }
     }
 
+    /// Every lease with its deadline.
+    fn deadlines(&self) -> Vec<(LeaseId, Window)> {
+        self.leases
+            .iter()
+            .map(|(id, l)| (*id, l.deadline))
+            .collect()
+    }
+
     /// Expires every lease whose deadline has surely passed at `t`; whether any did.
     pub fn expire_due(&mut self, t: u64) -> bool {
-        let due: Vec<LeaseId> = self
-            .leases
-            .iter()
-            .filter(|(_, l)| l.surely_expired(t))
-            .map(|(id, _)| *id)
-            .collect();
+        let due = expiry::due(self.deadlines(), t);
         for id in &due {
             self.drop_lease(*id);
         }
@@ -503,10 +499,6 @@ pub fn apply(state: &EtcdState, cmd: &EtcdCommand, t: u64) -> (EtcdReply, EtcdSt
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct EtcdSpec;
 
-/// Above this many leases whose expiry a window leaves open, only expiry in deadline
-/// order is listed (each lease's keep-alives are serial, so this is the usual case).
-const MAX_OPEN_LEASES: usize = 6;
-
 impl Spec for EtcdSpec {
     type State = EtcdState;
     type Input = EtcdCommand;
@@ -526,154 +518,16 @@ impl Spec for EtcdSpec {
     ) -> Outcomes<EtcdReply, EtcdState> {
         let mut base = state.clone();
         base.expire_due(at.lo);
-        let mut open: Vec<(Window, LeaseId)> = base
-            .leases
-            .iter()
-            .filter(|(_, l)| l.maybe_expired(at))
-            .map(|(id, l)| (l.deadline, *id))
-            .collect();
-        open.sort();
-        let sets: Vec<Vec<LeaseId>> = if open.len() <= MAX_OPEN_LEASES {
-            (0u32..1 << open.len())
-                .map(|m| {
-                    (0..open.len())
-                        .filter(|i| m & (1 << i) != 0)
-                        .map(|i| open[i].1)
-                        .collect()
-                })
-                .collect()
-        } else {
-            (0..=open.len())
-                .map(|n| open[..n].iter().map(|o| o.1).collect())
-                .collect()
-        };
-        let mut out: Outcomes<EtcdReply, EtcdState> = Outcomes::new();
-        for expired in sets {
-            let mut next = base.clone();
-            for id in expired {
-                next.drop_lease(id);
-            }
-            let reply = next.exec(cmd, at.hi);
-            if !out.iter().any(|(r, s)| *r == reply && *s == next) {
-                out.push((reply, next));
-            }
-        }
-        out
+        let leases = base.deadlines();
+        expiry::outcomes(base, leases, at, Self::State::drop_lease, |s, t| {
+            s.exec(cmd, t)
+        })
     }
 
     fn describe(cmd: &EtcdCommand, reply: Option<&EtcdReply>) -> String {
         let r = reply.map_or_else(|| "?".to_string(), reply_text);
         format!("{} -> {r}", command_text(cmd))
     }
-}
-
-fn kv_text((key, kv): &(String, Kv)) -> String {
-    let lease = kv
-        .lease
-        .map(|l| format!(", lease {l:x}"))
-        .unwrap_or_default();
-    format!(
-        "{key}='{}' (create {}, mod {}{lease})",
-        kv.value, kv.create_rev, kv.mod_rev
-    )
-}
-
-/// The request as `etcdctl` would spell it.
-pub fn command_text(cmd: &EtcdCommand) -> String {
-    use EtcdCommand::*;
-    match cmd {
-        Grant { ttl } => format!("lease grant {ttl}"),
-        KeepAlive { lease } => format!("lease keep-alive {lease:x}"),
-        Revoke { lease } => format!("lease revoke {lease:x}"),
-        Get { key } => format!("get {key}"),
-        FirstCreate { prefix } => format!("get {prefix} --prefix --sort-by=CREATE --limit=1"),
-        LastCreateBefore {
-            prefix,
-            max_create_rev,
-        } => format!(
-            "get {prefix} --prefix --max-create-rev={max_create_rev} --sort-by=CREATE --order=DESCEND --limit=1"
-        ),
-        Put { key, value, lease } => {
-            let lease = lease.map(|l| format!(" --lease={l:x}")).unwrap_or_default();
-            format!("put {key} '{value}'{lease}")
-        }
-        Delete { key } => format!("del {key}"),
-        Lock { name, lease } => format!("lock {name} --lease={lease:x}"),
-        Unlock { key } => format!("unlock {key}"),
-        Txn {
-            compare,
-            success,
-            failure,
-        } => {
-            let cmp: Vec<String> = compare
-                .iter()
-                .map(|c| match c {
-                    Compare::CreateRevision { key, rev } => {
-                        format!("create_revision({key}) = {rev}")
-                    }
-                })
-                .collect();
-            let ops = |o: &[EtcdCommand]| {
-                o.iter().map(command_text).collect::<Vec<_>>().join("; ")
-            };
-            let mut t = format!("txn if {} then {}", cmp.join(" && "), ops(success));
-            if !failure.is_empty() {
-                t.push_str(&format!(" else {}", ops(failure)));
-            }
-            t
-        }
-    }
-}
-
-/// The reply as a person would read it.
-pub fn reply_text(reply: &EtcdReply) -> String {
-    match reply {
-        EtcdReply::Granted { lease, ttl } => format!("lease {lease:x} granted with TTL {ttl}"),
-        EtcdReply::Alive { ttl } => format!("TTL {ttl}"),
-        EtcdReply::LeaseNotFound => "requested lease not found".to_string(),
-        EtcdReply::Revoked => "revoked".to_string(),
-        EtcdReply::Kvs(kvs) => {
-            format!(
-                "[{}]",
-                kvs.iter().map(kv_text).collect::<Vec<_>>().join(", ")
-            )
-        }
-        EtcdReply::Put { revision } => format!("OK, revision {revision}"),
-        EtcdReply::Deleted { deleted } => deleted.to_string(),
-        EtcdReply::Txn {
-            succeeded,
-            responses,
-        } => format!(
-            "{} [{}]",
-            if *succeeded { "SUCCEEDED" } else { "FAILED" },
-            responses
-                .iter()
-                .map(reply_text)
-                .collect::<Vec<_>>()
-                .join("; ")
-        ),
-        EtcdReply::Locked { key } => format!("locked {key}"),
-        EtcdReply::Unlocked => "unlocked".to_string(),
-        EtcdReply::Invalid => "invalid request".to_string(),
-    }
-}
-
-/// The keyspace and leases as story lines.
-pub fn state_lines(s: &EtcdState) -> Vec<String> {
-    let keys: Vec<String> = s
-        .keys
-        .iter()
-        .map(|(k, kv)| kv_text(&(k.clone(), kv.clone())))
-        .collect();
-    let leases: Vec<String> = s
-        .leases
-        .iter()
-        .map(|(id, l)| format!("{id:x} (expires t={})", l.deadline.lo))
-        .collect();
-    vec![
-        format!("etcd: revision {}, keys [{}]", s.revision, keys.join(", ")),
-        format!("etcd: leases [{}]", leases.join(", ")),
-    ]
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use crate::diagram::{client, client_state, Exchange, Lane, LaneKind, LaneState};
 
 use super::model::{InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step};
+use super::narration::step_words;
 
 /// The stock row's lane.
 const STOCK: &str = "stock";
@@ -32,13 +33,7 @@ impl InventoryModel {
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let at = match b.step {
-                    Step::Start => "not started".to_string(),
-                    Step::Read => "about to read".to_string(),
-                    Step::Write(n, _) => format!("read {n}, will write"),
-                    Step::Done if b.bought => "bought one".to_string(),
-                    Step::Done => "done".to_string(),
-                };
+                let (_, at) = step_words(b);
                 // Between its read and its write a buyer acts on what it read: the
                 // window in which another buyer's write makes that read stale.
                 client_state(i, at, None, matches!(b.step, Step::Write(..)), false)

@@ -5,6 +5,7 @@
 
 use stateright::Model;
 
+use crate::check::Symmetry;
 use crate::registry::Property;
 use crate::spec::inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
 use crate::spec::{Spec, Window};
@@ -227,5 +228,14 @@ impl Model for InventoryModel {
                 s.store.stock == m.initial - sold
             }),
         ]
+    }
+}
+
+/// Buyers are interchangeable: they run one program, so their order does not matter.
+impl Symmetry for InventoryModel {
+    fn canonical(&self, s: &InventoryModelState) -> InventoryModelState {
+        let mut c = s.clone();
+        c.buyers.sort();
+        c
     }
 }

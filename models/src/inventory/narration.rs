@@ -5,24 +5,30 @@ use crate::check::Narrate;
 use crate::diagram::{Exchange, Lane, LaneState};
 use crate::registry::Property;
 
-use super::model::{InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step};
+use super::model::{
+    Buyer, InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step,
+};
+
+/// A buyer's step in words: on its story line, and (shorter) on its diagram lane.
+pub(super) fn step_words(b: &Buyer) -> (String, String) {
+    let (story, lane) = match b.step {
+        Step::Start => ("not started", "not started"),
+        Step::Read => ("about to read", "about to read"),
+        Step::Write(n, v) => {
+            let read = format!("read stock {n} (version {v}), about to write");
+            return (read, format!("read {n}, will write"));
+        }
+        Step::Done if b.bought => ("done", "bought one"),
+        Step::Done => ("done", "done"),
+    };
+    (story.to_string(), lane.to_string())
+}
 
 impl Narrate for InventoryModel {
-    fn canonical(&self, s: &InventoryModelState) -> InventoryModelState {
-        let mut c = s.clone();
-        c.buyers.sort();
-        c
-    }
-
     fn describe_state(&self, s: &InventoryModelState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, b) in s.buyers.iter().enumerate() {
-            let at = match b.step {
-                Step::Start => "not started".to_string(),
-                Step::Read => "about to read".to_string(),
-                Step::Write(n, v) => format!("read stock {n} (version {v}), about to write"),
-                Step::Done => "done".to_string(),
-            };
+            let (at, _) = step_words(b);
             let got = if b.bought { ", bought one" } else { "" };
             lines.push(format!("c{i} (instance {}): {at}{got}", b.instance));
         }

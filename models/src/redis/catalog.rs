@@ -1,6 +1,7 @@
 //! The `redis-*` rows of the catalog, and how each builds its [`RedisLockModel`].
 
 use crate::checkable::Checkable;
+use crate::kernel::Budget;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -59,9 +60,7 @@ impl Build for RedisLock {
             replicas: p.replicas,
             wait: self.wait,
             fencing: self.fencing,
-            pauses: p.budget(Fault::Pause),
-            crashes: p.budget(Fault::Crash),
-            failovers: p.budget(Fault::Failover),
+            faults: Budget::of(&p.faults),
             horizon: 2 * p.ttl + 1,
             properties: scenario.properties,
         })

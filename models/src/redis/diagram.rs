@@ -4,12 +4,16 @@
 //! Sentinel.
 
 use crate::diagram::{
-    client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
+    client, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
-use crate::redis::spec::{command_text, reply_text, RedisState, Value};
+use crate::kernel::LockChecks;
+use crate::redis::spec::{RedisState, Value};
+use crate::redis::text::{command_text, reply_text};
+use crate::registry::Fault;
 
 use super::keys::LOCK_KEY;
 use super::model::{Action, Phase, RedisLockModel, RedisLockState};
+use super::narration::{phase_words, WORDS};
 
 /// The lane id of node `i`.
 pub(crate) fn node(i: impl std::fmt::Display) -> String {
@@ -36,7 +40,7 @@ impl RedisLockModel {
             .map(|c| Lane::new(client(c), client(c), LaneKind::Client))
             .collect();
         lanes.extend((0..s.nodes.len()).map(|i| Lane::new(node(i), node(i), LaneKind::Node)));
-        if self.failovers > 0 {
+        if self.faults.has(Fault::Failover) {
             lanes.push(Lane::new("sentinel", "Sentinel", LaneKind::Agent));
         }
         lanes.push(resource_lane());
@@ -48,30 +52,7 @@ impl RedisLockModel {
             .clients
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let status = match c.phase {
-                    Phase::Idle => "idle",
-                    Phase::Acquire(_) => "acquiring",
-                    Phase::Wait => "WAIT",
-                    Phase::Fence => "fencing",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release(_) => "releasing",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
-                let status = if c.paused {
-                    format!("{status}, paused")
-                } else {
-                    status.to_string()
-                };
-                client_state(
-                    i,
-                    status,
-                    c.lease_until,
-                    c.phase.critical(),
-                    c.paused || c.phase == Phase::Crashed,
-                )
-            })
+            .map(|(i, c)| c.process.lane(i, phase_words(c).1, c.lease_until, c.phase))
             .collect();
         for (i, n) in s.nodes.iter().enumerate() {
             let role = if !n.up {
@@ -94,13 +75,8 @@ impl RedisLockModel {
                 impaired: !n.up,
             });
         }
-        let inside = Self::in_critical(s);
-        let counter = self.fencing.then(|| {
-            format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )
-        });
+        let inside = self.in_critical(s);
+        let counter = self.fencing.then(|| s.resource.counter(true));
         out.push(resource_state(&inside, counter));
         out
     }
@@ -169,9 +145,6 @@ impl RedisLockModel {
                     .unwrap_or_default();
                 Exchange::arrow(master, node(r), format!("replicate: {what}"), None)
             }
-            Action::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
-            Action::Resume(c) => mark(client(c), "resumes".into(), false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
             Action::Failover(r) => Exchange {
                 arrows: vec![Arrow {
                     from: "sentinel".into(),
@@ -186,6 +159,7 @@ impl RedisLockModel {
                     fault: true,
                 }],
             },
+            _ => WORDS.mark(a.client_fault()),
         }
     }
 }

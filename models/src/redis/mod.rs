@@ -1,9 +1,9 @@
 //! The Redis lock protocols, on one node or on a master with asynchronous replicas
 //! behind Sentinel: every `redis-*` scenario of the catalog is a [`RedisLockModel`]
-//! configuration. The server side is [`spec`]; this module adds the
-//! clients' step orders ([`protocol`]), replication and failover ([`replication`]), time
-//! and the fault budget ([`model`]), the stories ([`narration`]) and the catalog rows
-//! ([`catalog`]).
+//! configuration. The server side is [`spec`], how its commands read `text.rs`; this
+//! module adds the clients' step orders ([`protocol`]), replication and failover
+//! ([`replication`]), time and the fault budget ([`model`]), the stories
+//! ([`narration`]) and the catalog rows ([`catalog`]).
 
 pub mod catalog;
 pub mod diagram;
@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod replication;
 pub mod shared_nodes;
 pub mod spec;
+mod text;
 pub mod topology;
 pub mod values;
 

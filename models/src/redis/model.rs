@@ -9,8 +9,11 @@ use stateright::Model;
 
 use crate::check::FastHash;
 
+use crate::kernel::{
+    client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
+};
 use crate::redis::spec::{RedisCommand, RedisReply};
-use crate::registry::Property;
+use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
 use super::keys::LOCK_KEY;
@@ -36,12 +39,9 @@ pub struct RedisLockModel {
     pub wait: Option<u32>,
     /// Take an `INCR` fencing token and present it to the resource.
     pub fencing: bool,
-    /// Process pauses (GC) the checker may inject.
-    pub pauses: u8,
-    /// Client crashes.
-    pub crashes: u8,
-    /// Sentinel failovers.
-    pub failovers: u8,
+    /// Faults the checker may inject: process pauses (GC), client crashes, Sentinel
+    /// failovers.
+    pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
     /// Which properties this scenario checks.
@@ -75,7 +75,7 @@ pub struct Client {
     /// Program counter.
     pub phase: Phase,
     /// Stopped by a pause fault.
-    pub paused: bool,
+    pub process: Process,
     /// The value / hash field it writes.
     pub value: &'static str,
     /// Until when it believes it holds the lock.
@@ -106,8 +106,8 @@ pub struct RedisLockState {
     pub clients: SmallVec<[Client; 4]>,
     /// The resource.
     pub resource: Resource,
-    /// Faults left: pauses, crashes, failovers.
-    pub budget: (u8, u8, u8),
+    /// Faults left.
+    pub budget: Budget,
     /// The client that released someone else's lock, if any.
     pub foreign_release: Option<u8>,
     /// The client whose re-entry was refused, or whose lock was freed with holds left.
@@ -147,17 +147,14 @@ pub enum Action {
     Failover(u8),
 }
 
-/// A step's visible effect, for stories.
-pub(super) struct Effect {
-    /// The state after the action.
-    pub(super) state: RedisLockState,
-    /// The command the action sent, and its reply.
-    pub(super) sent: Sent,
-}
+/// A step's next state, with the command it sent and its reply.
+pub(super) type Effect = crate::kernel::Effect<RedisLockState, (Rc<RedisCommand>, RedisReply)>;
 
 /// What a step sent and got back, kept only where a story asks for it (a search does
 /// not, and spares the copies).
 type Sent = Option<(Rc<RedisCommand>, RedisReply)>;
+
+client_faults!(Action: Pause, Resume, Crash);
 
 /// Where a step notes what it sent, if anywhere.
 struct Log<'a>(Option<&'a mut Sent>);
@@ -172,7 +169,7 @@ impl Log<'_> {
 
 /// Which command of its program a client sends.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Stage {
+enum Request {
     Acquire(u8),
     Release(u8),
     Fence,
@@ -180,9 +177,9 @@ enum Stage {
     Wait(u32),
 }
 
-/// A command's identity: its stage, the protocol, the client's value (by address:
+/// A command's identity: its request, the protocol, the client's value (by address:
 /// values are kept once, [`values::value`]) and the lease.
-type CommandKey = (Stage, Protocol, (usize, usize), u64);
+type CommandKey = (Request, Protocol, (usize, usize), u64);
 
 thread_local! {
     /// Every command built on this thread (see [`RedisLockModel::command`]).
@@ -190,16 +187,22 @@ thread_local! {
         RefCell::default();
 }
 
-impl Phase {
-    pub(super) fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Idle => Stage::Running,
+            Phase::Acquire(_) => Stage::Queued,
+            Phase::Wait | Phase::Fence | Phase::Release(_) => Stage::Holding,
+            Phase::Critical(k) => Stage::Inside(k),
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
     }
 
-    fn holding(self) -> bool {
-        matches!(
-            self,
-            Phase::Wait | Phase::Fence | Phase::Critical(_) | Phase::Release(_)
-        )
+    /// Also past the first command of a multi-command acquire: a crash there leaves
+    /// `SETNX` without its `EXPIRE`.
+    fn started(self) -> bool {
+        self.holding() || matches!(self, Phase::Acquire(k) if k > 0)
     }
 }
 
@@ -215,12 +218,12 @@ impl RedisLockModel {
         }
     }
 
-    /// The command of `stage` for a client writing `value` (`None`: the release is
+    /// The command of `request` for a client writing `value` (`None`: the release is
     /// over), built once per thread: a search sends the same few commands millions of
     /// times, and building one allocates its strings.
-    fn command(&self, stage: Stage, value: &'static str) -> Option<Rc<RedisCommand>> {
+    fn command(&self, request: Request, value: &'static str) -> Option<Rc<RedisCommand>> {
         let key = (
-            stage,
+            request,
             self.protocol,
             (value.as_ptr() as usize, value.len()),
             self.ttl,
@@ -229,12 +232,12 @@ impl RedisLockModel {
             return known;
         }
         let ttl = self.ttl;
-        let made = match stage {
-            Stage::Acquire(k) => Some(protocol::acquire(self.protocol, k, value, ttl)),
-            Stage::Release(k) => protocol::release(self.protocol, k, value, ttl),
-            Stage::Fence => Some(protocol::fence()),
-            Stage::Renew => Some(protocol::renew(value, ttl)),
-            Stage::Wait(n) => Some(protocol::wait(n)),
+        let made = match request {
+            Request::Acquire(k) => Some(protocol::acquire(self.protocol, k, value, ttl)),
+            Request::Release(k) => protocol::release(self.protocol, k, value, ttl),
+            Request::Fence => Some(protocol::fence()),
+            Request::Renew => Some(protocol::renew(value, ttl)),
+            Request::Wait(n) => Some(protocol::wait(n)),
         }
         .map(Rc::new);
         COMMANDS.with_borrow_mut(|m| m.insert(key, made.clone()));
@@ -277,7 +280,7 @@ impl RedisLockModel {
 
     fn step(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
-        if cl.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
+        if cl.process.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
             return None;
         }
         let mut s = st.clone();
@@ -300,7 +303,7 @@ impl RedisLockModel {
                 Phase::Acquire(0)
             }
             Phase::Acquire(k) => {
-                let cmd = self.command(Stage::Acquire(k), cl.value)?;
+                let cmd = self.command(Request::Acquire(k), cl.value)?;
                 let reply = exchange!(&mut s, cmd, false);
                 match protocol::acquired(self.protocol, k, &reply) {
                     Acquired::Next => Phase::Acquire(k + 1),
@@ -316,7 +319,7 @@ impl RedisLockModel {
             }
             Phase::Wait => {
                 let n = self.wait.unwrap_or(0);
-                let cmd = self.command(Stage::Wait(n), "")?;
+                let cmd = self.command(Request::Wait(n), "")?;
                 if cl.wait_for.0 != s.epoch {
                     // The master this WAIT was sent to is gone: the client sees an
                     // error and starts over.
@@ -338,7 +341,7 @@ impl RedisLockModel {
                     }
                 }
             }
-            Phase::Fence => match exchange!(&mut s, self.command(Stage::Fence, "")?, false) {
+            Phase::Fence => match exchange!(&mut s, self.command(Request::Fence, "")?, false) {
                 RedisReply::Integer(t) => {
                     s.clients[c].token = t;
                     Phase::Critical(0)
@@ -365,7 +368,7 @@ impl RedisLockModel {
                 match k {
                     0 => {
                         let mine = own_field(&s);
-                        let cmd = self.command(Stage::Acquire(0), cl.value)?;
+                        let cmd = self.command(Request::Acquire(0), cl.value)?;
                         if exchange!(&mut s, cmd, false) == RedisReply::Nil {
                             s.clients[c].lease_until = Some(s.now + ttl);
                             Phase::Critical(1)
@@ -377,7 +380,7 @@ impl RedisLockModel {
                         }
                     }
                     1 => {
-                        let cmd = self.command(Stage::Release(0), cl.value)?;
+                        let cmd = self.command(Request::Release(0), cl.value)?;
                         if exchange!(&mut s, cmd, true) == RedisReply::Integer(1) {
                             // Freed while this client still held it once.
                             s.reentrancy_broken.get_or_insert(c as u8);
@@ -388,7 +391,7 @@ impl RedisLockModel {
                 }
             }
             Phase::Critical(_) => Phase::Release(0),
-            Phase::Release(k) => match self.command(Stage::Release(k), cl.value) {
+            Phase::Release(k) => match self.command(Request::Release(k), cl.value) {
                 None => Phase::Done,
                 Some(cmd) => {
                     let reply = exchange!(&mut s, cmd, true);
@@ -419,20 +422,22 @@ impl RedisLockModel {
     /// a holder finishes (or its watchdog renews) in time — that is the protocol's
     /// premise, and the faults are what break it.
     fn may_tick(&self, s: &RedisLockState) -> bool {
-        s.now < self.horizon
-            && s.clients.iter().all(|c| {
-                c.paused || !c.phase.holding() || c.lease_until.is_none_or(|d| s.now + 1 < d)
-            })
+        let kept = s.clients.iter().map(|c| {
+            let running = !c.process.paused && c.phase.holding();
+            running.then_some(c.lease_until).flatten()
+        });
+        time::may_tick(s.now, self.horizon, kept)
     }
 
     fn renew(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
-        let due = cl.lease_until.is_some_and(|d| st.now + 1 >= d);
-        if self.protocol != Protocol::Redisson || cl.paused || !cl.phase.critical() || !due {
+        let due = cl.lease_until.is_some_and(|d| time::due(st.now, d));
+        if self.protocol != Protocol::Redisson || cl.process.paused || !cl.phase.critical() || !due
+        {
             return None;
         }
         let mut s = st.clone();
-        let cmd = self.command(Stage::Renew, cl.value)?;
+        let cmd = self.command(Request::Renew, cl.value)?;
         let reply = self.send(&mut s, c, &cmd, false);
         if reply == RedisReply::Integer(1) {
             s.clients[c].lease_until = Some(s.now + self.ttl);
@@ -473,41 +478,9 @@ impl RedisLockModel {
                 self.settle(&mut s);
                 Some(s)
             }
-            Action::Pause(c) => {
-                let cl = &st.clients[c as usize];
-                if st.budget.0 == 0 || cl.paused || !cl.phase.holding() {
-                    return None;
-                }
-                let mut s = st.clone();
-                s.clients[c as usize].paused = true;
-                s.budget.0 -= 1;
-                Some(s)
-            }
-            Action::Resume(c) => {
-                if !st.clients[c as usize].paused {
-                    return None;
-                }
-                let mut s = st.clone();
-                s.clients[c as usize].paused = false;
-                Some(s)
-            }
-            Action::Crash(c) => {
-                let cl = &st.clients[c as usize];
-                let started = cl.phase.holding() || matches!(cl.phase, Phase::Acquire(k) if k > 0);
-                if st.budget.1 == 0 || !started {
-                    return None;
-                }
-                let mut s = st.clone();
-                let cl = &mut s.clients[c as usize];
-                cl.phase = Phase::Crashed;
-                cl.paused = false;
-                cl.lease_until = None;
-                s.budget.1 -= 1;
-                Some(s)
-            }
             Action::Failover(r) => {
                 let (r, m) = (r as usize, st.master as usize);
-                if st.budget.2 == 0 || r == m || !st.nodes[r].up {
+                if !st.budget.has(Fault::Failover) || r == m || !st.nodes[r].up {
                     return None;
                 }
                 let mut s = st.clone();
@@ -515,17 +488,30 @@ impl RedisLockModel {
                 s.master = r as u8;
                 s.epoch += 1;
                 s.offset = 0;
-                s.budget.2 -= 1;
+                s.budget.spend(Fault::Failover);
                 self.settle(&mut s);
                 Some(s)
             }
+            // Pause, resume, crash: the kernel's.
+            _ => {
+                let (f, c) = a.client_fault()?;
+                let at = st.clients[c].phase;
+                if !f.enabled(&st.clients[c].process, &st.budget, at) {
+                    return None;
+                }
+                let mut s = st.clone();
+                let Client {
+                    phase,
+                    process,
+                    lease_until,
+                    ..
+                } = &mut s.clients[c];
+                f.strike(process, &mut s.budget, at, || {
+                    (*phase, *lease_until) = (Phase::Crashed, None);
+                });
+                Some(s)
+            }
         }
-    }
-
-    pub(super) fn in_critical(s: &RedisLockState) -> Vec<usize> {
-        (0..s.clients.len())
-            .filter(|&c| s.clients[c].phase.critical())
-            .collect()
     }
 
     /// A client waits for a lock that only a crashed client could remove: it exists with
@@ -549,6 +535,28 @@ impl RedisLockModel {
     }
 }
 
+impl LockChecks for RedisLockModel {
+    fn in_critical(&self, s: &RedisLockState) -> Vec<usize> {
+        inside(&s.clients, |c| c.phase.critical())
+    }
+
+    fn foreign_release(&self, s: &RedisLockState) -> Option<u8> {
+        s.foreign_release
+    }
+
+    fn orphan(&self, s: &RedisLockState) -> Option<String> {
+        Self::deadlocked(s).then(|| "a lock without TTL set by a crashed client".to_string())
+    }
+
+    fn resource_safe(&self, s: &RedisLockState) -> bool {
+        s.resource.safe()
+    }
+
+    fn reentrancy_broken(&self, s: &RedisLockState) -> Option<u8> {
+        s.reentrancy_broken
+    }
+}
+
 impl Model for RedisLockModel {
     type State = RedisLockState;
     type Action = Action;
@@ -561,7 +569,7 @@ impl Model for RedisLockModel {
                 } else {
                     Phase::Acquire(0)
                 },
-                paused: false,
+                process: Process::default(),
                 value: self.value_of(c),
                 lease_until: None,
                 token: 0,
@@ -577,7 +585,7 @@ impl Model for RedisLockModel {
             offset: 0,
             clients,
             resource: Resource::default(),
-            budget: (self.pauses, self.crashes, self.failovers),
+            budget: self.faults,
             foreign_release: None,
             reentrancy_broken: None,
         }]
@@ -603,21 +611,6 @@ impl Model for RedisLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        type Holds = fn(&RedisLockModel, &RedisLockState) -> bool;
-        let all: [(Property, Holds); 5] = [
-            (Property::MutualExclusion, |_, s| {
-                Self::in_critical(s).len() <= 1
-            }),
-            (Property::NoForeignRelease, |_, s| {
-                s.foreign_release.is_none()
-            }),
-            (Property::Liveness, |_, s| !Self::deadlocked(s)),
-            (Property::ResourceSafety, |_, s| s.resource.safe()),
-            (Property::Reentrancy, |_, s| s.reentrancy_broken.is_none()),
-        ];
-        all.into_iter()
-            .filter(|(p, _)| self.properties.contains(p))
-            .map(|(p, holds)| p.always(holds))
-            .collect()
+        invariants(self.properties)
     }
 }

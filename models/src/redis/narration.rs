@@ -2,46 +2,59 @@
 //! every action as what a reader would see on the wire, and the closing line that says
 //! why a property broke.
 
-use crate::check::{encode, Narrate};
+use crate::check::{encode, happened, pair, Narrate, Symmetry};
 use crate::diagram::{Exchange, Lane, LaneState};
-use crate::redis::spec::{command_text, entry_text, reply_text};
+use crate::kernel::{belief, FaultWords, LockChecks};
+use crate::redis::text::{command_text, entry_text, reply_text};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
-use super::model::{Action, Phase, RedisLockModel, RedisLockState};
+use super::model::{Action, Client, Phase, RedisLockModel, RedisLockState};
 use super::protocol::{Protocol, ValueKind};
 
-impl Narrate for RedisLockModel {
+/// How the client faults read: a pause stops the watchdog with the client.
+pub(super) const WORDS: FaultWords = FaultWords {
+    pause: " (GC / stop-the-world)",
+    pause_mark: " (GC)",
+    crash: "",
+    servers: "the master",
+    heartbeats: "watchdog renewals",
+};
+
+/// A client's phase in words: on its story line, and (shorter) on its diagram lane.
+pub(super) fn phase_words(c: &Client) -> (String, &'static str) {
+    let (story, lane) = match c.phase {
+        Phase::Idle => ("idle", "idle"),
+        Phase::Acquire(0) => ("acquiring", "acquiring"),
+        Phase::Acquire(k) => return (format!("acquiring (step {})", k + 1), "acquiring"),
+        Phase::Wait => ("waiting for WAIT", "WAIT"),
+        Phase::Fence => ("taking a fencing token", "fencing"),
+        Phase::Critical(_) => ("IN CRITICAL SECTION", "inside"),
+        Phase::Release(_) => ("releasing", "releasing"),
+        Phase::Done => ("done", "done"),
+        Phase::Crashed => ("CRASHED", "crashed"),
+    };
+    (story.to_string(), lane)
+}
+
+/// No symmetry: clients hold distinct values and nodes distinct roles. Encoding the
+/// state itself spares the default's clone of every generated state.
+impl Symmetry for RedisLockModel {
     fn encode_canonical(&self, s: &RedisLockState, out: &mut Vec<u8>) {
         encode(s, out);
     }
+}
 
+impl Narrate for RedisLockModel {
     fn describe_state(&self, s: &RedisLockState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {
-            let what = match c.phase {
-                Phase::Idle => "idle".to_string(),
-                Phase::Acquire(0) => "acquiring".to_string(),
-                Phase::Acquire(k) => format!("acquiring (step {})", k + 1),
-                Phase::Wait => "waiting for WAIT".to_string(),
-                Phase::Fence => "taking a fencing token".to_string(),
-                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
-                Phase::Release(_) => "releasing".to_string(),
-                Phase::Done => "done".to_string(),
-                Phase::Crashed => "CRASHED".to_string(),
-            };
-            let lease = c
-                .lease_until
-                .map(|d| format!(", believes it holds until t={d}"))
-                .unwrap_or_default();
-            let token = if self.fencing && c.token > 0 {
-                format!(", token {}", c.token)
-            } else {
-                String::new()
-            };
-            let paused = if c.paused { " [PAUSED]" } else { "" };
-            lines.push(format!("c{i}: {what}{lease}{token}{paused}"));
+            let (what, _) = phase_words(c);
+            let token = self.fencing.then_some(c.token).filter(|t| *t > 0);
+            let belief = belief(c.lease_until, token);
+            let tags = c.process.tags();
+            lines.push(format!("c{i}: {what}{belief}{tags}"));
         }
         for (i, n) in s.nodes.iter().enumerate() {
             let role = if !n.up {
@@ -109,12 +122,10 @@ impl Narrate for RedisLockModel {
             Action::Renew(c) => format!("c{c}'s watchdog: {}", cmd(c)),
             Action::Tick => format!("time passes to t={}", s.now + 1),
             Action::Replicate(r) => format!("redis{r} applies a replicated write"),
-            Action::Pause(c) => format!("c{c} pauses (GC / stop-the-world)"),
-            Action::Resume(c) => format!("c{c} resumes"),
-            Action::Crash(c) => format!("c{c} crashes"),
             Action::Failover(r) => format!(
                 "Sentinel promotes replica redis{r} to master; clients are redirected to it"
             ),
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -135,25 +146,15 @@ impl Narrate for RedisLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        matches!(a, Action::Pause(_) | Action::Crash(_) | Action::Failover(_))
+        a.client_fault().is_some_and(|(f, _)| f.is_fault()) || matches!(a, Action::Failover(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, RedisLockState)]) -> String {
-        let failover = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Failover(_))));
-        let paused = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Pause(_))));
-        let crashed = path
-            .iter()
-            .any(|(a, _)| matches!(a, Some(Action::Crash(_))));
+        let failover = happened(path, |a| matches!(a, Action::Failover(_)));
+        let paused = happened(path, |a| matches!(a, Action::Pause(_)));
+        let crashed = happened(path, |a| matches!(a, Action::Crash(_)));
         let last = path.last().map(|(_, s)| s);
-        let who = last.map(Self::in_critical).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if failover => format!(
                 "The replica was promoted before the SET reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."

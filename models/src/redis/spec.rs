@@ -14,11 +14,13 @@
 //! single instant.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{Outcomes, Spec, Window};
+use crate::spec::{maybe_expired, maybe_live, Outcomes, Spec, Window};
+
+// How a request and a reply read lives in `text.rs`; other crates name it here.
+pub use super::text::{command_text, entry_text, entry_text_with, reply_text};
 
 /// A stored value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -38,16 +40,6 @@ pub struct Entry {
     pub deadline: Option<Window>,
 }
 
-impl Entry {
-    fn maybe_live(&self, at: Window) -> bool {
-        self.deadline.is_none_or(|d| at.lo < d.hi)
-    }
-
-    fn maybe_expired(&self, at: Window) -> bool {
-        self.deadline.is_some_and(|d| at.hi >= d.lo)
-    }
-}
-
 /// The keyspace of one node.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RedisState {
@@ -58,7 +50,9 @@ pub struct RedisState {
 impl RedisState {
     /// The key's entry if it is live at `now`.
     pub fn live(&self, key: &str, now: u64) -> Option<&Entry> {
-        self.keys.get(key).filter(|e| e.maybe_live(Window::at(now)))
+        self.keys
+            .get(key)
+            .filter(|e| maybe_live(e.deadline, Window::at(now)))
     }
 
     /// Forgets every key expired at `now`. Redis does this lazily or in its expiry cycle;
@@ -66,7 +60,8 @@ impl RedisState {
     /// per observable keyspace. Never call it on a replica with unapplied stream entries:
     /// a replica only deletes what its master tells it to.
     pub fn purge_expired(&mut self, now: u64) {
-        self.keys.retain(|_, e| e.maybe_live(Window::at(now)));
+        self.keys
+            .retain(|_, e| maybe_live(e.deadline, Window::at(now)));
     }
 
     /// The first instant at which some key is expired, i.e. from which
@@ -86,7 +81,7 @@ impl RedisState {
 /// This is the one vocabulary of Redis commands: the real clients send exactly these
 /// (each script's Lua source and argument order is theirs to know), record them, and
 /// run histories carry them as `command` events (serialized in kebab case:
-/// `{"set":{"key":"lock","value":"c0","nx":true,"px":1000}}`). [`fmt::Display`] prints
+/// `{"set":{"key":"lock","value":"c0","nx":true,"px":1000}}`). [`Display`](std::fmt::Display) prints
 /// one as a person would type it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
@@ -322,7 +317,7 @@ impl RedisCommand {
 }
 
 /// A reply, as RESP types (serialized `"ok"`, `"nil"`, `{"integer":1}`, …;
-/// [`fmt::Display`] prints it as `redis-cli` does).
+/// [`Display`](std::fmt::Display) prints it as `redis-cli` does).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RedisReply {
@@ -406,7 +401,7 @@ fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock, expired: bool) -> 
     use RedisReply as R;
     if let Some(k) = cmd.key() {
         let gone = match s.keys.get(k) {
-            Some(e) => expired || !e.maybe_live(at),
+            Some(e) => expired || !maybe_live(e.deadline, at),
             None => false,
         };
         if gone {
@@ -663,11 +658,11 @@ impl Spec for RedisSpec {
         let entry = cmd.key().and_then(|k| state.keys.get(k));
         let mut branches = Vec::with_capacity(2);
         match entry {
-            Some(e) if e.maybe_live(at) && e.maybe_expired(at) => {
+            Some(e) if maybe_live(e.deadline, at) && maybe_expired(e.deadline, at) => {
                 branches.push(false);
                 branches.push(true);
             }
-            Some(e) => branches.push(!e.maybe_live(at)),
+            Some(e) => branches.push(!maybe_live(e.deadline, at)),
             None => branches.push(false),
         }
         let mut out: Outcomes<RedisReply, RedisState> = Outcomes::new();
@@ -742,79 +737,6 @@ impl Spec for RedisSpec {
     }
 }
 
-/// The command as a person would type it (scripts by their role).
-pub fn command_text(cmd: &RedisCommand) -> String {
-    use RedisCommand::*;
-    match cmd {
-        Get { key } => format!("GET {key}"),
-        Set { key, value, nx, px } => {
-            let nx = if *nx { " NX" } else { "" };
-            let px = px.map(|p| format!(" PX {p}")).unwrap_or_default();
-            format!("SET {key} {value}{nx}{px}")
-        }
-        SetNx { key, value } => format!("SETNX {key} {value}"),
-        Del { key } => format!("DEL {key}"),
-        Expire { key, seconds } => format!("EXPIRE {key} {seconds}"),
-        PExpire { key, ms } => format!("PEXPIRE {key} {ms}"),
-        PTtl { key } => format!("PTTL {key}"),
-        Exists { key } => format!("EXISTS {key}"),
-        Incr { key } => format!("INCR {key}"),
-        HIncrBy { key, field, by } => format!("HINCRBY {key} {field} {by}"),
-        HExists { key, field } => format!("HEXISTS {key} {field}"),
-        Wait {
-            numreplicas,
-            timeout,
-        } => format!("WAIT {numreplicas} {timeout}"),
-        EvalCompareAndDelete { key, value } => format!("EVAL compare-and-delete {key} {value}"),
-        EvalCompareAndRenew { key, value, px } => {
-            format!("EVAL compare-and-renew {key} {value} {px}")
-        }
-        EvalCompareAndTransfer { key, value, to, px } => {
-            format!("EVAL compare-and-transfer {key} {value} {to} {px}")
-        }
-        EvalFencedAcquire {
-            key,
-            fence,
-            value,
-            px,
-        } => format!("EVAL fenced-acquire {key} {fence} {value} {px}"),
-        EvalRedissonLock { key, field, px } => format!("EVAL redisson-lock {key} {field} {px}"),
-        EvalRedissonUnlock { key, field, px } => format!("EVAL redisson-unlock {key} {field} {px}"),
-        EvalRedissonRenew { key, field, px } => format!("EVAL redisson-renew {key} {field} {px}"),
-        Other { name, args, .. } => {
-            let mut text = name.clone();
-            for a in args {
-                text.push(' ');
-                text.push_str(a);
-            }
-            text
-        }
-    }
-}
-
-/// The reply as `redis-cli` shows it.
-pub fn reply_text(reply: &RedisReply) -> String {
-    match reply {
-        RedisReply::Ok => "OK".into(),
-        RedisReply::Nil => "(nil)".into(),
-        RedisReply::Integer(n) => format!("(integer) {n}"),
-        RedisReply::Bulk(s) => format!("\"{s}\""),
-        RedisReply::Error(e) => format!("(error) {e}"),
-    }
-}
-
-impl fmt::Display for RedisCommand {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&command_text(self))
-    }
-}
-
-impl fmt::Display for RedisReply {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&reply_text(self))
-    }
-}
-
 impl RedisReply {
     /// The integer of an integer reply.
     pub fn as_int(&self) -> Option<i64> {
@@ -822,35 +744,6 @@ impl RedisReply {
             RedisReply::Integer(i) => Some(*i),
             _ => None,
         }
-    }
-}
-
-/// A key's value as a short text, for stories: `"c0"`, `{c0:2}`, or `-`.
-pub fn entry_text(state: &RedisState, key: &str, now: u64) -> String {
-    entry_text_with(state, key, now, |t| format!("t={t}"))
-}
-
-/// [`entry_text`] with the lease's deadline told by `time` (a story counts ticks, a
-/// recorded history seconds).
-pub fn entry_text_with(
-    state: &RedisState,
-    key: &str,
-    now: u64,
-    time: impl Fn(u64) -> String,
-) -> String {
-    let Some(e) = state.live(key, now) else {
-        return "-".into();
-    };
-    let v = match &e.value {
-        Value::Str(s) => format!("\"{s}\""),
-        Value::Hash(h) => {
-            let fields: Vec<String> = h.iter().map(|(f, n)| format!("{f}:{n}")).collect();
-            format!("{{{}}}", fields.join(","))
-        }
-    };
-    match e.deadline {
-        Some(d) => format!("{v} until {}", time(d.lo)),
-        None => format!("{v} (no TTL)"),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The `redlock*` rows of the catalog, and how each builds its [`RedlockModel`].
 
 use crate::checkable::Checkable;
+use crate::kernel::Budget;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -31,13 +32,11 @@ impl Build for Redlock {
             ttl: p.ttl,
             drift: 1,
             attempts: 2,
-            restarts: p.budget(Fault::Restart),
+            faults: Budget::of(&p.faults),
             restart_delay: match self.restart {
                 Restart::Immediate => 0,
                 Restart::AfterTtl => p.ttl,
             },
-            jumps: p.budget(Fault::Jump),
-            pauses: p.budget(Fault::Pause),
             horizon: p.ttl + 2,
         })
     }

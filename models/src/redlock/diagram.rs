@@ -3,11 +3,12 @@
 //! the client held, crashes and clock jumps marked on their node.
 
 use crate::diagram::{
-    client, client_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
+    client, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
 use crate::redis::diagram::{held, node};
 
 use super::model::{RedlockModel, RedlockState, RlAction, RlPhase};
+use super::narration::{phase_words, WORDS};
 
 impl RedlockModel {
     pub(super) fn diagram_lanes(&self, s: &RedlockState) -> Vec<Lane> {
@@ -29,25 +30,8 @@ impl RedlockModel {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let bit = 1u8 << i;
-                let got = s.nodes.iter().filter(|n| n.got & bit != 0).count();
-                let status = match c.phase {
-                    RlPhase::Acquiring => format!("acquiring {got}/{}", s.nodes.len()),
-                    RlPhase::Critical => format!("inside ({got}/{})", s.nodes.len()),
-                    RlPhase::Done => "done".to_string(),
-                };
-                let status = if c.paused {
-                    format!("{status}, paused")
-                } else {
-                    status
-                };
-                client_state(
-                    i,
-                    status,
-                    c.lease_until,
-                    c.phase == RlPhase::Critical,
-                    c.paused,
-                )
+                c.process
+                    .lane(i, &phase_words(s, i).1, c.lease_until, c.phase)
             })
             .collect();
         for n in &s.nodes {
@@ -120,8 +104,7 @@ impl RedlockModel {
             RlAction::Crash(i) => mark(name(i), "⚡ crashes, keys lost".into(), true),
             RlAction::Restart(i) => mark(name(i), "restarts empty".into(), false),
             RlAction::Jump(i) => mark(name(i), format!("⚡ clock jumps +{}", self.ttl), true),
-            RlAction::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
-            RlAction::Resume(c) => mark(client(c), "resumes".into(), false),
+            RlAction::Pause(_) | RlAction::Resume(_) => WORDS.mark(a.client_fault()),
         }
     }
 

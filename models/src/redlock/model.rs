@@ -8,9 +8,12 @@
 use smallvec::SmallVec;
 use stateright::Model;
 
+use crate::kernel::{
+    client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
+};
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{NodeRef, LOCK_KEY};
-use crate::registry::Property;
+use crate::registry::{Fault, Property};
 
 /// The model.
 #[derive(Clone, Debug)]
@@ -25,14 +28,11 @@ pub struct RedlockModel {
     pub drift: u64,
     /// Acquisition attempts per client.
     pub attempts: u8,
-    /// Node crash-and-restart-without-data faults.
-    pub restarts: u8,
+    /// Faults the checker may inject: nodes crashing and restarting without their
+    /// data, clock jumps (one node's clock leaps `ttl` ahead), client pauses.
+    pub faults: Budget,
     /// Ticks a crashed node stays down before restarting.
     pub restart_delay: u64,
-    /// Clock jumps (one node's clock leaps `ttl` ahead).
-    pub jumps: u8,
-    /// Client pauses.
-    pub pauses: u8,
     /// The clock stops here.
     pub horizon: u64,
 }
@@ -66,6 +66,16 @@ pub enum RlPhase {
     Done,
 }
 
+impl ClientPhase for RlPhase {
+    fn stage(self) -> Stage {
+        match self {
+            RlPhase::Acquiring => Stage::Queued,
+            RlPhase::Critical => Stage::Inside(0),
+            RlPhase::Done => Stage::Done,
+        }
+    }
+}
+
 /// A client.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RlClient {
@@ -78,7 +88,7 @@ pub struct RlClient {
     /// End of validity while holding.
     pub lease_until: Option<u64>,
     /// Stopped by a pause fault.
-    pub paused: bool,
+    pub process: Process,
 }
 
 impl RlClient {
@@ -90,7 +100,7 @@ impl RlClient {
         t0: 0,
         attempts_left: 0,
         lease_until: None,
-        paused: false,
+        process: Process::RUNNING,
     };
 }
 
@@ -104,8 +114,8 @@ pub struct RedlockState {
     pub nodes: SmallVec<[RlNode; 5]>,
     /// The clients.
     pub clients: SmallVec<[RlClient; 3]>,
-    /// Faults left: restarts, jumps, pauses.
-    pub budget: (u8, u8, u8),
+    /// Faults left.
+    pub budget: Budget,
 }
 
 /// What can happen.
@@ -130,6 +140,8 @@ pub enum RlAction {
     /// It resumes.
     Resume(u8),
 }
+
+client_faults!(RlAction: Pause, Resume);
 
 /// The value client `c` writes: its name.
 pub fn client_value(c: u8) -> String {
@@ -169,7 +181,7 @@ impl RedlockModel {
     /// Whether `a` can happen in `s`: checked before [`RedlockModel::apply`] copies the
     /// state, since most of the actions a state offers cannot.
     fn enabled(&self, s: &RedlockState, a: &RlAction) -> bool {
-        let live = |c: &RlClient| !c.paused;
+        let live = |c: &RlClient| !c.process.paused;
         match *a {
             RlAction::Send(c, i) => {
                 let cl = &s.clients[c as usize];
@@ -188,10 +200,9 @@ impl RedlockModel {
                 cl.phase == RlPhase::Critical && live(cl)
             }
             RlAction::Tick => {
-                let blocked = s.clients.iter().any(|c| {
-                    !c.paused
-                        && c.phase == RlPhase::Critical
-                        && c.lease_until.is_some_and(|d| s.now + 1 >= d)
+                let kept = s.clients.iter().map(|c| {
+                    let running = !c.process.paused && c.phase == RlPhase::Critical;
+                    running.then_some(c.lease_until).flatten()
                 });
                 // Bound: an attempt's SETs all go out within one tick (elapsed 0), which
                 // keeps the state space small; validity still subtracts the drift.
@@ -199,18 +210,19 @@ impl RedlockModel {
                     .filter(|&c| s.clients[c].phase == RlPhase::Acquiring)
                     .fold(0, |m, c| m | (1 << c));
                 let mid_attempt = s.nodes.iter().any(|n| n.tried & acquiring != 0);
-                s.now < self.horizon && !blocked && !mid_attempt
+                time::may_tick(s.now, self.horizon, kept) && !mid_attempt
             }
-            RlAction::Crash(i) => s.budget.0 > 0 && s.nodes[i as usize].down_since.is_none(),
+            RlAction::Crash(i) => {
+                s.budget.has(Fault::Restart) && s.nodes[i as usize].down_since.is_none()
+            }
             RlAction::Restart(i) => s.nodes[i as usize]
                 .down_since
                 .is_some_and(|t| s.now >= t + self.restart_delay),
-            RlAction::Jump(_) => s.budget.1 > 0,
-            RlAction::Pause(c) => {
-                let cl = &s.clients[c as usize];
-                s.budget.2 > 0 && !cl.paused && cl.phase == RlPhase::Critical
-            }
-            RlAction::Resume(c) => s.clients[c as usize].paused,
+            RlAction::Jump(_) => s.budget.has(Fault::Jump),
+            RlAction::Pause(_) | RlAction::Resume(_) => a.client_fault().is_some_and(|(f, c)| {
+                let cl = &s.clients[c];
+                f.enabled(&cl.process, &s.budget, cl.phase)
+            }),
         }
     }
 
@@ -268,20 +280,21 @@ impl RedlockModel {
             RlAction::Tick => s.now += 1,
             RlAction::Crash(i) => {
                 let n = &mut s.nodes[i as usize];
-                s.budget.0 -= 1;
+                s.budget.spend(Fault::Restart);
                 n.down_since = Some(s.now);
                 n.server = NodeRef::empty();
             }
             RlAction::Restart(i) => s.nodes[i as usize].down_since = None,
             RlAction::Jump(i) => {
-                s.budget.1 -= 1;
+                s.budget.spend(Fault::Jump);
                 s.nodes[i as usize].offset += self.ttl;
             }
-            RlAction::Pause(c) => {
-                s.budget.2 -= 1;
-                s.clients[c as usize].paused = true;
+            RlAction::Pause(_) | RlAction::Resume(_) => {
+                if let Some((f, c)) = a.client_fault() {
+                    let cl = &mut s.clients[c];
+                    f.strike(&mut cl.process, &mut s.budget, cl.phase, || {});
+                }
             }
-            RlAction::Resume(c) => s.clients[c as usize].paused = false,
         }
         Self::settle(&mut s);
         Some(s)
@@ -309,14 +322,14 @@ impl Model for RedlockModel {
                 t0: 0,
                 attempts_left: self.attempts.saturating_sub(1),
                 lease_until: None,
-                paused: false,
+                process: Process::RUNNING,
             })
             .collect();
         vec![RedlockState {
             now: 0,
             nodes,
             clients,
-            budget: (self.restarts, self.jumps, self.pauses),
+            budget: self.faults,
         }]
     }
 
@@ -343,12 +356,17 @@ impl Model for RedlockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        vec![Property::MutualExclusion.always(|_, s: &RedlockState| {
-            s.clients
-                .iter()
-                .filter(|c| c.phase == RlPhase::Critical)
-                .count()
-                <= 1
-        })]
+        invariants(&[Property::MutualExclusion])
+    }
+}
+
+/// Redlock's rows check mutual exclusion only: there is no resource behind the lock.
+impl LockChecks for RedlockModel {
+    fn in_critical(&self, s: &RedlockState) -> Vec<usize> {
+        inside(&s.clients, |c| c.phase.critical())
+    }
+
+    fn resource_safe(&self, _: &RedlockState) -> bool {
+        true
     }
 }

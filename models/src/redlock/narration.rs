@@ -1,48 +1,59 @@
 //! The Redlock model told in words: clients with the nodes they hold, nodes with their
 //! key, clock offset or downtime, and why two clients came to hold a majority each.
 
-use crate::check::Narrate;
+use crate::check::{happened, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
+use crate::kernel::FaultWords;
 use crate::redis::spec::entry_text;
 use crate::redis::LOCK_KEY;
 use crate::registry::Property;
 
 use super::model::{RedlockModel, RedlockState, RlAction, RlPhase};
 
+/// How the client faults read: only a pause strikes Redlock's clients.
+pub(super) const WORDS: FaultWords = FaultWords {
+    pause: " (GC)",
+    pause_mark: " (GC)",
+    crash: "",
+    servers: "the nodes",
+    heartbeats: "commands",
+};
+
+/// Client `c`'s phase in words: on its story line (naming the nodes it holds), and
+/// (shorter, counting them) on its diagram lane.
+pub(super) fn phase_words(s: &RedlockState, c: usize) -> (String, String) {
+    let bit = 1u8 << c;
+    let got: Vec<String> = s
+        .nodes
+        .iter()
+        .filter(|n| n.got & bit != 0)
+        .map(|n| format!("redis{}", n.name))
+        .collect();
+    let (n, all) = (got.len(), s.nodes.len());
+    let cl = &s.clients[c];
+    match cl.phase {
+        RlPhase::Acquiring => (
+            format!("acquiring since t={}, has [{}]", cl.t0, got.join(", ")),
+            format!("acquiring {n}/{all}"),
+        ),
+        RlPhase::Critical => (
+            format!(
+                "IN CRITICAL SECTION (majority [{}]), valid until t={}",
+                got.join(", "),
+                cl.lease_until.unwrap_or(0)
+            ),
+            format!("inside ({n}/{all})"),
+        ),
+        RlPhase::Done => ("done".to_string(), "done".to_string()),
+    }
+}
+
 impl Narrate for RedlockModel {
-    fn canonical(&self, s: &RedlockState) -> RedlockState {
-        self.canonical_state(s)
-    }
-
-    fn encode_canonical(&self, s: &RedlockState, out: &mut Vec<u8>) {
-        self.encode_canonical_state(s, out);
-    }
-
     fn describe_state(&self, s: &RedlockState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {
-            let bit = 1u8 << i;
-            let got: Vec<String> = s
-                .nodes
-                .iter()
-                .filter(|n| n.got & bit != 0)
-                .map(|n| format!("redis{}", n.name))
-                .collect();
-            let what = match c.phase {
-                RlPhase::Acquiring => {
-                    format!("acquiring since t={}, has [{}]", c.t0, got.join(", "))
-                }
-                RlPhase::Critical => format!(
-                    "IN CRITICAL SECTION (majority [{}]), valid until t={}",
-                    got.join(", "),
-                    c.lease_until.unwrap_or(0)
-                ),
-                RlPhase::Done => "done".to_string(),
-            };
-            lines.push(format!(
-                "c{i}: {what}{}",
-                if c.paused { " [PAUSED]" } else { "" }
-            ));
+            let (what, _) = phase_words(s, i);
+            lines.push(format!("c{i}: {what}{}", c.process.tags()));
         }
         for n in &s.nodes {
             let state = match n.down_since {
@@ -95,8 +106,7 @@ impl Narrate for RedlockModel {
             ),
             RlAction::Restart(i) => format!("redis{} restarts, empty", name(i)),
             RlAction::Jump(i) => format!("redis{}'s clock jumps {} ahead", name(i), self.ttl),
-            RlAction::Pause(c) => format!("c{c} pauses (GC)"),
-            RlAction::Resume(c) => format!("c{c} resumes"),
+            RlAction::Pause(_) | RlAction::Resume(_) => WORDS.story(a.client_fault()),
         }
     }
 
@@ -117,14 +127,12 @@ impl Narrate for RedlockModel {
     }
 
     fn is_fault(&self, a: &RlAction) -> bool {
-        matches!(
-            a,
-            RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Pause(_)
-        )
+        a.client_fault().is_some_and(|(f, _)| f.is_fault())
+            || matches!(a, RlAction::Crash(_) | RlAction::Jump(_))
     }
 
     fn why(&self, _: Property, path: &[(Option<RlAction>, RedlockState)]) -> String {
-        let has = |f: fn(&RlAction) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
+        let has = |f: fn(&RlAction) -> bool| happened(path, f);
         if has(|a| matches!(a, RlAction::Crash(_))) {
             "A node in the first client's majority restarted without its data; the second client counted it as free and reached its own majority: two holders.".into()
         } else if has(|a| matches!(a, RlAction::Jump(_))) {

@@ -15,7 +15,7 @@ use std::cell::RefCell;
 
 use smallvec::SmallVec;
 
-use crate::check::encode;
+use crate::check::{encode, Symmetry};
 
 use super::model::{client_value, RedlockModel, RedlockState, RlPhase};
 
@@ -27,6 +27,16 @@ thread_local! {
 /// At most this many renamings are compared for one state; beyond, the rest of the
 /// ties go untried (still exact: fewer states joined, none wrongly).
 const MAX_CANDIDATES: usize = 24;
+
+impl Symmetry for RedlockModel {
+    fn canonical(&self, s: &RedlockState) -> RedlockState {
+        self.canonical_state(s)
+    }
+
+    fn encode_canonical(&self, s: &RedlockState, out: &mut Vec<u8>) {
+        self.encode_canonical_state(s, out);
+    }
+}
 
 impl RedlockModel {
     /// The representative of `s`'s class.
@@ -131,7 +141,13 @@ fn client_places(s: &RedlockState) -> SmallVec<[[u8; 8]; 6]> {
         }
         facts[..s.nodes.len()].sort_unstable();
         let cl = &s.clients[c];
-        let fields = (cl.phase, cl.t0, cl.attempts_left, cl.lease_until, cl.paused);
+        let fields = (
+            cl.phase,
+            cl.t0,
+            cl.attempts_left,
+            cl.lease_until,
+            cl.process,
+        );
         (fields, facts)
     };
     let sigs: SmallVec<[_; 4]> = (0..s.clients.len()).map(signature).collect();
@@ -215,10 +231,12 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
+    use crate::kernel::Budget;
     use crate::redis::replication::Node;
     use crate::redis::spec::Value;
     use crate::redis::NodeRef;
     use crate::redlock::RlAction::{self, Decide, Send, Tick};
+    use crate::registry::Fault;
 
     fn model() -> RedlockModel {
         RedlockModel {
@@ -227,10 +245,8 @@ mod tests {
             ttl: 2,
             drift: 1,
             attempts: 2,
-            restarts: 1,
+            faults: Budget::of(&[(Fault::Restart, 1)]),
             restart_delay: 2,
-            jumps: 0,
-            pauses: 0,
             horizon: 4,
         }
     }
@@ -364,8 +380,7 @@ mod tests {
     #[test]
     fn the_canonical_form_joins_exactly_the_states_brute_force_joins() {
         let m = RedlockModel {
-            jumps: 1,
-            pauses: 1,
+            faults: Budget::of(&[(Fault::Restart, 1), (Fault::Jump, 1), (Fault::Pause, 1)]),
             ..model()
         };
         let mut seen = std::collections::HashSet::new();

@@ -6,7 +6,7 @@
 //! ZooKeeper node); a protocol is correct exactly when what its clients observe is a
 //! behaviour of this spec.
 
-use super::{outcomes, Outcomes, Spec, Window};
+use super::{maybe_expired, maybe_live, outcomes, Outcomes, Spec, Window};
 
 /// Who asks: a client identity as the lock sees it (a UUID+thread in Redisson, a session
 /// in ZooKeeper). Two clients that share an owner value are the same owner to the lock.
@@ -41,12 +41,12 @@ pub struct Hold {
 impl Hold {
     /// The lease may still be live at some instant of `at`.
     pub fn maybe_live(&self, at: Window) -> bool {
-        self.deadline.is_none_or(|d| at.lo < d.hi)
+        maybe_live(self.deadline, at)
     }
 
     /// The lease may have run out at some instant of `at`.
     pub fn maybe_expired(&self, at: Window) -> bool {
-        self.deadline.is_some_and(|d| at.hi >= d.lo)
+        maybe_expired(self.deadline, at)
     }
 }
 

@@ -10,50 +10,20 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
+pub mod expiry;
 pub mod inventory;
 pub mod kv;
 pub mod lock;
 pub mod mutex;
 pub mod register;
+mod window;
 
 pub use inventory::{InventoryInput, InventoryOutput, InventorySpec, InventoryState};
 pub use kv::{KvInput, KvOutput, KvSpec};
 pub use lock::{Hold, LockInput, LockOutput, LockSpec, LockState, Owner};
 pub use mutex::{MutexInput, MutexOutput, MutexSpec};
 pub use register::{RegisterInput, RegisterOutput, RegisterSpec};
-
-/// A closed interval of instants, in whatever unit the caller uses consistently
-/// (nanoseconds in histories, ticks in models).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Window {
-    /// The earliest instant.
-    pub lo: u64,
-    /// The latest instant (`>= lo`).
-    pub hi: u64,
-}
-
-impl Window {
-    /// A single instant.
-    pub fn at(t: u64) -> Self {
-        Window { lo: t, hi: t }
-    }
-
-    /// Every instant from `lo` to `hi`; the bounds are swapped if given backwards.
-    pub fn between(lo: u64, hi: u64) -> Self {
-        Window {
-            lo: lo.min(hi),
-            hi: lo.max(hi),
-        }
-    }
-
-    /// The window shifted later by `d` (saturating: a deadline never wraps around).
-    pub fn plus(self, d: u64) -> Self {
-        Window {
-            lo: self.lo.saturating_add(d),
-            hi: self.hi.saturating_add(d),
-        }
-    }
-}
+pub use window::{maybe_expired, maybe_live, Window};
 
 /// The outcomes of one step: almost always one, at most a few, so kept inline (the
 /// history checker calls `step` millions of times).

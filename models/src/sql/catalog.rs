@@ -2,6 +2,7 @@
 //! [`SqlLockModel`].
 
 use crate::checkable::Checkable;
+use crate::kernel::Budget;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -70,10 +71,7 @@ impl Build for SqlLock {
             dialect: self.dialect,
             clients: p.clients,
             ttl: p.ttl,
-            pauses: p.budget(Fault::Pause),
-            crashes: p.budget(Fault::Crash),
-            kills: p.budget(Fault::Kill),
-            skews: p.budget(Fault::Skew),
+            faults: Budget::of(&p.faults),
             horizon: 2 * p.ttl + 2,
             properties: scenario.properties,
         })

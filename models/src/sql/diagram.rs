@@ -2,14 +2,13 @@
 //! when there is one, and the resource; every statement an arrow to the server with
 //! its reply and session, a killed session marked on the server.
 
-use crate::diagram::{
-    client, client_state, resource_access, resource_lane, resource_state, Exchange, Lane, LaneKind,
-    LaneState,
-};
+use crate::diagram::{client, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState};
+use crate::kernel::{ClientPhase, LockChecks, WorkStep};
 
-use super::model::{Action, Phase, SqlLockModel, SqlLockState};
+use super::model::{Action, SqlLockModel, SqlLockState};
+use super::narration::{phase_words, WORDS};
 use super::protocol::{Lock, Work};
-use super::spec::{reply_text, statement_text};
+use super::text::{reply_text, statement_text};
 
 /// The server's lane.
 const SERVER: &str = "server";
@@ -61,29 +60,12 @@ impl SqlLockModel {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let what = match c.phase {
-                    Phase::Acquire(_) => "acquiring",
-                    Phase::Fence => "fencing",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release => "releasing",
-                    Phase::Done if c.lost => "gave up",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
+                let (_, what) = phase_words(c);
                 let mut status = what.to_string();
                 if c.skew > 0 {
                     status.push_str(&format!(", clock +{}", c.skew));
                 }
-                if c.paused {
-                    status.push_str(", paused");
-                }
-                client_state(
-                    i,
-                    status,
-                    c.lease_until,
-                    c.phase.critical(),
-                    c.paused || c.phase == Phase::Crashed,
-                )
+                c.process.lane(i, &status, c.lease_until, c.phase)
             })
             .collect();
         let dead = s.db.sessions.iter().filter(|x| !x.alive).count();
@@ -108,10 +90,9 @@ impl SqlLockModel {
             });
         }
         let extra = match self.work {
-            Work::Outside if self.fencing || s.resource.accepted > 0 => Some(format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )),
+            Work::Outside if self.fencing || s.resource.accepted > 0 => {
+                Some(s.resource.counter(true))
+            }
             Work::InTx => Some(format!("committed n={}", s.db.counter)),
             Work::Outside => None,
         };
@@ -135,21 +116,11 @@ impl SqlLockModel {
                     );
                 }
                 let cl = &s.clients[c as usize];
-                let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                let accepted = e
+                let after = e
                     .as_ref()
-                    .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
-                match (cl.phase, after) {
-                    (Phase::Critical(k), after) => resource_access(
-                        c,
-                        k == 0 && after == Some(Phase::Critical(1)),
-                        cl.token,
-                        self.fencing,
-                        s.resource.value,
-                        accepted,
-                    ),
-                    _ => mark(client(c), "steps".into(), false),
-                }
+                    .map(|e| (e.state.clients[c as usize].phase, &e.state.resource));
+                WorkStep::arrow(c, (cl.phase, &s.resource), after, cl.token, self.fencing)
+                    .unwrap_or_else(|| mark(client(c), "steps".into(), false))
             }
             Action::Tick => Exchange::tick(s.now + 1),
             Action::Reap => match sent {
@@ -161,15 +132,13 @@ impl SqlLockModel {
                 ),
                 None => mark("reaper".into(), "runs".into(), false),
             },
-            Action::Pause(c) => mark(client(c), "⚡ pauses (GC)".into(), true),
-            Action::Resume(c) => mark(client(c), "resumes".into(), false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes".into(), true),
             Action::Kill(x) => mark(
                 SERVER.into(),
                 format!("⚡ {}", self.dialect.kill_text(x)),
                 true,
             ),
             Action::Skew(c) => mark(client(c), format!("⚡ clock jumps +{}", self.ttl + 1), true),
+            _ => WORDS.mark(a.client_fault()),
         }
     }
 }

@@ -4,7 +4,11 @@
 
 use stateright::Model;
 
-use crate::registry::Property;
+use crate::check::Symmetry;
+use crate::kernel::{
+    client_faults, invariants, time, Budget, ClientFault, ClientPhase, LockChecks, Process, Stage,
+};
+use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
 use super::protocol::{Acquired, Lock, Work};
@@ -37,14 +41,11 @@ pub struct SqlLockModel {
     pub clients: usize,
     /// Lease / reaper age in ticks.
     pub ttl: u64,
-    /// Client pauses the checker may inject.
-    pub pauses: u8,
-    /// Client crashes (the server then closes the client's session).
-    pub crashes: u8,
-    /// Sessions killed by the server (`KILL CONNECTION`, `pg_terminate_backend`).
-    pub kills: u8,
-    /// Client clocks jumping ahead by more than the TTL.
-    pub skews: u8,
+    /// Faults the checker may inject: client pauses and crashes (the server then
+    /// closes the client's session), sessions killed by the server (`KILL
+    /// CONNECTION`, `pg_terminate_backend`), client clocks jumping ahead by more than
+    /// the TTL.
+    pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
     /// Which properties this row checks.
@@ -68,15 +69,21 @@ pub enum Phase {
     Crashed,
 }
 
-impl Phase {
-    /// Inside the critical section.
-    pub fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Acquire(_) => Stage::Queued,
+            Phase::Fence | Phase::Release => Stage::Holding,
+            Phase::Critical(k) => Stage::Inside(k),
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
     }
 
-    /// Holding the lock as far as the client knows.
-    pub fn holding(self) -> bool {
-        matches!(self, Phase::Fence | Phase::Critical(_) | Phase::Release)
+    /// Also past the first statement of a multi-statement acquire: a crash there
+    /// leaves a row behind.
+    fn started(self) -> bool {
+        self.holding() || matches!(self, Phase::Acquire(k) if k > 0)
     }
 }
 
@@ -86,7 +93,7 @@ pub struct Client {
     /// Program counter.
     pub phase: Phase,
     /// Stopped by a pause fault.
-    pub paused: bool,
+    pub process: Process,
     /// The session its lock (and transaction) lives on.
     pub session: u8,
     /// How far its clock runs ahead of the server's.
@@ -99,19 +106,6 @@ pub struct Client {
     pub read: u8,
     /// It gave up because its connection was gone.
     pub lost: bool,
-}
-
-/// Fault budgets left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Budget {
-    /// Pauses.
-    pub pauses: u8,
-    /// Crashes.
-    pub crashes: u8,
-    /// Session kills.
-    pub kills: u8,
-    /// Clock skews.
-    pub skews: u8,
 }
 
 /// The whole system.
@@ -159,12 +153,10 @@ pub enum Action {
     Skew(u8),
 }
 
-/// A step's visible effect, for stories.
-pub(super) struct Effect {
-    pub(super) state: SqlLockState,
-    /// The session, statement and reply the action sent.
-    pub(super) sent: Option<(u8, SqlCommand, SqlReply)>,
-}
+/// A step's next state, with the session, statement and reply it sent.
+pub(super) type Effect = crate::kernel::Effect<SqlLockState, (u8, SqlCommand, SqlReply)>;
+
+client_faults!(Action: Pause, Resume, Crash);
 
 /// A client's name, as its rows' `owner` column holds it.
 pub fn owner(c: usize) -> String {
@@ -188,7 +180,7 @@ impl SqlLockModel {
 
     fn step(&self, st: &SqlLockState, c: usize, via: u8) -> Option<Effect> {
         let cl = &st.clients[c];
-        if cl.paused || (self.pinned() && via != cl.session) {
+        if cl.process.paused || (self.pinned() && via != cl.session) {
             return None;
         }
         let mut s = st.clone();
@@ -306,15 +298,14 @@ impl SqlLockModel {
     /// not paused finishes within its TTL — the protocol's premise, which the faults
     /// break.
     fn may_tick(&self, s: &SqlLockState) -> bool {
-        self.lock.timed()
-            && s.now < self.horizon
-            && s.clients.iter().all(|c| {
-                c.paused || !c.phase.holding() || c.lease_until.is_none_or(|d| s.now + 1 < d)
-            })
+        let kept = s.clients.iter().map(|c| {
+            let running = !c.process.paused && c.phase.holding();
+            running.then_some(c.lease_until).flatten()
+        });
+        self.lock.timed() && time::may_tick(s.now, self.horizon, kept)
     }
 
     pub(super) fn effect(&self, st: &SqlLockState, a: &Action) -> Option<Effect> {
-        let plain = |state: SqlLockState| Some(Effect { state, sent: None });
         let mut s = st.clone();
         match *a {
             Action::Step { client, via } => self.step(st, client as usize, via),
@@ -323,7 +314,7 @@ impl SqlLockModel {
                     return None;
                 }
                 s.now += 1;
-                plain(s)
+                Some(Effect::plain(s))
             }
             Action::Reap => {
                 let reaper = matches!(self.lock, Lock::UniqueKey { reaper: true, .. });
@@ -350,68 +341,53 @@ impl SqlLockModel {
                     sent: Some((reaper_session, cmd, reply)),
                 })
             }
-            Action::Pause(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.pauses == 0 || cl.paused || !cl.phase.holding() {
-                    return None;
-                }
-                cl.paused = true;
-                s.budget.pauses -= 1;
-                plain(s)
-            }
-            Action::Resume(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.paused {
-                    return None;
-                }
-                cl.paused = false;
-                plain(s)
-            }
-            Action::Crash(c) => {
-                let cl = &mut s.clients[c as usize];
-                let started = cl.phase.holding() || matches!(cl.phase, Phase::Acquire(k) if k > 0);
-                if s.budget.crashes == 0 || !started {
-                    return None;
-                }
-                cl.phase = Phase::Crashed;
-                cl.paused = false;
-                cl.lease_until = None;
-                let session = cl.session;
-                s.budget.crashes -= 1;
-                // The dead process's socket closes; a pooled connection outlives it.
-                if self.pool.is_none() {
-                    s.db.kill(session);
-                }
-                plain(s)
-            }
             Action::Kill(x) => {
                 let holder = s
                     .clients
                     .iter()
                     .any(|c| c.session == x && c.phase.holding());
                 let alive = s.db.sessions.get(x as usize).is_some_and(|x| x.alive);
-                if s.budget.kills == 0 || !holder || !alive {
+                if !s.budget.has(Fault::Kill) || !holder || !alive {
                     return None;
                 }
                 s.db.kill(x);
-                s.budget.kills -= 1;
-                plain(s)
+                s.budget.spend(Fault::Kill);
+                Some(Effect::plain(s))
             }
             Action::Skew(c) => {
                 let cl = &mut s.clients[c as usize];
-                if s.budget.skews == 0 || cl.skew > 0 || !matches!(cl.phase, Phase::Acquire(_)) {
+                let acquiring = matches!(cl.phase, Phase::Acquire(_));
+                if !s.budget.has(Fault::Skew) || cl.skew > 0 || !acquiring {
                     return None;
                 }
                 cl.skew = self.ttl + 1;
-                s.budget.skews -= 1;
-                plain(s)
+                s.budget.spend(Fault::Skew);
+                Some(Effect::plain(s))
+            }
+            // Pause, resume, crash: the kernel's.
+            _ => {
+                let (f, c) = a.client_fault()?;
+                let cl = &mut s.clients[c];
+                let (at, session) = (cl.phase, cl.session);
+                let (phase, lease) = (&mut cl.phase, &mut cl.lease_until);
+                let die = || (*phase, *lease) = (Phase::Crashed, None);
+                if !f.strike(&mut cl.process, &mut s.budget, at, die) {
+                    return None;
+                }
+                // The dead process's socket closes; a pooled connection outlives it.
+                if f == ClientFault::Crash && self.pool.is_none() {
+                    s.db.kill(session);
+                }
+                Some(Effect::plain(s))
             }
         }
     }
+}
 
+impl LockChecks for SqlLockModel {
     /// Clients inside the critical section whose work can still take effect: work in
     /// a transaction whose session is gone will roll back, so it does not count.
-    pub(super) fn in_critical(&self, s: &SqlLockState) -> Vec<usize> {
+    fn in_critical(&self, s: &SqlLockState) -> Vec<usize> {
         (0..s.clients.len())
             .filter(|&c| {
                 let cl = &s.clients[c];
@@ -428,7 +404,7 @@ impl SqlLockModel {
     /// A lock no one will ever free while a client waits for it: a row whose writer no
     /// longer holds it and that no reaper deletes, or a session lock held by a session
     /// no client holds it through (the orphan a pool leaves).
-    pub(super) fn orphan(&self, s: &SqlLockState) -> Option<String> {
+    fn orphan(&self, s: &SqlLockState) -> Option<String> {
         let waiting = s
             .clients
             .iter()
@@ -455,6 +431,15 @@ impl SqlLockModel {
             .find(|x| !holds_via(*x))
             .map(|x| format!("the session lock held by session {x}"))
     }
+
+    fn foreign_release(&self, s: &SqlLockState) -> Option<u8> {
+        s.foreign_release
+    }
+
+    /// The resource, and the `counter` row only transactions that committed.
+    fn resource_safe(&self, s: &SqlLockState) -> bool {
+        s.resource.safe() && s.db.counter == s.commits
+    }
 }
 
 impl Model for SqlLockModel {
@@ -479,7 +464,7 @@ impl Model for SqlLockModel {
         let clients = (0..self.clients)
             .map(|c| Client {
                 phase: Phase::Acquire(0),
-                paused: false,
+                process: Process::default(),
                 session: if self.pool.is_some() { 0 } else { c as u8 },
                 skew: 0,
                 lease_until: None,
@@ -494,12 +479,7 @@ impl Model for SqlLockModel {
             clients,
             resource: Resource::default(),
             commits: 0,
-            budget: Budget {
-                pauses: self.pauses,
-                crashes: self.crashes,
-                kills: self.kills,
-                skews: self.skews,
-            },
+            budget: self.faults,
             foreign_release: None,
         }]
     }
@@ -527,22 +507,10 @@ impl Model for SqlLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        type Holds = fn(&SqlLockModel, &SqlLockState) -> bool;
-        let all: [(Property, Holds); 4] = [
-            (Property::MutualExclusion, |m, s| {
-                m.in_critical(s).len() <= 1
-            }),
-            (Property::NoForeignRelease, |_, s| {
-                s.foreign_release.is_none()
-            }),
-            (Property::Liveness, |m, s| m.orphan(s).is_none()),
-            (Property::ResourceSafety, |_, s| {
-                s.resource.safe() && s.db.counter == s.commits
-            }),
-        ];
-        all.into_iter()
-            .filter(|(p, _)| self.properties.contains(p))
-            .map(|(p, holds)| p.always(holds))
-            .collect()
+        invariants(self.properties)
     }
 }
+
+/// Every state stored as it is: clients' names are in the server's rows and sessions, so
+/// renaming clients would mean renaming those too.
+impl Symmetry for SqlLockModel {}

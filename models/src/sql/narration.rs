@@ -2,14 +2,16 @@
 //! resource as lines, every step as the statement a reader would see in the server's
 //! general log with its reply, and the closing line that says why a property broke.
 
-use crate::check::Narrate;
+use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
+use crate::kernel::{belief, ClientPhase, FaultWords, LockChecks, WorkStep};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
-use super::model::{Action, Dialect, Phase, SqlLockModel, SqlLockState};
+use super::model::{Action, Client, Dialect, Phase, SqlLockModel, SqlLockState};
 use super::protocol::{Lock, Work};
-use super::spec::{reply_text, statement_text, SqlState, LOCK_NAME};
+use super::spec::{SqlState, LOCK_NAME};
+use super::text::{reply_text, statement_text};
 
 impl Dialect {
     /// The server's name.
@@ -27,6 +29,30 @@ impl Dialect {
             Dialect::Postgres => format!("SELECT pg_terminate_backend(<session {x}>)"),
         }
     }
+}
+
+/// How the client faults read: the server sees a crashed client's connection close.
+pub(super) const WORDS: FaultWords = FaultWords {
+    pause: " (GC / stop-the-world)",
+    pause_mark: " (GC)",
+    crash: "; the server sees its connection close",
+    servers: "the server",
+    heartbeats: "statements",
+};
+
+/// A client's phase in words: on its story line, and (shorter) on its diagram lane.
+pub(super) fn phase_words(c: &Client) -> (String, &'static str) {
+    let (story, lane) = match c.phase {
+        Phase::Acquire(0) => ("acquiring", "acquiring"),
+        Phase::Acquire(k) => return (format!("acquiring (step {})", k + 1), "acquiring"),
+        Phase::Fence => ("taking a fencing token", "fencing"),
+        Phase::Critical(_) => ("IN CRITICAL SECTION", "inside"),
+        Phase::Release => ("releasing", "releasing"),
+        Phase::Done if c.lost => ("gave up (connection lost)", "gave up"),
+        Phase::Done => ("done", "done"),
+        Phase::Crashed => ("CRASHED", "crashed"),
+    };
+    (story.to_string(), lane)
 }
 
 fn server_lines(m: &SqlLockModel, db: &SqlState, now: u64) -> Vec<String> {
@@ -103,37 +129,21 @@ impl Narrate for SqlLockModel {
             lines.push(format!("clock t={}", s.now));
         }
         for (i, c) in s.clients.iter().enumerate() {
-            let what = match c.phase {
-                Phase::Acquire(0) => "acquiring".to_string(),
-                Phase::Acquire(k) => format!("acquiring (step {})", k + 1),
-                Phase::Fence => "taking a fencing token".to_string(),
-                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
-                Phase::Release => "releasing".to_string(),
-                Phase::Done if c.lost => "gave up (connection lost)".to_string(),
-                Phase::Done => "done".to_string(),
-                Phase::Crashed => "CRASHED".to_string(),
-            };
+            let (what, _) = phase_words(c);
             let session = if c.phase.holding() {
                 format!(" on session {}", c.session)
             } else {
                 String::new()
             };
-            let lease = c
-                .lease_until
-                .map(|d| format!(", believes it holds until t={d}"))
-                .unwrap_or_default();
-            let token = if self.fencing && c.token > 0 {
-                format!(", token {}", c.token)
-            } else {
-                String::new()
-            };
+            let token = self.fencing.then_some(c.token).filter(|t| *t > 0);
+            let belief = belief(c.lease_until, token);
             let skew = if c.skew > 0 {
                 format!(", clock +{} ahead", c.skew)
             } else {
                 String::new()
             };
-            let paused = if c.paused { " [PAUSED]" } else { "" };
-            lines.push(format!("c{i}: {what}{session}{lease}{token}{skew}{paused}"));
+            let tags = c.process.tags();
+            lines.push(format!("c{i}: {what}{session}{belief}{skew}{tags}"));
         }
         lines.extend(server_lines(self, &s.db, s.now));
         if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
@@ -157,18 +167,11 @@ impl Narrate for SqlLockModel {
             Action::Step { client: c, .. } => {
                 let cl = &s.clients[c as usize];
                 let after = e.map(|e| e.state.clients[c as usize].phase);
-                match (cl.phase, after, &sent) {
-                    (_, _, Some(_)) => said(format!("c{c}")),
-                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
-                        format!("c{c} reads the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), Some(Phase::Release), _) if self.fencing => {
-                        format!("c{c} writes the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), _, _) => {
-                        format!("c{c} finishes its work outside the database")
-                    }
-                    _ => format!("c{c} steps"),
+                let outside = "finishes its work outside the database";
+                match (&sent, WorkStep::of(cl.phase, after)) {
+                    (Some(_), _) => said(format!("c{c}")),
+                    (None, Some(w)) => w.story(c, cl.token, self.fencing, outside),
+                    (None, None) => format!("c{c} steps"),
                 }
             }
             Action::Tick => format!("time passes to t={}", s.now + 1),
@@ -180,14 +183,12 @@ impl Narrate for SqlLockModel {
                 ),
                 None => "reaper job".to_string(),
             },
-            Action::Pause(c) => format!("c{c} pauses (GC / stop-the-world)"),
-            Action::Resume(c) => format!("c{c} resumes"),
-            Action::Crash(c) => format!("c{c} crashes; the server sees its connection close"),
             Action::Kill(x) => format!(
                 "the server kills session {x}: {}",
                 self.dialect.kill_text(x)
             ),
             Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -208,23 +209,16 @@ impl Narrate for SqlLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        matches!(
-            a,
-            Action::Pause(_) | Action::Crash(_) | Action::Kill(_) | Action::Skew(_)
-        )
+        a.client_fault().is_some_and(|(f, _)| f.is_fault())
+            || matches!(a, Action::Kill(_) | Action::Skew(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, SqlLockState)]) -> String {
-        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
-        let killed = any(|a| matches!(a, Action::Kill(_)));
-        let skewed = any(|a| matches!(a, Action::Skew(_)));
-        let paused = any(|a| matches!(a, Action::Pause(_)));
+        let killed = happened(path, |a| matches!(a, Action::Kill(_)));
+        let skewed = happened(path, |a| matches!(a, Action::Skew(_)));
+        let paused = happened(path, |a| matches!(a, Action::Pause(_)));
         let last = path.last().map(|(_, s)| s);
-        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if self.pool.is_some() => format!(
                 "Both clients' lock statements went through the same pooled backend, and a session lock is reentrant for its session: {pair} both hold it."

@@ -1,6 +1,7 @@
 //! The `zk-*` rows of the catalog, and how each builds its [`ZkLockModel`].
 
 use crate::checkable::Checkable;
+use crate::kernel::Budget;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -37,10 +38,7 @@ impl ZkLock {
             work: self.work,
             clients: p.clients,
             timeout: p.ttl,
-            pauses: p.budget(Fault::Pause),
-            crashes: p.budget(Fault::Crash),
-            partitions: p.budget(Fault::Partition),
-            drops: p.budget(Fault::Drop),
+            faults: Budget::of(&p.faults),
             // Long enough for a session nobody pings to expire while the next client
             // still has time to take the lock.
             horizon: p.ttl * 2 + 2,

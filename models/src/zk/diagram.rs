@@ -4,12 +4,15 @@
 //! lowest lock node and its session's deadline as the ensemble's bar.
 
 use crate::diagram::{
-    client, holder_state, process_state, resource_access, resource_lane, resource_state, Arrow,
-    Exchange, Lane, LaneKind, LaneState,
+    client, holder_state, resource_lane, resource_state, Arrow, Exchange, Lane, LaneKind, LaneState,
 };
 
-use super::model::{lock_path, Action, Phase, Work, ZkLockModel, ZkLockState};
-use super::spec::{exchange_text, sequence, ZkState, COUNTER, LOCK_DIR};
+use crate::kernel::{LockChecks, WorkStep};
+
+use super::model::{lock_path, Action, Work, ZkLockModel, ZkLockState};
+use super::narration::WORDS;
+use super::spec::{sequence, ZkState, COUNTER, LOCK_DIR};
+use super::text::exchange_text;
 
 /// The ensemble's lane.
 const ZK: &str = "zk";
@@ -53,28 +56,7 @@ impl ZkLockModel {
             .clients
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let what = match c.phase {
-                    Phase::Connect => "connecting",
-                    Phase::Create => "acquiring",
-                    Phase::Find => "finding its node",
-                    Phase::List | Phase::Watch => "queued",
-                    Phase::Wait => "waiting for a watch",
-                    Phase::Critical(_) => "inside",
-                    Phase::Release => "releasing",
-                    Phase::Done if c.lost => "gave up",
-                    Phase::Done => "done",
-                    Phase::Crashed => "crashed",
-                };
-                process_state(
-                    i,
-                    what,
-                    c.phase.critical(),
-                    c.paused,
-                    c.partitioned,
-                    c.phase == Phase::Crashed,
-                )
-            })
+            .map(|(i, c)| c.process.lane(i, self.phase_words(c).1, None, c.phase))
             .collect();
         let holder = self.lowest_node(s);
         out.push(holder_state(
@@ -87,14 +69,7 @@ impl ZkLockModel {
                 "{COUNTER} = {}",
                 s.zk.nodes.get(COUNTER).map_or("unset", |n| n.data.as_str())
             )),
-            Work::Fenced => Some(format!(
-                "counter {} (token ≥ {})",
-                s.resource.value, s.resource.max_token
-            )),
-            Work::Outside if s.resource.accepted > 0 => {
-                Some(format!("counter {}", s.resource.value))
-            }
-            Work::Outside => None,
+            Work::Fenced | Work::Outside => s.resource.note(self.work == Work::Fenced),
         };
         out.push(resource_state(&self.in_critical(s), extra));
         out
@@ -153,21 +128,12 @@ impl ZkLockModel {
                 if sent.is_some() {
                     request(client(c), "", false)
                 } else {
-                    let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                    let accepted = e
+                    let after = e
                         .as_ref()
-                        .is_some_and(|e| e.state.resource.accepted > s.resource.accepted);
-                    match (cl.phase, after) {
-                        (Phase::Critical(k), after) => resource_access(
-                            c,
-                            k == 0 && after == Some(Phase::Critical(1)),
-                            cl.token,
-                            self.work == Work::Fenced,
-                            s.resource.value,
-                            accepted,
-                        ),
-                        _ => mark(client(c), "steps", false),
-                    }
+                        .map(|e| (e.state.clients[c as usize].phase, &e.state.resource));
+                    let fenced = self.work == Work::Fenced;
+                    WorkStep::arrow(c, (cl.phase, &s.resource), after, cl.token, fenced)
+                        .unwrap_or_else(|| mark(client(c), "steps", false))
                 }
             }
             Action::Ping(c) => request(client(c), "", false),
@@ -187,26 +153,19 @@ impl ZkLockModel {
                 }
                 t
             }
-            Action::Pause(c) => mark(client(c), "⚡ pauses (pings too)", true),
-            Action::Resume(c) => mark(client(c), "resumes", false),
-            Action::Crash(c) => mark(client(c), "⚡ crashes", true),
-            Action::Partition(c) => mark(client(c), "⚡ cut off from the ensemble", true),
             Action::Suspend(c) => mark(client(c), "SUSPENDED: stops working", false),
             Action::Heal(c) => {
                 let lost = e.as_ref().is_some_and(|e| {
                     e.state.clients[c as usize].lost && !s.clients[c as usize].lost
                 });
-                mark(
-                    client(c),
-                    if lost {
-                        "heals: session LOST, stops"
-                    } else {
-                        "partition heals"
-                    },
-                    false,
-                )
+                if lost {
+                    mark(client(c), "heals: session LOST, stops", false)
+                } else {
+                    WORDS.mark(a.client_fault())
+                }
             }
             Action::Drop(c) => request(client(c), "⚡ ", true),
+            _ => WORDS.mark(a.client_fault()),
         };
         if let Some(e) = &e {
             x.arrows.extend(Self::watch_arrows(s, &s.zk, &e.state.zk));

@@ -5,7 +5,12 @@
 
 use stateright::Model;
 
-use crate::registry::Property;
+use crate::check::Symmetry;
+use crate::kernel::{
+    client_faults, inside, invariants, time, Budget, ClientFault, ClientPhase, LockChecks, Process,
+    Stage,
+};
+use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
 use super::spec::{apply, sequence, SessionId, ZkCommand, ZkReply, ZkState, COUNTER, LOCK_DIR};
@@ -69,14 +74,9 @@ pub struct ZkLockModel {
     pub clients: usize,
     /// Session timeout in ticks.
     pub timeout: u64,
-    /// Holder pauses.
-    pub pauses: u8,
-    /// Holder crashes.
-    pub crashes: u8,
-    /// Holders cut off from the ensemble.
-    pub partitions: u8,
-    /// Lost create replies.
-    pub drops: u8,
+    /// Faults the checker may inject: holder pauses, crashes and partitions, lost
+    /// create replies.
+    pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
     /// Which properties this row checks.
@@ -108,25 +108,16 @@ pub enum Phase {
     Crashed,
 }
 
-impl Phase {
-    /// Inside the critical section.
-    pub fn critical(self) -> bool {
-        matches!(self, Phase::Critical(_))
-    }
-
-    /// Holding the lock as far as the client knows.
-    pub fn holding(self) -> bool {
-        matches!(self, Phase::Critical(_) | Phase::Release)
-    }
-
-    /// Queued for the lock behind a node.
-    pub fn waiting(self) -> bool {
-        matches!(self, Phase::List | Phase::Watch | Phase::Wait)
-    }
-
-    /// Still running its program (so still pinging).
-    pub fn running(self) -> bool {
-        !matches!(self, Phase::Done | Phase::Crashed)
+impl ClientPhase for Phase {
+    fn stage(self) -> Stage {
+        match self {
+            Phase::Connect | Phase::Create | Phase::Find => Stage::Running,
+            Phase::List | Phase::Watch | Phase::Wait => Stage::Queued,
+            Phase::Critical(k) => Stage::Inside(k),
+            Phase::Release => Stage::Holding,
+            Phase::Done => Stage::Done,
+            Phase::Crashed => Stage::Crashed,
+        }
     }
 }
 
@@ -135,10 +126,8 @@ impl Phase {
 pub struct Client {
     /// Program counter.
     pub phase: Phase,
-    /// Stopped by a pause fault (pings included).
-    pub paused: bool,
-    /// Cut off from the ensemble; it runs on, but no request of its gets through.
-    pub partitioned: bool,
+    /// Paused (pings included) or cut off from the ensemble.
+    pub process: Process,
     /// Its session.
     pub session: Option<SessionId>,
     /// Its lock node's name under `/lock`, as far as it knows.
@@ -153,19 +142,6 @@ pub struct Client {
     pub lost: bool,
     /// Watch notifications it has been woken by.
     pub wakeups: u8,
-}
-
-/// Fault budgets left.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Budget {
-    /// Pauses.
-    pub pauses: u8,
-    /// Crashes.
-    pub crashes: u8,
-    /// Partitions.
-    pub partitions: u8,
-    /// Lost create replies.
-    pub drops: u8,
 }
 
 /// The whole system.
@@ -210,12 +186,10 @@ pub enum Action {
     Drop(u8),
 }
 
-/// A step's visible effect, for stories.
-pub(super) struct Effect {
-    pub(super) state: ZkLockState,
-    /// The request sent and its reply.
-    pub(super) sent: Option<(ZkCommand, ZkReply)>,
-}
+/// A step's next state, with the request it sent and its reply.
+pub(super) type Effect = crate::kernel::Effect<ZkLockState, (ZkCommand, ZkReply)>;
+
+client_faults!(Action: Pause, Resume, Crash, Partition, Heal);
 
 /// The path of a node under `/lock`.
 pub fn lock_path(name: &str) -> String {
@@ -225,7 +199,8 @@ pub fn lock_path(name: &str) -> String {
 impl ZkLockModel {
     /// Whether time matters: some fault makes a session time out.
     fn timed(&self) -> bool {
-        self.pauses + self.crashes + self.partitions > 0
+        self.faults
+            .any(&[Fault::Pause, Fault::Crash, Fault::Partition])
     }
 
     /// The prefix the client's create asks for.
@@ -240,7 +215,7 @@ impl ZkLockModel {
     /// A paused client runs nothing; a partitioned one only its work outside ZooKeeper.
     fn may_step(&self, cl: &Client) -> bool {
         let outside = cl.phase.critical() && self.work != Work::MultiChecked;
-        !cl.paused && (!cl.partitioned || outside)
+        !cl.process.paused && (!cl.process.partitioned || outside)
     }
 
     fn step(&self, st: &ZkLockState, c: usize) -> Option<Effect> {
@@ -425,42 +400,40 @@ impl ZkLockModel {
     /// Whether the client keeps its session alive: it runs, is not stopped and reaches
     /// the ensemble. A finished client's session just times out.
     fn keeps_alive(cl: &Client) -> bool {
-        cl.session.is_some() && cl.phase.running() && !cl.paused && !cl.partitioned
+        cl.session.is_some() && cl.phase.running() && cl.process.connected()
+    }
+
+    /// When the client's session expires unless a ping arrives first.
+    fn session_deadline(s: &ZkLockState, cl: &Client) -> Option<u64> {
+        let session = s.zk.sessions.get(&cl.session?)?;
+        Some(session.deadline.lo)
     }
 
     /// The session of a partitioned holder that stops at "suspended" must not expire
     /// before it has stopped: the client's read timeout (2/3 of the session timeout)
     /// comes first — the premise of Curator's advice.
     fn must_suspend_first(&self, cl: &Client) -> bool {
-        self.recipe.stop_at_suspended && cl.partitioned && cl.phase.holding()
+        self.recipe.stop_at_suspended && cl.process.partitioned && cl.phase.holding()
     }
 
     /// Time may pass unless a client that pings would lose its session, or a holder
     /// that stops at "suspended" has not stopped yet before its session would expire.
     fn may_tick(&self, s: &ZkLockState) -> bool {
-        self.timed()
-            && s.now < self.horizon
-            && s.clients.iter().all(|c| {
-                !(Self::keeps_alive(c) || self.must_suspend_first(c))
-                    || c.session
-                        .and_then(|id| s.zk.sessions.get(&id))
-                        .is_none_or(|x| s.now + 1 < x.deadline.lo)
-            })
+        let kept = s.clients.iter().map(|c| {
+            let kept = Self::keeps_alive(c) || self.must_suspend_first(c);
+            kept.then(|| Self::session_deadline(s, c)).flatten()
+        });
+        self.timed() && time::may_tick(s.now, self.horizon, kept)
     }
 
     pub(super) fn effect(&self, st: &ZkLockState, a: &Action) -> Option<Effect> {
-        let plain = |state: ZkLockState| Some(Effect { state, sent: None });
         let mut s = st.clone();
         match *a {
             Action::Step(c) => self.step(st, c as usize),
             Action::Ping(c) => {
                 let cl = &st.clients[c as usize];
                 let session = cl.session?;
-                let due = st
-                    .zk
-                    .sessions
-                    .get(&session)
-                    .is_some_and(|x| x.deadline.lo <= st.now + 1);
+                let due = Self::session_deadline(st, cl).is_some_and(|d| time::due(st.now, d));
                 if !self.timed() || !Self::keeps_alive(cl) || !due {
                     return None;
                 }
@@ -478,43 +451,7 @@ impl ZkLockModel {
                 }
                 s.now += 1;
                 s.zk.expire_due(s.now);
-                plain(s)
-            }
-            Action::Pause(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.pauses == 0 || cl.paused || !cl.phase.holding() {
-                    return None;
-                }
-                cl.paused = true;
-                s.budget.pauses -= 1;
-                plain(s)
-            }
-            Action::Resume(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.paused {
-                    return None;
-                }
-                cl.paused = false;
-                plain(s)
-            }
-            Action::Crash(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.crashes == 0 || !cl.phase.holding() {
-                    return None;
-                }
-                cl.phase = Phase::Crashed;
-                cl.paused = false;
-                s.budget.crashes -= 1;
-                plain(s)
-            }
-            Action::Partition(c) => {
-                let cl = &mut s.clients[c as usize];
-                if s.budget.partitions == 0 || cl.partitioned || !cl.phase.holding() {
-                    return None;
-                }
-                cl.partitioned = true;
-                s.budget.partitions -= 1;
-                plain(s)
+                Some(Effect::plain(s))
             }
             Action::Suspend(c) => {
                 let cl = &mut s.clients[c as usize];
@@ -523,26 +460,11 @@ impl ZkLockModel {
                 }
                 cl.phase = Phase::Done;
                 cl.lost = true;
-                plain(s)
-            }
-            Action::Heal(c) => {
-                let cl = &mut s.clients[c as usize];
-                if !cl.partitioned {
-                    return None;
-                }
-                cl.partitioned = false;
-                let expired = cl
-                    .session
-                    .is_some_and(|id| !s.zk.sessions.contains_key(&id));
-                if expired && cl.phase.running() {
-                    cl.phase = Phase::Done;
-                    cl.lost = true;
-                }
-                plain(s)
+                Some(Effect::plain(s))
             }
             Action::Drop(c) => {
                 let cl = &st.clients[c as usize];
-                if s.budget.drops == 0 || cl.phase != Phase::Create || !self.may_step(cl) {
+                if !s.budget.has(Fault::Drop) || cl.phase != Phase::Create || !self.may_step(cl) {
                     return None;
                 }
                 let mut e = self.step(st, c as usize)?;
@@ -554,22 +476,43 @@ impl ZkLockModel {
                 };
                 cl.node = None;
                 cl.token = 0;
-                e.state.budget.drops -= 1;
+                e.state.budget.spend(Fault::Drop);
                 Some(e)
+            }
+            // Pause, resume, crash, partition, heal: the kernel's.
+            _ => {
+                let (f, c) = a.client_fault()?;
+                let Client {
+                    phase,
+                    process,
+                    session,
+                    lost,
+                    ..
+                } = &mut s.clients[c];
+                let at = *phase;
+                if !f.strike(process, &mut s.budget, at, || *phase = Phase::Crashed) {
+                    return None;
+                }
+                // Back in touch, a client whose session expired meanwhile is told so.
+                let expired = session.is_some_and(|id| !s.zk.sessions.contains_key(&id));
+                if f == ClientFault::Heal && expired && phase.running() {
+                    (*phase, *lost) = (Phase::Done, true);
+                }
+                Some(Effect::plain(s))
             }
         }
     }
+}
 
+impl LockChecks for ZkLockModel {
     /// Clients inside the critical section.
-    pub(super) fn in_critical(&self, s: &ZkLockState) -> Vec<usize> {
-        (0..s.clients.len())
-            .filter(|&c| s.clients[c].phase.critical())
-            .collect()
+    fn in_critical(&self, s: &ZkLockState) -> Vec<usize> {
+        inside(&s.clients, |c| c.phase.critical())
     }
 
     /// A lock node nothing will ever delete while a client waits: no client knows it as
     /// its own, yet its session is kept alive by a running client.
-    pub(super) fn orphan(&self, s: &ZkLockState) -> Option<String> {
+    fn orphan(&self, s: &ZkLockState) -> Option<String> {
         if !s.clients.iter().any(|c| c.phase.waiting()) {
             return None;
         }
@@ -597,6 +540,16 @@ impl ZkLockModel {
                 format!("{} (ephemeral of live session {owner})", lock_path(&name))
             })
     }
+
+    /// The resource, and `/counter` only `multi`-checked writes that committed.
+    fn resource_safe(&self, s: &ZkLockState) -> bool {
+        let counter =
+            s.zk.nodes
+                .get(COUNTER)
+                .and_then(|n| n.data.parse::<u8>().ok())
+                .unwrap_or(0);
+        s.resource.safe() && counter == s.commits
+    }
 }
 
 impl Model for ZkLockModel {
@@ -607,8 +560,7 @@ impl Model for ZkLockModel {
         let clients = (0..self.clients)
             .map(|_| Client {
                 phase: Phase::Connect,
-                paused: false,
-                partitioned: false,
+                process: Process::default(),
                 session: None,
                 node: None,
                 token: 0,
@@ -629,12 +581,7 @@ impl Model for ZkLockModel {
             clients,
             resource: Resource::default(),
             commits: 0,
-            budget: Budget {
-                pauses: self.pauses,
-                crashes: self.crashes,
-                partitions: self.partitions,
-                drops: self.drops,
-            },
+            budget: self.faults,
         }]
     }
 
@@ -660,24 +607,10 @@ impl Model for ZkLockModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        type Holds = fn(&ZkLockModel, &ZkLockState) -> bool;
-        let all: [(Property, Holds); 3] = [
-            (Property::MutualExclusion, |m, s| {
-                m.in_critical(s).len() <= 1
-            }),
-            (Property::Liveness, |m, s| m.orphan(s).is_none()),
-            (Property::ResourceSafety, |_, s| {
-                let counter =
-                    s.zk.nodes
-                        .get(COUNTER)
-                        .and_then(|n| n.data.parse::<u8>().ok())
-                        .unwrap_or(0);
-                s.resource.safe() && counter == s.commits
-            }),
-        ];
-        all.into_iter()
-            .filter(|(p, _)| self.properties.contains(p))
-            .map(|(p, holds)| p.always(holds))
-            .collect()
+        invariants(self.properties)
     }
 }
+
+/// Every state stored as it is: clients' names are in the server's node names and sessions, so
+/// renaming clients would mean renaming those too.
+impl Symmetry for ZkLockModel {}

@@ -2,13 +2,15 @@
 //! resource, every request with its reply, the watches that fire and the sessions that
 //! expire, and the closing line that says why a property broke.
 
-use crate::check::Narrate;
+use crate::check::{happened, pair, Narrate};
 use crate::diagram::{Exchange, Lane, LaneState};
+use crate::kernel::{ClientPhase, FaultWords, LockChecks, WorkStep};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
-use super::model::{lock_path, Action, Phase, WatchOn, Work, ZkLockModel, ZkLockState};
-use super::spec::{exchange_text, state_lines, Notification, ZkState};
+use super::model::{lock_path, Action, Client, Phase, WatchOn, Work, ZkLockModel, ZkLockState};
+use super::spec::{Notification, ZkState};
+use super::text::{exchange_text, state_lines};
 
 /// The watches that fired between `before` and `after`, as "watch fired for c1
 /// (/lock/n-0000000000 deleted)".
@@ -27,28 +29,52 @@ fn fired(m: &ZkLockState, before: &ZkState, after: &ZkState) -> Vec<String> {
         .collect()
 }
 
+/// How the client faults read: a pause stops the pings, a partition loses them.
+pub(super) const WORDS: FaultWords = FaultWords {
+    pause: " (GC / SIGSTOP): its pings stop too",
+    pause_mark: " (pings too)",
+    crash: " (kill -9)",
+    servers: "the ensemble",
+    heartbeats: "pings",
+};
+
+impl ZkLockModel {
+    /// A client's phase in words: on its story line, and (shorter) on its diagram lane.
+    pub(super) fn phase_words(&self, c: &Client) -> (String, &'static str) {
+        let (story, lane) = match c.phase {
+            Phase::Connect => ("connecting", "connecting"),
+            Phase::Create => ("acquiring", "acquiring"),
+            Phase::Find => (
+                "looking for the node its lost create made",
+                "finding its node",
+            ),
+            Phase::List => ("listing /lock", "queued"),
+            Phase::Watch => ("watching its predecessor", "queued"),
+            Phase::Wait => match (&c.pred, self.recipe.watch_on) {
+                (Some(p), WatchOn::Predecessor) => {
+                    let gone = format!("waiting for {} to go", lock_path(p));
+                    return (gone, "waiting for a watch");
+                }
+                _ => (
+                    "waiting for /lock's children to change",
+                    "waiting for a watch",
+                ),
+            },
+            Phase::Critical(_) => ("IN CRITICAL SECTION", "inside"),
+            Phase::Release => ("releasing", "releasing"),
+            Phase::Done if c.lost => ("gave up (session lost)", "gave up"),
+            Phase::Done => ("done", "done"),
+            Phase::Crashed => ("CRASHED", "crashed"),
+        };
+        (story.to_string(), lane)
+    }
+}
+
 impl Narrate for ZkLockModel {
     fn describe_state(&self, s: &ZkLockState) -> Vec<String> {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, c) in s.clients.iter().enumerate() {
-            let what = match c.phase {
-                Phase::Connect => "connecting".to_string(),
-                Phase::Create => "acquiring".to_string(),
-                Phase::Find => "looking for the node its lost create made".to_string(),
-                Phase::List => "listing /lock".to_string(),
-                Phase::Watch => "watching its predecessor".to_string(),
-                Phase::Wait => match (&c.pred, self.recipe.watch_on) {
-                    (Some(p), WatchOn::Predecessor) => {
-                        format!("waiting for {} to go", lock_path(p))
-                    }
-                    _ => "waiting for /lock's children to change".to_string(),
-                },
-                Phase::Critical(_) => "IN CRITICAL SECTION".to_string(),
-                Phase::Release => "releasing".to_string(),
-                Phase::Done if c.lost => "gave up (session lost)".to_string(),
-                Phase::Done => "done".to_string(),
-                Phase::Crashed => "CRASHED".to_string(),
-            };
+            let (what, _) = self.phase_words(c);
             let session = c
                 .session
                 .map(|x| format!(", session {x}"))
@@ -64,9 +90,8 @@ impl Narrate for ZkLockModel {
             } else {
                 String::new()
             };
-            let paused = if c.paused { " [PAUSED]" } else { "" };
-            let cut = if c.partitioned { " [PARTITIONED]" } else { "" };
-            lines.push(format!("c{i}: {what}{session}{node}{woken}{paused}{cut}"));
+            let tags = c.process.tags();
+            lines.push(format!("c{i}: {what}{session}{node}{woken}{tags}"));
         }
         lines.extend(state_lines(&s.zk));
         let wakeups: u32 = s.clients.iter().map(|c| u32::from(c.wakeups)).sum();
@@ -101,16 +126,11 @@ impl Narrate for ZkLockModel {
             Action::Step(c) => {
                 let cl = &s.clients[c as usize];
                 let after = e.as_ref().map(|e| e.state.clients[c as usize].phase);
-                match (cl.phase, after, &sent) {
-                    (_, _, Some(_)) => said(format!("c{c}")),
-                    (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
-                        format!("c{c} reads the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), Some(Phase::Release), _) if self.work == Work::Fenced => {
-                        format!("c{c} writes the resource with token {}", cl.token)
-                    }
-                    (Phase::Critical(_), _, _) => format!("c{c} writes the resource"),
-                    _ => format!("c{c} steps"),
+                let fenced = self.work == Work::Fenced;
+                match (&sent, WorkStep::of(cl.phase, after)) {
+                    (Some(_), _) => said(format!("c{c}")),
+                    (None, Some(w)) => w.story(c, cl.token, fenced, "writes the resource"),
+                    (None, None) => format!("c{c} steps"),
                 }
             }
             Action::Ping(c) => said(format!("c{c}'s session")),
@@ -148,12 +168,6 @@ impl Narrate for ZkLockModel {
                 }
                 t
             }
-            Action::Pause(c) => format!("c{c} pauses (GC / SIGSTOP): its pings stop too"),
-            Action::Resume(c) => format!("c{c} resumes"),
-            Action::Crash(c) => format!("c{c} crashes (kill -9)"),
-            Action::Partition(c) => format!(
-                "c{c} is partitioned from the ensemble: its pings are lost, its work goes on"
-            ),
             Action::Suspend(c) => format!(
                 "c{c}'s connection is SUSPENDED (no reply within 2/3 of the session timeout): it stops working"
             ),
@@ -164,10 +178,11 @@ impl Narrate for ZkLockModel {
                 if lost {
                     format!("c{c}'s partition heals: ZooKeeper says its session expired (LOST); c{c} stops")
                 } else {
-                    format!("c{c}'s partition heals")
+                    WORDS.story(a.client_fault())
                 }
             }
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
+            _ => WORDS.story(a.client_fault()),
         }
     }
 
@@ -188,26 +203,18 @@ impl Narrate for ZkLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        matches!(
-            a,
-            Action::Pause(_) | Action::Crash(_) | Action::Partition(_) | Action::Drop(_)
-        )
+        a.client_fault().is_some_and(|(f, _)| f.is_fault()) || matches!(a, Action::Drop(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, ZkLockState)]) -> String {
         let last = path.last().map(|(_, s)| s);
-        let any = |f: fn(&Action) -> bool| path.iter().any(|(a, _)| a.as_ref().is_some_and(f));
-        let partitioned = any(|a| matches!(a, Action::Partition(_)));
+        let partitioned = happened(path, |a| matches!(a, Action::Partition(_)));
         let next = if last.is_some_and(|s| s.clients.iter().any(|c| c.wakeups > 0)) {
             "the next waiter's watch fired and its node became the lowest"
         } else {
             "the next client's node became the lowest"
         };
-        let who = last.map(|s| self.in_critical(s)).unwrap_or_default();
-        let pair = match who.as_slice() {
-            [a, b, ..] => format!("c{a} and c{b}"),
-            _ => "two clients".to_string(),
-        };
+        let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
             Property::MutualExclusion if partitioned => format!(
                 "The holder was cut off from the ensemble and stops only when told its session is lost, which it hears only once it reaches the ensemble again; meanwhile ZooKeeper expired the session, deleted its ephemeral node and {next}: {pair} are inside together. Stopping at SUSPENDED (before the timeout) avoids it."

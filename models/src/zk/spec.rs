@@ -18,7 +18,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{Outcomes, Spec, Window};
+use crate::spec::{expiry, Outcomes, Spec, Window};
+
+// How a request and a reply read lives in `text.rs`; other crates name it here.
+pub use super::text::{command_text, exchange_text, reply_text, state_lines};
 
 /// The parent of the lock recipe's nodes.
 pub const LOCK_DIR: &str = "/lock";
@@ -53,16 +56,6 @@ pub struct Session {
     /// When the server expires it unless a request or ping arrives first: the last
     /// one's window plus the timeout (a single instant in models).
     pub deadline: Window,
-}
-
-impl Session {
-    fn surely_expired(&self, t: u64) -> bool {
-        self.deadline.hi <= t
-    }
-
-    fn maybe_expired(&self, at: Window) -> bool {
-        self.deadline.lo <= at.hi
-    }
 }
 
 /// What a watch waits for.
@@ -352,14 +345,17 @@ impl ZkState {
         self.notified.retain(|w| w.session != session);
     }
 
+    /// Every live session with its deadline.
+    fn deadlines(&self) -> Vec<(SessionId, Window)> {
+        self.sessions
+            .iter()
+            .map(|(id, x)| (*id, x.deadline))
+            .collect()
+    }
+
     /// Expires every session whose deadline has surely passed at `t`; whether any did.
     pub fn expire_due(&mut self, t: u64) -> bool {
-        let due: Vec<SessionId> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.surely_expired(t))
-            .map(|(id, _)| *id)
-            .collect();
+        let due = expiry::due(self.deadlines(), t);
         for id in &due {
             self.close_session(*id);
         }
@@ -565,10 +561,6 @@ pub fn apply(state: &ZkState, cmd: &ZkCommand, t: u64) -> (ZkReply, ZkState) {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ZkSpec;
 
-/// Above this many sessions whose expiry a window leaves open, only expiry in deadline
-/// order is listed.
-const MAX_OPEN_SESSIONS: usize = 6;
-
 impl Spec for ZkSpec {
     type State = ZkState;
     type Input = ZkCommand;
@@ -583,192 +575,15 @@ impl Spec for ZkSpec {
     fn step(&self, state: &ZkState, cmd: &ZkCommand, at: Window) -> Outcomes<ZkReply, ZkState> {
         let mut base = state.clone();
         base.expire_due(at.lo);
-        let mut open: Vec<(Window, SessionId)> = base
-            .sessions
-            .iter()
-            .filter(|(_, s)| s.maybe_expired(at))
-            .map(|(id, s)| (s.deadline, *id))
-            .collect();
-        open.sort();
-        let sets: Vec<Vec<SessionId>> = if open.len() <= MAX_OPEN_SESSIONS {
-            (0u32..1 << open.len())
-                .map(|m| {
-                    (0..open.len())
-                        .filter(|i| m & (1 << i) != 0)
-                        .map(|i| open[i].1)
-                        .collect()
-                })
-                .collect()
-        } else {
-            (0..=open.len())
-                .map(|n| open[..n].iter().map(|o| o.1).collect())
-                .collect()
-        };
-        let mut out: Outcomes<ZkReply, ZkState> = Outcomes::new();
-        for expired in sets {
-            let mut next = base.clone();
-            for id in expired {
-                next.close_session(id);
-            }
-            let reply = next.exec(cmd, at.hi);
-            if !out.iter().any(|(r, s)| *r == reply && *s == next) {
-                out.push((reply, next));
-            }
-        }
-        out
+        let sessions = base.deadlines();
+        expiry::outcomes(base, sessions, at, Self::State::close_session, |s, t| {
+            s.exec(cmd, t)
+        })
     }
 
     fn describe(cmd: &ZkCommand, reply: Option<&ZkReply>) -> String {
         exchange_text(cmd, reply)
     }
-}
-
-fn version_text(v: Option<u32>) -> String {
-    v.map_or_else(|| "-1".to_string(), |v| v.to_string())
-}
-
-/// The request as a person reads it (`zkCli`-like, with the flags in words).
-pub fn command_text(cmd: &ZkCommand) -> String {
-    use ZkCommand::*;
-    match cmd {
-        Connect { timeout } => format!("connect (session timeout {timeout})"),
-        Ping { .. } => "ping".to_string(),
-        Create {
-            path,
-            data,
-            ephemeral,
-            sequential,
-            ..
-        } => {
-            let kind = match (ephemeral, sequential) {
-                (true, true) => " (ephemeral, sequential)",
-                (true, false) => " (ephemeral)",
-                (false, true) => " (sequential)",
-                (false, false) => "",
-            };
-            let data = if data.is_empty() {
-                String::new()
-            } else {
-                format!(" '{data}'")
-            };
-            format!("create {path}{data}{kind}")
-        }
-        Delete { path, version, .. } => format!("delete {path} {}", version_text(*version)),
-        Exists { path, watch, .. } => {
-            format!("exists {path}{}", if *watch { " (watch)" } else { "" })
-        }
-        GetData { path, .. } => format!("getData {path}"),
-        SetData {
-            path,
-            data,
-            version,
-            ..
-        } => format!("setData {path} '{data}' {}", version_text(*version)),
-        GetChildren { path, watch, .. } => {
-            format!("getChildren {path}{}", if *watch { " (watch)" } else { "" })
-        }
-        Check { path, version } => format!("check({path}, {})", version_text(*version)),
-        Multi { ops, .. } => format!(
-            "multi({})",
-            ops.iter().map(command_text).collect::<Vec<_>>().join(", ")
-        ),
-        Consume { .. } => "read watch events".to_string(),
-        Other { name, path, .. } => match path {
-            Some(p) => format!("{name} {p}"),
-            None => name.clone(),
-        },
-    }
-}
-
-/// A request and its reply; a sequential create names the node it made, as
-/// `create /lock/n-0000000001 (ephemeral, sequential) -> czxid 3`.
-pub fn exchange_text(cmd: &ZkCommand, reply: Option<&ZkReply>) -> String {
-    match (cmd, reply) {
-        (
-            ZkCommand::Create {
-                path,
-                sequential: true,
-                ..
-            },
-            Some(ZkReply::Created { path: made, czxid }),
-        ) => {
-            let asked = command_text(cmd);
-            let made_text = asked.replacen(path.as_str(), made, 1);
-            format!("{made_text} -> czxid {czxid}")
-        }
-        _ => {
-            let r = reply.map_or_else(|| "?".to_string(), reply_text);
-            format!("{} -> {r}", command_text(cmd))
-        }
-    }
-}
-
-fn error_text(e: ZkError) -> &'static str {
-    match e {
-        ZkError::NoNode => "NONODE",
-        ZkError::NodeExists => "NODEEXISTS",
-        ZkError::BadVersion => "BADVERSION",
-        ZkError::SessionExpired => "SESSIONEXPIRED",
-        ZkError::Invalid => "invalid request",
-    }
-}
-
-fn stat_text(n: &Znode) -> String {
-    let owner = n
-        .ephemeral_owner
-        .map(|s| format!(", ephemeral of session {s}"))
-        .unwrap_or_default();
-    let data = if n.data.is_empty() {
-        String::new()
-    } else {
-        format!("'{}' ", n.data)
-    };
-    format!("{data}(czxid {}, version {}{owner})", n.czxid, n.version)
-}
-
-/// The reply as a person reads it.
-pub fn reply_text(reply: &ZkReply) -> String {
-    match reply {
-        ZkReply::Connected { session } => format!("session {session}"),
-        ZkReply::Ok => "OK".to_string(),
-        ZkReply::Created { path, czxid } => format!("{path} (czxid {czxid})"),
-        ZkReply::Stat(None) => "none".to_string(),
-        ZkReply::Stat(Some(n)) => stat_text(n),
-        ZkReply::Children(c) => format!("[{}]", c.join(", ")),
-        ZkReply::Multi(r) => format!(
-            "OK [{}]",
-            r.iter().map(reply_text).collect::<Vec<_>>().join("; ")
-        ),
-        ZkReply::MultiFailed { index, error } => {
-            format!("FAILED at op {index}: {}", error_text(*error))
-        }
-        ZkReply::Notified(n) => format!(
-            "[{}]",
-            n.iter()
-                .map(|n| format!("{} changed", n.path))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        ZkReply::Error(e) => error_text(*e).to_string(),
-    }
-}
-
-/// The tree and sessions as story lines.
-pub fn state_lines(s: &ZkState) -> Vec<String> {
-    let nodes: Vec<String> = s
-        .nodes
-        .iter()
-        .map(|(p, n)| format!("{p} {}", stat_text(n)))
-        .collect();
-    let sessions: Vec<String> = s
-        .sessions
-        .iter()
-        .map(|(id, x)| format!("{id} (expires t={})", x.deadline.lo))
-        .collect();
-    vec![
-        format!("zk: zxid {}, nodes [{}]", s.zxid, nodes.join(", ")),
-        format!("zk: sessions [{}]", sessions.join(", ")),
-    ]
 }
 
 #[cfg(test)]
