@@ -14,17 +14,17 @@ enum Benchmark {
     Inventory,
 }
 
-/// The servers `bench inventory` runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Servers {
-    /// MariaDB, PostgreSQL and Redis.
-    All,
-    /// MariaDB.
-    Mariadb,
-    /// PostgreSQL.
-    Postgres,
-    /// Redis.
-    Redis,
+/// The servers `--backend` names: one the inventory rows run on, or all (`None`).
+#[derive(Clone, Copy, Debug)]
+struct Servers(Option<Backend>);
+
+fn servers(s: &str) -> Result<Servers, String> {
+    match s {
+        "all" => Ok(Servers(None)),
+        one => Backend::parse(Some(one))
+            .map(|b| Servers(Some(b)))
+            .map_err(|e| format!("{e} (or all)")),
+    }
 }
 
 /// Arguments of `bench`.
@@ -39,8 +39,8 @@ pub struct Args {
     /// Seconds each strategy runs on each server.
     #[arg(long, default_value = "5", value_parser = crate::commands::run::parse_secs)]
     seconds: Duration,
-    /// The servers.
-    #[arg(long, value_enum, default_value_t = Servers::All)]
+    /// The servers: one the inventory rows run on (mariadb, postgres, redis), or all.
+    #[arg(long, default_value = "all", value_parser = servers)]
     backend: Servers,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -50,11 +50,9 @@ pub struct Args {
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
     let Benchmark::Inventory = args.what;
-    let backends = match args.backend {
-        Servers::All => Backend::ALL.to_vec(),
-        Servers::Mariadb => vec![Backend::MariaDb],
-        Servers::Postgres => vec![Backend::Postgres],
-        Servers::Redis => vec![Backend::Redis],
+    let backends = match args.backend.0 {
+        None => Backend::ALL.to_vec(),
+        Some(one) => vec![one],
     };
     let _ = ctrlc::set_handler(|| {
         locklab_servers::reaper::kill_all();
