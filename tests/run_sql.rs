@@ -10,6 +10,7 @@ use locklab_jepsen::runner::run_plan;
 use locklab_jepsen::sql::cluster::{MariaDb, Postgres};
 use locklab_jepsen::sql::plans::{with_partition, with_server_restarted};
 use locklab_jepsen::{run, RunOptions, RunReport};
+use locklab_models::registry::ScenarioId;
 use locklab_traces::check::{Property, Verdict};
 use locklab_traces::format::{CommandValue, History, OpKind, Phase};
 
@@ -165,7 +166,7 @@ fn replicas_are_refused_for_a_single_server() {
 /// Runs `plan` (a variant of a catalog row) alone, keeping its history; the run must
 /// agree with the row's model.
 fn plan_agrees<F: Family>(plan: Plan<F>) -> (RunReport, History) {
-    let id = plan.id;
+    let id = plan.id.name();
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().expect("a temp dir");
     let options = RunOptions {
@@ -237,7 +238,10 @@ fn granted_again_after(h: &History, since: u64) {
 #[test]
 fn a_server_restart_ends_the_holders_session_as_a_kill_does() {
     // (row, whether its work survives the holder's session)
-    for (id, work_survives) in [("mysql-getlock-conn-kill", true), ("sql-for-update", false)] {
+    for (id, work_survives) in [
+        (ScenarioId::MysqlGetlockConnKill, true),
+        (ScenarioId::SqlForUpdate, false),
+    ] {
         let plan = with_server_restarted::<MariaDb>(id).expect("a session-kill row");
         let (r, h) = plan_agrees(plan);
         let [_, back] = done_in_order(&h, ["kill", "restart"]);
@@ -255,7 +259,8 @@ fn a_server_restart_ends_the_holders_session_as_a_kill_does() {
 /// The same on PostgreSQL: the advisory lock dies with the postmaster's backends.
 #[test]
 fn a_postgres_restart_frees_an_advisory_lock_while_the_holder_works_on() {
-    let plan = with_server_restarted::<Postgres>("pg-advisory").expect("a session-kill row");
+    let plan =
+        with_server_restarted::<Postgres>(ScenarioId::PgAdvisory).expect("a session-kill row");
     let (r, h) = plan_agrees(plan);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     let [_, back] = done_in_order(&h, ["kill", "restart"]);
@@ -268,7 +273,8 @@ fn a_postgres_restart_frees_an_advisory_lock_while_the_holder_works_on() {
 /// holder still works.
 #[test]
 fn a_partition_ends_the_holders_session_as_a_kill_does() {
-    let plan = with_partition::<MariaDb>("mysql-getlock-conn-kill").expect("a session-kill row");
+    let plan =
+        with_partition::<MariaDb>(ScenarioId::MysqlGetlockConnKill).expect("a session-kill row");
     let (r, h) = plan_agrees(plan);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     let [_, healed] = done_in_order(&h, ["partition", "heal-partition"]);
@@ -277,9 +283,8 @@ fn a_partition_ends_the_holders_session_as_a_kill_does() {
 
 #[test]
 fn only_rows_whose_fault_kills_a_session_have_these_variants() {
-    assert!(with_server_restarted::<MariaDb>("mysql-unique-crash").is_none());
-    assert!(with_partition::<Postgres>("pg-advisory-pool").is_none());
-    assert!(with_server_restarted::<MariaDb>("no-such-row").is_none());
+    assert!(with_server_restarted::<MariaDb>(ScenarioId::MysqlUniqueCrash).is_none());
+    assert!(with_partition::<Postgres>(ScenarioId::PgAdvisoryPool).is_none());
     fn faults<F: Family>(p: Option<Plan<F>>) -> Vec<String> {
         let p = p.expect("a session-kill row");
         p.faults
@@ -288,11 +293,11 @@ fn only_rows_whose_fault_kills_a_session_have_these_variants() {
             .collect()
     }
     assert_eq!(
-        faults(with_partition::<MariaDb>("sql-for-update")),
+        faults(with_partition::<MariaDb>(ScenarioId::SqlForUpdate)),
         ["partition", "heal-partition", "client-crash"]
     );
     assert_eq!(
-        faults(with_server_restarted::<Postgres>("pg-advisory")),
+        faults(with_server_restarted::<Postgres>(ScenarioId::PgAdvisory)),
         ["kill", "restart"]
     );
 }

@@ -13,6 +13,7 @@ use locklab_jepsen::runner::run_plan;
 use locklab_jepsen::zk::plans::with_leader_killed;
 use locklab_jepsen::zk::ZkClient;
 use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
+use locklab_models::registry::ScenarioId;
 use locklab_models::zk::spec::{ZkCommand, ZkError, ZkReply};
 use locklab_models::zk::Recipe;
 use locklab_traces::check::{Property, Verdict};
@@ -179,7 +180,7 @@ fn a_crashed_holders_node_goes_with_its_session() {
 #[test]
 fn the_crash_row_holds_through_a_leader_kill_and_restart() {
     let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let plan = with_leader_killed("zk-sequential").expect("the plan");
+    let plan = with_leader_killed(ScenarioId::ZkSequential).expect("the plan");
     let dir = tempfile::tempdir().expect("a temp dir");
     let options = RunOptions {
         keep: Some(dir.path().to_path_buf()),

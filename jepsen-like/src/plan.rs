@@ -5,7 +5,7 @@
 //! [`crate::registry`] looks through every family.
 
 use locklab_models::catalog;
-use locklab_models::registry::Fault;
+use locklab_models::registry::{Fault, ScenarioId};
 
 use crate::family::Family;
 use crate::schedule::Realises;
@@ -20,8 +20,8 @@ pub type ActionOf<F> = <<F as Family>::Servers as Servers>::Action;
 
 /// How one scenario runs on a family `F`'s servers.
 pub struct Plan<F: Family> {
-    /// The catalog id.
-    pub id: &'static str,
+    /// The catalog row it runs.
+    pub id: ScenarioId,
     /// The servers.
     pub shape: ShapeOf<F>,
     /// The lock.
@@ -93,7 +93,7 @@ impl<F: Family> Plan<F> {
     /// the plan's. A step the model has no word for is an error too — unless the plan
     /// says why it goes beyond the model ([`Plan::beyond_model`]).
     pub fn check_faults(&self) -> Result<(), String> {
-        let row = catalog::find(self.id).map_err(|e| e.to_string())?;
+        let row = catalog::find(self.id.name()).map_err(|e| e.to_string())?;
         let modelled: Vec<Fault> = row
             .defaults
             .faults

@@ -25,7 +25,7 @@ pub struct Runnable {
 
 fn listed<F: Family>() -> impl Iterator<Item = Runnable> {
     F::plans().into_iter().map(|p| Runnable {
-        id: p.id,
+        id: p.id.name(),
         story: p.story,
     })
 }
@@ -46,6 +46,7 @@ pub fn inventory_ids() -> impl Iterator<Item = &'static str> {
     crate::sql::inventory::Strategy::ALL
         .into_iter()
         .filter_map(crate::sql::inventory::Strategy::id)
+        .map(|id| id.name())
 }
 
 /// `id` is no scenario that runs: which ones do.
@@ -62,7 +63,7 @@ fn unknown_id(id: &str) -> RunError {
 
 /// The plan of `id` among family `F`'s.
 fn plan<F: Family>(id: &str) -> Option<Plan<F>> {
-    F::plans().into_iter().find(|p| p.id == id)
+    F::plans().into_iter().find(|p| p.id.name() == id)
 }
 
 /// Runs `options.id` on real servers. `progress` is called from this thread.
@@ -142,7 +143,7 @@ mod tests {
             F::plans()
                 .iter()
                 .map(|p| {
-                    let row: Scenario = catalog::find(p.id)
+                    let row: Scenario = catalog::find(p.id.name())
                         .unwrap_or_else(|e| panic!("{}: not a catalog row: {e}", p.id));
                     assert!(
                         families.contains(&row.family),
@@ -150,7 +151,7 @@ mod tests {
                         p.id,
                         row.family
                     );
-                    p.id
+                    p.id.name()
                 })
                 .collect()
         }

@@ -176,7 +176,7 @@ pub fn run_plan<F: Family>(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let scenario = catalog::find(plan.id).map_err(|e| RunError::Internal(e.to_string()))?;
+    let scenario = catalog::find(plan.id.name()).map_err(|e| RunError::Internal(e.to_string()))?;
     let clients = options.clients.unwrap_or(plan.clients);
     if !(2..=64).contains(&clients) {
         return Err(RunError::BadOption(format!(
@@ -191,7 +191,7 @@ pub fn run_plan<F: Family>(
             "--duration must be between 0 and 600 s, got {duration:?}"
         )));
     }
-    let model = model_report(plan.id, options.replicas)?;
+    let model = model_report(plan.id.name(), options.replicas)?;
     let expected = violated(&model)?;
     let started = Instant::now();
     let mut unreliable = Vec::new();

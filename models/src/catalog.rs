@@ -100,6 +100,26 @@ pub fn explore(id: &str, o: &Overrides, addr: SocketAddr) -> Result<(), CatalogE
 mod tests {
     use super::*;
 
+    /// Every typed id is exactly one row, and every row's id is a typed id: the rows,
+    /// the plans, the locks and the strategies that name a row by its [`ScenarioId`]
+    /// name one that exists.
+    #[test]
+    fn every_scenario_id_is_one_row_and_every_row_has_an_id() {
+        let rows = scenarios();
+        for id in crate::registry::ScenarioId::ALL {
+            let n = rows.iter().filter(|s| s.id == id.name()).count();
+            assert_eq!(n, 1, "{id}: {n} rows");
+        }
+        for s in &rows {
+            assert!(
+                s.id.parse::<crate::registry::ScenarioId>().is_ok(),
+                "{} is no ScenarioId",
+                s.id
+            );
+        }
+        assert_eq!(rows.len(), crate::registry::ScenarioId::ALL.len());
+    }
+
     #[test]
     fn ids_are_unique_and_rows_sit_in_their_family() {
         let all = scenarios();

@@ -1,5 +1,5 @@
-//! The names every crate shares: scenario families, the faults a checker may inject and
-//! the properties it checks. Each is an enum whose user-visible spelling (CLI, JSON,
+//! The names every crate shares: scenario families and their rows' ids, the servers a
+//! history ran on, the faults a checker may inject and the properties it checks. Each is an enum whose user-visible spelling (CLI, JSON,
 //! reports) is written once, in its table in `named!` below; parsing and printing both
 //! read that table, so the two cannot drift apart.
 //!
@@ -207,6 +207,119 @@ named! {
         ResourceSafety => "resource safety",
         /// A holder re-acquires without being refused; the lock is freed only at count 0.
         Reentrancy => "reentrancy",
+    }
+}
+
+named! {
+    /// A catalog row's id, the name users type (`locklab check redis-lua`): one
+    /// variant per row, so that a run plan, a lock recipe or an inventory strategy names
+    /// its row by a value the compiler checks, and the spelling is written here alone.
+    /// `tests/model_matrix.rs` holds the catalog to one row per id.
+    pub enum ScenarioId as "scenario" {
+        /// `inventory-no-lock`.
+        InventoryNoLock => "inventory-no-lock",
+        /// `inventory-local-mutex`.
+        InventoryLocalMutex => "inventory-local-mutex",
+        /// `inventory-one-sql`.
+        InventoryOneSql => "inventory-one-sql",
+        /// `inventory-optimistic`.
+        InventoryOptimistic => "inventory-optimistic",
+        /// `inventory-timestamp-cas`.
+        InventoryTimestampCas => "inventory-timestamp-cas",
+        /// `redis-get-set`.
+        RedisGetSet => "redis-get-set",
+        /// `redis-setnx-no-ttl`.
+        RedisSetnxNoTtl => "redis-setnx-no-ttl",
+        /// `redis-setnx-expire`.
+        RedisSetnxExpire => "redis-setnx-expire",
+        /// `redis-del-unconditional`.
+        RedisDelUnconditional => "redis-del-unconditional",
+        /// `redis-get-then-del`.
+        RedisGetThenDel => "redis-get-then-del",
+        /// `redis-timestamp-value`.
+        RedisTimestampValue => "redis-timestamp-value",
+        /// `redis-lua`.
+        RedisLua => "redis-lua",
+        /// `redis-lua-pause`.
+        RedisLuaPause => "redis-lua-pause",
+        /// `redis-lua-fenced`.
+        RedisLuaFenced => "redis-lua-fenced",
+        /// `redis-reentrant`.
+        RedisReentrant => "redis-reentrant",
+        /// `redis-reentrant-pause`.
+        RedisReentrantPause => "redis-reentrant-pause",
+        /// `redis-reentrant-thread-id`.
+        RedisReentrantThreadId => "redis-reentrant-thread-id",
+        /// `redis-failover`.
+        RedisFailover => "redis-failover",
+        /// `redis-failover-wait`.
+        RedisFailoverWait => "redis-failover-wait",
+        /// `redlock`.
+        Redlock => "redlock",
+        /// `redlock-restart`.
+        RedlockRestart => "redlock-restart",
+        /// `redlock-delayed-restart`.
+        RedlockDelayedRestart => "redlock-delayed-restart",
+        /// `redlock-clock-jump`.
+        RedlockClockJump => "redlock-clock-jump",
+        /// `redlock-pause`.
+        RedlockPause => "redlock-pause",
+        /// `mysql-unique-crash`.
+        MysqlUniqueCrash => "mysql-unique-crash",
+        /// `mysql-unique-reaper`.
+        MysqlUniqueReaper => "mysql-unique-reaper",
+        /// `mysql-unique-reaper-fenced`.
+        MysqlUniqueReaperFenced => "mysql-unique-reaper-fenced",
+        /// `mysql-lease-clock-skew`.
+        MysqlLeaseClockSkew => "mysql-lease-clock-skew",
+        /// `mysql-lease-dbtime-pause`.
+        MysqlLeaseDbtimePause => "mysql-lease-dbtime-pause",
+        /// `mysql-getlock-conn-kill`.
+        MysqlGetlockConnKill => "mysql-getlock-conn-kill",
+        /// `sql-for-update`.
+        SqlForUpdate => "sql-for-update",
+        /// `sql-for-update-outside-tx`.
+        SqlForUpdateOutsideTx => "sql-for-update-outside-tx",
+        /// `pg-advisory`.
+        PgAdvisory => "pg-advisory",
+        /// `pg-advisory-fenced`.
+        PgAdvisoryFenced => "pg-advisory-fenced",
+        /// `pg-advisory-xact`.
+        PgAdvisoryXact => "pg-advisory-xact",
+        /// `pg-advisory-pool`.
+        PgAdvisoryPool => "pg-advisory-pool",
+        /// `etcd-lease-crash`.
+        EtcdLeaseCrash => "etcd-lease-crash",
+        /// `etcd-lease-pause`.
+        EtcdLeasePause => "etcd-lease-pause",
+        /// `etcd-lease-fenced`.
+        EtcdLeaseFenced => "etcd-lease-fenced",
+        /// `etcd-txn-guarded`.
+        EtcdTxnGuarded => "etcd-txn-guarded",
+        /// `etcd-lease-partition`.
+        EtcdLeasePartition => "etcd-lease-partition",
+        /// `etcd-lock-expired-waiter`.
+        EtcdLockExpiredWaiter => "etcd-lock-expired-waiter",
+        /// `etcd-unlock-retry`.
+        EtcdUnlockRetry => "etcd-unlock-retry",
+        /// `etcd-unlock-retry-guarded`.
+        EtcdUnlockRetryGuarded => "etcd-unlock-retry-guarded",
+        /// `etcd-leader-churn`.
+        EtcdLeaderChurn => "etcd-leader-churn",
+        /// `zk-sequential`.
+        ZkSequential => "zk-sequential",
+        /// `zk-sequential-pause`.
+        ZkSequentialPause => "zk-sequential-pause",
+        /// `zk-sequential-fenced`.
+        ZkSequentialFenced => "zk-sequential-fenced",
+        /// `zk-check-write`.
+        ZkCheckWrite => "zk-check-write",
+        /// `zk-until-lost`.
+        ZkUntilLost => "zk-until-lost",
+        /// `zk-create-conn-loss`.
+        ZkCreateConnLoss => "zk-create-conn-loss",
+        /// `zk-herd`.
+        ZkHerd => "zk-herd",
     }
 }
 

@@ -5,6 +5,7 @@
 //! caller's key still exists before it answers is the question of
 //! `etcd-lock-expired-waiter` (etcd issue 11456).
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "etcd-lock-expired-waiter";
+pub const PROTOCOL: &str = ScenarioId::EtcdLockExpiredWaiter.name();
 
 /// One owner of etcd's `Lock` RPC lock `name` on one session lease.
 #[derive(Debug)]

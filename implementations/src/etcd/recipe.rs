@@ -8,6 +8,7 @@
 //! key's create revision; [`RecipeLock::guarded_put`] is the protected write as a `Txn`
 //! guarded by it (Jepsen's `lock-etcd-set`).
 
+use locklab_models::registry::ScenarioId;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,7 +29,7 @@ use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id of the recipe.
-pub const PROTOCOL: &str = "etcd-lease-pause";
+pub const PROTOCOL: &str = ScenarioId::EtcdLeasePause.name();
 
 /// One owner of the recipe lock on one session lease.
 #[derive(Debug)]

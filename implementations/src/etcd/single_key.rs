@@ -6,6 +6,7 @@
 //! release is `txn if create_revision(lock) = <mine> then del lock`, which a retry can
 //! repeat harmlessly.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,10 +23,10 @@ use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id of the lock released by name.
-pub const PROTOCOL: &str = "etcd-unlock-retry";
+pub const PROTOCOL: &str = ScenarioId::EtcdUnlockRetry.name();
 
 /// The catalog id of the lock whose release is guarded by the key's create revision.
-pub const PROTOCOL_GUARDED: &str = "etcd-unlock-retry-guarded";
+pub const PROTOCOL_GUARDED: &str = ScenarioId::EtcdUnlockRetryGuarded.name();
 
 /// How long a release waits before it sends again a delete whose reply did not come.
 pub const RETRY_AFTER: Duration = Duration::from_millis(200);

@@ -5,6 +5,7 @@
 //! Commands: acquire `SET k o NX PX t`; release `DEL k` (1 deleted — whoever's it was —
 //! 0 nothing there).
 
+use locklab_models::registry::ScenarioId;
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -19,7 +20,7 @@ use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-del-unconditional";
+pub const PROTOCOL: &str = ScenarioId::RedisDelUnconditional.name();
 
 /// Teaching only: a handle whose release deletes the key whoever holds it.
 #[derive(Clone, Debug)]

@@ -7,6 +7,7 @@
 //! Commands: acquire `EVAL fenced-acquire [key, key:fence] [owner, ms]` (token ≥ 1
 //! granted, negative busy); release and renew as `redis-lua`.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +26,7 @@ use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-lua-fenced";
+pub const PROTOCOL: &str = ScenarioId::RedisLuaFenced.name();
 
 /// A handle on a fenced lock.
 #[derive(Clone, Debug)]

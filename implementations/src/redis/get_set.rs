@@ -4,6 +4,7 @@
 //!
 //! Commands: acquire `GET k` (a value: busy) then `SET k o [PX t]`; release `DEL k`.
 
+use locklab_models::registry::ScenarioId;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
@@ -19,7 +20,7 @@ use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-get-set";
+pub const PROTOCOL: &str = ScenarioId::RedisGetSet.name();
 
 /// Teaching only: check-then-set in two commands.
 #[derive(Clone, Debug)]

@@ -6,6 +6,7 @@
 //!
 //! Commands: acquire `SET k o NX PX t`; release `GET k` then (if equal) `DEL k`.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,7 +24,7 @@ use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-get-then-del";
+pub const PROTOCOL: &str = ScenarioId::RedisGetThenDel.name();
 
 /// Teaching only: owner check and delete in two commands.
 #[derive(Clone, Debug)]

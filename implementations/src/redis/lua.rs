@@ -17,6 +17,7 @@
 //! clients of *other* processes are not queued and get no fairness guarantee, as with
 //! any polling lock: a busy process can keep the key for as long as it has waiters.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,7 +39,7 @@ use crate::lock::{DistributedLock, LockInfo};
 use crate::retry::{self, LocalTurns, Waited};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-lua";
+pub const PROTOCOL: &str = ScenarioId::RedisLua.name();
 
 /// A handle on a `redis-lua` lock.
 #[derive(Clone, Debug)]

@@ -12,6 +12,7 @@
 //! good when a majority renewed. No fencing token: Redlock cannot produce one, which is
 //! why a client paused past its validity breaks it (`redlock-pause`).
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,7 +32,7 @@ use crate::ownership::drift;
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redlock";
+pub const PROTOCOL: &str = ScenarioId::Redlock.name();
 
 /// A Redlock handle over independent nodes.
 #[derive(Clone, Debug)]

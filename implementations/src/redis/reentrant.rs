@@ -13,6 +13,7 @@
 //! wait. [`ReentrantLock::with_thread_id_owner`] reproduces the teaching bug
 //! `redis-reentrant-thread-id` (owner = a bare thread id shared across processes).
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,9 +33,9 @@ use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-reentrant";
+pub const PROTOCOL: &str = ScenarioId::RedisReentrant.name();
 /// The catalog id of the thread-id-only owner variant (teaching only).
-pub const PROTOCOL_THREAD_ID: &str = "redis-reentrant-thread-id";
+pub const PROTOCOL_THREAD_ID: &str = ScenarioId::RedisReentrantThreadId.name();
 
 /// Redisson's default watchdog lease.
 pub const DEFAULT_WATCHDOG_LEASE: Duration = Duration::from_secs(30);

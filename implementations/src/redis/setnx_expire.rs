@@ -6,6 +6,7 @@
 //! Commands: acquire `SETNX k o` (1 granted, 0 busy) then `EXPIRE k s` (the lease
 //! rounded up to whole seconds); release `DEL k`.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -23,7 +24,7 @@ use crate::lock::{DistributedLock, LockInfo};
 use locklab_models::redis::spec::{RedisCommand, RedisReply};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-setnx-expire";
+pub const PROTOCOL: &str = ScenarioId::RedisSetnxExpire.name();
 
 /// Teaching only: grant and TTL in two commands.
 #[derive(Clone, Debug)]

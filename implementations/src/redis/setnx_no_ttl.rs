@@ -4,6 +4,7 @@
 //!
 //! Commands: acquire `SETNX k o` (1 granted, 0 busy); release `DEL k`.
 
+use locklab_models::registry::ScenarioId;
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -18,7 +19,7 @@ use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-setnx-no-ttl";
+pub const PROTOCOL: &str = ScenarioId::RedisSetnxNoTtl.name();
 
 /// Teaching only: a lock without lease.
 #[derive(Clone, Debug)]

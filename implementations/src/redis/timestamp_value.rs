@@ -7,6 +7,7 @@
 //!
 //! Commands: acquire `SET k <ms> NX PX t`; release `EVAL compare-and-delete [k] [<ms>]`.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -23,7 +24,7 @@ use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 
 /// The catalog id.
-pub const PROTOCOL: &str = "redis-timestamp-value";
+pub const PROTOCOL: &str = ScenarioId::RedisTimestampValue.name();
 
 /// A source of "current time in ms".
 pub type Clock = Arc<dyn Fn() -> u64 + Send + Sync>;

@@ -17,6 +17,7 @@
 //! The waiting statements (`FOR UPDATE`, `pg_advisory_lock`) are sent as their
 //! non-waiting twins so one attempt never blocks; the acquire loop does the waiting.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -107,9 +108,9 @@ pub struct UniqueKeyLock {
 }
 
 /// `mysql-unique-crash`: release by name.
-pub const UNIQUE_BY_NAME: &str = "mysql-unique-crash";
+pub const UNIQUE_BY_NAME: &str = ScenarioId::MysqlUniqueCrash.name();
 /// `mysql-unique-reaper-fenced`: release by id, the id a fencing token.
-pub const UNIQUE_BY_ID: &str = "mysql-unique-reaper-fenced";
+pub const UNIQUE_BY_ID: &str = ScenarioId::MysqlUniqueReaperFenced.name();
 
 impl UniqueKeyLock {
     /// Releases by name (`DELETE … WHERE name = ?`): deletes whatever row has the name,
@@ -206,9 +207,9 @@ pub struct LeaseLock {
 }
 
 /// `mysql-lease-clock-skew`: `T` from the client's clock.
-pub const LEASE_CLIENT_TIME: &str = "mysql-lease-clock-skew";
+pub const LEASE_CLIENT_TIME: &str = ScenarioId::MysqlLeaseClockSkew.name();
 /// `mysql-lease-dbtime-pause`: `T` is the database's `NOW()`.
-pub const LEASE_DB_TIME: &str = "mysql-lease-dbtime-pause";
+pub const LEASE_DB_TIME: &str = ScenarioId::MysqlLeaseDbtimePause.name();
 
 impl LeaseLock {
     /// A handle on the lease row `key` (created, unowned, if missing); `db_time` takes
@@ -308,11 +309,11 @@ pub enum SessionKind {
 }
 
 /// `mysql-getlock-conn-kill`.
-pub const GET_LOCK: &str = "mysql-getlock-conn-kill";
+pub const GET_LOCK: &str = ScenarioId::MysqlGetlockConnKill.name();
 /// `pg-advisory`.
-pub const ADVISORY: &str = "pg-advisory";
+pub const ADVISORY: &str = ScenarioId::PgAdvisory.name();
 /// `pg-advisory-fenced`.
-pub const ADVISORY_FENCED: &str = "pg-advisory-fenced";
+pub const ADVISORY_FENCED: &str = ScenarioId::PgAdvisoryFenced.name();
 
 /// A lock owned by the session: freed by the server the instant the session ends.
 #[derive(Clone, Debug)]
@@ -458,9 +459,9 @@ pub enum TxKind {
 }
 
 /// `sql-for-update`.
-pub const FOR_UPDATE: &str = "sql-for-update";
+pub const FOR_UPDATE: &str = ScenarioId::SqlForUpdate.name();
 /// `pg-advisory-xact`.
-pub const ADVISORY_XACT: &str = "pg-advisory-xact";
+pub const ADVISORY_XACT: &str = ScenarioId::PgAdvisoryXact.name();
 
 /// A lock held by an open transaction and released by its `COMMIT`.
 #[derive(Clone, Debug)]

@@ -16,6 +16,7 @@
 //!   SUSPENDED, before the server can have expired the session), or only when the
 //!   client is told the session expired (LOST).
 
+use locklab_models::registry::ScenarioId;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -33,7 +34,7 @@ use crate::lock::{DistributedLock, LockInfo};
 use crate::ownership::{LostReason, Ownership};
 
 /// The catalog id of the recipe.
-pub const PROTOCOL: &str = "zk-sequential";
+pub const PROTOCOL: &str = ScenarioId::ZkSequential.name();
 
 /// The lock's parent node.
 pub const LOCK_DIR: &str = "/lock";

@@ -11,6 +11,7 @@ use crate::plan::Plan;
 use crate::schedule::{Action, Step};
 use crate::servers::Target::AnyClient;
 use locklab_models::registry::Fault;
+use locklab_models::registry::ScenarioId;
 
 type EtcdPlan = Plan<Etcd>;
 
@@ -26,7 +27,7 @@ fn after_entry(delay_ms: u64, action: Action<EtcdAction>) -> Step<EtcdAction> {
 }
 
 fn plan(
-    id: &'static str,
+    id: ScenarioId,
     kind: Kind,
     work: Work,
     faults: Vec<Step<EtcdAction>>,
@@ -53,7 +54,7 @@ fn plan(
 }
 
 fn recipe(
-    id: &'static str,
+    id: ScenarioId,
     work: Work,
     faults: Vec<Step<EtcdAction>>,
     story: &'static str,
@@ -63,7 +64,7 @@ fn recipe(
 
 /// The first holder stops (keep-alives included) for 5 s, well past its 2 s lease and
 /// etcd's expiry sweep.
-fn paused(id: &'static str, work: Work, story: &'static str) -> EtcdPlan {
+fn paused(id: ScenarioId, work: Work, story: &'static str) -> EtcdPlan {
     recipe(
         id,
         work,
@@ -78,7 +79,7 @@ fn paused(id: &'static str, work: Work, story: &'static str) -> EtcdPlan {
 /// The first holder's release reaches etcd and its reply is lost; the release is sent
 /// again 200 ms after the failure. Sections last 1 s, so the next holder is inside when
 /// the retry arrives.
-fn unlock_retry(id: &'static str, guarded_release: bool, story: &'static str) -> EtcdPlan {
+fn unlock_retry(id: ScenarioId, guarded_release: bool, story: &'static str) -> EtcdPlan {
     EtcdPlan {
         work_ms: 1_000,
         ..plan(
@@ -95,28 +96,28 @@ fn unlock_retry(id: &'static str, guarded_release: bool, story: &'static str) ->
 pub fn plans() -> Vec<EtcdPlan> {
     vec![
         paused(
-            "etcd-lease-pause",
+            ScenarioId::EtcdLeasePause,
             Work::Unfenced,
             "the first holder stops mid-section for 5 s, its lease keep-alives too (2 s lease); the counter checks no token (Jepsen's lock-set)",
         ),
         paused(
-            "etcd-lease-fenced",
+            ScenarioId::EtcdLeaseFenced,
             Work::Fenced,
             "the first holder stops mid-section for 5 s, its lease keep-alives too (2 s lease); the counter checks the lock key's create revision as a fencing token",
         ),
         paused(
-            "etcd-txn-guarded",
+            ScenarioId::EtcdTxnGuarded,
             Work::TxnGuarded,
             "the first holder stops mid-section for 5 s, its lease keep-alives too (2 s lease); the counter is an etcd key written by a Txn guarded by the lock key's create revision (Jepsen's lock-etcd-set)",
         ),
         recipe(
-            "etcd-lease-crash",
+            ScenarioId::EtcdLeaseCrash,
             Work::Unfenced,
             vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section (its keep-alives die with it); the lock is free again once its 2 s lease expires",
         ),
         recipe(
-            "etcd-lease-partition",
+            ScenarioId::EtcdLeasePartition,
             Work::Unfenced,
             vec![after_entry(
                 0,
@@ -125,19 +126,19 @@ pub fn plans() -> Vec<EtcdPlan> {
             "the first holder is cut off from every member (its own proxies) for 5 s mid-section and works on; its keep-alives fail, its 2 s lease expires",
         ),
         unlock_retry(
-            "etcd-unlock-retry",
+            ScenarioId::EtcdUnlockRetry,
             false,
             "the reply to the first holder's del lock is lost (the delete took effect); 200 ms after the failure it sends del lock again, when the key is the next holder's",
         ),
         unlock_retry(
-            "etcd-unlock-retry-guarded",
+            ScenarioId::EtcdUnlockRetryGuarded,
             true,
             "the reply to the first holder's guarded delete is lost (it took effect); 200 ms later it sends it again: txn if create_revision(lock) = mine then del lock",
         ),
         EtcdPlan {
             duration_ms: 10_000,
             ..recipe(
-                "etcd-leader-churn",
+                ScenarioId::EtcdLeaderChurn,
                 Work::Unfenced,
                 vec![
                     after_entry(0, Action::client(Fault::Crash, AnyClient, 0)),
@@ -151,7 +152,7 @@ pub fn plans() -> Vec<EtcdPlan> {
             work_ms: 1_000,
             duration_ms: 6_000,
             ..plan(
-                "etcd-lock-expired-waiter",
+                ScenarioId::EtcdLockExpiredWaiter,
                 Kind::LockRpc,
                 Work::Unfenced,
                 vec![after_entry(

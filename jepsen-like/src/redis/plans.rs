@@ -11,6 +11,7 @@ use crate::plan::Plan;
 use crate::schedule::{Action, Event, Step, When};
 use crate::servers::Target::{self, AnyClient, Node, Primary};
 use locklab_models::registry::Fault;
+use locklab_models::registry::ScenarioId;
 
 type RedisPlan = Plan<Redis>;
 
@@ -31,7 +32,7 @@ fn after(event: Event, delay_ms: u64, action: Action<RedisAction>) -> Step<Redis
     }
 }
 
-fn single(id: &'static str, lock: RedisLock) -> RedisPlan {
+fn single(id: ScenarioId, lock: RedisLock) -> RedisPlan {
     Plan {
         id,
         shape: Shape::Single,
@@ -49,7 +50,7 @@ fn single(id: &'static str, lock: RedisLock) -> RedisPlan {
 }
 
 /// A holder stalls mid-section longer than its lease, twice.
-fn paused(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan {
+fn paused(id: ScenarioId, lock: RedisLock, story: &'static str) -> RedisPlan {
     let pause = |ms| Action::client(Fault::Pause, AnyClient, ms);
     Plan {
         ttl_ms: 500,
@@ -63,7 +64,7 @@ fn paused(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan {
 
 /// A holder dies with the lock; the rest of the run shows whether anyone gets it again.
 fn crashed(
-    id: &'static str,
+    id: ScenarioId,
     lock: RedisLock,
     faults: Vec<Step<RedisAction>>,
     story: &'static str,
@@ -82,7 +83,7 @@ fn cut(target: Target) -> Action<RedisAction> {
     Action::Family(RedisAction::CutReplication(target))
 }
 
-fn failover(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan {
+fn failover(id: ScenarioId, lock: RedisLock, story: &'static str) -> RedisPlan {
     Plan {
         id,
         shape: Shape::Sentinel {
@@ -109,7 +110,7 @@ fn failover(id: &'static str, lock: RedisLock, story: &'static str) -> RedisPlan
     }
 }
 
-fn redlock(id: &'static str, faults: Vec<Step<RedisAction>>, story: &'static str) -> RedisPlan {
+fn redlock(id: ScenarioId, faults: Vec<Step<RedisAction>>, story: &'static str) -> RedisPlan {
     Plan {
         id,
         shape: Shape::Redlock { nodes: 5 },
@@ -148,10 +149,10 @@ pub fn plans() -> Vec<RedisPlan> {
     vec![
         Plan {
             story: "no fault: clients contend; 5 ms between each GET and its SET, as a network round trip would",
-            ..single("redis-get-set", RedisLock::GetSet { gap_ms: 5 })
+            ..single(ScenarioId::RedisGetSet, RedisLock::GetSet { gap_ms: 5 })
         },
         crashed(
-            "redis-setnx-no-ttl",
+            ScenarioId::RedisSetnxNoTtl,
             RedisLock::SetNxNoTtl,
             vec![after(Event::Entered(AnyClient), 0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section; the lock has no TTL",
@@ -160,7 +161,7 @@ pub fn plans() -> Vec<RedisPlan> {
             // c0 may win its second SETNX only after a few rounds: room to watch after.
             duration_ms: 6_000,
             ..crashed(
-                "redis-setnx-expire",
+                ScenarioId::RedisSetnxExpire,
                 // Its second: the run has seen sections (and mutual exclusion kept)
                 // before the lock gets stuck.
                 RedisLock::SetNxExpire {
@@ -178,13 +179,13 @@ pub fn plans() -> Vec<RedisPlan> {
             // run) missed it at both stalls; 200 ms sections make that one in fifty.
             work_ms: 200,
             ..paused(
-                "redis-timestamp-value",
+                ScenarioId::RedisTimestampValue,
                 RedisLock::TimestampValueOneTick,
                 "every grant falls in one millisecond (one timestamp); the holder stalls 1.5 s mid-section with a 0.5 s lease (twice)",
             )
         },
         paused(
-            "redis-del-unconditional",
+            ScenarioId::RedisDelUnconditional,
             RedisLock::DelUnconditional,
             "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice), then DELs whatever lock is there",
         ),
@@ -193,26 +194,26 @@ pub fn plans() -> Vec<RedisPlan> {
             work_ms: 40,
             story: "every release pauses 1 s (twice its 0.5 s lease) between its GET, which finds its own value, and its DEL, which by then removes whoever holds the lock",
             ..single(
-                "redis-get-then-del",
+                ScenarioId::RedisGetThenDel,
                 RedisLock::GetThenDel {
                     pause_before_del_ms: 1_000,
                 },
             )
         },
-        single("redis-lua", RedisLock::Lua),
+        single(ScenarioId::RedisLua, RedisLock::Lua),
         paused(
-            "redis-lua-pause",
+            ScenarioId::RedisLuaPause,
             RedisLock::Lua,
             "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice)",
         ),
         paused(
-            "redis-lua-fenced",
+            ScenarioId::RedisLuaFenced,
             RedisLock::Fenced,
             "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice); the resource checks fencing tokens",
         ),
-        single("redis-reentrant", RedisLock::Reentrant),
+        single(ScenarioId::RedisReentrant, RedisLock::Reentrant),
         paused(
-            "redis-reentrant-pause",
+            ScenarioId::RedisReentrantPause,
             RedisLock::Reentrant,
             "the holder stalls 1.5 s mid-section with a 0.5 s lease and nothing renews it (a stop-the-world pause stalls the watchdog too), twice",
         ),
@@ -223,13 +224,13 @@ pub fn plans() -> Vec<RedisPlan> {
             // past its lease makes it show.
             beyond_model: Some("a holder stalled past its lease, so that whose hold a release removes shows in the history: to the server every client is one owner"),
             ..paused(
-                "redis-reentrant-thread-id",
+                ScenarioId::RedisReentrantThreadId,
                 RedisLock::ReentrantThreadId,
                 "every client is \"thread 1\" with no process UUID; a holder stalls 1.5 s past its 0.5 s lease (twice), so whose hold a release removes shows",
             )
         },
         failover(
-            "redis-failover",
+            ScenarioId::RedisFailover,
             RedisLock::Lua,
             "replication is cut, the first holder's lock lands on the master only, the master is killed, Sentinel promotes the replica",
         ),
@@ -241,12 +242,12 @@ pub fn plans() -> Vec<RedisPlan> {
                 after(Event::FirstGrant, 300, Action::Kill(Primary)),
             ],
             ..failover(
-                "redis-failover-wait",
+                ScenarioId::RedisFailoverWait,
                 RedisLock::LuaWait(1),
                 "holders WAIT for 1 replica before entering; then replication is cut and the master killed mid-section, Sentinel promotes the replica",
             )
         },
-        redlock("redlock", Vec::new(), "no fault: clients contend for a majority of 5 nodes"),
+        redlock(ScenarioId::Redlock, Vec::new(), "no fault: clients contend for a majority of 5 nodes"),
         Plan {
             work_ms: 5_000,
             faults: redlock_bare_majority(vec![
@@ -260,7 +261,7 @@ pub fn plans() -> Vec<RedisPlan> {
                 ),
             ]),
             ..redlock(
-                "redlock-restart",
+                ScenarioId::RedlockRestart,
                 Vec::new(),
                 "n3, n4 are cut off while the first holder takes n0–n2; they heal; n2 restarts without its data",
             )
@@ -281,7 +282,7 @@ pub fn plans() -> Vec<RedisPlan> {
                 ),
             ]),
             ..redlock(
-                "redlock-delayed-restart",
+                ScenarioId::RedlockDelayedRestart,
                 Vec::new(),
                 "n3, n4 are cut off while the first holder takes n0–n2; they heal; n2 is killed and restarts empty only after a lease (3.5 s > 3 s TTL)",
             )
@@ -298,7 +299,7 @@ pub fn plans() -> Vec<RedisPlan> {
                 },
             )]),
             ..redlock(
-                "redlock-clock-jump",
+                ScenarioId::RedlockClockJump,
                 Vec::new(),
                 "n3, n4 are cut off while the first holder takes n0–n2; they heal; n2's clock jumps 15 s ahead",
             )
@@ -311,7 +312,7 @@ pub fn plans() -> Vec<RedisPlan> {
                 Action::client(Fault::Pause, AnyClient, 2_500),
             )],
             ..redlock(
-                "redlock-pause",
+                ScenarioId::RedlockPause,
                 Vec::new(),
                 "the holder stalls 2.5 s mid-section with a 1 s lease",
             )

@@ -459,7 +459,7 @@ fn header<F: Family>(
     schedule: &Schedule<ActionOf<F>>,
     seed: u64,
 ) -> Header {
-    let mut header = Header::new(plan.id, F::BACKEND);
+    let mut header = Header::new(plan.id.name(), F::BACKEND);
     header.topology = match counter_server {
         Some(s) => format!("{}; resource {}", servers.describe(), s.addr()),
         None => format!(

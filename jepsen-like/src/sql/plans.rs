@@ -15,6 +15,7 @@ use crate::plan::Plan;
 use crate::schedule::{Action, Step, When};
 use crate::servers::Target::{AnyClient, Primary};
 use locklab_models::registry::Fault;
+use locklab_models::registry::ScenarioId;
 
 /// How long a step waits for its event before it is skipped (ms).
 const EVENT_TIMEOUT_MS: u64 = 10_000;
@@ -25,7 +26,7 @@ fn after_entry(delay_ms: u64, action: Action<SqlAction>) -> Step<SqlAction> {
 
 /// Contending clients on one server; the first holder's session is killed while it
 /// works (1.5 s sections, so the next holder is in before it leaves).
-fn session_killed<K: Rows>(id: &'static str, lock: SqlLock, story: &'static str) -> Plan<Sql<K>> {
+fn session_killed<K: Rows>(id: ScenarioId, lock: SqlLock, story: &'static str) -> Plan<Sql<K>> {
     Plan {
         id,
         shape: Shape {
@@ -53,7 +54,7 @@ fn session_killed<K: Rows>(id: &'static str, lock: SqlLock, story: &'static str)
 pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
     let mut plans = vec![
         session_killed(
-            "mysql-getlock-conn-kill",
+            ScenarioId::MysqlGetlockConnKill,
             SqlLock::Session,
             "the first GET_LOCK holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section",
         ),
@@ -69,13 +70,13 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
             ],
             duration_ms: 6_000,
             ..session_killed(
-                "sql-for-update",
+                ScenarioId::SqlForUpdate,
                 SqlLock::ForUpdateInTx,
                 "the first FOR UPDATE holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section, and the next client to finish its work after 2.5 s crashes holding the lock; every read and write is in the locking transaction",
             )
         },
         session_killed(
-            "sql-for-update-outside-tx",
+            ScenarioId::SqlForUpdateOutsideTx,
             SqlLock::ForUpdate,
             "the first FOR UPDATE holder's session is killed 0.2 s into its 1.5 s section, whose work is outside the transaction",
         ),
@@ -89,7 +90,7 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
             work_ms: 40,
             ttl_ms: 500,
             story: "the first holder crashes inside its section; its committed row stays",
-            ..session_killed("mysql-unique-crash", SqlLock::UniqueByName, "")
+            ..session_killed(ScenarioId::MysqlUniqueCrash, SqlLock::UniqueByName, "")
         },
         Plan {
             shape: Shape {
@@ -107,7 +108,7 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
                 ),
             ],
             story: "the holder stalls 1.5 s mid-section with a 0.5 s lease on the database's clock",
-            ..session_killed("mysql-lease-dbtime-pause", SqlLock::LeaseDbTime, "")
+            ..session_killed(ScenarioId::MysqlLeaseDbtimePause, SqlLock::LeaseDbTime, "")
         },
     ];
     plans.extend(mariadb_timed());
@@ -117,7 +118,7 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
 /// A holder stalls 1.5 s mid-section, twice, with a 0.5 s TTL; the reaper (for the
 /// unique key) deletes rows older than that.
 fn paused<K: Rows>(
-    id: &'static str,
+    id: ScenarioId,
     lock: SqlLock,
     reaper: bool,
     story: &'static str,
@@ -149,13 +150,13 @@ fn paused<K: Rows>(
 fn mariadb_timed() -> Vec<Plan<Sql<MariaDb>>> {
     vec![
         paused(
-            "mysql-unique-reaper",
+            ScenarioId::MysqlUniqueReaper,
             SqlLock::UniqueReaped { by_id: false },
             true,
             "the holder stalls 1.5 s mid-section (twice); a reaper deletes rows older than 0.5 s; release is DELETE by name",
         ),
         paused(
-            "mysql-unique-reaper-fenced",
+            ScenarioId::MysqlUniqueReaperFenced,
             SqlLock::UniqueReaped { by_id: true },
             true,
             "the holder stalls 1.5 s mid-section (twice); a reaper deletes rows older than 0.5 s; release by id, the id a fencing token",
@@ -172,7 +173,7 @@ fn mariadb_timed() -> Vec<Plan<Sql<MariaDb>>> {
             faults: Vec::new(),
             story: "c0's clock runs 1.5 s ahead of the others' with a 1 s lease on the client's clock",
             ..session_killed(
-                "mysql-lease-clock-skew",
+                ScenarioId::MysqlLeaseClockSkew,
                 SqlLock::LeaseClientTime {
                     skewed: 0,
                     ahead_ms: 1_500,
@@ -187,12 +188,12 @@ fn mariadb_timed() -> Vec<Plan<Sql<MariaDb>>> {
 pub fn postgres() -> Vec<Plan<Sql<Postgres>>> {
     vec![
         session_killed(
-            "pg-advisory",
+            ScenarioId::PgAdvisory,
             SqlLock::Session,
             "the first pg_advisory_lock holder's backend is terminated (pg_terminate_backend) 0.2 s into its 1.5 s section",
         ),
         session_killed(
-            "pg-advisory-xact",
+            ScenarioId::PgAdvisoryXact,
             SqlLock::AdvisoryXact,
             "the first pg_advisory_xact_lock holder's backend is terminated 0.2 s into its 1.5 s section, whose read and write are in the locking transaction",
         ),
@@ -205,10 +206,10 @@ pub fn postgres() -> Vec<Plan<Sql<Postgres>>> {
             work_ms: 300,
             faults: Vec::new(),
             story: "no fault: every client's pg_try_advisory_lock and pg_advisory_unlock go through one application pool of two backends",
-            ..session_killed("pg-advisory-pool", SqlLock::Session, "")
+            ..session_killed(ScenarioId::PgAdvisoryPool, SqlLock::Session, "")
         },
         session_killed(
-            "pg-advisory-fenced",
+            ScenarioId::PgAdvisoryFenced,
             SqlLock::SessionFenced,
             "the first holder's backend is terminated 0.2 s into its 1.5 s section; each grant takes a nextval('fence') token the resource checks",
         ),
@@ -242,7 +243,7 @@ const RESTART_WORK_MS: u64 = 3_000;
 /// (the first at the killing step's time, the rest after it); `None` for a row whose
 /// fault is not a killed session.
 fn session_ended_by<K: Rows>(
-    id: &str,
+    id: ScenarioId,
     steps: &[Action<SqlAction>],
     gap_ms: u64,
 ) -> Option<Plan<Sql<K>>> {
@@ -272,7 +273,7 @@ fn session_ended_by<K: Rows>(
 /// and a restart on its data dir 0.1 s later. Sections last [`RESTART_WORK_MS`] (timed
 /// steps and the run move by as much), so the first holder still works when the
 /// others, connecting again, are granted on the new server.
-pub fn with_server_restarted<K: Rows>(id: &str) -> Option<Plan<Sql<K>>> {
+pub fn with_server_restarted<K: Rows>(id: ScenarioId) -> Option<Plan<Sql<K>>> {
     let restart = Action::Restart {
         target: Primary,
         keep_data: true,
@@ -294,7 +295,7 @@ pub fn with_server_restarted<K: Rows>(id: &str) -> Option<Plan<Sql<K>>> {
 /// cuts every client's connection to the server where the row kills the session (0.2 s
 /// into the first holder's section) and lets new ones through 0.3 s later. The server
 /// sees the connections close and ends their sessions, as `KILL CONNECTION` does.
-pub fn with_partition<K: Rows>(id: &str) -> Option<Plan<Sql<K>>> {
+pub fn with_partition<K: Rows>(id: ScenarioId) -> Option<Plan<Sql<K>>> {
     let steps = [Action::Partition(Primary), Action::HealPartition(Primary)];
     let mut p = session_ended_by::<K>(id, &steps, 300)?;
     p.story = "the row's faults, the holder's session ended by a partition instead of KILL CONNECTION: every client cut from the server (the proxy drops their connections) 0.2 s into the first holder's 1.5 s section, healed 0.3 s later; the clients open new sessions";

@@ -14,6 +14,7 @@ use crate::plan::Plan;
 use crate::schedule::{Action, Step, When};
 use crate::servers::Target::{AnyClient, Primary};
 use locklab_models::registry::Fault;
+use locklab_models::registry::ScenarioId;
 
 type ZkPlan = Plan<Zk>;
 
@@ -32,7 +33,7 @@ fn after_entry(delay_ms: u64, action: Action<ZkAction>) -> Step<ZkAction> {
 }
 
 fn plan(
-    id: &'static str,
+    id: ScenarioId,
     recipe: Recipe,
     work: Work,
     faults: Vec<Step<ZkAction>>,
@@ -60,7 +61,7 @@ fn plan(
 
 /// The first holder stops (its pings too: its own proxies are cut) for 5 s, well past
 /// its 2 s session.
-fn paused(id: &'static str, work: Work, story: &'static str) -> ZkPlan {
+fn paused(id: ScenarioId, work: Work, story: &'static str) -> ZkPlan {
     plan(
         id,
         CURATOR,
@@ -77,29 +78,29 @@ fn paused(id: &'static str, work: Work, story: &'static str) -> ZkPlan {
 pub fn plans() -> Vec<ZkPlan> {
     vec![
         paused(
-            "zk-sequential-pause",
+            ScenarioId::ZkSequentialPause,
             Work::Unfenced,
             "the first holder stops mid-section for 5 s, its pings too (2 s session); the counter checks no token",
         ),
         paused(
-            "zk-sequential-fenced",
+            ScenarioId::ZkSequentialFenced,
             Work::Fenced,
             "the first holder stops mid-section for 5 s, its pings too (2 s session); the counter checks the lock node's czxid as a fencing token",
         ),
         paused(
-            "zk-check-write",
+            ScenarioId::ZkCheckWrite,
             Work::MultiChecked,
             "the first holder stops mid-section for 5 s, its pings too (2 s session); the counter is a ZooKeeper node written as multi(check(lock node), setData(/counter))",
         ),
         plan(
-            "zk-sequential",
+            ScenarioId::ZkSequential,
             CURATOR,
             Work::Unfenced,
             vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section; its session expires, its node with it, and the lock is free again",
         ),
         plan(
-            "zk-until-lost",
+            ScenarioId::ZkUntilLost,
             Recipe {
                 stop_at_suspended: false,
                 ..CURATOR
@@ -115,7 +116,7 @@ pub fn plans() -> Vec<ZkPlan> {
             // Long enough to watch the lock stuck for 4 sessions after the lost reply.
             duration_ms: 10_000,
             ..plan(
-                "zk-create-conn-loss",
+                ScenarioId::ZkCreateConnLoss,
                 Recipe {
                     protected: false,
                     ..CURATOR
@@ -134,7 +135,7 @@ pub fn plans() -> Vec<ZkPlan> {
             clients: 9,
             duration_ms: 6_000,
             ..plan(
-                "zk-herd",
+                ScenarioId::ZkHerd,
                 Recipe {
                     watch_on: WatchOn::Parent,
                     ..CURATOR
@@ -150,7 +151,7 @@ pub fn plans() -> Vec<ZkPlan> {
 /// `id`'s plan with the ensemble's leader killed (`kill -9`) 300 ms after the first
 /// client entered its section, and started again with its data 2 s later: the run must
 /// reach the same verdict through the election.
-pub fn with_leader_killed(id: &str) -> Option<ZkPlan> {
+pub fn with_leader_killed(id: ScenarioId) -> Option<ZkPlan> {
     let mut p = plans().into_iter().find(|p| p.id == id)?;
     p.faults.push(after_entry(300, Action::Kill(Primary)));
     p.faults.push(Step {

@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -64,7 +65,7 @@ pub fn scenarios() -> Vec<Scenario> {
     const RECIPE: Lock = Lock::Recipe;
     vec![
         Scenario {
-            id: "etcd-lease-crash",
+            id: ScenarioId::EtcdLeaseCrash.name(),
             family: etcd,
             protocol: "concurrency-Mutex recipe: session lease, create lock/<lease> if absent, lowest create revision owns, waiters wait for the key before theirs",
             faults: "holder crash",
@@ -75,7 +76,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: "etcd-lease-pause",
+            id: ScenarioId::EtcdLeasePause.name(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder pause (keep-alives stop too) > lease TTL",
@@ -86,7 +87,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: "etcd-lease-fenced",
+            id: ScenarioId::EtcdLeaseFenced.name(),
             family: etcd,
             protocol: "concurrency-Mutex recipe; the lock key's create revision is a fencing token the resource checks",
             faults: "holder pause > lease TTL",
@@ -97,7 +98,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Fenced) },
         },
         Scenario {
-            id: "etcd-txn-guarded",
+            id: ScenarioId::EtcdTxnGuarded.name(),
             family: etcd,
             protocol: "concurrency-Mutex recipe; the protected write is a Txn: if create_revision(lock key) = mine then put",
             faults: "holder pause > lease TTL",
@@ -108,7 +109,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::TxnGuarded) },
         },
         Scenario {
-            id: "etcd-lease-partition",
+            id: ScenarioId::EtcdLeasePartition.name(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder partitioned from the cluster > lease TTL",
@@ -119,7 +120,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: "etcd-lock-expired-waiter",
+            id: ScenarioId::EtcdLockExpiredWaiter.name(),
             family: etcd,
             protocol: "etcd's server-side Lock RPC (etcd-client's lock()) on the caller's lease",
             faults: "a queued waiter's lease is revoked (as when it expires)",
@@ -130,7 +131,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(Lock::LockRpc { check_own_key: true }, Work::Outside) },
         },
         Scenario {
-            id: "etcd-unlock-retry",
+            id: ScenarioId::EtcdUnlockRetry.name(),
             family: etcd,
             protocol: "one key: txn if create_revision(lock) = 0 then put lock --lease; release del lock, retried by name when the reply is lost",
             faults: "lost release reply",
@@ -141,7 +142,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(Lock::SingleKey { guarded_release: false }, Work::Outside) },
         },
         Scenario {
-            id: "etcd-unlock-retry-guarded",
+            id: ScenarioId::EtcdUnlockRetryGuarded.name(),
             family: etcd,
             protocol: "one key, as etcd-unlock-retry; released by txn if create_revision(lock) = mine then del lock, retried when the reply is lost",
             faults: "lost release reply",
@@ -152,7 +153,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(Lock::SingleKey { guarded_release: true }, Work::Outside) },
         },
         Scenario {
-            id: "etcd-leader-churn",
+            id: ScenarioId::EtcdLeaderChurn.name(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder crash; the leader killed twice",

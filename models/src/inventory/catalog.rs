@@ -1,6 +1,7 @@
 //! The `inventory-*` rows of the catalog, and how each builds its [`InventoryModel`].
 
 use crate::checkable::Checkable;
+use crate::registry::ScenarioId;
 use crate::registry::{Family, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -28,7 +29,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let inventory = Family::Inventory;
     vec![
         Scenario {
-            id: "inventory-no-lock",
+            id: ScenarioId::InventoryNoLock.name(),
             family: inventory,
             protocol: "read stock, check > 0, write stock − 1",
             faults: "none",
@@ -39,7 +40,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &NoLock,
         },
         Scenario {
-            id: "inventory-local-mutex",
+            id: ScenarioId::InventoryLocalMutex.name(),
             family: inventory,
             protocol: "read-check-write inside a per-process mutex, 2 app instances",
             faults: "none",
@@ -50,7 +51,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &LocalMutex,
         },
         Scenario {
-            id: "inventory-one-sql",
+            id: ScenarioId::InventoryOneSql.name(),
             family: inventory,
             protocol: "UPDATE stock SET n = n − 1 WHERE n >= 1",
             faults: "none",
@@ -61,7 +62,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &OneSql,
         },
         Scenario {
-            id: "inventory-optimistic",
+            id: ScenarioId::InventoryOptimistic.name(),
             family: inventory,
             protocol: "read version, UPDATE … WHERE version = v (bump), retry",
             faults: "none",
@@ -72,7 +73,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &Optimistic,
         },
         Scenario {
-            id: "inventory-timestamp-cas",
+            id: ScenarioId::InventoryTimestampCas.name(),
             family: inventory,
             protocol: "optimistic CAS with a coarse timestamp as version",
             faults: "two writes in one tick",

@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -92,7 +93,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let redis = Family::Redis;
     vec![
         Scenario {
-            id: "redis-get-set",
+            id: ScenarioId::RedisGetSet.name(),
             family: redis,
             protocol: "GET lock; if nil SET lock v; DEL",
             faults: "none",
@@ -103,7 +104,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(GetSet, Unique) },
         },
         Scenario {
-            id: "redis-setnx-no-ttl",
+            id: ScenarioId::RedisSetnxNoTtl.name(),
             family: redis,
             protocol: "SETNX lock v; DEL",
             faults: "holder crash",
@@ -114,7 +115,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetNx, Unique) },
         },
         Scenario {
-            id: "redis-setnx-expire",
+            id: ScenarioId::RedisSetnxExpire.name(),
             family: redis,
             protocol: "SETNX lock v; then PEXPIRE lock ttl; DEL",
             faults: "crash between SETNX and EXPIRE",
@@ -125,7 +126,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetNxExpire, Unique) },
         },
         Scenario {
-            id: "redis-del-unconditional",
+            id: ScenarioId::RedisDelUnconditional.name(),
             family: redis,
             protocol: "SET lock v NX PX ttl; DEL",
             faults: "holder pause > TTL",
@@ -136,7 +137,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxDel, Unique) },
         },
         Scenario {
-            id: "redis-get-then-del",
+            id: ScenarioId::RedisGetThenDel.name(),
             family: redis,
             protocol: "SET NX PX; release: GET, if mine DEL",
             faults: "pause between GET and DEL",
@@ -147,7 +148,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxGetDel, Unique) },
         },
         Scenario {
-            id: "redis-timestamp-value",
+            id: ScenarioId::RedisTimestampValue.name(),
             family: redis,
             protocol: "SET lock <ms timestamp> NX PX; compare-and-delete",
             faults: "two acquires in one ms, holder pause > TTL",
@@ -158,7 +159,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Timestamp) },
         },
         Scenario {
-            id: "redis-lua",
+            id: ScenarioId::RedisLua.name(),
             family: redis,
             protocol: "SET lock uuid NX PX; compare-and-delete script",
             faults: "none",
@@ -169,7 +170,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
         Scenario {
-            id: "redis-lua-pause",
+            id: ScenarioId::RedisLuaPause.name(),
             family: redis,
             protocol: "SET lock uuid NX PX; compare-and-delete script",
             faults: "holder pause > TTL",
@@ -180,7 +181,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
         Scenario {
-            id: "redis-lua-fenced",
+            id: ScenarioId::RedisLuaFenced.name(),
             family: redis,
             protocol: "SET NX PX + compare-and-delete + INCR fencing token checked by the resource",
             faults: "holder pause > TTL",
@@ -191,7 +192,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique).fenced() },
         },
         Scenario {
-            id: "redis-reentrant",
+            id: ScenarioId::RedisReentrant.name(),
             family: redis,
             protocol: "Redisson hash scripts (HINCRBY hold counts) + watchdog",
             faults: "none",
@@ -202,7 +203,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, Unique) },
         },
         Scenario {
-            id: "redis-reentrant-pause",
+            id: ScenarioId::RedisReentrantPause.name(),
             family: redis,
             protocol: "Redisson hash scripts + watchdog",
             faults: "pause > TTL (watchdog paused too)",
@@ -213,7 +214,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, Unique) },
         },
         Scenario {
-            id: "redis-reentrant-thread-id",
+            id: ScenarioId::RedisReentrantThreadId.name(),
             family: redis,
             protocol: "Redisson hash scripts, field = thread id without per-process UUID",
             faults: "none",
@@ -224,7 +225,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, ThreadId) },
         },
         Scenario {
-            id: "redis-failover",
+            id: ScenarioId::RedisFailover.name(),
             family: redis,
             protocol: "SET NX PX + compare-and-delete on a master with an async replica, Sentinel",
             faults: "failover before replication",
@@ -235,7 +236,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
         Scenario {
-            id: "redis-failover-wait",
+            id: ScenarioId::RedisFailoverWait.name(),
             family: redis,
             protocol: "SET NX PX + compare-and-delete behind Sentinel, WAIT 1 before entering",
             faults: "failover",

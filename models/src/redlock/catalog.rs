@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -58,7 +59,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let redlock = Family::Redlock;
     vec![
         Scenario {
-            id: "redlock",
+            id: ScenarioId::Redlock.name(),
             family: redlock,
             protocol: "Redlock: SET NX PX on N nodes, majority, validity = TTL − elapsed − drift",
             faults: "none",
@@ -69,7 +70,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &REDLOCK,
         },
         Scenario {
-            id: "redlock-restart",
+            id: ScenarioId::RedlockRestart.name(),
             family: redlock,
             protocol: "Redlock",
             faults: "node crash + restart without persistence",
@@ -80,7 +81,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &REDLOCK,
         },
         Scenario {
-            id: "redlock-delayed-restart",
+            id: ScenarioId::RedlockDelayedRestart.name(),
             family: redlock,
             protocol: "Redlock, crashed nodes stay down ≥ TTL",
             faults: "node crash + delayed restart",
@@ -93,7 +94,7 @@ pub fn scenarios() -> Vec<Scenario> {
             },
         },
         Scenario {
-            id: "redlock-clock-jump",
+            id: ScenarioId::RedlockClockJump.name(),
             family: redlock,
             protocol: "Redlock",
             faults: "clock jump on one node",
@@ -104,7 +105,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &REDLOCK,
         },
         Scenario {
-            id: "redlock-pause",
+            id: ScenarioId::RedlockPause.name(),
             family: redlock,
             protocol: "Redlock",
             faults: "client pause > validity",

@@ -3,6 +3,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -106,7 +107,7 @@ pub fn scenarios() -> Vec<Scenario> {
     };
     vec![
         Scenario {
-            id: "mysql-unique-crash",
+            id: ScenarioId::MysqlUniqueCrash.name(),
             family: sql,
             protocol: "INSERT INTO locks (name, owner) to lock (unique name); DELETE … WHERE name to release",
             faults: "holder crash",
@@ -117,7 +118,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, UNIQUE) },
         },
         Scenario {
-            id: "mysql-unique-reaper",
+            id: ScenarioId::MysqlUniqueReaper.name(),
             family: sql,
             protocol: "unique-key INSERT; a reaper deletes rows older than the TTL; release DELETE … WHERE name",
             faults: "holder pause > TTL",
@@ -128,7 +129,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, REAPED) },
         },
         Scenario {
-            id: "mysql-unique-reaper-fenced",
+            id: ScenarioId::MysqlUniqueReaperFenced.name(),
             family: sql,
             protocol: "unique-key INSERT + reaper; release DELETE … WHERE id = <its auto-increment id>, the id a fencing token",
             faults: "holder pause > TTL",
@@ -139,7 +140,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, REAPED_BY_ID).fenced() },
         },
         Scenario {
-            id: "mysql-lease-clock-skew",
+            id: ScenarioId::MysqlLeaseClockSkew.name(),
             family: sql,
             protocol: "lease row: UPDATE locks SET owner, last_lock_time = ?now WHERE last_lock_time < ?now - ttl, now from the client",
             faults: "client clock skew > TTL",
@@ -150,7 +151,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: false }) },
         },
         Scenario {
-            id: "mysql-lease-dbtime-pause",
+            id: ScenarioId::MysqlLeaseDbtimePause.name(),
             family: sql,
             protocol: "lease row UPDATE … WHERE last_lock_time < NOW() - ttl: the database's clock",
             faults: "holder pause > TTL",
@@ -161,7 +162,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true }) },
         },
         Scenario {
-            id: "mysql-getlock-conn-kill",
+            id: ScenarioId::MysqlGetlockConnKill.name(),
             family: sql,
             protocol: "SELECT GET_LOCK('lock', 0); SELECT RELEASE_LOCK('lock')",
             faults: "the holder's session is killed while it works",
@@ -172,7 +173,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::GetLock) },
         },
         Scenario {
-            id: "sql-for-update",
+            id: ScenarioId::SqlForUpdate.name(),
             family: sql,
             protocol: "BEGIN; SELECT … FOR UPDATE; the work in the same transaction; COMMIT",
             faults: "client crash, session killed",
@@ -183,7 +184,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::ForUpdate).in_tx() },
         },
         Scenario {
-            id: "sql-for-update-outside-tx",
+            id: ScenarioId::SqlForUpdateOutsideTx.name(),
             family: sql,
             protocol: "BEGIN; SELECT … FOR UPDATE; work outside the transaction; COMMIT",
             faults: "session killed",
@@ -194,7 +195,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::ForUpdate) },
         },
         Scenario {
-            id: "pg-advisory",
+            id: ScenarioId::PgAdvisory.name(),
             family: sql,
             protocol: "SELECT pg_advisory_lock(1); SELECT pg_advisory_unlock(1)",
             faults: "pg_terminate_backend of the holder",
@@ -205,7 +206,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(Postgres, Lock::Advisory) },
         },
         Scenario {
-            id: "pg-advisory-fenced",
+            id: ScenarioId::PgAdvisoryFenced.name(),
             family: sql,
             protocol: "pg_advisory_lock + SELECT nextval('fence') token checked by the resource",
             faults: "pg_terminate_backend of the holder",
@@ -216,7 +217,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(Postgres, Lock::Advisory).fenced() },
         },
         Scenario {
-            id: "pg-advisory-xact",
+            id: ScenarioId::PgAdvisoryXact.name(),
             family: sql,
             protocol: "BEGIN; SELECT pg_advisory_xact_lock(1); the write in the same transaction; COMMIT",
             faults: "pg_terminate_backend of the holder",
@@ -227,7 +228,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(Postgres, Lock::AdvisoryXact).in_tx() },
         },
         Scenario {
-            id: "pg-advisory-pool",
+            id: ScenarioId::PgAdvisoryPool.name(),
             family: sql,
             protocol: "pg_advisory_lock / pg_advisory_unlock, each sent through a pool of two backends",
             faults: "none",

@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
@@ -69,7 +70,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let zk = Family::Zk;
     vec![
         Scenario {
-            id: "zk-sequential",
+            id: ScenarioId::ZkSequential.name(),
             family: zk,
             protocol: "ephemeral sequential node under /lock, the lowest owns, each waiter watches its predecessor (Curator's InterProcessMutex)",
             faults: "holder crash",
@@ -80,7 +81,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: "zk-sequential-pause",
+            id: ScenarioId::ZkSequentialPause.name(),
             family: zk,
             protocol: "ephemeral-sequential recipe (the lowest node owns, waiters watch their predecessor)",
             faults: "holder pause (pings stop too) > session timeout",
@@ -91,7 +92,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: "zk-sequential-fenced",
+            id: ScenarioId::ZkSequentialFenced.name(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the lock node's czxid is a fencing token the resource checks",
             faults: "holder pause > session timeout",
@@ -102,7 +103,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Fenced) },
         },
         Scenario {
-            id: "zk-check-write",
+            id: ScenarioId::ZkCheckWrite.name(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the protected write is multi(check(lock node), setData(/counter)) in ZooKeeper",
             faults: "holder pause > session timeout",
@@ -113,7 +114,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::MultiChecked) },
         },
         Scenario {
-            id: "zk-until-lost",
+            id: ScenarioId::ZkUntilLost.name(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the holder stops only when told its session is lost, not when its connection is suspended",
             faults: "holder partitioned from the ensemble > session timeout",
@@ -132,7 +133,7 @@ pub fn scenarios() -> Vec<Scenario> {
             },
         },
         Scenario {
-            id: "zk-create-conn-loss",
+            id: ScenarioId::ZkCreateConnLoss.name(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the create is retried blindly after a lost reply, no owner id in the node name",
             faults: "connection loss during create (the create took effect, its reply is lost)",
@@ -143,7 +144,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: "zk-herd",
+            id: ScenarioId::ZkHerd.name(),
             family: zk,
             protocol: "ephemeral-sequential recipe, but every waiter watches /lock's children instead of its predecessor",
             faults: "none; 3 clients",

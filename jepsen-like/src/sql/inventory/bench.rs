@@ -162,7 +162,7 @@ async fn cell(
     let sold = i64::try_from(purchases).unwrap_or(i64::MAX);
     Ok(BenchRow {
         strategy: strategy.name_on(backend),
-        id: strategy.id(),
+        id: strategy.id().map(|id| id.name()),
         backend: backend.name(),
         buyers: options.buyers,
         seconds,

@@ -2,6 +2,7 @@
 //! with every statement's effect recorded as a resource operation on the `stock` key
 //! (`read`, `write`, `decrement`, `cas`) when a history is kept.
 
+use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -43,21 +44,23 @@ impl Strategy {
         Strategy::TimestampCas,
     ];
 
-    /// The catalog id (`None`: no catalog row).
-    pub fn id(self) -> Option<&'static str> {
+    /// Its catalog row (`None`: no catalog row).
+    pub fn id(self) -> Option<ScenarioId> {
         match self {
-            Strategy::NoLock => Some("inventory-no-lock"),
-            Strategy::LocalMutex => Some("inventory-local-mutex"),
-            Strategy::OneSql => Some("inventory-one-sql"),
-            Strategy::Optimistic => Some("inventory-optimistic"),
-            Strategy::TimestampCas => Some("inventory-timestamp-cas"),
+            Strategy::NoLock => Some(ScenarioId::InventoryNoLock),
+            Strategy::LocalMutex => Some(ScenarioId::InventoryLocalMutex),
+            Strategy::OneSql => Some(ScenarioId::InventoryOneSql),
+            Strategy::Optimistic => Some(ScenarioId::InventoryOptimistic),
+            Strategy::TimestampCas => Some(ScenarioId::InventoryTimestampCas),
             Strategy::ForUpdate => None,
         }
     }
 
     /// The strategy of catalog id `id`.
     pub fn from_id(id: &str) -> Option<Strategy> {
-        Strategy::ALL.into_iter().find(|s| s.id() == Some(id))
+        Strategy::ALL
+            .into_iter()
+            .find(|s| s.id().is_some_and(|i| i.name() == id))
     }
 
     /// A short name for tables.

@@ -35,7 +35,8 @@ pub fn run(
 ) -> Result<RunReport, RunError> {
     let id = strategy
         .id()
-        .ok_or_else(|| RunError::Internal(format!("{strategy:?} has no catalog row")))?;
+        .ok_or_else(|| RunError::Internal(format!("{strategy:?} has no catalog row")))?
+        .name();
     if !strategy.runs_on(backend) {
         return Err(RunError::BadOption(format!(
             "--backend {}: {id} has no form there (WATCH compares the key, not a timestamp the client chose)",
