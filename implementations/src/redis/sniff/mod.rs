@@ -17,7 +17,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
-use locklab_models::redis::spec::{RedisCommand, RedisReply};
+use locklab_models::redis::spec::RedisCommand;
 
 use super::recorder::Recorder;
 use super::resp::{Reader, Resp};
