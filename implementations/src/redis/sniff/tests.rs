@@ -2,6 +2,7 @@
 //! stream must read the same.
 
 use super::*;
+use locklab_models::redis::spec::RedisReply;
 
 fn resp(words: &[&str]) -> Vec<u8> {
     let mut out = format!("*{}\r\n", words.len()).into_bytes();
