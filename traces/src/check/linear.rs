@@ -1,34 +1,24 @@
 //! Linearizability of operations against any [`Spec`]: verdicts from locklab's own
-//! search ([`decide`], [`search`]); porcupine-rs ([`check`]) for Knossos's mutex and for
-//! the partial linearizations its HTML visualization draws.
+//! search ([`decide`], [`search`]); porcupine-rs ([`check`], [`porcupine`]) for Knossos's
+//! mutex and for the partial linearizations its HTML visualization draws. Both drivers
+//! search a history's partitions in the same two rounds ([`in_two_rounds`]).
 //!
 //! The spec may be nondeterministic (an operation with unknown outcome, a grant whose
-//! instant is only known to a window), so the porcupine state is the *set* of spec
-//! states consistent with the operations linearized so far.
-//!
-//! porcupine-rs 0.3 has three traps handled here: its `*_info_timeout` variants report
-//! Illegal when the timeout fires (only the plain variants' verdicts are used), it
-//! starts a thread per partition (partitions go through a pool of at most one worker per
-//! core), and it panics on a call without a return (an operation that never returned
-//! gets a return time after everything).
-//!
-//! It also has no way to stop a search from outside but its own timeout. The model
-//! provides one: once a check's abandon flag is up, every step fails, so the search
-//! unwinds at once. An abandoned search's Illegal proves nothing and is discarded; an Ok
-//! still stands, since every step of the order it found succeeded.
+//! instant is only known to a window), so the state of a linearized prefix is the *set*
+//! of spec states consistent with it ([`StateSet`]).
 
 use std::hash::{Hash, Hasher};
-use std::marker::PhantomData;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use locklab_models::spec::{Spec, Window};
-use porcupine_rs::{CheckResult, LinearizationInfo, Model, Operation};
 pub use search::{Budget, Exhausted};
 use smallvec::SmallVec;
 
+pub mod porcupine;
 pub mod search;
+
+pub use porcupine::{check, info, ModelOp, SpecModel};
 
 /// One operation as the linearizability checker sees it.
 #[derive(Clone, Debug)]
@@ -111,10 +101,6 @@ impl<T: Hash> Hash for StateSet<T> {
 /// The states of a [`StateSet`].
 pub type States<T> = SmallVec<[T; 1]>;
 
-/// The porcupine-rs model of a spec.
-#[derive(Clone, Debug)]
-pub struct SpecModel<S>(PhantomData<S>);
-
 /// Every state `op` may lead to from any state of `states` (empty: the initial state),
 /// given what it answered.
 pub fn successors<S: Spec>(states: &[S::State], op: &LinOp<S>) -> States<S::State> {
@@ -183,53 +169,6 @@ fn successor_set<S: Spec>(
             .spec
             .observe(one, &op.input, at, predicted, observed)
             .map(StateSet::One),
-    }
-}
-
-/// An operation as porcupine-rs's model sees it.
-#[derive(Clone, Debug)]
-pub struct ModelOp<S: Spec> {
-    op: LinOp<S>,
-    at: Window,
-    /// The flag that abandons the search (see the module documentation).
-    abandon: Option<Arc<AtomicBool>>,
-}
-
-impl<S: Spec> Model for SpecModel<S> {
-    type State = StateSet<S::State>;
-    type Op = ModelOp<S>;
-    type Metadata = ();
-
-    fn init() -> Self::State {
-        StateSet::Start
-    }
-
-    fn step(state: &Self::State, op: &Self::Op) -> (bool, Self::State) {
-        // porcupine-rs discards the state of a rejected step.
-        if op
-            .abandon
-            .as_ref()
-            .is_some_and(|a| a.load(Ordering::Relaxed))
-        {
-            return (false, StateSet::Start);
-        }
-        match successor_set(state, &op.op, op.at) {
-            Some(next) => (true, next),
-            None => (false, StateSet::Start),
-        }
-    }
-
-    fn describe_operation(op: &Self::Op) -> String {
-        S::describe(&op.op.input, op.op.output.as_ref())
-    }
-
-    /// Escaped: porcupine-rs shows state descriptions through `innerHTML`.
-    fn describe_state(state: &Self::State) -> String {
-        crate::escape::escape(&match state {
-            StateSet::Start => "initial".to_string(),
-            StateSet::One(one) => format!("{one:?}"),
-            StateSet::Many(many) => format!("one of {many:?}"),
-        })
     }
 }
 
@@ -362,25 +301,6 @@ pub struct Illegal<S: Spec> {
     pub states_after: States<S::State>,
 }
 
-fn to_porcupine<S: Spec>(
-    ops: &[LinOp<S>],
-    abandon: Option<&Arc<AtomicBool>>,
-) -> Vec<Operation<SpecModel<S>>> {
-    ops.iter()
-        .map(|op| Operation {
-            client_id: Some(op.client),
-            call_time: clamp(op.call),
-            return_time: op.ret.map_or(i64::MAX, clamp),
-            op: ModelOp {
-                op: op.clone(),
-                at: op.window(),
-                abandon: abandon.cloned(),
-            },
-            metadata: None,
-        })
-        .collect()
-}
-
 fn clamp(t: u64) -> i64 {
     i64::try_from(t).unwrap_or(i64::MAX - 1)
 }
@@ -394,43 +314,6 @@ pub fn worker_count(partitions: usize) -> usize {
 /// The time slice each partition gets in the first round.
 const FIRST_SLICE: Duration = Duration::from_millis(2);
 
-/// Checks every partition; stops at the first illegal one.
-///
-/// One expensive but linearizable partition must not hide a cheap illegal one
-/// (Porcupine's kv c50-bad is such a history: searched in order, it takes seconds). So
-/// partitions are searched in two rounds, at most one per core at a time: a short slice
-/// each, then the unsettled ones to the end. An illegal partition ends the check in
-/// either round, abandoning the searches still running.
-pub fn check<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResult<S> {
-    let deadline = budget.deadline;
-    if let ([only], None, usize::MAX) = (partitions, deadline, budget.max_bytes) {
-        // Nothing to race against or to stop: porcupine-rs's plain search on this thread.
-        return if porcupine_rs::check_operations(&to_porcupine(only, None)) {
-            LinResult::Ok
-        } else {
-            LinResult::Illegal(Box::new(explain(only.clone())))
-        };
-    }
-    let abandon = Arc::new(AtomicBool::new(false));
-    let converted: Vec<Vec<Operation<SpecModel<S>>>> = partitions
-        .iter()
-        .map(|p| to_porcupine(p, Some(&abandon)))
-        .collect();
-    // Round one settles the cheap partitions and catches the cheap illegal ones; round
-    // two searches the rest without starting again, so no search is repeated beyond its
-    // first slice.
-    match in_two_rounds(
-        converted.len(),
-        Some(FIRST_SLICE),
-        deadline,
-        |open, slice| round(&converted, open, slice, budget, &abandon),
-    ) {
-        Ok(()) => LinResult::Ok,
-        Err(Ok(i)) => LinResult::Illegal(Box::new(explain(partitions[i].clone()))),
-        Err(Err(e)) => LinResult::Unknown(e),
-    }
-}
-
 /// How a round ended.
 enum Round<T> {
     /// A partition is illegal (its index, and what the search learned of it).
@@ -439,134 +322,6 @@ enum Round<T> {
     Expired(Exhausted),
     /// These partitions are still undecided (none was illegal).
     Open(Vec<usize>),
-}
-
-/// One round: every open partition searched by a pool of one worker per core, for at
-/// most `slice` each if given (with porcupine-rs's timeout), otherwise to the end on the
-/// worker's own thread (stopped by `abandon` when another partition proves illegal or the
-/// deadline passes).
-fn round<M: Model>(
-    converted: &[Vec<Operation<M>>],
-    open: &[usize],
-    slice: Option<Duration>,
-    budget: &Budget,
-    abandon: &AtomicBool,
-) -> Round<usize> {
-    let deadline = budget.deadline;
-    let exhausted: Mutex<Option<Exhausted>> = Mutex::new(None);
-    // porcupine-rs's cache cannot be measured from outside, so the budget holds the
-    // growth of the whole process while the search runs.
-    let rss_start = resident_bytes().unwrap_or(0);
-    let next = AtomicUsize::new(0);
-    let illegal: Mutex<Option<usize>> = Mutex::new(None);
-    let unsettled: Mutex<Vec<usize>> = Mutex::new(Vec::new());
-    let workers = worker_count(open.len());
-    let running = (Mutex::new(workers), Condvar::new());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| {
-                let _done = Done(&running);
-                loop {
-                    if abandon.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let Some(&i) = open.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                        return;
-                    };
-                    let budget = match (slice, deadline) {
-                        (Some(s), Some(d)) => {
-                            Some(s.min(d.saturating_duration_since(Instant::now())))
-                        }
-                        (s, _) => s,
-                    };
-                    // The plain variants: an Illegal is a proof (unless the search was
-                    // abandoned), a timeout is Unknown.
-                    let verdict = match budget {
-                        Some(b) => porcupine_rs::check_operations_timeout(&converted[i], b),
-                        None if porcupine_rs::check_operations(&converted[i]) => CheckResult::Ok,
-                        None => CheckResult::Illegal,
-                    };
-                    match verdict {
-                        CheckResult::Ok => {}
-                        CheckResult::Unknown => {
-                            unsettled.lock().unwrap_or_else(|p| p.into_inner()).push(i)
-                        }
-                        // The flag was down until now, so it was down for the whole search:
-                        // this Illegal is genuine, and the first one claims the check.
-                        CheckResult::Illegal => {
-                            if !abandon.swap(true, Ordering::Relaxed) {
-                                *illegal.lock().unwrap_or_else(|p| p.into_inner()) = Some(i);
-                            }
-                        }
-                    }
-                }
-            });
-        }
-        // A search to the end has no timeout of its own: this thread keeps the deadline
-        // and watches the memory, waking every few milliseconds.
-        if slice.is_none() && (deadline.is_some() || budget.max_bytes != usize::MAX) {
-            let (count, all_done) = &running;
-            let mut guard = count.lock().unwrap_or_else(|p| p.into_inner());
-            while *guard > 0 {
-                let now = Instant::now();
-                if deadline.is_some_and(|d| now >= d) {
-                    *exhausted.lock().unwrap_or_else(|p| p.into_inner()) = Some(Exhausted::Time);
-                    abandon.store(true, Ordering::Relaxed);
-                    break;
-                }
-                let grown = resident_bytes().unwrap_or(0).saturating_sub(rss_start);
-                if grown > budget.max_bytes {
-                    *exhausted.lock().unwrap_or_else(|p| p.into_inner()) = Some(Exhausted::Memory);
-                    abandon.store(true, Ordering::Relaxed);
-                    break;
-                }
-                let mut wait = Duration::from_millis(20);
-                if let Some(d) = deadline {
-                    wait = wait.min(d.saturating_duration_since(now));
-                }
-                guard = all_done
-                    .wait_timeout(guard, wait)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
-            }
-        }
-    });
-    if let Some(i) = illegal.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Round::Illegal(i);
-    }
-    if abandon.load(Ordering::Relaxed) {
-        let why = exhausted.into_inner().unwrap_or_else(|p| p.into_inner());
-        return Round::Expired(why.unwrap_or(Exhausted::Time));
-    }
-    let mut rest = unsettled.into_inner().unwrap_or_else(|p| p.into_inner());
-    rest.sort_unstable();
-    Round::Open(rest)
-}
-
-/// Counts a worker out when it ends, however it ends.
-struct Done<'a>(&'a (Mutex<usize>, Condvar));
-
-impl Drop for Done<'_> {
-    fn drop(&mut self) {
-        let (count, all_done) = self.0;
-        *count.lock().unwrap_or_else(|p| p.into_inner()) -= 1;
-        all_done.notify_all();
-    }
-}
-
-/// Finds the longest order of an illegal partition (its verdict already established by
-/// porcupine-rs's plain search) and where it gets stuck.
-fn explain<S: Spec>(ops: Vec<LinOp<S>>) -> Illegal<S> {
-    let longest = search::longest(&ops).unwrap_or_else(|| {
-        // Our search found an order after all, which only a difference from
-        // porcupine-rs's search could cause: take the longest order from porcupine-rs.
-        let (_, info) = porcupine_rs::check_operations_info(&to_porcupine(&ops, None));
-        info.partial_linearizations
-            .first()
-            .and_then(|seqs| seqs.iter().max_by_key(|s| s.len()).cloned())
-            .unwrap_or_default()
-    });
-    explain_with(ops, longest)
 }
 
 /// Finds where `longest`, the longest order of an illegal partition, gets stuck.
@@ -607,143 +362,5 @@ fn explain_with<S: Spec>(ops: Vec<LinOp<S>>, longest: Vec<usize>) -> Illegal<S> 
     }
 }
 
-/// porcupine-rs's partial linearizations of every partition, for the HTML report.
-pub fn info<S: Spec>(partitions: &[Vec<LinOp<S>>]) -> LinearizationInfo<SpecModel<S>> {
-    let mut all = LinearizationInfo::<SpecModel<S>>::empty();
-    for p in partitions {
-        let (_, one) = porcupine_rs::check_operations_info(&to_porcupine(p, None));
-        all.partial_linearizations
-            .extend(one.partial_linearizations);
-        all.partition_ops.extend(one.partition_ops);
-    }
-    all
-}
-
 #[cfg(test)]
-mod tests {
-    use std::sync::atomic::AtomicBool;
-    use std::sync::Arc;
-    use std::time::{Duration, Instant};
-
-    use locklab_models::spec::{RegisterInput, RegisterOutput, RegisterSpec};
-
-    use super::{check, round, to_porcupine, Budget, LinOp, LinResult, Round};
-
-    fn op(
-        input: RegisterInput,
-        output: RegisterOutput,
-        call: u64,
-        ret: u64,
-    ) -> LinOp<RegisterSpec> {
-        LinOp {
-            spec: Arc::new(RegisterSpec::default()),
-            input,
-            output: Some(output),
-            call,
-            ret: Some(ret),
-            client: call as u32,
-            line: call as usize,
-        }
-    }
-
-    /// Linearizable, but not in any time a test can wait: 24 overlapping writes, then a
-    /// read of the first one. porcupine-rs tries that write first and searches every
-    /// order of the others behind it before it puts the write last.
-    fn endless() -> Vec<LinOp<RegisterSpec>> {
-        let mut ops: Vec<_> = (0..24)
-            .map(|v| {
-                op(
-                    RegisterInput::Write(v),
-                    RegisterOutput::Written,
-                    v as u64,
-                    100,
-                )
-            })
-            .collect();
-        ops.push(op(
-            RegisterInput::Read,
-            RegisterOutput::Value(Some(0)),
-            200,
-            201,
-        ));
-        ops
-    }
-
-    /// Illegal at once: a read of a value never written.
-    fn illegal() -> Vec<LinOp<RegisterSpec>> {
-        vec![op(
-            RegisterInput::Read,
-            RegisterOutput::Value(Some(7)),
-            1,
-            2,
-        )]
-    }
-
-    #[test]
-    fn a_deadline_abandons_a_running_search_and_gives_unknown() {
-        let start = Instant::now();
-        let budget = Budget {
-            deadline: Some(Instant::now() + Duration::from_millis(50)),
-            max_bytes: usize::MAX,
-        };
-        let result = check(&[endless()], &budget);
-        assert!(matches!(result, LinResult::Unknown(_)), "{result:?}");
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            start.elapsed()
-        );
-    }
-
-    /// porcupine-rs's cache cannot be measured, so the budget watches the process: a
-    /// search whose cache grows past it is abandoned with "unknown", not left to take
-    /// the machine down.
-    #[test]
-    fn a_memory_budget_abandons_a_growing_search_and_gives_unknown() {
-        let budget = Budget {
-            deadline: Some(Instant::now() + Duration::from_secs(120)),
-            max_bytes: 8 << 20,
-        };
-        let result = check(&[endless()], &budget);
-        assert!(
-            matches!(result, LinResult::Unknown(super::Exhausted::Memory)),
-            "{result:?}"
-        );
-    }
-
-    #[test]
-    fn an_illegal_partition_abandons_the_search_running_beside_it() {
-        if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-            // One worker searches the endless partition first and never gets further.
-            return;
-        }
-        let (tx, rx) = std::sync::mpsc::channel();
-        // On its own thread, so that a search that cannot be stopped fails the test
-        // instead of hanging it.
-        std::thread::spawn(move || {
-            let abandon = Arc::new(AtomicBool::new(false));
-            let converted = [
-                to_porcupine(&endless(), Some(&abandon)),
-                to_porcupine(&illegal(), Some(&abandon)),
-            ];
-            // Round two's search to the end, as if both had outlived their first slice.
-            let ended = round(&converted, &[0, 1], None, &Budget::unlimited(), &abandon);
-            let _ = tx.send(matches!(ended, Round::Illegal(1)));
-        });
-        assert_eq!(rx.recv_timeout(Duration::from_secs(20)), Ok(true));
-    }
-
-    #[test]
-    fn an_illegal_partition_is_found_beside_an_endless_one() {
-        let start = Instant::now();
-        match check(&[endless(), illegal()], &Budget::unlimited()) {
-            LinResult::Illegal(ill) => assert_eq!(ill.ops.len(), 1),
-            other => panic!("{other:?}"),
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "{:?}",
-            start.elapsed()
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,158 @@
+//! The cases of [`super`].
+
+use super::*;
+use locklab_models::catalog;
+use locklab_traces::check::CheckReport;
+
+#[test]
+fn safety_properties_map_to_history_checks_and_the_rest_to_none() {
+    assert_eq!(
+        sources(Property::MutualExclusion),
+        &[Check::MutualExclusion]
+    );
+    assert_eq!(
+        sources(Property::NoForeignRelease),
+        &[Check::NoForeignRelease]
+    );
+    assert!(sources(Property::ResourceSafety).contains(&Check::Fencing));
+    assert!(sources(Property::Liveness).is_empty());
+    assert!(sources(Property::Reentrancy).is_empty());
+}
+
+#[test]
+fn expected_at_defaults_reads_the_catalog_row() {
+    let s = catalog::find("redis-del-unconditional").expect("row");
+    assert_eq!(
+        expected_at_defaults(&s),
+        vec![Property::MutualExclusion, Property::NoForeignRelease]
+    );
+    let s = catalog::find("redis-lua").expect("row");
+    assert!(expected_at_defaults(&s).is_empty());
+}
+
+fn report(checks: &[(Check, Verdict)]) -> Report {
+    Report {
+        source: "test".into(),
+        verdict: checks.iter().map(|c| c.1).max().unwrap_or(Verdict::Ok),
+        checks: checks
+            .iter()
+            .map(|&(p, v)| CheckReport::new(p, v, format!("{} said so", p.name())))
+            .collect(),
+        findings: Vec::new(),
+        warnings: Vec::new(),
+        html: None,
+    }
+}
+
+fn exercised() -> Exercised {
+    Exercised {
+        sections: 12,
+        expects_sections: true,
+        unfired: Vec::new(),
+    }
+}
+
+/// `redis-lua-pause`: the model breaks mutual exclusion and keeps no foreign
+/// release. A lock that keeps both is safer: it passes "at least as safe" and
+/// fails "agrees".
+#[test]
+fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
+    let s = catalog::find("redis-lua-pause").expect("row");
+    let expected = expected_at_defaults(&s);
+    assert!(expected.contains(&Property::MutualExclusion));
+    let safer = report(&[
+        (Check::MutualExclusion, Verdict::Ok),
+        (Check::NoForeignRelease, Verdict::Ok),
+        (Check::ResourceSafety, Verdict::Ok),
+    ]);
+    let a = compare(&s, &expected, &safer, exercised());
+    assert_eq!(a.at_least_as_safe, Answer::Yes, "{a:#?}");
+    assert_eq!(a.exact, Answer::No, "{a:#?}");
+    assert_eq!(a.verdict, Verdict::Ok);
+    assert!(
+        a.standing().contains("keeps mutual exclusion"),
+        "{}",
+        a.standing()
+    );
+
+    let as_modelled = report(&[
+        (Check::MutualExclusion, Verdict::Violation),
+        (Check::NoForeignRelease, Verdict::Ok),
+    ]);
+    let a = compare(&s, &expected, &as_modelled, exercised());
+    assert_eq!((a.at_least_as_safe, a.exact), (Answer::Yes, Answer::Yes));
+    assert_eq!(a.verdict, Verdict::Violation);
+
+    let worse = report(&[
+        (Check::MutualExclusion, Verdict::Violation),
+        (Check::NoForeignRelease, Verdict::Violation),
+    ]);
+    let a = compare(&s, &expected, &worse, exercised());
+    assert_eq!((a.at_least_as_safe, a.exact), (Answer::No, Answer::No));
+    assert!(
+        a.standing().contains("breaks no foreign release"),
+        "{}",
+        a.standing()
+    );
+}
+
+/// A run in which nobody entered, or whose fault never fired, answers nothing.
+#[test]
+fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
+    let s = catalog::find("redis-lua-pause").expect("row");
+    let expected = expected_at_defaults(&s);
+    let quiet = report(&[(Check::NoForeignRelease, Verdict::Ok)]);
+    let nothing = Exercised {
+        sections: 0,
+        expects_sections: true,
+        unfired: vec![
+            "client-pause any client: waited 5000 ms for a client enters, which never came".into(),
+        ],
+    };
+    let a = compare(&s, &expected, &quiet, nothing);
+    assert_eq!(a.at_least_as_safe, Answer::Unknown, "{a:#?}");
+    assert_eq!(a.exact, Answer::Unknown);
+    assert_eq!(a.verdict, Verdict::Unknown);
+    let why = a.unknown_because.join("\n");
+    assert!(why.contains("no client entered"), "{why}");
+    assert!(why.contains("never fired"), "{why}");
+    assert!(a.headline().contains("UNKNOWN"), "{}", a.headline());
+
+    // A violation is proof, whatever else the run missed.
+    let broke = report(&[(Check::NoForeignRelease, Verdict::Violation)]);
+    let a = compare(
+        &s,
+        &expected,
+        &broke,
+        Exercised {
+            sections: 0,
+            expects_sections: true,
+            unfired: Vec::new(),
+        },
+    );
+    assert_eq!(a.at_least_as_safe, Answer::No);
+    assert_eq!(a.verdict, Verdict::Violation);
+}
+
+/// A violation of a check no model property is compared with shows in the
+/// verdict and the headline.
+#[test]
+fn a_violation_not_compared_is_in_the_verdict_and_the_headline() {
+    let s = catalog::find("redlock").expect("row");
+    let r = report(&[
+        (Check::MutualExclusion, Verdict::Ok),
+        (Check::LockLinearizability, Verdict::Violation),
+        (Check::NoForeignRelease, Verdict::Ok),
+        (Check::ResourceSafety, Verdict::Ok),
+    ]);
+    let a = compare(&s, &expected_at_defaults(&s), &r, exercised());
+    assert_eq!(a.exact, Answer::Yes);
+    assert_eq!(a.verdict, Verdict::Violation, "{a:#?}");
+    assert_eq!(a.also_found.len(), 1);
+    assert_eq!(a.also_found[0].check, Check::LockLinearizability);
+    let line = a.headline();
+    assert!(
+        line.contains("agrees with the model; also found: lock linearizability VIOLATION (not compared for this scenario)"),
+        "{line}"
+    );
+}
