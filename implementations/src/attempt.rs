@@ -4,6 +4,18 @@ use std::time::{Duration, Instant};
 
 use crate::guard::LockGuard;
 
+/// One call of [`acquire_observed`](crate::DistributedLock::acquire_observed): how long
+/// it may wait, the lease it asks for, and who hears of each of its attempts.
+#[derive(Clone, Copy)]
+pub struct Acquire<'a> {
+    /// The longest the call may wait for a busy lock.
+    pub wait: Duration,
+    /// The lease each attempt asks for.
+    pub lease: crate::Lease,
+    /// Told of every attempt (see [`AttemptObserver`]).
+    pub observer: &'a dyn AttemptObserver,
+}
+
 /// The outcome of one attempt.
 #[derive(Debug)]
 pub enum Attempt {
@@ -18,6 +30,16 @@ pub enum Attempt {
         /// `reason`): kept in the history's note.
         reason: Option<String>,
     },
+}
+
+impl Attempt {
+    /// Busy, and the lock said no more.
+    pub fn busy() -> Self {
+        Attempt::Busy {
+            retry_after: None,
+            reason: None,
+        }
+    }
 }
 
 /// What one attempt of an acquire came to, as [`AttemptObserver::ended`] hears it.

@@ -43,53 +43,41 @@ pub mod handoff_queue;
 pub mod hold_state;
 pub mod sync;
 
-#[cfg(not(loom))]
-pub mod attempt;
-#[cfg(not(loom))]
-pub mod box_future;
-#[cfg(not(loom))]
-pub mod etcd;
-#[cfg(not(loom))]
-pub mod guard;
-#[cfg(not(loom))]
-pub mod held_lock;
-#[cfg(not(loom))]
-pub mod hold_cell;
-#[cfg(not(loom))]
-pub mod lease;
-#[cfg(not(loom))]
-pub mod lock;
+pub use error::LockError;
+
 #[cfg(all(test, loom))]
 mod loom_handoff_tests;
 #[cfg(all(test, loom))]
 mod loom_tests;
-#[cfg(not(loom))]
-pub mod ownership;
-#[cfg(not(loom))]
-pub mod recorder;
-#[cfg(not(loom))]
-pub mod redis;
-#[cfg(not(loom))]
-pub mod retry;
-#[cfg(not(loom))]
-pub mod sql;
-#[cfg(not(loom))]
-mod watchdog;
-#[cfg(not(loom))]
-pub mod zk;
 
-#[cfg(not(loom))]
-pub use attempt::{Attempt, AttemptObserver, AttemptOutcome, Unobserved};
-#[cfg(not(loom))]
-pub use box_future::BoxFuture;
-pub use error::LockError;
-#[cfg(not(loom))]
-pub use guard::LockGuard;
-#[cfg(not(loom))]
-pub use held_lock::HeldLock;
-#[cfg(not(loom))]
-pub use lease::Lease;
-#[cfg(not(loom))]
-pub use lock::{DistributedLock, LockInfo};
-#[cfg(not(loom))]
-pub use ownership::{LostReason, Ownership};
+/// Marks every item `#[cfg(not(loom))]`: a `--cfg loom` build holds only the
+/// client-side state that loom model-checks (and the error type it names).
+macro_rules! not_under_loom {
+    ($($item:item)*) => { $(#[cfg(not(loom))] $item)* };
+}
+
+not_under_loom! {
+    pub mod attempt;
+    pub mod box_future;
+    pub mod etcd;
+    pub mod guard;
+    pub mod held_lock;
+    pub mod hold_cell;
+    pub mod lease;
+    pub mod lock;
+    pub mod ownership;
+    pub mod recorder;
+    pub mod redis;
+    pub mod retry;
+    pub mod sql;
+    mod watchdog;
+    pub mod zk;
+
+    pub use attempt::{Acquire, Attempt, AttemptObserver, AttemptOutcome, Unobserved};
+    pub use box_future::BoxFuture;
+    pub use guard::LockGuard;
+    pub use held_lock::HeldLock;
+    pub use lease::Lease;
+    pub use lock::{Acquiring, DistributedLock, LockInfo};
+    pub use ownership::{LostReason, Ownership};
+}

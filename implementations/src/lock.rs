@@ -20,9 +20,12 @@ use crate::retry::{self, Retryable};
 
 // Also reachable here, where they were first defined: code outside the crate may name
 // them by this path.
-pub use crate::attempt::{Attempt, AttemptObserver, AttemptOutcome, Unobserved};
+pub use crate::attempt::{Acquire, Attempt, AttemptObserver, AttemptOutcome, Unobserved};
 pub use crate::box_future::BoxFuture;
 pub use crate::lease::Lease;
+
+/// What an acquire comes to: the guard, or why not.
+pub type Acquiring<'a> = BoxFuture<'a, Result<LockGuard, LockError>>;
 
 /// What a lock is, for reports and for the harness's expectations.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,8 +61,12 @@ pub trait DistributedLock: Send + Sync {
     /// stayed busy (or the backend unreachable: the last error is attached) for the
     /// whole time; never blocks longer than `wait` plus one attempt (an attempt of this
     /// crate's locks is bounded by its nodes' response timeouts).
-    fn acquire(&self, wait: Duration, lease: Lease) -> BoxFuture<'_, Result<LockGuard, LockError>> {
-        self.acquire_observed(wait, lease, &Unobserved)
+    fn acquire(&self, wait: Duration, lease: Lease) -> Acquiring<'_> {
+        self.acquire_observed(Acquire {
+            wait,
+            lease,
+            observer: &Unobserved,
+        })
     }
 
     /// Notified when a handle of this process releases the same lock, so that a waiting
@@ -79,16 +86,11 @@ pub trait DistributedLock: Send + Sync {
         Box::pin(tokio::time::sleep(d))
     }
 
-    /// [`DistributedLock::acquire`], telling `observer` of every attempt. Locks that
+    /// [`DistributedLock::acquire`], telling `call.observer` of every attempt. Locks that
     /// wait their own way override this one, not `acquire`.
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
+    fn acquire_observed<'a>(&'a self, call: Acquire<'a>) -> Acquiring<'a> {
         let released = self.local_release();
-        Box::pin(retry::acquire_loop(self, wait, lease, released, observer))
+        Box::pin(retry::acquire_loop(self, call, released))
     }
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use tokio::sync::Notify;
 
-use crate::attempt::{Attempt, AttemptObserver, AttemptOutcome};
+use crate::attempt::{Acquire, Attempt, AttemptOutcome, Queued};
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::LockGuard;
@@ -40,15 +40,37 @@ pub trait Retryable: Send + Sync {
 /// lock over without polling delay. No attempt starts after the deadline, and a started
 /// one runs to its end (see [`MAX_ATTEMPT_OVERRUN`]), so an unreachable server yields
 /// [`LockError::Timeout`] (with the last error) within `wait` plus one attempt.
-/// `observer` hears of every attempt (see [`AttemptObserver`]).
+/// `call.observer` hears of every attempt (see [`AttemptObserver`](crate::AttemptObserver)).
 pub async fn acquire_loop<L: Retryable + ?Sized>(
     lock: &L,
-    wait: Duration,
-    lease: Lease,
+    call: Acquire<'_>,
     released: Option<&Notify>,
-    observer: &dyn AttemptObserver,
 ) -> Result<LockGuard, LockError> {
-    acquire_loop_with(lock, wait, lease, released, None, observer).await
+    acquire_loop_with(lock, call, released, None).await
+}
+
+/// [`acquire_loop`] for a queue lock: its tries are one operation, from joining the
+/// queue to the grant (see [`Queued`]), and an acquire that gives up while queued ends
+/// that operation as unknown.
+pub async fn acquire_queued<L: Retryable + ?Sized>(
+    lock: &L,
+    call: Acquire<'_>,
+    released: Option<&Notify>,
+) -> Result<LockGuard, LockError> {
+    let queued = Queued::new(call.observer);
+    let result = acquire_loop(
+        lock,
+        Acquire {
+            observer: &queued,
+            ..call
+        },
+        released,
+    )
+    .await;
+    if let Err(e) = &result {
+        queued.close(&e.to_string());
+    }
+    result
 }
 
 /// What waiting for a lock held in this process came to (see [`LocalTurns`]).
@@ -103,12 +125,15 @@ impl Drop for GiveUpUnlessGranted<'_> {
 /// answer goes straight back into the queue without backoff.
 pub(crate) async fn acquire_loop_with<L: Retryable + ?Sized>(
     lock: &L,
-    wait: Duration,
-    lease: Lease,
+    call: Acquire<'_>,
     released: Option<&Notify>,
     turns: Option<&dyn LocalTurns>,
-    observer: &dyn AttemptObserver,
 ) -> Result<LockGuard, LockError> {
+    let Acquire {
+        wait,
+        lease,
+        observer,
+    } = call;
     let start = Instant::now();
     let deadline = start + wait;
     let mut last_error: Option<LockError> = None;

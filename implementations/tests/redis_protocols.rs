@@ -12,7 +12,7 @@ use locklab_implementations::redis::{
     self, FencedLock, LuaLock, Recorder, RedisCommand, RedisReply, SetNxExpireLock, SetNxNoTtlLock,
     WaitReplicas,
 };
-use locklab_implementations::{DistributedLock, Lease, LockError};
+use locklab_implementations::{Acquire, DistributedLock, Lease, LockError};
 use locklab_servers::RedisServer;
 
 const WAIT: Duration = Duration::from_secs(1);
@@ -346,11 +346,11 @@ async fn every_try_of_a_waiting_acquire_is_heard() {
     let heard = Heard::default();
     let wait = async {
         waiter
-            .acquire_observed(
-                Duration::from_secs(5),
-                Lease::Fixed(Duration::from_secs(10)),
-                &heard,
-            )
+            .acquire_observed(Acquire {
+                wait: Duration::from_secs(5),
+                lease: Lease::Fixed(Duration::from_secs(10)),
+                observer: &heard,
+            })
             .await
     };
     let release = async {

@@ -1,4 +1,4 @@
-//! The nemesis: carries out a [`Schedule`] against any family's [`Cluster`], the
+//! The nemesis: carries out a [`Schedule`] against any family's [`Servers`], the
 //! proxies in front of it and the clients, waiting for the events steps name, and
 //! records every action (or why it was skipped) in the history as it happens.
 //!

@@ -5,7 +5,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use locklab_implementations::{AttemptObserver, AttemptOutcome, DistributedLock, Lease, LockError};
+use locklab_implementations::{
+    Acquire, AttemptObserver, AttemptOutcome, DistributedLock, Lease, LockError,
+};
 use locklab_traces::format::{OpKind, Phase, Process};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -61,7 +63,13 @@ pub async fn client<C: Client>(
             key: &shared.key,
             lease_ns,
         };
-        let acquired = lock.acquire_observed(left, shared.lease, &tries).await;
+        let acquired = lock
+            .acquire_observed(Acquire {
+                wait: left,
+                lease: shared.lease,
+                observer: &tries,
+            })
+            .await;
         let guard = match acquired {
             Ok(g) => g,
             Err(LockError::InjectedFault(between)) => {

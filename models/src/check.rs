@@ -7,7 +7,7 @@
 //! the first violating state of a property is at the least depth any violating state
 //! has, and its parent chain is a shortest counterexample.
 //!
-//! Each visited state is stored once ([`Visited`]), as a 128-bit fingerprint of the
+//! Each visited state is stored once (`Visited`), as a 128-bit fingerprint of the
 //! compact encoding of its canonical form ([`Symmetry::canonical`], where a model
 //! exploits symmetry), with its parent as an index: the queue holds a state and its
 //! index, and paths are rebuilt at the end by replaying concrete states, so stories
@@ -209,7 +209,7 @@ impl<S> Frontier<S> {
 /// Explores `model` breadth-first; `progress` gets the counters now and then.
 ///
 /// Successors are generated on [`Limits::threads`] threads and merged in queue order
-/// ([`expand`]), so the visited states, their parents and every story are those of a
+/// (`expand`), so the visited states, their parents and every story are those of a
 /// one-threaded search.
 pub fn bfs<M>(model: &M, limits: Limits, progress: &mut dyn FnMut(&Stats)) -> Outcome<M>
 where

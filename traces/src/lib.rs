@@ -1,6 +1,6 @@
 //! Histories and the checkers that hold them against the specifications.
 //!
-//! A history is JSON Lines ([`format`]): a header, then one event per line, written and
+//! A history is JSON Lines ([`format`](mod@format)): a header, then one event per line, written and
 //! flushed one at a time ([`writer`]) so a crashed run still leaves a usable file. The
 //! [`reader`] turns a file into events with errors that name file and line; [`import`]
 //! turns Jepsen and Porcupine histories into the same events, and [`export`] writes

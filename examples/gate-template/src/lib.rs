@@ -84,10 +84,7 @@ impl DistributedLock for TeamLock {
                         sent_at,
                     )))
                 }
-                RedisReply::Nil => Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                }),
+                RedisReply::Nil => Ok(Attempt::busy()),
                 other => Err(LockError::UnexpectedReply {
                     command: "SET NX PX".into(),
                     reply: format!("{other:?}"),

@@ -21,12 +21,13 @@ use tokio::task::JoinHandle;
 
 use super::lease::SessionLease;
 use super::session::EtcdSession;
-use crate::attempt::{Attempt, AttemptObserver, Queued};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use crate::{Acquire, Acquiring};
 
 /// The catalog id of the recipe.
 pub const PROTOCOL: &str = ScenarioId::EtcdLeasePause.name();
@@ -247,10 +248,7 @@ impl RecipeLock {
                     sent_at,
                 ))
             }
-            None => Attempt::Busy {
-                retry_after: None,
-                reason: None,
-            },
+            None => Attempt::busy(),
         })
     }
 }
@@ -267,22 +265,9 @@ impl DistributedLock for RecipeLock {
         }
     }
 
-    /// Queued: one operation from the first try to the grant ([`Queued`]).
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(async move {
-            let queued = Queued::new(observer);
-            let result =
-                crate::retry::acquire_loop(self, wait, lease, Some(&self.wake), &queued).await;
-            if let Err(e) = &result {
-                queued.close(&e.to_string());
-            }
-            result
-        })
+    /// Queued: one operation from the first try to the grant ([`Queued`](crate::attempt::Queued)).
+    fn acquire_observed<'a>(&'a self, call: Acquire<'a>) -> Acquiring<'a> {
+        Box::pin(crate::retry::acquire_queued(self, call, Some(&self.wake)))
     }
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {

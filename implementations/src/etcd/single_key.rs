@@ -146,10 +146,7 @@ impl SingleKeyLock {
             EtcdReply::Txn {
                 succeeded: false, ..
             } => {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                })
+                return Ok(Attempt::busy())
             }
             // The session lease is gone: nothing was put; the next try takes a new one.
             EtcdReply::LeaseNotFound => {

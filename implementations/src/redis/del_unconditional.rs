@@ -47,10 +47,7 @@ impl DistributedLock for DelUnconditionalLock {
             let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             let held = DelHeld::of(&self.handle);
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))

@@ -61,10 +61,7 @@ impl DistributedLock for GetSetLock {
             match self.handle.node.exec(get.clone()).await? {
                 RedisReply::Nil => {}
                 RedisReply::Bulk(_) => {
-                    return Ok(Attempt::Busy {
-                        retry_after: None,
-                        reason: None,
-                    })
+                    return Ok(Attempt::busy())
                 }
                 other => return Err(unexpected(&get, &other)),
             }

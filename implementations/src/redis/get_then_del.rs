@@ -89,10 +89,7 @@ impl DistributedLock for GetThenDelLock {
             let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             let held = Arc::new(GetThenDelHeld {
                 handle: self.handle.clone(),

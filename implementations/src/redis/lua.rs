@@ -19,7 +19,7 @@
 
 use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::Notify;
 
@@ -30,13 +30,13 @@ use super::key_commands::{require_ttl, set_nx_px};
 use super::local_queue::LocalQueue;
 use super::node::RedisNode;
 use super::replication::{replicated, WaitReplicas};
-use crate::attempt::{Attempt, AttemptObserver};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
-use crate::guard::LockGuard;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use crate::retry::{self, LocalTurns, Waited};
+use crate::{Acquire, Acquiring};
 
 /// The catalog id.
 pub const PROTOCOL: &str = ScenarioId::RedisLua.name();
@@ -92,10 +92,7 @@ impl DistributedLock for LuaLock {
             let ttl = require_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             let Some(queue) = &self.queue else {
                 let held = Arc::new(CasHeld::new(self.handle.clone()));
@@ -117,20 +114,13 @@ impl DistributedLock for LuaLock {
         Some(&self.handle.released)
     }
 
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
+    fn acquire_observed<'a>(&'a self, call: Acquire<'a>) -> Acquiring<'a> {
         let turns = self.queue.as_ref().map(|_| self as &dyn LocalTurns);
         Box::pin(retry::acquire_loop_with(
             self,
-            wait,
-            lease,
+            call,
             self.local_release(),
             turns,
-            observer,
         ))
     }
 }

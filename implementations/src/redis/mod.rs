@@ -11,13 +11,13 @@
 //! The commands are the Redis node spec's (`locklab_models::redis::spec`), the one
 //! vocabulary of Redis commands: every one goes through [`RedisNode::exec`] (put on the
 //! wire by [`wire`]), which can record each [`Exchange`] (command and reply);
-//! [`replay`] holds a recording against the spec with the history checker's search, and
+//! [`replay`](mod@replay) holds a recording against the spec with the history checker's search, and
 //! [`history`] makes run-history events of it. [`sniff`] reads the same commands off
 //! another program's traffic ([`resp`]: the wire protocol), so an external client's
 //! commands are recorded as locklab's own are.
 //!
 //! The shared modules import one way, each only from those before it: [`scripts`],
-//! [`wire`], [`recorder`], [`history`], [`replay`]; [`local_queue`] (the per-key
+//! [`wire`], [`recorder`], [`history`], [`replay`](mod@replay); [`local_queue`] (the per-key
 //! hand-off queue, which knows no Redis); [`node`]; [`handle`]; `key_commands` (the one-command steps
 //! several protocols share: `SET … NX PX`, `SETNX`, `DEL`); [`replication`];
 //! [`cas_held`] (the compare-and-* grant and its hand-over); [`handoff`] (waiting for a

@@ -209,10 +209,7 @@ impl DistributedLock for Redlock {
                 .broadcast(compare_and_delete(&self.key, &self.owner))
                 .await;
             if busy >= self.quorum() {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             Err(LockError::NoQuorum {
                 granted,

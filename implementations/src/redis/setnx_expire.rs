@@ -71,10 +71,7 @@ impl DistributedLock for SetNxExpireLock {
             let ttl = fixed_ttl(PROTOCOL, lease)?;
             let sent_at = Instant::now();
             if !setnx(&self.handle).await? {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             let won = self.wins.fetch_add(1, Ordering::Relaxed) + 1;
             if won == self.crash_at_win {

@@ -51,10 +51,7 @@ impl DistributedLock for SetNxNoTtlLock {
             }
             let sent_at = Instant::now();
             if !setnx(&self.handle).await? {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             let held = DelHeld::of(&self.handle);
             Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))

@@ -79,10 +79,7 @@ impl DistributedLock for TimestampValueLock {
             let stamp = (self.clock)().to_string();
             let sent_at = Instant::now();
             if !set_nx_px(&self.handle, &stamp, ttl).await? {
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             let mut handle = self.handle.clone();
             handle.owner = stamp;

@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 
 use zookeeper_client as zk;
 
-use crate::attempt::{Attempt, AttemptObserver, AttemptOutcome};
+use crate::attempt::{Attempt, AttemptOutcome};
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+use crate::{Acquire, Acquiring};
 
 use super::recipe::LOCK_DIR;
 
@@ -113,12 +114,12 @@ impl DistributedLock for LibraryLock {
 
     /// One operation from the create to the grant, as the library waits in its own
     /// loop (as the recipe's queued acquire).
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
+    fn acquire_observed<'a>(&'a self, call: Acquire<'a>) -> Acquiring<'a> {
+        let Acquire {
+            wait,
+            lease,
+            observer,
+        } = call;
         Box::pin(async move {
             observer.started();
             match self.queue(wait, lease).await {
@@ -146,10 +147,7 @@ impl DistributedLock for LibraryLock {
         Box::pin(async move {
             Ok(match self.queue(TRY_SLICE, lease).await? {
                 Some((guard, _)) => Attempt::Acquired(guard),
-                None => Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                },
+                None => Attempt::busy(),
             })
         })
     }

@@ -25,13 +25,14 @@ use locklab_models::zk::spec::{sequence, ZkCommand, ZkReply};
 use zookeeper_client as zk;
 
 use super::session::{Woken, ZkSession, ZkWatch};
-use crate::attempt::{Attempt, AttemptObserver, Queued};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::guard::{HeldLock, LockGuard};
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
 use crate::ownership::{LostReason, Ownership};
+use crate::{Acquire, Acquiring};
 
 /// The catalog id of the recipe.
 pub const PROTOCOL: &str = ScenarioId::ZkSequential.name();
@@ -384,22 +385,10 @@ impl DistributedLock for RecipeLock {
         }
     }
 
-    /// Queued: one operation from joining the queue to the grant ([`Queued`]), since
+    /// Queued: one operation from joining the queue to the grant ([`Queued`](crate::attempt::Queued)), since
     /// the node holds the waiter's place between attempts.
-    fn acquire_observed<'a>(
-        &'a self,
-        wait: Duration,
-        lease: Lease,
-        observer: &'a dyn AttemptObserver,
-    ) -> BoxFuture<'a, Result<LockGuard, LockError>> {
-        Box::pin(async move {
-            let queued = Queued::new(observer);
-            let result = crate::retry::acquire_loop(self, wait, lease, None, &queued).await;
-            if let Err(e) = &result {
-                queued.close(&e.to_string());
-            }
-            result
-        })
+    fn acquire_observed<'a>(&'a self, call: Acquire<'a>) -> Acquiring<'a> {
+        Box::pin(crate::retry::acquire_queued(self, call, None))
     }
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {

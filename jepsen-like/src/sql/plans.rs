@@ -270,7 +270,7 @@ fn session_ended_by<K: Rows>(
 
 /// Row `id`'s plan with the holder's session ended by the server dying: `kill -9` of
 /// the server where the row kills the session (0.2 s into the first holder's section),
-/// and a restart on its data dir 0.1 s later. Sections last [`RESTART_WORK_MS`] (timed
+/// and a restart on its data dir 0.1 s later. Sections last `RESTART_WORK_MS` (timed
 /// steps and the run move by as much), so the first holder still works when the
 /// others, connecting again, are granted on the new server.
 pub fn with_server_restarted<K: Rows>(id: ScenarioId) -> Option<Plan<Sql<K>>> {

@@ -219,7 +219,7 @@ impl NodeRef {
 
     /// [`Node::rename_clients`] for at most eight clients; a node that names no client
     /// stays as it is. Remembered in a table of its own, keyed by the renaming's bytes
-    /// rather than an encoded [`Op`]: symmetry renames every node of every state a
+    /// rather than an encoded `Op`: symmetry renames every node of every state a
     /// search generates.
     pub fn rename_clients(&mut self, to: &[u8], value: fn(u8) -> String) {
         if self.creator.is_none() && self.db.keys.is_empty() {

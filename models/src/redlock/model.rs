@@ -3,7 +3,7 @@
 //! holds the lock only with a majority and a positive validity
 //! `ttl − elapsed − drift`; otherwise it releases everywhere (compare-and-delete) and
 //! retries. Clients and nodes are interchangeable, and every per-node fact lives in the
-//! node's entry, so the search stores states up to renaming ([`super::symmetry`]).
+//! node's entry, so the search stores states up to renaming (`super::symmetry`).
 
 use smallvec::SmallVec;
 use stateright::Model;

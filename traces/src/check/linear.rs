@@ -1,7 +1,7 @@
 //! Linearizability of operations against any [`Spec`]: verdicts from locklab's own
 //! search ([`decide`], [`search`]); porcupine-rs ([`check`], [`porcupine`]) for Knossos's
 //! mutex and for the partial linearizations its HTML visualization draws. Both drivers
-//! search a history's partitions in the same two rounds ([`in_two_rounds`]).
+//! search a history's partitions in the same two rounds (`in_two_rounds`).
 //!
 //! The spec may be nondeterministic (an operation with unknown outcome, a grant whose
 //! instant is only known to a window), so the state of a linearized prefix is the *set*

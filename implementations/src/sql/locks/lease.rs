@@ -100,10 +100,7 @@ impl DistributedLock for LeaseLock {
             match self.session.exec(cmd.clone()).await? {
                 SqlReply::Rows(1) => {}
                 SqlReply::Rows(0) => {
-                    return Ok(Attempt::Busy {
-                        retry_after: None,
-                        reason: None,
-                    })
+                    return Ok(Attempt::busy())
                 }
                 other => return Err(unexpected(&cmd, &other)),
             }

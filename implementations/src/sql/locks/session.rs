@@ -132,10 +132,7 @@ impl DistributedLock for SessionLock {
             match self.session.exec(cmd.clone()).await? {
                 SqlReply::Int(1) | SqlReply::Bool(true) => {}
                 SqlReply::Int(0) | SqlReply::Bool(false) => {
-                    return Ok(Attempt::Busy {
-                        retry_after: None,
-                        reason: None,
-                    })
+                    return Ok(Attempt::busy())
                 }
                 other => return Err(unexpected(&cmd, &other)),
             }

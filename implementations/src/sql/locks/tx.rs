@@ -143,10 +143,7 @@ impl DistributedLock for TxLock {
             };
             if !granted {
                 self.session.exec(SqlCommand::Rollback).await?;
-                return Ok(Attempt::Busy {
-                    retry_after: None,
-                    reason: None,
-                });
+                return Ok(Attempt::busy());
             }
             let held = Arc::new(TxHeld {
                 session: self.session.clone(),

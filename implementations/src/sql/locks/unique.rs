@@ -88,10 +88,7 @@ impl DistributedLock for UniqueKeyLock {
             let id = match self.session.exec(cmd.clone()).await? {
                 SqlReply::Inserted(id) => id,
                 SqlReply::DuplicateKey => {
-                    return Ok(Attempt::Busy {
-                        retry_after: None,
-                        reason: None,
-                    })
+                    return Ok(Attempt::busy())
                 }
                 other => return Err(unexpected(&cmd, &other)),
             };

@@ -3,7 +3,7 @@
 //! statements per server ([`store`], [`redis_stock`], started by [`server`]),
 //! `locklab run inventory-*` ([`run`]: one purchase per buyer, the history checked by
 //! the inventory spec and held against the model) and `locklab bench inventory`
-//! ([`bench`]).
+//! ([`bench()`]).
 
 pub mod bench;
 pub mod buyers;

@@ -1,6 +1,6 @@
 //! Is this history linearizable as ONE Redis server? The `command` events of a history
 //! (every Redis command a client sent, with its call and return times and its reply)
-//! held against the Redis node spec, [`RedisSpec`], with the search of [`super::linear`].
+//! held against the Redis node spec, [`RedisSpec`], with the search of [`crate::check::linear`].
 //!
 //! A lock is only as good as the server it stands on. On a single node the answer is
 //! yes. After a failover (master killed, a replica promoted) it is typically no: the
