@@ -6,6 +6,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -138,11 +139,8 @@ impl Server for EtcdMember {
         self.wait_healthy()
     }
 
-    fn wipe(&mut self) -> std::io::Result<()> {
-        match std::fs::remove_dir_all(self.dir().join("data")) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        }
+    fn state(&self) -> Option<PathBuf> {
+        Some(self.dir().join("data"))
     }
 }
 

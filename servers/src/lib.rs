@@ -29,7 +29,7 @@ pub mod reaper;
 pub mod redis;
 pub mod zk;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use etcd::{EtcdCluster, EtcdMember};
@@ -94,8 +94,25 @@ pub trait Server: Send {
     /// nothing: the default does nothing.
     fn persist(&mut self) {}
 
-    /// Empties the data dir's data, so the next launch starts empty.
-    fn wipe(&mut self) -> std::io::Result<()>;
+    /// What a restart without its data loses: a file or a folder in the data dir
+    /// (`None`: nothing of it survives a restart anyway).
+    fn state(&self) -> Option<PathBuf>;
+
+    /// Removes [`state`](Server::state), so the next launch starts empty.
+    fn wipe(&mut self) -> std::io::Result<()> {
+        let Some(path) = self.state() else {
+            return Ok(());
+        };
+        let gone = if path.is_dir() {
+            std::fs::remove_dir_all(&path)
+        } else {
+            std::fs::remove_file(&path)
+        };
+        match gone {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
 
     /// The port.
     fn port(&self) -> u16 {

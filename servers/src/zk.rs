@@ -9,7 +9,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -192,12 +192,9 @@ impl Server for ZkServer {
         self.wait_serving()
     }
 
-    /// Removes the snapshots and logs (`myid` is written again at launch).
-    fn wipe(&mut self) -> std::io::Result<()> {
-        match std::fs::remove_dir_all(self.dir().join("data")) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        }
+    /// The snapshots and logs (`myid` is written again at launch).
+    fn state(&self) -> Option<PathBuf> {
+        Some(self.dir().join("data"))
     }
 }
 

@@ -541,17 +541,9 @@ impl Model for EtcdLockModel {
 
     fn actions(&self, s: &EtcdLockState, out: &mut Vec<Action>) {
         for c in 0..s.clients.len() as u8 {
-            out.extend([
-                Action::Step(c),
-                Action::KeepAlive(c),
-                Action::Pause(c),
-                Action::Resume(c),
-                Action::Crash(c),
-                Action::Partition(c),
-                Action::Heal(c),
-                Action::Drop(c),
-                Action::Revoke(c),
-            ]);
+            out.extend([Action::Step(c), Action::KeepAlive(c)]);
+            out.extend(Action::client_faults(c));
+            out.extend([Action::Drop(c), Action::Revoke(c)]);
         }
         out.push(Action::Tick);
         out.push(Action::Failover);

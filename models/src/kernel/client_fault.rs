@@ -85,12 +85,19 @@ impl ClientFault {
     }
 }
 
-/// Gives a family's action enum its `client_fault`: the variants named after a
+/// Gives a family's action enum its client faults: the variants named after a
 /// [`ClientFault`] (`Pause(c)`, `Crash(c)`, …, each carrying its client) are that
-/// fault; any other variant is none.
+/// fault, any other variant is none (`client_fault`), and `client_faults(c)` lists
+/// them for client `c`, in the order named here (the order the search tries them).
+/// A family gains a client fault by its variant and its name here.
 macro_rules! client_faults {
     ($action:ident: $($fault:ident),+ $(,)?) => {
         impl $action {
+            /// Every client fault of the family, striking client `c`.
+            pub fn client_faults(c: u8) -> impl Iterator<Item = $action> {
+                [$($action::$fault(c)),+].into_iter()
+            }
+
             /// The client fault this action is, and its client.
             pub fn client_fault(&self) -> Option<($crate::kernel::ClientFault, usize)> {
                 match *self {

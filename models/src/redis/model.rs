@@ -595,9 +595,7 @@ impl Model for RedisLockModel {
         for c in 0..s.clients.len() as u8 {
             out.push(Action::Step(c));
             out.push(Action::Renew(c));
-            out.push(Action::Pause(c));
-            out.push(Action::Resume(c));
-            out.push(Action::Crash(c));
+            out.extend(Action::client_faults(c));
         }
         out.push(Action::Tick);
         for r in 0..s.nodes.len() as u8 {

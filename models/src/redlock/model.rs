@@ -338,12 +338,8 @@ impl Model for RedlockModel {
             for i in 0..s.nodes.len() as u8 {
                 out.push(RlAction::Send(c, i));
             }
-            out.extend([
-                RlAction::Decide(c),
-                RlAction::Leave(c),
-                RlAction::Pause(c),
-                RlAction::Resume(c),
-            ]);
+            out.extend([RlAction::Decide(c), RlAction::Leave(c)]);
+            out.extend(RlAction::client_faults(c));
         }
         out.push(RlAction::Tick);
         for i in 0..s.nodes.len() as u8 {

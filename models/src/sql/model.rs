@@ -490,9 +490,7 @@ impl Model for SqlLockModel {
             for via in 0..sessions {
                 out.push(Action::Step { client: c, via });
             }
-            out.push(Action::Pause(c));
-            out.push(Action::Resume(c));
-            out.push(Action::Crash(c));
+            out.extend(Action::client_faults(c));
             out.push(Action::Skew(c));
         }
         for x in 0..sessions {

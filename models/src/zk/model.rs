@@ -587,17 +587,9 @@ impl Model for ZkLockModel {
 
     fn actions(&self, s: &ZkLockState, out: &mut Vec<Action>) {
         for c in 0..s.clients.len() as u8 {
-            out.extend([
-                Action::Step(c),
-                Action::Ping(c),
-                Action::Pause(c),
-                Action::Resume(c),
-                Action::Crash(c),
-                Action::Partition(c),
-                Action::Suspend(c),
-                Action::Heal(c),
-                Action::Drop(c),
-            ]);
+            out.extend([Action::Step(c), Action::Ping(c)]);
+            out.extend(Action::client_faults(c));
+            out.extend([Action::Suspend(c), Action::Drop(c)]);
         }
         out.push(Action::Tick);
     }

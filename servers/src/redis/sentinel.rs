@@ -2,6 +2,7 @@
 //! promote a replica when it dies. Never faulted by the harness; what it decides is
 //! read back through [`Sentinel::master_addr`].
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use super::server::{cli, ping, BINARY, FAMILY};
@@ -96,7 +97,7 @@ impl Server for Sentinel {
 
     /// Sentinel's state is its rewritten configuration: it starts over from the
     /// monitor line.
-    fn wipe(&mut self) -> std::io::Result<()> {
-        Ok(())
+    fn state(&self) -> Option<PathBuf> {
+        None
     }
 }

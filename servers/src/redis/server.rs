@@ -4,6 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -172,10 +173,8 @@ impl Server for RedisServer {
         self.cli(&["SAVE"]);
     }
 
-    fn wipe(&mut self) -> std::io::Result<()> {
-        match std::fs::remove_file(self.dir().join("dump.rdb")) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        }
+    /// The RDB snapshot `SAVE` writes.
+    fn state(&self) -> Option<PathBuf> {
+        Some(self.dir().join("dump.rdb"))
     }
 }
