@@ -1,6 +1,10 @@
 //! The stateright model shared by every etcd lock row: clients on their own lease
 //! running a [`Lock`] program against one cluster ([`spec`](super::spec)), with time,
 //! keep-alives, lease expiry, leader changes and the fault budget.
+//!
+//! Longer than 500 lines on purpose: the state, every action and its effect read top to
+//! bottom in one file, as stateright's example protocols are written; the words are in
+//! `narration.rs` and `diagram.rs`, the server's semantics in `spec.rs`.
 
 use stateright::Model;
 

@@ -1,4 +1,8 @@
 //! The stateright model shared by every `redis-*` scenario.
+//!
+//! Longer than 500 lines on purpose: the state, every action and its effect read top to
+//! bottom in one file, as stateright's example protocols are written; the words are in
+//! `narration.rs` and `diagram.rs`, the server's semantics in `spec.rs`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

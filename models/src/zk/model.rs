@@ -2,6 +2,10 @@
 //! session running the ephemeral-sequential recipe against one ensemble
 //! ([`spec`](super::spec)), with time, pings, session expiry, watches and the fault
 //! budget.
+//!
+//! Longer than 500 lines on purpose: the state, every action and its effect read top to
+//! bottom in one file, as stateright's example protocols are written; the words are in
+//! `narration.rs` and `diagram.rs`, the server's semantics in `spec.rs`.
 
 use stateright::Model;
 

@@ -1,0 +1,209 @@
+//! Resource safety: updates lost and units oversold, counted against the final read
+//! where the model says what an update is.
+
+use super::*;
+
+/// Resource safety, only where the model says what an update is: in a
+/// [`ResourceSpec::Counter`] each client's write that follows its own read is an update
+/// of `written - read`; in an inventory every `decrement` sells `k` units, and so does a
+/// write after a read when the header says `writes_are_updates`. If a final read
+/// (invoked after every update completed) shows less change than the updates add up to,
+/// updates were lost; an inventory that sold more units than it had is oversold. The
+/// accounting only speaks when the history is such a workload throughout (every write
+/// follows its own read, every update moves the same way, no update has an unknown
+/// outcome); otherwise it reports nothing. In a plain register a write is just a write,
+/// and nothing is inferred from it.
+///
+/// Each key is a resource of its own (a stock per product, a counter per name), so it
+/// is accounted for on its own, as its linearizability is checked on its own; the worst
+/// key speaks for the history.
+pub(super) fn safety(paired: &Paired, model: &ResourceSpec) -> Option<CheckReport> {
+    let mut by_key: BTreeMap<&str, Vec<&Operation>> = BTreeMap::new();
+    for op in paired.ops.iter().filter(|o| o.kind.is_resource()) {
+        by_key
+            .entry(op.key().unwrap_or_default())
+            .or_default()
+            .push(op);
+    }
+    let several = by_key.len() > 1;
+    by_key
+        .into_iter()
+        .filter_map(|(key, ops)| {
+            let report = account(&ops, model)?;
+            Some(match several {
+                true => CheckReport {
+                    summary: format!("key {key}: {}", report.summary),
+                    ..report
+                }
+                .stat("key", key),
+                false => report,
+            })
+        })
+        .max_by_key(|r| r.verdict)
+}
+
+/// Resource safety of one key's operations.
+fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
+    let (initial, writes_are_updates) = match *model {
+        ResourceSpec::Counter { initial } => (initial, true),
+        ResourceSpec::Inventory {
+            initial,
+            writes_are_updates,
+        } => (initial, writes_are_updates),
+        ResourceSpec::Register { .. } | ResourceSpec::CasRegister { .. } | ResourceSpec::Kv => {
+            return None
+        }
+    };
+    let mut last_read: BTreeMap<u32, i64> = BTreeMap::new();
+    let mut updates = 0i64;
+    let mut delta = 0i64;
+    let mut sold = 0i64;
+    let mut last_update_done = 0u64;
+    let mut update_ops = Vec::new();
+    // (write, the value its read-modify-write started from)
+    let mut bases: Vec<(&Operation, i64)> = Vec::new();
+    for &op in ops {
+        let read_value = |op: &Operation| match op.result_value() {
+            Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
+            // A counter never written reads as nil: it holds its initial value.
+            None | Some(Value::Null) => Some(initial),
+            Some(v) => v.as_i64(),
+        };
+        let d = match (op.kind, op.outcome) {
+            (OpKind::Read, Outcome::Ok) => {
+                if let Some(v) = read_value(op) {
+                    last_read.insert(op.process, v);
+                }
+                None
+            }
+            (OpKind::Decrement, Outcome::Ok) => Some(
+                -op.invoke
+                    .1
+                    .value
+                    .as_ref()
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1),
+            ),
+            // A write that is not declared an update (a restock, a reset) moves the
+            // value by an amount the accounting cannot know.
+            (OpKind::Write | OpKind::Cas, Outcome::Ok) if !writes_are_updates => return None,
+            (OpKind::Write | OpKind::Cas, Outcome::Ok) => {
+                let arg = op.invoke.1.value.as_ref();
+                let w = match op.kind {
+                    OpKind::Cas => arg.and_then(|v| v.get("stock").or_else(|| v.get(1))),
+                    _ => arg,
+                }
+                .and_then(Value::as_i64);
+                match (w, last_read.remove(&op.process)) {
+                    (Some(w), Some(r)) => {
+                        bases.push((op, r));
+                        Some(w - r)
+                    }
+                    // A write that does not follow its own read is not an update this
+                    // accounting can follow: say nothing rather than guess.
+                    _ => return None,
+                }
+            }
+            (OpKind::Write | OpKind::Cas | OpKind::Decrement, Outcome::Unknown) => return None,
+            _ => None,
+        };
+        if let Some(d) = d {
+            updates += 1;
+            delta += d;
+            if d < 0 {
+                sold -= d;
+            }
+            update_ops.push(op);
+            last_update_done = last_update_done.max(op.ret().unwrap_or(u64::MAX));
+        }
+    }
+    // Lost updates are only countable when every update moves the value the same way.
+    if updates == 0 || (sold > 0 && sold != -delta) {
+        return None;
+    }
+    let final_read = ops
+        .iter()
+        .filter(|o| {
+            o.kind == OpKind::Read && o.outcome == Outcome::Ok && o.call() > last_update_done
+        })
+        .filter_map(|o| match o.result_value() {
+            Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
+            None | Some(Value::Null) => Some(initial),
+            Some(v) => v.as_i64(),
+        })
+        .next_back();
+    let oversold = match model {
+        ResourceSpec::Inventory { .. } => (sold - initial).max(0),
+        _ => 0,
+    };
+    let lost = final_read.map(|f| (delta.abs() - (f - initial).abs()).max(0));
+    let mut report = CheckReport::new(Property::ResourceSafety, Verdict::Ok, "");
+    report = report
+        .stat("updates", updates)
+        .stat("initial", initial)
+        .stat("expected_final", initial + delta)
+        .stat("oversold", oversold);
+    if let Some(f) = final_read {
+        report = report.stat("final", f);
+    }
+    if let Some(l) = lost {
+        report = report.stat("lost_updates", l);
+    }
+    let lost = lost.unwrap_or(0);
+    if lost > 0 || oversold > 0 {
+        report.verdict = Verdict::Violation;
+        let mut parts = Vec::new();
+        if lost > 0 {
+            parts.push(format!(
+                "{lost} update(s) lost: {updates} updates should have moved the value from {initial} to {}, the final read shows {}",
+                initial + delta,
+                final_read.unwrap_or_default()
+            ));
+        }
+        if oversold > 0 {
+            parts.push(format!(
+                "{oversold} unit(s) oversold: {sold} sold from a stock of {initial}"
+            ));
+        }
+        report.summary = parts.join("; ");
+        // The evidence: accepted writes that started from the same value — each one
+        // after the first overwrote an update it never saw.
+        let mut by_base: BTreeMap<i64, Vec<&Operation>> = BTreeMap::new();
+        for (op, r) in &bases {
+            by_base.entry(*r).or_default().push(op);
+        }
+        let clash = by_base.iter().find(|(_, ops)| ops.len() > 1);
+        report.ops = match clash {
+            Some((base, ops)) => {
+                report.explanation.push(format!(
+                    "{} accepted writes started from the same read of {base}: all but one update were lost",
+                    ops.len()
+                ));
+                ops.iter()
+                    .take(8)
+                    .map(|o| {
+                        op_ref(
+                            o,
+                            format!(
+                                "c{} wrote {} over its read of {base}",
+                                o.process,
+                                shown(o.invoke.1.value.as_ref())
+                            ),
+                        )
+                    })
+                    .collect()
+            }
+            None => update_ops
+                .iter()
+                .take(8)
+                .map(|o| op_ref(o, format!("{:?} by c{}", o.kind, o.process)))
+                .collect(),
+        };
+    } else {
+        report.summary = match final_read {
+            Some(f) => format!("{updates} updates, final value {f} as expected"),
+            None => format!("{updates} updates; no final read to count lost updates against"),
+        };
+    }
+    Some(report)
+}
