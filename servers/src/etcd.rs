@@ -124,13 +124,7 @@ impl EtcdMember {
 }
 
 impl Server for EtcdMember {
-    fn process(&self) -> &ServerProcess {
-        &self.process
-    }
-
-    fn process_mut(&mut self) -> &mut ServerProcess {
-        &mut self.process
-    }
+    process_field!();
 
     /// Spawns the member and waits until it is healthy: right away for a single node;
     /// for a cluster's member, once a quorum (itself and one more) has a leader.

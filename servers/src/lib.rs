@@ -20,6 +20,20 @@
 //! `zookeeper/`): a type that holds a [`process::ServerProcess`], says how to launch and
 //! probe itself, and implements [`Server`].
 
+/// The two accessors [`Server`] asks for, of a server whose `process` field is its
+/// [`ServerProcess`]: written inside the `impl Server` block.
+macro_rules! process_field {
+    () => {
+        fn process(&self) -> &$crate::process::ServerProcess {
+            &self.process
+        }
+
+        fn process_mut(&mut self) -> &mut $crate::process::ServerProcess {
+            &mut self.process
+        }
+    };
+}
+
 pub mod etcd;
 pub mod mariadb;
 pub mod port;

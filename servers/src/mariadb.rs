@@ -127,13 +127,7 @@ impl MariaDbServer {
 }
 
 impl Server for MariaDbServer {
-    fn process(&self) -> &ServerProcess {
-        &self.process
-    }
-
-    fn process_mut(&mut self) -> &mut ServerProcess {
-        &mut self.process
-    }
+    process_field!();
 
     fn launch(&mut self) -> Result<(), ServerError> {
         let fresh = !self.data().exists();

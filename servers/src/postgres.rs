@@ -168,13 +168,7 @@ impl PostgresServer {
 }
 
 impl Server for PostgresServer {
-    fn process(&self) -> &ServerProcess {
-        &self.process
-    }
-
-    fn process_mut(&mut self) -> &mut ServerProcess {
-        &mut self.process
-    }
+    process_field!();
 
     fn launch(&mut self) -> Result<(), ServerError> {
         if !self.data().exists() {

@@ -177,13 +177,7 @@ impl ZkServer {
 }
 
 impl Server for ZkServer {
-    fn process(&self) -> &ServerProcess {
-        &self.process
-    }
-
-    fn process_mut(&mut self) -> &mut ServerProcess {
-        &mut self.process
-    }
+    process_field!();
 
     /// Spawns the server and waits until it serves: at once standalone; in an
     /// ensemble, once a quorum (itself and one more) has a leader.

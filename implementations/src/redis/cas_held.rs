@@ -92,20 +92,7 @@ impl CasHeld {
             key: self.handle.key.clone(),
             value: self.handle.owner.clone(),
         };
-        let released = &self.handle.released;
-        let reply = self
-            .handle
-            .node
-            .exec_then(command.clone(), || released.notify_one())
-            .await;
-        match reply? {
-            RedisReply::Integer(1) => Ok(()),
-            RedisReply::Integer(0) => Err(LockError::NotHeld {
-                key: self.handle.key.clone(),
-                reason: None,
-            }),
-            other => Err(unexpected(&command, &other)),
-        }
+        self.handle.release_by(command).await
     }
 }
 
@@ -121,14 +108,8 @@ impl HeldLock for CasHeld {
                 value: self.handle.owner.clone(),
                 px: px(lease),
             };
-            match self.handle.node.exec(command.clone()).await? {
-                RedisReply::Integer(1) => Ok(()),
-                RedisReply::Integer(0) => Err(LockError::NotHeld {
-                    key: self.handle.key.clone(),
-                    reason: None,
-                }),
-                other => Err(unexpected(&command, &other)),
-            }
+            let reply = self.handle.node.exec(command.clone()).await?;
+            self.handle.done_if_one(&command, reply)
         })
     }
 }
@@ -212,9 +193,8 @@ async fn hand_over(
         None => {
             let reply = holder.node.exec(command.clone()).await;
             if let Ok(RedisReply::Integer(1)) = reply {
-                let guard =
-                    held.handle()
-                        .granted_guard(protocol, None, held.clone(), lease, sent_at);
+                let key = &held.handle().key;
+                let guard = LockGuard::new(protocol, key, None, held.clone(), lease, sent_at);
                 held.set_ownership(guard.ownership());
                 drop(handing.deliver(HandOff::Granted(guard)));
                 return Ok(());

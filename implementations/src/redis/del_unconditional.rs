@@ -6,12 +6,11 @@
 //! 0 nothing there).
 
 use locklab_models::registry::ScenarioId;
-use std::time::Instant;
 
 use tokio::sync::Notify;
 
 use super::handle::KeyHandle;
-use super::key_commands::{fixed_ttl, set_nx_px, DelHeld};
+use super::key_commands::{set_nx_px_owner, DelHeld};
 use super::node::RedisNode;
 use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
@@ -43,15 +42,8 @@ impl DistributedLock for DelUnconditionalLock {
     }
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
-        Box::pin(async move {
-            let ttl = fixed_ttl(PROTOCOL, lease)?;
-            let sent_at = Instant::now();
-            if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::busy());
-            }
-            let held = DelHeld::of(&self.handle);
-            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
-        })
+        let held = || DelHeld::of(&self.handle);
+        Box::pin(set_nx_px_owner(&self.handle, PROTOCOL, lease, held))
     }
 
     fn local_release(&self) -> Option<&Notify> {

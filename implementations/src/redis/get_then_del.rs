@@ -8,12 +8,12 @@
 
 use locklab_models::registry::ScenarioId;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
 use super::handle::KeyHandle;
-use super::key_commands::{del, fixed_ttl, set_nx_px};
+use super::key_commands::{del, set_nx_px_owner};
 use super::node::{unexpected, RedisNode};
 use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
@@ -85,18 +85,13 @@ impl DistributedLock for GetThenDelLock {
     }
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
-        Box::pin(async move {
-            let ttl = fixed_ttl(PROTOCOL, lease)?;
-            let sent_at = Instant::now();
-            if !set_nx_px(&self.handle, &self.handle.owner, ttl).await? {
-                return Ok(Attempt::busy());
-            }
-            let held = Arc::new(GetThenDelHeld {
+        let held = || {
+            Arc::new(GetThenDelHeld {
                 handle: self.handle.clone(),
                 pause: self.pause_before_del,
-            });
-            Ok(self.handle.granted(PROTOCOL, None, held, lease, sent_at))
-        })
+            })
+        };
+        Box::pin(set_nx_px_owner(&self.handle, PROTOCOL, lease, held))
     }
 
     fn local_release(&self) -> Option<&Notify> {

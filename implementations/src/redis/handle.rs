@@ -12,7 +12,10 @@ use crate::attempt::Attempt;
 use crate::guard::LockGuard;
 use crate::held_lock::HeldLock;
 use crate::lease::Lease;
+use crate::error::LockError;
 use crate::lock::LockInfo;
+use locklab_models::redis::spec::{RedisCommand, RedisReply};
+use super::node::unexpected;
 
 /// A fresh owner identity: 128 random bits in hex, the role of Redisson's per-client
 /// UUID. Unique per handle, so a late release can never match someone else's grant.
@@ -68,6 +71,35 @@ impl KeyHandle {
         }
     }
 
+    /// A release or renewal the server says found nothing of this handle's.
+    pub fn not_held(&self) -> LockError {
+        LockError::NotHeld {
+            key: self.key.clone(),
+            reason: None,
+        }
+    }
+
+    /// What a release or renewal of this handle's key answered: `1` done, `0` not
+    /// ours ([`not_held`](KeyHandle::not_held)), anything else unexpected.
+    pub fn done_if_one(&self, command: &RedisCommand, reply: RedisReply) -> Result<(), LockError> {
+        match reply {
+            RedisReply::Integer(1) => Ok(()),
+            RedisReply::Integer(0) => Err(self.not_held()),
+            other => Err(unexpected(command, &other)),
+        }
+    }
+
+    /// Sends a release of this handle's key ([`done_if_one`](KeyHandle::done_if_one)),
+    /// waking this process's waiters on the key once the reply is in.
+    pub async fn release_by(&self, command: RedisCommand) -> Result<(), LockError> {
+        let released = &self.released;
+        let reply = self
+            .node
+            .exec_then(command.clone(), || released.notify_one())
+            .await?;
+        self.done_if_one(&command, reply)
+    }
+
     /// The attempt that won the lock on this handle's key: a guard over `held`.
     pub fn granted(
         &self,
@@ -77,18 +109,6 @@ impl KeyHandle {
         lease: Lease,
         sent_at: Instant,
     ) -> Attempt {
-        Attempt::Acquired(self.granted_guard(protocol, token, held, lease, sent_at))
-    }
-
-    /// The guard of a grant on this handle's key.
-    pub fn granted_guard(
-        &self,
-        protocol: &'static str,
-        token: Option<u64>,
-        held: Arc<dyn HeldLock>,
-        lease: Lease,
-        sent_at: Instant,
-    ) -> LockGuard {
-        LockGuard::new(protocol, &self.key, token, held, lease, sent_at)
+        Attempt::Acquired(LockGuard::new(protocol, &self.key, token, held, lease, sent_at))
     }
 }

@@ -5,10 +5,11 @@
 //! one protocol alone sends stays in its module.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::handle::KeyHandle;
 use super::node::{px, unexpected};
+use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::held_lock::HeldLock;
@@ -47,25 +48,29 @@ pub(crate) async fn setnx(handle: &KeyHandle) -> Result<bool, LockError> {
     }
 }
 
+/// One attempt of a lock that takes its key with `SET key owner NX PX ttl` for a fixed
+/// lease: granted, and held by what `held` makes of the grant, or busy.
+pub(crate) async fn set_nx_px_owner<H: HeldLock + 'static>(
+    handle: &KeyHandle,
+    protocol: &'static str,
+    lease: Lease,
+    held: impl FnOnce() -> Arc<H>,
+) -> Result<Attempt, LockError> {
+    let ttl = fixed_ttl(protocol, lease)?;
+    let sent_at = Instant::now();
+    if !set_nx_px(handle, &handle.owner, ttl).await? {
+        return Ok(Attempt::busy());
+    }
+    Ok(handle.granted(protocol, None, held(), lease, sent_at))
+}
+
 /// `DEL key`: `Ok` when something was deleted (not necessarily ours), `NotHeld` when
 /// nothing was there. Wakes this process's waiters on the key once the reply is in.
 pub(crate) async fn del(handle: &KeyHandle) -> Result<(), LockError> {
     let command = RedisCommand::Del {
         key: handle.key.clone(),
     };
-    let released = &handle.released;
-    let reply = handle
-        .node
-        .exec_then(command.clone(), || released.notify_one())
-        .await;
-    match reply? {
-        RedisReply::Integer(1) => Ok(()),
-        RedisReply::Integer(0) => Err(LockError::NotHeld {
-            key: handle.key.clone(),
-            reason: None,
-        }),
-        other => Err(unexpected(&command, &other)),
-    }
+    handle.release_by(command).await
 }
 
 /// A grant released by an unconditional [`del`].

@@ -30,6 +30,7 @@ use super::key_commands::{require_ttl, set_nx_px};
 use super::local_queue::LocalQueue;
 use super::node::RedisNode;
 use super::replication::{replicated, WaitReplicas};
+use crate::guard::LockGuard;
 use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
@@ -101,9 +102,8 @@ impl DistributedLock for LuaLock {
             };
             queue.held_by(&self.handle.owner);
             let held = Arc::new(CasHeld::handing_over(self.handle.clone(), queue.clone()));
-            let guard = self
-                .handle
-                .granted_guard(PROTOCOL, None, held.clone(), lease, sent_at);
+            let (key, held_dyn) = (&self.handle.key, held.clone());
+            let guard = LockGuard::new(PROTOCOL, key, None, held_dyn, lease, sent_at);
             held.set_ownership(guard.ownership());
             let guard = replicated(guard, &self.handle, self.wait_replicas).await?;
             Ok(Attempt::Acquired(guard))

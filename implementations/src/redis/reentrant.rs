@@ -101,10 +101,7 @@ impl HeldLock for HashHeld {
                     Ok(())
                 }
                 RedisReply::Integer(0) => Ok(()),
-                RedisReply::Nil => Err(LockError::NotHeld {
-                    key: self.handle.key.clone(),
-                    reason: None,
-                }),
+                RedisReply::Nil => Err(self.handle.not_held()),
                 other => Err(unexpected(&command, &other)),
             }
         })
@@ -117,14 +114,8 @@ impl HeldLock for HashHeld {
                 field: self.handle.owner.clone(),
                 px: px(lease),
             };
-            match self.handle.node.exec(command.clone()).await? {
-                RedisReply::Integer(1) => Ok(()),
-                RedisReply::Integer(0) => Err(LockError::NotHeld {
-                    key: self.handle.key.clone(),
-                    reason: None,
-                }),
-                other => Err(unexpected(&command, &other)),
-            }
+            let reply = self.handle.node.exec(command.clone()).await?;
+            self.handle.done_if_one(&command, reply)
         })
     }
 }

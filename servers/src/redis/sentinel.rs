@@ -68,13 +68,7 @@ impl Sentinel {
 }
 
 impl Server for Sentinel {
-    fn process(&self) -> &ServerProcess {
-        &self.process
-    }
-
-    fn process_mut(&mut self) -> &mut ServerProcess {
-        &mut self.process
-    }
+    process_field!();
 
     fn launch(&mut self) -> Result<(), ServerError> {
         // Sentinel rewrites its file, so it gets a fresh one in its own dir.

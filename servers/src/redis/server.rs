@@ -131,13 +131,7 @@ impl RedisServer {
 }
 
 impl Server for RedisServer {
-    fn process(&self) -> &ServerProcess {
-        &self.process
-    }
-
-    fn process_mut(&mut self) -> &mut ServerProcess {
-        &mut self.process
-    }
+    process_field!();
 
     fn launch(&mut self) -> Result<(), ServerError> {
         let mut cmd = Command::new(BINARY);

@@ -165,6 +165,22 @@ impl Buyer {
         }
     }
 
+    /// Completes a decrement the store decided in one statement or transaction: a
+    /// unit sold, none left, or no knowing.
+    fn decided(&self, sold: Result<bool, StoreError>) -> Purchase {
+        match sold {
+            Ok(true) => {
+                self.complete(OpKind::Decrement, Phase::Ok, None, None);
+                Purchase::Bought
+            }
+            Ok(false) => {
+                self.complete(OpKind::Decrement, Phase::Fail, None, None);
+                Purchase::Refused
+            }
+            Err(e) => self.failed(OpKind::Decrement, &e),
+        }
+    }
+
     fn failed(&self, op: OpKind, e: &StoreError) -> Purchase {
         self.complete(op, Phase::Info, None, Some(e.to_string()));
         Purchase::Error(e.to_string())
@@ -207,32 +223,14 @@ impl Buyer {
             }
             Strategy::OneSql => {
                 self.invoke(OpKind::Decrement, Some(json!(1)));
-                match self.store.decrement().await {
-                    Ok(true) => {
-                        self.complete(OpKind::Decrement, Phase::Ok, None, None);
-                        Purchase::Bought
-                    }
-                    Ok(false) => {
-                        self.complete(OpKind::Decrement, Phase::Fail, None, None);
-                        Purchase::Refused
-                    }
-                    Err(e) => self.failed(OpKind::Decrement, &e),
-                }
+                let sold = self.store.decrement().await;
+                self.decided(sold)
             }
             Strategy::ForUpdate => {
                 // One locked read-check-write: recorded as the decrement it amounts to.
                 self.invoke(OpKind::Decrement, Some(json!(1)));
-                match self.store.buy_locked().await {
-                    Ok(true) => {
-                        self.complete(OpKind::Decrement, Phase::Ok, None, None);
-                        Purchase::Bought
-                    }
-                    Ok(false) => {
-                        self.complete(OpKind::Decrement, Phase::Fail, None, None);
-                        Purchase::Refused
-                    }
-                    Err(e) => self.failed(OpKind::Decrement, &e),
-                }
+                let sold = self.store.buy_locked().await;
+                self.decided(sold)
             }
             Strategy::Optimistic | Strategy::TimestampCas => self.cas_loop(strategy).await,
         }

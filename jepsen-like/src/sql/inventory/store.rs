@@ -94,6 +94,16 @@ pub enum SqlStore {
     Pg(PgConnection),
 }
 
+/// The same code on either connection: sqlx's API is one, its connection types two.
+macro_rules! either {
+    ($self:ident, |$c:ident| $body:block) => {
+        match $self {
+            SqlStore::MySql($c) => $body,
+            SqlStore::Pg($c) => $body,
+        }
+    };
+}
+
 /// Runs the same statement on either connection, with `$1`-style placeholders written
 /// as `?` for MariaDB.
 macro_rules! on {
@@ -224,26 +234,15 @@ impl SqlStore {
     pub async fn buy_for_update(&mut self) -> Result<bool, sqlx::Error> {
         const SELECT: &str = "SELECT n, version FROM stock WHERE id = 1 FOR UPDATE";
         const UPDATE: &str = "UPDATE stock SET n = n - 1 WHERE id = 1";
-        match self {
-            SqlStore::MySql(c) => {
-                let mut tx = c.begin().await?;
-                let n: i64 = sqlx::query(SELECT).fetch_one(&mut *tx).await?.get(0);
-                if n > 0 {
-                    sqlx::query(UPDATE).execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-                Ok(n > 0)
+        either!(self, |c| {
+            let mut tx = c.begin().await?;
+            let n: i64 = sqlx::query(SELECT).fetch_one(&mut *tx).await?.get(0);
+            if n > 0 {
+                sqlx::query(UPDATE).execute(&mut *tx).await?;
             }
-            SqlStore::Pg(c) => {
-                let mut tx = c.begin().await?;
-                let n: i64 = sqlx::query(SELECT).fetch_one(&mut *tx).await?.get(0);
-                if n > 0 {
-                    sqlx::query(UPDATE).execute(&mut *tx).await?;
-                }
-                tx.commit().await?;
-                Ok(n > 0)
-            }
-        }
+            tx.commit().await?;
+            Ok(n > 0)
+        })
     }
 }
 
