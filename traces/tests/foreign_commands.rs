@@ -5,8 +5,8 @@
 mod common;
 
 use common::build::Build;
-use locklab_traces::format::{Backend, OpKind, Phase};
 use locklab_traces::check::Verdict;
+use locklab_traces::format::{Backend, OpKind, Phase};
 use serde_json::{json, Value};
 
 const LEASE_MS: u64 = 100;

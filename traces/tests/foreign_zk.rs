@@ -82,17 +82,18 @@ fn a_delete_of_another_clients_node_is_a_foreign_release() {
         "{}",
         report.summary
     );
-    let delete_line =
-        b.history.events
-            .iter()
-            .find(|(_, e)| {
-                e.op == OpKind::Command
-                    && e.value
-                        .as_ref()
-                        .is_some_and(|v| v["command"]["delete"].is_object())
-            })
-            .map(|(l, _)| *l)
-            .expect("the delete");
+    let delete_line = b
+        .history
+        .events
+        .iter()
+        .find(|(_, e)| {
+            e.op == OpKind::Command
+                && e.value
+                    .as_ref()
+                    .is_some_and(|v| v["command"]["delete"].is_object())
+        })
+        .map(|(l, _)| *l)
+        .expect("the delete");
     assert!(
         report.summary.contains(&format!(
             "delete of /lock/n-0000000001 (history line {delete_line})"

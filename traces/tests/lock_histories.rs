@@ -226,8 +226,12 @@ fn oversold_inventory_is_counted() {
         .ev(1, OpKind::Read, Phase::Invoke, 0, |_| {})
         .ev(0, OpKind::Read, Phase::Ok, 1, |e| e.value = Some(1.into()))
         .ev(1, OpKind::Read, Phase::Ok, 1, |e| e.value = Some(1.into()))
-        .ev(0, OpKind::Write, Phase::Invoke, 2, |e| e.value = Some(0.into()))
-        .ev(1, OpKind::Write, Phase::Invoke, 2, |e| e.value = Some(0.into()))
+        .ev(0, OpKind::Write, Phase::Invoke, 2, |e| {
+            e.value = Some(0.into())
+        })
+        .ev(1, OpKind::Write, Phase::Invoke, 2, |e| {
+            e.value = Some(0.into())
+        })
         .ev(0, OpKind::Write, Phase::Ok, 3, |_| {})
         .ev(1, OpKind::Write, Phase::Ok, 3, |_| {})
         .read(0, 4, 5, Some(0))
@@ -320,8 +324,8 @@ fn lost_updates_name_the_clashing_writes_and_the_timeline_marks_them() {
         .explanation
         .iter()
         .any(|l| l.contains("same read of 1")));
-    let timeline =
-        locklab_traces::timeline::offending_window(&b.history, &r).expect("a violation has a timeline");
+    let timeline = locklab_traces::timeline::offending_window(&b.history, &r)
+        .expect("a violation has a timeline");
     let marked: Vec<&String> = timeline.iter().filter(|l| l.starts_with('>')).collect();
     assert_eq!(marked.len(), 2, "{timeline:#?}");
     assert!(

@@ -115,8 +115,13 @@ impl Build {
 
     /// A release over `[from, to]` that ended `phase`.
     pub fn release(self, p: u32, from: u64, to: u64, phase: Phase) -> Self {
-        self.ev(p, OpKind::Release, Phase::Invoke, from, |_| {})
-            .ev(p, OpKind::Release, phase, to, |_| {})
+        self.ev(p, OpKind::Release, Phase::Invoke, from, |_| {}).ev(
+            p,
+            OpKind::Release,
+            phase,
+            to,
+            |_| {},
+        )
     }
 
     /// A lock operation on key `lock` over `[from, to]`, done; an acquire asks for the
@@ -137,8 +142,13 @@ impl Build {
 
     /// A read over `[from, to]` that returned `value` (`None`: a read with no value).
     pub fn read(self, p: u32, from: u64, to: u64, value: Option<i64>) -> Self {
-        self.ev(p, OpKind::Read, Phase::Invoke, from, |_| {})
-            .ev(p, OpKind::Read, Phase::Ok, to, |e| e.value = value.map(Into::into))
+        self.ev(p, OpKind::Read, Phase::Invoke, from, |_| {}).ev(
+            p,
+            OpKind::Read,
+            Phase::Ok,
+            to,
+            |e| e.value = value.map(Into::into),
+        )
     }
 
     /// A write of `value` over `[from, to]`, accepted; fenced with `token`, if any.

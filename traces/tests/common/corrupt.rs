@@ -53,4 +53,3 @@ pub fn corrupt_lock(ops: &mut [Sim<LockSpec>], which: usize, how: u8) {
         corrupt_lock_answer(&op.input, &mut op.output, how);
     }
 }
-

@@ -66,4 +66,3 @@ pub fn lin_ops<S: Spec>(spec: &S, ops: &[Sim<S>]) -> Vec<LinOp<S>> {
         })
         .collect()
 }
-

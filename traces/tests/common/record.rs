@@ -1,7 +1,9 @@
 //! Simulated operations as a locklab history, the checks' verdicts on it, and the
 //! history as text for a failure message.
 
-use locklab_models::spec::{LockInput, LockOutput, LockSpec, RegisterInput, RegisterOutput, RegisterSpec, Spec};
+use locklab_models::spec::{
+    LockInput, LockOutput, LockSpec, RegisterInput, RegisterOutput, RegisterSpec, Spec,
+};
 use locklab_traces::check::{check_history, Options, Property, Report, Selection, Verdict};
 use locklab_traces::format::{
     Backend, Event, Header, History, OpKind, Phase, Process, ResourceSpec,
@@ -211,4 +213,3 @@ pub fn show(h: &History) -> String {
     }
     out
 }
-

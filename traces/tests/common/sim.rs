@@ -223,7 +223,6 @@ pub fn register_input(_: u32, what: u8) -> RegisterInput {
     }
 }
 
-
 pub fn lock_input(client: u32, what: u8) -> LockInput {
     match what % 4 {
         0 | 1 => LockInput::Acquire {
@@ -239,4 +238,3 @@ pub fn lock_input(client: u32, what: u8) -> LockInput {
         },
     }
 }
-
