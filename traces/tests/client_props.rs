@@ -31,48 +31,23 @@ fn find(r: &Report, p: Property) -> Option<&CheckReport> {
     r.checks.iter().find(|c| c.property == p)
 }
 
-fn setup(
-    lock: BoxedStrategy<LockKind>,
-    reckless: BoxedStrategy<bool>,
-) -> impl Strategy<Value = Setup> {
-    (
-        (1u32..5, 1usize..4, any::<bool>()),
-        prop::option::of((5u64..60).prop_map(|l| l * 1000)),
-        lock,
-        any::<bool>(),
-        prop::sample::select(vec![Fence::None, Fence::Correct, Fence::Broken]),
-        any::<bool>(),
-        reckless,
-        faults(),
-        0i64..4,
-    )
-        .prop_map(
-            |(
-                (clients, keys, stock),
-                lease,
-                lock,
-                counter,
-                fence,
-                markers,
-                reckless,
-                faults,
-                initial,
-            )| {
-                Setup {
-                    clients,
-                    keys,
-                    stock,
-                    lease,
-                    lock,
-                    counter,
-                    fence,
-                    markers,
-                    reckless,
-                    faults,
-                    initial,
-                }
-            },
-        )
+prop_compose! {
+    fn setup(lock: BoxedStrategy<LockKind>, reckless: BoxedStrategy<bool>)(
+        (clients, keys, stock) in (1u32..5, 1usize..4, any::<bool>()),
+        lease in prop::option::of((5u64..60).prop_map(|l| l * 1000)),
+        lock in lock,
+        counter in any::<bool>(),
+        fence in prop::sample::select(vec![Fence::None, Fence::Correct, Fence::Broken]),
+        markers in any::<bool>(),
+        reckless in reckless,
+        faults in faults(),
+        initial in 0i64..4,
+    ) -> Setup {
+        Setup {
+            clients, keys, stock, lease, lock, counter, fence, markers, reckless, faults,
+            initial,
+        }
+    }
 }
 
 /// A correct lock, careful clients, a fence that works (or none).

@@ -84,14 +84,15 @@ fn event() -> impl Strategy<Value = Event> {
     )
         .prop_map(
             |((process, op, phase, time), (key, value), (token, owner, lease_ns, note))| {
-                let mut e = Event::new(process, op, phase, time);
-                e.key = key;
-                e.value = value;
-                e.token = token;
-                e.owner = owner;
-                e.lease_ns = lease_ns;
-                e.note = note;
-                e
+                Event {
+                    key,
+                    value,
+                    token,
+                    owner,
+                    lease_ns,
+                    note,
+                    ..Event::new(process, op, phase, time)
+                }
             },
         )
 }
@@ -120,14 +121,15 @@ fn header() -> impl Strategy<Value = Header> {
     )
         .prop_map(
             |(protocol, topology, seed, resource, reentrant, lock, nemesis)| {
-                let mut h = Header::new(&protocol, Backend::Simulated);
-                h.topology = topology;
-                h.seed = seed;
-                h.resource = resource;
-                h.reentrant = reentrant;
-                h.lock = lock;
-                h.nemesis = nemesis;
-                h
+                Header {
+                    topology,
+                    seed,
+                    resource,
+                    reentrant,
+                    lock,
+                    nemesis,
+                    ..Header::new(&protocol, Backend::Simulated)
+                }
             },
         )
 }

@@ -3,11 +3,19 @@
 mod common;
 
 use common::build::{check_of, Build, MS};
-use locklab_traces::check::{Property, Report, Verdict};
+use locklab_traces::check::{CheckReport, Property, Report, Verdict};
 use locklab_traces::format::{OpKind, Phase, ResourceSpec};
 
 fn verdict_of(report: &Report, p: Property) -> Verdict {
     check_of(report, p).verdict
+}
+
+/// The report's `p` check found a violation, which its summary names with `says`.
+fn violation<'r>(report: &'r Report, p: Property, says: &str) -> &'r CheckReport {
+    let c = check_of(report, p);
+    assert_eq!(c.verdict, Verdict::Violation, "{c:#?}");
+    assert!(c.summary.contains(says), "{}", c.summary);
+    c
 }
 
 #[test]
@@ -17,9 +25,7 @@ fn double_grant_is_a_violation() {
         .acquire(1, 2, 3, 10_000, Some(2))
         .check();
     assert_eq!(r.verdict, Verdict::Violation);
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    let lock = violation(&r, Property::LockLinearizability, "double grant");
     assert_eq!(lock.ops.first().map(|o| o.process.as_str()), Some("c1"));
     // The derived critical sections overlap too (both still hold at their last event).
     assert_eq!(
@@ -68,9 +74,7 @@ fn release_by_a_non_owner_is_a_violation() {
         .acquire(0, 0, 1, 10_000, None)
         .release(1, 5, 6, Phase::Ok)
         .check();
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("non-owner"), "{}", lock.summary);
+    violation(&r, Property::LockLinearizability, "non-owner");
 }
 
 #[test]
@@ -91,13 +95,7 @@ fn stale_fenced_write_accepted_is_a_violation() {
         .write(1, 22, 23, 5, Some(2))
         .write(0, 24, 25, 6, Some(1))
         .check();
-    let fencing = check_of(&r, Property::Fencing);
-    assert_eq!(fencing.verdict, Verdict::Violation);
-    assert!(
-        fencing.summary.contains("stale token"),
-        "{}",
-        fencing.summary
-    );
+    violation(&r, Property::Fencing, "stale token");
     assert_eq!(verdict_of(&r, Property::LockLinearizability), Verdict::Ok);
 }
 
@@ -140,9 +138,7 @@ fn overlapping_critical_sections_are_a_mutual_exclusion_violation() {
         .mark(0, OpKind::Leave, 30, Phase::Ok)
         .mark(1, OpKind::Leave, 40, Phase::Ok)
         .check();
-    let m = check_of(&r, Property::MutualExclusion);
-    assert_eq!(m.verdict, Verdict::Violation);
-    assert!(m.summary.contains("c0 and c1"), "{}", m.summary);
+    let m = violation(&r, Property::MutualExclusion, "c0 and c1");
     assert!(m.summary.contains("10.000 ms"), "{}", m.summary);
 }
 
@@ -208,9 +204,7 @@ fn decreasing_grant_tokens_are_a_violation() {
         .acquire(0, 0, 1, 5, Some(7))
         .acquire(1, 20, 21, 5, Some(3))
         .check();
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("token 3"), "{}", lock.summary);
+    violation(&r, Property::LockLinearizability, "token 3");
 }
 
 #[test]
@@ -256,14 +250,10 @@ fn release_after_expiry_and_a_new_grant_is_a_foreign_release() {
         .acquire(1, 150, 151, 100, None)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    let foreign = check_of(&r, Property::NoForeignRelease);
-    assert_eq!(foreign.verdict, Verdict::Violation);
-    assert!(
-        foreign
-            .summary
-            .contains("c0 released a lock it no longer held"),
-        "{}",
-        foreign.summary
+    let foreign = violation(
+        &r,
+        Property::NoForeignRelease,
+        "c0 released a lock it no longer held",
     );
     let who: Vec<&str> = foreign.ops.iter().map(|o| o.process.as_str()).collect();
     assert_eq!(who, ["c0", "c1", "c0"]);
@@ -358,9 +348,7 @@ fn tries_recorded_one_by_one_expose_what_a_wide_acquire_hides() {
         .acquire(0, 300, 310, 10_000, None)
         .release(1, 590, 600, Phase::Ok)
         .check();
-    let lock = check_of(&tight, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    violation(&tight, Property::LockLinearizability, "double grant");
 }
 
 /// A renewal extends the lease: a release after the first lease ran out, but within the
@@ -400,9 +388,7 @@ fn an_explanation_names_no_holder_whose_grant_is_only_possible() {
         .acquire(1, 2, 3, 10_000, Some(2))
         .acquire(2, 4, 5, 10_000, Some(3))
         .check();
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation, "{lock:#?}");
-    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    let lock = violation(&r, Property::LockLinearizability, "double grant");
     assert!(
         !lock.summary.contains("owner 0"),
         "c0's grant is only possible: {}",
@@ -438,12 +424,10 @@ fn the_lease_a_lock_says_it_granted_is_the_one_the_checks_hold_it_to() {
             .check()
     };
     let asked = history(None);
-    let lock = check_of(&asked, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation, "{lock:#?}");
-    assert!(
-        lock.summary.contains("busy while it was free"),
-        "{}",
-        lock.summary
+    violation(
+        &asked,
+        Property::LockLinearizability,
+        "busy while it was free",
     );
     let said = history(Some(1_000));
     assert_eq!(
