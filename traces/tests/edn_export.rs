@@ -83,16 +83,14 @@ fn event() -> impl Strategy<Value = Event> {
         ),
     )
         .prop_map(
-            |((process, op, phase, time), (key, value), (token, owner, lease_ns, note))| {
-                Event {
-                    key,
-                    value,
-                    token,
-                    owner,
-                    lease_ns,
-                    note,
-                    ..Event::new(process, op, phase, time)
-                }
+            |((process, op, phase, time), (key, value), (token, owner, lease_ns, note))| Event {
+                key,
+                value,
+                token,
+                owner,
+                lease_ns,
+                note,
+                ..Event::new(process, op, phase, time)
             },
         )
 }
@@ -120,16 +118,14 @@ fn header() -> impl Strategy<Value = Header> {
         ),
     )
         .prop_map(
-            |(protocol, topology, seed, resource, reentrant, lock, nemesis)| {
-                Header {
-                    topology,
-                    seed,
-                    resource,
-                    reentrant,
-                    lock,
-                    nemesis,
-                    ..Header::new(&protocol, Backend::Simulated)
-                }
+            |(protocol, topology, seed, resource, reentrant, lock, nemesis)| Header {
+                topology,
+                seed,
+                resource,
+                reentrant,
+                lock,
+                nemesis,
+                ..Header::new(&protocol, Backend::Simulated)
             },
         )
 }

@@ -6,8 +6,9 @@ use common::build::{check_of, Build, MS};
 use locklab_traces::check::{CheckReport, Property, Report, Verdict};
 use locklab_traces::format::{OpKind, Phase, ResourceSpec};
 
-fn verdict_of(report: &Report, p: Property) -> Verdict {
-    check_of(report, p).verdict
+/// The report's `p` check reached `v`; `why` says what the case shows.
+fn expect(report: &Report, p: Property, v: Verdict, why: &str) {
+    assert_eq!(check_of(report, p).verdict, v, "{why}\n{report:#?}");
 }
 
 /// The report's `p` check found a violation, which its summary names with `says`.
@@ -28,10 +29,11 @@ fn double_grant_is_a_violation() {
     let lock = violation(&r, Property::LockLinearizability, "double grant");
     assert_eq!(lock.ops.first().map(|o| o.process.as_str()), Some("c1"));
     // The derived critical sections overlap too (both still hold at their last event).
-    assert_eq!(
-        verdict_of(&r, Property::MutualExclusion),
+    expect(
+        &r,
+        Property::MutualExclusion,
         Verdict::Ok,
-        "sections are zero-length without later events"
+        "sections are zero-length without later events",
     );
 }
 
@@ -41,11 +43,7 @@ fn grant_after_the_previous_lease_expired_is_fine() {
         .acquire(0, 0, 1, 100, Some(1))
         .acquire(1, 200, 201, 100, Some(2))
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
-        Verdict::Ok,
-        "{r:#?}"
-    );
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 #[test]
@@ -56,16 +54,13 @@ fn grant_while_the_lease_may_still_run_is_a_violation_only_if_certain() {
         .acquire(0, 0, 50, 100, None)
         .acquire(1, 60, 90, 100, None)
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
-        Verdict::Violation
-    );
+    expect(&r, Property::LockLinearizability, Verdict::Violation, "");
     // Returning at 101 ms it may have been granted at 101 ms, after an expiry at 100 ms.
     let r = Build::new()
         .acquire(0, 0, 50, 100, None)
         .acquire(1, 60, 101, 100, None)
         .check();
-    assert_eq!(verdict_of(&r, Property::LockLinearizability), Verdict::Ok);
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 #[test]
@@ -96,7 +91,7 @@ fn stale_fenced_write_accepted_is_a_violation() {
         .write(0, 24, 25, 6, Some(1))
         .check();
     violation(&r, Property::Fencing, "stale token");
-    assert_eq!(verdict_of(&r, Property::LockLinearizability), Verdict::Ok);
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 #[test]
@@ -105,7 +100,7 @@ fn fenced_writes_in_token_order_are_fine() {
         .write(0, 1, 2, 1, Some(1))
         .write(1, 3, 4, 2, Some(2))
         .check();
-    assert_eq!(verdict_of(&r, Property::Fencing), Verdict::Ok);
+    expect(&r, Property::Fencing, Verdict::Ok, "");
 }
 
 #[test]
@@ -155,18 +150,15 @@ fn a_rolled_back_section_excludes_no_one_and_counts_for_no_overlap() {
             .check()
     };
     let m = void(Phase::Fail);
-    assert_eq!(
-        check_of(&m, Property::MutualExclusion).verdict,
-        Verdict::Ok,
-        "{m:#?}"
-    );
+    expect(&m, Property::MutualExclusion, Verdict::Ok, "");
     assert!(check_of(&m, Property::MutualExclusion)
         .summary
         .contains("1 critical sections"));
-    let m = void(Phase::Ok);
-    assert_eq!(
-        check_of(&m, Property::MutualExclusion).verdict,
-        Verdict::Violation
+    expect(
+        &void(Phase::Ok),
+        Property::MutualExclusion,
+        Verdict::Violation,
+        "",
     );
 }
 
@@ -191,10 +183,11 @@ fn reentrant_lock_counts_holds() {
         .release(0, 4, 5, Phase::Ok)
         .acquire(1, 6, 7, 10_000, None)
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
+    expect(
+        &r,
+        Property::LockLinearizability,
         Verdict::Violation,
-        "still held once"
+        "still held once",
     );
 }
 
@@ -230,10 +223,11 @@ fn oversold_inventory_is_counted() {
         .ev(1, OpKind::Write, Phase::Ok, 3, |_| {})
         .read(0, 4, 5, Some(0))
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::ResourceLinearizability),
+    expect(
+        &r,
+        Property::ResourceLinearizability,
         Verdict::Ok,
-        "each op is atomic"
+        "each op is atomic",
     );
     let safety = check_of(&r, Property::ResourceSafety);
     assert_eq!(safety.verdict, Verdict::Violation);
@@ -268,13 +262,12 @@ fn no_foreign_release_without_proof() {
         .acquire(1, 150, 151, 10_000, None)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&double_grant, Property::NoForeignRelease),
-        Verdict::Ok
-    );
-    assert_eq!(
-        verdict_of(&double_grant, Property::LockLinearizability),
-        Verdict::Violation
+    expect(&double_grant, Property::NoForeignRelease, Verdict::Ok, "");
+    expect(
+        &double_grant,
+        Property::LockLinearizability,
+        Verdict::Violation,
+        "",
     );
     let refused = Build::new()
         .acquire(0, 0, 1, 100, None)
@@ -282,10 +275,7 @@ fn no_foreign_release_without_proof() {
         .release(0, 200, 201, Phase::Fail)
         .release(1, 210, 211, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&refused, Property::NoForeignRelease),
-        Verdict::Ok
-    );
+    expect(&refused, Property::NoForeignRelease, Verdict::Ok, "");
 }
 
 /// Lost updates are shown by the writes that started from the same read (not every
@@ -337,10 +327,11 @@ fn tries_recorded_one_by_one_expose_what_a_wide_acquire_hides() {
         .acquire(1, 100, 110, 10_000, None)
         .release(1, 590, 600, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&wide, Property::LockLinearizability),
+    expect(
+        &wide,
+        Property::LockLinearizability,
         Verdict::Ok,
-        "the wide window admits a grant after c1's release"
+        "the wide window admits a grant after c1's release",
     );
     let tight = Build::new()
         .acquire(1, 100, 110, 10_000, None)
@@ -362,20 +353,14 @@ fn renewals_and_unknown_outcomes_leave_no_proof_of_a_foreign_release() {
         .acquire(1, 150, 151, 100, None)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&renewed, Property::NoForeignRelease),
-        Verdict::Ok
-    );
+    expect(&renewed, Property::NoForeignRelease, Verdict::Ok, "");
     let unknown = Build::new()
         .acquire(0, 0, 1, 100, None)
         .acquire(1, 150, 151, 100, None)
         .acquire_ended(0, 160, 170, 100, Phase::Info)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&unknown, Property::NoForeignRelease),
-        Verdict::Ok
-    );
+    expect(&unknown, Property::NoForeignRelease, Verdict::Ok, "");
 }
 
 /// c0's acquire never answered (it may or may not have taken effect); c1 and c2 were
@@ -401,11 +386,7 @@ fn an_explanation_names_no_holder_whose_grant_is_only_possible() {
         .acquire_ended(0, 0, 1, 10_000, Phase::Info)
         .acquire(1, 2, 3, 10_000, Some(2))
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
-        Verdict::Ok,
-        "{r:#?}"
-    );
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 /// A library that rounds a 500 ms lease up to a whole second, and says so (protocol
@@ -430,9 +411,5 @@ fn the_lease_a_lock_says_it_granted_is_the_one_the_checks_hold_it_to() {
         "busy while it was free",
     );
     let said = history(Some(1_000));
-    assert_eq!(
-        verdict_of(&said, Property::LockLinearizability),
-        Verdict::Ok,
-        "{said:#?}"
-    );
+    expect(&said, Property::LockLinearizability, Verdict::Ok, "");
 }
