@@ -2,13 +2,16 @@
 //! timeout rule, JSON output and the HTML report's escaping.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn locklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(args)
-        .output()
-        .expect("runs locklab")
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{assert_exit, assert_says, locklab, stderr, stdout};
+
+/// `check-history` of `file` with `args`.
+fn check_history(file: &Path, args: &[&str]) -> Output {
+    let file = file.to_str().expect("utf-8 path");
+    locklab(&[&["check-history", file], args].concat())
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -19,14 +22,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 const HEADER: &str =
     r#"{"format":"locklab-history","version":1,"protocol":"test","backend":"simulated"}"#;
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn shared() -> PathBuf {
     std::env::var_os("LOCKLAB_SHARED")
@@ -76,7 +71,7 @@ fn malformed_inputs_exit_2_naming_the_line() {
     ];
     for (name, text, expect) in cases {
         let file = write(dir.path(), name, text);
-        let out = locklab(&["check-history", file.to_str().expect("utf-8 path")]);
+        let out = check_history(&file, &[]);
         assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(
@@ -104,11 +99,7 @@ fn bad_flags_exit_2_naming_the_flag() {
     }
     let out = locklab(&["check-history", "/nonexistent/history.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("/nonexistent/history.jsonl: cannot read"),
-        "{}",
-        stderr(&out)
-    );
+    assert_says(&stderr(&out), "/nonexistent/history.jsonl: cannot read");
 }
 
 #[test]
@@ -116,19 +107,9 @@ fn a_torn_last_line_from_a_crash_still_loads() {
     let dir = tempfile::tempdir().expect("tempdir");
     let text = format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1}}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":2}}\n{{\"process\":1,\"op\":\"acq");
     let file = write(dir.path(), "torn.jsonl", &text);
-    let out = locklab(&["check-history", file.to_str().expect("utf-8")]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(
-        stdout(&out).contains("last line is incomplete"),
-        "{}",
-        stdout(&out)
-    );
+    let out = check_history(&file, &[]);
+    assert_exit(&out, 0);
+    assert_says(&stdout(&out), "last line is incomplete");
 }
 
 /// A linearizable history checked with a 1 ms timeout: Unknown (3) or Ok (0), never a
@@ -137,12 +118,7 @@ fn a_torn_last_line_from_a_crash_still_loads() {
 fn a_timeout_gives_unknown_never_violation() {
     let file = shared().join("data/porcupine/kv/c50-ok.txt");
     for _ in 0..3 {
-        let out = locklab(&[
-            "check-history",
-            file.to_str().expect("utf-8"),
-            "--timeout",
-            "0.001",
-        ]);
+        let out = check_history(&file, &["--timeout", "0.001"]);
         let code = out.status.code();
         assert!(
             code == Some(3) || code == Some(0),
@@ -150,20 +126,21 @@ fn a_timeout_gives_unknown_never_violation() {
             stdout(&out)
         );
         if code == Some(3) {
-            assert!(stdout(&out).contains("UNKNOWN"), "{}", stdout(&out));
+            assert_says(&stdout(&out), "UNKNOWN");
         }
     }
     // With the HTML report asked for too: the info variant must not leak its Illegal.
     let dir = tempfile::tempdir().expect("tempdir");
     let html = dir.path().join("r.html");
-    let out = locklab(&[
-        "check-history",
-        file.to_str().expect("utf-8"),
-        "--timeout",
-        "0.001",
-        "--html",
-        html.to_str().expect("utf-8"),
-    ]);
+    let out = check_history(
+        &file,
+        &[
+            "--timeout",
+            "0.001",
+            "--html",
+            html.to_str().expect("utf-8"),
+        ],
+    );
     assert!(
         matches!(out.status.code(), Some(0) | Some(3)),
         "{}",
@@ -174,22 +151,12 @@ fn a_timeout_gives_unknown_never_violation() {
 #[test]
 fn verdict_exit_codes_and_json() {
     let data = shared().join("data/porcupine");
-    let ok = locklab(&[
-        "check-history",
-        data.join("etcd/etcd_002.log").to_str().expect("utf-8"),
-        "--format",
-        "json",
-    ]);
+    let ok = check_history(&data.join("etcd/etcd_002.log"), &["--format", "json"]);
     assert_eq!(ok.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&ok.stdout).expect("json");
     assert_eq!(v["verdict"], "ok");
     assert_eq!(v["checks"][0]["property"], "resource-linearizability");
-    let bad = locklab(&[
-        "check-history",
-        data.join("kv/c10-bad.txt").to_str().expect("utf-8"),
-        "--format",
-        "json",
-    ]);
+    let bad = check_history(&data.join("kv/c10-bad.txt"), &["--format", "json"]);
     assert_eq!(bad.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&bad.stdout).expect("json");
     assert_eq!(v["verdict"], "violation");
@@ -216,12 +183,7 @@ fn html_report_escapes_every_text() {
     );
     let file = write(dir.path(), "evil.jsonl", &text);
     let html = dir.path().join("report.html");
-    let out = locklab(&[
-        "check-history",
-        file.to_str().expect("utf-8"),
-        "--html",
-        html.to_str().expect("utf-8"),
-    ]);
+    let out = check_history(&file, &["--html", html.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let page = std::fs::read_to_string(&html).expect("report written");
     assert_eq!(
@@ -250,25 +212,14 @@ fn a_nemesis_only_edn_history_exits_0() {
         "nemesis.edn",
         "[{:type :info, :f :start, :process :nemesis, :time 1, :value nil}\n {:type :info, :f :stop, :process :nemesis, :time 2, :value {:n1 #{:n2}}}]\n",
     );
-    let out = locklab(&["check-history", file.to_str().expect("utf-8")]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(stdout(&out).contains("trivially valid"), "{}", stdout(&out));
+    let out = check_history(&file, &[]);
+    assert_exit(&out, 0);
+    assert_says(&stdout(&out), "trivially valid");
     let empty = write(dir.path(), "empty.edn", "[]\n");
     // Knossos calls both valid whatever model it is given: so does every --model.
     for model in ["auto", "cas-register", "mutex", "lock", "kv", "fencing"] {
         for f in [&file, &empty] {
-            let out = locklab(&[
-                "check-history",
-                f.to_str().expect("utf-8"),
-                "--model",
-                model,
-            ]);
+            let out = check_history(f, &["--model", model]);
             assert_eq!(
                 out.status.code(),
                 Some(0),
@@ -320,12 +271,7 @@ fn export_writes_edn_that_checks_the_same() {
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(summary["events"], 5);
     let verdict = |f: &Path| {
-        let out = locklab(&[
-            "check-history",
-            f.to_str().expect("utf-8"),
-            "--format",
-            "json",
-        ]);
+        let out = check_history(f, &["--format", "json"]);
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
         (out.status.code(), v["verdict"].clone())
     };
@@ -346,5 +292,5 @@ fn export_writes_edn_that_checks_the_same() {
     }
     let out = locklab(&["export", file.to_str().expect("utf-8"), "--to", "xml"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--to"), "{}", stderr(&out));
+    assert_says(&stderr(&out), "--to");
 }

@@ -3,56 +3,31 @@
 //! rows that hold, the variant that breaks and the path that shows the lock freed.
 #![cfg(feature = "model-check")]
 
-use locklab_models::catalog::{check, scenarios, Family, Overrides, Report, Verdict};
-use locklab_models::check::Limits;
-use locklab_models::checkable::{Checkable, Story};
+use locklab_models::catalog::{Family, Verdict};
+use locklab_models::checkable::Story;
 use locklab_models::etcd::{Action, EtcdLock, EtcdLockModel, EtcdLockState, Lock, Phase, Work};
 use locklab_models::registry::{Fault, Property};
 use locklab_models::scenario::Params;
 use stateright::Model;
 
-#[path = "common/story.rs"]
-mod story;
-use story::{before, inside, last_state, story};
-
-fn run(id: &str) -> Report {
-    check(id, &Overrides::default(), Limits::default(), &mut |_| {}).expect("known scenario")
-}
+#[path = "common/models.rs"]
+mod models;
+use models::{
+    assert_before, assert_family_rows, assert_fencing_saves_only_the_resource, assert_two_inside,
+    inside, last_state, one, run, stories, story, text,
+};
 
 /// A variant of a row, searched directly: its stories by property.
 fn variant(lock: Lock, work: Work, properties: &'static [Property], p: &Params) -> Vec<Story> {
-    let m = EtcdLock::new(lock, work).model(properties, p);
-    let told = m.tell(Limits::default(), &mut |_| {});
-    assert!(told.complete, "{lock:?} {work:?}: search cut short");
-    told.stories
-}
-
-fn text(s: &Story) -> String {
-    let mut t = String::new();
-    for st in &s.steps {
-        t.push_str(&format!(
-            "{}{}\n{}\n",
-            st.action,
-            if st.fault { " FAULT" } else { "" },
-            st.state.join("\n")
-        ));
-    }
-    t + &s.closing
-}
-
-fn one(f: Fault) -> Params {
-    Params::BASE.with_faults(&[(f, 1)])
+    stories(
+        &EtcdLock::new(lock, work).model(properties, p),
+        (lock, work),
+    )
 }
 
 /// Takes `actions` in order from the model's initial state; each must be enabled.
 fn walk(m: &EtcdLockModel, actions: &[Action]) -> EtcdLockState {
-    let mut s = m.init_states().remove(0);
-    for a in actions {
-        s = m
-            .next_state(&s, *a)
-            .unwrap_or_else(|| panic!("{a:?} not enabled in {s:#?}"));
-    }
-    s
+    models::walk(m, actions).0
 }
 
 const RES: &[Property] = &[Property::ResourceSafety];
@@ -61,14 +36,9 @@ const MX_FR: &[Property] = &[Property::MutualExclusion, Property::NoForeignRelea
 
 #[test]
 fn every_etcd_row_reaches_its_verdict() {
-    let rows: Vec<_> = scenarios()
-        .into_iter()
-        .filter(|s| s.family == Family::Etcd)
-        .collect();
-    let ids: Vec<_> = rows.iter().map(|s| s.id).collect();
-    assert_eq!(
-        ids,
-        [
+    assert_family_rows(
+        Family::Etcd,
+        &[
             "etcd-lease-crash",
             "etcd-lease-pause",
             "etcd-lease-fenced",
@@ -78,12 +48,8 @@ fn every_etcd_row_reaches_its_verdict() {
             "etcd-unlock-retry",
             "etcd-unlock-retry-guarded",
             "etcd-leader-churn",
-        ]
+        ],
     );
-    for s in rows {
-        let r = run(s.id);
-        assert!(r.matches_expected, "{}: {:?}", s.id, r.verdict);
-    }
 }
 
 #[test]
@@ -94,33 +60,21 @@ fn lease_pause_story_expires_the_paused_holder_and_grants_the_next() {
         Verdict::Violated(vec![Property::MutualExclusion])
     );
     let t = story(&r, Property::MutualExclusion);
-    assert!(
-        before(
-            &t,
-            "c0: txn if create_revision(lock/1) = 0 then put lock/1 'c0' --lease=1",
-            "c0 pauses (GC / SIGSTOP): its keep-alives stop too FAULT"
-        ),
-        "{t}"
+    assert_before(
+        &t,
+        &[
+            (
+                "c0: txn if create_revision(lock/1) = 0 then put lock/1 'c0' --lease=1",
+                "c0 pauses (GC / SIGSTOP): its keep-alives stop too FAULT",
+            ),
+            ("c0 pauses", "lease 1 expires, etcd deletes lock/1"),
+            (
+                "lease 1 expires",
+                "c1: txn if create_revision(lock/2) = 0 then put lock/2 'c1' --lease=2",
+            ),
+        ],
     );
-    assert!(
-        before(&t, "c0 pauses", "lease 1 expires, etcd deletes lock/1"),
-        "{t}"
-    );
-    assert!(
-        before(
-            &t,
-            "lease 1 expires",
-            "c1: txn if create_revision(lock/2) = 0 then put lock/2 'c1' --lease=2"
-        ),
-        "{t}"
-    );
-    let last = last_state(&r, Property::MutualExclusion);
-    assert_eq!(inside(&last), 2, "{t}");
-    assert!(
-        last.iter()
-            .any(|l| l.starts_with("c0:") && l.ends_with("[PAUSED]")),
-        "{t}"
-    );
+    assert_two_inside(&r, &t, |l| l.starts_with("c0:") && l.ends_with("[PAUSED]"));
     assert!(t.contains("Jepsen's lock-set"), "{t}");
 }
 
@@ -128,39 +82,30 @@ fn lease_pause_story_expires_the_paused_holder_and_grants_the_next() {
 fn lease_partition_story_keeps_the_cut_off_holder_working() {
     let r = run("etcd-lease-partition");
     let t = story(&r, Property::MutualExclusion);
-    assert!(
-        before(
-            &t,
+    assert_before(
+        &t,
+        &[(
             "c0 is partitioned from the cluster",
-            "lease 1 expires, etcd deletes lock/1"
-        ),
-        "{t}"
+            "lease 1 expires, etcd deletes lock/1",
+        )],
     );
-    let last = last_state(&r, Property::MutualExclusion);
-    assert_eq!(inside(&last), 2, "{t}");
-    assert!(last.iter().any(|l| l.contains("[PARTITIONED]")), "{t}");
+    assert_two_inside(&r, &t, |l| l.contains("[PARTITIONED]"));
     assert!(!t.contains("PAUSED"), "{t}");
 }
 
 #[test]
 fn fencing_by_create_revision_saves_the_resource_the_lock_does_not() {
-    assert_eq!(run("etcd-lease-fenced").verdict, Verdict::Holds);
     // The same pause without the token: the paused holder's stale write is accepted.
-    let stories = variant(Lock::Recipe, Work::Outside, RES, &one(Fault::Pause));
-    let t = text(&stories[0]);
-    assert_eq!(stories[0].property, Property::ResourceSafety);
-    assert!(before(&t, "c0 reads the resource", "c0 pauses"), "{t}");
-    assert!(
-        before(&t, "c1 reads the resource", "writes the resource"),
-        "{t}"
-    );
-    assert!(
-        t.contains("resource: counter=1 after 2 accepted writes"),
-        "{t}"
-    );
     // With the token the lock is still broken; only the resource is safe.
-    let stories = variant(Lock::Recipe, Work::Fenced, MX, &one(Fault::Pause));
-    assert_eq!(stories.len(), 1);
+    assert_fencing_saves_only_the_resource(
+        "etcd-lease-fenced",
+        &variant(Lock::Recipe, Work::Outside, RES, &one(Fault::Pause)),
+        &[
+            ("c0 reads the resource", "c0 pauses"),
+            ("c1 reads the resource", "writes the resource"),
+        ],
+        &variant(Lock::Recipe, Work::Fenced, MX, &one(Fault::Pause)),
+    );
 }
 
 #[test]
@@ -268,16 +213,17 @@ fn unlock_retry_story_deletes_the_next_holders_key() {
         Verdict::Violated(vec![Property::MutualExclusion, Property::NoForeignRelease])
     );
     let t = story(&r, Property::MutualExclusion);
-    assert!(
-        before(
-            &t,
-            "c0 (reply lost): del lock -> 1 FAULT",
-            "c1: txn if create_revision(lock) = 0 then put lock 'c1' --lease=2 -> SUCCEEDED"
-        ),
-        "{t}"
+    assert_before(
+        &t,
+        &[
+            (
+                "c0 (reply lost): del lock -> 1 FAULT",
+                "c1: txn if create_revision(lock) = 0 then put lock 'c1' --lease=2 -> SUCCEEDED",
+            ),
+            ("put lock 'c1'", "c0: del lock -> 1"),
+            ("c0: del lock -> 1", "put lock 'c2'"),
+        ],
     );
-    assert!(before(&t, "put lock 'c1'", "c0: del lock -> 1"), "{t}");
-    assert!(before(&t, "c0: del lock -> 1", "put lock 'c2'"), "{t}");
     assert_eq!(inside(&last_state(&r, Property::MutualExclusion)), 2, "{t}");
     let fr = story(&r, Property::NoForeignRelease);
     assert!(

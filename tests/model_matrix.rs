@@ -7,13 +7,9 @@ use locklab_models::catalog::{check, find, params, scenarios, Overrides, Report,
 use locklab_models::check::Limits;
 use locklab_models::registry::{Fault, Property};
 
-#[path = "common/story.rs"]
-mod story;
-use story::story;
-
-fn run(id: &str, o: Overrides) -> Report {
-    check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
-}
+#[path = "common/models.rs"]
+mod models;
+use models::{run_with as run, story};
 
 #[test]
 fn every_scenario_reaches_its_expected_verdict() {

@@ -1,14 +1,9 @@
 //! `locklab report DIR`, `explain --html` and `check --html` through the built binary:
 //! the pages and the index are written, JSON on request, bad arguments exit 2.
 
-use std::process::{Command, Output};
-
-fn locklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(args)
-        .output()
-        .expect("runs locklab")
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{json_after, locklab, stderr, stdout};
 
 #[test]
 fn report_writes_the_index_and_one_page_per_scenario() {
@@ -23,13 +18,7 @@ fn report_writes_the_index_and_one_page_per_scenario() {
         "--format",
         "json",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let doc = json_after(&out, 0);
     assert_eq!(doc["all_match"], true);
     assert_eq!(doc["scenarios"].as_array().map(Vec::len), Some(2));
     let index = std::fs::read_to_string(out_dir.join("index.html")).expect("index.html");
@@ -86,8 +75,7 @@ fn explain_and_check_write_the_page() {
         "--html",
         dir.path().join("x.html").to_str().unwrap_or("x.html"),
     ]);
-    assert!(String::from_utf8_lossy(&out.stdout)
-        .contains("2. Sentinel promotes replica redis1 to master"));
+    assert!(stdout(&out).contains("2. Sentinel promotes replica redis1 to master"));
 }
 
 #[test]
@@ -112,7 +100,7 @@ fn bad_arguments_exit_2() {
         file.join("sub/x.html").to_str().unwrap_or("?"),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--html"));
+    assert!(stderr(&out).contains("--html"));
     let out = locklab(&["report"]);
     assert_eq!(out.status.code(), Some(2));
 }
@@ -124,13 +112,7 @@ fn report_covers_the_whole_catalog() {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path().to_str().expect("utf-8 path");
     let out = locklab(&["report", d, "--format", "json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let doc = json_after(&out, 0);
     let ids: Vec<String> = doc["scenarios"]
         .as_array()
         .expect("scenarios")

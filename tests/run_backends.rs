@@ -6,45 +6,27 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::{GetSetLock, LuaLock};
 use locklab_jepsen::redis::RedisClient;
-use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
+use locklab_jepsen::{CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
 #[path = "common/harness.rs"]
 mod harness;
 #[path = "common/run_check.rs"]
 mod run_check;
-use run_check::check;
-
-/// One run at a time: they share two cores, and Sentinel's timing must not starve.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `options` alone on the machine.
-fn run_serial(options: &RunOptions) -> RunReport {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    run(options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
-}
+#[path = "common/runs.rs"]
+mod runs;
+use run_check::{check, check_of};
+use runs::{agrees, alone, run_alone};
 
 fn run_id(id: &str, seed: u64) -> RunReport {
-    run_serial(&RunOptions {
+    run_alone(&RunOptions {
         seed,
         ..RunOptions::new(id)
     })
-}
-
-fn agrees(id: &str) -> RunReport {
-    let r = run_id(id, 1);
-    assert!(
-        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
-        "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
-        r.agreement,
-        r.timeline
-    );
-    r
 }
 
 #[test]
@@ -52,7 +34,7 @@ fn redis_lua_holds_on_a_real_server_and_leaves_none_running() {
     let r = agrees("redis-lua");
     assert_eq!(r.agreement.verdict, Verdict::Ok);
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = alone();
     let left = servers_of(std::process::id());
     assert!(left.is_empty(), "servers outlived the run: {left:?}");
 }
@@ -112,12 +94,7 @@ fn redis_del_unconditional_releases_a_foreign_lock() {
 #[test]
 fn redis_get_then_del_deletes_another_clients_lock() {
     let r = agrees("redis-get-then-del");
-    let foreign = r
-        .report
-        .checks
-        .iter()
-        .find(|c| c.property == Property::NoForeignRelease)
-        .expect("a foreign-release check");
+    let foreign = check_of(&r, Property::NoForeignRelease);
     assert_eq!(foreign.verdict, Verdict::Violation);
     assert!(
         foreign.summary.contains("proven from the Redis commands"),
@@ -177,7 +154,7 @@ fn wait_1_with_two_replicas_fails_over_to_the_lagging_one() {
         replicas: Some(2),
         ..RunOptions::new("redis-failover-wait")
     };
-    let r = run_serial(&options);
+    let r = run_alone(&options);
     assert!(r.agreement.agrees(), "{:#?}\n{:?}", r.agreement, r.timeline);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     let t = r.timeline.unwrap_or_default().join("\n");
@@ -319,7 +296,7 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
         lock: Some(good),
         ..RunOptions::new("redis-lua")
     };
-    let r = run_serial(&options);
+    let r = run_alone(&options);
     assert_eq!(r.lock, "team-lua");
     assert!(
         r.agreement.agrees() && r.agreement.verdict == Verdict::Ok,
@@ -336,7 +313,7 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
         lock: Some(broken),
         ..RunOptions::new("redis-lua")
     };
-    let r = run_serial(&options);
+    let r = run_alone(&options);
     assert_eq!(r.agreement.verdict, Verdict::Violation);
     assert!(
         r.agreement.exact == locklab_jepsen::agreement::Answer::No,
@@ -350,17 +327,11 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
 /// process (Redis rewrites its command line, so the working dir is what tells).
 fn servers_of(pid: u32) -> Vec<String> {
     let marker = format!("locklab-redis-{pid}-");
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
-            continue;
-        };
+    harness::processes(|proc| {
+        let cwd = std::fs::read_link(proc.join("cwd")).ok()?;
         let cwd = cwd.display().to_string();
-        if cwd.contains(&marker) {
-            found.push(format!("{} in {cwd}", entry.file_name().to_string_lossy()));
-        }
-    }
-    found
+        cwd.contains(&marker).then(|| format!(" in {cwd}"))
+    })
 }
 
 /// Starts `locklab run redis-failover` and waits until its clients are recording.
@@ -393,7 +364,7 @@ fn wait_gone(pid: u32) -> Vec<String> {
 
 #[test]
 fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = alone();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = start_harness(dir.path());
     let pid = child.id();
@@ -423,18 +394,12 @@ fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
 
 #[test]
 fn ctrl_c_stops_every_server() {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = alone();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = start_harness(dir.path());
     let pid = child.id();
     assert!(!servers_of(pid).is_empty(), "servers are up before Ctrl-C");
-    let raw = libc::pid_t::try_from(pid).expect("pid");
-    // SAFETY: kill(2) on our own child.
-    unsafe {
-        libc::kill(raw, libc::SIGINT);
-    }
-    let status = child.wait().expect("waits");
-    assert_eq!(status.code(), Some(130));
+    harness::interrupt(&mut child);
     let left = wait_gone(pid);
     assert!(left.is_empty(), "servers left behind: {left:?}");
     let dirs = dirs_of(pid);

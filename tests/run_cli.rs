@@ -2,20 +2,17 @@
 //! server starts (so these need no server); a server that is not there is exit 4
 //! (could not run), and every exit code is in `--help`.
 
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn locklab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(args)
-        .output()
-        .expect("runs locklab")
-}
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{locklab, stderr, stdout};
 
 #[test]
 fn an_unknown_id_names_the_ids_that_run() {
     let out = locklab(&["run", "redis-failovr"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("redis-failovr") && err.contains("redis-failover"),
         "{err}"
@@ -26,13 +23,13 @@ fn an_unknown_id_names_the_ids_that_run() {
 fn bad_options_exit_2_naming_the_flag() {
     let out = locklab(&["run", "redis-lua", "--clients", "1"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--clients"));
+    assert!(stderr(&out).contains("--clients"));
     let out = locklab(&["run", "redis-lua", "--duration=-3"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--duration"));
+    assert!(stderr(&out).contains("--duration"));
     let out = locklab(&["run", "redis-lua", "--replicas", "2"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--replicas"));
+    assert!(stderr(&out).contains("--replicas"));
     let out = locklab(&["run", "redis-lua", "--format", "json", "--clients", "0"]);
     assert_eq!(out.status.code(), Some(2));
     let json: serde_json::Value =
@@ -72,10 +69,7 @@ fn sql_runs_refuse_bad_options_and_a_missing_server_before_starting_anything() {
     for id in ["mysql-getlock-conn-kill", "pg-advisory-xact"] {
         let out = locklab(&["run", id, "--clients", "0"]);
         assert_eq!(out.status.code(), Some(2), "{id}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains("--clients"),
-            "{id}"
-        );
+        assert!(stderr(&out).contains("--clients"), "{id}");
     }
     // No MariaDB on PATH: the run could not run (exit 4, not a usage error), the
     // message naming what to install.
@@ -100,14 +94,14 @@ fn sql_runs_refuse_bad_options_and_a_missing_server_before_starting_anything() {
 fn inventory_runs_and_the_bench_refuse_bad_options_before_starting_anything() {
     let out = locklab(&["run", "inventory-one-sql", "--backend", "oracle"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--backend"));
+    assert!(stderr(&out).contains("--backend"));
     let out = locklab(&["run", "inventory-one-sql", "--clients", "1"]);
     assert_eq!(out.status.code(), Some(2));
     let out = locklab(&["run", "redis-lua", "--backend", "postgres"]);
     assert_eq!(out.status.code(), Some(2));
     let out = locklab(&["bench", "nothing"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("inventory"));
+    assert!(stderr(&out).contains("inventory"));
     let out = locklab(&["bench", "inventory", "--buyers", "0", "--format", "json"]);
     assert_eq!(out.status.code(), Some(2));
     let json: serde_json::Value =
@@ -116,7 +110,7 @@ fn inventory_runs_and_the_bench_refuse_bad_options_before_starting_anything() {
     let out = locklab(&["bench", "inventory", "--backend", "oracle"]);
     assert_eq!(out.status.code(), Some(2));
     let out = locklab(&["run", "--list"]);
-    let list = String::from_utf8_lossy(&out.stdout);
+    let list = stdout(&out);
     for id in [
         "inventory-no-lock",
         "inventory-local-mutex",
@@ -134,17 +128,17 @@ fn inventory_runs_and_the_bench_refuse_bad_options_before_starting_anything() {
 fn run_client_usage_errors_exit_2_naming_the_flag() {
     let out = locklab(&["run", "redis-lua", "--client", "./no-such-client", "--flag"]);
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains("--client") && err.contains("no-such-client"),
         "{err}"
     );
     let out = locklab(&["run", "inventory-no-lock", "--client", "/bin/sh"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("buyers"));
+    assert!(stderr(&out).contains("buyers"));
     let out = locklab(&["run", "redis-lua", "--client-timeout", "2"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--client"));
+    assert!(stderr(&out).contains("--client"));
     let out = locklab(&["run", "redis-lua", "--client"]);
     assert_eq!(out.status.code(), Some(2));
 }
@@ -168,7 +162,7 @@ fn every_help_lists_the_exit_codes_and_usage_errors_come_as_json() {
     ] {
         let out = locklab(&[command, "--help"]);
         assert_eq!(out.status.code(), Some(0), "{command}");
-        let help = String::from_utf8_lossy(&out.stdout);
+        let help = stdout(&out);
         for code in ["0  ", "1  ", "2  ", "3  ", "4  could not run"] {
             assert!(
                 help.contains(code),

@@ -5,27 +5,24 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
-use locklab_jepsen::{run, RunOptions, RunReport};
+use locklab_jepsen::{RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 use locklab_traces::{Event, History, OpKind, Phase, Process};
 
 #[path = "common/run_check.rs"]
 mod run_check;
-use run_check::check;
-
-/// One run at a time: they share two cores.
-static SERIAL: Mutex<()> = Mutex::new(());
+#[path = "common/runs.rs"]
+mod runs;
+use run_check::{check, check_of};
+use runs::{assert_agrees, run_alone};
 
 /// The run of `id`, its history kept in `dir` and read back.
 fn recorded_in(id: &str, dir: &Path) -> (RunReport, History) {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let options = RunOptions {
+    let r = run_alone(&RunOptions {
         keep: Some(dir.to_path_buf()),
         ..RunOptions::new(id)
-    };
-    let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
+    });
     let path = r.history.clone().expect("the history was kept");
     let history = locklab_traces::reader::read_path(&path).expect("the history reads back");
     // The etcd requests are etcd's vocabulary, not Redis's: no "one Redis" finding.
@@ -54,16 +51,6 @@ fn recorded(id: &str) -> (RunReport, History) {
     let out = recorded_in(id, &dir);
     let _ = std::fs::remove_dir_all(&dir);
     out
-}
-
-fn assert_agrees(r: &RunReport) {
-    assert!(
-        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
-        "{}: run disagrees with the model or is unknown: {:#?}\n{:?}",
-        r.id,
-        r.agreement,
-        r.timeline
-    );
 }
 
 /// The run of `id` agreeing with the model, its history read back; etcd's late lease
@@ -273,12 +260,7 @@ fn a_retried_delete_by_name_removes_the_next_holders_key() {
     let (r, history) = recorded("etcd-unlock-retry");
     assert_agrees(&r);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
-    let foreign = r
-        .report
-        .checks
-        .iter()
-        .find(|c| c.property == Property::NoForeignRelease)
-        .expect("a no-foreign-release check");
+    let foreign = check_of(&r, Property::NoForeignRelease);
     assert_eq!(foreign.verdict, Verdict::Violation);
     assert!(
         foreign.summary.contains("proven from the etcd requests"),

@@ -3,7 +3,6 @@
 //! oversold units counted from the history and the verdict held against the model row.
 #![cfg(feature = "backends")]
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use locklab_jepsen::sql::inventory::{bench, Backend, BenchOptions, Strategy};
@@ -12,17 +11,17 @@ use locklab_traces::check::{Property, Verdict};
 
 #[path = "common/run_check.rs"]
 mod run_check;
+#[path = "common/runs.rs"]
+mod runs;
 use run_check::check;
-
-/// One run at a time: they share two cores.
-static SERIAL: Mutex<()> = Mutex::new(());
+use runs::alone;
 
 fn agrees(id: &str, backend: &str) -> RunReport {
     let options = RunOptions {
         backend: Some(backend.to_string()),
         ..RunOptions::new(id)
     };
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = alone();
     let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id} on {backend}: {e}"));
     assert!(
         r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
@@ -119,7 +118,7 @@ fn a_backend_is_chosen_by_name_and_only_for_the_inventory_rows() {
 
 #[test]
 fn the_benchmark_counts_purchases_and_no_oversold_unit_for_one_statement() {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _one = alone();
     let options = BenchOptions {
         buyers: 2,
         duration: Duration::from_millis(300),

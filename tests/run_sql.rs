@@ -2,11 +2,8 @@
 //! harness: each reproduces the model's verdict under the row's fault.
 #![cfg(feature = "backends")]
 
-use std::sync::Mutex;
-
 use locklab_jepsen::family::Family;
 use locklab_jepsen::plan::Plan;
-use locklab_jepsen::runner::run_plan;
 use locklab_jepsen::sql::cluster::{MariaDb, Postgres};
 use locklab_jepsen::sql::plans::{with_partition, with_server_restarted};
 use locklab_jepsen::{run, RunOptions, RunReport};
@@ -16,34 +13,17 @@ use locklab_traces::format::{CommandValue, History, OpKind, Phase};
 
 #[path = "common/run_check.rs"]
 mod run_check;
+#[path = "common/runs.rs"]
+mod runs;
 use run_check::{check, nemesis};
-
-/// One run at a time: they share two cores.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn agrees(id: &str) -> RunReport {
-    agrees_with(RunOptions::new(id))
-}
+use runs::{agrees, agrees_with, assert_agrees, plan_kept};
 
 /// The same, keeping the history in `dir`.
 fn agrees_kept(id: &str, dir: &std::path::Path) -> RunReport {
-    agrees_with(RunOptions {
+    agrees_with(&RunOptions {
         keep: Some(dir.to_path_buf()),
         ..RunOptions::new(id)
     })
-}
-
-fn agrees_with(options: RunOptions) -> RunReport {
-    let id = options.id.clone();
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
-    assert!(
-        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
-        "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
-        r.agreement,
-        r.timeline
-    );
-    r
 }
 
 #[test]
@@ -166,23 +146,9 @@ fn replicas_are_refused_for_a_single_server() {
 /// Runs `plan` (a variant of a catalog row) alone, keeping its history; the run must
 /// agree with the row's model.
 fn plan_agrees<F: Family>(plan: Plan<F>) -> (RunReport, History) {
-    let id = plan.id.name();
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let options = RunOptions {
-        keep: Some(dir.path().to_path_buf()),
-        ..RunOptions::new(id)
-    };
-    let r = run_plan(plan, &options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
-    assert!(
-        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
-        "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
-        r.agreement,
-        r.timeline
-    );
-    let h = locklab_traces::reader::read_path(&dir.path().join("history.jsonl"))
-        .expect("the kept history loads");
-    eprintln!("{id}: {} ms, {} events", r.wall_ms, r.events);
+    let (r, h) = plan_kept(plan);
+    assert_agrees(&r);
+    eprintln!("{}: {} ms, {} events", r.id, r.wall_ms, r.events);
     (r, h)
 }
 
@@ -230,6 +196,15 @@ fn granted_again_after(h: &History, since: u64) {
     );
 }
 
+/// `plan` agrees and shows two holders; the nemesis did each of `faults` once, in that
+/// order, and after the last some client is granted again.
+fn two_holders_then_granted_again<F: Family>(plan: Plan<F>, faults: [&str; 2]) {
+    let (r, h) = plan_agrees(plan);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    let [_, back] = done_in_order(&h, faults);
+    granted_again_after(&h, back);
+}
+
 /// The server killed (`kill -9`) where the row kills the holder's session and
 /// restarted on its data dir: the session ends with the server just as with `KILL
 /// CONNECTION`. `GET_LOCK` frees the lock while the holder works on (two holders);
@@ -261,10 +236,7 @@ fn a_server_restart_ends_the_holders_session_as_a_kill_does() {
 fn a_postgres_restart_frees_an_advisory_lock_while_the_holder_works_on() {
     let plan =
         with_server_restarted::<Postgres>(ScenarioId::PgAdvisory).expect("a session-kill row");
-    let (r, h) = plan_agrees(plan);
-    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
-    let [_, back] = done_in_order(&h, ["kill", "restart"]);
-    granted_again_after(&h, back);
+    two_holders_then_granted_again(plan, ["kill", "restart"]);
 }
 
 /// Every client cut from the server by the run's proxy for 0.3 s, where the row kills
@@ -275,10 +247,7 @@ fn a_postgres_restart_frees_an_advisory_lock_while_the_holder_works_on() {
 fn a_partition_ends_the_holders_session_as_a_kill_does() {
     let plan =
         with_partition::<MariaDb>(ScenarioId::MysqlGetlockConnKill).expect("a session-kill row");
-    let (r, h) = plan_agrees(plan);
-    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
-    let [_, healed] = done_in_order(&h, ["partition", "heal-partition"]);
-    granted_again_after(&h, healed);
+    two_holders_then_granted_again(plan, ["partition", "heal-partition"]);
 }
 
 #[test]

@@ -6,13 +6,11 @@
 #![cfg(feature = "backends")]
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
 
 use locklab_implementations::zk::{LibraryLock, RecipeLock};
-use locklab_jepsen::runner::run_plan;
 use locklab_jepsen::zk::plans::with_leader_killed;
 use locklab_jepsen::zk::ZkClient;
-use locklab_jepsen::{run, CustomLock, RunOptions, RunReport};
+use locklab_jepsen::{CustomLock, RunOptions, RunReport};
 use locklab_models::registry::ScenarioId;
 use locklab_models::zk::spec::{ZkCommand, ZkError, ZkReply};
 use locklab_models::zk::Recipe;
@@ -21,24 +19,10 @@ use locklab_traces::format::{CommandValue, History, OpKind};
 
 #[path = "common/run_check.rs"]
 mod run_check;
+#[path = "common/runs.rs"]
+mod runs;
 use run_check::{check, nemesis};
-
-/// One run at a time: they share two cores.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Runs `options` alone, keeping its history for the test to read.
-fn run_kept(options: RunOptions) -> (RunReport, History) {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let options = RunOptions {
-        keep: Some(dir.path().to_path_buf()),
-        ..options
-    };
-    let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id));
-    let history = locklab_traces::reader::read_path(&dir.path().join("history.jsonl"))
-        .expect("the kept history loads");
-    (r, history)
-}
+use runs::{plan_kept, run_kept};
 
 fn agrees_kept(id: &str) -> (RunReport, History) {
     let (r, h) = run_kept(RunOptions::new(id));
@@ -50,21 +34,18 @@ fn agrees(id: &str) -> RunReport {
     agrees_kept(id).0
 }
 
+/// The run agrees with the model, on the ensemble; ZooKeeper's late expiry of sessions
+/// is never held against the lock.
 fn assert_agrees(r: &RunReport) {
-    let id = &r.id;
-    assert!(
-        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
-        "{id}: run disagrees with the model or is unknown: {:#?}\n{:?}",
-        r.agreement,
-        r.timeline
-    );
+    runs::assert_agrees(r);
     assert!(r.topology.contains("ZooKeeper ensemble"), "{}", r.topology);
     // ZooKeeper expires sessions late (whole ticks), and the history says so: the lock
     // check never holds the gap against the lock.
     assert_ne!(
         check(r, Property::LockLinearizability),
         Verdict::Violation,
-        "{id}: {:#?}",
+        "{}: {:#?}",
+        r.id,
         r.report.checks
     );
 }
@@ -80,6 +61,15 @@ fn requests(h: &History) -> Vec<(String, ZkCommand, Option<ZkReply>)> {
             let r = v.reply.and_then(|r| serde_json::from_value(r).ok());
             Some((e.process.to_string(), c, r))
         })
+        .collect()
+}
+
+/// Why each holder stopped working, as its `leave` says.
+fn stopped(h: &History) -> Vec<String> {
+    h.events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Leave)
+        .filter_map(|(_, e)| e.note.clone())
         .collect()
 }
 
@@ -179,17 +169,10 @@ fn a_crashed_holders_node_goes_with_its_session() {
 /// the ensemble elects another, sessions move, and the crash row still holds.
 #[test]
 fn the_crash_row_holds_through_a_leader_kill_and_restart() {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let plan = with_leader_killed(ScenarioId::ZkSequential).expect("the plan");
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let options = RunOptions {
-        keep: Some(dir.path().to_path_buf()),
-        ..RunOptions::new("zk-sequential")
-    };
-    let r = run_plan(plan, &options, &mut |_| {}).expect("runs");
+    let (r, h) = plan_kept(plan);
     assert_agrees(&r);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
-    let h = locklab_traces::reader::read_path(&dir.path().join("history.jsonl")).expect("loads");
     let killed = nemesis(&h, "kill");
     assert!(
         killed.len() == 1 && killed[0].0.starts_with("zk") && killed[0].1.is_none(),
@@ -214,12 +197,7 @@ fn a_partitioned_holder_that_waits_for_session_lost_shares_the_lock() {
     // The nemesis's request (any client), then the holder it hit.
     let cut = nemesis(&h, "client-partition");
     assert!(cut.iter().any(|(t, _, _)| t.starts_with('c')), "{cut:?}");
-    let stopped: Vec<String> = h
-        .events
-        .iter()
-        .filter(|(_, e)| e.op == OpKind::Leave)
-        .filter_map(|(_, e)| e.note.clone())
-        .collect();
+    let stopped = stopped(&h);
     assert!(
         stopped.len() == 1 && stopped[0].contains("Expired"),
         "the holder stops when told the session expired: {stopped:?}"
@@ -236,12 +214,7 @@ fn a_partitioned_holder_that_stops_at_suspended_keeps_mutual_exclusion() {
         ..RunOptions::new("zk-until-lost")
     });
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
-    let stopped: Vec<String> = h
-        .events
-        .iter()
-        .filter(|(_, e)| e.op == OpKind::Leave)
-        .filter_map(|(_, e)| e.note.clone())
-        .collect();
+    let stopped = stopped(&h);
     assert!(
         stopped.len() == 1 && stopped[0].contains("Disconnected"),
         "{stopped:?}"

@@ -2,17 +2,14 @@
 //! shows (the statements, the fault, and who ends up inside).
 #![cfg(feature = "model-check")]
 
-use locklab_models::catalog::{check, params, scenarios, Family, Overrides, Report, Verdict};
-use locklab_models::check::Limits;
+use locklab_models::catalog::{params, Family, Overrides, Verdict};
 use locklab_models::registry::{Fault, Property};
 
-#[path = "common/story.rs"]
-mod story;
-use story::{before, inside, last_state, story};
-
-fn run(id: &str, o: Overrides) -> Report {
-    check(id, &o, Limits::default(), &mut |_| {}).expect("known scenario")
-}
+#[path = "common/models.rs"]
+mod models;
+use models::{
+    before, each_reaches_its_verdict, family_ids, inside, last_state, run_with as run, story,
+};
 
 fn faults(f: &str) -> Overrides {
     Overrides {
@@ -23,15 +20,9 @@ fn faults(f: &str) -> Overrides {
 
 #[test]
 fn every_sql_row_reaches_its_verdict() {
-    let sql: Vec<_> = scenarios()
-        .into_iter()
-        .filter(|s| s.family == Family::Sql)
-        .collect();
+    let sql = family_ids(Family::Sql);
     assert_eq!(sql.len(), 12);
-    for s in sql {
-        let r = run(s.id, Overrides::default());
-        assert!(r.matches_expected, "{}: {:?}", s.id, r.verdict);
-    }
+    each_reaches_its_verdict(&sql);
 }
 
 #[test]

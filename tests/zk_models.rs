@@ -4,60 +4,27 @@
 //! crashed holder's lock and the wake-ups a release costs.
 #![cfg(feature = "model-check")]
 
-use locklab_models::catalog::{check, find, scenarios, Family, Overrides, Report, Verdict};
-use locklab_models::check::{Limits, Narrate};
-use locklab_models::checkable::{Checkable, Story};
+use locklab_models::catalog::{find, Family, Verdict};
+use locklab_models::checkable::Story;
 use locklab_models::registry::{Fault, Property};
 use locklab_models::scenario::Params;
 use locklab_models::zk::catalog::RECIPE;
-use locklab_models::zk::{Action, Phase, Recipe, WatchOn, Work, ZkLock, ZkLockModel, ZkLockState};
+use locklab_models::zk::{Action, Phase, Recipe, WatchOn, Work, ZkLock};
 use stateright::Model;
 
-#[path = "common/story.rs"]
-mod story;
-use story::{before, inside, last_state, story};
-
-fn run(id: &str) -> Report {
-    check(id, &Overrides::default(), Limits::default(), &mut |_| {}).expect("known scenario")
-}
+#[path = "common/models.rs"]
+mod models;
+use models::{
+    assert_before, assert_family_rows, assert_fencing_saves_only_the_resource, assert_two_inside,
+    one, run, stories, story, walk,
+};
 
 /// A variant of a row, searched directly: its stories.
 fn variant(recipe: Recipe, work: Work, properties: &'static [Property], p: &Params) -> Vec<Story> {
-    let m = ZkLock::new(recipe, work).model(properties, p);
-    let told = m.tell(Limits::default(), &mut |_| {});
-    assert!(told.complete, "{recipe:?} {work:?}: search cut short");
-    told.stories
-}
-
-fn text(s: &Story) -> String {
-    let mut t = String::new();
-    for st in &s.steps {
-        t.push_str(&format!(
-            "{}{}\n{}\n",
-            st.action,
-            if st.fault { " FAULT" } else { "" },
-            st.state.join("\n")
-        ));
-    }
-    t + &s.closing
-}
-
-fn one(f: Fault) -> Params {
-    Params::BASE.with_faults(&[(f, 1)])
-}
-
-/// Takes `actions` in order from the model's initial state, each enabled; the state and
-/// how each step was told.
-fn walk(m: &ZkLockModel, actions: &[Action]) -> (ZkLockState, Vec<String>) {
-    let mut s = m.init_states().remove(0);
-    let mut told = Vec::new();
-    for a in actions {
-        told.push(m.describe_action(&s, a));
-        s = m
-            .next_state(&s, *a)
-            .unwrap_or_else(|| panic!("{a:?} not enabled in {s:#?}"));
-    }
-    (s, told)
+    stories(
+        &ZkLock::new(recipe, work).model(properties, p),
+        (recipe, work),
+    )
 }
 
 const MX: &[Property] = &[Property::MutualExclusion];
@@ -66,14 +33,9 @@ const MX_LIVE: &[Property] = &[Property::MutualExclusion, Property::Liveness];
 
 #[test]
 fn every_zk_row_reaches_its_verdict() {
-    let rows: Vec<_> = scenarios()
-        .into_iter()
-        .filter(|s| s.family == Family::Zk)
-        .collect();
-    let ids: Vec<_> = rows.iter().map(|s| s.id).collect();
-    assert_eq!(
-        ids,
-        [
+    assert_family_rows(
+        Family::Zk,
+        &[
             "zk-sequential",
             "zk-sequential-pause",
             "zk-sequential-fenced",
@@ -81,12 +43,8 @@ fn every_zk_row_reaches_its_verdict() {
             "zk-until-lost",
             "zk-create-conn-loss",
             "zk-herd",
-        ]
+        ],
     );
-    for s in rows {
-        let r = run(s.id);
-        assert!(r.matches_expected, "{}: {:?}", s.id, r.verdict);
-    }
 }
 
 #[test]
@@ -97,49 +55,35 @@ fn pause_story_expires_the_paused_holders_session_and_grants_the_next() {
         Verdict::Violated(vec![Property::MutualExclusion])
     );
     let t = story(&r, Property::MutualExclusion);
-    assert!(
-        before(
-            &t,
-            "c0: create /lock/n-0000000000 (ephemeral, sequential) -> czxid 1",
-            "c0: getChildren /lock -> [n-0000000000]"
-        ),
-        "{t}"
-    );
-    assert!(
-        before(
-            &t,
-            "c0: getChildren /lock -> [n-0000000000]",
-            "c0 pauses (GC / SIGSTOP): its pings stop too FAULT"
-        ),
-        "{t}"
-    );
-    assert!(
-        before(
-            &t,
-            "c0 pauses",
-            "session 1 expired, ZooKeeper deletes /lock/n-0000000000"
-        ),
-        "{t}"
+    assert_before(
+        &t,
+        &[
+            (
+                "c0: create /lock/n-0000000000 (ephemeral, sequential) -> czxid 1",
+                "c0: getChildren /lock -> [n-0000000000]",
+            ),
+            (
+                "c0: getChildren /lock -> [n-0000000000]",
+                "c0 pauses (GC / SIGSTOP): its pings stop too FAULT",
+            ),
+            (
+                "c0 pauses",
+                "session 1 expired, ZooKeeper deletes /lock/n-0000000000",
+            ),
+        ],
     );
     assert!(
         t.contains("c1: create /lock/n-0000000001 (ephemeral, sequential) -> czxid 2"),
         "{t}"
     );
-    assert!(
-        before(
-            &t,
+    assert_before(
+        &t,
+        &[(
             "session 1 expired",
-            "c1: getChildren /lock -> [n-0000000001]"
-        ),
-        "{t}"
+            "c1: getChildren /lock -> [n-0000000001]",
+        )],
     );
-    let last = last_state(&r, Property::MutualExclusion);
-    assert_eq!(inside(&last), 2, "{t}");
-    assert!(
-        last.iter()
-            .any(|l| l.starts_with("c0:") && l.ends_with("[PAUSED]")),
-        "{t}"
-    );
+    assert_two_inside(&r, &t, |l| l.starts_with("c0:") && l.ends_with("[PAUSED]"));
     assert!(
         t.contains("resumed believing it still holds the lock"),
         "{t}"
@@ -150,17 +94,14 @@ fn pause_story_expires_the_paused_holders_session_and_grants_the_next() {
 fn until_lost_story_keeps_the_cut_off_holder_working_and_suspended_stops_it() {
     let r = run("zk-until-lost");
     let t = story(&r, Property::MutualExclusion);
-    assert!(
-        before(
-            &t,
+    assert_before(
+        &t,
+        &[(
             "c0 is partitioned from the ensemble",
-            "session 1 expired, ZooKeeper deletes /lock/n-0000000000"
-        ),
-        "{t}"
+            "session 1 expired, ZooKeeper deletes /lock/n-0000000000",
+        )],
     );
-    let last = last_state(&r, Property::MutualExclusion);
-    assert_eq!(inside(&last), 2, "{t}");
-    assert!(last.iter().any(|l| l.contains("[PARTITIONED]")), "{t}");
+    assert_two_inside(&r, &t, |l| l.contains("[PARTITIONED]"));
     assert!(t.contains("Stopping at SUSPENDED"), "{t}");
     // The same partition, the holder stopping at SUSPENDED: the lock holds.
     assert!(variant(RECIPE, Work::Outside, MX, &one(Fault::Partition)).is_empty());
@@ -243,20 +184,13 @@ fn crash_frees_the_lock_when_the_session_expires_and_the_watch_fires() {
 
 #[test]
 fn fencing_by_czxid_saves_the_resource_the_lock_does_not() {
-    assert_eq!(run("zk-sequential-fenced").verdict, Verdict::Holds);
     // The same pause without the token: the paused holder's stale write is accepted.
-    let stories = variant(RECIPE, Work::Outside, RES, &one(Fault::Pause));
-    let t = text(&stories[0]);
-    assert_eq!(stories[0].property, Property::ResourceSafety);
-    assert!(before(&t, "c0 reads the resource", "c0 pauses"), "{t}");
-    assert!(
-        t.contains("resource: counter=1 after 2 accepted writes"),
-        "{t}"
-    );
     // With the token the lock is still broken; only the resource is safe.
-    assert_eq!(
-        variant(RECIPE, Work::Fenced, MX, &one(Fault::Pause)).len(),
-        1
+    assert_fencing_saves_only_the_resource(
+        "zk-sequential-fenced",
+        &variant(RECIPE, Work::Outside, RES, &one(Fault::Pause)),
+        &[("c0 reads the resource", "c0 pauses")],
+        &variant(RECIPE, Work::Fenced, MX, &one(Fault::Pause)),
     );
 }
 
@@ -304,13 +238,12 @@ fn create_conn_loss_story_leaves_an_orphan_and_protection_finds_it() {
     let r = run("zk-create-conn-loss");
     assert_eq!(r.verdict, Verdict::Violated(vec![Property::Liveness]));
     let t = story(&r, Property::Liveness);
-    assert!(
-        before(
-            &t,
+    assert_before(
+        &t,
+        &[(
             "c0 (reply lost): create /lock/n-0000000000 (ephemeral, sequential) -> czxid 1 FAULT",
-            "create /lock/n-0000000001 (ephemeral, sequential)"
-        ),
-        "{t}"
+            "create /lock/n-0000000001 (ephemeral, sequential)",
+        )],
     );
     assert!(
         t.contains("nothing will delete /lock/n-0000000000 (ephemeral of live session 1)"),

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{counter_run, node, server};
+use common::{counter_run, node, server, CounterOutcome};
 use locklab_implementations::redis::{
     DelUnconditionalLock, FencedLock, GetSetLock, GetThenDelLock, LuaLock, ReentrantLock,
     SetNxNoTtlLock, TimestampValueLock,
@@ -26,6 +26,13 @@ fn handles<L: DistributedLock + 'static>(make: impl Fn() -> L) -> Vec<Arc<dyn Di
     (0..TASKS)
         .map(|_| Arc::new(make()) as Arc<dyn DistributedLock>)
         .collect()
+}
+
+/// Six rounds of critical sections longer than the lease, as a holder paused past its
+/// lease has: 30 ms inside a 20 ms lease.
+async fn paused_run(locks: Vec<Arc<dyn DistributedLock>>) -> CounterOutcome {
+    let lease = Lease::Fixed(Duration::from_millis(20));
+    counter_run(locks, 6, lease, Duration::from_millis(30)).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -81,14 +88,7 @@ async fn get_set_loses_updates_without_any_fault() {
 async fn del_unconditional_loses_updates_when_holders_outlive_their_lease() {
     let s = server();
     let n = node(&s).await;
-    let locks = handles(|| DelUnconditionalLock::new(&n, "c-del-pause"));
-    let out = counter_run(
-        locks,
-        6,
-        Lease::Fixed(Duration::from_millis(20)),
-        Duration::from_millis(30),
-    )
-    .await;
+    let out = paused_run(handles(|| DelUnconditionalLock::new(&n, "c-del-pause"))).await;
     assert!(out.max_inside > 1, "{out:?}");
     assert!(out.counter < out.expected, "{out:?}");
 }
@@ -99,14 +99,7 @@ async fn del_unconditional_loses_updates_when_holders_outlive_their_lease() {
 async fn lua_lock_paused_past_its_lease_lets_two_in_and_says_so_on_release() {
     let s = server();
     let n = node(&s).await;
-    let locks = handles(|| LuaLock::new(&n, "c-lua-pause"));
-    let out = counter_run(
-        locks,
-        6,
-        Lease::Fixed(Duration::from_millis(20)),
-        Duration::from_millis(30),
-    )
-    .await;
+    let out = paused_run(handles(|| LuaLock::new(&n, "c-lua-pause"))).await;
     assert!(out.max_inside > 1, "{out:?}");
     assert!(
         out.refused_releases > 0,

@@ -9,8 +9,20 @@ use std::time::{Duration, Instant};
 
 use common::{node, server};
 use locklab_implementations::redis::{FencedLock, LuaLock, ReentrantLock};
-use locklab_implementations::{DistributedLock, Lease, LockError};
+use locklab_implementations::{DistributedLock, Lease, LockError, LockGuard};
 use locklab_servers::Server;
+
+/// How long an acquire on a server that does not answer may wait.
+const WAIT: Duration = Duration::from_millis(700);
+
+/// An acquire that waits [`WAIT`]: what it gave, and how long it took.
+async fn timed_acquire(lock: &dyn DistributedLock) -> (Result<LockGuard, LockError>, Duration) {
+    let start = Instant::now();
+    let r = lock
+        .acquire(WAIT, Lease::Fixed(Duration::from_secs(5)))
+        .await;
+    (r, start.elapsed())
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acquire_on_a_dead_server_fails_within_its_wait() {
@@ -23,12 +35,7 @@ async fn acquire_on_a_dead_server_fails_within_its_wait() {
     ];
     s.kill();
     for lock in &locks {
-        let wait = Duration::from_millis(700);
-        let start = Instant::now();
-        let r = lock
-            .acquire(wait, Lease::Fixed(Duration::from_secs(5)))
-            .await;
-        let took = start.elapsed();
+        let (r, took) = timed_acquire(lock.as_ref()).await;
         match r {
             Err(LockError::Timeout { last_error, .. }) => {
                 assert!(
@@ -45,7 +52,7 @@ async fn acquire_on_a_dead_server_fails_within_its_wait() {
         // A hang guard, not a limit: "within its wait plus one attempt" is timing, and a
         // busy machine stalls for seconds; the lua_lock benchmark reports the figures.
         assert!(
-            took < wait + Duration::from_secs(30),
+            took < WAIT + Duration::from_secs(30),
             "{}: took {took:?}",
             lock.info().protocol
         );
@@ -58,16 +65,11 @@ async fn acquire_on_a_paused_server_fails_within_its_wait() {
     let n = node(&s).await;
     let lock = LuaLock::new(&n, "paused");
     s.pause();
-    let wait = Duration::from_millis(700);
-    let start = Instant::now();
-    let r = lock
-        .acquire(wait, Lease::Fixed(Duration::from_secs(5)))
-        .await;
-    let took = start.elapsed();
+    let (r, took) = timed_acquire(&lock).await;
     s.resume();
     assert!(matches!(r, Err(LockError::Timeout { .. })), "{r:?}");
     // A hang guard, not a limit (see above).
-    assert!(took < wait + Duration::from_secs(30), "took {took:?}");
+    assert!(took < WAIT + Duration::from_secs(30), "took {took:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

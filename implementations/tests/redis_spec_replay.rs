@@ -243,14 +243,11 @@ async fn a_single_servers_command_events_are_one_redis() {
     }
     let events = events.lock().unwrap_or_else(|p| p.into_inner()).clone();
     assert!(events.len() >= 12, "{events:?}");
+    // The events as a history file has them, from line 2 (the header is line 1).
     let history = History {
         source: "events".into(),
         header: Header::new("redis-lua", Backend::Redis),
-        events: events
-            .into_iter()
-            .enumerate()
-            .map(|(i, e)| (i + 2, e))
-            .collect(),
+        events: (2..).zip(events).collect(),
         warnings: Vec::new(),
     };
     let report = check_history(&history, &Options::default()).expect("checks");

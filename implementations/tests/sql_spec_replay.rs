@@ -215,6 +215,10 @@ fn insert(name: &str, owner: &str) -> SqlCommand {
     }
 }
 
+fn delete_by_name(name: &str) -> SqlCommand {
+    SqlCommand::DeleteByName { name: name.into() }
+}
+
 fn id_of(reply: &SqlReply) -> u64 {
     match reply {
         SqlReply::Inserted(id) => *id,
@@ -227,23 +231,11 @@ fn id_of(reply: &SqlReply) -> u64 {
 async fn unique_key(r: &mut Replay<'_>) {
     let first = id_of(&r.send(0, insert("lock", "c0")).await);
     r.send(1, insert("lock", "c1")).await;
-    r.send(
-        1,
-        SqlCommand::DeleteByName {
-            name: "lock".into(),
-        },
-    )
-    .await;
+    r.send(1, delete_by_name("lock")).await;
     let second = id_of(&r.send(1, insert("lock", "c1")).await);
     r.send(0, SqlCommand::DeleteById { id: first }).await;
     r.send(1, SqlCommand::DeleteById { id: second }).await;
-    r.send(
-        0,
-        SqlCommand::DeleteByName {
-            name: "lock".into(),
-        },
-    )
-    .await;
+    r.send(0, delete_by_name("lock")).await;
 }
 
 /// The reaper takes rows older than its TTL on the server's clock, and only those.
@@ -252,13 +244,7 @@ async fn reaper(r: &mut Replay<'_>) {
     tokio::time::sleep(Duration::from_millis(900)).await;
     r.send(1, insert("young", "c1")).await;
     r.send(2, SqlCommand::Reap { ttl: 450 }).await;
-    r.send(
-        0,
-        SqlCommand::DeleteByName {
-            name: "young".into(),
-        },
-    )
-    .await;
+    r.send(0, delete_by_name("young")).await;
 }
 
 /// A lease row on the client's clock: taken while free or run out, refused while live,
@@ -388,30 +374,31 @@ async fn advisory(r: &mut Replay<'_>) {
     r.send(0, SqlCommand::NextVal).await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn mariadb_answers_every_lock_statement_as_the_spec_says() {
-    let server = MariaDbServer::start().unwrap_or_else(|e| panic!("cannot start mariadbd: {e}"));
-    let url = server.url();
-    let mut r = Replay::new(&server, &url, 3).await;
+/// Every row on `server` (at `url`): those both dialects share, its own session lock
+/// (`session_lock`), then `FOR UPDATE` on fresh sessions.
+async fn replay_every_row<'a>(
+    server: &'a dyn Killer,
+    url: &str,
+    session_lock: impl AsyncFnOnce(&mut Replay<'a>),
+) {
+    let mut r = Replay::new(server, url, 3).await;
     unique_key(&mut r).await;
     reaper(&mut r).await;
     lease_client_time(&mut r).await;
     lease_db_time(&mut r).await;
-    get_lock(&mut r).await;
-    r.reconnect(&url).await;
+    session_lock(&mut r).await;
+    r.reconnect(url).await;
     for_update(&mut r).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mariadb_answers_every_lock_statement_as_the_spec_says() {
+    let server = MariaDbServer::start().unwrap_or_else(|e| panic!("cannot start mariadbd: {e}"));
+    replay_every_row(&server, &server.url(), get_lock).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn postgres_answers_every_lock_statement_as_the_spec_says() {
     let server = PostgresServer::start().unwrap_or_else(|e| panic!("cannot start postgres: {e}"));
-    let url = server.url();
-    let mut r = Replay::new(&server, &url, 3).await;
-    unique_key(&mut r).await;
-    reaper(&mut r).await;
-    lease_client_time(&mut r).await;
-    lease_db_time(&mut r).await;
-    advisory(&mut r).await;
-    r.reconnect(&url).await;
-    for_update(&mut r).await;
+    replay_every_row(&server, &server.url(), advisory).await;
 }

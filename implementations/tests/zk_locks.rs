@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use locklab_implementations::zk::{
     connect, make_lock_dir, LibraryLock, RecipeLock, RequestLog, ZkSession,
 };
-use locklab_implementations::{Attempt, DistributedLock, Lease};
+use locklab_implementations::{Attempt, DistributedLock, Lease, LockGuard};
 use locklab_models::zk::spec::{ZkCommand, ZkReply};
 use locklab_servers::ZkEnsemble;
 
@@ -30,6 +30,28 @@ async fn lock(z: &ZkEnsemble, owner: &str) -> RecipeLock {
     RecipeLock::new(session(z, &RequestLog::new()).await, owner)
 }
 
+/// `b` waits behind `a`'s hold `ga` (still waiting 300 ms on) and is granted once `a`
+/// releases: `b` (whose session the grant lives in), its guard, and how long after the
+/// release the grant came.
+async fn handed_over<L: DistributedLock + 'static>(
+    ga: LockGuard,
+    b: L,
+) -> (L, LockGuard, Duration) {
+    let waiter = tokio::spawn(async move {
+        let g = b
+            .acquire(Duration::from_secs(10), LEASE)
+            .await
+            .expect("b after a's release");
+        (Instant::now(), b, g)
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiter.is_finished(), "b waits while a holds");
+    let released = Instant::now();
+    ga.release().await.expect("a releases");
+    let (granted, b, gb) = waiter.await.expect("the waiter");
+    (b, gb, granted.duration_since(released))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_recipe_excludes_queues_and_fences_by_czxid() {
     let z = ZkEnsemble::three().unwrap_or_else(|e| panic!("cannot start ZooKeeper: {e}"));
@@ -44,25 +66,13 @@ async fn the_recipe_excludes_queues_and_fences_by_czxid() {
         Attempt::Busy { .. }
     ));
     let ta = ga.token().expect("a czxid token");
-    let waiter = tokio::spawn(async move {
-        let g = b
-            .acquire(Duration::from_secs(10), LEASE)
-            .await
-            .expect("b after a's release");
-        (Instant::now(), g.token(), b, g)
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!waiter.is_finished(), "b waits while a holds");
-    let released = Instant::now();
-    ga.release().await.expect("a releases");
-    let (granted, tb, _b, gb) = waiter.await.expect("the waiter");
-    let tb = tb.expect("b czxid token");
+    let (_b, gb, after) = handed_over(ga, b).await;
+    let tb = gb.token().expect("b czxid token");
     assert!(tb > ta, "czxid grows from node to node: {ta} then {tb}");
     // The predecessor's watch wakes b: no polling interval between release and grant.
     assert!(
-        granted.duration_since(released) < Duration::from_secs(1),
-        "b granted {:?} after the release",
-        granted.duration_since(released)
+        after < Duration::from_secs(1),
+        "b granted {after:?} after the release"
     );
     gb.release().await.expect("b releases");
 }
@@ -189,17 +199,7 @@ async fn the_librarys_lock_excludes_queues_and_fences() {
         Attempt::Busy { .. }
     ));
     let ta = ga.token().expect("a czxid token");
-    let waiter = tokio::spawn(async move {
-        let g = b
-            .acquire(Duration::from_secs(10), LEASE)
-            .await
-            .expect("b after a's release");
-        (g.token(), b, g)
-    });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!waiter.is_finished(), "b waits while a holds");
-    ga.release().await.expect("a releases");
-    let (tb, _b, gb) = waiter.await.expect("the waiter");
-    assert!(tb.expect("b czxid token") > ta);
+    let (_b, gb, _) = handed_over(ga, b).await;
+    assert!(gb.token().expect("b czxid token") > ta);
     gb.release().await.expect("b releases");
 }

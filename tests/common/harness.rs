@@ -1,6 +1,9 @@
 //! A `locklab run` in a child process, for the tests that kill or interrupt it, and the
 //! wait for what it started to be gone.
 
+// Each test binary includes this file and uses a part of it.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,4 +43,29 @@ pub fn wait_gone(left: impl Fn() -> Vec<String>) -> Vec<String> {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// The processes `tells` something of, given each one's `/proc` entry: its pid, then
+/// what it told.
+pub fn processes(tells: impl Fn(&Path) -> Option<String>) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let said = tells(&entry.path())?;
+            Some(format!("{}{said}", entry.file_name().to_string_lossy()))
+        })
+        .collect()
+}
+
+/// Interrupts `child` as Ctrl-C does; it must exit 130.
+pub fn interrupt(child: &mut Child) {
+    let raw = libc::pid_t::try_from(child.id()).expect("pid");
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(raw, libc::SIGINT);
+    }
+    let status = child.wait().expect("waits");
+    assert_eq!(status.code(), Some(130));
 }

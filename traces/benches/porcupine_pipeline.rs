@@ -120,13 +120,21 @@ fn files() -> Vec<(PathBuf, InputFormat)> {
         .collect()
 }
 
+/// `o` as porcupine-rs takes it, asking `op`.
+fn operation<M: Model>(o: &locklab_traces::ops::Operation, op: M::Op) -> Operation<M> {
+    Operation {
+        client_id: Some(o.process),
+        call_time: o.call() as i64,
+        return_time: o.ret().map_or(i64::MAX, |r| r as i64),
+        op,
+        metadata: None,
+    }
+}
+
 /// The bare operations, built outside any timing from locklab's own parse.
 fn bare(path: &std::path::Path, fmt: InputFormat) -> Bare {
     let h = read_any(path, Some(fmt)).expect("parses");
     let p = pair(&h).expect("pairs");
-    let time = |o: &locklab_traces::ops::Operation| {
-        (o.call() as i64, o.ret().map_or(i64::MAX, |r| r as i64))
-    };
     let int = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_i64());
     let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).unwrap_or("").to_string();
     match fmt {
@@ -135,7 +143,6 @@ fn bare(path: &std::path::Path, fmt: InputFormat) -> Bare {
                 .iter()
                 .filter(|o| !(o.outcome == Outcome::Fail && o.kind != OpKind::Cas))
                 .map(|o| {
-                    let (call, ret) = time(o);
                     let arg = o.invoke.1.value.as_ref();
                     let op = match o.kind {
                         OpKind::Read if o.outcome == Outcome::Ok => {
@@ -153,13 +160,7 @@ fn bare(path: &std::path::Path, fmt: InputFormat) -> Bare {
                             EtcdOp::Cas(int(a.first()).unwrap_or(0), int(a.get(1)).unwrap_or(0), ok)
                         }
                     };
-                    Operation {
-                        client_id: Some(o.process),
-                        call_time: call,
-                        return_time: ret,
-                        op,
-                        metadata: None,
-                    }
+                    operation(o, op)
                 })
                 .collect(),
         ),
@@ -167,20 +168,13 @@ fn bare(path: &std::path::Path, fmt: InputFormat) -> Bare {
             p.ops
                 .iter()
                 .map(|o| {
-                    let (call, ret) = time(o);
                     let key = o.key().unwrap_or("").to_string();
                     let op = match o.kind {
                         OpKind::Get => KvOp::Get(key, text(o.result_value())),
                         OpKind::Put => KvOp::Put(key, text(o.invoke.1.value.as_ref())),
                         _ => KvOp::Append(key, text(o.invoke.1.value.as_ref())),
                     };
-                    Operation {
-                        client_id: Some(o.process),
-                        call_time: call,
-                        return_time: ret,
-                        op,
-                        metadata: None,
-                    }
+                    operation(o, op)
                 })
                 .collect(),
         ),

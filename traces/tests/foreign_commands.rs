@@ -2,92 +2,44 @@
 //! `DEL` removed the next holder's lock is flagged, though its lock operations alone
 //! prove nothing (the release began before the other grant); near misses are not.
 
-use locklab_traces::check::{check_history, CheckReport, Options, Property, Verdict};
-use locklab_traces::format::Backend;
-use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process};
+mod common;
+
+use common::build::Build;
+use locklab_traces::check::Verdict;
+use locklab_traces::format::{Backend, OpKind, Phase};
 use serde_json::{json, Value};
 
-const MS: u64 = 1_000_000;
 const LEASE_MS: u64 = 100;
 
-/// A history built event by event; times in milliseconds, one key `lock`.
-struct Build(History);
+/// A history of the get-then-del row, every event on one key `lock`.
+fn redis() -> Build {
+    Build::of("redis-get-then-del", Backend::Redis)
+        .every_event_on("lock")
+        .leases(LEASE_MS)
+}
 
-impl Build {
-    fn new() -> Self {
-        Build(History {
-            source: "test".into(),
-            header: Header::new("redis-get-then-del", Backend::Redis),
-            ..History::default()
-        })
-    }
-
-    fn ev(mut self, p: u32, op: OpKind, phase: Phase, ms: u64, f: impl FnOnce(&mut Event)) -> Self {
-        let mut e = Event::new(Process::Client(p), op, phase, ms * MS);
-        e.key = Some("lock".into());
-        f(&mut e);
-        let line = self.0.events.len() + 2;
-        self.0.events.push((line, e));
-        self
-    }
-
-    /// A lock operation over `[from, to]`.
-    fn op(self, p: u32, op: OpKind, from: u64, to: u64) -> Self {
-        self.ev(p, op, Phase::Invoke, from, |e| {
-            if op == OpKind::Acquire {
-                e.lease_ns = Some(LEASE_MS * MS);
-            }
-        })
-        .ev(p, op, Phase::Ok, to, |_| {})
-    }
-
-    /// A command event over `[from, to]`; `reply: None` is one that got no reply.
-    fn cmd(self, p: u32, command: Value, from: u64, to: u64, reply: Option<Value>) -> Self {
-        let phase = if reply.is_some() {
-            Phase::Ok
-        } else {
-            Phase::Info
-        };
-        let mut value = json!({"node": 0, "command": command, "return": to * MS});
-        if let Some(r) = reply {
-            value["reply"] = r;
-        }
-        self.ev(p, OpKind::Command, phase, from, |e| e.value = Some(value))
-    }
-
+/// The Redis commands of a lock on key `lock`.
+trait Commands: Sized {
     /// `SET lock <owner> NX PX 100` over `[from, to]`.
+    fn set_nx(self, p: u32, owner: &str, from: u64, to: u64, reply: Option<Value>) -> Self;
+    fn get(self, p: u32, from: u64, to: u64, value: &str) -> Self;
+    fn del(self, p: u32, from: u64, to: u64, removed: i64) -> Self;
+}
+
+impl Commands for Build {
     fn set_nx(self, p: u32, owner: &str, from: u64, to: u64, reply: Option<Value>) -> Self {
         let set = json!({"set": {"key": "lock", "value": owner, "nx": true, "px": LEASE_MS}});
         self.cmd(p, set, from, to, reply)
     }
 
     fn get(self, p: u32, from: u64, to: u64, value: &str) -> Self {
-        self.cmd(
-            p,
-            json!({"get": {"key": "lock"}}),
-            from,
-            to,
-            Some(json!({ "bulk": value })),
-        )
+        let get = json!({"get": {"key": "lock"}});
+        self.cmd(p, get, from, to, Some(json!({ "bulk": value })))
     }
 
     fn del(self, p: u32, from: u64, to: u64, removed: i64) -> Self {
-        self.cmd(
-            p,
-            json!({"del": {"key": "lock"}}),
-            from,
-            to,
-            Some(json!({ "integer": removed })),
-        )
-    }
-
-    fn foreign(&self) -> CheckReport {
-        let report = check_history(&self.0, &Options::default()).expect("checks");
-        report
-            .checks
-            .into_iter()
-            .find(|c| c.property == Property::NoForeignRelease)
-            .expect("a foreign-release check")
+        let del = json!({"del": {"key": "lock"}});
+        self.cmd(p, del, from, to, Some(json!({ "integer": removed })))
     }
 }
 
@@ -99,7 +51,7 @@ fn ok() -> Option<Value> {
 /// reads its own value, then it pauses. Its lease runs out, c1 is granted at 150 ms,
 /// and c0's `DEL` at 200 ms removes c1's lock. `between` adds events before the DEL.
 fn get_then_del(between: impl FnOnce(Build) -> Build, del_reply: i64) -> Build {
-    let b = Build::new()
+    let b = redis()
         .op(0, OpKind::Acquire, 0, 1)
         .set_nx(0, "a", 0, 1, ok())
         .ev(0, OpKind::Release, Phase::Invoke, 50, |_| {})
@@ -129,7 +81,7 @@ fn a_del_that_removed_the_next_holders_lock_is_a_foreign_release() {
 fn the_lock_operations_alone_prove_nothing_here() {
     // The same run without command events: the release began before c1's grant.
     let mut b = get_then_del(|b| b, 1);
-    b.0.events.retain(|(_, e)| e.op != OpKind::Command);
+    b.history.events.retain(|(_, e)| e.op != OpKind::Command);
     assert_eq!(b.foreign().verdict, Verdict::Ok);
 }
 
@@ -141,7 +93,7 @@ fn a_del_that_found_nothing_proves_nothing() {
 #[test]
 fn overlapping_windows_prove_nothing() {
     // c1's SET was called before c0's grant returned: either may have come first.
-    let early = Build::new()
+    let early = redis()
         .op(0, OpKind::Acquire, 0, 10)
         .set_nx(0, "a", 0, 10, ok())
         .op(1, OpKind::Acquire, 5, 151)
@@ -150,7 +102,7 @@ fn overlapping_windows_prove_nothing() {
         .del(0, 200, 201, 1);
     assert_eq!(early.foreign().verdict, Verdict::Ok);
     // c1's reply came after c0's DEL was called: the DEL may have come first.
-    let late = Build::new()
+    let late = redis()
         .op(0, OpKind::Acquire, 0, 1)
         .set_nx(0, "a", 0, 1, ok())
         .ev(0, OpKind::Release, Phase::Invoke, 50, |_| {})
@@ -165,7 +117,7 @@ fn overlapping_windows_prove_nothing() {
 #[test]
 fn a_holder_that_set_the_key_again_deletes_its_own() {
     // c1's key expired at 251 ms; c0 set it again at 260 ms and deleted that at 300.
-    let again = Build::new()
+    let again = redis()
         .op(0, OpKind::Acquire, 0, 1)
         .set_nx(0, "a", 0, 1, ok())
         .op(1, OpKind::Acquire, 150, 151)

@@ -5,60 +5,27 @@
 //! may have made the node, its own node) prove nothing, and a recipe that deletes only
 //! its own nodes is fine.
 
-use locklab_traces::check::{check_history, CheckReport, Options, Property, Verdict};
-use locklab_traces::format::Backend;
-use locklab_traces::format::{Event, Header, History, OpKind, Phase, Process};
+mod common;
+
+use common::build::{session, Build};
+use locklab_traces::check::{check_history, Options, Property, Verdict};
+use locklab_traces::format::{Backend, OpKind, Phase};
 use serde_json::{json, Value};
 
-const MS: u64 = 1_000_000;
-
-/// Each client's session id.
-fn session(p: u32) -> u64 {
-    0x0100_0000_0000_0000 + u64::from(p)
+/// A history of the ZooKeeper recipe's row, each request naming its client's session.
+fn zk() -> Build {
+    Build::of("zk-sequential-pause", Backend::Zookeeper).with_sessions()
 }
 
-/// A history built event by event; times in milliseconds.
-struct Build(History);
-
-impl Build {
-    fn new() -> Self {
-        Build(History {
-            source: "test".into(),
-            header: Header::new("zk-sequential-pause", Backend::Zookeeper),
-            ..History::default()
-        })
-    }
-
-    fn ev(mut self, p: u32, op: OpKind, phase: Phase, ms: u64, f: impl FnOnce(&mut Event)) -> Self {
-        let mut e = Event::new(Process::Client(p), op, phase, ms * MS);
-        f(&mut e);
-        let line = self.0.events.len() + 2;
-        self.0.events.push((line, e));
-        self
-    }
-
-    /// A lock operation over `[from, to]` (no lease: a session-bound lock).
-    fn op(self, p: u32, op: OpKind, from: u64, to: u64) -> Self {
-        self.ev(p, op, Phase::Invoke, from, |e| e.key = Some("lock".into()))
-            .ev(p, op, Phase::Ok, to, |e| e.key = Some("lock".into()))
-    }
-
-    /// A request over `[from, to]`; `reply: None` is one that got no reply.
-    fn cmd(self, p: u32, command: Value, from: u64, to: u64, reply: Option<Value>) -> Self {
-        let phase = if reply.is_some() {
-            Phase::Ok
-        } else {
-            Phase::Info
-        };
-        let mut value =
-            json!({"node": 0, "session": session(p), "command": command, "return": to * MS});
-        if let Some(r) = reply {
-            value["reply"] = r;
-        }
-        self.ev(p, OpKind::Command, phase, from, |e| e.value = Some(value))
-    }
-
+/// The requests of the recipe's lock nodes under `/lock`.
+trait Nodes: Sized {
     /// An ephemeral sequential create of `/lock/n-` that made `/lock/n-<seq>`.
+    fn create(self, p: u32, from: u64, to: u64, made: Option<u32>) -> Self;
+    /// A delete of `/lock/n-<seq>` answered `reply`.
+    fn delete(self, p: u32, seq: u32, from: u64, to: u64, reply: Value) -> Self;
+}
+
+impl Nodes for Build {
     fn create(self, p: u32, from: u64, to: u64, made: Option<u32>) -> Self {
         let command = json!({"create": {"session": session(p), "path": "/lock/n-", "data": format!("c{p}"), "ephemeral": true, "sequential": true}});
         let reply = made.map(|seq| {
@@ -67,23 +34,13 @@ impl Build {
         self.cmd(p, command, from, to, reply)
     }
 
-    fn delete_command(p: u32, seq: u32) -> Value {
-        json!({"delete": {"session": session(p), "path": format!("/lock/n-{seq:010}"), "version": null}})
-    }
-
-    /// A delete of `/lock/n-<seq>` answered `reply`.
     fn delete(self, p: u32, seq: u32, from: u64, to: u64, reply: Value) -> Self {
-        self.cmd(p, Self::delete_command(p, seq), from, to, Some(reply))
+        self.cmd(p, delete_command(p, seq), from, to, Some(reply))
     }
+}
 
-    fn foreign(&self) -> CheckReport {
-        let report = check_history(&self.0, &Options::default()).expect("checks");
-        report
-            .checks
-            .into_iter()
-            .find(|c| c.property == Property::NoForeignRelease)
-            .expect("a foreign-release check")
-    }
+fn delete_command(p: u32, seq: u32) -> Value {
+    json!({"delete": {"session": session(p), "path": format!("/lock/n-{seq:010}"), "version": null}})
 }
 
 fn ok() -> Value {
@@ -95,7 +52,7 @@ fn ok() -> Value {
 /// and releases at 200 ms by deleting the lowest child: c1's. `between` adds events
 /// before the delete.
 fn delete_lowest(between: impl FnOnce(Build) -> Build, delete_reply: Value) -> Build {
-    let b = Build::new()
+    let b = zk()
         .op(0, OpKind::Acquire, 0, 1)
         .create(0, 0, 1, Some(0))
         .op(1, OpKind::Acquire, 150, 151)
@@ -125,17 +82,18 @@ fn a_delete_of_another_clients_node_is_a_foreign_release() {
         "{}",
         report.summary
     );
-    let delete_line =
-        b.0.events
-            .iter()
-            .find(|(_, e)| {
-                e.op == OpKind::Command
-                    && e.value
-                        .as_ref()
-                        .is_some_and(|v| v["command"]["delete"].is_object())
-            })
-            .map(|(l, _)| *l)
-            .expect("the delete");
+    let delete_line = b
+        .history
+        .events
+        .iter()
+        .find(|(_, e)| {
+            e.op == OpKind::Command
+                && e.value
+                    .as_ref()
+                    .is_some_and(|v| v["command"]["delete"].is_object())
+        })
+        .map(|(l, _)| *l)
+        .expect("the delete");
     assert!(
         report.summary.contains(&format!(
             "delete of /lock/n-0000000001 (history line {delete_line})"
@@ -157,7 +115,7 @@ fn a_delete_of_another_clients_node_is_a_foreign_release() {
 #[test]
 fn the_lock_operations_alone_prove_nothing_here() {
     let mut b = delete_lowest(|b| b, ok());
-    b.0.events.retain(|(_, e)| e.op != OpKind::Command);
+    b.history.events.retain(|(_, e)| e.op != OpKind::Command);
     assert_eq!(b.foreign().verdict, Verdict::Ok);
 }
 
@@ -171,7 +129,7 @@ fn a_delete_that_found_nothing_proves_nothing() {
 fn overlapping_windows_prove_nothing() {
     // c1's create answered after c0's delete was called: the delete may have taken
     // effect first, on a node made at that path before c1's.
-    let late = Build::new()
+    let late = zk()
         .op(0, OpKind::Acquire, 0, 1)
         .create(0, 0, 1, Some(0))
         .op(1, OpKind::Acquire, 150, 210)
@@ -240,16 +198,16 @@ fn a_delete_inside_a_multi_counts_and_a_failed_multi_deleted_nothing() {
     let multi = |p: u32| {
         json!({"multi": {"session": session(p), "ops": [
             {"check": {"path": "/lock/n-0000000001", "version": 0}},
-            Build::delete_command(p, 1),
+            delete_command(p, 1),
         ]}})
     };
-    let done = Build::new()
+    let done = zk()
         .op(1, OpKind::Acquire, 150, 151)
         .create(1, 150, 151, Some(1))
         .op(0, OpKind::Release, 202, 203)
         .cmd(0, multi(0), 202, 203, Some(json!({"multi": ["ok", "ok"]})));
     assert_eq!(done.foreign().verdict, Verdict::Violation);
-    let failed = Build::new()
+    let failed = zk()
         .op(1, OpKind::Acquire, 150, 151)
         .create(1, 150, 151, Some(1))
         .op(0, OpKind::Release, 202, 203)
@@ -267,7 +225,7 @@ fn a_delete_inside_a_multi_counts_and_a_failed_multi_deleted_nothing() {
 /// created in its own session; every request of the history reads as ZooKeeper's.
 #[test]
 fn a_recipe_that_deletes_its_own_nodes_is_fine() {
-    let h = Build::new()
+    let h = zk()
         .cmd(
             0,
             json!({"connect": {"timeout": 2000}}),
@@ -298,7 +256,7 @@ fn a_recipe_that_deletes_its_own_nodes_is_fine() {
         .op(1, OpKind::Acquire, 23, 25)
         .op(1, OpKind::Release, 30, 32)
         .delete(1, 1, 30, 31, ok());
-    let report = check_history(&h.0, &Options::default()).expect("checks");
+    let report = check_history(&h.history, &Options::default()).expect("checks");
     let foreign = report
         .checks
         .iter()

@@ -1,22 +1,12 @@
 //! Histories the property tests (spec_props, client_props) found judged wrongly,
 //! reduced by hand to their core. Each was a correct run.
 
+mod common;
+
+use common::history_with as history;
 use locklab_traces::check::{check_history, Options, Verdict};
 use locklab_traces::format::Backend;
-use locklab_traces::format::{Event, Header, History, LockModel, OpKind, Phase, Process};
-
-fn history(header: Header, events: Vec<Event>) -> History {
-    History {
-        source: "test".into(),
-        header,
-        events: events
-            .into_iter()
-            .enumerate()
-            .map(|(i, e)| (i + 2, e))
-            .collect(),
-        warnings: vec![],
-    }
-}
+use locklab_traces::format::{Event, Header, LockModel, OpKind, Phase, Process};
 
 fn ev(p: u32, op: OpKind, phase: Phase, time: u64) -> Event {
     Event::new(Process::Client(p), op, phase, time)

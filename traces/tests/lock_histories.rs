@@ -1,62 +1,22 @@
 //! Hand-written lock histories and the verdicts the checkers must reach.
 
-use locklab_traces::check::{check_history, CheckReport, Options, Property, Verdict};
-use locklab_traces::format::{Backend, Event, Header, History, OpKind, Phase, Process};
+mod common;
 
-const MS: u64 = 1_000_000;
+use common::build::{check_of, Build, MS};
+use locklab_traces::check::{CheckReport, Property, Report, Verdict};
+use locklab_traces::format::{OpKind, Phase, ResourceSpec};
 
-/// A history built event by event; times in milliseconds.
-struct Build(History);
-
-impl Build {
-    fn new() -> Self {
-        Build(History {
-            source: "test".into(),
-            header: Header::new("test", Backend::Simulated),
-            ..History::default()
-        })
-    }
-
-    fn ev(mut self, p: u32, op: OpKind, phase: Phase, ms: u64, f: impl FnOnce(&mut Event)) -> Self {
-        let mut e = Event::new(Process::Client(p), op, phase, ms * MS);
-        f(&mut e);
-        let line = self.0.events.len() + 2;
-        self.0.events.push((line, e));
-        self
-    }
-
-    fn acquire(self, p: u32, from: u64, to: u64, lease_ms: u64, token: Option<u64>) -> Self {
-        self.ev(p, OpKind::Acquire, Phase::Invoke, from, |e| {
-            e.lease_ns = Some(lease_ms * MS)
-        })
-        .ev(p, OpKind::Acquire, Phase::Ok, to, |e| e.token = token)
-    }
-
-    fn release(self, p: u32, from: u64, to: u64, phase: Phase) -> Self {
-        self.ev(p, OpKind::Release, Phase::Invoke, from, |_| {}).ev(
-            p,
-            OpKind::Release,
-            phase,
-            to,
-            |_| {},
-        )
-    }
-
-    fn check(&self) -> locklab_traces::check::Report {
-        check_history(&self.0, &Options::default()).expect("checks")
-    }
+/// The report's `p` check reached `v`; `why` says what the case shows.
+fn expect(report: &Report, p: Property, v: Verdict, why: &str) {
+    assert_eq!(check_of(report, p).verdict, v, "{why}\n{report:#?}");
 }
 
-fn check_of(report: &locklab_traces::check::Report, p: Property) -> &CheckReport {
-    report
-        .checks
-        .iter()
-        .find(|c| c.property == p)
-        .unwrap_or_else(|| panic!("no {p:?} check in {report:#?}"))
-}
-
-fn verdict_of(report: &locklab_traces::check::Report, p: Property) -> Verdict {
-    check_of(report, p).verdict
+/// The report's `p` check found a violation, which its summary names with `says`.
+fn violation<'r>(report: &'r Report, p: Property, says: &str) -> &'r CheckReport {
+    let c = check_of(report, p);
+    assert_eq!(c.verdict, Verdict::Violation, "{c:#?}");
+    assert!(c.summary.contains(says), "{}", c.summary);
+    c
 }
 
 #[test]
@@ -66,15 +26,14 @@ fn double_grant_is_a_violation() {
         .acquire(1, 2, 3, 10_000, Some(2))
         .check();
     assert_eq!(r.verdict, Verdict::Violation);
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    let lock = violation(&r, Property::LockLinearizability, "double grant");
     assert_eq!(lock.ops.first().map(|o| o.process.as_str()), Some("c1"));
     // The derived critical sections overlap too (both still hold at their last event).
-    assert_eq!(
-        verdict_of(&r, Property::MutualExclusion),
+    expect(
+        &r,
+        Property::MutualExclusion,
         Verdict::Ok,
-        "sections are zero-length without later events"
+        "sections are zero-length without later events",
     );
 }
 
@@ -84,11 +43,7 @@ fn grant_after_the_previous_lease_expired_is_fine() {
         .acquire(0, 0, 1, 100, Some(1))
         .acquire(1, 200, 201, 100, Some(2))
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
-        Verdict::Ok,
-        "{r:#?}"
-    );
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 #[test]
@@ -99,16 +54,13 @@ fn grant_while_the_lease_may_still_run_is_a_violation_only_if_certain() {
         .acquire(0, 0, 50, 100, None)
         .acquire(1, 60, 90, 100, None)
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
-        Verdict::Violation
-    );
+    expect(&r, Property::LockLinearizability, Verdict::Violation, "");
     // Returning at 101 ms it may have been granted at 101 ms, after an expiry at 100 ms.
     let r = Build::new()
         .acquire(0, 0, 50, 100, None)
         .acquire(1, 60, 101, 100, None)
         .check();
-    assert_eq!(verdict_of(&r, Property::LockLinearizability), Verdict::Ok);
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 #[test]
@@ -117,9 +69,7 @@ fn release_by_a_non_owner_is_a_violation() {
         .acquire(0, 0, 1, 10_000, None)
         .release(1, 5, 6, Phase::Ok)
         .check();
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("non-owner"), "{}", lock.summary);
+    violation(&r, Property::LockLinearizability, "non-owner");
 }
 
 #[test]
@@ -137,72 +87,39 @@ fn stale_fenced_write_accepted_is_a_violation() {
     let r = Build::new()
         .acquire(0, 0, 1, 10, Some(1))
         .acquire(1, 20, 21, 10, Some(2))
-        .ev(1, OpKind::Write, Phase::Invoke, 22, |e| {
-            e.token = Some(2);
-            e.value = Some(5.into())
-        })
-        .ev(1, OpKind::Write, Phase::Ok, 23, |_| {})
-        .ev(0, OpKind::Write, Phase::Invoke, 24, |e| {
-            e.token = Some(1);
-            e.value = Some(6.into())
-        })
-        .ev(0, OpKind::Write, Phase::Ok, 25, |_| {})
+        .write(1, 22, 23, 5, Some(2))
+        .write(0, 24, 25, 6, Some(1))
         .check();
-    let fencing = check_of(&r, Property::Fencing);
-    assert_eq!(fencing.verdict, Verdict::Violation);
-    assert!(
-        fencing.summary.contains("stale token"),
-        "{}",
-        fencing.summary
-    );
-    assert_eq!(verdict_of(&r, Property::LockLinearizability), Verdict::Ok);
+    violation(&r, Property::Fencing, "stale token");
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 #[test]
 fn fenced_writes_in_token_order_are_fine() {
     let r = Build::new()
-        .ev(0, OpKind::Write, Phase::Invoke, 1, |e| {
-            e.token = Some(1);
-            e.value = Some(1.into())
-        })
-        .ev(0, OpKind::Write, Phase::Ok, 2, |_| {})
-        .ev(1, OpKind::Write, Phase::Invoke, 3, |e| {
-            e.token = Some(2);
-            e.value = Some(2.into())
-        })
-        .ev(1, OpKind::Write, Phase::Ok, 4, |_| {})
+        .write(0, 1, 2, 1, Some(1))
+        .write(1, 3, 4, 2, Some(2))
         .check();
-    assert_eq!(verdict_of(&r, Property::Fencing), Verdict::Ok);
+    expect(&r, Property::Fencing, Verdict::Ok, "");
 }
 
 #[test]
 fn crashed_acquire_with_unknown_outcome_fits_either_way() {
     // It did not take effect: c1 is granted later.
     let r = Build::new()
-        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
-            e.lease_ns = Some(10_000 * MS)
-        })
-        .ev(0, OpKind::Acquire, Phase::Info, 5, |_| {})
+        .acquire_ended(0, 0, 5, 10_000, Phase::Info)
         .acquire(1, 10, 11, 10_000, None)
         .check();
     assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
     // It did take effect: c1 is refused.
     let r = Build::new()
-        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
-            e.lease_ns = Some(10_000 * MS)
-        })
-        .ev(0, OpKind::Acquire, Phase::Info, 5, |_| {})
-        .ev(1, OpKind::Acquire, Phase::Invoke, 10, |e| {
-            e.lease_ns = Some(10_000 * MS)
-        })
-        .ev(1, OpKind::Acquire, Phase::Fail, 11, |_| {})
+        .acquire_ended(0, 0, 5, 10_000, Phase::Info)
+        .acquire_ended(1, 10, 11, 10_000, Phase::Fail)
         .check();
     assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
     // Never completed at all: same.
     let r = Build::new()
-        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
-            e.lease_ns = Some(10_000 * MS)
-        })
+        .acquire_invoked(0, 0, 10_000)
         .acquire(1, 10, 11, 10_000, None)
         .check();
     assert_eq!(r.verdict, Verdict::Ok, "{r:#?}");
@@ -211,14 +128,12 @@ fn crashed_acquire_with_unknown_outcome_fits_either_way() {
 #[test]
 fn overlapping_critical_sections_are_a_mutual_exclusion_violation() {
     let r = Build::new()
-        .ev(0, OpKind::Enter, Phase::Ok, 10, |_| {})
-        .ev(1, OpKind::Enter, Phase::Ok, 20, |_| {})
-        .ev(0, OpKind::Leave, Phase::Ok, 30, |_| {})
-        .ev(1, OpKind::Leave, Phase::Ok, 40, |_| {})
+        .mark(0, OpKind::Enter, 10, Phase::Ok)
+        .mark(1, OpKind::Enter, 20, Phase::Ok)
+        .mark(0, OpKind::Leave, 30, Phase::Ok)
+        .mark(1, OpKind::Leave, 40, Phase::Ok)
         .check();
-    let m = check_of(&r, Property::MutualExclusion);
-    assert_eq!(m.verdict, Verdict::Violation);
-    assert!(m.summary.contains("c0 and c1"), "{}", m.summary);
+    let m = violation(&r, Property::MutualExclusion, "c0 and c1");
     assert!(m.summary.contains("10.000 ms"), "{}", m.summary);
 }
 
@@ -228,35 +143,32 @@ fn a_rolled_back_section_excludes_no_one_and_counts_for_no_overlap() {
     // back), so c1's section inside c0's is no overlap; the same with a plain `leave` is.
     let void = |phase| {
         Build::new()
-            .ev(0, OpKind::Enter, Phase::Ok, 10, |_| {})
-            .ev(1, OpKind::Enter, Phase::Ok, 20, |_| {})
-            .ev(1, OpKind::Leave, Phase::Ok, 30, |_| {})
-            .ev(0, OpKind::Leave, phase, 40, |_| {})
+            .mark(0, OpKind::Enter, 10, Phase::Ok)
+            .mark(1, OpKind::Enter, 20, Phase::Ok)
+            .mark(1, OpKind::Leave, 30, Phase::Ok)
+            .mark(0, OpKind::Leave, 40, phase)
             .check()
     };
     let m = void(Phase::Fail);
-    assert_eq!(
-        check_of(&m, Property::MutualExclusion).verdict,
-        Verdict::Ok,
-        "{m:#?}"
-    );
+    expect(&m, Property::MutualExclusion, Verdict::Ok, "");
     assert!(check_of(&m, Property::MutualExclusion)
         .summary
         .contains("1 critical sections"));
-    let m = void(Phase::Ok);
-    assert_eq!(
-        check_of(&m, Property::MutualExclusion).verdict,
-        Verdict::Violation
+    expect(
+        &void(Phase::Ok),
+        Property::MutualExclusion,
+        Verdict::Violation,
+        "",
     );
 }
 
 #[test]
 fn back_to_back_critical_sections_are_fine() {
     let r = Build::new()
-        .ev(0, OpKind::Enter, Phase::Ok, 10, |_| {})
-        .ev(0, OpKind::Leave, Phase::Ok, 20, |_| {})
-        .ev(1, OpKind::Enter, Phase::Ok, 20, |_| {})
-        .ev(1, OpKind::Leave, Phase::Ok, 30, |_| {})
+        .mark(0, OpKind::Enter, 10, Phase::Ok)
+        .mark(0, OpKind::Leave, 20, Phase::Ok)
+        .mark(1, OpKind::Enter, 20, Phase::Ok)
+        .mark(1, OpKind::Leave, 30, Phase::Ok)
         .check();
     assert_eq!(r.verdict, Verdict::Ok);
 }
@@ -264,17 +176,18 @@ fn back_to_back_critical_sections_are_fine() {
 #[test]
 fn reentrant_lock_counts_holds() {
     let mut b = Build::new();
-    b.0.header.reentrant = true;
+    b.history.header.reentrant = true;
     let r = b
         .acquire(0, 0, 1, 10_000, Some(1))
         .acquire(0, 2, 3, 10_000, Some(1))
         .release(0, 4, 5, Phase::Ok)
         .acquire(1, 6, 7, 10_000, None)
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
+    expect(
+        &r,
+        Property::LockLinearizability,
         Verdict::Violation,
-        "still held once"
+        "still held once",
     );
 }
 
@@ -284,15 +197,13 @@ fn decreasing_grant_tokens_are_a_violation() {
         .acquire(0, 0, 1, 5, Some(7))
         .acquire(1, 20, 21, 5, Some(3))
         .check();
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("token 3"), "{}", lock.summary);
+    violation(&r, Property::LockLinearizability, "token 3");
 }
 
 #[test]
 fn oversold_inventory_is_counted() {
     let mut b = Build::new();
-    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Inventory {
+    b.history.header.resource = Some(ResourceSpec::Inventory {
         initial: 1,
         writes_are_updates: true,
     });
@@ -310,13 +221,13 @@ fn oversold_inventory_is_counted() {
         })
         .ev(0, OpKind::Write, Phase::Ok, 3, |_| {})
         .ev(1, OpKind::Write, Phase::Ok, 3, |_| {})
-        .ev(0, OpKind::Read, Phase::Invoke, 4, |_| {})
-        .ev(0, OpKind::Read, Phase::Ok, 5, |e| e.value = Some(0.into()))
+        .read(0, 4, 5, Some(0))
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::ResourceLinearizability),
+    expect(
+        &r,
+        Property::ResourceLinearizability,
         Verdict::Ok,
-        "each op is atomic"
+        "each op is atomic",
     );
     let safety = check_of(&r, Property::ResourceSafety);
     assert_eq!(safety.verdict, Verdict::Violation);
@@ -333,14 +244,10 @@ fn release_after_expiry_and_a_new_grant_is_a_foreign_release() {
         .acquire(1, 150, 151, 100, None)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    let foreign = check_of(&r, Property::NoForeignRelease);
-    assert_eq!(foreign.verdict, Verdict::Violation);
-    assert!(
-        foreign
-            .summary
-            .contains("c0 released a lock it no longer held"),
-        "{}",
-        foreign.summary
+    let foreign = violation(
+        &r,
+        Property::NoForeignRelease,
+        "c0 released a lock it no longer held",
     );
     let who: Vec<&str> = foreign.ops.iter().map(|o| o.process.as_str()).collect();
     assert_eq!(who, ["c0", "c1", "c0"]);
@@ -355,13 +262,12 @@ fn no_foreign_release_without_proof() {
         .acquire(1, 150, 151, 10_000, None)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&double_grant, Property::NoForeignRelease),
-        Verdict::Ok
-    );
-    assert_eq!(
-        verdict_of(&double_grant, Property::LockLinearizability),
-        Verdict::Violation
+    expect(&double_grant, Property::NoForeignRelease, Verdict::Ok, "");
+    expect(
+        &double_grant,
+        Property::LockLinearizability,
+        Verdict::Violation,
+        "",
     );
     let refused = Build::new()
         .acquire(0, 0, 1, 100, None)
@@ -369,10 +275,7 @@ fn no_foreign_release_without_proof() {
         .release(0, 200, 201, Phase::Fail)
         .release(1, 210, 211, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&refused, Property::NoForeignRelease),
-        Verdict::Ok
-    );
+    expect(&refused, Property::NoForeignRelease, Verdict::Ok, "");
 }
 
 /// Lost updates are shown by the writes that started from the same read (not every
@@ -380,25 +283,17 @@ fn no_foreign_release_without_proof() {
 #[test]
 fn lost_updates_name_the_clashing_writes_and_the_timeline_marks_them() {
     let mut b = Build::new();
-    b.0.header.resource = Some(locklab_traces::format::ResourceSpec::Counter { initial: 0 });
-    let v = |n: i64| Some(serde_json::Value::from(n));
+    b.history.header.resource = Some(ResourceSpec::Counter { initial: 0 });
     let b = b
         // c2: a clean update 0 -> 1 (lines 2–5).
-        .ev(2, OpKind::Read, Phase::Invoke, 0, |_| {})
-        .ev(2, OpKind::Read, Phase::Ok, 1, |e| e.value = None)
-        .ev(2, OpKind::Write, Phase::Invoke, 2, |e| e.value = v(1))
-        .ev(2, OpKind::Write, Phase::Ok, 3, |_| {})
+        .read(2, 0, 1, None)
+        .write(2, 2, 3, 1, None)
         // c0 and c1 both read 1 and write 2 (writes on lines 10 and 12).
-        .ev(0, OpKind::Read, Phase::Invoke, 10, |_| {})
-        .ev(0, OpKind::Read, Phase::Ok, 11, |e| e.value = v(1))
-        .ev(1, OpKind::Read, Phase::Invoke, 12, |_| {})
-        .ev(1, OpKind::Read, Phase::Ok, 13, |e| e.value = v(1))
-        .ev(1, OpKind::Write, Phase::Invoke, 14, |e| e.value = v(2))
-        .ev(1, OpKind::Write, Phase::Ok, 15, |_| {})
-        .ev(0, OpKind::Write, Phase::Invoke, 16, |e| e.value = v(2))
-        .ev(0, OpKind::Write, Phase::Ok, 17, |_| {})
-        .ev(3, OpKind::Read, Phase::Invoke, 20, |_| {})
-        .ev(3, OpKind::Read, Phase::Ok, 21, |e| e.value = v(2));
+        .read(0, 10, 11, Some(1))
+        .read(1, 12, 13, Some(1))
+        .write(1, 14, 15, 2, None)
+        .write(0, 16, 17, 2, None)
+        .read(3, 20, 21, Some(2));
     let r = b.check();
     let safety = check_of(&r, Property::ResourceSafety);
     assert_eq!(safety.verdict, Verdict::Violation);
@@ -409,8 +304,8 @@ fn lost_updates_name_the_clashing_writes_and_the_timeline_marks_them() {
         .explanation
         .iter()
         .any(|l| l.contains("same read of 1")));
-    let timeline =
-        locklab_traces::timeline::offending_window(&b.0, &r).expect("a violation has a timeline");
+    let timeline = locklab_traces::timeline::offending_window(&b.history, &r)
+        .expect("a violation has a timeline");
     let marked: Vec<&String> = timeline.iter().filter(|l| l.starts_with('>')).collect();
     assert_eq!(marked.len(), 2, "{timeline:#?}");
     assert!(
@@ -432,23 +327,19 @@ fn tries_recorded_one_by_one_expose_what_a_wide_acquire_hides() {
         .acquire(1, 100, 110, 10_000, None)
         .release(1, 590, 600, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&wide, Property::LockLinearizability),
+    expect(
+        &wide,
+        Property::LockLinearizability,
         Verdict::Ok,
-        "the wide window admits a grant after c1's release"
+        "the wide window admits a grant after c1's release",
     );
     let tight = Build::new()
         .acquire(1, 100, 110, 10_000, None)
-        .ev(0, OpKind::Acquire, Phase::Invoke, 200, |e| {
-            e.lease_ns = Some(10_000 * MS)
-        })
-        .ev(0, OpKind::Acquire, Phase::Fail, 210, |_| {})
+        .acquire_ended(0, 200, 210, 10_000, Phase::Fail)
         .acquire(0, 300, 310, 10_000, None)
         .release(1, 590, 600, Phase::Ok)
         .check();
-    let lock = check_of(&tight, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation);
-    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    violation(&tight, Property::LockLinearizability, "double grant");
 }
 
 /// A renewal extends the lease: a release after the first lease ran out, but within the
@@ -458,30 +349,18 @@ fn tries_recorded_one_by_one_expose_what_a_wide_acquire_hides() {
 fn renewals_and_unknown_outcomes_leave_no_proof_of_a_foreign_release() {
     let renewed = Build::new()
         .acquire(0, 0, 1, 100, None)
-        .ev(0, OpKind::Renew, Phase::Invoke, 50, |e| {
-            e.lease_ns = Some(1000 * MS)
-        })
-        .ev(0, OpKind::Renew, Phase::Ok, 51, |_| {})
+        .renew(0, 50, 51, 1000)
         .acquire(1, 150, 151, 100, None)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&renewed, Property::NoForeignRelease),
-        Verdict::Ok
-    );
+    expect(&renewed, Property::NoForeignRelease, Verdict::Ok, "");
     let unknown = Build::new()
         .acquire(0, 0, 1, 100, None)
         .acquire(1, 150, 151, 100, None)
-        .ev(0, OpKind::Acquire, Phase::Invoke, 160, |e| {
-            e.lease_ns = Some(100 * MS)
-        })
-        .ev(0, OpKind::Acquire, Phase::Info, 170, |_| {})
+        .acquire_ended(0, 160, 170, 100, Phase::Info)
         .release(0, 200, 201, Phase::Ok)
         .check();
-    assert_eq!(
-        verdict_of(&unknown, Property::NoForeignRelease),
-        Verdict::Ok
-    );
+    expect(&unknown, Property::NoForeignRelease, Verdict::Ok, "");
 }
 
 /// c0's acquire never answered (it may or may not have taken effect); c1 and c2 were
@@ -490,16 +369,11 @@ fn renewals_and_unknown_outcomes_leave_no_proof_of_a_foreign_release() {
 #[test]
 fn an_explanation_names_no_holder_whose_grant_is_only_possible() {
     let r = Build::new()
-        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
-            e.lease_ns = Some(10_000 * MS)
-        })
-        .ev(0, OpKind::Acquire, Phase::Info, 1, |_| {})
+        .acquire_ended(0, 0, 1, 10_000, Phase::Info)
         .acquire(1, 2, 3, 10_000, Some(2))
         .acquire(2, 4, 5, 10_000, Some(3))
         .check();
-    let lock = check_of(&r, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation, "{lock:#?}");
-    assert!(lock.summary.contains("double grant"), "{}", lock.summary);
+    let lock = violation(&r, Property::LockLinearizability, "double grant");
     assert!(
         !lock.summary.contains("owner 0"),
         "c0's grant is only possible: {}",
@@ -509,17 +383,10 @@ fn an_explanation_names_no_holder_whose_grant_is_only_possible() {
 
     // With only c0's unknown acquire before it, c1's grant is no violation at all.
     let r = Build::new()
-        .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
-            e.lease_ns = Some(10_000 * MS)
-        })
-        .ev(0, OpKind::Acquire, Phase::Info, 1, |_| {})
+        .acquire_ended(0, 0, 1, 10_000, Phase::Info)
         .acquire(1, 2, 3, 10_000, Some(2))
         .check();
-    assert_eq!(
-        verdict_of(&r, Property::LockLinearizability),
-        Verdict::Ok,
-        "{r:#?}"
-    );
+    expect(&r, Property::LockLinearizability, Verdict::Ok, "");
 }
 
 /// A library that rounds a 500 ms lease up to a whole second, and says so (protocol
@@ -529,31 +396,20 @@ fn an_explanation_names_no_holder_whose_grant_is_only_possible() {
 fn the_lease_a_lock_says_it_granted_is_the_one_the_checks_hold_it_to() {
     let history = |granted: Option<u64>| {
         Build::new()
-            .ev(0, OpKind::Acquire, Phase::Invoke, 0, |e| {
-                e.lease_ns = Some(500 * MS)
-            })
+            .acquire_invoked(0, 0, 500)
             .ev(0, OpKind::Acquire, Phase::Ok, 1, |e| {
                 e.token = Some(1);
                 e.lease_ns = granted.map(|ms| ms * MS);
             })
-            .ev(1, OpKind::Acquire, Phase::Invoke, 800, |e| {
-                e.lease_ns = Some(500 * MS)
-            })
-            .ev(1, OpKind::Acquire, Phase::Fail, 801, |_| {})
+            .acquire_ended(1, 800, 801, 500, Phase::Fail)
             .check()
     };
     let asked = history(None);
-    let lock = check_of(&asked, Property::LockLinearizability);
-    assert_eq!(lock.verdict, Verdict::Violation, "{lock:#?}");
-    assert!(
-        lock.summary.contains("busy while it was free"),
-        "{}",
-        lock.summary
+    violation(
+        &asked,
+        Property::LockLinearizability,
+        "busy while it was free",
     );
     let said = history(Some(1_000));
-    assert_eq!(
-        verdict_of(&said, Property::LockLinearizability),
-        Verdict::Ok,
-        "{said:#?}"
-    );
+    expect(&said, Property::LockLinearizability, Verdict::Ok, "");
 }

@@ -1,0 +1,87 @@
+//! A run of a row on real servers, one at a time on the machine (the runs share two
+//! cores, and Sentinel's timing must not starve), its history kept and read back when a
+//! test reads it, and the agreement with the model every run test asks of it.
+
+// Each test binary includes this file and uses a part of it.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use locklab_jepsen::family::Family;
+use locklab_jepsen::plan::Plan;
+use locklab_jepsen::runner::run_plan;
+use locklab_jepsen::{run, RunOptions, RunReport};
+use locklab_traces::check::Verdict;
+use locklab_traces::format::History;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// The machine, for one run: the guard is held until it drops (a test that panicked
+/// holding it frees it too).
+pub fn alone() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `options` on the machine `_held` holds, for a test that looks at what is left
+/// of the run before another may start.
+pub fn run_holding(_held: &MutexGuard<'static, ()>, options: &RunOptions) -> RunReport {
+    run(options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
+}
+
+/// Runs `options` alone.
+pub fn run_alone(options: &RunOptions) -> RunReport {
+    run_holding(&alone(), options)
+}
+
+/// The run agrees with the model, and its verdict is known.
+pub fn assert_agrees(r: &RunReport) {
+    assert!(
+        r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
+        "{}: run disagrees with the model or is unknown: {:#?}\n{:?}",
+        r.id,
+        r.agreement,
+        r.timeline
+    );
+}
+
+/// Runs `options` alone; the run must agree with the model.
+pub fn agrees_with(options: &RunOptions) -> RunReport {
+    let r = run_alone(options);
+    assert_agrees(&r);
+    r
+}
+
+/// Runs row `id` alone; the run must agree with the model.
+pub fn agrees(id: &str) -> RunReport {
+    agrees_with(&RunOptions::new(id))
+}
+
+/// The history a run kept in `dir`.
+pub fn kept_history(dir: &Path) -> History {
+    locklab_traces::reader::read_path(&dir.join("history.jsonl")).expect("the kept history loads")
+}
+
+/// Runs `options` alone, keeping its history for the test to read.
+pub fn run_kept(options: RunOptions) -> (RunReport, History) {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let options = RunOptions {
+        keep: Some(dir.path().to_path_buf()),
+        ..options
+    };
+    (run_alone(&options), kept_history(dir.path()))
+}
+
+/// Runs `plan` (a variant of a catalog row) alone, keeping its history for the test to
+/// read.
+pub fn plan_kept<F: Family>(plan: Plan<F>) -> (RunReport, History) {
+    let id = plan.id.name();
+    let _one = alone();
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let options = RunOptions {
+        keep: Some(dir.path().to_path_buf()),
+        ..RunOptions::new(id)
+    };
+    let r = run_plan(plan, &options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
+    (r, kept_history(dir.path()))
+}
