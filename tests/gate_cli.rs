@@ -171,14 +171,15 @@ fn redis_py_lock_passes_its_gate_agreeing_with_the_model_on_four_redis_scenarios
 #[cfg(feature = "backends")]
 #[test]
 fn a_lock_without_owner_check_fails_its_gate_with_the_history_lines() {
-    let out = tempfile::tempdir().expect("tempdir");
-    let (code, json) = run_gate(
-        &root().join("examples/broken-del/locklab-gate.toml"),
-        out.path(),
-    );
+    // Kept if an assertion fails (its path is in the message): the histories are what
+    // tell why a proof was not found.
+    let out = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .expect("tempdir")
+        .keep();
+    let (code, json) = run_gate(&root().join("examples/broken-del/locklab-gate.toml"), &out);
     assert_eq!(code, Some(1), "{json:#}");
     assert_eq!(json["verdict"], "fail");
-    let cases = junit(&out.path().join("junit.xml"));
+    let cases = junit(&out.join("junit.xml"));
     let failed: Vec<&Case> = cases.iter().filter(|c| c.failure.is_some()).collect();
     let names: Vec<(&str, &str)> = failed
         .iter()
@@ -190,7 +191,8 @@ fn a_lock_without_owner_check_fails_its_gate_with_the_history_lines() {
             ("locklab.redis-lua-pause", "at-least-as-safe-as-model"),
             ("locklab.redis-lua-pause", "no-foreign-release"),
         ],
-        "{cases:#?}"
+        "run kept in {}: {cases:#?}",
+        out.display()
     );
     for c in &failed {
         let text = c.failure.as_deref().unwrap_or("");
@@ -203,7 +205,8 @@ fn a_lock_without_owner_check_fails_its_gate_with_the_history_lines() {
         // Not the client's word: what it sent, heard on the wire by its own proxy.
         assert!(
             text.contains("proven from the Redis commands") && text.contains("DEL locklab:lock"),
-            "the DEL is proven from the client's decoded traffic: {text}"
+            "the DEL is proven from the client's decoded traffic (run kept in {}): {text}",
+            out.display()
         );
     }
     // Without the fault, even this lock keeps clients apart.
@@ -211,6 +214,7 @@ fn a_lock_without_owner_check_fails_its_gate_with_the_history_lines() {
         .iter()
         .filter(|c| c.classname == "locklab.redis-lua")
         .all(|c| c.failure.is_none() && c.error.is_none()));
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 fn write_config(dir: &Path, text: &str) -> PathBuf {

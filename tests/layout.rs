@@ -18,6 +18,8 @@ const REGISTRIES: &[&str] = &[
     "traces/src/backend/mod.rs",
     // The harness's families, by the catalog row's family.
     "jepsen-like/src/registry.rs",
+    // The families a user's protocol may be described in.
+    "models/src/protocol/mod.rs",
 ];
 
 /// The rooms of the families, as folder or file names.

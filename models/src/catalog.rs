@@ -5,7 +5,7 @@
 
 mod error;
 mod params;
-mod report;
+pub(crate) mod report;
 
 use std::net::SocketAddr;
 

@@ -43,8 +43,16 @@ impl Bounds {
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Scenario id (see `locklab models`).
-    id: String,
+    /// Scenario id (see `locklab models`). With `--protocol`: the environment to check
+    /// the protocol in (none, pause, crash, failover, or a catalog row of its family;
+    /// default: every environment).
+    #[arg(required_unless_present = "protocol")]
+    id: Option<String>,
+    /// A protocol file (TOML: the family, the steps of acquire/release/renew as
+    /// commands or Lua scripts, what each reply means) to model-check instead of a
+    /// catalog row.
+    #[arg(long, value_name = "FILE")]
+    protocol: Option<std::path::PathBuf>,
     #[command(flatten)]
     bounds: Bounds,
     /// Stop after this many distinct states (verdict unknown, exit 3).
@@ -102,9 +110,10 @@ pub fn exit_code(v: &Verdict) -> u8 {
 /// A story as text.
 pub fn story_text(s: &Story) -> String {
     let mut out = format!(
-        "Counterexample for {} ({} steps, shortest):\n",
+        "Counterexample for {} ({} step{}, shortest):\n",
         s.property,
-        s.steps.len()
+        s.steps.len(),
+        if s.steps.len() == 1 { "" } else { "s" }
     );
     out.push_str("  0. initial state\n");
     for l in &s.initial {
@@ -123,6 +132,12 @@ pub fn story_text(s: &Story) -> String {
 
 /// The verdict line.
 pub fn verdict_text(r: &Report) -> String {
+    verdict_text_with(r, true)
+}
+
+/// The verdict line, with the catalog's expectation when `with_expected` (a user's protocol
+/// has none).
+pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
     let p = &r.params;
     let bounds = format!(
         "clients={} replicas={} nodes={} ttl={} faults=[{}]",
@@ -164,20 +179,27 @@ pub fn verdict_text(r: &Report) -> String {
             format!("Violates({names:?})")
         }
     };
+    let explored = format!(
+        "explored {} states ({} distinct, depth {}) in {:.2}s",
+        r.stats.states, r.stats.unique_states, r.stats.max_depth, r.stats.seconds
+    );
+    if !with_expected {
+        return format!("{}: {v}\n  bounds: {bounds}\n  {explored}\n", r.id);
+    }
     format!(
-        "{}: {v}\n  bounds: {bounds}\n  explored {} states ({} distinct, depth {}) in {:.2}s; expected at default bounds: {expected} ({})\n",
+        "{}: {v}\n  bounds: {bounds}\n  {explored}; expected at default bounds: {expected} ({})\n",
         r.id,
-        r.stats.states,
-        r.stats.unique_states,
-        r.stats.max_depth,
-        r.stats.seconds,
-        if r.matches_expected { "matches" } else { "differs" }
+        if r.matches_expected {
+            "matches"
+        } else {
+            "differs"
+        }
     )
 }
 
-/// Runs the command; returns the exit code.
-pub fn run(args: Args) -> u8 {
-    let limits = Limits {
+/// The search's limits from the command line.
+fn limits(args: &Args) -> Limits {
+    Limits {
         max_states: args.max_states,
         timeout: args.timeout.map(std::time::Duration::from_secs),
         max_bytes: usize::try_from(args.memory)
@@ -185,8 +207,29 @@ pub fn run(args: Args) -> u8 {
             .and_then(|mb| mb.checked_mul(1 << 20)),
         threads: args.threads.map_or_else(default_threads, |t| t as usize),
         symmetry: !args.no_symmetry,
-    };
-    let report = match run_report(&args.id, &args.bounds, limits, args.format) {
+    }
+}
+
+/// Runs the command; returns the exit code.
+pub fn run(args: Args) -> u8 {
+    let limits = limits(&args);
+    if let Some(file) = &args.protocol {
+        if args.html.is_some() {
+            return bad_input(
+                args.format,
+                "--html draws a catalog row; it does not take --protocol",
+            );
+        }
+        return super::check_protocol::run(
+            file,
+            args.id.as_deref(),
+            &args.bounds,
+            limits,
+            args.format,
+        );
+    }
+    let id = args.id.as_deref().unwrap_or_default();
+    let report = match run_report(id, &args.bounds, limits, args.format) {
         Ok(r) => r,
         Err(code) => return code,
     };

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod check;
 pub mod check_history;
+pub mod check_protocol;
 pub mod explain;
 pub mod explore;
 pub mod export;

@@ -4,7 +4,7 @@
 //! written there alone. What only a client knows is here: the argument order of each
 //! command, and which Lua source, with which `KEYS` and `ARGV`, each script command is.
 
-use locklab_models::redis::spec::{RedisCommand, RedisReply};
+use locklab_models::redis::spec::{lua, RedisCommand, RedisReply};
 use redis::{Cmd, Value};
 
 use super::scripts::LockScript;
@@ -75,7 +75,26 @@ pub(crate) fn encode(command: &RedisCommand) -> Wire {
             }
             plain("SET", &args)
         }
+        C::SetXx { key, value, px } => {
+            let mut args = vec![s(key), s(value), s("XX")];
+            if let Some(px) = px {
+                args.extend([s("PX"), px.to_string()]);
+            }
+            plain("SET", &args)
+        }
         C::SetNx { key, value } => plain("SETNX", &[s(key), s(value)]),
+        C::Publish { channel, message } => plain("PUBLISH", &[s(channel), s(message)]),
+        C::Eval { sha, keys, args } => {
+            // The source when this process knows it (a server that never saw it
+            // answers EVALSHA with NOSCRIPT), else by hash.
+            let (name, script) = match lua::source(sha) {
+                Some(src) => ("EVAL", src.to_string()),
+                None => ("EVALSHA", s(sha)),
+            };
+            let mut words = vec![script, keys.len().to_string()];
+            words.extend(keys.iter().chain(args).cloned());
+            plain(name, &words)
+        }
         C::Del { key } => plain("DEL", &[s(key)]),
         C::Expire { key, seconds } => plain("EXPIRE", &[s(key), seconds.to_string()]),
         C::PExpire { key, ms } => plain("PEXPIRE", &[s(key), ms.to_string()]),
@@ -197,6 +216,7 @@ pub(crate) fn decode(v: Value) -> RedisReply {
         Value::SimpleString(s) if s == "OK" => RedisReply::Ok,
         Value::SimpleString(s) => RedisReply::Bulk(s),
         Value::Boolean(b) => RedisReply::Integer(i64::from(b)),
+        Value::Array(items) => RedisReply::Array(items.into_iter().map(decode).collect()),
         Value::ServerError(e) => RedisReply::Error(
             format!("{} {}", e.code(), e.details().unwrap_or(""))
                 .trim()

@@ -25,6 +25,7 @@ use super::protocol::{self, Acquired, Protocol, ValueKind};
 use super::shared_nodes::NodeRef;
 use super::topology;
 use super::values;
+use crate::protocol::OnBusy;
 
 /// A scenario's configuration: protocol, topology, time and fault budget.
 #[derive(Clone, Debug)]
@@ -116,6 +117,8 @@ pub struct RedisLockState {
     pub foreign_release: Option<u8>,
     /// The client whose re-entry was refused, or whose lock was freed with holds left.
     pub reentrancy_broken: Option<u8>,
+    /// The client refused by a master that held no key at all.
+    pub refused_free: Option<u8>,
 }
 
 /// Copies the nodes and clients as plain memory (both are `Copy`): a search clones a
@@ -225,7 +228,10 @@ impl RedisLockModel {
     /// The command of `request` for a client writing `value` (`None`: the release is
     /// over), built once per thread: a search sends the same few commands millions of
     /// times, and building one allocates its strings.
-    fn command(&self, request: Request, value: &'static str) -> Option<Rc<RedisCommand>> {
+    fn command(&self, request: Request, value: &'static str, now: u64) -> Option<Rc<RedisCommand>> {
+        if protocol::uses_now(self.protocol) {
+            return self.make(request, value, now).map(Rc::new);
+        }
         let key = (
             request,
             self.protocol,
@@ -235,17 +241,20 @@ impl RedisLockModel {
         if let Some(known) = COMMANDS.with_borrow(|m| m.get(&key).cloned()) {
             return known;
         }
-        let ttl = self.ttl;
-        let made = match request {
-            Request::Acquire(k) => Some(protocol::acquire(self.protocol, k, value, ttl)),
-            Request::Release(k) => protocol::release(self.protocol, k, value, ttl),
-            Request::Fence => Some(protocol::fence()),
-            Request::Renew => Some(protocol::renew(value, ttl)),
-            Request::Wait(n) => Some(protocol::wait(n)),
-        }
-        .map(Rc::new);
+        let made = self.make(request, value, 0).map(Rc::new);
         COMMANDS.with_borrow_mut(|m| m.insert(key, made.clone()));
         made
+    }
+
+    fn make(&self, request: Request, value: &'static str, now: u64) -> Option<RedisCommand> {
+        let (p, ttl) = (self.protocol, self.ttl);
+        match request {
+            Request::Acquire(k) => protocol::acquire(p, k, value, ttl, now),
+            Request::Release(k) => protocol::release(p, k, value, ttl, now),
+            Request::Fence => Some(protocol::fence()),
+            Request::Renew => protocol::renew(p, value, ttl, now),
+            Request::Wait(n) => Some(protocol::wait(n)),
+        }
     }
 
     fn after_acquire(&self) -> Phase {
@@ -307,11 +316,20 @@ impl RedisLockModel {
                 Phase::Acquire(0)
             }
             Phase::Acquire(k) => {
-                let cmd = self.command(Request::Acquire(k), cl.value)?;
+                let cmd = self.command(Request::Acquire(k), cl.value, s.now)?;
                 let reply = exchange!(&mut s, cmd, false);
-                match protocol::acquired(self.protocol, k, &reply) {
+                match protocol::acquired(self.protocol, k, cl.value, &reply) {
                     Acquired::Next => Phase::Acquire(k + 1),
-                    Acquired::Busy => Phase::Acquire(0),
+                    Acquired::Busy => {
+                        if Self::holds_nothing(&s) {
+                            s.refused_free.get_or_insert(c as u8);
+                        }
+                        match protocol::on_busy(self.protocol) {
+                            OnBusy::Retry => Phase::Acquire(0),
+                            OnBusy::GiveUp => Phase::Done,
+                            OnBusy::Release => Phase::Release(0),
+                        }
+                    }
                     Acquired::Got => {
                         if protocol::has_ttl(self.protocol) {
                             s.clients[c].lease_until = Some(s.now + ttl);
@@ -323,7 +341,7 @@ impl RedisLockModel {
             }
             Phase::Wait => {
                 let n = self.wait.unwrap_or(0);
-                let cmd = self.command(Request::Wait(n), "")?;
+                let cmd = self.command(Request::Wait(n), "", s.now)?;
                 if cl.wait_for.0 != s.epoch {
                     // The master this WAIT was sent to is gone: the client sees an
                     // error and starts over.
@@ -345,13 +363,15 @@ impl RedisLockModel {
                     }
                 }
             }
-            Phase::Fence => match exchange!(&mut s, self.command(Request::Fence, "")?, false) {
-                RedisReply::Integer(t) => {
-                    s.clients[c].token = t;
-                    Phase::Critical(0)
+            Phase::Fence => {
+                match exchange!(&mut s, self.command(Request::Fence, "", s.now)?, false) {
+                    RedisReply::Integer(t) => {
+                        s.clients[c].token = t;
+                        Phase::Critical(0)
+                    }
+                    _ => Phase::Release(0),
                 }
-                _ => Phase::Release(0),
-            },
+            }
             Phase::Critical(k) if self.fencing => {
                 // INCR's tokens start at 1; a client that has none presents 0.
                 let token = u64::try_from(cl.token).unwrap_or(0);
@@ -363,7 +383,7 @@ impl RedisLockModel {
                     Access::Refused | Access::Wrote => Phase::Release(0),
                 }
             }
-            Phase::Critical(k) if self.protocol == Protocol::Redisson => {
+            Phase::Critical(k) if protocol::reentrant(self.protocol) => {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
                     matches!(n.db.live(LOCK_KEY, s.now).map(|e| &e.value),
@@ -372,8 +392,9 @@ impl RedisLockModel {
                 match k {
                     0 => {
                         let mine = own_field(&s);
-                        let cmd = self.command(Request::Acquire(0), cl.value)?;
-                        if exchange!(&mut s, cmd, false) == RedisReply::Nil {
+                        let cmd = self.command(Request::Acquire(0), cl.value, s.now)?;
+                        let reply = exchange!(&mut s, cmd, false);
+                        if protocol::acquired(self.protocol, 0, cl.value, &reply) == Acquired::Got {
                             s.clients[c].lease_until = Some(s.now + ttl);
                             Phase::Critical(1)
                         } else {
@@ -384,8 +405,15 @@ impl RedisLockModel {
                         }
                     }
                     1 => {
-                        let cmd = self.command(Request::Release(0), cl.value)?;
-                        if exchange!(&mut s, cmd, true) == RedisReply::Integer(1) {
+                        let cmd = self.command(Request::Release(0), cl.value, s.now)?;
+                        let held = self.lock_live(&s);
+                        let reply = exchange!(&mut s, cmd, true);
+                        let freed = match self.protocol {
+                            // Redisson's unlock says so: 1 when it deleted the lock.
+                            Protocol::Redisson => reply == RedisReply::Integer(1),
+                            _ => held && !self.lock_live(&s),
+                        };
+                        if freed {
                             // Freed while this client still held it once.
                             s.reentrancy_broken.get_or_insert(c as u8);
                         }
@@ -395,7 +423,7 @@ impl RedisLockModel {
                 }
             }
             Phase::Critical(_) => Phase::Release(0),
-            Phase::Release(k) => match self.command(Request::Release(k), cl.value) {
+            Phase::Release(k) => match self.command(Request::Release(k), cl.value, s.now) {
                 None => Phase::Done,
                 Some(cmd) => {
                     let reply = exchange!(&mut s, cmd, true);
@@ -436,14 +464,13 @@ impl RedisLockModel {
     fn renew(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
         let due = cl.lease_until.is_some_and(|d| time::due(st.now, d));
-        if self.protocol != Protocol::Redisson || cl.process.paused || !cl.phase.critical() || !due
-        {
+        if !protocol::renews(self.protocol) || cl.process.paused || !cl.phase.critical() || !due {
             return None;
         }
         let mut s = st.clone();
-        let cmd = self.command(Request::Renew, cl.value)?;
+        let cmd = self.command(Request::Renew, cl.value, s.now)?;
         let reply = self.send(&mut s, c, &cmd, false);
-        if reply == RedisReply::Integer(1) {
+        if protocol::renewed(self.protocol, cl.value, &reply) {
             s.clients[c].lease_until = Some(s.now + self.ttl);
         }
         log.note(&cmd, || reply);
@@ -518,6 +545,23 @@ impl RedisLockModel {
         }
     }
 
+    /// Whether the master holds no key but the fencing counter: nothing any client
+    /// could be refused for.
+    fn holds_nothing(s: &RedisLockState) -> bool {
+        let db = &s.nodes[s.master as usize].db;
+        db.keys
+            .keys()
+            .all(|k| k == super::keys::FENCE_KEY || db.live(k, s.now).is_none())
+    }
+
+    /// Whether the lock key is live on the master.
+    fn lock_live(&self, s: &RedisLockState) -> bool {
+        s.nodes[s.master as usize]
+            .db
+            .live(LOCK_KEY, s.now)
+            .is_some()
+    }
+
     /// A client waits for a lock that only a crashed client could remove: it exists with
     /// no deadline, so nothing will ever free it.
     fn deadlocked(s: &RedisLockState) -> bool {
@@ -549,6 +593,11 @@ impl LockChecks for RedisLockModel {
     }
 
     fn orphan(&self, s: &RedisLockState) -> Option<String> {
+        if let Some(c) = s.refused_free {
+            return Some(format!(
+                "c{c} was refused by a master holding no key at all: the lock turns clients away when nobody holds it"
+            ));
+        }
         Self::deadlocked(s).then(|| "a lock without TTL set by a crashed client".to_string())
     }
 
@@ -592,6 +641,7 @@ impl Model for RedisLockModel {
             budget: self.faults,
             foreign_release: None,
             reentrancy_broken: None,
+            refused_free: None,
         }]
     }
 

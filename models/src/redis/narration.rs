@@ -155,6 +155,33 @@ impl Narrate for RedisLockModel {
         let crashed = happened(path, |a| matches!(a, Action::Crash(_)));
         let last = path.last().map(|(_, s)| s);
         let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
+        if let Protocol::Described(_) = self.protocol {
+            // A user's steps: say what the path shows, not what a catalog row's
+            // protocol would mean by it.
+            return match property {
+                Property::MutualExclusion if failover => format!(
+                    "The replica was promoted before the lock's write reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."
+                ),
+                Property::MutualExclusion if paused => format!(
+                    "The holder paused past its lease; the lock expired while it was still inside, and another client acquired it: {pair} are in the critical section together."
+                ),
+                Property::MutualExclusion => format!(
+                    "The protocol's steps let a second client in while the first was inside: {pair} are in the critical section together."
+                ),
+                Property::NoForeignRelease => {
+                    let c = last.and_then(|s| s.foreign_release).unwrap_or(0);
+                    format!("c{c}'s release step changed a lock another client had set.")
+                }
+                Property::Liveness => match last.and_then(|s| s.refused_free) {
+                    Some(c) => format!(
+                        "The master held no key at all, yet c{c}'s acquire was refused: this lock turns clients away when nobody holds it."
+                    ),
+                    None => "The holder crashed while its lock had no lease; nothing will ever free it, so the waiting client can never acquire.".into(),
+                },
+                Property::Reentrancy => "A re-entry was refused, or the lock was freed while a hold was still counted.".to_string(),
+                _ => format!("{property} was violated."),
+            };
+        }
         match property {
             Property::MutualExclusion if failover => format!(
                 "The replica was promoted before the SET reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."

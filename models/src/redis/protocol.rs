@@ -1,9 +1,46 @@
 //! The step orders clients follow, one per protocol of the write-ups (SETNX → SET NX PX
-//! → Lua → Redisson), each step exactly one command to the current master.
+//! → Lua → Redisson), or a user's own ([`Protocol::Described`]); each step exactly one
+//! command to the current master.
 
+use crate::protocol::redis::steps::{Fill, OnBusy, Outcome};
+use crate::protocol::redis::RedisProtocol;
 use crate::redis::spec::{RedisCommand, RedisReply};
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
+
+/// A user's protocol, compared and hashed by identity: a model holds one for its whole
+/// search, and hashing its steps for every command sent would cost the search dearly.
+#[derive(Clone, Copy)]
+pub struct DescribedRef(pub &'static RedisProtocol);
+
+impl PartialEq for DescribedRef {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for DescribedRef {}
+
+impl std::hash::Hash for DescribedRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        std::ptr::hash(self.0, state);
+    }
+}
+
+impl std::fmt::Debug for DescribedRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Described({:?})", self.0.name)
+    }
+}
+
+fn fill(value: &str, ttl: u64, now: u64) -> Fill<'_> {
+    Fill {
+        key: LOCK_KEY,
+        token: value,
+        lease_ms: ttl,
+        now_ms: now,
+    }
+}
 
 /// How a client takes and gives back the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -23,6 +60,8 @@ pub enum Protocol {
     /// Redisson: lock/unlock hash scripts with hold counts, a watchdog renewing the lease;
     /// each client enters twice (reentrancy) and leaves twice.
     Redisson,
+    /// A user's protocol: a protocol file's or the builder's steps.
+    Described(DescribedRef),
 }
 
 /// What a client writes as its identity.
@@ -38,11 +77,14 @@ pub enum ValueKind {
     ThreadId,
 }
 
-/// One step of acquiring: the command for stage `stage`.
-pub fn acquire(p: Protocol, stage: u8, value: &str, ttl: u64) -> RedisCommand {
+/// One step of acquiring: the command for stage `stage` at the client's `now`.
+pub fn acquire(p: Protocol, stage: u8, value: &str, ttl: u64, now: u64) -> Option<RedisCommand> {
+    if let Protocol::Described(d) = p {
+        return d.0.acquire_command(stage, &fill(value, ttl, now));
+    }
     let key = LOCK_KEY.to_string();
     let value = value.to_string();
-    match (p, stage) {
+    Some(match (p, stage) {
         (Protocol::GetSet, 0) => RedisCommand::Get { key },
         (Protocol::GetSet, _) => RedisCommand::Set {
             key,
@@ -63,7 +105,7 @@ pub fn acquire(p: Protocol, stage: u8, value: &str, ttl: u64) -> RedisCommand {
             nx: true,
             px: Some(ttl),
         },
-    }
+    })
 }
 
 /// What an acquire step's reply means.
@@ -78,7 +120,14 @@ pub enum Acquired {
 }
 
 /// Interprets the reply to [`acquire`]'s command.
-pub fn acquired(p: Protocol, stage: u8, reply: &RedisReply) -> Acquired {
+pub fn acquired(p: Protocol, stage: u8, value: &str, reply: &RedisReply) -> Acquired {
+    if let Protocol::Described(d) = p {
+        return match d.0.acquired(stage, reply, &fill(value, 0, 0)) {
+            Outcome::Next => Acquired::Next,
+            Outcome::Granted => Acquired::Got,
+            _ => Acquired::Busy,
+        };
+    }
     match (p, stage, reply) {
         (Protocol::GetSet, 0, RedisReply::Nil) => Acquired::Next,
         (Protocol::GetSet, 0, _) => Acquired::Busy,
@@ -95,7 +144,10 @@ pub fn acquired(p: Protocol, stage: u8, reply: &RedisReply) -> Acquired {
 }
 
 /// The release command of stage `stage` (`None`: released, nothing more to send).
-pub fn release(p: Protocol, stage: u8, value: &str, ttl: u64) -> Option<RedisCommand> {
+pub fn release(p: Protocol, stage: u8, value: &str, ttl: u64, now: u64) -> Option<RedisCommand> {
+    if let Protocol::Described(d) = p {
+        return d.0.release_command(stage, &fill(value, ttl, now));
+    }
     let key = LOCK_KEY.to_string();
     let value = value.to_string();
     match (p, stage) {
@@ -114,6 +166,10 @@ pub fn release(p: Protocol, stage: u8, value: &str, ttl: u64) -> Option<RedisCom
 
 /// After release stage `stage` answered `reply`: the next stage, or `None` when done.
 pub fn released(p: Protocol, stage: u8, value: &str, reply: &RedisReply) -> Option<u8> {
+    if let Protocol::Described(d) = p {
+        let next = d.0.released(stage, reply, &fill(value, 0, 0)) == Outcome::Next;
+        return next.then_some(stage + 1);
+    }
     match (p, stage, reply) {
         (Protocol::SetPxGetDel, 0, RedisReply::Bulk(v)) if v == value => Some(1),
         _ => None,
@@ -127,13 +183,55 @@ pub fn fence() -> RedisCommand {
     }
 }
 
-/// Redisson's watchdog: renew the client's hash field's lease.
-pub fn renew(field: &str, ttl: u64) -> RedisCommand {
-    RedisCommand::EvalRedissonRenew {
+/// The watchdog's renewal of the client's lease (Redisson's renew script, or a user
+/// protocol's first renew step).
+pub fn renew(p: Protocol, field: &str, ttl: u64, now: u64) -> Option<RedisCommand> {
+    if let Protocol::Described(d) = p {
+        return d.0.renew_command(0, &fill(field, ttl, now));
+    }
+    Some(RedisCommand::EvalRedissonRenew {
         key: LOCK_KEY.to_string(),
         field: field.to_string(),
         px: ttl,
+    })
+}
+
+/// Whether the renewal's reply extended the lease.
+pub fn renewed(p: Protocol, field: &str, reply: &RedisReply) -> bool {
+    match p {
+        Protocol::Described(d) => d.0.renewed(0, reply, &fill(field, 0, 0)) == Outcome::Renewed,
+        _ => *reply == RedisReply::Integer(1),
     }
+}
+
+/// Whether a watchdog renews the holder's lease.
+pub fn renews(p: Protocol) -> bool {
+    match p {
+        Protocol::Described(d) => !d.0.renew.is_empty(),
+        _ => p == Protocol::Redisson,
+    }
+}
+
+/// Whether each client enters twice and leaves twice.
+pub fn reentrant(p: Protocol) -> bool {
+    match p {
+        Protocol::Described(d) => d.0.reentrant,
+        _ => p == Protocol::Redisson,
+    }
+}
+
+/// What a refused client does.
+pub fn on_busy(p: Protocol) -> OnBusy {
+    match p {
+        Protocol::Described(d) => d.0.on_busy,
+        _ => OnBusy::Retry,
+    }
+}
+
+/// Whether commands depend on the client's clock (`{now_ms}`), so cannot be built once
+/// per client.
+pub fn uses_now(p: Protocol) -> bool {
+    matches!(p, Protocol::Described(d) if d.0.uses_now())
 }
 
 /// `WAIT n 0`: block until `n` replicas acknowledged the client's writes.
@@ -146,5 +244,8 @@ pub fn wait(n: u32) -> RedisCommand {
 
 /// Whether the protocol's lock has a lease, so its holder must finish (or renew) in time.
 pub fn has_ttl(p: Protocol) -> bool {
-    !matches!(p, Protocol::GetSet | Protocol::SetNx)
+    match p {
+        Protocol::Described(d) => d.0.has_ttl(),
+        _ => !matches!(p, Protocol::GetSet | Protocol::SetNx),
+    }
 }

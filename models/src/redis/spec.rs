@@ -29,6 +29,11 @@ pub use command::{RedisCommand, RedisReply};
 mod exec;
 use exec::exec;
 
+pub mod lua;
+
+mod words;
+pub use words::{NONDETERMINISTIC, SPEC_COMMANDS};
+
 /// A stored value.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Value {
@@ -86,7 +91,7 @@ impl RedisState {
 /// (`now` in milliseconds, the server's clock.)
 pub fn apply(state: &RedisState, cmd: &RedisCommand, now: u64) -> (RedisReply, RedisState) {
     let mut next = state.clone();
-    let reply = exec(&mut next, cmd, Clock::MS.at(Window::at(now)), false);
+    let reply = exec(&mut next, cmd, Clock::MS.at(Window::at(now)));
     (reply, next)
 }
 
@@ -192,20 +197,31 @@ impl Spec for RedisSpec {
         cmd: &RedisCommand,
         at: Window,
     ) -> Outcomes<RedisReply, RedisState> {
-        let entry = cmd.key().and_then(|k| state.keys.get(k));
-        let mut branches = Vec::with_capacity(2);
-        match entry {
-            Some(e) if maybe_live(e.deadline, at) && maybe_expired(e.deadline, at) => {
-                branches.push(false);
-                branches.push(true);
-            }
-            Some(e) => branches.push(!maybe_live(e.deadline, at)),
-            None => branches.push(false),
-        }
+        // Every touched key whose deadline the window straddles doubles the branches. A
+        // script may touch several, and (outside a cluster) keys it was not given in
+        // KEYS: every key of the node counts as touched.
+        let touched: Vec<&str> = match cmd {
+            RedisCommand::Eval { .. } => state.keys.keys().map(String::as_str).collect(),
+            _ => cmd.keys(),
+        };
+        let straddled: Vec<&str> = touched
+            .into_iter()
+            .filter(|k| {
+                state
+                    .keys
+                    .get(*k)
+                    .is_some_and(|e| maybe_live(e.deadline, at) && maybe_expired(e.deadline, at))
+            })
+            .collect();
         let mut out: Outcomes<RedisReply, RedisState> = Outcomes::new();
-        for expired in branches {
+        for expired in 0..1u64 << straddled.len() {
             let mut next = state.clone();
-            let reply = exec(&mut next, cmd, self.clock(at), expired);
+            for (i, k) in straddled.iter().enumerate() {
+                if expired & (1 << i) != 0 {
+                    next.keys.remove(*k);
+                }
+            }
+            let reply = exec(&mut next, cmd, self.clock(at));
             if !out.iter().any(|(r, s)| *r == reply && *s == next) {
                 out.push((reply, next));
             }

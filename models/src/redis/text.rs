@@ -16,7 +16,12 @@ pub fn command_text(cmd: &RedisCommand) -> String {
             let px = px.map(|p| format!(" PX {p}")).unwrap_or_default();
             format!("SET {key} {value}{nx}{px}")
         }
+        SetXx { key, value, px } => {
+            let px = px.map(|p| format!(" PX {p}")).unwrap_or_default();
+            format!("SET {key} {value} XX{px}")
+        }
         SetNx { key, value } => format!("SETNX {key} {value}"),
+        Publish { channel, message } => format!("PUBLISH {channel} {message}"),
         Del { key } => format!("DEL {key}"),
         Expire { key, seconds } => format!("EXPIRE {key} {seconds}"),
         PExpire { key, ms } => format!("PEXPIRE {key} {ms}"),
@@ -45,6 +50,14 @@ pub fn command_text(cmd: &RedisCommand) -> String {
         EvalRedissonLock { key, field, px } => format!("EVAL redisson-lock {key} {field} {px}"),
         EvalRedissonUnlock { key, field, px } => format!("EVAL redisson-unlock {key} {field} {px}"),
         EvalRedissonRenew { key, field, px } => format!("EVAL redisson-renew {key} {field} {px}"),
+        Eval { sha, keys, args } => {
+            let mut text = format!("EVALSHA {} {}", &sha[..sha.len().min(8)], keys.len());
+            for w in keys.iter().chain(args) {
+                text.push(' ');
+                text.push_str(w);
+            }
+            text
+        }
         Other { name, args, .. } => {
             let mut text = name.clone();
             for a in args {
@@ -64,6 +77,10 @@ pub fn reply_text(reply: &RedisReply) -> String {
         RedisReply::Integer(n) => format!("(integer) {n}"),
         RedisReply::Bulk(s) => format!("\"{s}\""),
         RedisReply::Error(e) => format!("(error) {e}"),
+        RedisReply::Array(items) => {
+            let items: Vec<String> = items.iter().map(reply_text).collect();
+            format!("[{}]", items.join(", "))
+        }
     }
 }
 

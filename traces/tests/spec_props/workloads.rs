@@ -437,7 +437,7 @@ impl Workload for Redis {
             (Some(RedisReply::Integer(n)), _) => Some(RedisReply::Integer(n ^ 1)),
             (Some(RedisReply::Bulk(_)), 0) => Some(RedisReply::Nil),
             (Some(RedisReply::Bulk(v)), _) => Some(RedisReply::Bulk(format!("{v}!"))),
-            (Some(RedisReply::Error(_)), _) => Some(RedisReply::Nil),
+            (Some(RedisReply::Error(_) | RedisReply::Array(_)), _) => Some(RedisReply::Nil),
             (None, _) => None,
         };
     }

@@ -1,7 +1,7 @@
 //! A request's words read as the spec's command (what the spec has no word for as
 //! [`RedisCommand::Other`]), and a reply as the spec's.
 
-use locklab_models::redis::spec::{RedisCommand, RedisReply};
+use locklab_models::redis::spec::{lua, RedisCommand, RedisReply};
 
 use super::super::resp::Resp;
 use super::super::scripts::LockScript;
@@ -115,83 +115,30 @@ pub(super) fn decode_request(words: &[Vec<u8>], scripts: &ScriptBook) -> Request
     )
 }
 
-/// The spec's command for a request, when the spec has one.
+/// The spec's command for a request, when the spec has one: a script by its role when
+/// it is one of the lock scripts the spec names, else run by the spec's own Lua.
 fn spec_command(name: &str, args: &[String], scripts: &ScriptBook) -> Option<RedisCommand> {
-    use RedisCommand as C;
-    let key = || args.first().cloned();
-    let n = |i: usize| args.get(i).and_then(|a| a.parse::<u64>().ok());
-    Some(match (name, args.len()) {
-        ("GET", 1) => C::Get { key: key()? },
-        ("SET", 2..) => {
-            let (mut nx, mut px) = (false, None);
-            let mut i = 2;
-            while i < args.len() {
-                match args[i].to_ascii_uppercase().as_str() {
-                    "NX" => nx = true,
-                    "PX" => {
-                        px = Some(n(i + 1)?);
-                        i += 1;
-                    }
-                    "EX" => {
-                        px = Some(n(i + 1)?.checked_mul(1000)?);
-                        i += 1;
-                    }
-                    // XX, GET, KEEPTTL, EXAT, PXAT: not the spec's SET.
-                    _ => return None,
-                }
-                i += 1;
-            }
-            C::Set {
-                key: key()?,
-                value: args[1].clone(),
-                nx,
-                px,
-            }
-        }
-        ("SETNX", 2) => C::SetNx {
-            key: key()?,
-            value: args[1].clone(),
-        },
-        // UNLINK frees the memory later; to every reader the key is gone at once.
-        ("DEL" | "UNLINK", 1) => C::Del { key: key()? },
-        ("EXPIRE", 2) => C::Expire {
-            key: key()?,
-            seconds: n(1)?,
-        },
-        ("PEXPIRE", 2) => C::PExpire {
-            key: key()?,
-            ms: n(1)?,
-        },
-        ("PTTL", 1) => C::PTtl { key: key()? },
-        ("EXISTS", 1) => C::Exists { key: key()? },
-        ("INCR", 1) => C::Incr { key: key()? },
-        ("HINCRBY", 3) => C::HIncrBy {
-            key: key()?,
-            field: args[1].clone(),
-            by: args[2].parse().ok()?,
-        },
-        ("HEXISTS", 2) => C::HExists {
-            key: key()?,
-            field: args[1].clone(),
-        },
-        ("WAIT", 2) => C::Wait {
-            numreplicas: u32::try_from(n(0)?).ok()?,
-            timeout: n(1)?,
-        },
-        ("EVAL" | "EVALSHA", 2..) => {
-            let source = if name == "EVAL" {
-                scripts.learn(&args[0]);
-                args[0].clone()
-            } else {
-                scripts.source(&args[0])?
-            };
-            let count = usize::try_from(n(1)?).ok()?;
-            let keys = args.get(2..2 + count)?;
-            let argv = &args[2 + count..];
-            decode_script(LockScript::recognise(&source)?, keys, argv)?
-        }
-        _ => return None,
-    })
+    if !matches!(name, "EVAL" | "EVALSHA") {
+        return RedisCommand::from_words(name, args);
+    }
+    let first = args.first()?;
+    let source = if name == "EVAL" {
+        scripts.learn(first);
+        first.clone()
+    } else {
+        scripts.source(first)?
+    };
+    let count = usize::try_from(args.get(1)?.parse::<u64>().ok()?).ok()?;
+    let keys = args.get(2..2 + count)?;
+    let argv = &args[2 + count..];
+    match LockScript::recognise(&source) {
+        Some(script) => decode_script(script, keys, argv),
+        None => Some(RedisCommand::Eval {
+            sha: lua::register(&source),
+            keys: keys.to_vec(),
+            args: argv.to_vec(),
+        }),
+    }
 }
 
 /// A reply in the spec's terms; a type the spec has no word for keeps its text.
@@ -205,7 +152,7 @@ pub(super) fn decode_reply(reply: Resp) -> RedisReply {
         Resp::Bulk(Some(b)) => RedisReply::Bulk(word(&b)),
         Resp::Boolean(b) => RedisReply::Integer(i64::from(b)),
         Resp::Array(Some(items)) | Resp::Aggregate(items) | Resp::Push(items) => {
-            RedisReply::Bulk(format!("{items:?}"))
+            RedisReply::Array(items.into_iter().map(decode_reply).collect())
         }
     }
 }

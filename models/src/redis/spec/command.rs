@@ -30,6 +30,17 @@ pub enum RedisCommand {
         /// Deadline in ms from now; `None` makes the key persistent.
         px: Option<u64>,
     },
+    /// `SET key value XX [PX ms]` → `OK` when the key was live (and is now set), nil
+    /// when it was not: set only if present, the opposite of `NX` (what Spring's
+    /// `setIfPresent` sends).
+    SetXx {
+        /// The key.
+        key: String,
+        /// The value.
+        value: String,
+        /// Deadline in ms from now; `None` makes the key persistent.
+        px: Option<u64>,
+    },
     /// `SETNX key value` → `1` when set, `0` when the key was live.
     SetNx {
         /// The key.
@@ -86,6 +97,15 @@ pub enum RedisCommand {
         key: String,
         /// The field.
         field: String,
+    },
+    /// `PUBLISH channel message` → the number of subscribers that got it; touches no
+    /// key (Redisson's unlock script wakes waiters with it). The spec has no
+    /// subscribers: 0.
+    Publish {
+        /// The channel.
+        channel: String,
+        /// The message.
+        message: String,
     },
     /// `WAIT numreplicas timeout`. A node alone has no replicas and answers `0` at once;
     /// replication (see the failover model) counts acknowledgements.
@@ -174,6 +194,18 @@ pub enum RedisCommand {
         /// `ARGV[1]`: the lease in ms.
         px: u64,
     },
+    /// A script the spec runs itself, in its embedded Lua 5.1 (`lua.rs`): `EVALSHA sha
+    /// numkeys keys… args…`, the source known to the spec's script book (a protocol
+    /// file's scripts, or one a client loaded). Its effect is whatever the script's
+    /// `redis.call`s do to the keyspace, atomically.
+    Eval {
+        /// The script's SHA1, lowercase hex.
+        sha: String,
+        /// `KEYS`.
+        keys: Vec<String>,
+        /// `ARGV`.
+        args: Vec<String>,
+    },
     /// A command the spec does not model, as a client sent it (read off an external
     /// client's traffic: `HSET`, a script whose source is none of the above, `DEL` of
     /// several keys). Its effect is unknown: the spec answers an error and changes
@@ -197,6 +229,7 @@ impl RedisCommand {
         match self {
             Get { key }
             | Set { key, .. }
+            | SetXx { key, .. }
             | SetNx { key, .. }
             | Del { key }
             | Expire { key, .. }
@@ -213,15 +246,17 @@ impl RedisCommand {
             | EvalRedissonLock { key, .. }
             | EvalRedissonUnlock { key, .. }
             | EvalRedissonRenew { key, .. } => Some(key),
-            Wait { .. } | Other { .. } => None,
+            Eval { keys, .. } => keys.first().map(String::as_str),
+            Wait { .. } | Publish { .. } | Other { .. } => None,
         }
     }
 
-    /// Every key the command touches: its [`RedisCommand::key`], and the token counter
-    /// of the fenced acquire.
+    /// Every key the command touches: its [`RedisCommand::key`], the token counter of
+    /// the fenced acquire, a script's `KEYS`.
     pub fn keys(&self) -> Vec<&str> {
         match self {
             RedisCommand::EvalFencedAcquire { key, fence, .. } => vec![key, fence],
+            RedisCommand::Eval { keys, .. } => keys.iter().map(String::as_str).collect(),
             other => other.key().into_iter().collect(),
         }
     }
@@ -232,7 +267,12 @@ impl RedisCommand {
         use RedisCommand::*;
         match self {
             Other { write, .. } => *write,
-            Get { .. } | PTtl { .. } | Exists { .. } | HExists { .. } | Wait { .. } => false,
+            Get { .. }
+            | PTtl { .. }
+            | Exists { .. }
+            | HExists { .. }
+            | Wait { .. }
+            | Publish { .. } => false,
             _ => true,
         }
     }
@@ -240,7 +280,11 @@ impl RedisCommand {
     /// Whether the spec models what the command does ([`RedisCommand::Other`] is the
     /// one it does not).
     pub fn is_modelled(&self) -> bool {
-        !matches!(self, RedisCommand::Other { .. })
+        match self {
+            RedisCommand::Other { .. } => false,
+            RedisCommand::Eval { sha, .. } => super::lua::source(sha).is_some(),
+            _ => true,
+        }
     }
 }
 
@@ -259,6 +303,8 @@ pub enum RedisReply {
     Bulk(String),
     /// `-ERR …` / `-WRONGTYPE …`.
     Error(String),
+    /// A multi-bulk reply (what a script returns as a Lua array).
+    Array(Vec<RedisReply>),
 }
 
 impl RedisReply {

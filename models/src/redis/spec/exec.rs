@@ -5,19 +5,15 @@ use super::*;
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-/// Runs `cmd` with the key's expiry already decided: `expired` removes the key first.
-pub(super) fn exec(
-    s: &mut RedisState,
-    cmd: &RedisCommand,
-    clock: Clock,
-    expired: bool,
-) -> RedisReply {
+/// Runs `cmd` at `clock`: a touched key counts as expired only if it certainly is
+/// (a caller that must branch on an uncertain expiry removes the key first).
+pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> RedisReply {
     let at = clock.at;
     use RedisCommand::*;
     use RedisReply as R;
     if let Some(k) = cmd.key() {
         let gone = match s.keys.get(k) {
-            Some(e) => expired || !maybe_live(e.deadline, at),
+            Some(e) => !maybe_live(e.deadline, at),
             None => false,
         };
         if gone {
@@ -33,6 +29,15 @@ pub(super) fn exec(
         },
         Set { key, value, nx, px } => {
             if *nx && s.keys.contains_key(key) {
+                return R::Nil;
+            }
+            let value = Value::Str(value.clone());
+            let deadline = px.and_then(deadline);
+            s.keys.insert(key.clone(), Entry { value, deadline });
+            R::Ok
+        }
+        SetXx { key, value, px } => {
+            if !s.keys.contains_key(key) {
                 return R::Nil;
             }
             let value = Value::Str(value.clone());
@@ -99,7 +104,8 @@ pub(super) fn exec(
             Some(Value::Hash(h)) => R::Integer(i64::from(h.contains_key(field))),
             Some(Value::Str(_)) => R::Error(WRONGTYPE.into()),
         },
-        Wait { .. } => R::Integer(0),
+        Wait { .. } | Publish { .. } => R::Integer(0),
+        Eval { sha, keys, args } => super::lua::eval(s, sha, keys, args, clock),
         // Nothing is known of its effect: a check that needs one leaves it out.
         Other { name, .. } => R::Error(format!("{name}: not modelled by the spec")),
         EvalCompareAndDelete { key, value } => {
@@ -141,10 +147,10 @@ pub(super) fn exec(
                 nx: true,
                 px: Some(*px),
             };
-            if exec(s, &set, clock, false) == R::Ok {
-                return exec(s, &Incr { key: fence.clone() }, clock, false);
+            if exec(s, &set, clock) == R::Ok {
+                return exec(s, &Incr { key: fence.clone() }, clock);
             }
-            match exec(s, &PTtl { key: key.clone() }, clock, false) {
+            match exec(s, &PTtl { key: key.clone() }, clock) {
                 R::Integer(ttl) => R::Integer(-1 - ttl.max(0)),
                 other => other,
             }
@@ -158,7 +164,7 @@ pub(super) fn exec(
                 pexpire(s, key, *px, clock);
                 return R::Nil;
             }
-            exec(s, &PTtl { key: key.clone() }, clock, false)
+            exec(s, &PTtl { key: key.clone() }, clock)
         }
         EvalRedissonUnlock { key, field, px } => {
             if !has_field(s, key, field) {

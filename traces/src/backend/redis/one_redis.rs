@@ -22,7 +22,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use locklab_models::redis::spec::{entry_text_with, RedisReply, RedisSpec};
+use locklab_models::redis::spec::{entry_text_with, RedisCommand, RedisReply, RedisSpec};
 use locklab_models::spec::Spec;
 
 use crate::backend::CommandEvent;
@@ -75,6 +75,23 @@ pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
         .iter()
         .filter(|o| o.command.is_modelled() && !unjudged.contains(&o.node))
         .collect();
+    // A script may touch keys it was not given in KEYS: a server that ran one is one
+    // group (its commands all under the key "").
+    let scripted: std::collections::BTreeSet<usize> = ops
+        .iter()
+        .filter(|o| matches!(o.command, RedisCommand::Eval { .. }))
+        .map(|o| o.node)
+        .collect();
+    fn keys_of<'a>(
+        op: &'a CommandOp,
+        scripted: &std::collections::BTreeSet<usize>,
+    ) -> Vec<&'a str> {
+        if scripted.contains(&op.node) {
+            vec![""]
+        } else {
+            op.command.keys()
+        }
+    }
     // Which group each (server, key) is in; a command touching two groups merges them.
     let mut group_of: BTreeMap<(usize, &str), usize> = BTreeMap::new();
     let mut merged_into: Vec<usize> = Vec::new();
@@ -86,7 +103,7 @@ pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
     }
     for op in &ops {
         let mut first: Option<usize> = None;
-        for key in op.command.keys() {
+        for key in keys_of(op, &scripted) {
             let g = *group_of.entry((op.node, key)).or_insert_with(|| {
                 merged_into.push(merged_into.len());
                 merged_into.len() - 1
@@ -101,7 +118,7 @@ pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
     }
     let mut parts: BTreeMap<usize, Vec<LinOp<RedisSpec>>> = BTreeMap::new();
     for op in &ops {
-        let Some(key) = op.command.keys().first().copied() else {
+        let Some(key) = keys_of(op, &scripted).first().copied() else {
             continue;
         };
         let g = root(&merged_into, group_of[&(op.node, key)]);

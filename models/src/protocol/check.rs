@@ -1,0 +1,100 @@
+//! A described protocol explored like a catalog row: in one of its family's fault
+//! environments, or in a catalog row's own (its bounds, faults and properties), so a
+//! protocol file of a row's protocol can be held against the row.
+
+use crate::catalog::{self, CatalogError, Overrides, Report};
+use crate::check::{Limits, Stats};
+use crate::registry::{Fault, Property};
+use crate::scenario::{Build, Expected, Params, Scenario};
+
+use super::Described;
+
+/// A setting a protocol is checked in: bounds, fault budgets and properties.
+#[derive(Clone, Debug)]
+pub struct Environment {
+    /// Its name (`pause`), or the catalog row it is taken from.
+    pub name: String,
+    /// The faults in words.
+    pub faults: String,
+    /// The bounds and fault budgets.
+    pub params: Params,
+    /// The properties checked.
+    pub properties: Vec<Property>,
+}
+
+/// The environment named `name`: one of [`Described::environments`], or a catalog row of `d`'s
+/// family (its bounds, faults and properties).
+pub fn environment(d: &Described, name: &str) -> Result<Environment, CatalogError> {
+    if let Some(e) = d.environments().into_iter().find(|e| e.name == name) {
+        return Ok(e);
+    }
+    let row = catalog::find(name)?;
+    if row.family != d.family() {
+        return Err(CatalogError::InvalidBound {
+            flag: "--protocol",
+            reason: format!(
+                "{name} is a {} row; {} is a {} protocol",
+                row.family,
+                d.name(),
+                d.family()
+            ),
+        });
+    }
+    Ok(Environment {
+        name: name.to_string(),
+        faults: row.faults.to_string(),
+        params: row.defaults.clone(),
+        properties: row.properties.to_vec(),
+    })
+}
+
+/// Explores `d` in the environment named `env` (see [`environment`]) with `o`
+/// applied: the verdict and one shortest story per violated property.
+pub fn check(
+    d: &Described,
+    env: &str,
+    o: &Overrides,
+    limits: Limits,
+) -> Result<Report, CatalogError> {
+    check_in(d, &environment(d, env)?, o, limits, &mut |_| {})
+}
+
+/// [`check`] in a given environment, reporting progress.
+pub fn check_in(
+    d: &Described,
+    env: &Environment,
+    o: &Overrides,
+    limits: Limits,
+    progress: &mut dyn FnMut(&Stats),
+) -> Result<Report, CatalogError> {
+    let s = scenario(d, env);
+    let mut p = catalog::params(&s, o)?;
+    if p.faults
+        .iter()
+        .any(|(f, n)| *f == Fault::Failover && *n > 0)
+        && p.replicas == 0
+    {
+        // A failover needs a replica to promote.
+        p.replicas = 1;
+    }
+    let told = s.build(&p).tell(limits, progress);
+    Ok(catalog::report::report(&s, p, told))
+}
+
+/// The scenario a described protocol is in `env`. Its strings and model live as long as
+/// the process: a catalog row's are `'static`, and a check keeps its report.
+fn scenario(d: &Described, env: &Environment) -> Scenario {
+    let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+    let model: &'static dyn Build = d.model();
+    Scenario {
+        id: leak(format!("{}@{}", d.name(), env.name)),
+        family: d.family(),
+        protocol: leak(d.name().to_string()),
+        faults: leak(env.faults.clone()),
+        properties: Box::leak(env.properties.clone().into_boxed_slice()),
+        expected: Expected::Holds,
+        lesson: "",
+        defaults: env.params.clone(),
+        model,
+    }
+}

@@ -1,0 +1,126 @@
+//! A user's own lock protocol, model-checked like a catalog row: the steps of acquire,
+//! release and renew, as commands of a family's spec or (for Redis) Lua scripts run by
+//! the spec's embedded Lua, and what each reply means.
+//!
+//! Written as a protocol file ([`load`], TOML, see [`mod@file`]) or with the builder
+//! ([`RedisProtocol::builder`]); both are checked the same way when built (every
+//! command one the spec runs, every script compiling and calling only such commands),
+//! then explored by the family's model under the family's faults ([`check()`]), with the
+//! catalog's properties and shortest stories.
+//!
+//! ```
+//! use locklab_models::protocol::{self, RedisProtocol, StepBuilder};
+//!
+//! let p = RedisProtocol::builder("SET NX PX + plain DEL")
+//!     .acquire(StepBuilder::send("SET {key} {token} NX PX {lease_ms}").granted("OK").busy("nil"))
+//!     .release(StepBuilder::send("DEL {key}").released("any"))
+//!     .build()
+//!     .expect("a valid protocol");
+//! let described = protocol::Described::Redis(p);
+//! let report = protocol::check(&described, "pause", &Default::default(), Default::default())
+//!     .expect("pause is a Redis environment");
+//! assert!(matches!(report.verdict, locklab_models::catalog::Verdict::Violated(_)));
+//! ```
+
+pub mod check;
+pub mod file;
+pub mod redis;
+
+pub use check::{check, check_in, Environment};
+pub use file::{load, parse};
+pub use redis::steps::{OnBusy, Outcome, TokenKind};
+pub use redis::{RedisProtocol, StepBuilder};
+
+use crate::scenario::Build;
+
+/// A described protocol, by family: the one place that lists the families a protocol
+/// may be described in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Described {
+    /// A Redis lock.
+    Redis(RedisProtocol),
+}
+
+impl Described {
+    /// The families a protocol file may name.
+    pub const FAMILIES: &'static [&'static str] = &["redis"];
+
+    /// A protocol file of `family` read by that family's reader (`None`: no reader).
+    pub fn read(
+        family: &str,
+        file: &str,
+        text: &str,
+        read: &dyn Fn(&str) -> Result<String, String>,
+    ) -> Option<Result<Described, ProtocolError>> {
+        match family {
+            "redis" => Some(redis::file::parse(file, text, read).map(Described::Redis)),
+            _ => None,
+        }
+    }
+
+    /// The environments it is checked in when none is named: no fault, then each of
+    /// its family's faults.
+    pub fn environments(&self) -> Vec<Environment> {
+        match self {
+            Described::Redis(p) => redis::check::environments(p),
+        }
+    }
+
+    /// Its family's model of it, for a scenario.
+    pub fn model(&self) -> &'static dyn Build {
+        match self {
+            Described::Redis(p) => redis::check::model(p),
+        }
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        match self {
+            Described::Redis(p) => &p.name,
+        }
+    }
+
+    /// Its family.
+    pub fn family(&self) -> crate::registry::Family {
+        match self {
+            Described::Redis(_) => crate::registry::Family::Redis,
+        }
+    }
+}
+
+/// What is wrong with a protocol, and where (`file:line`, when known).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolError {
+    /// `file:line`, a file, or empty.
+    pub at: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl ProtocolError {
+    /// An error at `at` (`file:line`, or empty when not known).
+    pub fn at(at: &str, message: String) -> ProtocolError {
+        ProtocolError {
+            at: at.to_string(),
+            message,
+        }
+    }
+}
+
+impl From<String> for ProtocolError {
+    fn from(message: String) -> Self {
+        ProtocolError::at("", message)
+    }
+}
+
+impl std::fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.at.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.at, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ProtocolError {}

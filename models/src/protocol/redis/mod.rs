@@ -1,0 +1,410 @@
+//! A user's Redis lock protocol: the steps of acquire, release and renew, each a
+//! command of the spec's vocabulary or a Lua script, and what each reply means. The
+//! model runs it as [`crate::redis::Protocol::Described`]; a real client sends the
+//! same steps (scripts with `EVALSHA`).
+
+use crate::redis::spec::{lua, RedisCommand, RedisReply, NONDETERMINISTIC, SPEC_COMMANDS};
+
+pub mod check;
+pub mod file;
+pub mod steps;
+
+use steps::{Fill, OnBusy, Outcome, Pattern, Send, Step, Template, TokenKind};
+
+use super::ProtocolError;
+
+/// A Redis lock protocol, checked when built: every step is a command the spec runs or
+/// a script that compiles and calls only such commands.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RedisProtocol {
+    /// Its name, for reports.
+    pub name: String,
+    /// What a client writes as `{token}`.
+    pub token: TokenKind,
+    /// Each client enters twice (re-acquires while holding) and leaves twice.
+    pub reentrant: bool,
+    /// What a client does when refused.
+    pub on_busy: OnBusy,
+    /// The acquire's steps.
+    pub acquire: Vec<Step>,
+    /// The release's steps.
+    pub release: Vec<Step>,
+    /// The renewal's steps (empty: the lease is never renewed).
+    pub renew: Vec<Step>,
+}
+
+impl RedisProtocol {
+    /// A protocol named `name`, built step by step (see [`StepBuilder`]).
+    pub fn builder(name: &str) -> RedisProtocolBuilder {
+        RedisProtocolBuilder {
+            protocol: RedisProtocol {
+                name: name.to_string(),
+                token: TokenKind::Unique,
+                reentrant: false,
+                on_busy: OnBusy::Retry,
+                acquire: Vec::new(),
+                release: Vec::new(),
+                renew: Vec::new(),
+            },
+            pending: Vec::new(),
+        }
+    }
+
+    /// Whether the lock has a lease: some acquire step sends `{lease_ms}`.
+    pub fn has_ttl(&self) -> bool {
+        self.acquire.iter().any(|s| s.send.uses("{lease_ms}"))
+    }
+
+    /// Whether some step reads the client's clock (`{now_ms}`).
+    pub fn uses_now(&self) -> bool {
+        self.steps().any(|s| s.send.uses("{now_ms}"))
+    }
+
+    fn steps(&self) -> impl Iterator<Item = &Step> {
+        self.acquire.iter().chain(&self.release).chain(&self.renew)
+    }
+
+    /// The command of acquire step `stage` (`None` past the last step).
+    pub fn acquire_command(&self, stage: u8, f: &Fill<'_>) -> Option<RedisCommand> {
+        self.acquire.get(usize::from(stage))?.send.command(f)
+    }
+
+    /// What acquire step `stage`'s reply means: a reply no pattern matches is a refusal.
+    pub fn acquired(&self, stage: u8, reply: &RedisReply, f: &Fill<'_>) -> Outcome {
+        match self.acquire.get(usize::from(stage)) {
+            Some(step) => step.outcome(reply, f, Outcome::Busy),
+            None => Outcome::Busy,
+        }
+    }
+
+    /// The command of release step `stage` (`None`: the release is over).
+    pub fn release_command(&self, stage: u8, f: &Fill<'_>) -> Option<RedisCommand> {
+        self.release.get(usize::from(stage))?.send.command(f)
+    }
+
+    /// What release step `stage`'s reply means: a reply no pattern matches ends the
+    /// release.
+    pub fn released(&self, stage: u8, reply: &RedisReply, f: &Fill<'_>) -> Outcome {
+        match self.release.get(usize::from(stage)) {
+            Some(step) => step.outcome(reply, f, Outcome::Released),
+            None => Outcome::Released,
+        }
+    }
+
+    /// The command of renew step `stage`.
+    pub fn renew_command(&self, stage: u8, f: &Fill<'_>) -> Option<RedisCommand> {
+        self.renew.get(usize::from(stage))?.send.command(f)
+    }
+
+    /// What renew step `stage`'s reply means: a reply no pattern matches is a lost lock.
+    pub fn renewed(&self, stage: u8, reply: &RedisReply, f: &Fill<'_>) -> Outcome {
+        match self.renew.get(usize::from(stage)) {
+            Some(step) => step.outcome(reply, f, Outcome::Lost),
+            None => Outcome::Lost,
+        }
+    }
+
+    /// Every script's source with its SHA1, for a real client to load.
+    pub fn scripts(&self) -> Vec<(String, std::sync::Arc<str>)> {
+        let mut out: Vec<(String, std::sync::Arc<str>)> = Vec::new();
+        for s in self.steps() {
+            if let (Send::Script { sha, .. }, Some(src)) = (&s.send, s.send.script()) {
+                if !out.iter().any(|(h, _)| h == sha) {
+                    out.push((sha.clone(), src));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Which operation a step belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// Acquire.
+    Acquire,
+    /// Release.
+    Release,
+    /// Renew.
+    Renew,
+}
+
+impl Operation {
+    /// The name a protocol file uses (`[[acquire]]`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Operation::Acquire => "acquire",
+            Operation::Release => "release",
+            Operation::Renew => "renew",
+        }
+    }
+
+    /// The outcomes a step of this operation may name.
+    pub fn outcomes(self) -> &'static [Outcome] {
+        match self {
+            Operation::Acquire => &[Outcome::Granted, Outcome::Busy, Outcome::Next],
+            Operation::Release => &[Outcome::Released, Outcome::NotHeld, Outcome::Next],
+            Operation::Renew => &[Outcome::Renewed, Outcome::Lost, Outcome::Next],
+        }
+    }
+}
+
+/// A step being described: words or a script, then what its replies mean.
+#[derive(Clone, Debug)]
+pub struct StepBuilder {
+    send: Result<Send, String>,
+    outcomes: Vec<(String, Outcome)>,
+    at: String,
+}
+
+impl StepBuilder {
+    /// A command as `redis-cli` takes it, with placeholders:
+    /// `SET {key} {token} NX PX {lease_ms}`.
+    pub fn send(words: &str) -> StepBuilder {
+        let words: Vec<Template> = words
+            .split_whitespace()
+            .map(|w| Template(w.to_string()))
+            .collect();
+        StepBuilder {
+            send: Ok(Send::Words(words)),
+            outcomes: Vec::new(),
+            at: String::new(),
+        }
+    }
+
+    /// A Lua script, with `KEYS` and `ARGV` (placeholders allowed). Its source is
+    /// checked (see [`lua::check`]) when the protocol is built.
+    pub fn script(source: &str, keys: &[&str], args: &[&str]) -> StepBuilder {
+        let t = |v: &[&str]| v.iter().map(|s| Template(s.to_string())).collect();
+        let send = match lua::check(source) {
+            Ok(()) => Ok(Send::Script {
+                sha: lua::register(source),
+                keys: t(keys),
+                args: t(args),
+            }),
+            Err(e) => Err(format!("script line {}: {}", e.line, e.message)),
+        };
+        StepBuilder {
+            send,
+            outcomes: Vec::new(),
+            at: String::new(),
+        }
+    }
+
+    /// Where it was written, for messages.
+    pub fn at(mut self, at: &str) -> StepBuilder {
+        self.at = at.to_string();
+        self
+    }
+
+    /// Replies matching `pattern` (see [`Pattern::parse`]) mean `outcome`.
+    pub fn on(mut self, pattern: &str, outcome: Outcome) -> StepBuilder {
+        self.outcomes.push((pattern.to_string(), outcome));
+        self
+    }
+
+    /// Replies matching `pattern` grant the lock.
+    pub fn granted(self, pattern: &str) -> StepBuilder {
+        self.on(pattern, Outcome::Granted)
+    }
+
+    /// Replies matching `pattern` mean someone else holds it.
+    pub fn busy(self, pattern: &str) -> StepBuilder {
+        self.on(pattern, Outcome::Busy)
+    }
+
+    /// Replies matching `pattern` go on with the next step.
+    pub fn next(self, pattern: &str) -> StepBuilder {
+        self.on(pattern, Outcome::Next)
+    }
+
+    /// Replies matching `pattern` mean the lock was given back.
+    pub fn released(self, pattern: &str) -> StepBuilder {
+        self.on(pattern, Outcome::Released)
+    }
+
+    /// Replies matching `pattern` mean the client did not hold it.
+    pub fn not_held(self, pattern: &str) -> StepBuilder {
+        self.on(pattern, Outcome::NotHeld)
+    }
+
+    /// Replies matching `pattern` mean the lease was extended.
+    pub fn renewed(self, pattern: &str) -> StepBuilder {
+        self.on(pattern, Outcome::Renewed)
+    }
+
+    /// Replies matching `pattern` mean the lock is lost.
+    pub fn lost(self, pattern: &str) -> StepBuilder {
+        self.on(pattern, Outcome::Lost)
+    }
+
+    fn build(self, op: Operation, last: bool) -> Result<Step, String> {
+        let send = self.send?;
+        let templates: Vec<&Template> = match &send {
+            Send::Words(w) => w.iter().collect(),
+            Send::Script { keys, args, .. } => keys.iter().chain(args).collect(),
+        };
+        if let Some(p) = templates.iter().find_map(|t| t.unknown_placeholder()) {
+            return Err(format!(
+                "`{p}` is no placeholder: use {}",
+                steps::PLACEHOLDERS.join(", ")
+            ));
+        }
+        if let Send::Words(words) = &send {
+            check_words(words)?;
+        }
+        let mut outcomes = Vec::new();
+        for (text, o) in self.outcomes {
+            if !op.outcomes().contains(&o) {
+                let allowed: Vec<&str> = op.outcomes().iter().map(|o| o.key()).collect();
+                return Err(format!(
+                    "`{}` is no outcome of {} steps: use {}",
+                    o.key(),
+                    op.key(),
+                    allowed.join(", ")
+                ));
+            }
+            if o == Outcome::Next && last {
+                return Err(format!(
+                    "`next` on the last {} step: there is no next step",
+                    op.key()
+                ));
+            }
+            outcomes.push((Pattern::parse(&text)?, o));
+        }
+        Ok(Step {
+            send,
+            outcomes,
+            at: self.at,
+        })
+    }
+}
+
+/// A command's words are one the spec runs, whatever the placeholders hold.
+fn check_words(words: &[Template]) -> Result<(), String> {
+    let Some((name, _)) = words.split_first() else {
+        return Err(
+            "`send` is empty: write a command, e.g. `SET {key} {token} NX PX {lease_ms}`".into(),
+        );
+    };
+    let lower = name.0.to_ascii_lowercase();
+    if matches!(lower.as_str(), "eval" | "evalsha") {
+        return Err("send a script with `script = \"file.lua\"` (or `lua = \"…\"`), `keys` and `args`, not as EVAL words".into());
+    }
+    if NONDETERMINISTIC.contains(&lower.as_str()) {
+        return Err(format!(
+            "`{}` answers by the server's clock or by chance: a model cannot explore it",
+            name.0
+        ));
+    }
+    let f = Fill {
+        key: "k",
+        token: "t",
+        lease_ms: 1,
+        now_ms: 1,
+    };
+    let filled: Vec<String> = words[1..].iter().map(|w| w.fill(&f)).collect();
+    if RedisCommand::from_words(&name.0, &filled).is_none() {
+        let text: Vec<&str> = words.iter().map(|w| w.0.as_str()).collect();
+        return Err(if SPEC_COMMANDS.contains(&lower.as_str()) {
+            format!("`{}`: wrong arguments for {}", text.join(" "), name.0)
+        } else {
+            format!(
+                "`{}` is no command of the Redis spec; it runs: {}",
+                name.0,
+                SPEC_COMMANDS.join(", ")
+            )
+        });
+    }
+    Ok(())
+}
+
+/// Builds a [`RedisProtocol`]; [`RedisProtocolBuilder::build`] says what is wrong.
+#[derive(Clone, Debug)]
+pub struct RedisProtocolBuilder {
+    protocol: RedisProtocol,
+    pending: Vec<(Operation, StepBuilder)>,
+}
+
+impl RedisProtocolBuilder {
+    /// What clients write as `{token}`.
+    pub fn token(mut self, token: TokenKind) -> Self {
+        self.protocol.token = token;
+        self
+    }
+
+    /// Each client enters twice and leaves twice.
+    pub fn reentrant(mut self, yes: bool) -> Self {
+        self.protocol.reentrant = yes;
+        self
+    }
+
+    /// What a refused client does.
+    pub fn on_busy(mut self, on_busy: OnBusy) -> Self {
+        self.protocol.on_busy = on_busy;
+        self
+    }
+
+    /// Adds an acquire step.
+    pub fn acquire(mut self, step: StepBuilder) -> Self {
+        self.pending.push((Operation::Acquire, step));
+        self
+    }
+
+    /// Adds a release step.
+    pub fn release(mut self, step: StepBuilder) -> Self {
+        self.pending.push((Operation::Release, step));
+        self
+    }
+
+    /// Adds a renew step.
+    pub fn renew(mut self, step: StepBuilder) -> Self {
+        self.pending.push((Operation::Renew, step));
+        self
+    }
+
+    /// The protocol, or the first thing wrong with it (where a step was written, if
+    /// known).
+    pub fn build(self) -> Result<RedisProtocol, ProtocolError> {
+        let mut p = self.protocol;
+        let count = |op: Operation| self.pending.iter().filter(|(o, _)| *o == op).count();
+        let counts = [
+            count(Operation::Acquire),
+            count(Operation::Release),
+            count(Operation::Renew),
+        ];
+        let mut seen = [0usize; 3];
+        for (op, step) in self.pending {
+            let i = op as usize;
+            seen[i] += 1;
+            let at = step.at.clone();
+            let built = step.build(op, seen[i] == counts[i]).map_err(|m| {
+                ProtocolError::at(&at, format!("{} step {}: {m}", op.key(), seen[i]))
+            })?;
+            match op {
+                Operation::Acquire => p.acquire.push(built),
+                Operation::Release => p.release.push(built),
+                Operation::Renew => p.renew.push(built),
+            }
+        }
+        if p.acquire.is_empty() || p.release.is_empty() {
+            return Err(ProtocolError::at(
+                "",
+                "a protocol needs at least one acquire and one release step".into(),
+            ));
+        }
+        if !p.acquire.iter().any(|s| s.can(Outcome::Granted)) {
+            return Err(ProtocolError::at(
+                &p.acquire[0].at,
+                "no acquire step says which reply grants the lock: add `granted = \"…\"`".into(),
+            ));
+        }
+        if p.reentrant && (p.acquire.len() > 1 || p.release.len() > 1) {
+            return Err(ProtocolError::at(
+                &p.acquire[0].at,
+                "a reentrant protocol re-enters with one acquire step and leaves with one release step".into(),
+            ));
+        }
+        Ok(p)
+    }
+}

@@ -1,0 +1,160 @@
+//! A user's protocol files are the catalog's own machinery: the Redis rows written as
+//! protocol files reach the rows' verdicts and story lengths; the write-ups' code as
+//! written is found broken (without any fault) or refused with the line to fix; and
+//! `locklab check --protocol` says so with the right exit codes.
+#![cfg(feature = "model-check")]
+
+use std::path::{Path, PathBuf};
+
+use locklab_models::catalog::{Overrides, Report, Verdict};
+use locklab_models::check::Limits;
+use locklab_models::protocol::{self, Described};
+use locklab_models::registry::Property;
+
+#[path = "common/models.rs"]
+mod models;
+use models::{inside, last_state, run, story};
+
+#[path = "common/cli.rs"]
+mod cli;
+
+fn file(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/protocols")
+        .join(name)
+}
+
+fn load(name: &str) -> Described {
+    protocol::load(&file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn check(d: &Described, env: &str) -> Report {
+    protocol::check(d, env, &Overrides::default(), Limits::default()).expect("known environment")
+}
+
+/// Verdict and every story's length equal the row's.
+fn same_as_row(name: &str, row: &str) {
+    let mine = check(&load(name), row);
+    let theirs = run(row);
+    assert_eq!(mine.verdict, theirs.verdict, "{name} in {row}");
+    let lengths = |r: &Report| -> Vec<(Property, usize)> {
+        r.stories
+            .iter()
+            .map(|s| (s.property, s.steps.len()))
+            .collect()
+    };
+    assert_eq!(lengths(&mine), lengths(&theirs), "{name} in {row}");
+}
+
+#[test]
+fn the_catalogs_redis_rows_as_protocol_files_reach_the_rows_verdicts() {
+    same_as_row("setnx-no-ttl.toml", "redis-setnx-no-ttl");
+    same_as_row("setnx-expire.toml", "redis-setnx-expire");
+    same_as_row("get-then-del.toml", "redis-get-then-del");
+    same_as_row("lua-compare-and-delete.toml", "redis-lua");
+    same_as_row("lua-compare-and-delete.toml", "redis-lua-pause");
+    same_as_row("lua-compare-and-delete.toml", "redis-failover");
+    same_as_row("redisson.toml", "redis-reentrant");
+    same_as_row("redisson.toml", "redis-reentrant-pause");
+}
+
+#[test]
+fn a_lua_release_keeps_one_holder_without_faults_and_loses_it_to_a_failover() {
+    let d = load("lua-compare-and-delete.toml");
+    assert_eq!(check(&d, "none").verdict, Verdict::Holds);
+    let r = check(&d, "failover");
+    assert_eq!(
+        r.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion])
+    );
+    let text = story(&r, Property::MutualExclusion);
+    assert!(text.contains("FAULT") && text.contains("promote"), "{text}");
+    assert_eq!(
+        inside(&last_state(&r, Property::MutualExclusion)),
+        2,
+        "{text}"
+    );
+}
+
+#[test]
+fn set_if_present_as_written_refuses_a_free_lock_without_any_fault() {
+    let r = check(&load("write-ups/setifpresent-finally.toml"), "none");
+    assert_eq!(r.verdict, Verdict::Violated(vec![Property::Liveness]));
+    let text = story(&r, Property::Liveness);
+    assert!(text.contains("XX"), "{text}");
+    assert!(text.contains("held no key at all"), "{text}");
+    assert!(!text.contains("FAULT"), "{text}");
+}
+
+#[test]
+fn a_del_in_finally_after_a_refused_acquire_deletes_the_holders_lock_without_any_fault() {
+    let r = check(&load("write-ups/setnx-finally.toml"), "none");
+    assert!(
+        matches!(&r.verdict, Verdict::Violated(ps) if ps.contains(&Property::NoForeignRelease)),
+        "{:?}",
+        r.verdict
+    );
+    let text = story(&r, Property::NoForeignRelease);
+    assert!(
+        text.contains("(nil)") && text.contains("DEL lock"),
+        "{text}"
+    );
+    assert!(!text.contains("FAULT"), "{text}");
+}
+
+#[test]
+fn the_reentrant_scripts_as_printed_are_refused_with_the_line_to_fix() {
+    let e = protocol::load(&file("write-ups/reentrant-as-printed.toml")).expect_err("refused");
+    assert!(e.at.ends_with("reentrant-lock.lua:3"), "{e}");
+    assert!(
+        e.message.contains("`exist`") && e.message.contains("did you mean `exists`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn check_protocol_prints_each_environment_and_exits_by_the_worst() {
+    let f = file("lua-compare-and-delete.toml");
+    let o = cli::locklab(&["check", "--protocol", f.to_str().unwrap_or_default()]);
+    cli::assert_exit(&o, 1);
+    let out = cli::stdout(&o);
+    for env in [
+        "@none: HOLDS",
+        "@pause: VIOLATED",
+        "@crash: HOLDS",
+        "@failover: VIOLATED",
+    ] {
+        assert!(out.contains(env), "{env}: {out}");
+    }
+    let o = cli::locklab(&[
+        "check",
+        "--protocol",
+        f.to_str().unwrap_or_default(),
+        "none",
+        "--format",
+        "json",
+    ]);
+    let json = cli::json_after(&o, 0);
+    assert_eq!(json["reports"][0]["verdict"], "holds", "{json}");
+}
+
+#[test]
+fn a_bad_protocol_file_is_exit_2_naming_file_line_and_fix() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases = [
+        ("family = \"redis\"\n[[acquire]]\nsend = \"SET {key} {token} NX\"\ngranted = \"OK\"\nwhen = 1\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml:5", "unknown field `when`"),
+        ("family = \"redis\"\n[[acquire]]\nscript = \"missing.lua\"\ngranted = \"1\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml:3", "missing.lua"),
+        ("family = \"redis\"\n[[acquire]]\nlua = \"return redis.call('time')\"\ngranted = \"1\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml", "clock"),
+        ("family = \"redis\"\n[[acquire]]\nsend = \"HSET {key} f 1\"\ngranted = \"1\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml:2", "no command of the Redis spec"),
+        ("family = \"redis\"\n[[acquire]]\nlua = \"if then\"\ngranted = \"1\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml", "syntax"),
+    ];
+    for (text, at, what) in cases {
+        let p = dir.path().join("p.toml");
+        std::fs::write(&p, text).expect("writes");
+        let o = cli::locklab(&["check", "--protocol", p.to_str().unwrap_or_default()]);
+        cli::assert_exit(&o, 2);
+        let err = cli::stderr(&o);
+        assert!(err.contains(at) && err.contains(what), "{at} {what}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
