@@ -42,6 +42,32 @@ pub struct Story {
     pub cast: Cast,
 }
 
+/// The story as text: each step, its fault marked, the state after it, and why the
+/// property broke.
+impl std::fmt::Display for Story {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.steps.len();
+        writeln!(
+            f,
+            "Counterexample for {} ({n} step{}, shortest):",
+            self.property,
+            if n == 1 { "" } else { "s" }
+        )?;
+        writeln!(f, "  0. initial state")?;
+        for l in &self.initial {
+            writeln!(f, "       {l}")?;
+        }
+        for st in &self.steps {
+            let fault = if st.fault { "  ⚡ FAULT" } else { "" };
+            writeln!(f, "  {}. {}{fault}", st.n, st.action)?;
+            for l in &st.state {
+                writeln!(f, "       {l}")?;
+            }
+        }
+        writeln!(f, "  Violated: {}. {}", self.property, self.closing)
+    }
+}
+
 /// What a search found, told.
 #[derive(Clone, Debug)]
 pub struct Told {

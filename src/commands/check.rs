@@ -109,25 +109,7 @@ pub fn exit_code(v: &Verdict) -> u8 {
 
 /// A story as text.
 pub fn story_text(s: &Story) -> String {
-    let mut out = format!(
-        "Counterexample for {} ({} step{}, shortest):\n",
-        s.property,
-        s.steps.len(),
-        if s.steps.len() == 1 { "" } else { "s" }
-    );
-    out.push_str("  0. initial state\n");
-    for l in &s.initial {
-        out.push_str(&format!("       {l}\n"));
-    }
-    for st in &s.steps {
-        let fault = if st.fault { "  ⚡ FAULT" } else { "" };
-        out.push_str(&format!("  {}. {}{fault}\n", st.n, st.action));
-        for l in &st.state {
-            out.push_str(&format!("       {l}\n"));
-        }
-    }
-    out.push_str(&format!("  Violated: {}. {}\n", s.property, s.closing));
-    out
+    s.to_string()
 }
 
 /// The verdict line.
