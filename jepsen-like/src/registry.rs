@@ -126,6 +126,13 @@ fn run_family<F: Family>(
     run_plan(plan, options, progress)
 }
 
+/// The lock that runs a user's described protocol, by its family.
+pub fn protocol_lock(d: &locklab_models::protocol::Described) -> crate::CustomLock {
+    match d {
+        locklab_models::protocol::Described::Redis(p) => crate::redis::described::lock(p),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,9 @@ pub struct RunOptions {
     /// The server an `inventory-*` row runs on (`mariadb`, `postgres`; default
     /// MariaDB); the lock rows name their own.
     pub backend: Option<String>,
+    /// A user's protocol the run is held against instead of the row's: its model in
+    /// the row's environment (the lock that runs it is [`RunOptions::lock`]).
+    pub protocol: Option<locklab_models::protocol::Described>,
 }
 
 /// The budget of the checks of one history (`--timeout`, `--memory`).
@@ -91,6 +94,7 @@ impl RunOptions {
             replicas: None,
             check_budget: CheckBudget::default(),
             backend: None,
+            protocol: None,
         }
     }
 }
@@ -191,7 +195,10 @@ pub fn run_plan<F: Family>(
             "--duration must be between 0 and 600 s, got {duration:?}"
         )));
     }
-    let model = model_report(plan.id.name(), options.replicas)?;
+    let model = match &options.protocol {
+        Some(d) => described_report(d, plan.id.name(), options.replicas)?,
+        None => model_report(plan.id.name(), options.replicas)?,
+    };
     let expected = violated(&model)?;
     let started = Instant::now();
     let mut unreliable = Vec::new();
@@ -294,6 +301,21 @@ pub fn model_report(id: &str, replicas: Option<usize>) -> Result<catalog::Report
         ..catalog::Overrides::default()
     };
     catalog::check(id, &overrides, Limits::default(), &mut |_| {})
+        .map_err(|e| RunError::BadOption(e.to_string()))
+}
+
+/// The model's report for a user's protocol `d` in row `id`'s environment, at the
+/// run's bounds.
+pub fn described_report(
+    d: &locklab_models::protocol::Described,
+    id: &str,
+    replicas: Option<usize>,
+) -> Result<catalog::Report, RunError> {
+    let overrides = catalog::Overrides {
+        replicas,
+        ..catalog::Overrides::default()
+    };
+    locklab_models::protocol::check(d, id, &overrides, Limits::default())
         .map_err(|e| RunError::BadOption(e.to_string()))
 }
 

@@ -60,6 +60,10 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// A protocol file (see `locklab check --protocol`): its steps run as the lock, and
+    /// the history is held against the model of that protocol in this scenario.
+    #[arg(long, value_name = "FILE", conflicts_with = "client")]
+    protocol: Option<PathBuf>,
     /// Your own lock client: a program speaking locklab's external-client protocol
     /// (jepsen-like/CLIENT-PROTOCOL.md), started once per simulated client instead of
     /// the scenario's lock. Everything after `--client` is the program and its
@@ -116,7 +120,16 @@ pub fn run(args: Args) -> u8 {
             "run: give a scenario id (see `locklab run --list`)",
         );
     };
-    let lock = if args.client.is_empty() {
+    let described = match &args.protocol {
+        None => None,
+        Some(file) => match locklab_models::protocol::load(file) {
+            Ok(d) => Some(d),
+            Err(e) => return bad_input(args.format, &e.to_string()),
+        },
+    };
+    let lock = if let Some(d) = &described {
+        Some(locklab_jepsen::registry::protocol_lock(d))
+    } else if args.client.is_empty() {
         if args.client_timeout.is_some() {
             return bad_input(args.format, "--client-timeout needs --client");
         }
@@ -130,6 +143,7 @@ pub fn run(args: Args) -> u8 {
     install_interrupt_handler();
     let options = RunOptions {
         lock,
+        protocol: described,
         id,
         clients: args.clients,
         replicas: args.replicas,

@@ -25,6 +25,7 @@
 
 pub mod cas_held;
 pub mod del_unconditional;
+pub mod described;
 pub mod fenced;
 pub mod get_set;
 pub mod get_then_del;
@@ -50,6 +51,7 @@ pub mod timestamp_value;
 pub mod wire;
 
 pub use del_unconditional::DelUnconditionalLock;
+pub use described::DescribedLock;
 pub use fenced::FencedLock;
 pub use get_set::GetSetLock;
 pub use get_then_del::GetThenDelLock;

@@ -6,6 +6,7 @@
 
 use locklab_models::redis::spec::{lua, RedisCommand, RedisReply};
 use redis::{Cmd, Value};
+use std::sync::Arc;
 
 use super::scripts::LockScript;
 
@@ -17,9 +18,16 @@ pub(crate) enum Wire {
     Script(ScriptCall),
 }
 
-/// One evaluation of a lock script.
+/// A script: one the spec names by its role, or a user's, known by its SHA1 to the
+/// spec's script book.
+enum Script {
+    Lock(LockScript),
+    User { sha: String, source: Arc<str> },
+}
+
+/// One evaluation of a script.
 pub(crate) struct ScriptCall {
-    script: LockScript,
+    script: Script,
     keys: Vec<String>,
     args: Vec<String>,
 }
@@ -27,7 +35,7 @@ pub(crate) struct ScriptCall {
 impl ScriptCall {
     fn wire(script: LockScript, keys: &[&str], args: Vec<String>) -> Wire {
         Wire::Script(ScriptCall {
-            script,
+            script: Script::Lock(script),
             keys: keys.iter().map(|k| k.to_string()).collect(),
             args,
         })
@@ -35,12 +43,18 @@ impl ScriptCall {
 
     /// `EVALSHA sha n KEYS… ARGV…` (`NOSCRIPT` until the server has seen the source).
     pub(crate) fn evalsha(&self) -> Cmd {
-        self.with("EVALSHA", self.script.sha())
+        match &self.script {
+            Script::Lock(s) => self.with("EVALSHA", s.sha()),
+            Script::User { sha, .. } => self.with("EVALSHA", sha),
+        }
     }
 
     /// `EVAL source n KEYS… ARGV…`.
     pub(crate) fn eval(&self) -> Cmd {
-        self.with("EVAL", self.script.source())
+        match &self.script {
+            Script::Lock(s) => self.with("EVAL", s.source()),
+            Script::User { source, .. } => self.with("EVAL", source),
+        }
     }
 
     fn with(&self, name: &str, script: &str) -> Cmd {
@@ -84,17 +98,22 @@ pub(crate) fn encode(command: &RedisCommand) -> Wire {
         }
         C::SetNx { key, value } => plain("SETNX", &[s(key), s(value)]),
         C::Publish { channel, message } => plain("PUBLISH", &[s(channel), s(message)]),
-        C::Eval { sha, keys, args } => {
-            // The source when this process knows it (a server that never saw it
-            // answers EVALSHA with NOSCRIPT), else by hash.
-            let (name, script) = match lua::source(sha) {
-                Some(src) => ("EVAL", src.to_string()),
-                None => ("EVALSHA", s(sha)),
-            };
-            let mut words = vec![script, keys.len().to_string()];
-            words.extend(keys.iter().chain(args).cloned());
-            plain(name, &words)
-        }
+        C::Eval { sha, keys, args } => match lua::source(sha) {
+            // By hash, with the source at hand for a server that answers NOSCRIPT.
+            Some(source) => Wire::Script(ScriptCall {
+                script: Script::User {
+                    sha: sha.clone(),
+                    source,
+                },
+                keys: keys.clone(),
+                args: args.clone(),
+            }),
+            None => {
+                let mut words = vec![s(sha), keys.len().to_string()];
+                words.extend(keys.iter().chain(args).cloned());
+                plain("EVALSHA", &words)
+            }
+        },
         C::Del { key } => plain("DEL", &[s(key)]),
         C::Expire { key, seconds } => plain("EXPIRE", &[s(key), seconds.to_string()]),
         C::PExpire { key, ms } => plain("PEXPIRE", &[s(key), ms.to_string()]),

@@ -11,6 +11,7 @@
 pub mod actions;
 pub mod client;
 pub mod cluster;
+pub mod described;
 pub mod family;
 pub mod locks;
 pub mod plans;

@@ -1,0 +1,23 @@
+//! A user's Redis protocol as the run's lock: each client follows the protocol's steps
+//! on its own connections ([`DescribedLock`]), with its own owner.
+
+use std::sync::Arc;
+
+use locklab_implementations::redis::DescribedLock;
+use locklab_implementations::LockError;
+use locklab_models::protocol::RedisProtocol;
+
+use super::client::RedisClient;
+use crate::custom::CustomLock;
+
+/// The lock that runs `p` for every client of a Redis scenario.
+pub fn lock(p: &RedisProtocol) -> CustomLock {
+    let p = Arc::new(p.clone());
+    CustomLock::of(&p.name.clone(), move |client: &RedisClient, key| {
+        let first = client.nodes.first().ok_or(LockError::Unsupported {
+            protocol: "a protocol file",
+            what: "a scenario without a lock endpoint",
+        })?;
+        Ok(Box::new(DescribedLock::new(first, key, Arc::clone(&p))))
+    })
+}

@@ -1,0 +1,72 @@
+//! A protocol file run on real servers: the steps the model explores, sent by a real
+//! client (its scripts by `EVALSHA`), under the scenario's servers and faults; the
+//! history is held against the model of *that* protocol, and every command's reply is
+//! replayed against the spec.
+#![cfg(feature = "backends")]
+
+use std::path::Path;
+
+use locklab_jepsen::{RunOptions, RunReport};
+use locklab_models::protocol;
+use locklab_traces::check::{Property, Verdict};
+use locklab_traces::format::OpKind;
+
+#[path = "common/run_check.rs"]
+mod run_check;
+#[path = "common/runs.rs"]
+mod runs;
+use run_check::check;
+use runs::{assert_agrees, run_kept};
+
+fn options(id: &str) -> RunOptions {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/protocols/lua-compare-and-delete.toml");
+    let d = protocol::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    RunOptions {
+        lock: Some(locklab_jepsen::registry::protocol_lock(&d)),
+        protocol: Some(d),
+        ..RunOptions::new(id)
+    }
+}
+
+/// The run agrees with the protocol's model, its release script was among the
+/// commands, and replaying the replies against the spec says `expected`.
+fn agrees_and_replays(id: &str, expected: Verdict) -> RunReport {
+    let (r, h) = run_kept(options(id));
+    assert_agrees(&r);
+    assert_eq!(r.lock, "SET NX PX; compare-and-delete script", "{}", r.id);
+    let evals = h
+        .events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Command)
+        .filter(|(_, e)| {
+            e.value
+                .as_ref()
+                .is_some_and(|v| v["command"].get("eval").is_some())
+        })
+        .count();
+    assert!(evals > 0, "{id}: no release script among the commands");
+    let one_redis = r
+        .report
+        .findings
+        .iter()
+        .find(|f| f.name == "one Redis")
+        .unwrap_or_else(|| panic!("{id}: no one-Redis finding: {:#?}", r.report.findings));
+    assert_eq!(one_redis.verdict, expected, "{id}: {one_redis:#?}");
+    r
+}
+
+#[test]
+fn a_lua_protocol_file_agrees_with_its_model_under_a_pause() {
+    let r = agrees_and_replays("redis-lua-pause", Verdict::Ok);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+}
+
+#[test]
+fn a_lua_protocol_file_agrees_with_its_model_under_a_failover() {
+    // The promoted replica never saw the first grant: a second grant of the same key
+    // is no reply one server could give, which the spec's replay proves.
+    let r = agrees_and_replays("redis-failover", Verdict::Violation);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+}
