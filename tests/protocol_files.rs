@@ -54,6 +54,7 @@ fn the_catalogs_redis_rows_as_protocol_files_reach_the_rows_verdicts() {
     same_as_row("lua-compare-and-delete.toml", "redis-lua");
     same_as_row("lua-compare-and-delete.toml", "redis-lua-pause");
     same_as_row("lua-compare-and-delete.toml", "redis-failover");
+    same_as_row("lua-fenced.toml", "redis-lua-fenced");
     same_as_row("redisson.toml", "redis-reentrant");
     same_as_row("redisson.toml", "redis-reentrant-pause");
 }
@@ -74,6 +75,20 @@ fn a_lua_release_keeps_one_holder_without_faults_and_loses_it_to_a_failover() {
         2,
         "{text}"
     );
+}
+
+/// A token step's reply goes to the resource: under the pause that puts two holders
+/// inside, the stale one's write is refused and resource safety holds.
+#[test]
+fn a_fencing_token_from_a_step_keeps_the_resource_safe_under_a_pause() {
+    let r = check(&load("lua-fenced.toml"), "pause");
+    // Two holders inside, as the model says a pause allows; no update lost.
+    assert_eq!(
+        r.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion])
+    );
+    let text = story(&r, Property::MutualExclusion);
+    assert!(text.contains("INCR lock:fence"), "{text}");
 }
 
 #[test]

@@ -148,7 +148,7 @@ impl HeldLock for DescribedHeld {
 impl DistributedLock for DescribedLock {
     fn info(&self) -> LockInfo {
         self.handle
-            .info(self.name, self.protocol.reentrant, false, false)
+            .info(self.name, self.protocol.reentrant, self.protocol.fences(), false)
     }
 
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
@@ -179,12 +179,16 @@ impl DistributedLock for DescribedLock {
                 match self.protocol.acquired(stage, &reply, &filling.fill()) {
                     Outcome::Next => stage += 1,
                     Outcome::Granted => {
+                        let token = self
+                            .protocol
+                            .token(stage, &reply)
+                            .and_then(|t| u64::try_from(t).ok());
                         let held = Arc::new(DescribedHeld {
                             handle: self.handle.clone(),
                             protocol: Arc::clone(&self.protocol),
                             filling,
                         });
-                        return Ok(self.handle.granted(self.name, None, held, lease, sent_at));
+                        return Ok(self.handle.granted(self.name, token, held, lease, sent_at));
                     }
                     _ => {
                         if self.protocol.on_busy == OnBusy::Release {

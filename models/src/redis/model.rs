@@ -260,7 +260,7 @@ impl RedisLockModel {
     fn after_acquire(&self) -> Phase {
         if self.wait.is_some() {
             Phase::Wait
-        } else if self.fencing {
+        } else if self.fencing && !matches!(self.protocol, Protocol::Described(_)) {
             Phase::Fence
         } else {
             Phase::Critical(0)
@@ -331,6 +331,9 @@ impl RedisLockModel {
                         }
                     }
                     Acquired::Got => {
+                        if let Some(t) = protocol::granted_token(self.protocol, k, &reply) {
+                            s.clients[c].token = t;
+                        }
                         if protocol::has_ttl(self.protocol) {
                             s.clients[c].lease_until = Some(s.now + ttl);
                         }

@@ -228,6 +228,15 @@ pub fn on_busy(p: Protocol) -> OnBusy {
     }
 }
 
+/// The fencing token acquire step `stage`'s reply carries (a user protocol's token
+/// step; the catalog's protocols take theirs with a separate `INCR`).
+pub fn granted_token(p: Protocol, stage: u8, reply: &RedisReply) -> Option<i64> {
+    match p {
+        Protocol::Described(d) => d.0.token(stage, reply),
+        _ => None,
+    }
+}
+
 /// Whether commands depend on the client's clock (`{now_ms}`), so cannot be built once
 /// per client.
 pub fn uses_now(p: Protocol) -> bool {

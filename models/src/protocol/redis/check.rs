@@ -23,6 +23,9 @@ pub fn environments(p: &RedisProtocol) -> Vec<Environment> {
     if p.reentrant {
         properties.push(Property::Reentrancy);
     }
+    if p.fences() {
+        properties.push(Property::ResourceSafety);
+    }
     let env = |name: &str, faults: &str, params: Params| Environment {
         name: name.to_string(),
         faults: faults.to_string(),
@@ -68,7 +71,7 @@ impl Build for RedisDescribed {
             ttl: p.ttl,
             replicas: p.replicas,
             wait: None,
-            fencing: false,
+            fencing: self.0.fences(),
             faults: Budget::of(&p.faults),
             horizon: 2 * p.ttl + 1,
             properties: scenario.properties,

@@ -58,6 +58,7 @@ struct RawStep {
     lua: Option<Spanned<String>>,
     keys: Option<Vec<String>>,
     args: Option<Vec<String>>,
+    token: Option<bool>,
     granted: Option<Patterns>,
     busy: Option<Patterns>,
     next: Option<Patterns>,
@@ -196,6 +197,9 @@ fn step(
             ))
         }
     };
+    if s.token == Some(true) {
+        b = b.token();
+    }
     let named = [
         (&s.granted, Outcome::Granted),
         (&s.busy, Outcome::Busy),

@@ -55,6 +55,18 @@ impl RedisProtocol {
         self.acquire.iter().any(|s| s.send.uses("{lease_ms}"))
     }
 
+    /// Whether a grant carries a fencing token (an acquire step says `token = true`).
+    pub fn fences(&self) -> bool {
+        self.acquire.iter().any(|s| s.token)
+    }
+
+    /// The fencing token acquire step `stage`'s reply carries, if it is a token step
+    /// and the reply an integer.
+    pub fn token(&self, stage: u8, reply: &RedisReply) -> Option<i64> {
+        let step = self.acquire.get(usize::from(stage))?;
+        step.token.then(|| reply.as_int()).flatten()
+    }
+
     /// Whether some step reads the client's clock (`{now_ms}`).
     pub fn uses_now(&self) -> bool {
         self.steps().any(|s| s.send.uses("{now_ms}"))
@@ -155,6 +167,7 @@ pub struct StepBuilder {
     send: Result<Send, String>,
     outcomes: Vec<(String, Outcome)>,
     at: String,
+    token: bool,
 }
 
 impl StepBuilder {
@@ -169,6 +182,7 @@ impl StepBuilder {
             send: Ok(Send::Words(words)),
             outcomes: Vec::new(),
             at: String::new(),
+            token: false,
         }
     }
 
@@ -188,12 +202,20 @@ impl StepBuilder {
             send,
             outcomes: Vec::new(),
             at: String::new(),
+            token: false,
         }
     }
 
     /// Where it was written, for messages.
     pub fn at(mut self, at: &str) -> StepBuilder {
         self.at = at.to_string();
+        self
+    }
+
+    /// Its granted reply (an integer) is the client's fencing token, which the
+    /// protected resource then checks.
+    pub fn token(mut self) -> StepBuilder {
+        self.token = true;
         self
     }
 
@@ -272,10 +294,19 @@ impl StepBuilder {
             }
             outcomes.push((Pattern::parse(&text)?, o));
         }
+        if self.token
+            && (op != Operation::Acquire || !outcomes.iter().any(|(_, o)| *o == Outcome::Granted))
+        {
+            return Err(
+                "`token = true` goes on an acquire step that says which reply grants the lock"
+                    .into(),
+            );
+        }
         Ok(Step {
             send,
             outcomes,
             at: self.at,
+            token: self.token,
         })
     }
 }

@@ -273,6 +273,9 @@ pub struct Step {
     pub outcomes: Vec<(Pattern, Outcome)>,
     /// Where the step was written, for messages (`lock.toml:12`).
     pub at: String,
+    /// Its granted reply (an integer) is the client's fencing token, which the
+    /// protected resource checks.
+    pub token: bool,
 }
 
 impl Step {
