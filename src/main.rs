@@ -113,7 +113,11 @@ fn main() -> ExitCode {
         Command::CheckHistory(args) => commands::check_history::run(args),
         Command::Export(args) => commands::export::run(args),
         Command::Models(args) => commands::models::run(args),
-        Command::Check(args) => commands::check::run(args),
+        Command::Check(args) => match commands::check::protocol_request(&args) {
+            Some(Ok(request)) => commands::check_protocol::run(request),
+            Some(Err(code)) => code,
+            None => commands::check::run(args),
+        },
         Command::Explain(args) => commands::explain::run(args),
         Command::Explore(args) => commands::explore::run(args),
         Command::Matrix(args) => commands::matrix::run(args),

@@ -192,24 +192,43 @@ fn limits(args: &Args) -> Limits {
     }
 }
 
-/// Runs the command; returns the exit code.
+/// What `check --protocol FILE [ENV]` asks for, if it does (`Err`: the exit code of
+/// flags that do not go with it).
+pub fn protocol_request(args: &Args) -> Option<Result<ProtocolRequest<'_>, u8>> {
+    let file = args.protocol.as_deref()?;
+    if args.html.is_some() {
+        return Some(Err(bad_input(
+            args.format,
+            "--html draws a catalog row; it does not take --protocol",
+        )));
+    }
+    Some(Ok(ProtocolRequest {
+        file,
+        env: args.id.as_deref(),
+        bounds: &args.bounds,
+        limits: limits(args),
+        format: args.format,
+    }))
+}
+
+/// A protocol file to check, as the command line gives it.
+pub struct ProtocolRequest<'a> {
+    /// The protocol file.
+    pub file: &'a std::path::Path,
+    /// The environment or catalog row (`None`: every environment).
+    pub env: Option<&'a str>,
+    /// The bounds.
+    pub bounds: &'a Bounds,
+    /// The search's limits.
+    pub limits: Limits,
+    /// The output format.
+    pub format: Format,
+}
+
+/// Runs the command (a catalog row; see [`protocol_request`] for a protocol file);
+/// returns the exit code.
 pub fn run(args: Args) -> u8 {
     let limits = limits(&args);
-    if let Some(file) = &args.protocol {
-        if args.html.is_some() {
-            return bad_input(
-                args.format,
-                "--html draws a catalog row; it does not take --protocol",
-            );
-        }
-        return super::check_protocol::run(
-            file,
-            args.id.as_deref(),
-            &args.bounds,
-            limits,
-            args.format,
-        );
-    }
     let id = args.id.as_deref().unwrap_or_default();
     let report = match run_report(id, &args.bounds, limits, args.format) {
         Ok(r) => r,

@@ -2,19 +2,23 @@
 //! its family's environments, or in each, and print every verdict with the shortest
 //! story of each violated property.
 
-use std::path::Path;
-
 use locklab_models::catalog::{Report, Verdict};
-use locklab_models::check::Limits;
 use locklab_models::protocol::{self, Environment};
 
-use super::check::{exit_code, story_text, verdict_text_with, Bounds};
+use super::check::{exit_code, story_text, verdict_text_with, ProtocolRequest};
 use crate::bad_input;
 use crate::output::{spinner, Format};
 
 /// Runs the check; returns the exit code (the worst over the environments: a
 /// violation, else an unknown, else 0).
-pub fn run(file: &Path, env: Option<&str>, bounds: &Bounds, limits: Limits, format: Format) -> u8 {
+pub fn run(request: ProtocolRequest<'_>) -> u8 {
+    let ProtocolRequest {
+        file,
+        env,
+        bounds,
+        limits,
+        format,
+    } = request;
     let described = match protocol::load(file) {
         Ok(d) => d,
         Err(e) => return bad_input(format, &e.to_string()),
