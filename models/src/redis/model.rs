@@ -317,11 +317,15 @@ impl RedisLockModel {
             }
             Phase::Acquire(k) => {
                 let cmd = self.command(Request::Acquire(k), cl.value, s.now)?;
+                let master = s.nodes[s.master as usize];
                 let reply = exchange!(&mut s, cmd, false);
                 match protocol::acquired(self.protocol, k, cl.value, &reply) {
                     Acquired::Next => Phase::Acquire(k + 1),
                     Acquired::Busy => {
-                        if Self::holds_nothing(&s) {
+                        // Refused by a master that held no key and that the refusal
+                        // left as it was: not a step of a longer way in.
+                        let unchanged = s.nodes[s.master as usize] == master;
+                        if unchanged && Self::holds_nothing(&s) {
                             s.refused_free.get_or_insert(c as u8);
                         }
                         match protocol::on_busy(self.protocol) {
