@@ -208,7 +208,7 @@ impl<F: Family> Connecting<'_, F> {
         let mut hearing = Vec::new();
         // An external client's traffic is heard by proxies of its own; the scripts it
         // loads are known to every client's (one may run by hash what another loaded).
-        let scripts = ScriptBook::default();
+        let scripts = ScriptBook;
         for index in 0..clients {
             let index = u32::try_from(index).unwrap_or(u32::MAX);
             // Every command the client sends to a lock server goes into the history as

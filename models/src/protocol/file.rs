@@ -44,23 +44,23 @@ pub fn parse(
         let line = e.span().map_or(1, |s| line_of(text, s.start));
         ProtocolError::at(&format!("{file}:{line}"), e.message().trim().to_string())
     })?;
+    let known: Vec<&str> = Described::FAMILIES.iter().map(|f| f.name()).collect();
     let Some(family) = head.family else {
         return Err(ProtocolError::at(
             &format!("{file}:1"),
-            format!(
-                "no `family`: write one of {}",
-                Described::FAMILIES.join(", ")
-            ),
+            format!("no `family`: write one of {}", known.join(", ")),
         ));
     };
-    Described::read(family.get_ref(), file, text, read).unwrap_or_else(|| {
-        Err(ProtocolError::at(
+    let unread = || {
+        ProtocolError::at(
             &format!("{file}:{}", line_of(text, family.span().start)),
             format!(
                 "family `{}`: protocol files describe {} locks so far",
                 family.get_ref(),
-                Described::FAMILIES.join(", ")
+                known.join(", ")
             ),
-        ))
-    })
+        )
+    };
+    let typed: crate::registry::Family = family.get_ref().parse().map_err(|_| unread())?;
+    Described::read(typed, file, text, read).unwrap_or_else(|| Err(unread()))
 }

@@ -31,6 +31,7 @@ pub use file::{load, parse};
 pub use redis::steps::{OnBusy, Outcome, TokenKind};
 pub use redis::{RedisProtocol, StepBuilder};
 
+use crate::registry::Family;
 use crate::scenario::Build;
 
 /// A described protocol, by family: the one place that lists the families a protocol
@@ -43,17 +44,17 @@ pub enum Described {
 
 impl Described {
     /// The families a protocol file may name.
-    pub const FAMILIES: &'static [&'static str] = &["redis"];
+    pub const FAMILIES: &'static [Family] = &[Family::Redis];
 
     /// A protocol file of `family` read by that family's reader (`None`: no reader).
     pub fn read(
-        family: &str,
+        family: Family,
         file: &str,
         text: &str,
         read: &dyn Fn(&str) -> Result<String, String>,
     ) -> Option<Result<Described, ProtocolError>> {
         match family {
-            "redis" => Some(redis::file::parse(file, text, read).map(Described::Redis)),
+            Family::Redis => Some(redis::file::parse(file, text, read).map(Described::Redis)),
             _ => None,
         }
     }
@@ -81,9 +82,9 @@ impl Described {
     }
 
     /// Its family.
-    pub fn family(&self) -> crate::registry::Family {
+    pub fn family(&self) -> Family {
         match self {
-            Described::Redis(_) => crate::registry::Family::Redis,
+            Described::Redis(_) => Family::Redis,
         }
     }
 }

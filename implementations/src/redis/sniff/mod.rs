@@ -14,10 +14,9 @@
 //! is one unknown write that never answered: it takes away any proof that needs this
 //! client silent from then on.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::collections::VecDeque;
 
-use locklab_models::redis::spec::RedisCommand;
+use locklab_models::redis::spec::{lua, RedisCommand};
 
 use super::recorder::Recorder;
 use super::resp::{Reader, Resp};
@@ -29,20 +28,14 @@ mod decode;
 use decode::{decode_reply, decode_request};
 
 /// Scripts seen by their SHA1, shared by every connection of a run: a client may run
-/// by hash a script another client loaded.
+/// by hash a script another client loaded. The sources live in the spec's one script
+/// book ([`lua::register`]), where the spec also finds them to run them.
 #[derive(Clone, Debug, Default)]
-pub struct ScriptBook {
-    by_sha: Arc<Mutex<HashMap<String, String>>>,
-}
+pub struct ScriptBook;
 
 impl ScriptBook {
     fn learn(&self, source: &str) -> String {
-        let sha = redis::Script::new(source).get_hash().to_string();
-        self.by_sha
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(sha.clone(), source.to_string());
-        sha
+        lua::register(source)
     }
 
     fn source(&self, sha: &str) -> Option<String> {
@@ -50,11 +43,7 @@ impl ScriptBook {
         if let Some(s) = LockScript::ALL.iter().find(|s| s.sha() == sha) {
             return Some(s.source().to_string());
         }
-        self.by_sha
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&sha)
-            .cloned()
+        lua::source(&sha).map(|s| s.to_string())
     }
 }
 

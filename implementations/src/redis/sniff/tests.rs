@@ -15,7 +15,7 @@ fn resp(words: &[&str]) -> Vec<u8> {
 fn sniff(talk: &[(bool, Vec<u8>)]) -> Vec<super::super::recorder::Exchange> {
     let recorder = Recorder::new();
     {
-        let mut s = Sniffer::new(recorder.clone(), 1, ScriptBook::default());
+        let mut s = Sniffer::new(recorder.clone(), 1, ScriptBook);
         for (from_client, bytes) in talk {
             // Byte by byte: any split of the stream reads the same.
             for b in bytes {
