@@ -206,10 +206,11 @@ pub fn run_plan<F: Family>(
         progress(Progress::Starting(attempt));
         // Each attempt draws its own timing, so a retry is not the same doomed run.
         let seed = options.seed.wrapping_add(u64::from(attempt - 1));
-        let attempted = Attempt::start(&plan, options, clients, seed).and_then(|mut a| {
-            let executed = a.execute(options, duration, seed, progress);
-            a.stop(executed, options)
-        });
+        let attempted =
+            Attempt::start(&plan, scenario.family, options, clients, seed).and_then(|mut a| {
+                let executed = a.execute(options, duration, seed, progress);
+                a.stop(executed, options)
+            });
         match attempted {
             Ok(mut done) => {
                 progress(Progress::Checking);

@@ -330,6 +330,13 @@ impl Family {
         self != Family::Inventory
     }
 
+    /// Whether its locks may refuse while nobody holds the lock: a Redlock contender
+    /// that took a minority of the nodes sees the others' keys as "busy" on the rest,
+    /// though none of them reached a majority either (a split vote).
+    pub fn refuses_spuriously(self) -> bool {
+        self == Family::Redlock
+    }
+
     /// The faults this family's models understand (what `--faults` may name).
     pub fn faults(self) -> &'static [Fault] {
         match self {

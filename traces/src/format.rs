@@ -60,6 +60,10 @@ pub struct Header {
     /// than at it (etcd): the lock check then holds nothing after a TTL against the lock.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub late_expiry: bool,
+    /// Whether the lock may refuse while nobody holds it (a quorum lock's split vote):
+    /// the lock check then holds no refusal against the lock.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub spurious_refusals: bool,
     /// The lock model the lock operations follow (absent: [`LockModel::Lease`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<LockModel>,

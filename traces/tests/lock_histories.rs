@@ -413,3 +413,33 @@ fn the_lease_a_lock_says_it_granted_is_the_one_the_checks_hold_it_to() {
     let said = history(Some(1_000));
     expect(&said, Property::LockLinearizability, Verdict::Ok, "");
 }
+
+/// A Redlock split vote: three contenders each took a minority of the nodes and were
+/// all refused while nobody held the lock. Held against a lock that promises a holder
+/// behind every refusal; not against one whose header says it may refuse spuriously —
+/// whose grants are still held to the lock.
+#[test]
+fn a_quorum_lock_may_refuse_while_nobody_holds_it() {
+    let split = |spurious: bool| {
+        let mut b = Build::new()
+            .acquire_ended(0, 0, 2, 500, Phase::Fail)
+            .acquire_ended(1, 0, 2, 500, Phase::Fail)
+            .acquire_ended(2, 1, 3, 500, Phase::Fail)
+            .acquire(0, 10, 12, 500, None);
+        b.history.header.spurious_refusals = spurious;
+        b
+    };
+    violation(
+        &split(false).check(),
+        Property::LockLinearizability,
+        "busy while it was free",
+    );
+    expect(
+        &split(true).check(),
+        Property::LockLinearizability,
+        Verdict::Ok,
+        "a split vote refuses everyone",
+    );
+    let double = split(true).acquire(1, 20, 22, 500, None).check();
+    violation(&double, Property::LockLinearizability, "double grant");
+}

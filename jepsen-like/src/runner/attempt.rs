@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::sniff::ScriptBook;
 use locklab_implementations::{DistributedLock, LockError};
+use locklab_models::registry::Family as ModelFamily;
 use locklab_servers::{RedisServer, Server};
 use locklab_traces::format::{Header, Process, ResourceSpec};
 
@@ -106,6 +107,7 @@ impl<'p, F: Family> Attempt<'p, F> {
     /// and `clients` clients with their locks.
     pub(super) fn start(
         plan: &'p Plan<F>,
+        family: ModelFamily,
         options: &RunOptions,
         clients: usize,
         seed: u64,
@@ -141,6 +143,7 @@ impl<'p, F: Family> Attempt<'p, F> {
         let path = dir.join("history.jsonl");
         let header = header(
             plan,
+            family,
             options,
             &servers,
             counter_server.as_ref(),
@@ -453,6 +456,7 @@ fn unfired(executed: Executed) -> Vec<String> {
 /// The history's header: what ran, on what, with which faults planned.
 fn header<F: Family>(
     plan: &Plan<F>,
+    family: ModelFamily,
     options: &RunOptions,
     servers: &F::Servers,
     counter_server: Option<&RedisServer>,
@@ -475,6 +479,7 @@ fn header<F: Family>(
     }
     header.resource = Some(ResourceSpec::Counter { initial: 0 });
     header.late_expiry = F::LATE_EXPIRY;
+    header.spurious_refusals = family.refuses_spuriously();
     if let Some(custom) = &options.lock {
         header.tools.insert("lock".into(), custom.name().into());
     }

@@ -22,6 +22,10 @@ pub struct LockSpec {
     /// restarts every TTL): a lease is then surely live until its TTL and maybe live
     /// for ever after, so no grant or refusal after the TTL is held against the lock.
     pub late_expiry: bool,
+    /// Whether the lock may refuse while nobody holds it: a quorum lock (Redlock) under
+    /// contention, when every contender took a minority of the nodes and each saw the
+    /// others' keys as "busy". A refusal then tells nothing about the holder.
+    pub spurious_refusals: bool,
 }
 
 /// A granted lock.
@@ -170,10 +174,14 @@ impl Spec for LockSpec {
         at: Window,
     ) -> Outcomes<LockOutput, LockState> {
         let Some(h) = &state.holder else {
-            return outcomes![match input {
+            let mut free = outcomes![match input {
                 LockInput::Acquire { owner, lease } => self.grant(state, *owner, *lease, at),
                 _ => (LockOutput::NotHeld, state.clone()),
             }];
+            if self.spurious_refusals && matches!(input, LockInput::Acquire { .. }) {
+                free.push((LockOutput::Busy, state.clone()));
+            }
+            return free;
         };
         let mine = h.owner == input.owner();
         let mut outcomes = Outcomes::new();
@@ -217,6 +225,13 @@ impl Spec for LockSpec {
                 LockInput::Acquire { owner, lease } => self.grant(&expired, *owner, *lease, at),
                 _ => (LockOutput::NotHeld, expired),
             });
+        }
+        let refused = (LockOutput::Busy, state.clone());
+        if self.spurious_refusals
+            && matches!(input, LockInput::Acquire { .. })
+            && !outcomes.contains(&refused)
+        {
+            outcomes.push(refused);
         }
         outcomes
     }
@@ -326,11 +341,47 @@ mod tests {
         assert_eq!(o, LockOutput::NotHeld);
     }
 
+    /// A split vote: every contender took a minority of Redlock's nodes, so each is
+    /// refused while nobody holds the lock. Only a lock that says so may do it.
+    #[test]
+    fn only_a_quorum_lock_refuses_while_free() {
+        let acquire = LockInput::Acquire {
+            owner: 1,
+            lease: Some(10),
+        };
+        let strict = LockSpec::default();
+        let (o, _) = only(strict.step(&strict.init(), &acquire, Window::at(0)));
+        assert_eq!(o, LockOutput::Granted(Some(1)));
+        let quorum = LockSpec {
+            spurious_refusals: true,
+            ..LockSpec::default()
+        };
+        let free = quorum.init();
+        let both = quorum.step(&free, &acquire, Window::at(0));
+        assert!(both.contains(&(LockOutput::Busy, free.clone())), "{both:?}");
+        assert!(both.iter().any(|(o, _)| *o == LockOutput::Granted(Some(1))));
+        // A refusal changes nothing, and a lease that may have run out is no exception.
+        let (_, held) = only(strict.step(&free, &acquire, Window::at(0)));
+        let late = quorum.step(
+            &held,
+            &LockInput::Acquire {
+                owner: 2,
+                lease: Some(10),
+            },
+            Window { lo: 5, hi: 15 },
+        );
+        assert_eq!(
+            late.iter().filter(|(o, _)| *o == LockOutput::Busy).count(),
+            1,
+            "{late:?}"
+        );
+    }
+
     #[test]
     fn reentrant_counts_holds() {
         let spec = LockSpec {
             reentrant: true,
-            late_expiry: false,
+            ..LockSpec::default()
         };
         let acq = LockInput::Acquire {
             owner: 1,

@@ -75,6 +75,7 @@ pub fn check(
     let spec = Arc::new(LockSpec {
         reentrant: history.header.reentrant,
         late_expiry: history.header.late_expiry,
+        spurious_refusals: history.header.spurious_refusals,
     });
     let mut by_key: BTreeMap<String, Vec<LinOp<LockSpec>>> = BTreeMap::new();
     let mut count = 0usize;

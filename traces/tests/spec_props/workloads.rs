@@ -292,7 +292,7 @@ impl Workload for Lock {
     fn spec(&self) -> LockSpec {
         LockSpec {
             reentrant: self.reentrant,
-            late_expiry: false,
+            ..LockSpec::default()
         }
     }
     fn input(&self, client: u32, what: u8) -> LockInput {
