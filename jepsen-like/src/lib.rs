@@ -25,6 +25,7 @@
 pub mod agreement;
 pub mod counter;
 pub mod custom;
+pub mod deadline;
 mod error;
 pub mod etcd;
 pub mod external;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use crate::deadline::Deadline;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
 use locklab_models::registry::Fault;
@@ -85,6 +86,11 @@ pub struct Targets<'a, S> {
     pub clients: &'a ClientFaults,
     /// The lock's key, for [`Event::KeyOn`].
     pub key: &'a str,
+    /// When the clients stop: each step that waited for an event leaves them at least
+    /// `grace` after it, however late the event came.
+    pub end: &'a Deadline,
+    /// How long the clients go on after a fault at the least.
+    pub grace: Duration,
 }
 
 impl<S> Targets<'_, S> {
@@ -239,6 +245,9 @@ pub fn run<S: Servers>(
                 .push(format!("{} {name}: {e}", step.action.name()));
         }
         log.nemesis(step.action.to_json(&name), result.err());
+        if matches!(step.when, When::After { .. }) {
+            targets.end.at_least(Instant::now() + targets.grace);
+        }
     }
     let _ = done.recv();
     outcome

@@ -14,6 +14,7 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
 use crate::counter::{Counter, Outcome};
+use crate::deadline::Deadline;
 use crate::family::Client;
 use crate::log::Log;
 use crate::nemesis::ClientFaults;
@@ -31,8 +32,8 @@ pub struct Shared {
     pub lease: Lease,
     /// Work between the read and the write.
     pub work: Duration,
-    /// No acquire starts after this.
-    pub deadline: Instant,
+    /// No acquire starts after this (pushed back when a fault fires late).
+    pub deadline: Arc<Deadline>,
 }
 
 /// One client's loop over its connections `client`. `seed` draws its think times.
@@ -52,7 +53,7 @@ pub async fn client<C: Client>(
         .ttl()
         .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
     loop {
-        let left = shared.deadline.saturating_duration_since(Instant::now());
+        let left = shared.deadline.left();
         if left.is_zero() {
             return;
         }

@@ -18,6 +18,7 @@ use super::{jepsen_workload, run_dir, Progress, RunOptions};
 use crate::counter::harness::RedisCounter;
 use crate::counter::Counter;
 use crate::custom::ClientContext;
+use crate::deadline::Deadline;
 use crate::external::wiretap::{self, Heard};
 use crate::family::{CommandLog, Family};
 use crate::log::Log;
@@ -310,16 +311,24 @@ impl<F: Family> Attempt<'_, F> {
         let ready = std::mem::take(&mut self.clients);
         let final_reader = &self.final_reader;
         let start = Instant::now();
+        let end = Arc::new(Deadline::new(
+            start + Duration::from_millis(plan.client_delay_ms) + duration,
+        ));
+        // Time for the clients to show what the last fault does, should the event it
+        // waited for come late (a first grant on a busy machine).
+        let grace = duration / 2;
         let (nemesis_done, nemesis_wait) = mpsc::channel::<()>();
         let (tick_done, tick_wait) = mpsc::channel::<()>();
         let done = std::thread::scope(|scope| {
-            let (faults_n, controls) = (&*faults, &controls);
+            let (faults_n, controls, end_n) = (&*faults, &controls, &*end);
             let nemesis = scope.spawn(move || {
                 let targets = Targets {
                     cluster: servers,
                     proxies: controls,
                     clients: faults_n,
                     key: KEY,
+                    end: end_n,
+                    grace,
                 };
                 nemesis::run(schedule, targets, log, start, &nemesis_wait)
             });
@@ -345,7 +354,7 @@ impl<F: Family> Attempt<'_, F> {
                         None => F::lease(&plan.lock, Duration::from_millis(plan.ttl_ms)),
                     },
                     work: Duration::from_millis(plan.work_ms),
-                    deadline: Instant::now() + duration,
+                    deadline: end.clone(),
                 });
                 let mut tasks = Vec::new();
                 for (i, r) in ready.into_iter().enumerate() {
@@ -362,7 +371,7 @@ impl<F: Family> Attempt<'_, F> {
                 while !tasks.iter().all(|t| t.is_finished()) {
                     progress(Progress::Running {
                         elapsed: start.elapsed(),
-                        total: duration + Duration::from_millis(plan.client_delay_ms),
+                        total: end.get().saturating_duration_since(start),
                         events: log.count(),
                     });
                     tokio::time::sleep(Duration::from_millis(200)).await;
