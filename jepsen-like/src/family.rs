@@ -18,7 +18,6 @@ use locklab_traces::format::Process;
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
 use crate::log::Log;
-use crate::plan::{ActionOf, Plan};
 use crate::proxy::ClientProxies;
 use crate::schedule::{Action, FamilyAction, Realises};
 use crate::servers::Servers;
@@ -69,6 +68,12 @@ pub trait Client: Any + Clone + fmt::Debug + Send + Sync {
     }
 }
 
+/// The shape of a family's servers.
+pub type ShapeOf<F> = <<F as Family>::Servers as Servers>::Shape;
+
+/// The faults only a family's servers know.
+pub type ActionOf<F> = <<F as Family>::Servers as Servers>::Action;
+
 /// A family of scenarios as it runs on real servers.
 pub trait Family: Sized + Send + Sync + 'static {
     /// Its servers.
@@ -84,9 +89,6 @@ pub trait Family: Sized + Send + Sync + 'static {
     /// Whether the lock servers end a lease at some unknown time after its TTL rather
     /// than at it (the history header's `late_expiry`).
     const LATE_EXPIRY: bool = false;
-
-    /// Every scenario of the family that runs on these servers.
-    fn plans() -> Vec<Plan<Self>>;
 
     /// What a step of a plan is to the family's model: a client fault is the model's
     /// fault it names; a family fault says itself; a server fault (a kill, a restart,
@@ -106,15 +108,6 @@ pub trait Family: Sized + Send + Sync + 'static {
     /// release, a clock set ahead), which only the lock can place exactly.
     fn lock_realises(_lock: &Self::Lock) -> Vec<locklab_models::registry::Fault> {
         Vec::new()
-    }
-
-    /// `plan` with `replicas` replicas behind its primary (`--replicas`), for a family
-    /// whose servers have a replica count to choose.
-    fn with_replicas(plan: Plan<Self>, _replicas: usize) -> Result<Plan<Self>, String> {
-        Err(format!(
-            "--replicas: {} has no replica count to choose",
-            plan.id
-        ))
     }
 
     /// Connects to the proxied client endpoints `addrs`, one client's worth, recording

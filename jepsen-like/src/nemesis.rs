@@ -19,8 +19,9 @@ use crate::proxy::ProxyControl;
 use locklab_models::registry::Fault;
 
 use crate::schedule::FamilyAction;
+use crate::schedule::Target;
 use crate::schedule::{Action, Event, Schedule, When};
-use crate::servers::{Servers, Target};
+use crate::servers::Servers;
 
 /// What a client is asked to suffer at the middle of its critical section: one of the
 /// model's faults, as long as `ms` (0: a fault without a length).

@@ -7,16 +7,25 @@
 use locklab_models::catalog;
 use locklab_models::registry::{Fault, ScenarioId};
 
-use crate::family::Family;
+use crate::family::{ActionOf, Family, ShapeOf};
 use crate::schedule::Realises;
 use crate::schedule::Step;
-use crate::servers::Servers;
 
-/// The shape of a family's servers.
-pub type ShapeOf<F> = <<F as Family>::Servers as Servers>::Shape;
+/// The scenarios a family runs on its servers; each family's folder implements it
+/// beside its plan list (`zk/plans.rs`).
+pub trait Planned: Family {
+    /// Every scenario of the family that runs on these servers.
+    fn plans() -> Vec<Plan<Self>>;
 
-/// The faults only a family's servers know.
-pub type ActionOf<F> = <<F as Family>::Servers as Servers>::Action;
+    /// `plan` with `replicas` replicas behind its primary (`--replicas`), for a family
+    /// whose servers have a replica count to choose.
+    fn with_replicas(plan: Plan<Self>, _replicas: usize) -> Result<Plan<Self>, String> {
+        Err(format!(
+            "--replicas: {} has no replica count to choose",
+            plan.id
+        ))
+    }
+}
 
 /// How one scenario runs on a family `F`'s servers.
 pub struct Plan<F: Family> {

@@ -6,8 +6,7 @@ use locklab_models::catalog;
 use locklab_models::registry::Family as ModelFamily;
 
 use crate::etcd::Etcd;
-use crate::family::Family;
-use crate::plan::Plan;
+use crate::plan::{Plan, Planned};
 use crate::redis::Redis;
 use crate::runner::{run_plan, Progress, RunOptions, RunReport};
 use crate::sql::{MariaDbSql, PostgresSql};
@@ -23,7 +22,7 @@ pub struct Runnable {
     pub story: &'static str,
 }
 
-fn listed<F: Family>() -> impl Iterator<Item = Runnable> {
+fn listed<F: Planned>() -> impl Iterator<Item = Runnable> {
     F::plans().into_iter().map(|p| Runnable {
         id: p.id.name(),
         story: p.story,
@@ -62,7 +61,7 @@ fn unknown_id(id: &str) -> RunError {
 }
 
 /// The plan of `id` among family `F`'s.
-fn plan<F: Family>(id: &str) -> Option<Plan<F>> {
+fn plan<F: Planned>(id: &str) -> Option<Plan<F>> {
     F::plans().into_iter().find(|p| p.id.name() == id)
 }
 
@@ -105,7 +104,7 @@ pub fn run(
 }
 
 /// Runs `options.id` with family `F`'s plan for it, with `--replicas` applied.
-fn run_family<F: Family>(
+fn run_family<F: Planned>(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
@@ -138,7 +137,7 @@ mod tests {
     use super::*;
     use locklab_models::catalog::Scenario;
 
-    fn checked<F: Family>() -> Vec<Result<(), String>> {
+    fn checked<F: Planned>() -> Vec<Result<(), String>> {
         F::plans().iter().map(Plan::check_faults).collect()
     }
 
@@ -146,7 +145,7 @@ mod tests {
     /// most one plan, and each plan injects exactly its row's faults.
     #[test]
     fn every_plan_is_a_row_of_its_family_injecting_the_rows_faults() {
-        fn rows<F: Family>(families: &[ModelFamily]) -> Vec<&'static str> {
+        fn rows<F: Planned>(families: &[ModelFamily]) -> Vec<&'static str> {
             F::plans()
                 .iter()
                 .map(|p| {

@@ -7,42 +7,11 @@ use std::fmt;
 use std::path::Path;
 
 use locklab_servers::Server;
-use serde::Serialize;
 
 use crate::log::Log;
 use crate::proxy::ProxyControl;
 use crate::schedule::FamilyAction;
 use crate::RunError;
-
-/// What a fault acts on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// The lock server with this index (in the family's order: Redlock's `n0` … `n4`).
-    Node(usize),
-    /// The lock server clients write to now (Redis: the master Sentinel names).
-    Primary,
-    /// Client `c`.
-    Client(u32),
-    /// Whichever client gets there first.
-    AnyClient,
-}
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target::Node(i) => write!(f, "node {i}"),
-            Target::Primary => f.write_str("primary"),
-            Target::Client(c) => write!(f, "c{c}"),
-            Target::AnyClient => f.write_str("any client"),
-        }
-    }
-}
-
-impl Serialize for Target {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
 
 /// A family's running servers for one run. Dropping it kills every one of them.
 ///

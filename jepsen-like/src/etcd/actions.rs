@@ -6,8 +6,8 @@
 
 use locklab_models::registry::Fault;
 
+use crate::schedule::Target;
 use crate::schedule::{FamilyAction, Realises};
-use crate::servers::Target;
 
 /// An etcd-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,6 @@ use super::locks::{self, EtcdLock};
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
 use crate::family::{Client, CommandLog, Family};
-use crate::plan::Plan;
 use crate::RunError;
 
 /// etcd locks on a real cluster.
@@ -30,10 +29,6 @@ impl Family for Etcd {
     // The leader sweeps expired leases every 500 ms, and a new leader restarts each
     // lease's TTL: a lease outlives its TTL by an amount no client can know.
     const LATE_EXPIRY: bool = true;
-
-    fn plans() -> Vec<Plan<Self>> {
-        super::plans::plans()
-    }
 
     async fn connect(
         servers: &EtcdRunCluster,

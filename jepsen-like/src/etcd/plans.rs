@@ -7,9 +7,9 @@ use super::actions::EtcdAction;
 use super::cluster::Shape;
 use super::family::Etcd;
 use super::locks::{EtcdLock, Kind, Work};
-use crate::plan::Plan;
+use crate::plan::{Plan, Planned};
+use crate::schedule::Target::AnyClient;
 use crate::schedule::{Action, Step};
-use crate::servers::Target::AnyClient;
 use locklab_models::registry::Fault;
 use locklab_models::registry::ScenarioId;
 
@@ -163,4 +163,10 @@ pub fn plans() -> Vec<EtcdPlan> {
             )
         },
     ]
+}
+
+impl Planned for Etcd {
+    fn plans() -> Vec<Plan<Self>> {
+        plans()
+    }
 }

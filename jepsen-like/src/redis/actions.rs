@@ -6,8 +6,8 @@ use locklab_servers::RedisServer;
 
 use locklab_models::registry::Fault;
 
+use crate::schedule::Target;
 use crate::schedule::{FamilyAction, Realises};
-use crate::servers::Target;
 
 /// A Redis-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

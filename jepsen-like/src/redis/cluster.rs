@@ -13,7 +13,8 @@ use serde_json::json;
 use super::actions::RedisAction;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
-use crate::servers::{Servers, Target};
+use crate::schedule::Target;
+use crate::servers::Servers;
 use crate::RunError;
 
 /// The shape of the servers.

@@ -10,8 +10,8 @@ use super::client::RedisClient;
 use super::cluster::{RedisCluster, MASTER_NAME};
 use super::locks::{self, RedisLock};
 use crate::external::ExternalEndpoints;
+use crate::family::ActionOf;
 use crate::family::{CommandLog, Family};
-use crate::plan::{ActionOf, Plan};
 use crate::schedule::{Action, Realises};
 use crate::RunError;
 use locklab_models::registry::Fault;
@@ -26,10 +26,6 @@ impl Family for Redis {
     type Client = RedisClient;
 
     const BACKEND: Backend = Backend::Redis;
-
-    fn plans() -> Vec<Plan<Self>> {
-        super::plans::plans()
-    }
 
     /// Killing the primary is Sentinel's failover; a node that dies and restarts
     /// empty is Redlock's restart; a clock set ahead is its jump; cutting a Redlock node
@@ -54,10 +50,6 @@ impl Family for Redis {
 
     fn lock_realises(lock: &RedisLock) -> Vec<Fault> {
         lock.realises()
-    }
-
-    fn with_replicas(plan: Plan<Self>, replicas: usize) -> Result<Plan<Self>, String> {
-        super::plans::with_replicas(plan, replicas)
     }
 
     async fn connect(
@@ -101,5 +93,5 @@ impl Family for Redis {
 
 /// Whether the action's target is the node clients write to (Sentinel's master).
 fn is_primary(action: &Action<ActionOf<Redis>>) -> bool {
-    action.target() == crate::servers::Target::Primary
+    action.target() == crate::schedule::Target::Primary
 }

@@ -7,9 +7,9 @@ use super::actions::RedisAction;
 use super::cluster::Shape;
 use super::locks::RedisLock;
 use super::Redis;
-use crate::plan::Plan;
+use crate::plan::{Plan, Planned};
+use crate::schedule::Target::{self, AnyClient, Node, Primary};
 use crate::schedule::{Action, Event, Step, When};
-use crate::servers::Target::{self, AnyClient, Node, Primary};
 use locklab_models::registry::Fault;
 use locklab_models::registry::ScenarioId;
 
@@ -345,4 +345,14 @@ pub fn with_replicas(mut plan: RedisPlan, replicas: usize) -> Result<RedisPlan, 
         plan.story = "replication to every replica but replica1 is cut, so the holder's WAIT 1 is answered by replica1 alone; the master is killed; Sentinel may only promote a lagging replica";
     }
     Ok(plan)
+}
+
+impl Planned for Redis {
+    fn plans() -> Vec<Plan<Self>> {
+        plans()
+    }
+
+    fn with_replicas(plan: Plan<Self>, replicas: usize) -> Result<Plan<Self>, String> {
+        with_replicas(plan, replicas)
+    }
 }

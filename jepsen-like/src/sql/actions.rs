@@ -4,8 +4,8 @@
 
 use locklab_models::registry::Fault;
 
+use crate::schedule::Target;
 use crate::schedule::{FamilyAction, Realises};
-use crate::servers::Target;
 
 /// The lock name the runner gives every client. Family faults are not told the run's
 /// key (`Cluster::apply` takes the action alone), so the SQL faults name it here.

@@ -13,11 +13,10 @@ use super::client::SqlClient;
 use super::cluster::{MariaDb, Postgres, SqlCluster, SqlKind};
 use super::counter::SqlCounter;
 use super::locks::{self, SqlLock};
-use super::plans::Rows;
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
+use crate::family::ActionOf;
 use crate::family::{CommandLog, Family};
-use crate::plan::{ActionOf, Plan};
 use crate::schedule::{Action, FamilyAction, Realises};
 use crate::RunError;
 use locklab_models::registry::Fault;
@@ -31,16 +30,12 @@ pub type MariaDbSql = Sql<MariaDb>;
 /// SQL locks on PostgreSQL.
 pub type PostgresSql = Sql<Postgres>;
 
-impl<K: SqlKind + Rows> Family for Sql<K> {
+impl<K: SqlKind> Family for Sql<K> {
     type Servers = SqlCluster<K>;
     type Lock = SqlLock;
     type Client = SqlClient;
 
     const BACKEND: Backend = K::BACKEND;
-
-    fn plans() -> Vec<Plan<Self>> {
-        K::rows()
-    }
 
     /// Whatever ends the holder's session — the server killing it, the server dying
     /// and coming back, the connection cut — is the model's killed session.

@@ -11,9 +11,9 @@ use super::actions::SqlAction;
 use super::cluster::{MariaDb, Postgres, Shape, SqlKind};
 use super::family::Sql;
 use super::locks::SqlLock;
-use crate::plan::Plan;
+use crate::plan::{Plan, Planned};
+use crate::schedule::Target::{AnyClient, Primary};
 use crate::schedule::{Action, Step, When};
-use crate::servers::Target::{AnyClient, Primary};
 use locklab_models::registry::Fault;
 use locklab_models::registry::ScenarioId;
 
@@ -300,4 +300,10 @@ pub fn with_partition<K: Rows>(id: ScenarioId) -> Option<Plan<Sql<K>>> {
     let mut p = session_ended_by::<K>(id, &steps, 300)?;
     p.story = "the row's faults, the holder's session ended by a partition instead of KILL CONNECTION: every client cut from the server (the proxy drops their connections) 0.2 s into the first holder's 1.5 s section, healed 0.3 s later; the clients open new sessions";
     Some(p)
+}
+
+impl<K: Rows> Planned for Sql<K> {
+    fn plans() -> Vec<Plan<Self>> {
+        K::rows()
+    }
 }

@@ -4,8 +4,8 @@
 
 use locklab_models::registry::Fault;
 
+use crate::schedule::Target;
 use crate::schedule::{FamilyAction, Realises};
-use crate::servers::Target;
 
 /// A ZooKeeper-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -14,7 +14,6 @@ use super::locks::{self, ZkLock};
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
 use crate::family::{Client, CommandLog, Family};
-use crate::plan::Plan;
 use crate::RunError;
 
 /// ZooKeeper locks on a real ensemble.
@@ -30,10 +29,6 @@ impl Family for Zk {
     // The leader's session tracker expires sessions in whole ticks, after the timeout:
     // a session outlives its timeout by an amount no client can know.
     const LATE_EXPIRY: bool = true;
-
-    fn plans() -> Vec<Plan<Self>> {
-        super::plans::plans()
-    }
 
     async fn connect(
         servers: &ZkRunCluster,

@@ -10,9 +10,9 @@ use super::actions::ZkAction;
 use super::cluster::Shape;
 use super::family::Zk;
 use super::locks::{Work, ZkLock};
-use crate::plan::Plan;
+use crate::plan::{Plan, Planned};
+use crate::schedule::Target::{AnyClient, Primary};
 use crate::schedule::{Action, Step, When};
-use crate::servers::Target::{AnyClient, Primary};
 use locklab_models::registry::Fault;
 use locklab_models::registry::ScenarioId;
 
@@ -164,4 +164,10 @@ pub fn with_leader_killed(id: ScenarioId) -> Option<ZkPlan> {
     });
     p.story = "the plan's faults, and the ensemble's leader killed (kill -9) 300 ms after the first entry and restarted with its data 2 s later";
     Some(p)
+}
+
+impl Planned for Zk {
+    fn plans() -> Vec<Plan<Self>> {
+        plans()
+    }
 }

@@ -8,7 +8,7 @@ use locklab_models::spec::Spec;
 use serde::de::DeserializeOwned;
 
 use crate::check::linear::Budget;
-use crate::check::{CheckReport, Finding, OpRef};
+use crate::check::report::{CheckReport, Finding, OpRef};
 use crate::format::{Backend, CommandValue, History, OpKind, Phase};
 use crate::ops::Paired;
 

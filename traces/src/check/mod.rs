@@ -12,155 +12,17 @@ use crate::error::HistoryError;
 use crate::format::{History, LockModel};
 use crate::ops::pair;
 
+pub(crate) use report::op_ref;
+pub use report::{fmt_time, one_of, CheckReport, Finding, OpRef, Property, Verdict};
+
 pub mod fencing;
 pub mod foreign;
 pub mod linear;
 pub mod liveness;
 pub mod lock;
 pub mod mutex;
+pub mod report;
 pub mod resource;
-
-/// A verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// The property holds.
-    Ok,
-    /// No answer within the time or bound given.
-    Unknown,
-    /// The property is violated, with proof.
-    Violation,
-}
-
-impl Verdict {
-    /// DESIGN.md's exit code: 0 ok, 1 violation, 3 unknown.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Verdict::Ok => 0,
-            Verdict::Violation => 1,
-            Verdict::Unknown => 3,
-        }
-    }
-}
-
-/// Which property a check is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Property {
-    /// Never two clients in their critical sections at once.
-    MutualExclusion,
-    /// The lock operations are a behaviour of the owner-aware, lease-aware, fenced lock.
-    LockLinearizability,
-    /// The resource operations are a behaviour of the resource spec.
-    ResourceLinearizability,
-    /// No update lost, no unit oversold.
-    ResourceSafety,
-    /// Accepted writes carry increasing tokens.
-    Fencing,
-    /// No client releases a lock it does not hold.
-    NoForeignRelease,
-}
-
-impl Property {
-    /// The name users see.
-    pub fn name(self) -> &'static str {
-        match self {
-            Property::MutualExclusion => "mutual exclusion",
-            Property::LockLinearizability => "lock linearizability",
-            Property::ResourceLinearizability => "resource linearizability",
-            Property::ResourceSafety => "resource safety",
-            Property::Fencing => "fencing",
-            Property::NoForeignRelease => "no foreign release",
-        }
-    }
-}
-
-/// An operation named in a report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct OpRef {
-    /// The history line of its invocation.
-    pub line: usize,
-    /// The process (`c0`, `nemesis`).
-    pub process: String,
-    /// What it was.
-    pub description: String,
-}
-
-/// The result of one checker.
-#[derive(Clone, Debug, Serialize)]
-pub struct CheckReport {
-    /// The property.
-    pub property: Property,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// One sentence.
-    pub summary: String,
-    /// The offending operations (empty when Ok).
-    pub ops: Vec<OpRef>,
-    /// The explanation, line by line.
-    pub explanation: Vec<String>,
-    /// Counts (operations checked, lost updates, oversold units, …).
-    pub stats: serde_json::Map<String, serde_json::Value>,
-}
-
-impl CheckReport {
-    /// A report with a verdict and summary, nothing else yet.
-    pub fn new(property: Property, verdict: Verdict, summary: impl Into<String>) -> Self {
-        CheckReport {
-            property,
-            verdict,
-            summary: summary.into(),
-            ops: Vec::new(),
-            explanation: Vec::new(),
-            stats: serde_json::Map::new(),
-        }
-    }
-
-    /// Adds a count.
-    pub fn stat(mut self, name: &str, value: impl Into<serde_json::Value>) -> Self {
-        self.stats.insert(name.to_string(), value.into());
-        self
-    }
-}
-
-/// Something the checks found that is no property of the lock and changes no verdict
-/// (whether the servers behaved as one Redis; how many clients a ZooKeeper release
-/// wakes: see [`crate::backend`]).
-#[derive(Clone, Debug, Serialize)]
-pub struct Finding {
-    /// What was looked at (`one Redis`).
-    pub name: &'static str,
-    /// Ok: it holds; Violation: it does not, with proof; Unknown: no answer.
-    pub verdict: Verdict,
-    /// One sentence.
-    pub summary: String,
-    /// The operations that show it (empty when it holds).
-    pub ops: Vec<OpRef>,
-    /// The explanation, line by line.
-    pub explanation: Vec<String>,
-    /// Counts.
-    pub stats: serde_json::Map<String, serde_json::Value>,
-}
-
-impl Finding {
-    /// A finding with a verdict and summary, nothing else yet.
-    pub fn new(name: &'static str, verdict: Verdict, summary: impl Into<String>) -> Self {
-        Finding {
-            name,
-            verdict,
-            summary: summary.into(),
-            ops: Vec::new(),
-            explanation: Vec::new(),
-            stats: serde_json::Map::new(),
-        }
-    }
-
-    /// Adds a count.
-    pub fn stat(mut self, name: &str, value: impl Into<serde_json::Value>) -> Self {
-        self.stats.insert(name.to_string(), value.into());
-        self
-    }
-}
 
 /// Which checks to run (`check-history --model`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -381,37 +243,4 @@ pub fn check_history(history: &History, options: &Options) -> Result<Report, His
         warnings,
         html,
     })
-}
-
-/// The states a search may be in, for people: "a or b or c", or the first few and how
-/// many more (a run of unanswered grants leaves hundreds, which say nothing one by one).
-pub fn one_of(states: &[String]) -> String {
-    const SHOWN: usize = 3;
-    let mut distinct: Vec<&String> = Vec::new();
-    for s in states {
-        if !distinct.contains(&s) {
-            distinct.push(s);
-        }
-    }
-    let head: Vec<&str> = distinct.iter().take(SHOWN).map(|s| s.as_str()).collect();
-    match distinct.len().saturating_sub(SHOWN) {
-        0 => head.join(" or "),
-        more => format!("{} or one of {more} more", head.join(" or ")),
-    }
-}
-
-/// Renders a point in a history's time for people: seconds with millisecond precision.
-pub fn fmt_time(ns: u64) -> String {
-    if ns == u64::MAX {
-        return "∞".to_string();
-    }
-    format!("{:.3}s", ns as f64 / 1e9)
-}
-
-pub(crate) fn op_ref(op: &crate::ops::Operation, description: String) -> OpRef {
-    OpRef {
-        line: op.line(),
-        process: format!("c{}", op.process),
-        description,
-    }
 }

@@ -21,7 +21,7 @@ use locklab_models::etcd::spec::{lock_rpc_key, Compare, EtcdCommand, EtcdReply, 
 use crate::ops::Paired;
 
 use crate::backend::{command_events, foreign_creation, CommandEvent};
-use crate::check::{fmt_time, CheckReport, Property, Verdict};
+use crate::check::report::{fmt_time, CheckReport, Property, Verdict};
 
 /// One etcd request as a client saw it.
 type Request = CommandEvent<EtcdSpec>;

@@ -29,7 +29,7 @@ use locklab_models::redis::spec::{RedisCommand, RedisReply};
 use crate::ops::Paired;
 
 use super::one_redis::{commands, CommandOp};
-use crate::check::{fmt_time, CheckReport, Property, Verdict};
+use crate::check::report::{fmt_time, CheckReport, Property, Verdict};
 
 /// A conditional set that the server granted.
 fn granted_set(op: &CommandOp) -> bool {

@@ -29,8 +29,8 @@ use crate::backend::CommandEvent;
 use crate::format::{History, OpKind};
 use crate::ops::Paired;
 
-use crate::check::linear::{self, Budget, Illegal, LinOp, LinResult};
-use crate::check::{fmt_time, one_of, Finding, OpRef, Verdict};
+use crate::check::linear::{decide, Budget, Illegal, LinOp, LinResult};
+use crate::check::report::{fmt_time, one_of, Finding, OpRef, Verdict};
 
 /// The name of the finding.
 pub const NAME: &str = "one Redis";
@@ -129,7 +129,7 @@ pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
 
 /// Whether `ops` are linearizable as one Redis per server, within `budget`.
 pub fn linearize(ops: &[CommandOp], budget: &Budget) -> LinResult<RedisSpec> {
-    linear::decide(&partitions(ops), budget)
+    decide(&partitions(ops), budget)
 }
 
 /// Why an illegal partition is not one Redis: a one-sentence summary and the

@@ -30,7 +30,7 @@ use locklab_models::zk::spec::{ZkCommand, ZkReply, ZkSpec};
 use crate::ops::Paired;
 
 use crate::backend::{command_events, foreign_creation, CommandEvent};
-use crate::check::{fmt_time, CheckReport, Property, Verdict};
+use crate::check::report::{fmt_time, CheckReport, Property, Verdict};
 
 /// One ZooKeeper request as a client saw it.
 type Request = CommandEvent<ZkSpec>;

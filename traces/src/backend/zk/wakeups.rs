@@ -11,7 +11,7 @@ use locklab_models::zk::spec::{ZkCommand, ZkReply, LOCK_DIR};
 
 use crate::format::{CommandValue, History, OpKind, Phase};
 
-use crate::check::{Finding, Verdict};
+use crate::check::report::{Finding, Verdict};
 
 /// The name of the finding.
 pub const NAME: &str = "watch wake-ups";
