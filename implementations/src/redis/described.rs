@@ -5,7 +5,7 @@
 //! it sent and heard is recorded like every lock's commands, and replayed against the
 //! spec by the history's checks.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
@@ -21,6 +21,19 @@ use crate::error::LockError;
 use crate::held_lock::HeldLock;
 use crate::lease::Lease;
 use crate::lock::{DistributedLock, LockInfo};
+
+/// The process's one copy of each protocol name: a lock's info names its protocol as
+/// a `&'static str`, and a run builds a lock per client.
+fn interned(name: &str) -> &'static str {
+    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let new: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.push(new);
+    new
+}
 
 /// A described protocol on one key.
 #[derive(Clone, Debug)]
@@ -39,7 +52,7 @@ impl DescribedLock {
             TokenKind::ThreadId => KeyHandle::with_owner(node, key, "t1".into()),
             TokenKind::Unique | TokenKind::Timestamp => KeyHandle::new(node, key),
         };
-        let name = Box::leak(protocol.name.clone().into_boxed_str());
+        let name = interned(&protocol.name);
         DescribedLock {
             handle,
             protocol,

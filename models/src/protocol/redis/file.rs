@@ -145,7 +145,14 @@ pub fn parse(
             };
         }
     }
-    b.build()
+    // What the builder finds of the whole file (no acquire step at all) has no line:
+    // it is still this file's.
+    b.build().map_err(|mut e| {
+        if e.at.is_empty() {
+            e.at = file.to_string();
+        }
+        e
+    })
 }
 
 /// One `[[acquire]]`/`[[release]]`/`[[renew]]` table as a step.

@@ -106,3 +106,10 @@ fn every_mistake_names_its_file_line_and_fix() {
     assert_eq!(e.at, "p.toml:9", "{e}");
     assert!(e.message.contains("cannot read unlock.lua"), "{e}");
 }
+
+#[test]
+fn a_file_without_steps_is_named() {
+    let e = error("family = \"redis\"\n");
+    assert_eq!(e.at, "p.toml", "{e}");
+    assert!(e.message.contains("at least one acquire"), "{e}");
+}
