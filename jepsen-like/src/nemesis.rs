@@ -18,9 +18,7 @@ use crate::log::Log;
 use crate::proxy::ProxyControl;
 use locklab_models::registry::Fault;
 
-use crate::schedule::FamilyAction;
-use crate::schedule::Target;
-use crate::schedule::{Action, Event, Schedule, When};
+use crate::schedule::{Action, Event, FamilyAction, Schedule, Target, When};
 use crate::servers::Servers;
 
 /// What a client is asked to suffer at the middle of its critical section: one of the
