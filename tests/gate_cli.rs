@@ -471,9 +471,21 @@ fn a_client_that_dies_before_init_is_exit_4() {
             "/usr/bin/python3",
         ])
         .arg(root().join("tests/clients/dies_at_init.py"))
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .spawn()
         .expect("runs locklab");
+    let pid = out.id();
+    let out = out.wait_with_output().expect("locklab ends");
     assert_eq!(out.status.code(), Some(4));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(json["error_kind"], "environment");
+    // A run that could not start removes its temp dir like one that finished.
+    let prefix = format!("locklab-run-{pid}-");
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .expect("temp dir")
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -357,12 +357,6 @@ fn dirs_of(pid: u32) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-fn remove_dirs_of(pid: u32) {
-    for d in dirs_of(pid) {
-        let _ = std::fs::remove_dir_all(d);
-    }
-}
-
 fn wait_gone(pid: u32) -> Vec<String> {
     harness::wait_gone(|| servers_of(pid))
 }
@@ -381,8 +375,12 @@ fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
     let _ = child.wait();
     let left = wait_gone(pid);
     assert!(left.is_empty(), "servers left behind: {left:?}");
-    // Nothing could remove a killed harness's data dirs; this test does.
-    remove_dirs_of(pid);
+    // The killed harness could not remove its data dirs; the next locklab process
+    // to make one sweeps them, its owner locks gone with it.
+    assert!(!dirs_of(pid).is_empty(), "the kill left data dirs to sweep");
+    locklab_servers::scratch::sweep();
+    let dirs = dirs_of(pid);
+    assert!(dirs.is_empty(), "the sweep left {dirs:?}");
 
     let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
         .arg("check-history")

@@ -225,7 +225,6 @@ pub fn run_plan<F: Family>(
                 let mut report = checked.report;
                 if options.keep.is_none() {
                     report.source = "the run's history (not kept: --keep DIR keeps it)".into();
-                    let _ = std::fs::remove_dir_all(&done.dir);
                     done.path.clear();
                 }
                 return Ok(RunReport {
@@ -376,17 +375,38 @@ pub(crate) fn check(
     })
 }
 
+/// Where a run writes its history and its clients' files.
+pub(crate) enum RunDir {
+    /// `--keep`'s: the user's, left as it is.
+    Kept(PathBuf),
+    /// A fresh temporary one, removed when dropped (on every error path too) or, after
+    /// a `kill -9`, by the next locklab process.
+    Scratch(locklab_servers::scratch::ScratchDir),
+}
+
+impl RunDir {
+    pub(crate) fn path(&self) -> &Path {
+        match self {
+            RunDir::Kept(p) => p,
+            RunDir::Scratch(s) => s.path(),
+        }
+    }
+}
+
 /// The run's directory: `--keep`'s, or a fresh temporary one.
-pub(crate) fn run_dir(keep: Option<&Path>) -> Result<PathBuf, RunError> {
-    let dir = match keep {
-        Some(d) => d.to_path_buf(),
-        None => std::env::temp_dir().join(format!(
+pub(crate) fn run_dir(keep: Option<&Path>) -> Result<RunDir, RunError> {
+    match keep {
+        Some(d) => {
+            std::fs::create_dir_all(d)
+                .map_err(|e| RunError::BadOption(format!("--keep {}: {e}", d.display())))?;
+            Ok(RunDir::Kept(d.to_path_buf()))
+        }
+        None => locklab_servers::scratch::ScratchDir::create(&format!(
             "locklab-run-{}-{}",
             std::process::id(),
             RUN_SEQ.fetch_add(1, Ordering::Relaxed)
-        )),
-    };
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| RunError::BadOption(format!("--keep {}: {e}", dir.display())))?;
-    Ok(dir)
+        ))
+        .map(RunDir::Scratch)
+        .map_err(|e| RunError::Environment(format!("a temp dir for the run: {e}"))),
+    }
 }

@@ -9,6 +9,8 @@
 //!   by the kernel to die with the thread that started it (`PR_SET_PDEATHSIG`, so a
 //!   `kill -9` of the harness leaks nothing), and listed in [`reaper`] for a Ctrl-C
 //!   handler.
+//! - [`scratch`]: temp dirs removed on drop, and by the next process when their owner
+//!   was killed before it could.
 //! - [`port`]: ports below the kernel's ephemeral range, each held by a lock file while
 //!   its server may use it, so nothing takes one between its pick and the server's bind.
 //! - [`redis`]: `redis-server` and Sentinel.
@@ -41,6 +43,7 @@ pub mod postgres;
 pub mod process;
 pub mod reaper;
 pub mod redis;
+pub mod scratch;
 pub mod zk;
 
 use std::path::{Path, PathBuf};

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::port::{self, PortLease};
+use crate::scratch::ScratchDir;
 use crate::{reaper, Server, ServerError};
 
 /// How long a server may take to answer after a spawn.
@@ -24,7 +25,7 @@ pub struct ServerProcess {
     binary: &'static str,
     child: Option<Child>,
     port: PortLease,
-    dir: PathBuf,
+    dir: ScratchDir,
 }
 
 impl ServerProcess {
@@ -32,14 +33,12 @@ impl ServerProcess {
     /// name tells which program a left-over server belongs to); nothing runs yet.
     pub fn reserve(binary: &'static str, family: &str) -> Result<Self, ServerError> {
         let port = port::lease()?;
-        let dir = std::env::temp_dir().join(format!(
+        let dir = ScratchDir::create(&format!(
             "locklab-{family}-{}-{}-{}",
             std::process::id(),
             port.port(),
             DIR_SEQ.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)?;
-        reaper::register_dir(dir.clone());
+        ))?;
         Ok(ServerProcess {
             binary,
             child: None,
@@ -84,7 +83,7 @@ impl ServerProcess {
 
     /// The data dir.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.dir.path()
     }
 
     /// The process id while it runs.
@@ -93,7 +92,7 @@ impl ServerProcess {
     }
 
     fn log_path(&self) -> PathBuf {
-        self.dir.join("server.log")
+        self.dir.path().join("server.log")
     }
 
     /// Spawns `cmd` in the data dir, its output appended to the log, as the leader of
@@ -106,7 +105,7 @@ impl ServerProcess {
         // Some servers rewrite their command line, so the working dir is what names
         // the program a server belongs to (`/proc/PID/cwd`), for anyone checking that
         // none is left.
-        cmd.current_dir(&self.dir)
+        cmd.current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -212,8 +211,7 @@ impl ServerProcess {
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
+        // The data dir goes after this, with the field: the server is dead by then.
         self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
-        reaper::forget_dir(&self.dir);
     }
 }

@@ -14,7 +14,7 @@ use locklab_models::registry::Family as ModelFamily;
 use locklab_servers::{RedisServer, Server};
 use locklab_traces::format::{Header, Process, ResourceSpec};
 
-use super::{jepsen_workload, run_dir, Progress, RunOptions};
+use super::{jepsen_workload, run_dir, Progress, RunDir, RunOptions};
 use crate::counter::harness::RedisCounter;
 use crate::counter::Counter;
 use crate::custom::ClientContext;
@@ -38,7 +38,8 @@ const COUNTER: &str = "locklab:counter";
 
 /// What an attempt left behind.
 pub(super) struct Attempted {
-    pub(super) dir: PathBuf,
+    /// Held until the history is checked: removed when dropped, unless `--keep`'s.
+    pub(super) _dir: RunDir,
     pub(super) path: PathBuf,
     pub(super) topology: String,
     pub(super) schedule: Vec<serde_json::Value>,
@@ -68,7 +69,7 @@ pub(super) struct Attempt<'p, F: Family> {
     hearing: Vec<Heard>,
     log: Arc<Log>,
     header: Header,
-    dir: PathBuf,
+    dir: RunDir,
     path: PathBuf,
     schedule: Schedule<ActionOf<F>>,
     clients: Vec<Ready<F>>,
@@ -141,7 +142,7 @@ impl<'p, F: Family> Attempt<'p, F> {
         };
 
         let dir = run_dir(options.keep.as_deref())?;
-        let path = dir.join("history.jsonl");
+        let path = dir.path().join("history.jsonl");
         let header = header(
             plan,
             family,
@@ -160,7 +161,7 @@ impl<'p, F: Family> Attempt<'p, F> {
             servers: &servers,
             runtime: &runtime,
             log: &log,
-            dir: &dir,
+            dir: dir.path(),
             addrs: proxies.iter().map(|(_, p)| p.addr()).collect(),
             counter_addr: counter_server.as_ref().map(|s| s.addr()),
         }
@@ -430,7 +431,7 @@ impl<F: Family> Attempt<'_, F> {
             )));
         }
         Ok(Attempted {
-            dir,
+            _dir: dir,
             path,
             topology: header.topology,
             schedule: schedule.to_header(),

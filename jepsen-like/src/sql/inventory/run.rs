@@ -66,7 +66,7 @@ pub fn run(
     let url = server.url.clone();
 
     let dir = run_dir(options.keep.as_deref())?;
-    let path = dir.join("history.jsonl");
+    let path = dir.path().join("history.jsonl");
     let mut header = Header::new(id, backend.history());
     let what = if backend == Backend::Redis {
         "`stock` key"
@@ -152,7 +152,6 @@ pub fn run(
     let mut history = Some(path.clone());
     if options.keep.is_none() {
         report.source = "the run's history (not kept: --keep DIR keeps it)".into();
-        let _ = std::fs::remove_dir_all(&dir);
         history = None;
     }
     Ok(RunReport {
