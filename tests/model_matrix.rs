@@ -220,6 +220,37 @@ fn cli_exit_codes() {
     assert_eq!(cli(&["explain", "redis-lua-pause"]).0, 1);
 }
 
+/// `check --progress`: the promises' verdicts beside the safety verdict, in text and
+/// JSON, and in the exit code — a broken promise is 1 even where safety holds, an
+/// undecided one 3, a family that does not state them yet 2.
+#[test]
+fn check_progress_exit_codes_and_output() {
+    let (code, out, _) = cli(&["check", "redis-lua", "--progress"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("eventually-free  holds"), "{out}");
+    let (code, out, _) = cli(&[
+        "check",
+        "redis-setnx-no-ttl",
+        "--progress",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["progress"][0]["promise"], "eventually-free");
+    assert_eq!(v["progress"][0]["verdict"], "violated");
+    assert!(
+        v["progress"][0]["lasso"]["stem"].as_u64() > Some(0),
+        "{v:#}"
+    );
+    let (code, out, _) = cli(&["check", "redis-failover-wait", "--progress"]);
+    assert_eq!(code, 3, "safety holds, starvation-free is undecided: {out}");
+    assert!(out.contains("starvation-free  unknown"), "{out}");
+    let (code, _, err) = cli(&["check", "zk-sequential", "--progress"]);
+    assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
+    assert_eq!(cli(&["check", "redis-failover", "--progress"]).0, 1);
+}
+
 /// Checks `id` with and without the canonical form: the same verdict and the same
 /// shortest lengths, and never more states with it. Returns whether it stored fewer.
 fn same_answer_reduced(id: &str, o: &Overrides) -> bool {

@@ -80,6 +80,18 @@ pub fn check(
     Ok(report::report(&s, p, told))
 }
 
+/// The progress promises' verdicts on scenario `id` with the given overrides, its
+/// graph held to `limits.max_states` (`None`: its family does not state them yet).
+pub fn progress(
+    id: &str,
+    o: &Overrides,
+    limits: Limits,
+) -> Result<Option<Vec<crate::progress::Verdict>>, CatalogError> {
+    let s = find(id)?;
+    let p = params(&s, o)?;
+    Ok(s.progress(&p, limits.max_states))
+}
+
 /// The diagram's participants of scenario `id` at these bounds, and their initial
 /// state: what a page draws for a scenario without a counterexample.
 pub fn cast(id: &str, o: &Overrides) -> Result<Cast, CatalogError> {

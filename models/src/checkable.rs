@@ -114,6 +114,28 @@ pub trait Checkable: Send + Sync {
     fn cast(&self) -> Cast;
 }
 
+/// Step `n` of a story: `a` taken from `prev` to `next`, in `model`'s words.
+pub fn story_step<M>(
+    model: &M,
+    n: usize,
+    prev: &M::State,
+    a: &M::Action,
+    next: &M::State,
+) -> StoryStep
+where
+    M: Narrate,
+    M::State: Clone + Hash + Eq + Debug,
+    M::Action: Clone + Debug,
+{
+    StoryStep {
+        n,
+        action: model.describe_action(prev, a),
+        fault: model.is_fault(a),
+        state: model.describe_state(next),
+        scene: model.scene(next, model.exchange(prev, a)),
+    }
+}
+
 fn cast_of<M>(model: &M, state: &M::State) -> Cast
 where
     M: Narrate,
@@ -141,13 +163,7 @@ where
                 let mut steps = Vec::new();
                 for w in d.path.windows(2) {
                     if let (prev, (Some(a), next)) = (&w[0].1, &w[1]) {
-                        steps.push(StoryStep {
-                            n: steps.len() + 1,
-                            action: self.describe_action(prev, a),
-                            fault: self.is_fault(a),
-                            state: self.describe_state(next),
-                            scene: self.scene(next, self.exchange(prev, a)),
-                        });
+                        steps.push(story_step(self, steps.len() + 1, prev, a, next));
                     }
                 }
                 Story {

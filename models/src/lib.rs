@@ -21,6 +21,7 @@ pub mod diagram;
 pub mod etcd;
 pub mod inventory;
 pub mod kernel;
+pub mod progress;
 pub mod protocol;
 pub mod redis;
 pub mod redlock;

@@ -67,6 +67,17 @@ impl Params {
 pub trait Build: Debug + Send + Sync {
     /// The model of `scenario` with `params`.
     fn build(&self, scenario: &Scenario, params: &Params) -> Box<dyn Checkable>;
+
+    /// The progress promises' verdicts on the model of `scenario` with `params`, its
+    /// graph held to `max_states`; `None` where the family does not state them yet.
+    fn progress(
+        &self,
+        _scenario: &Scenario,
+        _params: &Params,
+        _max_states: usize,
+    ) -> Option<Vec<crate::progress::Verdict>> {
+        None
+    }
 }
 
 /// A catalog row.
@@ -98,5 +109,15 @@ impl Scenario {
     /// The model of this scenario with `params`.
     pub fn build(&self, params: &Params) -> Box<dyn Checkable> {
         self.model.build(self, params)
+    }
+
+    /// The progress promises' verdicts on this scenario's model with `params` (`None`
+    /// where its family does not state them yet).
+    pub fn progress(
+        &self,
+        params: &Params,
+        max_states: usize,
+    ) -> Option<Vec<crate::progress::Verdict>> {
+        self.model.progress(self, params, max_states)
     }
 }

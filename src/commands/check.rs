@@ -3,6 +3,7 @@
 
 use locklab_models::catalog::{self, Expected, Overrides, Report, Story, Verdict};
 use locklab_models::check::{default_threads, Limits, DEFAULT_MAX_BYTES};
+use locklab_models::progress::{self, Kept};
 
 use crate::bad_input;
 use crate::output::{joined, spinner, Format};
@@ -76,6 +77,12 @@ pub struct Args {
     /// Also write the story as a self-contained HTML page (sequence diagram).
     #[arg(long)]
     html: Option<std::path::PathBuf>,
+    /// Also judge the progress promises under weak fairness — eventually-free (after a
+    /// holder crashes, the lock is granted again) and starvation-free (a client that
+    /// keeps asking is granted) — each broken one told as a lasso. A broken promise
+    /// exits 1 like a broken safety property; an undecided one 3.
+    #[arg(long)]
+    progress: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -241,17 +248,105 @@ pub fn run(args: Args) -> u8 {
             return code;
         }
     }
+    let progress = if args.progress {
+        match progress_verdicts(id, &args.bounds, limits, args.format) {
+            Ok(p) => Some(p),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
     match args.format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report).unwrap_or_default()
-        ),
+        Format::Json => {
+            let mut json = serde_json::to_value(&report).unwrap_or_default();
+            if let (Some(p), Some(o)) = (&progress, json.as_object_mut()) {
+                o.insert(
+                    "progress".into(),
+                    serde_json::to_value(p).unwrap_or_default(),
+                );
+            }
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&json).unwrap_or_default()
+            );
+        }
         Format::Text => {
             print!("{}", verdict_text(&report));
             for s in &report.stories {
                 print!("\n{}", story_text(s));
             }
+            if let Some(p) = &progress {
+                print!("{}", progress_text(p));
+            }
         }
     }
-    exit_code(&report.verdict)
+    let code = exit_code(&report.verdict);
+    match progress.as_deref().map(progress_exit_code) {
+        Some(p) if code != 1 && p != 0 => p,
+        _ => code,
+    }
+}
+
+/// The progress promises' verdicts on row `id`, with a spinner; a family that does not
+/// state them yet is exit 2 (the flag asks for what cannot be given).
+fn progress_verdicts(
+    id: &str,
+    bounds: &Bounds,
+    limits: Limits,
+    format: Format,
+) -> Result<Vec<progress::Verdict>, u8> {
+    let bar = spinner(format, &format!("judging progress of {id}"));
+    let result = catalog::progress(id, &bounds.overrides(), limits);
+    bar.finish_and_clear();
+    match result {
+        Ok(Some(v)) => Ok(v),
+        Ok(None) => Err(bad_input(
+            format,
+            &format!("--progress: the {id} row's family does not state its progress promises yet (the Redis rows do)"),
+        )),
+        Err(e) => Err(bad_input(format, &e.to_string())),
+    }
+}
+
+/// 1 when a promise is broken, else 3 when one is undecided, else 0.
+fn progress_exit_code(verdicts: &[progress::Verdict]) -> u8 {
+    let broken = verdicts
+        .iter()
+        .any(|v| matches!(v.kept, Kept::Violated { .. }));
+    let unknown = verdicts
+        .iter()
+        .any(|v| matches!(v.kept, Kept::Unknown { .. }));
+    if broken {
+        1
+    } else if unknown {
+        3
+    } else {
+        0
+    }
+}
+
+/// The progress section: one line per promise, then each broken one's lasso.
+pub fn progress_text(verdicts: &[progress::Verdict]) -> String {
+    let mut out = String::from(
+        "\nProgress, under weak fairness of the clock, the servers and each client's own steps:\n",
+    );
+    for v in verdicts {
+        let line = match &v.kept {
+            Kept::Holds => "holds".to_string(),
+            Kept::Violated { lasso } => format!(
+                "VIOLATED: c{} waits for ever ({} steps, then a cycle of {})",
+                lasso.client,
+                lasso.stem,
+                lasso.cycle().len()
+            ),
+            Kept::Unknown { why } => format!("unknown: {why}"),
+        };
+        out.push_str(&format!("  {:<16} {line}\n", v.promise.name()));
+    }
+    for v in verdicts {
+        if let Kept::Violated { lasso } = &v.kept {
+            out.push_str(&format!("\n{lasso}"));
+        }
+    }
+    out
 }

@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::progress;
 use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
@@ -51,9 +52,11 @@ impl RedisLock {
     }
 }
 
-impl Build for RedisLock {
-    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
-        Box::new(RedisLockModel {
+impl RedisLock {
+    /// The model of `scenario` with `p`; time runs `tail` past the horizon (see
+    /// [`RedisLockModel::tail`]).
+    fn model(&self, scenario: &Scenario, p: &Params, tail: u64) -> RedisLockModel {
+        RedisLockModel {
             protocol: self.protocol,
             value: self.value,
             clients: p.clients,
@@ -63,8 +66,27 @@ impl Build for RedisLock {
             fencing: self.fencing,
             faults: Budget::of(&p.faults),
             horizon: 2 * p.ttl + 1,
+            tail,
             properties: scenario.properties,
-        })
+        }
+    }
+}
+
+impl Build for RedisLock {
+    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        Box::new(self.model(scenario, p, 0))
+    }
+
+    fn progress(
+        &self,
+        scenario: &Scenario,
+        p: &Params,
+        max_states: usize,
+    ) -> Option<Vec<progress::Verdict>> {
+        // Long enough for every client in turn to take and drop a lease after the last
+        // fault.
+        let tail = (p.clients as u64 + 1) * (p.ttl + 1);
+        Some(progress::check(&self.model(scenario, p, tail), max_states))
     }
 }
 

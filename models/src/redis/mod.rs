@@ -10,6 +10,7 @@ pub mod diagram;
 pub mod keys;
 pub mod model;
 pub mod narration;
+mod progress;
 pub mod protocol;
 pub mod replication;
 pub mod shared_nodes;

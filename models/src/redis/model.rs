@@ -47,8 +47,12 @@ pub struct RedisLockModel {
     /// Faults the checker may inject: process pauses (GC), client crashes, Sentinel
     /// failovers.
     pub faults: Budget,
-    /// The clock stops here.
+    /// Faults strike before here; the clock stops here unless `tail` says otherwise.
     pub horizon: u64,
+    /// Past the horizon, time may run this many ticks further while a deadline is still
+    /// ahead, and faults no longer strike: a progress check's way to let leases run out
+    /// ([`crate::progress`]). 0 for safety checks.
+    pub tail: u64,
     /// Which properties this scenario checks.
     pub properties: &'static [Property],
 }
@@ -465,7 +469,32 @@ impl RedisLockModel {
             let running = !c.process.paused && c.phase.holding();
             running.then_some(c.lease_until).flatten()
         });
-        time::may_tick(s.now, self.horizon, kept)
+        let stop = if self.tail > 0 && self.pending(s) {
+            self.horizon + self.tail
+        } else {
+            self.horizon
+        };
+        time::may_tick(s.now, stop, kept)
+    }
+
+    /// Whether faults are over: past the horizon of a model with a tail.
+    fn faults_over(&self, s: &RedisLockState) -> bool {
+        self.tail > 0 && s.now >= self.horizon
+    }
+
+    /// Whether some deadline is still ahead: a key's expiry on any node, a timestamp
+    /// a client wrote as the lock's value, a lease a client believes it holds.
+    pub(super) fn pending(&self, s: &RedisLockState) -> bool {
+        let keys = s.nodes.iter().flat_map(|n| n.db.keys.values());
+        let ahead = |e: &crate::redis::spec::Entry| {
+            e.deadline.is_some_and(|d| d.hi > s.now)
+                || matches!(&e.value, crate::redis::spec::Value::Str(v)
+                    if self.value == ValueKind::Timestamp && v.parse::<u64>().is_ok_and(|t| t > s.now))
+        };
+        keys.clone().any(ahead)
+            || s.clients
+                .iter()
+                .any(|c| c.lease_until.is_some_and(|d| d > s.now))
     }
 
     fn renew(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
@@ -518,7 +547,11 @@ impl RedisLockModel {
             }
             Action::Failover(r) => {
                 let (r, m) = (r as usize, st.master as usize);
-                if !st.budget.has(Fault::Failover) || r == m || !st.nodes[r].up {
+                if !st.budget.has(Fault::Failover)
+                    || r == m
+                    || !st.nodes[r].up
+                    || self.faults_over(st)
+                {
                     return None;
                 }
                 let mut s = st.clone();
@@ -534,7 +567,9 @@ impl RedisLockModel {
             _ => {
                 let (f, c) = a.client_fault()?;
                 let at = st.clients[c].phase;
-                if !f.enabled(&st.clients[c].process, &st.budget, at) {
+                if !f.enabled(&st.clients[c].process, &st.budget, at)
+                    || (f.is_fault() && self.faults_over(st))
+                {
                     return None;
                 }
                 let mut s = st.clone();

@@ -74,6 +74,7 @@ impl Build for RedisDescribed {
             fencing: self.0.fences(),
             faults: Budget::of(&p.faults),
             horizon: 2 * p.ttl + 1,
+            tail: 0,
             properties: scenario.properties,
         })
     }

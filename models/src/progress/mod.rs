@@ -1,0 +1,158 @@
+//! A lock's second promise, progress, as temporal properties under weak fairness:
+//! [`Promise::EventuallyFree`] (after a holder crashes, the lock is granted again) and
+//! [`Promise::StarvationFree`] (a client that keeps asking is granted). A safety search
+//! checks each state; these need whole behaviours, so a model's reachable graph is
+//! built ([`graph`]), and a violation is a *lasso* — a stem to a state and a cycle
+//! back to it that a fair system may run for ever ([`fair`]).
+//!
+//! Bounded time would make every lease lock look stuck: at the model's horizon the
+//! clock stops, a dead holder's key never expires, and a waiter retries for ever. So a
+//! model checked for progress lets time run past its horizon, faults no longer
+//! allowed, while a deadline is still ahead. Where time still stops with a deadline
+//! ahead — at the end of that tail, or in a dead end, where the model's premise that a
+//! holder acts before its lease runs out holds the clock while that holder cannot act
+//! (a timelock of the model, not a behaviour of the system) — a lasso proves nothing,
+//! and the verdict is *unknown*, never a violation.
+
+pub mod fair;
+mod graph;
+mod tell;
+
+use serde::Serialize;
+
+use crate::check::{Narrate, Stop};
+use crate::kernel::Stage;
+
+pub use fair::Class;
+pub use tell::Lasso;
+
+/// A progress property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Promise {
+    /// After a holder crashes, the lock is eventually granted again (to a client that
+    /// waits for it).
+    EventuallyFree,
+    /// Every client that keeps asking for the lock is eventually granted it.
+    StarvationFree,
+}
+
+impl Promise {
+    /// Both, in the order reports list them.
+    pub const ALL: &'static [Promise] = &[Promise::EventuallyFree, Promise::StarvationFree];
+
+    /// The name users read and type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Promise::EventuallyFree => "eventually-free",
+            Promise::StarvationFree => "starvation-free",
+        }
+    }
+}
+
+impl std::fmt::Display for Promise {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The weak-fairness class of the clock's tick.
+pub const CLOCK: Class = 0;
+
+/// The weak-fairness class of server `n`'s own steps (a replica applying a write, a
+/// session or lease expiring).
+pub fn server(n: usize) -> Class {
+    1 + Class::try_from(n).unwrap_or(62).min(62)
+}
+
+/// The weak-fairness class of client `c`'s steps: its program, its retries, its
+/// watchdog, and the end of a pause or partition (a GC pause ends; a cut heals).
+pub fn client(c: usize) -> Class {
+    64 + Class::try_from(c)
+        .unwrap_or(Class::MAX - 64)
+        .min(Class::MAX - 64)
+}
+
+/// What the progress properties read off a lock model.
+pub trait Progress: Narrate
+where
+    Self::State: Clone + std::hash::Hash + Eq + std::fmt::Debug,
+    Self::Action: Clone + std::fmt::Debug,
+{
+    /// Where each client is in its program.
+    fn stages(&self, s: &Self::State) -> Vec<Stage>;
+
+    /// The step's class under weak fairness; `None` for a fault, which may never come.
+    fn fairness(&self, a: &Self::Action) -> Option<Class>;
+
+    /// A deadline is still ahead: a key's expiry, a lease, a session.
+    fn deadline_ahead(&self, s: &Self::State) -> bool;
+
+    /// The clock has reached the model's bound (its horizon and tail) and ticks no more.
+    fn clock_at_bound(&self, s: &Self::State) -> bool;
+}
+
+/// A progress verdict.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Kept {
+    /// No fair behaviour within the bounds breaks it.
+    Holds,
+    /// A fair behaviour breaks it: the shortest-stem lasso the search found.
+    Violated {
+        /// The lasso, told.
+        lasso: Box<Lasso>,
+    },
+    /// Not decided: a limit stopped the graph, or every breaking behaviour found ran
+    /// into the bound on time.
+    Unknown {
+        /// Why, in words.
+        why: String,
+    },
+}
+
+/// One promise's verdict on one model.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verdict {
+    /// The promise.
+    pub promise: Promise,
+    /// Whether it is kept.
+    #[serde(flatten)]
+    pub kept: Kept,
+}
+
+/// Both promises' verdicts on `model`, whose graph may have at most `max_states`
+/// states.
+pub fn check<M>(model: &M, max_states: usize) -> Vec<Verdict>
+where
+    M: Progress,
+    M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug,
+    M::Action: Clone + std::fmt::Debug,
+{
+    let built = match graph::build(model, max_states) {
+        Ok(b) => b,
+        Err(Stop::States) => {
+            return unknown_all(format!(
+                "the graph grew past {max_states} states before it was whole"
+            ))
+        }
+        Err(stop) => return unknown_all(format!("the {} stopped the graph", stop.name())),
+    };
+    Promise::ALL
+        .iter()
+        .map(|&promise| Verdict {
+            promise,
+            kept: built.judge(model, promise),
+        })
+        .collect()
+}
+
+fn unknown_all(why: String) -> Vec<Verdict> {
+    Promise::ALL
+        .iter()
+        .map(|&promise| Verdict {
+            promise,
+            kept: Kept::Unknown { why: why.clone() },
+        })
+        .collect()
+}

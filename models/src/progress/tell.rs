@@ -1,0 +1,138 @@
+//! A lasso told as a story: the stem's steps, then the cycle's, marked as repeating.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use serde::Serialize;
+
+use crate::checkable::{story_step, StoryStep};
+
+use super::{Progress, Promise};
+
+/// A lasso in the model's graph: its first state, then each step as (the state it
+/// reaches, the action's place in `Model::actions` of the state it leaves).
+pub(super) struct Path {
+    pub(super) start: u32,
+    pub(super) stem: Vec<(u32, u32)>,
+    pub(super) cycle: Vec<(u32, u32)>,
+}
+
+/// A behaviour that breaks a progress promise for ever, told.
+#[derive(Clone, Debug, Serialize)]
+pub struct Lasso {
+    /// The promise it breaks.
+    pub promise: Promise,
+    /// The client that waits for ever.
+    pub client: usize,
+    /// The state before the first step.
+    pub initial: Vec<String>,
+    /// The stem's steps, then the cycle's.
+    pub steps: Vec<StoryStep>,
+    /// How many of `steps` are the stem: the cycle starts from the state after step
+    /// `stem` and comes back to it; it is empty where nothing can happen any more.
+    pub stem: usize,
+    /// Why it never ends, in words.
+    pub closing: String,
+}
+
+impl Lasso {
+    /// The cycle's steps.
+    pub fn cycle(&self) -> &[StoryStep] {
+        &self.steps[self.stem..]
+    }
+}
+
+impl std::fmt::Display for Lasso {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "Lasso for {} ({} step{} to the cycle, {} in it):",
+            self.promise,
+            self.stem,
+            if self.stem == 1 { "" } else { "s" },
+            self.cycle().len()
+        )?;
+        writeln!(f, "  0. initial state")?;
+        for l in &self.initial {
+            writeln!(f, "       {l}")?;
+        }
+        for st in &self.steps {
+            if st.n == self.stem + 1 {
+                writeln!(f, "  ↻ from here on, for ever:")?;
+            }
+            let fault = if st.fault { "  ⚡ FAULT" } else { "" };
+            writeln!(f, "  {}. {}{fault}", st.n, st.action)?;
+            for l in &st.state {
+                writeln!(f, "       {l}")?;
+            }
+        }
+        writeln!(f, "  Violated: {}. {}", self.promise, self.closing)
+    }
+}
+
+/// Tells `path` in `model`'s words.
+pub(super) fn tell<M>(
+    model: &M,
+    states: &[M::State],
+    promise: Promise,
+    client: usize,
+    path: &Path,
+) -> Lasso
+where
+    M: Progress,
+    M::State: Clone + Hash + Eq + Debug,
+    M::Action: Clone + Debug,
+{
+    let mut steps = Vec::new();
+    let mut at = path.start;
+    let mut actions = Vec::new();
+    for &(to, label) in path.stem.iter().chain(&path.cycle) {
+        let prev = &states[at as usize];
+        actions.clear();
+        model.actions(prev, &mut actions);
+        if let Some(a) = actions.get(label as usize) {
+            steps.push(story_step(
+                model,
+                steps.len() + 1,
+                prev,
+                a,
+                &states[to as usize],
+            ));
+        }
+        at = to;
+    }
+    let stem = path.stem.len();
+    let cycle: Vec<&str> = steps[stem.min(steps.len())..]
+        .iter()
+        .map(|s| s.action.as_str())
+        .collect();
+    let waits = match promise {
+        Promise::EventuallyFree => format!(
+            "A client crashed and nobody has been granted the lock since: c{client} waits for ever"
+        ),
+        Promise::StarvationFree => format!("c{client} keeps asking and is never granted"),
+    };
+    let closing = if cycle.is_empty() {
+        format!(
+            "{waits}. From step {stem} on nothing more can happen: no step is possible and no \
+             deadline is ahead, so neither fairness nor time can help."
+        )
+    } else {
+        format!(
+            "{waits}. From step {stem} on, the last {} step{} repeat for ever ({}), and that \
+             is a fair run: every step the system owes (the clock, the servers, each client's \
+             own steps) is taken in it or is not always possible.",
+            cycle.len(),
+            if cycle.len() == 1 { "" } else { "s" },
+            cycle.join("; ")
+        )
+    };
+    Lasso {
+        promise,
+        client,
+        initial: model.describe_state(&states[path.start as usize]),
+        steps,
+        stem,
+        closing,
+    }
+}

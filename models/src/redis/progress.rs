@@ -1,0 +1,35 @@
+//! What the progress promises read off the Redis model: each client's stage, which
+//! steps weak fairness owes, and where the model's time ran out.
+
+use crate::kernel::{ClientPhase, Stage};
+use crate::progress::{self, Class, Progress};
+
+use super::model::{Action, RedisLockModel, RedisLockState};
+
+impl Progress for RedisLockModel {
+    fn stages(&self, s: &RedisLockState) -> Vec<Stage> {
+        s.clients.iter().map(|c| c.phase.stage()).collect()
+    }
+
+    /// A client's own steps, its watchdog and the end of its pause are owed to it; a
+    /// replica applies what it was sent; the clock ticks. Pauses, crashes and
+    /// failovers may never come.
+    fn fairness(&self, a: &Action) -> Option<Class> {
+        match *a {
+            Action::Step(c) | Action::Renew(c) | Action::Resume(c) => {
+                Some(progress::client(c.into()))
+            }
+            Action::Tick => Some(progress::CLOCK),
+            Action::Replicate(r) => Some(progress::server(r.into())),
+            Action::Pause(_) | Action::Crash(_) | Action::Failover(_) => None,
+        }
+    }
+
+    fn deadline_ahead(&self, s: &RedisLockState) -> bool {
+        self.pending(s)
+    }
+
+    fn clock_at_bound(&self, s: &RedisLockState) -> bool {
+        s.now >= self.horizon + self.tail
+    }
+}
