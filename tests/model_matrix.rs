@@ -222,7 +222,7 @@ fn cli_exit_codes() {
 
 /// `check --progress`: the promises' verdicts beside the safety verdict, in text and
 /// JSON, and in the exit code — a broken promise is 1 even where safety holds, an
-/// undecided one 3, a family that does not state them yet 2.
+/// undecided one 3, a row without a lock to wait for 2.
 #[test]
 fn check_progress_exit_codes_and_output() {
     let (code, out, _) = cli(&["check", "redis-lua", "--progress"]);
@@ -246,7 +246,7 @@ fn check_progress_exit_codes_and_output() {
     let (code, out, _) = cli(&["check", "redis-failover-wait", "--progress"]);
     assert_eq!(code, 3, "safety holds, starvation-free is undecided: {out}");
     assert!(out.contains("starvation-free  unknown"), "{out}");
-    let (code, _, err) = cli(&["check", "zk-sequential", "--progress"]);
+    let (code, _, err) = cli(&["check", "inventory-no-lock", "--progress"]);
     assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
     assert_eq!(cli(&["check", "redis-failover", "--progress"]).0, 1);
 }

@@ -81,7 +81,7 @@ pub fn check(
 }
 
 /// The progress promises' verdicts on scenario `id` with the given overrides, its
-/// graph held to `limits.max_states` (`None`: its family does not state them yet).
+/// graph held to `limits` (`None`: its family does not state them yet).
 pub fn progress(
     id: &str,
     o: &Overrides,
@@ -89,7 +89,7 @@ pub fn progress(
 ) -> Result<Option<Vec<crate::progress::Verdict>>, CatalogError> {
     let s = find(id)?;
     let p = params(&s, o)?;
-    Ok(s.progress(&p, limits.max_states))
+    Ok(s.progress(&p, &limits))
 }
 
 /// The diagram's participants of scenario `id` at these bounds, and their initial

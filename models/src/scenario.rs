@@ -69,12 +69,12 @@ pub trait Build: Debug + Send + Sync {
     fn build(&self, scenario: &Scenario, params: &Params) -> Box<dyn Checkable>;
 
     /// The progress promises' verdicts on the model of `scenario` with `params`, its
-    /// graph held to `max_states`; `None` where the family does not state them yet.
+    /// graph held to `limits`; `None` where the family does not state them yet.
     fn progress(
         &self,
         _scenario: &Scenario,
         _params: &Params,
-        _max_states: usize,
+        _limits: &crate::check::Limits,
     ) -> Option<Vec<crate::progress::Verdict>> {
         None
     }
@@ -116,8 +116,8 @@ impl Scenario {
     pub fn progress(
         &self,
         params: &Params,
-        max_states: usize,
+        limits: &crate::check::Limits,
     ) -> Option<Vec<crate::progress::Verdict>> {
-        self.model.progress(self, params, max_states)
+        self.model.progress(self, params, limits)
     }
 }

@@ -78,7 +78,7 @@ pub struct Args {
     #[arg(long)]
     html: Option<std::path::PathBuf>,
     /// Also judge the progress promises under weak fairness — eventually-free (after a
-    /// holder crashes, the lock is granted again) and starvation-free (a client that
+    /// fault, the lock is granted again) and starvation-free (a client that
     /// keeps asking is granted) — each broken one told as a lasso. A broken promise
     /// exits 1 like a broken safety property; an undecided one 3.
     #[arg(long)]
@@ -302,7 +302,9 @@ fn progress_verdicts(
         Ok(Some(v)) => Ok(v),
         Ok(None) => Err(bad_input(
             format,
-            &format!("--progress: the {id} row's family does not state its progress promises yet (the Redis rows do)"),
+            &format!(
+                "--progress: the {id} row's family does not state progress promises (the lock families do; the inventory rows have no lock to wait for)"
+            ),
         )),
         Err(e) => Err(bad_input(format, &e.to_string())),
     }

@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::progress;
 use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
@@ -28,6 +29,17 @@ impl Build for EtcdLock {
     fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
         Box::new(self.model(scenario.properties, p))
     }
+
+    fn progress(
+        &self,
+        scenario: &Scenario,
+        p: &Params,
+        limits: &crate::check::Limits,
+    ) -> Option<Vec<progress::Verdict>> {
+        let mut model = self.model(scenario.properties, p);
+        model.tail = progress::tail(p.clients, p.ttl);
+        Some(progress::check(&model, limits))
+    }
 }
 
 impl EtcdLock {
@@ -43,6 +55,7 @@ impl EtcdLock {
             // Long enough for a lease nobody keeps alive to run out after every leader
             // change has restarted it.
             horizon: p.ttl * (u64::from(failovers) + 2) + 2,
+            tail: 0,
             properties,
         }
     }

@@ -9,6 +9,7 @@ pub mod catalog;
 mod diagram;
 pub mod model;
 pub mod narration;
+mod progress;
 pub mod spec;
 mod text;
 

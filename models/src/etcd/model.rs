@@ -69,8 +69,12 @@ pub struct EtcdLockModel {
     /// Faults the checker may inject: holder pauses, crashes and partitions, lost
     /// release replies, leader changes, queued waiters' leases revoked.
     pub faults: Budget,
-    /// The clock stops here.
+    /// Faults strike before here; the clock stops here unless `tail` says otherwise.
     pub horizon: u64,
+    /// Past the horizon, time may run this many ticks further while a lease nobody
+    /// keeps alive is still to run out, and faults no longer strike: a progress check's
+    /// way to let leases run out ([`crate::progress`]). 0 for safety checks.
+    pub tail: u64,
     /// Which properties this row checks.
     pub properties: &'static [Property],
 }
@@ -405,7 +409,29 @@ impl EtcdLockModel {
                 .then(|| Self::lease_deadline(s, c))
                 .flatten()
         });
-        self.timed() && time::may_tick(s.now, self.horizon, kept)
+        let stop = if self.tail > 0 && self.pending(s) {
+            self.horizon + self.tail
+        } else {
+            self.horizon
+        };
+        self.timed() && time::may_tick(s.now, stop, kept)
+    }
+
+    /// Whether faults are over: past the horizon of a model with a tail.
+    fn faults_over(&self, s: &EtcdLockState) -> bool {
+        self.tail > 0 && s.now >= self.horizon
+    }
+
+    /// Whether a lease nobody keeps alive is still to run out (a lease its client
+    /// keeps alive lives as long as the client: its deadline moves, it does not come).
+    pub(super) fn pending(&self, s: &EtcdLockState) -> bool {
+        s.etcd.leases.iter().any(|(id, lease)| {
+            lease.deadline.hi > s.now
+                && !s
+                    .clients
+                    .iter()
+                    .any(|c| c.lease == Some(*id) && Self::keeps_alive(c))
+        })
     }
 
     pub(super) fn effect(&self, st: &EtcdLockState, a: &Action) -> Option<Effect> {
@@ -438,7 +464,11 @@ impl EtcdLockModel {
             }
             Action::Drop(c) => {
                 let cl = &st.clients[c as usize];
-                if !s.budget.has(Fault::Drop) || cl.phase != Phase::Release || !self.may_step(cl) {
+                if !s.budget.has(Fault::Drop)
+                    || cl.phase != Phase::Release
+                    || !self.may_step(cl)
+                    || self.faults_over(st)
+                {
                     return None;
                 }
                 let mut e = self.step(st, c as usize)?;
@@ -449,14 +479,17 @@ impl EtcdLockModel {
             Action::Revoke(c) => {
                 let cl = &st.clients[c as usize];
                 let lease = cl.lease?;
-                if !s.budget.has(Fault::Revoke) || cl.phase != Phase::Wait {
+                if !s.budget.has(Fault::Revoke) || cl.phase != Phase::Wait || self.faults_over(st) {
                     return None;
                 }
                 s.budget.spend(Fault::Revoke);
                 request(s, EtcdCommand::Revoke { lease })
             }
             Action::Failover => {
-                if !s.budget.has(Fault::Failover) || s.etcd.leases.is_empty() {
+                if !s.budget.has(Fault::Failover)
+                    || s.etcd.leases.is_empty()
+                    || self.faults_over(st)
+                {
                     return None;
                 }
                 s.etcd.restart_leases(s.now);
@@ -466,6 +499,9 @@ impl EtcdLockModel {
             // Pause, resume, crash, partition, heal: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
+                if f.is_fault() && self.faults_over(st) {
+                    return None;
+                }
                 let Client { phase, process, .. } = &mut s.clients[c];
                 let at = *phase;
                 f.strike(process, &mut s.budget, at, || *phase = Phase::Crashed)

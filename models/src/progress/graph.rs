@@ -1,11 +1,13 @@
 //! A model's reachable graph, kept whole (states, steps and what each state's clients
 //! are doing), and the promises judged on it.
 
-use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::time::Instant;
 
-use crate::check::Stop;
+use indexmap::IndexSet;
+
+use crate::check::{resident_bytes, Limits, Stop};
 use crate::kernel::Stage;
 
 use super::fair::{fair_lasso, Edge, Graph};
@@ -13,115 +15,72 @@ use super::{tell, Kept, Progress, Promise};
 
 /// The reachable graph of a model.
 pub(super) struct Built<S> {
-    states: Vec<S>,
-    /// Each state's clients' stages.
-    stages: Vec<Vec<Stage>>,
+    /// Each state once, its index its node.
+    states: IndexSet<S>,
+    /// Bit `c` of a state's word: client `c` waits for the lock (queued).
+    waits: Vec<u64>,
+    /// Bit `c`: client `c` holds it.
+    holds: Vec<u64>,
     /// Each state where time stops with a deadline still ahead (see [`super`]).
     cut: Vec<bool>,
-    /// Each state's [`Progress::deadline_ahead`], until `cut` is made of it.
-    ahead: Vec<bool>,
-    /// Each state's [`Progress::clock_at_bound`].
-    at_bound: Vec<bool>,
+    /// Each state's [`Progress::deadline_ahead`] and [`Progress::clock_at_bound`],
+    /// until `cut` is made of them.
+    ahead: Vec<(bool, bool)>,
     /// Edge labels are the action's place in `Model::actions` of its source state.
     graph: Graph,
-}
-
-/// Every state reachable from the model's initial states, breadth first; `Err` when
-/// there are more than `max_states`.
-pub(super) fn build<M>(model: &M, max_states: usize) -> Result<Built<M::State>, Stop>
-where
-    M: Progress,
-    M::State: Clone + Hash + Eq + Debug,
-    M::Action: Clone + Debug,
-{
-    let mut ids: HashMap<M::State, u32> = HashMap::new();
-    let mut built = Built {
-        states: Vec::new(),
-        stages: Vec::new(),
-        cut: Vec::new(),
-        ahead: Vec::new(),
-        at_bound: Vec::new(),
-        graph: Graph::default(),
-    };
-    let mut add = |s: M::State, built: &mut Built<M::State>| -> Result<u32, Stop> {
-        if let Some(&id) = ids.get(&s) {
-            return Ok(id);
-        }
-        let id = u32::try_from(built.states.len()).map_err(|_| Stop::States)?;
-        if built.states.len() >= max_states {
-            return Err(Stop::States);
-        }
-        built.stages.push(model.stages(&s));
-        built.ahead.push(model.deadline_ahead(&s));
-        built.at_bound.push(model.clock_at_bound(&s));
-        built.graph.edges.push(Vec::new());
-        ids.insert(s.clone(), id);
-        built.states.push(s);
-        Ok(id)
-    };
-    for s in model.init_states() {
-        let id = add(s, &mut built)?;
-        if !built.graph.init.contains(&id) {
-            built.graph.init.push(id);
-        }
-    }
-    let mut next = 0usize;
-    let mut actions = Vec::new();
-    while next < built.states.len() {
-        let s = built.states[next].clone();
-        actions.clear();
-        model.actions(&s, &mut actions);
-        for (i, a) in actions.iter().enumerate() {
-            let Some(t) = model.next_state(&s, a.clone()) else {
-                continue;
-            };
-            if !model.within_boundary(&t) {
-                continue;
-            }
-            let to = add(t, &mut built)?;
-            built.graph.edges[next].push(Edge {
-                to,
-                class: model.fairness(a),
-                label: u32::try_from(i).unwrap_or(u32::MAX),
-            });
-        }
-        next += 1;
-    }
-    built.cut = (0..built.states.len())
-        .map(|n| built.ahead[n] && (built.at_bound[n] || built.graph.edges[n].is_empty()))
-        .collect();
-    Ok(built)
+    /// How many clients the states have (at most 64 are judged).
+    clients: usize,
 }
 
 fn holding(s: Stage) -> bool {
     matches!(s, Stage::Holding | Stage::Inside(_))
 }
 
+/// The clients (by bit) whose stage `pick` accepts.
+fn bits(stages: &[Stage], pick: impl Fn(Stage) -> bool) -> u64 {
+    stages
+        .iter()
+        .take(64)
+        .enumerate()
+        .filter(|(_, s)| pick(**s))
+        .fold(0, |m, (c, _)| m | (1 << c))
+}
+
 impl<S: Clone + Hash + Eq + Debug> Built<S> {
-    fn clients(&self) -> usize {
-        self.stages.first().map_or(0, Vec::len)
+    /// Adds `s` unless it is known; its node either way.
+    fn add<M: Progress<State = S>>(&mut self, model: &M, s: S, limits: &Limits) -> Result<u32, Stop>
+    where
+        M::Action: Clone + Debug,
+    {
+        if let Some(id) = self.states.get_index_of(&s) {
+            return u32::try_from(id).map_err(|_| Stop::States);
+        }
+        if self.states.len() >= limits.max_states {
+            return Err(Stop::States);
+        }
+        let id = u32::try_from(self.states.len()).map_err(|_| Stop::States)?;
+        let stages = model.stages(&s);
+        self.clients = self.clients.max(stages.len().min(64));
+        self.waits.push(bits(&stages, |s| s == Stage::Queued));
+        self.holds.push(bits(&stages, holding));
+        self.ahead
+            .push((model.deadline_ahead(&s), model.clock_at_bound(&s)));
+        self.graph.edges.push(Vec::new());
+        self.states.insert(s);
+        Ok(id)
     }
 
     fn waits(&self, n: u32, c: usize) -> bool {
-        self.stages[n as usize].get(c) == Some(&Stage::Queued)
+        self.waits[n as usize] & (1 << c) != 0
     }
 
     /// Whether the step from `a` to `b` grants the lock to someone.
     fn grants(&self, a: u32, b: u32) -> bool {
-        let (x, y) = (&self.stages[a as usize], &self.stages[b as usize]);
-        x.iter().zip(y).any(|(p, q)| !holding(*p) && holding(*q))
+        self.holds[b as usize] & !self.holds[a as usize] != 0
     }
 
-    /// Whether a client crashes on the step from `a` to `b`.
-    fn crashes(&self, a: u32, b: u32) -> bool {
-        let (x, y) = (&self.stages[a as usize], &self.stages[b as usize]);
-        x.iter()
-            .zip(y)
-            .any(|(p, q)| *p != Stage::Crashed && *q == Stage::Crashed)
-    }
-
-    /// The graph paired with a bit "a client crashed and nobody was granted since":
-    /// node `2n + bit`.
+    /// The graph paired with a bit "a fault struck and nobody was granted since": node
+    /// `2n + bit`.
     fn after_crash(&self) -> Graph {
         let mut edges = Vec::with_capacity(self.graph.edges.len() * 2);
         for (n, out) in self.graph.edges.iter().enumerate() {
@@ -131,7 +90,7 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
                         .map(|e| {
                             let next = if self.grants(n as u32, e.to) {
                                 0
-                            } else if self.crashes(n as u32, e.to) {
+                            } else if e.class.is_none() {
                                 1
                             } else {
                                 bit
@@ -165,7 +124,7 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
         let stuck = |n: u32| promise == Promise::StarvationFree || n % 2 == 1;
         let mut proven = None;
         let mut cut = None;
-        for c in 0..self.clients() {
+        for c in 0..self.clients {
             let found = fair_lasso(&graph, &|n| {
                 stuck(n) && self.waits(node(n), c) && !self.cut[node(n) as usize]
             });
@@ -187,7 +146,7 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
                 cycle: l.cycle.iter().map(|e| (node(e.to), e.label)).collect(),
             };
             return Kept::Violated {
-                lasso: Box::new(tell::tell(model, &self.states, promise, c, &path)),
+                lasso: Box::new(tell::tell(model, self.states.as_slice(), promise, c, &path)),
             };
         }
         match cut {
@@ -202,4 +161,69 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
             None => Kept::Holds,
         }
     }
+}
+
+/// Every state reachable from the model's initial states, breadth first; `Err` with
+/// the limit that stopped it first.
+pub(super) fn build<M>(model: &M, limits: &Limits) -> Result<Built<M::State>, Stop>
+where
+    M: Progress,
+    M::State: Clone + Hash + Eq + Debug,
+    M::Action: Clone + Debug,
+{
+    let mut built = Built {
+        states: IndexSet::new(),
+        waits: Vec::new(),
+        holds: Vec::new(),
+        cut: Vec::new(),
+        ahead: Vec::new(),
+        graph: Graph::default(),
+        clients: 0,
+    };
+    for s in model.init_states() {
+        let id = built.add(model, s, limits)?;
+        if !built.graph.init.contains(&id) {
+            built.graph.init.push(id);
+        }
+    }
+    let started = Instant::now();
+    let base = resident_bytes().unwrap_or(0);
+    let mut actions = Vec::new();
+    let mut next = 0usize;
+    while let Some(s) = built.states.get_index(next).cloned() {
+        // Read every few thousand states, as the safety search does.
+        if next.is_multiple_of(4096) {
+            if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
+                return Err(Stop::Time);
+            }
+            let grown = resident_bytes().map_or(0, |b| b.saturating_sub(base));
+            if limits.max_bytes.is_some_and(|m| grown >= m) {
+                return Err(Stop::Memory);
+            }
+        }
+        actions.clear();
+        model.actions(&s, &mut actions);
+        for (i, a) in actions.iter().enumerate() {
+            let Some(t) = model.next_state(&s, a.clone()) else {
+                continue;
+            };
+            if !model.within_boundary(&t) {
+                continue;
+            }
+            let to = built.add(model, t, limits)?;
+            built.graph.edges[next].push(Edge {
+                to,
+                class: model.fairness(a),
+                label: u32::try_from(i).unwrap_or(u32::MAX),
+            });
+        }
+        next += 1;
+    }
+    built.cut = (0..built.states.len())
+        .map(|n| {
+            let (ahead, at_bound) = built.ahead[n];
+            ahead && (at_bound || built.graph.edges[n].is_empty())
+        })
+        .collect();
+    Ok(built)
 }

@@ -1,5 +1,6 @@
 //! A lock's second promise, progress, as temporal properties under weak fairness:
-//! [`Promise::EventuallyFree`] (after a holder crashes, the lock is granted again) and
+//! [`Promise::EventuallyFree`] (after a fault — a crash, a lost reply, a failover — the
+//! lock is granted again) and
 //! [`Promise::StarvationFree`] (a client that keeps asking is granted). A safety search
 //! checks each state; these need whole behaviours, so a model's reachable graph is
 //! built ([`graph`]), and a violation is a *lasso* — a stem to a state and a cycle
@@ -20,7 +21,7 @@ mod tell;
 
 use serde::Serialize;
 
-use crate::check::{Narrate, Stop};
+use crate::check::{Limits, Narrate};
 use crate::kernel::Stage;
 
 pub use fair::Class;
@@ -30,8 +31,8 @@ pub use tell::Lasso;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Promise {
-    /// After a holder crashes, the lock is eventually granted again (to a client that
-    /// waits for it).
+    /// After a fault strikes (a crash, a pause, a lost reply, a failover…), the lock is
+    /// eventually granted again to a client that waits for it: no fault wedges it.
     EventuallyFree,
     /// Every client that keeps asking for the lock is eventually granted it.
     StarvationFree,
@@ -71,6 +72,12 @@ pub fn client(c: usize) -> Class {
     64 + Class::try_from(c)
         .unwrap_or(Class::MAX - 64)
         .min(Class::MAX - 64)
+}
+
+/// How far past its horizon a model checked for progress lets time run: long enough
+/// for every client in turn to take and drop a lease of `ttl` after the last fault.
+pub fn tail(clients: usize, ttl: u64) -> u64 {
+    (clients as u64 + 1) * (ttl + 1)
 }
 
 /// What the progress properties read off a lock model.
@@ -121,22 +128,24 @@ pub struct Verdict {
     pub kept: Kept,
 }
 
-/// Both promises' verdicts on `model`, whose graph may have at most `max_states`
-/// states.
-pub fn check<M>(model: &M, max_states: usize) -> Vec<Verdict>
+/// Both promises' verdicts on `model`, its graph held to `limits` (states, time and
+/// memory; threads and symmetry do not apply: the graph is built on one thread, every
+/// state as it is, since a lasso's fairness reads each client's own steps).
+pub fn check<M>(model: &M, limits: &Limits) -> Vec<Verdict>
 where
     M: Progress,
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug,
     M::Action: Clone + std::fmt::Debug,
 {
-    let built = match graph::build(model, max_states) {
+    let built = match graph::build(model, limits) {
         Ok(b) => b,
-        Err(Stop::States) => {
+        Err(stop) => {
             return unknown_all(format!(
-                "the graph grew past {max_states} states before it was whole"
+                "the {} stopped the graph before it was whole (raise {})",
+                stop.name(),
+                stop.flag()
             ))
         }
-        Err(stop) => return unknown_all(format!("the {} stopped the graph", stop.name())),
     };
     Promise::ALL
         .iter()
@@ -147,7 +156,8 @@ where
         .collect()
 }
 
-fn unknown_all(why: String) -> Vec<Verdict> {
+/// Both promises undecided, for `why`: where a model cannot judge progress faithfully.
+pub fn unknown_all(why: String) -> Vec<Verdict> {
     Promise::ALL
         .iter()
         .map(|&promise| Verdict {

@@ -73,7 +73,7 @@ impl std::fmt::Display for Lasso {
 /// Tells `path` in `model`'s words.
 pub(super) fn tell<M>(
     model: &M,
-    states: &[M::State],
+    states: &indexmap::set::Slice<M::State>,
     promise: Promise,
     client: usize,
     path: &Path,
@@ -107,9 +107,16 @@ where
         .map(|s| s.action.as_str())
         .collect();
     let waits = match promise {
-        Promise::EventuallyFree => format!(
-            "A client crashed and nobody has been granted the lock since: c{client} waits for ever"
-        ),
+        Promise::EventuallyFree => {
+            let fault = steps[..stem.min(steps.len())]
+                .iter()
+                .rev()
+                .find(|s| s.fault)
+                .map_or(String::new(), |s| format!(" (step {}: {})", s.n, s.action));
+            format!(
+                "A fault struck{fault} and nobody has been granted the lock since: c{client} waits for ever"
+            )
+        }
         Promise::StarvationFree => format!("c{client} keeps asking and is never granted"),
     };
     let closing = if cycle.is_empty() {

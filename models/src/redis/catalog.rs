@@ -81,12 +81,10 @@ impl Build for RedisLock {
         &self,
         scenario: &Scenario,
         p: &Params,
-        max_states: usize,
+        limits: &crate::check::Limits,
     ) -> Option<Vec<progress::Verdict>> {
-        // Long enough for every client in turn to take and drop a lease after the last
-        // fault.
-        let tail = (p.clients as u64 + 1) * (p.ttl + 1);
-        Some(progress::check(&self.model(scenario, p, tail), max_states))
+        let tail = progress::tail(p.clients, p.ttl);
+        Some(progress::check(&self.model(scenario, p, tail), limits))
     }
 }
 

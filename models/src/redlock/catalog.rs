@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::progress;
 use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
@@ -25,9 +26,11 @@ pub struct Redlock {
     pub restart: Restart,
 }
 
-impl Build for Redlock {
-    fn build(&self, _: &Scenario, p: &Params) -> Box<dyn Checkable> {
-        Box::new(RedlockModel {
+impl Redlock {
+    /// The model at bounds `p`; time runs `tail` past the horizon (see
+    /// [`RedlockModel::tail`]).
+    fn model(&self, p: &Params, tail: u64) -> RedlockModel {
+        RedlockModel {
             nodes: p.nodes,
             clients: p.clients,
             ttl: p.ttl,
@@ -39,7 +42,24 @@ impl Build for Redlock {
                 Restart::AfterTtl => p.ttl,
             },
             horizon: p.ttl + 2,
-        })
+            tail,
+        }
+    }
+}
+
+impl Build for Redlock {
+    fn build(&self, _: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        Box::new(self.model(p, 0))
+    }
+
+    fn progress(
+        &self,
+        _: &Scenario,
+        p: &Params,
+        limits: &crate::check::Limits,
+    ) -> Option<Vec<progress::Verdict>> {
+        let model = self.model(p, progress::tail(p.clients, p.ttl));
+        Some(progress::check(&model, limits))
     }
 }
 

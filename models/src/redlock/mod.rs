@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod diagram;
 pub mod model;
 pub mod narration;
+mod progress;
 mod symmetry;
 
 pub use model::{RedlockModel, RedlockState, RlAction, RlClient, RlNode, RlPhase};

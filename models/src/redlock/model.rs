@@ -33,8 +33,12 @@ pub struct RedlockModel {
     pub faults: Budget,
     /// Ticks a crashed node stays down before restarting.
     pub restart_delay: u64,
-    /// The clock stops here.
+    /// Faults strike before here; the clock stops here unless `tail` says otherwise.
     pub horizon: u64,
+    /// Past the horizon, time may run this many ticks further while a deadline is still
+    /// ahead, and faults no longer strike: a progress check's way to let leases run out
+    /// ([`crate::progress`]). 0 for safety checks.
+    pub tail: u64,
 }
 
 /// One Redis node and what each client has done with it.
@@ -210,20 +214,50 @@ impl RedlockModel {
                     .filter(|&c| s.clients[c].phase == RlPhase::Acquiring)
                     .fold(0, |m, c| m | (1 << c));
                 let mid_attempt = s.nodes.iter().any(|n| n.tried & acquiring != 0);
-                time::may_tick(s.now, self.horizon, kept) && !mid_attempt
+                let stop = if self.tail > 0 && self.pending(s) {
+                    self.horizon + self.tail
+                } else {
+                    self.horizon
+                };
+                time::may_tick(s.now, stop, kept) && !mid_attempt
             }
             RlAction::Crash(i) => {
-                s.budget.has(Fault::Restart) && s.nodes[i as usize].down_since.is_none()
+                s.budget.has(Fault::Restart)
+                    && s.nodes[i as usize].down_since.is_none()
+                    && !self.faults_over(s)
             }
             RlAction::Restart(i) => s.nodes[i as usize]
                 .down_since
                 .is_some_and(|t| s.now >= t + self.restart_delay),
-            RlAction::Jump(_) => s.budget.has(Fault::Jump),
+            RlAction::Jump(_) => s.budget.has(Fault::Jump) && !self.faults_over(s),
             RlAction::Pause(_) | RlAction::Resume(_) => a.client_fault().is_some_and(|(f, c)| {
                 let cl = &s.clients[c];
                 f.enabled(&cl.process, &s.budget, cl.phase)
+                    && !(f.is_fault() && self.faults_over(s))
             }),
         }
+    }
+
+    /// Whether faults are over: past the horizon of a model with a tail.
+    fn faults_over(&self, s: &RedlockState) -> bool {
+        self.tail > 0 && s.now >= self.horizon
+    }
+
+    /// Whether some deadline is still ahead: a key's expiry on a node's own clock, a
+    /// crashed node's restart, a lease a client believes it holds.
+    pub(super) fn pending(&self, s: &RedlockState) -> bool {
+        s.nodes.iter().any(|n| {
+            let node_now = s.now + n.offset;
+            n.down_since.is_some()
+                || n.server
+                    .db
+                    .keys
+                    .values()
+                    .any(|e| e.deadline.is_some_and(|d| d.hi > node_now))
+        }) || s
+            .clients
+            .iter()
+            .any(|c| c.lease_until.is_some_and(|d| d > s.now))
     }
 
     pub(super) fn apply(&self, st: &RedlockState, a: &RlAction) -> Option<RedlockState> {

@@ -248,6 +248,7 @@ mod tests {
             faults: Budget::of(&[(Fault::Restart, 1)]),
             restart_delay: 2,
             horizon: 4,
+            tail: 0,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::progress;
 use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
@@ -62,9 +63,11 @@ impl SqlLock {
     }
 }
 
-impl Build for SqlLock {
-    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
-        Box::new(SqlLockModel {
+impl SqlLock {
+    /// The model of `scenario` with `p`; time runs `tail` past the horizon (see
+    /// [`SqlLockModel::tail`]).
+    fn model(&self, scenario: &Scenario, p: &Params, tail: u64) -> SqlLockModel {
+        SqlLockModel {
             lock: self.lock,
             work: self.work,
             fencing: self.fencing,
@@ -74,8 +77,36 @@ impl Build for SqlLock {
             ttl: p.ttl,
             faults: Budget::of(&p.faults),
             horizon: 2 * p.ttl + 2,
+            tail,
             properties: scenario.properties,
-        })
+        }
+    }
+}
+
+impl Build for SqlLock {
+    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        Box::new(self.model(scenario, p, 0))
+    }
+
+    fn progress(
+        &self,
+        scenario: &Scenario,
+        p: &Params,
+        limits: &crate::check::Limits,
+    ) -> Option<Vec<progress::Verdict>> {
+        if self.pool.is_some() {
+            // A blocked statement waits on the connection it was sent on; the model
+            // picks the connection when the statement is granted, so a waiter could
+            // be granted through a connection it never waited on.
+            return Some(progress::unknown_all(
+                "with a pool, the model picks a waiting statement's connection when it is \
+                 granted, not when it is sent, so it cannot tell a waiter stuck on the \
+                 wrong connection"
+                    .into(),
+            ));
+        }
+        let tail = progress::tail(p.clients, p.ttl);
+        Some(progress::check(&self.model(scenario, p, tail), limits))
     }
 }
 

@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod diagram;
 pub mod model;
 pub mod narration;
+mod progress;
 pub mod protocol;
 pub mod spec;
 mod text;

@@ -52,6 +52,10 @@ pub struct SqlLockModel {
     pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
+    /// Past the horizon, time may run this many ticks further while a deadline is still
+    /// ahead, and faults no longer strike: a progress check's way to let leases run out
+    /// ([`crate::progress`]). 0 for safety checks.
+    pub tail: u64,
     /// Which properties this row checks.
     pub properties: &'static [Property],
 }
@@ -306,7 +310,30 @@ impl SqlLockModel {
             let running = !c.process.paused && c.phase.holding();
             running.then_some(c.lease_until).flatten()
         });
-        self.lock.timed() && time::may_tick(s.now, self.horizon, kept)
+        let stop = if self.tail > 0 && self.pending(s) {
+            self.horizon + self.tail
+        } else {
+            self.horizon
+        };
+        self.lock.timed() && time::may_tick(s.now, stop, kept)
+    }
+
+    /// Whether faults are over: past the horizon of a model with a tail.
+    fn faults_over(&self, s: &SqlLockState) -> bool {
+        self.tail > 0 && s.now >= self.horizon
+    }
+
+    /// Whether some deadline is still ahead: a row a reaper or a lease taker will find
+    /// expired later, a lease a client believes it holds.
+    pub(super) fn pending(&self, s: &SqlLockState) -> bool {
+        let ttl = self.ttl;
+        self.lock.timed()
+            && (s.db.rows.values().any(|r| {
+                r.created + ttl >= s.now || r.last_lock_time.is_some_and(|t| t + ttl >= s.now)
+            }) || s
+                .clients
+                .iter()
+                .any(|c| c.lease_until.is_some_and(|d| d > s.now)))
     }
 
     pub(super) fn effect(&self, st: &SqlLockState, a: &Action) -> Option<Effect> {
@@ -351,7 +378,7 @@ impl SqlLockModel {
                     .iter()
                     .any(|c| c.session == x && c.phase.holding());
                 let alive = s.db.sessions.get(x as usize).is_some_and(|x| x.alive);
-                if !s.budget.has(Fault::Kill) || !holder || !alive {
+                if !s.budget.has(Fault::Kill) || !holder || !alive || self.faults_over(st) {
                     return None;
                 }
                 s.db.kill(x);
@@ -361,7 +388,7 @@ impl SqlLockModel {
             Action::Skew(c) => {
                 let cl = &mut s.clients[c as usize];
                 let acquiring = matches!(cl.phase, Phase::Acquire(_));
-                if !s.budget.has(Fault::Skew) || cl.skew > 0 || !acquiring {
+                if !s.budget.has(Fault::Skew) || cl.skew > 0 || !acquiring || self.faults_over(st) {
                     return None;
                 }
                 cl.skew = self.ttl + 1;
@@ -371,6 +398,9 @@ impl SqlLockModel {
             // Pause, resume, crash: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
+                if f.is_fault() && self.faults_over(st) {
+                    return None;
+                }
                 let cl = &mut s.clients[c];
                 let (at, session) = (cl.phase, cl.session);
                 let (phase, lease) = (&mut cl.phase, &mut cl.lease_until);

@@ -2,6 +2,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::progress;
 use crate::registry::ScenarioId;
 use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
@@ -29,6 +30,17 @@ impl Build for ZkLock {
     fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
         Box::new(self.model(scenario.properties, p))
     }
+
+    fn progress(
+        &self,
+        scenario: &Scenario,
+        p: &Params,
+        limits: &crate::check::Limits,
+    ) -> Option<Vec<progress::Verdict>> {
+        let mut model = self.model(scenario.properties, p);
+        model.tail = progress::tail(p.clients, p.ttl);
+        Some(progress::check(&model, limits))
+    }
 }
 
 impl ZkLock {
@@ -43,6 +55,7 @@ impl ZkLock {
             // Long enough for a session nobody pings to expire while the next client
             // still has time to take the lock.
             horizon: p.ttl * 2 + 2,
+            tail: 0,
             properties,
         }
     }

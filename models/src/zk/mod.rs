@@ -10,6 +10,7 @@ pub mod catalog;
 mod diagram;
 pub mod model;
 pub mod narration;
+mod progress;
 pub mod spec;
 mod text;
 

@@ -81,8 +81,12 @@ pub struct ZkLockModel {
     /// Faults the checker may inject: holder pauses, crashes and partitions, lost
     /// create replies.
     pub faults: Budget,
-    /// The clock stops here.
+    /// Faults strike before here; the clock stops here unless `tail` says otherwise.
     pub horizon: u64,
+    /// Past the horizon, time may run this many ticks further while a session nobody
+    /// keeps alive is still to expire, and faults no longer strike: a progress check's
+    /// way to let sessions run out ([`crate::progress`]). 0 for safety checks.
+    pub tail: u64,
     /// Which properties this row checks.
     pub properties: &'static [Property],
 }
@@ -427,7 +431,29 @@ impl ZkLockModel {
             let kept = Self::keeps_alive(c) || self.must_suspend_first(c);
             kept.then(|| Self::session_deadline(s, c)).flatten()
         });
-        self.timed() && time::may_tick(s.now, self.horizon, kept)
+        let stop = if self.tail > 0 && self.pending(s) {
+            self.horizon + self.tail
+        } else {
+            self.horizon
+        };
+        self.timed() && time::may_tick(s.now, stop, kept)
+    }
+
+    /// Whether faults are over: past the horizon of a model with a tail.
+    fn faults_over(&self, s: &ZkLockState) -> bool {
+        self.tail > 0 && s.now >= self.horizon
+    }
+
+    /// Whether a session nobody keeps alive is still to expire (a session its client
+    /// pings lives as long as the client: its deadline moves, it does not come).
+    pub(super) fn pending(&self, s: &ZkLockState) -> bool {
+        s.zk.sessions.iter().any(|(id, session)| {
+            session.deadline.hi > s.now
+                && !s
+                    .clients
+                    .iter()
+                    .any(|c| c.session == Some(*id) && Self::keeps_alive(c))
+        })
     }
 
     pub(super) fn effect(&self, st: &ZkLockState, a: &Action) -> Option<Effect> {
@@ -468,7 +494,11 @@ impl ZkLockModel {
             }
             Action::Drop(c) => {
                 let cl = &st.clients[c as usize];
-                if !s.budget.has(Fault::Drop) || cl.phase != Phase::Create || !self.may_step(cl) {
+                if !s.budget.has(Fault::Drop)
+                    || cl.phase != Phase::Create
+                    || !self.may_step(cl)
+                    || self.faults_over(st)
+                {
                     return None;
                 }
                 let mut e = self.step(st, c as usize)?;
@@ -486,6 +516,9 @@ impl ZkLockModel {
             // Pause, resume, crash, partition, heal: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
+                if f.is_fault() && self.faults_over(st) {
+                    return None;
+                }
                 let Client {
                     phase,
                     process,

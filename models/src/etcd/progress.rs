@@ -1,0 +1,39 @@
+//! What the progress promises read off the etcd model: each client's stage, which
+//! steps weak fairness owes, and where the model's time ran out.
+
+use crate::kernel::{ClientPhase, Stage};
+use crate::progress::{self, Class, Progress};
+
+use super::model::{Action, EtcdLockModel, EtcdLockState};
+
+impl Progress for EtcdLockModel {
+    fn stages(&self, s: &EtcdLockState) -> Vec<Stage> {
+        s.clients.iter().map(|c| c.phase.stage()).collect()
+    }
+
+    /// A client's requests, keep-alives and the end of its pause or partition are owed
+    /// to it (lease expiries come with the clock's ticks); pauses, crashes,
+    /// partitions, lost replies, leader changes and revoked leases may never come.
+    fn fairness(&self, a: &Action) -> Option<Class> {
+        match *a {
+            Action::Step(c) | Action::KeepAlive(c) | Action::Resume(c) | Action::Heal(c) => {
+                Some(progress::client(c.into()))
+            }
+            Action::Tick => Some(progress::CLOCK),
+            Action::Pause(_)
+            | Action::Crash(_)
+            | Action::Partition(_)
+            | Action::Drop(_)
+            | Action::Failover
+            | Action::Revoke(_) => None,
+        }
+    }
+
+    fn deadline_ahead(&self, s: &EtcdLockState) -> bool {
+        self.pending(s)
+    }
+
+    fn clock_at_bound(&self, s: &EtcdLockState) -> bool {
+        s.now >= self.horizon + self.tail
+    }
+}

@@ -1,0 +1,36 @@
+//! What the progress promises read off the Redlock model: each client's stage, which
+//! steps weak fairness owes, and where the model's time ran out.
+
+use crate::kernel::{ClientPhase, Stage};
+use crate::progress::{self, Class, Progress};
+
+use super::model::{RedlockModel, RedlockState, RlAction};
+
+impl Progress for RedlockModel {
+    fn stages(&self, s: &RedlockState) -> Vec<Stage> {
+        s.clients.iter().map(|c| c.phase.stage()).collect()
+    }
+
+    /// A client's SETs, its decision, its leaving and the end of its pause are owed to
+    /// it; a crashed node restarts once its delay is over; the clock ticks. Node
+    /// crashes, clock jumps and pauses may never come.
+    fn fairness(&self, a: &RlAction) -> Option<Class> {
+        match *a {
+            RlAction::Send(c, _)
+            | RlAction::Decide(c)
+            | RlAction::Leave(c)
+            | RlAction::Resume(c) => Some(progress::client(c.into())),
+            RlAction::Tick => Some(progress::CLOCK),
+            RlAction::Restart(i) => Some(progress::server(i.into())),
+            RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Pause(_) => None,
+        }
+    }
+
+    fn deadline_ahead(&self, s: &RedlockState) -> bool {
+        self.pending(s)
+    }
+
+    fn clock_at_bound(&self, s: &RedlockState) -> bool {
+        s.now >= self.horizon + self.tail
+    }
+}

@@ -1,0 +1,36 @@
+//! What the progress promises read off the ZooKeeper model: each client's stage, which
+//! steps weak fairness owes, and where the model's time ran out.
+
+use crate::kernel::{ClientPhase, Stage};
+use crate::progress::{self, Class, Progress};
+
+use super::model::{Action, ZkLockModel, ZkLockState};
+
+impl Progress for ZkLockModel {
+    fn stages(&self, s: &ZkLockState) -> Vec<Stage> {
+        s.clients.iter().map(|c| c.phase.stage()).collect()
+    }
+
+    /// A client's requests, pings, its stop at SUSPENDED and the end of its pause or
+    /// partition are owed to it (the ensemble's expiries come with the clock's
+    /// ticks); pauses, crashes, partitions and lost replies may never come.
+    fn fairness(&self, a: &Action) -> Option<Class> {
+        match *a {
+            Action::Step(c)
+            | Action::Ping(c)
+            | Action::Suspend(c)
+            | Action::Resume(c)
+            | Action::Heal(c) => Some(progress::client(c.into())),
+            Action::Tick => Some(progress::CLOCK),
+            Action::Pause(_) | Action::Crash(_) | Action::Partition(_) | Action::Drop(_) => None,
+        }
+    }
+
+    fn deadline_ahead(&self, s: &ZkLockState) -> bool {
+        self.pending(s)
+    }
+
+    fn clock_at_bound(&self, s: &ZkLockState) -> bool {
+        s.now >= self.horizon + self.tail
+    }
+}

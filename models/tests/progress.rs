@@ -1,0 +1,141 @@
+//! The progress promises on the catalog's rows: which rows break them, with what
+//! lasso, and that no lease lock is ever called stuck because the model's clock stops.
+
+use locklab_models::catalog::{self, Overrides};
+use locklab_models::check::Limits;
+use locklab_models::progress::{Kept, Lasso, Promise, Verdict};
+use locklab_models::registry::Family;
+
+fn verdicts(id: &str) -> Vec<Verdict> {
+    catalog::progress(id, &Overrides::default(), Limits::default())
+        .expect("a catalog row")
+        .expect("the row's family states its progress promises")
+}
+
+fn kept(id: &str, promise: Promise) -> Kept {
+    verdicts(id)
+        .into_iter()
+        .find(|v| v.promise == promise)
+        .map(|v| v.kept)
+        .expect("every promise is judged")
+}
+
+fn lasso(id: &str, promise: Promise) -> Lasso {
+    match kept(id, promise) {
+        Kept::Violated { lasso } => *lasso,
+        other => panic!("{id} keeps {promise}: {other:?}"),
+    }
+}
+
+/// The rows whose lock a fault can wedge for good, and the words of the fault.
+const STUCK: &[(&str, &str)] = &[
+    ("redis-setnx-no-ttl", "crashes"),
+    ("redis-setnx-expire", "crashes"),
+    ("mysql-unique-crash", "crashes"),
+    ("zk-create-conn-loss", "reply lost"),
+];
+
+/// A lock a fault left held for good: the lasso's stem has the fault, then the waiter
+/// reaches a state where no step is possible and no deadline is ahead (a dead end,
+/// the cycle empty).
+#[test]
+fn a_wedged_lock_is_never_free_again() {
+    for (id, fault) in STUCK {
+        for promise in [Promise::EventuallyFree, Promise::StarvationFree] {
+            let l = lasso(id, promise);
+            let at = l
+                .steps
+                .iter()
+                .position(|s| s.fault && s.action.contains(fault))
+                .unwrap_or_else(|| panic!("{id}: the stem has the fault\n{l}"));
+            assert!(at < l.stem, "{id}: the fault is on the stem\n{l}");
+            assert!(l.cycle().is_empty(), "{id}: a dead end\n{l}");
+            assert!(
+                l.closing.contains("nothing more can happen"),
+                "{}",
+                l.closing
+            );
+            assert!(l.to_string().contains(&format!("Lasso for {promise}")));
+        }
+    }
+    let l = lasso("redis-setnx-no-ttl", Promise::EventuallyFree);
+    let last = l.steps[l.stem - 1].state.join("\n");
+    assert!(
+        last.contains(&format!("c{}: acquiring", l.client)),
+        "the waiter still waits at the knot\n{l}"
+    );
+    assert!(last.contains("CRASHED") && last.contains("(no TTL)"), "{l}");
+    assert!(
+        l.closing.contains("A fault struck (step 2: c1 crashes)"),
+        "{}",
+        l.closing
+    );
+}
+
+/// Every row of the families that state their promises, but the Redlock rows whose
+/// graph is too big without symmetry: the stuck rows break both; every other lock
+/// keeps both, but `redis-failover-wait`'s starvation-freedom, undecided with the
+/// reason (its model holds the clock for a holder blocked in `WAIT`, a timelock, which
+/// proves nothing), and the pooled rows, which the model cannot judge faithfully.
+#[test]
+fn every_row_has_both_verdicts() {
+    let skipped = [
+        "redlock-restart",
+        "redlock-delayed-restart",
+        "redlock-clock-jump",
+    ];
+    for s in catalog::scenarios() {
+        if skipped.contains(&s.id) || s.family == Family::Inventory {
+            continue;
+        }
+        let stuck = STUCK.iter().any(|(id, _)| *id == s.id);
+        for v in verdicts(s.id) {
+            match (&v.kept, s.id) {
+                (Kept::Violated { .. }, _) if stuck => {}
+                (Kept::Unknown { why }, "redis-failover-wait")
+                    if v.promise == Promise::StarvationFree =>
+                {
+                    assert!(why.contains("timelock"), "{why}");
+                }
+                (Kept::Unknown { why }, "pg-advisory-pool") => {
+                    assert!(why.contains("pool"), "{why}");
+                }
+                (Kept::Holds, _) if !stuck => {}
+                (other, id) => panic!("{id} {}: {other:?}", v.promise),
+            }
+        }
+    }
+}
+
+/// The tail that lets leases run out after the horizon is what keeps a lease lock from
+/// looking stuck: a holder that crashes at the last instant faults may strike still
+/// leaves a key that expires, and the waiter gets it.
+#[test]
+fn a_lease_lock_keeps_both_promises_with_a_crash_at_any_time() {
+    let o = Overrides {
+        faults: Some("crash=1".into()),
+        ..Overrides::default()
+    };
+    let v = catalog::progress("redis-lua", &o, Limits::default())
+        .expect("row")
+        .expect("stated");
+    assert!(v.iter().all(|v| matches!(v.kept, Kept::Holds)), "{v:#?}");
+}
+
+/// A graph held to fewer states than it has is undecided, not held.
+#[test]
+fn a_graph_cut_short_is_unknown() {
+    let limits = Limits {
+        max_states: 10,
+        ..Limits::default()
+    };
+    let v = catalog::progress("redis-lua", &Overrides::default(), limits)
+        .expect("row")
+        .expect("stated");
+    for v in v {
+        match v.kept {
+            Kept::Unknown { why } => assert!(why.contains("state limit"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
