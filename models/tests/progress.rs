@@ -72,20 +72,14 @@ fn a_wedged_lock_is_never_free_again() {
     );
 }
 
-/// Every row of the families that state their promises, but the Redlock rows whose
-/// graph is too big without symmetry: the stuck rows break both; every other lock
+/// Every row of the lock families: the stuck rows break both; every other lock
 /// keeps both, but `redis-failover-wait`'s starvation-freedom, undecided with the
 /// reason (its model holds the clock for a holder blocked in `WAIT`, a timelock, which
 /// proves nothing), and the pooled rows, which the model cannot judge faithfully.
 #[test]
 fn every_row_has_both_verdicts() {
-    let skipped = [
-        "redlock-restart",
-        "redlock-delayed-restart",
-        "redlock-clock-jump",
-    ];
     for s in catalog::scenarios() {
-        if skipped.contains(&s.id) || s.family == Family::Inventory {
+        if s.family == Family::Inventory {
             continue;
         }
         let stuck = STUCK.iter().any(|(id, _)| *id == s.id);
@@ -137,5 +131,26 @@ fn a_graph_cut_short_is_unknown() {
             Kept::Unknown { why } => assert!(why.contains("state limit"), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+}
+
+/// The old state predicate (`liveness`: a lock that nothing will free while a client
+/// waits) and the temporal promise agree on every row: a row breaks `liveness` exactly
+/// when it breaks eventually-free — but the pooled row, where the predicate calls the
+/// lock stuck and the graph cannot judge (see above).
+#[test]
+fn the_liveness_predicate_and_eventually_free_agree_on_every_row() {
+    use locklab_models::catalog::Verdict as Safety;
+    use locklab_models::registry::Property;
+    for s in catalog::scenarios() {
+        if s.family == Family::Inventory || s.id == "pg-advisory-pool" {
+            continue;
+        }
+        let report = catalog::check(s.id, &Overrides::default(), Limits::default(), &mut |_| {})
+            .expect("row");
+        let predicate =
+            matches!(&report.verdict, Safety::Violated(p) if p.contains(&Property::Liveness));
+        let promise = matches!(kept(s.id, Promise::EventuallyFree), Kept::Violated { .. });
+        assert_eq!(predicate, promise, "{}", s.id);
     }
 }

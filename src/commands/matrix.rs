@@ -1,11 +1,14 @@
-//! `locklab matrix`: every scenario at its default bounds; exit 0 only when every
-//! verdict equals the expected one.
+//! `locklab matrix`: every scenario at its default bounds, with its progress promises
+//! where its family states them; exit 0 only when every safety verdict equals the
+//! expected one (the catalog states no expectation for progress: the checker decides
+//! it, and `models/tests/progress.rs` pins what it decides).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use locklab_models::catalog::{self, scenarios, Overrides, Verdict};
 use locklab_models::check::{default_threads, Limits};
+use locklab_models::progress::{self, Kept, Promise};
 
 use crate::bad_input;
 use crate::output::{joined, spinner, Format};
@@ -31,7 +34,8 @@ pub fn run(args: Args) -> u8 {
         threads: 1,
         ..Limits::default()
     };
-    let mut done: Vec<(usize, Result<catalog::Report, String>)> = std::thread::scope(|scope| {
+    type Row = (catalog::Report, Option<Vec<progress::Verdict>>);
+    let mut done: Vec<(usize, Result<Row, String>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..default_threads())
             .map(|_| {
                 scope.spawn(|| {
@@ -40,7 +44,9 @@ pub fn run(args: Args) -> u8 {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(s) = all.get(i) else { break mine };
                         bar.set_message(format!("checking {}", s.id));
-                        let r = catalog::check(s.id, &Overrides::default(), limits, &mut |_| {});
+                        let o = Overrides::default();
+                        let r = catalog::check(s.id, &o, limits, &mut |_| {})
+                            .and_then(|r| Ok((r, catalog::progress(s.id, &o, limits)?)));
                         mine.push((i, r.map_err(|e| e.to_string())));
                     }
                 })
@@ -56,9 +62,9 @@ pub fn run(args: Args) -> u8 {
     let mut all_match = true;
     for (_, r) in done {
         match r {
-            Ok(r) => {
+            Ok((r, p)) => {
                 all_match &= r.matches_expected;
-                rows.push(r);
+                rows.push((r, p));
             }
             Err(e) => return bad_input(args.format, &e),
         }
@@ -69,9 +75,10 @@ pub fn run(args: Args) -> u8 {
         Format::Json => {
             let rows: Vec<_> = rows
                 .iter()
-                .map(|r| {
+                .map(|(r, p)| {
                     serde_json::json!({
                         "id": r.id, "verdict": r.verdict, "expected": r.expected,
+                        "progress": p.as_deref().map(progress_json),
                         "matches_expected": r.matches_expected,
                         "states": r.stats.states, "unique_states": r.stats.unique_states,
                         "max_depth": r.stats.max_depth, "seconds": r.stats.seconds,
@@ -87,7 +94,7 @@ pub fn run(args: Args) -> u8 {
         Format::Text => {
             let verdicts: Vec<String> = rows
                 .iter()
-                .map(|r| match &r.verdict {
+                .map(|(r, _)| match &r.verdict {
                     Verdict::Holds => "holds".to_string(),
                     Verdict::Violated(p) => format!("violated: {}", joined(p, ", ")),
                     Verdict::Unknown => "unknown".to_string(),
@@ -101,15 +108,34 @@ pub fn run(args: Args) -> u8 {
                 .unwrap_or(0)
                 .max(7);
             println!(
-                "{:<28} {:<w$} {:>5} {:>10} {:>10} {:>8} {:>12}",
-                "id", "verdict", "ok", "states", "unique", "secs", "states/s"
+                "{:<28} {:<w$} {:>5} {:<15} {:<15} {:>10} {:>10} {:>8} {:>12}",
+                "id",
+                "verdict",
+                "ok",
+                "eventually-free",
+                "starvation-free",
+                "states",
+                "unique",
+                "secs",
+                "states/s"
             );
-            for (r, v) in rows.iter().zip(&verdicts) {
+            for ((r, p), v) in rows.iter().zip(&verdicts) {
+                let promise = |which: Promise| {
+                    p.as_deref()
+                        .and_then(|p| p.iter().find(|v| v.promise == which))
+                        .map_or("-", |v| match v.kept {
+                            Kept::Holds => "holds",
+                            Kept::Violated { .. } => "VIOLATED",
+                            Kept::Unknown { .. } => "unknown",
+                        })
+                };
                 println!(
-                    "{:<28} {:<w$} {:>5} {:>10} {:>10} {:>8.2} {:>12.0}",
+                    "{:<28} {:<w$} {:>5} {:<15} {:<15} {:>10} {:>10} {:>8.2} {:>12.0}",
                     r.id,
                     v,
                     if r.matches_expected { "yes" } else { "NO" },
+                    promise(Promise::EventuallyFree),
+                    promise(Promise::StarvationFree),
                     r.stats.states,
                     r.stats.unique_states,
                     r.stats.seconds,
@@ -131,4 +157,24 @@ pub fn run(args: Args) -> u8 {
     } else {
         1
     }
+}
+
+/// A row's promises in JSON: per promise, its verdict and, where broken, the lasso's
+/// stem and cycle lengths and the waiting client.
+fn progress_json(verdicts: &[progress::Verdict]) -> serde_json::Value {
+    verdicts
+        .iter()
+        .map(|v| {
+            let body = match &v.kept {
+                Kept::Holds => serde_json::json!({ "verdict": "holds" }),
+                Kept::Violated { lasso } => serde_json::json!({
+                    "verdict": "violated", "client": lasso.client,
+                    "stem": lasso.stem, "cycle": lasso.cycle().len(),
+                }),
+                Kept::Unknown { why } => serde_json::json!({ "verdict": "unknown", "why": why }),
+            };
+            (v.promise.name().to_string(), body)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }

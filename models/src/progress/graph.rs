@@ -26,7 +26,8 @@ pub(super) struct Built<S> {
     /// Each state's [`Progress::deadline_ahead`] and [`Progress::clock_at_bound`],
     /// until `cut` is made of them.
     ahead: Vec<(bool, bool)>,
-    /// Edge labels are the action's place in `Model::actions` of its source state.
+    /// Edge labels are the action's place in `Model::actions` of its source state
+    /// (for a reader of the graph; stories find their actions by target and class).
     graph: Graph,
     /// How many clients the states have (at most 64 are judged).
     clients: usize,
@@ -142,11 +143,11 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
         if let Some((_, c, l)) = proven {
             let path = tell::Path {
                 start: node(l.start),
-                stem: l.stem.iter().map(|e| (node(e.to), e.label)).collect(),
-                cycle: l.cycle.iter().map(|e| (node(e.to), e.label)).collect(),
+                stem: l.stem.iter().map(|e| (node(e.to), e.class)).collect(),
+                cycle: l.cycle.iter().map(|e| (node(e.to), e.class)).collect(),
             };
             return Kept::Violated {
-                lasso: Box::new(tell::tell(model, self.states.as_slice(), promise, c, &path)),
+                lasso: Box::new(tell::tell(model, &self.states, promise, c, &path)),
             };
         }
         match cut {
@@ -181,7 +182,7 @@ where
         clients: 0,
     };
     for s in model.init_states() {
-        let id = built.add(model, s, limits)?;
+        let id = built.add(model, model.reduce(s), limits)?;
         if !built.graph.init.contains(&id) {
             built.graph.init.push(id);
         }
@@ -210,7 +211,7 @@ where
             if !model.within_boundary(&t) {
                 continue;
             }
-            let to = built.add(model, t, limits)?;
+            let to = built.add(model, model.reduce(t), limits)?;
             built.graph.edges[next].push(Edge {
                 to,
                 class: model.fairness(a),

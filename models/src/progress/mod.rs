@@ -97,6 +97,14 @@ where
 
     /// The clock has reached the model's bound (its horizon and tail) and ticks no more.
     fn clock_at_bound(&self, s: &Self::State) -> bool;
+
+    /// The state the graph stores for `s`: `s` itself, or a representative of the
+    /// states with the same futures whose steps keep their fairness classes (a model
+    /// may sort interchangeable nodes, never its clients, whose classes are theirs).
+    /// Stories are replayed from concrete states, so they show no representative.
+    fn reduce(&self, s: Self::State) -> Self::State {
+        s
+    }
 }
 
 /// A progress verdict.

@@ -7,14 +7,14 @@ use serde::Serialize;
 
 use crate::checkable::{story_step, StoryStep};
 
-use super::{Progress, Promise};
+use super::{Class, Progress, Promise};
 
-/// A lasso in the model's graph: its first state, then each step as (the state it
-/// reaches, the action's place in `Model::actions` of the state it leaves).
+/// A lasso in the model's graph: its first node, then each step as (the node it
+/// reaches, the step's fairness class).
 pub(super) struct Path {
     pub(super) start: u32,
-    pub(super) stem: Vec<(u32, u32)>,
-    pub(super) cycle: Vec<(u32, u32)>,
+    pub(super) stem: Vec<(u32, Option<Class>)>,
+    pub(super) cycle: Vec<(u32, Option<Class>)>,
 }
 
 /// A behaviour that breaks a progress promise for ever, told.
@@ -73,7 +73,7 @@ impl std::fmt::Display for Lasso {
 /// Tells `path` in `model`'s words.
 pub(super) fn tell<M>(
     model: &M,
-    states: &indexmap::set::Slice<M::State>,
+    states: &indexmap::IndexSet<M::State>,
     promise: Promise,
     client: usize,
     path: &Path,
@@ -83,23 +83,39 @@ where
     M::State: Clone + Hash + Eq + Debug,
     M::Action: Clone + Debug,
 {
+    // Replayed from a concrete initial state: at each step, the action whose
+    // successor the graph stores as the step's target (the same action where the
+    // model reduces nothing, its counterpart on renamed nodes where it does).
     let mut steps = Vec::new();
-    let mut at = path.start;
     let mut actions = Vec::new();
-    for &(to, label) in path.stem.iter().chain(&path.cycle) {
-        let prev = &states[at as usize];
+    let first = model
+        .init_states()
+        .into_iter()
+        .find(|s| states.get_index_of(&model.reduce(s.clone())) == Some(path.start as usize));
+    let initial = first
+        .as_ref()
+        .map(|s| model.describe_state(s))
+        .unwrap_or_default();
+    let mut now = first;
+    for &(to, class) in path.stem.iter().chain(&path.cycle) {
+        let Some(prev) = now.take() else {
+            break;
+        };
         actions.clear();
-        model.actions(prev, &mut actions);
-        if let Some(a) = actions.get(label as usize) {
-            steps.push(story_step(
-                model,
-                steps.len() + 1,
-                prev,
-                a,
-                &states[to as usize],
-            ));
-        }
-        at = to;
+        model.actions(&prev, &mut actions);
+        let taken = actions.iter().find_map(|a| {
+            if model.fairness(a) != class {
+                return None;
+            }
+            let next = model.next_state(&prev, a.clone())?;
+            (states.get_index_of(&model.reduce(next.clone())) == Some(to as usize))
+                .then_some((a, next))
+        });
+        let Some((a, next)) = taken else {
+            break;
+        };
+        steps.push(story_step(model, steps.len() + 1, &prev, a, &next));
+        now = Some(next);
     }
     let stem = path.stem.len();
     let cycle: Vec<&str> = steps[stem.min(steps.len())..]
@@ -137,7 +153,7 @@ where
     Lasso {
         promise,
         client,
-        initial: model.describe_state(&states[path.start as usize]),
+        initial,
         steps,
         stem,
         closing,

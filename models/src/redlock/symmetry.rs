@@ -89,6 +89,18 @@ impl RedlockModel {
         best.unwrap_or(base)
     }
 
+    /// The nodes' half of the canonical form, for the progress graph: values nothing
+    /// reads reset, names reset, nodes sorted; clients stay where they are (their
+    /// steps' fairness classes are theirs).
+    pub(super) fn nodes_sorted(&self, mut s: RedlockState) -> RedlockState {
+        self.forget_dead_values(&mut s);
+        for n in &mut s.nodes {
+            n.name = 0;
+        }
+        sort_nodes(&mut s);
+        s
+    }
+
     /// Resets what no step reads again, to the value a state reaching the same point
     /// the latest would have.
     fn forget_dead_values(&self, s: &mut RedlockState) {
