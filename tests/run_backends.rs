@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::{GetSetLock, LuaLock};
+use locklab_jepsen::agreement::Answer;
 use locklab_jepsen::redis::RedisClient;
 use locklab_jepsen::{CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
@@ -228,6 +229,15 @@ fn a_crash_without_ttl_leaves_the_lock_stuck() {
             .liveness
             .unwrap_or_else(|| panic!("{id}: no crash recorded"));
         assert!(l.stuck, "{id}: {}", l.summary);
+        // The model's lasso says it can stay held for ever; the run agrees, within
+        // what it watched.
+        let p = r.progress.unwrap_or_else(|| panic!("{id}: compared"));
+        assert_eq!(
+            (p.model, p.agrees),
+            ("violated", Answer::Yes),
+            "{id}: {}",
+            p.summary
+        );
     }
 }
 

@@ -231,6 +231,19 @@ fn a_crashed_holders_lock_is_free_again_after_its_lease() {
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
     let l = r.liveness.expect("a crash was recorded");
     assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+    // The model says a lease lock is eventually free; the run saw it, and so it is at
+    // least as live as the model.
+    let p = r.progress.expect("compared with the model");
+    assert_eq!(
+        (p.model, p.agrees, p.at_least_as_live),
+        (
+            "holds",
+            locklab_jepsen::agreement::Answer::Yes,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
+        "{}",
+        p.summary
+    );
 }
 
 #[test]

@@ -55,6 +55,13 @@ fn a_crashed_holders_unique_row_stays() {
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
     let l = r.liveness.expect("a crash was recorded");
     assert!(l.stuck, "{}", l.summary);
+    let p = r.progress.expect("compared with the model");
+    assert_eq!(
+        (p.model, p.agrees),
+        ("violated", locklab_jepsen::agreement::Answer::Yes),
+        "{}",
+        p.summary
+    );
 }
 
 #[test]

@@ -236,6 +236,13 @@ fn a_blind_create_retry_leaves_an_orphan_that_blocks_everyone() {
     let l = r.liveness.expect("the lost reply was recorded");
     assert_eq!(l.fault, "lost-reply");
     assert!(l.stuck, "{}", l.summary);
+    let p = r.progress.as_ref().expect("compared with the model");
+    assert_eq!(
+        (p.model, p.agrees),
+        ("violated", locklab_jepsen::agreement::Answer::Yes),
+        "{}",
+        p.summary
+    );
     // The orphan and the blind retry's node are both the client's.
     let who = &lost[0].0;
     let made = requests(&h)

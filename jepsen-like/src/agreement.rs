@@ -340,5 +340,7 @@ pub fn compare(
     }
 }
 
+pub mod progress;
+
 #[cfg(test)]
 mod tests;

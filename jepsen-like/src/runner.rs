@@ -11,6 +11,8 @@ use locklab_models::catalog;
 use locklab_models::check::Limits;
 use locklab_models::registry::Property;
 use locklab_traces::check::liveness::{self, Liveness};
+
+use crate::agreement::progress::ProgressAgreement;
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::OpKind;
 use locklab_traces::timeline::offending_window;
@@ -162,6 +164,9 @@ pub struct RunReport {
     /// What the history shows of the lock's liveness after a client crashed (a bounded
     /// observation, never a proof), when one did.
     pub liveness: Option<Liveness>,
+    /// That observation beside the model's `eventually-free` verdict (agreement within
+    /// the run's horizon), when there is one to compare.
+    pub progress: Option<ProgressAgreement>,
     /// What external clients did wrong (garbage, unanswered or unasked-for replies, an
     /// exit), read back from the history.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -249,6 +254,10 @@ pub fn run_plan<F: Family>(
                     model,
                     agreement: checked.agreement,
                     timeline: checked.timeline,
+                    progress: checked
+                        .liveness
+                        .as_ref()
+                        .map(|l| progress_against_model(plan.id.name(), options, l)),
                     liveness: checked.liveness,
                     client_problems: checked.client_problems,
                     recorded: checked.history,
@@ -302,6 +311,26 @@ pub fn model_report(id: &str, replicas: Option<usize>) -> Result<catalog::Report
     };
     catalog::check(id, &overrides, Limits::default(), &mut |_| {})
         .map_err(|e| RunError::BadOption(e.to_string()))
+}
+
+/// The run's progress after its fault beside the model's verdict at the run's bounds
+/// (a user's protocol file has no progress model yet: unknown).
+fn progress_against_model(
+    id: &str,
+    options: &RunOptions,
+    observed: &Liveness,
+) -> ProgressAgreement {
+    let overrides = catalog::Overrides {
+        replicas: options.replicas,
+        ..catalog::Overrides::default()
+    };
+    let model = match options.protocol {
+        Some(_) => None,
+        None => catalog::progress(id, &overrides, Limits::default())
+            .ok()
+            .flatten(),
+    };
+    crate::agreement::progress::compare(model.as_deref(), observed)
 }
 
 /// The model's report for a user's protocol `d` in row `id`'s environment, at the

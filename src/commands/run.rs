@@ -291,6 +291,14 @@ fn text(r: &RunReport) -> String {
     if let Some(l) = &r.liveness {
         out.push_str(&format!("  {:<22} {}\n", "after the fault", l.summary));
     }
+    if let Some(p) = &r.progress {
+        out.push_str(&format!(
+            "  {:<22} {} — {}\n",
+            "progress vs model",
+            answer_word(p.agrees),
+            p.summary
+        ));
+    }
     if !r.client_problems.is_empty() {
         out.push_str(&format!(
             "\nthe client program did {} thing(s) the protocol does not allow (recorded in the history, never a verdict):\n",

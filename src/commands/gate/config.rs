@@ -36,6 +36,9 @@ pub enum Requirement {
     ResourceSafety,
     /// Accepted writes never carry an older token.
     Fencing,
+    /// After the run's fault, the lock was granted again wherever the model says the
+    /// protocol is eventually free (a run watches for seconds: within its horizon).
+    AtLeastAsLiveAsModel,
 }
 
 impl Requirement {
@@ -51,6 +54,7 @@ impl Requirement {
             Requirement::ResourceLinearizability => "resource-linearizability",
             Requirement::ResourceSafety => "resource-safety",
             Requirement::Fencing => "fencing",
+            Requirement::AtLeastAsLiveAsModel => "at-least-as-live-as-model",
         }
     }
 
@@ -60,7 +64,8 @@ impl Requirement {
         match self {
             Requirement::AtLeastAsSafeAsModel
             | Requirement::AgreesWithModel
-            | Requirement::NoViolation => None,
+            | Requirement::NoViolation
+            | Requirement::AtLeastAsLiveAsModel => None,
             Requirement::MutualExclusion => Some(Property::MutualExclusion),
             Requirement::LockLinearizability => Some(Property::LockLinearizability),
             Requirement::NoForeignRelease => Some(Property::NoForeignRelease),
@@ -278,7 +283,7 @@ mod tests {
     #[test]
     fn a_good_config_reads_with_its_defaults() {
         let c = parse(
-            &format!("{SH}[options]\nseed = 7\nduration = 2.5\n\n[[scenario]]\nid = \"redis-lua\"\nrequire = [\"agrees-with-model\", \"mutual-exclusion\"]\n\n[[scenario]]\nid = \"redis-lua-pause\"\nclient = [\"/bin/sh\", \"other.sh\"]\nrequire = [\"no-foreign-release\"]\n"),
+            &format!("{SH}[options]\nseed = 7\nduration = 2.5\n\n[[scenario]]\nid = \"redis-lua\"\nrequire = [\"agrees-with-model\", \"mutual-exclusion\"]\n\n[[scenario]]\nid = \"redis-lua-pause\"\nclient = [\"/bin/sh\", \"other.sh\"]\nrequire = [\"no-foreign-release\", \"at-least-as-live-as-model\"]\n"),
             Path::new("/repo"),
         )
         .expect("parses");
@@ -295,6 +300,10 @@ mod tests {
             Some(Path::new("/repo"))
         );
         assert_eq!(c.scenarios[1].client.command[1], "other.sh");
+        assert_eq!(
+            c.scenarios[1].require,
+            vec![Requirement::NoForeignRelease, Requirement::AtLeastAsLiveAsModel]
+        );
         assert_eq!(c.scenarios[0].client.reply_timeout, REPLY_TIMEOUT);
 
         let c = parse(

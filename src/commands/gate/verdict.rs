@@ -50,6 +50,7 @@ pub fn judge(scenario: &str, requirement: Requirement, run: &RunReport, history:
             model(scenario, requirement, run, history)
         }
         Requirement::NoViolation => no_violation(scenario, run, history),
+        Requirement::AtLeastAsLiveAsModel => live(scenario, run),
         _ => match requirement.property() {
             Some(property) => match run.report.checks.iter().find(|c| c.property == property) {
                 None => (
@@ -157,6 +158,30 @@ fn one_check(
         d
     };
     (result, summary, details)
+}
+
+/// `at-least-as-live-as-model`: the run's progress after its fault beside the model's.
+fn live(scenario: &str, run: &RunReport) -> (Result, String, String) {
+    let Some(p) = &run.progress else {
+        return (
+            Result::Unknown,
+            "unknown: no client crashed or lost a reply in this run, so progress after a fault was not observed".into(),
+            String::new(),
+        );
+    };
+    match p.at_least_as_live {
+        Answer::Yes => (Result::Pass, p.summary.clone(), String::new()),
+        Answer::Unknown => (Result::Unknown, format!("unknown: {}", p.summary), String::new()),
+        Answer::No => (
+            Result::Fail,
+            format!("stuck after the fault: {}", p.summary),
+            format!(
+                "scenario {scenario}: at-least-as-live-as-model (the lock must be granted again after a fault wherever the model says the protocol is eventually free), and it was not:\n  {}\n{}",
+                p.summary,
+                timeline(run)
+            ),
+        ),
+    }
 }
 
 fn no_violation(scenario: &str, run: &RunReport, history: &str) -> (Result, String, String) {

@@ -176,6 +176,7 @@ pub fn run(
         agreement: checked.agreement,
         timeline: checked.timeline,
         liveness: None,
+        progress: None,
         client_problems: checked.client_problems,
         recorded: checked.history,
     })

@@ -1,0 +1,144 @@
+//! A run's progress held against the model's: what the history showed after the fault
+//! (granted again, or nobody granted for so many leases while clients kept trying)
+//! beside the model's `eventually-free` verdict. A run watches for seconds, so this is
+//! agreement *within the observed horizon*, never a proof: a lock the run saw stuck
+//! might have come free a minute later, and a run that saw a grant may not have
+//! struck where the model's lasso strikes.
+
+use serde::Serialize;
+
+use locklab_models::progress::{Kept, Promise, Verdict};
+use locklab_traces::check::liveness::Liveness;
+
+use super::Answer;
+
+/// The run's progress beside the model's.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProgressAgreement {
+    /// The model's `eventually-free` verdict: `holds`, `violated` or `unknown`.
+    pub model: &'static str,
+    /// Whether the run saw the lock stuck after the fault, for as long as it watched.
+    pub observed_stuck: bool,
+    /// Whether the run showed what the model says, within the observed horizon: both
+    /// stuck, or both free again. Unknown where the model says the lock may wedge and
+    /// the run saw it granted (one schedule need not strike where the lasso does), or
+    /// where the model has no verdict.
+    pub agrees: Answer,
+    /// Whether the lock was at least as live as the model says the protocol is: no
+    /// only where the model says it is eventually free and the run saw it stuck.
+    pub at_least_as_live: Answer,
+    /// One sentence.
+    pub summary: String,
+}
+
+/// `observed` beside the model's verdicts (`None`: the model does not judge progress).
+pub fn compare(model: Option<&[Verdict]>, observed: &Liveness) -> ProgressAgreement {
+    let kept = model.and_then(|m| {
+        m.iter()
+            .find(|v| v.promise == Promise::EventuallyFree)
+            .map(|v| &v.kept)
+    });
+    let stuck = observed.stuck;
+    let (word, agrees, live) = match kept {
+        Some(Kept::Holds) if stuck => ("holds", Answer::No, Answer::No),
+        Some(Kept::Holds) => ("holds", Answer::Yes, Answer::Yes),
+        Some(Kept::Violated { .. }) if stuck => ("violated", Answer::Yes, Answer::Yes),
+        Some(Kept::Violated { .. }) => ("violated", Answer::Unknown, Answer::Yes),
+        Some(Kept::Unknown { .. }) | None => ("unknown", Answer::Unknown, Answer::Unknown),
+    };
+    let summary = match (word, stuck) {
+        ("holds", true) => format!(
+            "the model says the lock is granted again after any fault; the run saw it stuck ({}) — within the run's horizon, not a proof",
+            observed.summary
+        ),
+        ("holds", false) => format!(
+            "granted again after the fault, as the model says ({})",
+            observed.summary
+        ),
+        ("violated", true) => format!(
+            "stuck after the fault, as the model's lasso says it can stay for ever ({}) — agreement within the run's horizon",
+            observed.summary
+        ),
+        ("violated", false) => format!(
+            "the model says a fault can wedge this lock; this run's fault did not ({})",
+            observed.summary
+        ),
+        _ => format!(
+            "the model has no progress verdict here; the run: {}",
+            observed.summary
+        ),
+    };
+    ProgressAgreement {
+        model: word,
+        observed_stuck: stuck,
+        agrees,
+        at_least_as_live: live,
+        summary,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn observed(stuck: bool) -> Liveness {
+        Liveness {
+            crashed: "c0".into(),
+            fault: "client-crash".into(),
+            crashed_at_ns: 0,
+            lease_ns: Some(1_000_000_000),
+            tries: 40,
+            trying_clients: 1,
+            watched_ns: 10_000_000_000,
+            granted_after_ns: (!stuck).then_some(1_200_000_000),
+            quiet_ns: if stuck { 10_000_000_000 } else { 0 },
+            stuck,
+            summary: "observed".into(),
+        }
+    }
+
+    fn verdicts(kept: Kept) -> Vec<Verdict> {
+        vec![Verdict {
+            promise: Promise::EventuallyFree,
+            kept,
+        }]
+    }
+
+    #[test]
+    fn a_stuck_run_disagrees_only_with_a_model_that_says_the_lock_comes_free() {
+        let holds = verdicts(Kept::Holds);
+        let a = compare(Some(&holds), &observed(true));
+        assert_eq!((a.agrees, a.at_least_as_live), (Answer::No, Answer::No));
+        assert!(a.summary.contains("not a proof"), "{}", a.summary);
+        let a = compare(Some(&holds), &observed(false));
+        assert_eq!((a.agrees, a.at_least_as_live), (Answer::Yes, Answer::Yes));
+        let unknown = verdicts(Kept::Unknown {
+            why: "bound".into(),
+        });
+        let a = compare(Some(&unknown), &observed(true));
+        assert_eq!(
+            (a.agrees, a.at_least_as_live),
+            (Answer::Unknown, Answer::Unknown)
+        );
+        let a = compare(None, &observed(true));
+        assert_eq!(a.model, "unknown");
+    }
+
+    #[test]
+    fn a_lock_the_model_says_can_wedge_agrees_when_stuck_and_is_live_enough_when_not() {
+        let wedged = locklab_models::catalog::progress(
+            "redis-setnx-no-ttl",
+            &locklab_models::catalog::Overrides::default(),
+            locklab_models::check::Limits::default(),
+        )
+        .expect("row")
+        .expect("stated");
+        let a = compare(Some(&wedged), &observed(true));
+        assert_eq!((a.agrees, a.at_least_as_live), (Answer::Yes, Answer::Yes));
+        let a = compare(Some(&wedged), &observed(false));
+        assert_eq!(
+            (a.agrees, a.at_least_as_live),
+            (Answer::Unknown, Answer::Yes)
+        );
+    }
+}
