@@ -46,27 +46,14 @@ pub fn compare(model: Option<&[Verdict]>, observed: &Liveness) -> ProgressAgreem
         Some(Kept::Violated { .. }) => ("violated", Answer::Unknown, Answer::Yes),
         Some(Kept::Unknown { .. }) | None => ("unknown", Answer::Unknown, Answer::Unknown),
     };
+    // The observation is the run's own line ("after the fault"); this one says how it
+    // stands against the model.
     let summary = match (word, stuck) {
-        ("holds", true) => format!(
-            "the model says the lock is granted again after any fault; the run saw it stuck ({}) — within the run's horizon, not a proof",
-            observed.summary
-        ),
-        ("holds", false) => format!(
-            "granted again after the fault, as the model says ({})",
-            observed.summary
-        ),
-        ("violated", true) => format!(
-            "stuck after the fault, as the model's lasso says it can stay for ever ({}) — agreement within the run's horizon",
-            observed.summary
-        ),
-        ("violated", false) => format!(
-            "the model says a fault can wedge this lock; this run's fault did not ({})",
-            observed.summary
-        ),
-        _ => format!(
-            "the model has no progress verdict here; the run: {}",
-            observed.summary
-        ),
+        ("holds", true) => "the model says the lock is granted again after any fault; the run saw it stuck — within the run's horizon, not a proof".to_string(),
+        ("holds", false) => "granted again after the fault, as the model says".to_string(),
+        ("violated", true) => "stuck after the fault, as the model's lasso says it can stay for ever — agreement within the run's horizon".to_string(),
+        ("violated", false) => "the model says a fault can wedge this lock; this run's fault did not".to_string(),
+        _ => "the model has no progress verdict here".to_string(),
     };
     ProgressAgreement {
         model: word,

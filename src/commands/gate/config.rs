@@ -302,7 +302,10 @@ mod tests {
         assert_eq!(c.scenarios[1].client.command[1], "other.sh");
         assert_eq!(
             c.scenarios[1].require,
-            vec![Requirement::NoForeignRelease, Requirement::AtLeastAsLiveAsModel]
+            vec![
+                Requirement::NoForeignRelease,
+                Requirement::AtLeastAsLiveAsModel
+            ]
         );
         assert_eq!(c.scenarios[0].client.reply_timeout, REPLY_TIMEOUT);
 

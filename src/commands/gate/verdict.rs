@@ -176,8 +176,9 @@ fn live(scenario: &str, run: &RunReport) -> (Result, String, String) {
             Result::Fail,
             format!("stuck after the fault: {}", p.summary),
             format!(
-                "scenario {scenario}: at-least-as-live-as-model (the lock must be granted again after a fault wherever the model says the protocol is eventually free), and it was not:\n  {}\n{}",
+                "scenario {scenario}: at-least-as-live-as-model (the lock must be granted again after a fault wherever the model says the protocol is eventually free), and it was not:\n  {}\n  {}\n{}",
                 p.summary,
+                run.liveness.as_ref().map_or("", |l| l.summary.as_str()),
                 timeline(run)
             ),
         ),
