@@ -249,6 +249,16 @@ fn check_progress_exit_codes_and_output() {
     let (code, _, err) = cli(&["check", "inventory-no-lock", "--progress"]);
     assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
     assert_eq!(cli(&["check", "redis-failover", "--progress"]).0, 1);
+    // The page draws each lasso, its end marked: a dead end's last row is ∞.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let page = dir.path().join("p.html");
+    let page_arg = page.display().to_string();
+    let (code, _, _) = cli(&["check", "redis-setnx-no-ttl", "--progress", "--html", &page_arg]);
+    assert_eq!(code, 1);
+    let html = std::fs::read_to_string(&page).expect("page written");
+    assert!(html.contains("Lasso for eventually-free") && html.contains("Lasso for starvation-free"));
+    assert!(html.contains(">∞<") && html.contains("nothing more can happen"), "the dead end is drawn");
+    assert!(html.contains("A fault struck (step 2: c1 crashes)"));
 }
 
 /// Checks `id` with and without the canonical form: the same verdict and the same

@@ -241,13 +241,6 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    if let Some(path) = &args.html {
-        let o = args.bounds.overrides();
-        if let Err(code) = crate::commands::pages::write_model_page(args.format, path, &report, &o)
-        {
-            return code;
-        }
-    }
     let progress = if args.progress {
         match progress_verdicts(id, &args.bounds, limits, args.format) {
             Ok(p) => Some(p),
@@ -256,6 +249,18 @@ pub fn run(args: Args) -> u8 {
     } else {
         None
     };
+    if let Some(path) = &args.html {
+        let o = args.bounds.overrides();
+        if let Err(code) = crate::commands::pages::write_model_page(
+            args.format,
+            path,
+            &report,
+            &o,
+            progress.as_deref(),
+        ) {
+            return code;
+        }
+    }
     match args.format {
         Format::Json => {
             let mut json = serde_json::to_value(&report).unwrap_or_default();
@@ -335,12 +340,7 @@ pub fn progress_text(verdicts: &[progress::Verdict]) -> String {
     for v in verdicts {
         let line = match &v.kept {
             Kept::Holds => "holds".to_string(),
-            Kept::Violated { lasso } => format!(
-                "VIOLATED: c{} waits for ever ({} steps, then a cycle of {})",
-                lasso.client,
-                lasso.stem,
-                lasso.cycle().len()
-            ),
+            Kept::Violated { lasso } => format!("VIOLATED: {}", lasso.shape()),
             Kept::Unknown { why } => format!("unknown: {why}"),
         };
         out.push_str(&format!("  {:<16} {line}\n", v.promise.name()));

@@ -35,7 +35,9 @@ pub fn run(args: Args) -> u8 {
         Err(code) => return code,
     };
     if let Some(path) = &args.html {
-        if let Err(code) = write_model_page(args.format, path, &report, &args.bounds.overrides()) {
+        if let Err(code) =
+            write_model_page(args.format, path, &report, &args.bounds.overrides(), None)
+        {
             return code;
         }
     }

@@ -15,9 +15,10 @@ pub fn model_html(
     scenario: &Scenario,
     report: &Report,
     overrides: &Overrides,
+    progress: Option<&[locklab_models::progress::Verdict]>,
 ) -> Result<String, String> {
     let cast = catalog::cast(scenario.id, overrides).map_err(|e| e.to_string())?;
-    Ok(model_page(scenario, report, &cast))
+    Ok(model_page(scenario, report, &cast, progress))
 }
 
 /// Writes `html` to `path`; a failure is reported (exit 2).
@@ -32,9 +33,11 @@ pub fn write_model_page(
     path: &Path,
     report: &Report,
     overrides: &Overrides,
+    progress: Option<&[locklab_models::progress::Verdict]>,
 ) -> Result<(), u8> {
     let scenario = catalog::find(report.id).map_err(|e| bad_input(format, &e.to_string()))?;
-    let html = model_html(&scenario, report, overrides).map_err(|e| bad_input(format, &e))?;
+    let html =
+        model_html(&scenario, report, overrides, progress).map_err(|e| bad_input(format, &e))?;
     write_page(format, path, &html)
 }
 

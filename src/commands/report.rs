@@ -70,7 +70,11 @@ pub fn run(args: Args) -> u8 {
             Ok(r) => r,
             Err(e) => return bad_input(args.format, &e.to_string()),
         };
-        let html = match model_html(s, &report, &o) {
+        // The promises' lassos are drawn too; a row without a lock has none.
+        let progress = catalog::progress(s.id, &o, Limits::default())
+            .ok()
+            .flatten();
+        let html = match model_html(s, &report, &o, progress.as_deref()) {
             Ok(h) => h,
             Err(e) => return bad_input(args.format, &e),
         };

@@ -40,6 +40,19 @@ impl Lasso {
     pub fn cycle(&self) -> &[StoryStep] {
         &self.steps[self.stem..]
     }
+
+    /// Its shape in a few words: `c0 waits for ever (7 steps, then nothing more can
+    /// happen)`, or `(6 steps, then 2 repeating for ever)`.
+    pub fn shape(&self) -> String {
+        let then = match self.cycle().len() {
+            0 => "nothing more can happen".to_string(),
+            n => format!("{n} repeating for ever"),
+        };
+        format!(
+            "c{} waits for ever ({} steps, then {then})",
+            self.client, self.stem
+        )
+    }
 }
 
 impl std::fmt::Display for Lasso {

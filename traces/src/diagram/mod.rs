@@ -4,6 +4,7 @@
 //! self-contained document; every text escaped.
 
 pub mod index;
+pub mod lasso;
 pub mod model;
 pub mod page;
 pub mod run;

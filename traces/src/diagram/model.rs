@@ -6,19 +6,23 @@ use std::fmt::Write;
 
 use locklab_models::catalog::{Cast, Expected, Report, Scenario, Story, Verdict};
 
+use locklab_models::progress::Verdict as Promised;
+
+use super::lasso::progress_section;
 use super::page::{document, CONTROLS, LEGEND};
 use super::svg::{sequence, Row};
 use crate::escape::escape;
 
 /// The whole page of scenario `s` as model-checked in `r`; `cast` draws the lanes when
-/// there is no story.
-pub fn model_page(s: &Scenario, r: &Report, cast: &Cast) -> String {
+/// there is no story. With `progress`, the promises' verdicts and lassos follow.
+pub fn model_page(s: &Scenario, r: &Report, cast: &Cast, progress: Option<&[Promised]>) -> String {
     document(
         &format!("{} — locklab", s.id),
         &format!(
-            "<header>{}</header>\n{}",
+            "<header>{}</header>\n{}{}",
             header(s, r),
-            model_section(s, r, cast)
+            model_section(s, r, cast),
+            progress.map_or(String::new(), |p| progress_section(p, cast))
         ),
     )
 }
