@@ -253,11 +253,22 @@ fn check_progress_exit_codes_and_output() {
     let dir = tempfile::tempdir().expect("tempdir");
     let page = dir.path().join("p.html");
     let page_arg = page.display().to_string();
-    let (code, _, _) = cli(&["check", "redis-setnx-no-ttl", "--progress", "--html", &page_arg]);
+    let (code, _, _) = cli(&[
+        "check",
+        "redis-setnx-no-ttl",
+        "--progress",
+        "--html",
+        &page_arg,
+    ]);
     assert_eq!(code, 1);
     let html = std::fs::read_to_string(&page).expect("page written");
-    assert!(html.contains("Lasso for eventually-free") && html.contains("Lasso for starvation-free"));
-    assert!(html.contains(">∞<") && html.contains("nothing more can happen"), "the dead end is drawn");
+    assert!(
+        html.contains("Lasso for eventually-free") && html.contains("Lasso for starvation-free")
+    );
+    assert!(
+        html.contains(">∞<") && html.contains("nothing more can happen"),
+        "the dead end is drawn"
+    );
     assert!(html.contains("A fault struck (step 2: c1 crashes)"));
 }
 

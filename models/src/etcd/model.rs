@@ -409,17 +409,13 @@ impl EtcdLockModel {
                 .then(|| Self::lease_deadline(s, c))
                 .flatten()
         });
-        let stop = if self.tail > 0 && self.pending(s) {
-            self.horizon + self.tail
-        } else {
-            self.horizon
-        };
+        let stop = time::stop(self.horizon, self.tail, || self.pending(s));
         self.timed() && time::may_tick(s.now, stop, kept)
     }
 
     /// Whether faults are over: past the horizon of a model with a tail.
     fn faults_over(&self, s: &EtcdLockState) -> bool {
-        self.tail > 0 && s.now >= self.horizon
+        time::faults_over(s.now, self.horizon, self.tail)
     }
 
     /// Whether a lease nobody keeps alive is still to run out (a lease its client

@@ -16,6 +16,22 @@ pub fn may_tick(now: u64, horizon: u64, kept: impl IntoIterator<Item = Option<u6
     now < horizon && kept.into_iter().flatten().all(|d| !due(now, d))
 }
 
+/// Where the clock stops: at `horizon`, or, in a model checked for progress (a `tail`
+/// of ticks past the horizon, faults over), up to `tail` later while a deadline is
+/// still ahead (`ahead`), so that leases and sessions nobody keeps run out.
+pub fn stop(horizon: u64, tail: u64, ahead: impl FnOnce() -> bool) -> u64 {
+    if tail > 0 && ahead() {
+        horizon + tail
+    } else {
+        horizon
+    }
+}
+
+/// Whether faults are over at `now`: past the horizon of a model with a `tail`.
+pub fn faults_over(now: u64, horizon: u64, tail: u64) -> bool {
+    tail > 0 && now >= horizon
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

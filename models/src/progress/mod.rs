@@ -3,7 +3,7 @@
 //! lock is granted again) and
 //! [`Promise::StarvationFree`] (a client that keeps asking is granted). A safety search
 //! checks each state; these need whole behaviours, so a model's reachable graph is
-//! built ([`graph`]), and a violation is a *lasso* — a stem to a state and a cycle
+//! built (`graph.rs`), and a violation is a *lasso* — a stem to a state and a cycle
 //! back to it that a fair system may run for ever ([`fair`]).
 //!
 //! Bounded time would make every lease lock look stuck: at the model's horizon the

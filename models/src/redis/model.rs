@@ -469,17 +469,13 @@ impl RedisLockModel {
             let running = !c.process.paused && c.phase.holding();
             running.then_some(c.lease_until).flatten()
         });
-        let stop = if self.tail > 0 && self.pending(s) {
-            self.horizon + self.tail
-        } else {
-            self.horizon
-        };
+        let stop = time::stop(self.horizon, self.tail, || self.pending(s));
         time::may_tick(s.now, stop, kept)
     }
 
     /// Whether faults are over: past the horizon of a model with a tail.
     fn faults_over(&self, s: &RedisLockState) -> bool {
-        self.tail > 0 && s.now >= self.horizon
+        time::faults_over(s.now, self.horizon, self.tail)
     }
 
     /// Whether some deadline is still ahead: a key's expiry on any node, a timestamp

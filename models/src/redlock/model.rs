@@ -214,11 +214,7 @@ impl RedlockModel {
                     .filter(|&c| s.clients[c].phase == RlPhase::Acquiring)
                     .fold(0, |m, c| m | (1 << c));
                 let mid_attempt = s.nodes.iter().any(|n| n.tried & acquiring != 0);
-                let stop = if self.tail > 0 && self.pending(s) {
-                    self.horizon + self.tail
-                } else {
-                    self.horizon
-                };
+                let stop = time::stop(self.horizon, self.tail, || self.pending(s));
                 time::may_tick(s.now, stop, kept) && !mid_attempt
             }
             RlAction::Crash(i) => {
@@ -240,7 +236,7 @@ impl RedlockModel {
 
     /// Whether faults are over: past the horizon of a model with a tail.
     fn faults_over(&self, s: &RedlockState) -> bool {
-        self.tail > 0 && s.now >= self.horizon
+        time::faults_over(s.now, self.horizon, self.tail)
     }
 
     /// Whether some deadline is still ahead: a key's expiry on a node's own clock, a

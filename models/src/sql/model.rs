@@ -310,17 +310,13 @@ impl SqlLockModel {
             let running = !c.process.paused && c.phase.holding();
             running.then_some(c.lease_until).flatten()
         });
-        let stop = if self.tail > 0 && self.pending(s) {
-            self.horizon + self.tail
-        } else {
-            self.horizon
-        };
+        let stop = time::stop(self.horizon, self.tail, || self.pending(s));
         self.lock.timed() && time::may_tick(s.now, stop, kept)
     }
 
     /// Whether faults are over: past the horizon of a model with a tail.
     fn faults_over(&self, s: &SqlLockState) -> bool {
-        self.tail > 0 && s.now >= self.horizon
+        time::faults_over(s.now, self.horizon, self.tail)
     }
 
     /// Whether some deadline is still ahead: a row a reaper or a lease taker will find

@@ -431,17 +431,13 @@ impl ZkLockModel {
             let kept = Self::keeps_alive(c) || self.must_suspend_first(c);
             kept.then(|| Self::session_deadline(s, c)).flatten()
         });
-        let stop = if self.tail > 0 && self.pending(s) {
-            self.horizon + self.tail
-        } else {
-            self.horizon
-        };
+        let stop = time::stop(self.horizon, self.tail, || self.pending(s));
         self.timed() && time::may_tick(s.now, stop, kept)
     }
 
     /// Whether faults are over: past the horizon of a model with a tail.
     fn faults_over(&self, s: &ZkLockState) -> bool {
-        self.tail > 0 && s.now >= self.horizon
+        time::faults_over(s.now, self.horizon, self.tail)
     }
 
     /// Whether a session nobody keeps alive is still to expire (a session its client
