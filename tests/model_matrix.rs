@@ -246,6 +246,8 @@ fn check_progress_exit_codes_and_output() {
     let (code, out, _) = cli(&["check", "redis-failover-wait", "--progress"]);
     assert_eq!(code, 3, "safety holds, starvation-free is undecided: {out}");
     assert!(out.contains("starvation-free  unknown"), "{out}");
+    let (code, _, err) = cli(&["check", "--protocol", "x.toml", "--progress"]);
+    assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
     let (code, _, err) = cli(&["check", "inventory-no-lock", "--progress"]);
     assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
     assert_eq!(cli(&["check", "redis-failover", "--progress"]).0, 1);

@@ -209,6 +209,12 @@ pub fn protocol_request(args: &Args) -> Option<Result<ProtocolRequest<'_>, u8>> 
             "--html draws a catalog row; it does not take --protocol",
         )));
     }
+    if args.progress {
+        return Some(Err(bad_input(
+            args.format,
+            "--progress judges a catalog row; a protocol file's progress is not modelled yet",
+        )));
+    }
     Some(Ok(ProtocolRequest {
         file,
         env: args.id.as_deref(),
