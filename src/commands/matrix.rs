@@ -108,12 +108,13 @@ pub fn run(args: Args) -> u8 {
                 .unwrap_or(0)
                 .max(7);
             println!(
-                "{:<28} {:<w$} {:>5} {:<15} {:<15} {:>10} {:>10} {:>8} {:>12}",
+                "{:<28} {:<w$} {:>5} {:<15} {:<15} {:<8} {:>10} {:>10} {:>8} {:>12}",
                 "id",
                 "verdict",
                 "ok",
                 "eventually-free",
                 "starvation-free",
+                "fifo",
                 "states",
                 "unique",
                 "secs",
@@ -130,12 +131,13 @@ pub fn run(args: Args) -> u8 {
                         })
                 };
                 println!(
-                    "{:<28} {:<w$} {:>5} {:<15} {:<15} {:>10} {:>10} {:>8.2} {:>12.0}",
+                    "{:<28} {:<w$} {:>5} {:<15} {:<15} {:<8} {:>10} {:>10} {:>8.2} {:>12.0}",
                     r.id,
                     v,
                     if r.matches_expected { "yes" } else { "NO" },
                     promise(Promise::EventuallyFree),
                     promise(Promise::StarvationFree),
+                    promise(Promise::Fifo),
                     r.stats.states,
                     r.stats.unique_states,
                     r.stats.seconds,

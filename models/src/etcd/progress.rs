@@ -4,7 +4,7 @@
 use crate::kernel::{ClientPhase, Stage};
 use crate::progress::{self, Class, Progress};
 
-use super::model::{Action, EtcdLockModel, EtcdLockState};
+use super::model::{Action, EtcdLockModel, EtcdLockState, Lock};
 
 impl Progress for EtcdLockModel {
     fn stages(&self, s: &EtcdLockState) -> Vec<Stage> {
@@ -35,5 +35,18 @@ impl Progress for EtcdLockModel {
 
     fn clock_at_bound(&self, s: &EtcdLockState) -> bool {
         s.now >= self.horizon + self.tail
+    }
+
+    /// The create revision of the client's key, while the key is there: the order the
+    /// cluster gave its request (the recipe and the Lock RPC wait by it; the single
+    /// key has no order).
+    fn arrival(&self, s: &EtcdLockState, c: usize) -> Option<u64> {
+        let rev = s.clients.get(c)?.my_rev;
+        (self.ordered() && rev > 0 && s.etcd.keys.values().any(|kv| kv.create_rev == rev))
+            .then_some(rev)
+    }
+
+    fn ordered(&self) -> bool {
+        !matches!(self.lock, Lock::SingleKey { .. })
     }
 }

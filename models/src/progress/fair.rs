@@ -202,7 +202,7 @@ fn components(g: &Graph, bad: &dyn Fn(u32) -> bool) -> Vec<Option<u32>> {
 
 /// A shortest path (breadth-first) from any of `from` to a node `goal` accepts, over
 /// edges `usable` accepts: its first node and its edges.
-fn shortest_path(
+pub(super) fn shortest_path(
     g: &Graph,
     from: &[u32],
     goal: &dyn Fn(u32) -> bool,

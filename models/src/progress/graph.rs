@@ -10,7 +10,7 @@ use indexmap::IndexSet;
 use crate::check::{resident_bytes, Limits, Stop};
 use crate::kernel::Stage;
 
-use super::fair::{fair_lasso, Edge, Graph};
+use super::fair::{fair_lasso, shortest_path, Edge, Graph};
 use super::{tell, Kept, Progress, Promise};
 
 /// The reachable graph of a model.
@@ -111,6 +111,67 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
         }
     }
 
+    /// FIFO: the first grant, on a shortest path, that passes over a client whose request
+    /// came first and still waits; kept when no reachable step does.
+    fn fifo<M>(&self, model: &M) -> Kept
+    where
+        M: Progress<State = S>,
+        M::Action: Clone + Debug,
+    {
+        // Each step that grants out of order: (its source, the edge, who got the lock,
+        // who was passed over).
+        let mut passing: Vec<(u32, Edge, usize, usize)> = Vec::new();
+        for (a, out) in self.graph.edges.iter().enumerate() {
+            let Some(state) = self.states.get_index(a) else {
+                continue;
+            };
+            for e in out {
+                let granted = self.holds[e.to as usize] & !self.holds[a];
+                for c in (0..self.clients).filter(|c| granted & (1 << c) != 0) {
+                    let Some(mine) = model.arrival(state, c) else {
+                        continue;
+                    };
+                    let first = (0..self.clients).find(|&d| {
+                        d != c
+                            && self.waits(a as u32, d)
+                            && model.arrival(state, d).is_some_and(|theirs| theirs < mine)
+                    });
+                    if let Some(d) = first {
+                        passing.push((a as u32, *e, c, d));
+                    }
+                }
+            }
+        }
+        let sources: Vec<u32> = passing.iter().map(|p| p.0).collect();
+        let Some((start, mut stem)) = shortest_path(
+            &self.graph,
+            &self.graph.init,
+            &|n| sources.contains(&n),
+            &|_| true,
+        ) else {
+            return Kept::Holds;
+        };
+        let at = stem.last().map_or(start, |e| e.to);
+        let Some(&(_, edge, c, d)) = passing.iter().find(|p| p.0 == at) else {
+            return Kept::Holds;
+        };
+        stem.push(edge);
+        let path = tell::Path {
+            start,
+            stem: stem.iter().map(|e| (e.to, e.class)).collect(),
+            cycle: Vec::new(),
+        };
+        let mut lasso = tell::tell(model, &self.states, Promise::Fifo, d, &path);
+        lasso.closing = format!(
+            "c{c} is granted the lock at step {} while c{d}, whose request reached the lock \
+             service first, still waits: grants do not follow request order.",
+            stem.len()
+        );
+        Kept::Violated {
+            lasso: Box::new(lasso),
+        }
+    }
+
     /// Whether `promise` is kept, and if not, the lasso that breaks it.
     pub(super) fn judge<M>(&self, model: &M, promise: Promise) -> Kept
     where
@@ -121,6 +182,7 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
         let (graph, node): (Graph, fn(u32) -> u32) = match promise {
             Promise::StarvationFree => (self.graph.clone(), |n| n),
             Promise::EventuallyFree => (self.after_crash(), |n| n / 2),
+            Promise::Fifo => return self.fifo(model),
         };
         let stuck = |n: u32| promise == Promise::StarvationFree || n % 2 == 1;
         let mut proven = None;

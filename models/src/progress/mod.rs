@@ -36,17 +36,28 @@ pub enum Promise {
     EventuallyFree,
     /// Every client that keeps asking for the lock is eventually granted it.
     StarvationFree,
+    /// Grants follow the order in which requests reached the lock service: no client
+    /// is granted while one whose request came first still waits. Judged only where
+    /// the protocol has such an order ([`Progress::arrival`]: ZooKeeper's sequence
+    /// numbers, etcd's create revisions); a safety property of paths, so broken by a
+    /// finite story, not a lasso.
+    Fifo,
 }
 
 impl Promise {
-    /// Both, in the order reports list them.
-    pub const ALL: &'static [Promise] = &[Promise::EventuallyFree, Promise::StarvationFree];
+    /// All three, in the order reports list them.
+    pub const ALL: &'static [Promise] = &[
+        Promise::EventuallyFree,
+        Promise::StarvationFree,
+        Promise::Fifo,
+    ];
 
     /// The name users read and type.
     pub fn name(self) -> &'static str {
         match self {
             Promise::EventuallyFree => "eventually-free",
             Promise::StarvationFree => "starvation-free",
+            Promise::Fifo => "fifo",
         }
     }
 }
@@ -105,6 +116,20 @@ where
     fn reduce(&self, s: Self::State) -> Self::State {
         s
     }
+
+    /// Where client `c`'s request stands in the lock service's order (a sequence
+    /// number, a create revision), while the service still holds it; `None` where the
+    /// protocol has no order (a retry loop, a queue the model does not keep) or the
+    /// client has no request in it. A model whose clients never have one is not judged
+    /// for [`Promise::Fifo`].
+    fn arrival(&self, _s: &Self::State, _c: usize) -> Option<u64> {
+        None
+    }
+
+    /// Whether the protocol orders its requests at all (see [`Progress::arrival`]).
+    fn ordered(&self) -> bool {
+        false
+    }
 }
 
 /// A progress verdict.
@@ -157,6 +182,7 @@ where
     };
     Promise::ALL
         .iter()
+        .filter(|&&p| p != Promise::Fifo || model.ordered())
         .map(|&promise| Verdict {
             promise,
             kept: built.judge(model, promise),
@@ -166,7 +192,7 @@ where
 
 /// Both promises undecided, for `why`: where a model cannot judge progress faithfully.
 pub fn unknown_all(why: String) -> Vec<Verdict> {
-    Promise::ALL
+    [Promise::EventuallyFree, Promise::StarvationFree]
         .iter()
         .map(|&promise| Verdict {
             promise,
@@ -174,3 +200,6 @@ pub fn unknown_all(why: String) -> Vec<Verdict> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

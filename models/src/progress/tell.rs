@@ -42,8 +42,12 @@ impl Lasso {
     }
 
     /// Its shape in a few words: `c0 waits for ever (7 steps, then nothing more can
-    /// happen)`, or `(6 steps, then 2 repeating for ever)`.
+    /// happen)`, or `(6 steps, then 2 repeating for ever)`; a FIFO story is finite:
+    /// `c1 passed over (5 steps)`.
     pub fn shape(&self) -> String {
+        if self.promise == Promise::Fifo {
+            return format!("c{} passed over ({} steps)", self.client, self.steps.len());
+        }
         let then = match self.cycle().len() {
             0 => "nothing more can happen".to_string(),
             n => format!("{n} repeating for ever"),
@@ -57,20 +61,29 @@ impl Lasso {
 
 impl std::fmt::Display for Lasso {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(
-            f,
-            "Lasso for {} ({} step{} to the cycle, {} in it):",
-            self.promise,
-            self.stem,
-            if self.stem == 1 { "" } else { "s" },
-            self.cycle().len()
-        )?;
+        if self.promise == Promise::Fifo {
+            writeln!(
+                f,
+                "Counterexample for {} ({} steps, shortest):",
+                self.promise,
+                self.steps.len()
+            )?;
+        } else {
+            writeln!(
+                f,
+                "Lasso for {} ({} step{} to the cycle, {} in it):",
+                self.promise,
+                self.stem,
+                if self.stem == 1 { "" } else { "s" },
+                self.cycle().len()
+            )?;
+        }
         writeln!(f, "  0. initial state")?;
         for l in &self.initial {
             writeln!(f, "       {l}")?;
         }
         for st in &self.steps {
-            if st.n == self.stem + 1 {
+            if st.n == self.stem + 1 && self.promise != Promise::Fifo {
                 writeln!(f, "  ↻ from here on, for ever:")?;
             }
             let fault = if st.fault { "  ⚡ FAULT" } else { "" };
@@ -147,6 +160,8 @@ where
             )
         }
         Promise::StarvationFree => format!("c{client} keeps asking and is never granted"),
+        // Its caller words it (who was granted over whom).
+        Promise::Fifo => String::new(),
     };
     let closing = if cycle.is_empty() {
         format!(

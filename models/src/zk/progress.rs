@@ -5,6 +5,7 @@ use crate::kernel::{ClientPhase, Stage};
 use crate::progress::{self, Class, Progress};
 
 use super::model::{Action, ZkLockModel, ZkLockState};
+use super::spec::sequence;
 
 impl Progress for ZkLockModel {
     fn stages(&self, s: &ZkLockState) -> Vec<Stage> {
@@ -32,5 +33,19 @@ impl Progress for ZkLockModel {
 
     fn clock_at_bound(&self, s: &ZkLockState) -> bool {
         s.now >= self.horizon + self.tail
+    }
+
+    /// The sequence number of the client's node, while the node is there: the order
+    /// the ensemble gave its request.
+    fn arrival(&self, s: &ZkLockState, c: usize) -> Option<u64> {
+        let node = s.clients.get(c)?.node.as_ref()?;
+        if !s.zk.nodes.contains_key(node) {
+            return None;
+        }
+        sequence(node).map(u64::from)
+    }
+
+    fn ordered(&self) -> bool {
+        true
     }
 }

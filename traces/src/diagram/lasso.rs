@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use locklab_models::catalog::Cast;
 use locklab_models::diagram::{Exchange, Scene};
-use locklab_models::progress::{Kept, Lasso, Verdict};
+use locklab_models::progress::{Kept, Lasso, Promise, Verdict};
 
 use super::page::{CONTROLS, LEGEND};
 use super::svg::{sequence, Row};
@@ -72,7 +72,8 @@ fn lasso_section(lasso: &Lasso, cast: &Cast) -> String {
         exchange: Exchange::default(),
         lanes: last.scene.lanes.clone(),
     });
-    if lasso.cycle().is_empty() {
+    let fifo = lasso.promise == Promise::Fifo;
+    if lasso.cycle().is_empty() && !fifo {
         if let Some(scene) = &stutter {
             rows.push(Row {
                 step: lasso.steps.len() + 1,
@@ -84,7 +85,9 @@ fn lasso_section(lasso: &Lasso, cast: &Cast) -> String {
             });
         }
     }
-    let cycle_note = if lasso.cycle().is_empty() {
+    let cycle_note = if fifo {
+        "The last step grants the lock out of request order.".to_string()
+    } else if lasso.cycle().is_empty() {
         format!(
             "From step {} on, no step is possible and no deadline is ahead: the row marked ∞ lasts for ever.",
             lasso.stem
@@ -111,13 +114,30 @@ fn lasso_section(lasso: &Lasso, cast: &Cast) -> String {
         );
     }
     format!(
-        "<section class=\"story lasso\"><h2>Lasso for {p} <span class=\"muted\">({stem} steps to the cycle, {cyc} in it)</span></h2>\
+        "<section class=\"story lasso\"><h2>{title}</h2>\
 {LEGEND}{CONTROLS}<p class=\"muted\">{note}</p><div class=\"scroll\">{svg}</div>\
-<div class=\"why\"><strong>Why it never ends ({p}).</strong> {why}</div>\
+<div class=\"why\"><strong>{why_title} ({p}).</strong> {why}</div>\
 <h3>The steps</h3><ol class=\"steps\" start=\"1\">{list}</ol></section>",
+        title = if fifo {
+            format!(
+                "Counterexample for {} <span class=\"muted\">({} steps, shortest)</span>",
+                escape(lasso.promise.name()),
+                lasso.steps.len()
+            )
+        } else {
+            format!(
+                "Lasso for {} <span class=\"muted\">({} steps to the cycle, {} in it)</span>",
+                escape(lasso.promise.name()),
+                lasso.stem,
+                lasso.cycle().len()
+            )
+        },
+        why_title = if fifo {
+            "Why it broke"
+        } else {
+            "Why it never ends"
+        },
         p = escape(lasso.promise.name()),
-        stem = lasso.stem,
-        cyc = lasso.cycle().len(),
         note = escape(&cycle_note),
         svg = sequence(&cast.lanes, &rows),
         why = escape(&lasso.closing),
