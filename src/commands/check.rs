@@ -343,6 +343,12 @@ pub fn progress_text(verdicts: &[progress::Verdict]) -> String {
     let mut out = String::from(
         "\nProgress, under weak fairness of the clock, the servers and each client's own steps:\n",
     );
+    if let Some(g) = verdicts.iter().find_map(|v| v.graph) {
+        out.push_str(&format!(
+            "  judged on a graph of {} states and {} steps in {:.2}s\n",
+            g.states, g.edges, g.seconds
+        ));
+    }
     for v in verdicts {
         let line = match &v.kept {
             Kept::Holds => "holds".to_string(),

@@ -88,6 +88,7 @@ mod tests {
         vec![Verdict {
             promise: Promise::EventuallyFree,
             kept,
+            graph: None,
         }]
     }
 

@@ -71,6 +71,16 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
         Ok(id)
     }
 
+    /// How many states the graph has.
+    pub(super) fn states(&self) -> usize {
+        self.states.len()
+    }
+
+    /// How many steps.
+    pub(super) fn edges(&self) -> usize {
+        self.graph.edges.iter().map(Vec::len).sum()
+    }
+
     fn waits(&self, n: u32, c: usize) -> bool {
         self.waits[n as usize] & (1 << c) != 0
     }

@@ -159,6 +159,21 @@ pub struct Verdict {
     /// Whether it is kept.
     #[serde(flatten)]
     pub kept: Kept,
+    /// The graph it was judged on (the same for every promise of one check); `None`
+    /// where no graph was built.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphSize>,
+}
+
+/// How big the graph a verdict was judged on is, and how long it took to build and judge.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct GraphSize {
+    /// Distinct states.
+    pub states: usize,
+    /// Steps between them.
+    pub edges: usize,
+    /// Seconds to build the graph and judge every promise on it.
+    pub seconds: f64,
 }
 
 /// Both promises' verdicts on `model`, its graph held to `limits` (states, time and
@@ -170,6 +185,7 @@ where
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug,
     M::Action: Clone + std::fmt::Debug,
 {
+    let started = std::time::Instant::now();
     let built = match graph::build(model, limits) {
         Ok(b) => b,
         Err(stop) => {
@@ -180,14 +196,24 @@ where
             ))
         }
     };
-    Promise::ALL
+    let mut verdicts: Vec<Verdict> = Promise::ALL
         .iter()
         .filter(|&&p| p != Promise::Fifo || model.ordered())
         .map(|&promise| Verdict {
             promise,
             kept: built.judge(model, promise),
+            graph: None,
         })
-        .collect()
+        .collect();
+    let size = GraphSize {
+        states: built.states(),
+        edges: built.edges(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    for v in &mut verdicts {
+        v.graph = Some(size);
+    }
+    verdicts
 }
 
 /// Both promises undecided, for `why`: where a model cannot judge progress faithfully.
@@ -197,6 +223,7 @@ pub fn unknown_all(why: String) -> Vec<Verdict> {
         .map(|&promise| Verdict {
             promise,
             kept: Kept::Unknown { why: why.clone() },
+            graph: None,
         })
         .collect()
 }
