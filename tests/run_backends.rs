@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::{GetSetLock, LuaLock};
+use locklab_jepsen::agreement::progress::ModelSays;
 use locklab_jepsen::agreement::Answer;
 use locklab_jepsen::redis::RedisClient;
 use locklab_jepsen::{CustomLock, RunOptions, RunReport};
@@ -234,7 +235,7 @@ fn a_crash_without_ttl_leaves_the_lock_stuck() {
         let p = r.progress.unwrap_or_else(|| panic!("{id}: compared"));
         assert_eq!(
             (p.model, p.agrees),
-            ("violated", Answer::Yes),
+            (ModelSays::Violated, Answer::Yes),
             "{id}: {}",
             p.summary
         );

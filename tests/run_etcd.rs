@@ -237,7 +237,7 @@ fn a_crashed_holders_lock_is_free_again_after_its_lease() {
     assert_eq!(
         (p.model, p.agrees, p.at_least_as_live),
         (
-            "holds",
+            locklab_jepsen::agreement::progress::ModelSays::Holds,
             locklab_jepsen::agreement::Answer::Yes,
             locklab_jepsen::agreement::Answer::Yes
         ),

@@ -58,7 +58,10 @@ fn a_crashed_holders_unique_row_stays() {
     let p = r.progress.expect("compared with the model");
     assert_eq!(
         (p.model, p.agrees),
-        ("violated", locklab_jepsen::agreement::Answer::Yes),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Violated,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
         "{}",
         p.summary
     );

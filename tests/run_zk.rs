@@ -239,7 +239,10 @@ fn a_blind_create_retry_leaves_an_orphan_that_blocks_everyone() {
     let p = r.progress.as_ref().expect("compared with the model");
     assert_eq!(
         (p.model, p.agrees),
-        ("violated", locklab_jepsen::agreement::Answer::Yes),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Violated,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
         "{}",
         p.summary
     );

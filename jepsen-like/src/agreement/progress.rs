@@ -12,11 +12,23 @@ use locklab_traces::check::liveness::Liveness;
 
 use super::Answer;
 
+/// The model's `eventually-free` verdict, as the comparison reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelSays {
+    /// The lock is granted again after any fault.
+    Holds,
+    /// A fault can wedge it for ever (a lasso).
+    Violated,
+    /// No verdict (a bound, or a model that does not judge progress).
+    Unknown,
+}
+
 /// The run's progress beside the model's.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProgressAgreement {
-    /// The model's `eventually-free` verdict: `holds`, `violated` or `unknown`.
-    pub model: &'static str,
+    /// The model's `eventually-free` verdict.
+    pub model: ModelSays,
     /// Whether the run saw the lock stuck after the fault, for as long as it watched.
     pub observed_stuck: bool,
     /// Whether the run showed what the model says, within the observed horizon: both
@@ -40,20 +52,20 @@ pub fn compare(model: Option<&[Verdict]>, observed: &Liveness) -> ProgressAgreem
     });
     let stuck = observed.stuck;
     let (word, agrees, live) = match kept {
-        Some(Kept::Holds) if stuck => ("holds", Answer::No, Answer::No),
-        Some(Kept::Holds) => ("holds", Answer::Yes, Answer::Yes),
-        Some(Kept::Violated { .. }) if stuck => ("violated", Answer::Yes, Answer::Yes),
-        Some(Kept::Violated { .. }) => ("violated", Answer::Unknown, Answer::Yes),
-        Some(Kept::Unknown { .. }) | None => ("unknown", Answer::Unknown, Answer::Unknown),
+        Some(Kept::Holds) if stuck => (ModelSays::Holds, Answer::No, Answer::No),
+        Some(Kept::Holds) => (ModelSays::Holds, Answer::Yes, Answer::Yes),
+        Some(Kept::Violated { .. }) if stuck => (ModelSays::Violated, Answer::Yes, Answer::Yes),
+        Some(Kept::Violated { .. }) => (ModelSays::Violated, Answer::Unknown, Answer::Yes),
+        Some(Kept::Unknown { .. }) | None => (ModelSays::Unknown, Answer::Unknown, Answer::Unknown),
     };
     // The observation is the run's own line ("after the fault"); this one says how it
     // stands against the model.
     let summary = match (word, stuck) {
-        ("holds", true) => "the model says the lock is granted again after any fault; the run saw it stuck — within the run's horizon, not a proof".to_string(),
-        ("holds", false) => "granted again after the fault, as the model says".to_string(),
-        ("violated", true) => "stuck after the fault, as the model's lasso says it can stay for ever — agreement within the run's horizon".to_string(),
-        ("violated", false) => "the model says a fault can wedge this lock; this run's fault did not".to_string(),
-        _ => "the model has no progress verdict here".to_string(),
+        (ModelSays::Holds, true) => "the model says the lock is granted again after any fault; the run saw it stuck — within the run's horizon, not a proof".to_string(),
+        (ModelSays::Holds, false) => "granted again after the fault, as the model says".to_string(),
+        (ModelSays::Violated, true) => "stuck after the fault, as the model's lasso says it can stay for ever — agreement within the run's horizon".to_string(),
+        (ModelSays::Violated, false) => "the model says a fault can wedge this lock; this run's fault did not".to_string(),
+        (ModelSays::Unknown, _) => "the model has no progress verdict here".to_string(),
     };
     ProgressAgreement {
         model: word,
@@ -109,7 +121,7 @@ mod tests {
             (Answer::Unknown, Answer::Unknown)
         );
         let a = compare(None, &observed(true));
-        assert_eq!(a.model, "unknown");
+        assert_eq!(a.model, ModelSays::Unknown);
     }
 
     #[test]
