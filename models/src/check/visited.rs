@@ -134,12 +134,25 @@ impl Visited {
 
     /// [`Visited::insert`] for a state whose encoding's [`fingerprint`] is `fp`.
     pub fn insert_fingerprint(&mut self, fp: [u64; 2], parent: Option<u32>) -> Option<u32> {
+        self.insert_or_find(fp, parent).ok()
+    }
+
+    /// The index of the state whose encoding's [`fingerprint`] is `fp`, if stored.
+    pub fn index_of(&self, fp: [u64; 2]) -> Option<u32> {
+        self.read().find(fp).1
+    }
+
+    /// Stores the state whose encoding's [`fingerprint`] is `fp`, reached from
+    /// `parent`: `Ok` with its new index, or `Err` with the index it already had (one
+    /// probe either way).
+    pub fn insert_or_find(&mut self, fp: [u64; 2], parent: Option<u32>) -> Result<u32, u32> {
         let index = u32::try_from(self.len()).expect("fewer than 2^32 states");
         let roomy = {
             let table = self.table.read().unwrap_or_else(|e| e.into_inner());
-            let (at, None) = table.find(fp) else {
-                return None;
-            };
+            let (at, found) = table.find(fp);
+            if let Some(old) = found {
+                return Err(old);
+            }
             let [first, second] = &table.slots[at];
             first.store(fp[0], Ordering::Relaxed);
             second.store((fp[1] & !INDEX) | (u64::from(index) + 1), Ordering::Release);
@@ -150,7 +163,7 @@ impl Visited {
         if !roomy {
             self.grow();
         }
-        Some(index)
+        Ok(index)
     }
 
     /// Doubles the table, waiting for the readers to let go of it.

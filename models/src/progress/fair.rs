@@ -20,25 +20,88 @@ use std::collections::VecDeque;
 /// A step class that weak fairness covers (a client's own steps, the clock, a server).
 pub type Class = u16;
 
-/// One edge: where it goes, its fairness class (`None`: a fault, never owed), and an
-/// opaque label the caller reads back (which action it was).
+/// One edge: where it goes and its fairness class (`None`: a fault, never owed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edge {
     /// The target node.
     pub to: u32,
     /// Its class under weak fairness.
     pub class: Option<Class>,
-    /// The caller's label.
-    pub label: u32,
 }
 
-/// A graph: each node's outgoing edges, and where behaviours start.
-#[derive(Clone, Debug, Default)]
+/// A graph: each node's outgoing edges, and where behaviours start. The edges sit in
+/// one array, node after node (compressed rows): a million-state graph is two
+/// allocations, not a million.
+#[derive(Clone, Debug)]
 pub struct Graph {
-    /// Outgoing edges by node.
-    pub edges: Vec<Vec<Edge>>,
+    /// Where node `n`'s edges start in `edges`; one entry more than there are nodes.
+    starts: Vec<u32>,
+    /// Every node's outgoing edges, node after node.
+    edges: Vec<Edge>,
     /// The initial nodes.
     pub init: Vec<u32>,
+}
+
+impl Default for Graph {
+    fn default() -> Self {
+        Graph {
+            starts: vec![0],
+            edges: Vec::new(),
+            init: Vec::new(),
+        }
+    }
+}
+
+impl Graph {
+    /// The graph with node `n`'s edges `lists[n]`.
+    pub fn new(lists: Vec<Vec<Edge>>, init: Vec<u32>) -> Graph {
+        let mut g = Graph {
+            init,
+            ..Graph::default()
+        };
+        for out in lists {
+            g.push_node(out);
+        }
+        g
+    }
+
+    /// An empty graph with room for `nodes` nodes and `edges` edges.
+    pub fn with_capacity(nodes: usize, edges: usize) -> Graph {
+        let mut starts = Vec::with_capacity(nodes + 1);
+        starts.push(0);
+        Graph {
+            starts,
+            edges: Vec::with_capacity(edges),
+            init: Vec::new(),
+        }
+    }
+
+    /// Adds the next node, with its edges (nodes are numbered in the order pushed).
+    pub fn push_node(&mut self, out: impl IntoIterator<Item = Edge>) {
+        self.edges.extend(out);
+        self.starts.push(self.edges.len() as u32);
+    }
+
+    /// How many nodes.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Whether it has no node.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many edges.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// Node `n`'s outgoing edges.
+    pub fn out(&self, n: u32) -> &[Edge] {
+        let n = n as usize;
+        &self.edges[self.starts[n] as usize..self.starts[n + 1] as usize]
+    }
 }
 
 /// A fair behaviour that stays among the bad states for ever: a stem from an initial
@@ -69,6 +132,10 @@ impl Lasso {
 pub fn fair_lasso(g: &Graph, bad: &dyn Fn(u32) -> bool) -> Option<Lasso> {
     let comps = components(g, bad);
     let fair = fair_components(g, &comps);
+    // Without a fair component there is nothing to reach: spare the walk over the graph.
+    if fair.iter().all(Option::is_none) {
+        return None;
+    }
     let (start, stem) = shortest_path(g, &g.init, &|n| fair[n as usize].is_some(), &|_| true)?;
     let knot = stem.last().map_or(start, |e| e.to);
     let comp = fair[knot as usize].as_ref()?;
@@ -98,14 +165,14 @@ fn fair_components(g: &Graph, comps: &[Option<u32>]) -> Vec<Option<Component>> {
             members[c].push(n as u32);
         }
     }
-    let mut out = vec![None; g.edges.len()];
+    let mut out = vec![None; g.len()];
     for (id, nodes) in members.iter().enumerate() {
         let id = id as u32;
         let inside = |e: &Edge| comps[e.to as usize] == Some(id);
-        let stutter = nodes.len() == 1 && g.edges[nodes[0] as usize].is_empty();
+        let stutter = nodes.len() == 1 && g.out(nodes[0]).is_empty();
         let cyclic = nodes
             .iter()
-            .any(|&n| g.edges[n as usize].iter().any(inside));
+            .any(|&n| g.out(n).iter().any(inside));
         if !stutter && !cyclic {
             continue;
         }
@@ -116,7 +183,7 @@ fn fair_components(g: &Graph, comps: &[Option<u32>]) -> Vec<Option<Component>> {
         }
         let taken = |c: Class| {
             nodes.iter().any(|&n| {
-                g.edges[n as usize]
+                g.out(n)
                     .iter()
                     .any(|e| inside(e) && e.class == Some(c))
             })
@@ -132,7 +199,7 @@ fn fair_components(g: &Graph, comps: &[Option<u32>]) -> Vec<Option<Component>> {
 
 /// The classes with an edge out of `n`, sorted, once each.
 fn enabled(g: &Graph, n: u32) -> Vec<Class> {
-    let mut c: Vec<Class> = g.edges[n as usize].iter().filter_map(|e| e.class).collect();
+    let mut c: Vec<Class> = g.out(n).iter().filter_map(|e| e.class).collect();
     c.sort_unstable();
     c.dedup();
     c
@@ -142,7 +209,7 @@ fn enabled(g: &Graph, n: u32) -> Vec<Class> {
 /// (a deep graph must not overflow the stack): each bad node's component id.
 fn components(g: &Graph, bad: &dyn Fn(u32) -> bool) -> Vec<Option<u32>> {
     const NONE: u32 = u32::MAX;
-    let n = g.edges.len();
+    let n = g.len();
     let mut index = vec![NONE; n];
     let mut low = vec![0u32; n];
     let mut on_stack = vec![false; n];
@@ -162,7 +229,7 @@ fn components(g: &Graph, bad: &dyn Fn(u32) -> bool) -> Vec<Option<u32>> {
         stack.push(root);
         on_stack[root as usize] = true;
         while let Some(&mut (v, ref mut i)) = work.last_mut() {
-            let edges = &g.edges[v as usize];
+            let edges = g.out(v);
             if *i < edges.len() {
                 let w = edges[*i].to;
                 *i += 1;
@@ -208,8 +275,8 @@ pub(super) fn shortest_path(
     goal: &dyn Fn(u32) -> bool,
     usable: &dyn Fn(&Edge) -> bool,
 ) -> Option<(u32, Vec<Edge>)> {
-    let mut parent: Vec<Option<(u32, Edge)>> = vec![None; g.edges.len()];
-    let mut seen = vec![false; g.edges.len()];
+    let mut parent: Vec<Option<(u32, Edge)>> = vec![None; g.len()];
+    let mut seen = vec![false; g.len()];
     let mut queue = VecDeque::new();
     for &s in from {
         if !seen[s as usize] {
@@ -228,7 +295,7 @@ pub(super) fn shortest_path(
             path.reverse();
             return Some((at, path));
         }
-        for e in &g.edges[n as usize] {
+        for e in g.out(n) {
             if usable(e) && !seen[e.to as usize] {
                 seen[e.to as usize] = true;
                 parent[e.to as usize] = Some((n, *e));
@@ -251,7 +318,7 @@ fn cycle_through(g: &Graph, knot: u32, comp: &Component, comps: &[Option<u32>]) 
     let id = comps[knot as usize];
     let inside = |e: &Edge| comps[e.to as usize] == id;
     let class_edge = |n: u32, c: Class| {
-        g.edges[n as usize]
+        g.out(n)
             .iter()
             .find(|e| inside(e) && e.class == Some(c))
             .copied()
@@ -287,7 +354,7 @@ fn cycle_through(g: &Graph, knot: u32, comp: &Component, comps: &[Option<u32>]) 
     if cycle.is_empty() {
         // Nothing owed at the knot itself: the shortest way round, a step and home.
         let mut best: Option<Vec<Edge>> = None;
-        for e in g.edges[knot as usize].iter().filter(|e| inside(e)) {
+        for e in g.out(knot).iter().filter(|e| inside(e)) {
             let back = if e.to == knot {
                 Some(Vec::new())
             } else {

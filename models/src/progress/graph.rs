@@ -1,36 +1,52 @@
-//! A model's reachable graph, kept whole (states, steps and what each state's clients
-//! are doing), and the promises judged on it.
+//! A model's reachable graph (states as fingerprints, steps, and what each state's
+//! clients are doing), and the promises judged on it.
+//!
+//! The graph stores no state: each is a 128-bit fingerprint of its encoding in the
+//! safety search's table ([`Visited`]), and only the states still to expand are kept
+//! whole. A story is replayed from concrete states, each step found by the
+//! fingerprint of its target. As in the safety search, two distinct states sharing a
+//! fingerprint (about 10⁻¹³ among 10⁸ states) could merge; nothing else is lost.
 
+use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Instant;
 
-use indexmap::IndexSet;
-
-use crate::check::{resident_bytes, Limits, Stop};
+use crate::check::{encode, fingerprint, resident_bytes, Limits, Stop, Visited};
 use crate::kernel::Stage;
 
 use super::fair::{fair_lasso, shortest_path, Edge, Graph};
 use super::{tell, Kept, Progress, Promise};
 
+/// A step that grants the lock out of request order.
+#[derive(Clone, Copy)]
+struct Passing {
+    /// Its source.
+    from: u32,
+    /// The step.
+    edge: Edge,
+    /// Who got the lock.
+    granted: usize,
+    /// Who was passed over: a client whose request came first and still waits.
+    passed: usize,
+}
+
 /// The reachable graph of a model.
-pub(super) struct Built<S> {
-    /// Each state once, its index its node.
-    states: IndexSet<S>,
+pub(super) struct Built {
+    /// Each state's fingerprint, its index its node.
+    index: Visited,
     /// Bit `c` of a state's word: client `c` waits for the lock (queued).
     waits: Vec<u64>,
     /// Bit `c`: client `c` holds it.
     holds: Vec<u64>,
     /// Each state where time stops with a deadline still ahead (see [`super`]).
     cut: Vec<bool>,
-    /// Each state's [`Progress::deadline_ahead`] and [`Progress::clock_at_bound`],
-    /// until `cut` is made of them.
-    ahead: Vec<(bool, bool)>,
-    /// Edge labels are the action's place in `Model::actions` of its source state
-    /// (for a reader of the graph; stories find their actions by target and class).
+    /// The steps, by source.
     graph: Graph,
     /// How many clients the states have (at most 64 are judged).
     clients: usize,
+    /// Every step that grants out of request order (only for an ordered model).
+    passing: Vec<Passing>,
 }
 
 fn holding(s: Stage) -> bool {
@@ -47,38 +63,95 @@ fn bits(stages: &[Stage], pick: impl Fn(Stage) -> bool) -> u64 {
         .fold(0, |m, (c, _)| m | (1 << c))
 }
 
-impl<S: Clone + Hash + Eq + Debug> Built<S> {
-    /// Adds `s` unless it is known; its node either way.
-    fn add<M: Progress<State = S>>(&mut self, model: &M, s: S, limits: &Limits) -> Result<u32, Stop>
+/// The fingerprint of `s`'s encoding, encoded into `buf`.
+fn print<S: Hash>(s: &S, buf: &mut Vec<u8>) -> [u64; 2] {
+    buf.clear();
+    encode(s, buf);
+    fingerprint(buf)
+}
+
+impl Built {
+    /// Stores `s` (already reduced) unless it is known, and queues it to expand; its
+    /// node either way.
+    fn add<M: Progress>(
+        &mut self,
+        model: &M,
+        s: M::State,
+        queue: &mut VecDeque<M::State>,
+        buf: &mut Vec<u8>,
+        limits: &Limits,
+    ) -> Result<u32, Stop>
     where
+        M::State: Clone + Hash + Eq + Debug,
         M::Action: Clone + Debug,
     {
-        if let Some(id) = self.states.get_index_of(&s) {
-            return u32::try_from(id).map_err(|_| Stop::States);
+        let fp = print(&s, buf);
+        if self.index.len() >= limits.max_states {
+            return self.index.index_of(fp).ok_or(Stop::States);
         }
-        if self.states.len() >= limits.max_states {
-            return Err(Stop::States);
+        match self.index.insert_or_find(fp, None) {
+            Err(known) => Ok(known),
+            Ok(id) => {
+                let stages = model.stages(&s);
+                self.clients = self.clients.max(stages.len().min(64));
+                self.waits.push(bits(&stages, |s| s == Stage::Queued));
+                self.holds.push(bits(&stages, holding));
+                queue.push_back(s);
+                Ok(id)
+            }
         }
-        let id = u32::try_from(self.states.len()).map_err(|_| Stop::States)?;
-        let stages = model.stages(&s);
-        self.clients = self.clients.max(stages.len().min(64));
-        self.waits.push(bits(&stages, |s| s == Stage::Queued));
-        self.holds.push(bits(&stages, holding));
-        self.ahead
-            .push((model.deadline_ahead(&s), model.clock_at_bound(&s)));
-        self.graph.edges.push(Vec::new());
-        self.states.insert(s);
-        Ok(id)
+    }
+
+    /// The node of the state the graph stores for `s` (reduced here), if reached.
+    fn node_of<M: Progress>(&self, model: &M, s: &M::State) -> Option<u32>
+    where
+        M::State: Clone + Hash + Eq + Debug,
+        M::Action: Clone + Debug,
+    {
+        let mut buf = Vec::new();
+        self.index
+            .index_of(print(&model.reduce(s.clone()), &mut buf))
+    }
+
+    /// Notes each step out of `from` (state `s`) that grants the lock to a client
+    /// while one whose request came first still waits.
+    fn note_passing<M: Progress>(&mut self, model: &M, from: u32, s: &M::State)
+    where
+        M::State: Clone + Hash + Eq + Debug,
+        M::Action: Clone + Debug,
+    {
+        let a = from as usize;
+        for &edge in self.graph.out(from) {
+            let granted = self.holds[edge.to as usize] & !self.holds[a];
+            for c in (0..self.clients).filter(|c| granted & (1 << c) != 0) {
+                let Some(mine) = model.arrival(s, c) else {
+                    continue;
+                };
+                let first = (0..self.clients).find(|&d| {
+                    d != c
+                        && self.waits[a] & (1 << d) != 0
+                        && model.arrival(s, d).is_some_and(|theirs| theirs < mine)
+                });
+                if let Some(passed) = first {
+                    self.passing.push(Passing {
+                        from,
+                        edge,
+                        granted: c,
+                        passed,
+                    });
+                }
+            }
+        }
     }
 
     /// How many states the graph has.
     pub(super) fn states(&self) -> usize {
-        self.states.len()
+        self.index.len()
     }
 
     /// How many steps.
     pub(super) fn edges(&self) -> usize {
-        self.graph.edges.iter().map(Vec::len).sum()
+        self.graph.edge_count()
     }
 
     fn waits(&self, n: u32, c: usize) -> bool {
@@ -93,89 +166,65 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
     /// The graph paired with a bit "a fault struck and nobody was granted since": node
     /// `2n + bit`.
     fn after_crash(&self) -> Graph {
-        let mut edges = Vec::with_capacity(self.graph.edges.len() * 2);
-        for (n, out) in self.graph.edges.iter().enumerate() {
+        let mut g = Graph::with_capacity(2 * self.graph.len(), 2 * self.graph.edge_count());
+        for n in 0..self.graph.len() as u32 {
             for bit in 0..2u32 {
-                edges.push(
-                    out.iter()
-                        .map(|e| {
-                            let next = if self.grants(n as u32, e.to) {
-                                0
-                            } else if e.class.is_none() {
-                                1
-                            } else {
-                                bit
-                            };
-                            Edge {
-                                to: 2 * e.to + next,
-                                ..*e
-                            }
-                        })
-                        .collect(),
-                );
+                g.push_node(self.graph.out(n).iter().map(|e| {
+                    let next = if self.grants(n, e.to) {
+                        0
+                    } else if e.class.is_none() {
+                        1
+                    } else {
+                        bit
+                    };
+                    Edge {
+                        to: 2 * e.to + next,
+                        ..*e
+                    }
+                }));
             }
         }
-        Graph {
-            edges,
-            init: self.graph.init.iter().map(|&i| 2 * i).collect(),
-        }
+        g.init = self.graph.init.iter().map(|&i| 2 * i).collect();
+        g
     }
 
     /// FIFO: the first grant, on a shortest path, that passes over a client whose request
     /// came first and still waits; kept when no reachable step does.
     fn fifo<M>(&self, model: &M) -> Kept
     where
-        M: Progress<State = S>,
+        M: Progress,
+        M::State: Clone + Hash + Eq + Debug,
         M::Action: Clone + Debug,
     {
-        // Each step that grants out of order: (its source, the edge, who got the lock,
-        // who was passed over).
-        let mut passing: Vec<(u32, Edge, usize, usize)> = Vec::new();
-        for (a, out) in self.graph.edges.iter().enumerate() {
-            let Some(state) = self.states.get_index(a) else {
-                continue;
-            };
-            for e in out {
-                let granted = self.holds[e.to as usize] & !self.holds[a];
-                for c in (0..self.clients).filter(|c| granted & (1 << c) != 0) {
-                    let Some(mine) = model.arrival(state, c) else {
-                        continue;
-                    };
-                    let first = (0..self.clients).find(|&d| {
-                        d != c
-                            && self.waits(a as u32, d)
-                            && model.arrival(state, d).is_some_and(|theirs| theirs < mine)
-                    });
-                    if let Some(d) = first {
-                        passing.push((a as u32, *e, c, d));
-                    }
-                }
-            }
+        let mut sources = vec![false; self.graph.len()];
+        for p in &self.passing {
+            sources[p.from as usize] = true;
         }
-        let sources: Vec<u32> = passing.iter().map(|p| p.0).collect();
         let Some((start, mut stem)) = shortest_path(
             &self.graph,
             &self.graph.init,
-            &|n| sources.contains(&n),
+            &|n| sources[n as usize],
             &|_| true,
         ) else {
             return Kept::Holds;
         };
         let at = stem.last().map_or(start, |e| e.to);
-        let Some(&(_, edge, c, d)) = passing.iter().find(|p| p.0 == at) else {
+        let Some(p) = self.passing.iter().find(|p| p.from == at) else {
             return Kept::Holds;
         };
-        stem.push(edge);
+        stem.push(p.edge);
         let path = tell::Path {
             start,
             stem: stem.iter().map(|e| (e.to, e.class)).collect(),
             cycle: Vec::new(),
         };
-        let mut lasso = tell::tell(model, &self.states, Promise::Fifo, d, &path);
+        let mut lasso = tell::tell(model, &|s| self.node_of(model, s), Promise::Fifo, p.passed, &path);
         lasso.closing = format!(
-            "c{c} is granted the lock at step {} while c{d}, whose request reached the lock \
+            "c{} is granted the lock at step {} while c{}, whose request reached the lock \
              service first, still waits: grants do not follow request order.",
-            stem.len()
+            p.granted,
+            stem.len(),
+            p.passed
         );
         Kept::Violated {
             lasso: Box::new(lasso),
@@ -185,31 +234,50 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
     /// Whether `promise` is kept, and if not, the lasso that breaks it.
     pub(super) fn judge<M>(&self, model: &M, promise: Promise) -> Kept
     where
-        M: Progress<State = S>,
+        M: Progress,
+        M::State: Clone + Hash + Eq + Debug,
         M::Action: Clone + Debug,
     {
-        // Per client: the lasso proven without the bound on time, or found only with it.
-        let (graph, node): (Graph, fn(u32) -> u32) = match promise {
-            Promise::StarvationFree => (self.graph.clone(), |n| n),
-            Promise::EventuallyFree => (self.after_crash(), |n| n / 2),
+        let product;
+        let (graph, node): (&Graph, fn(u32) -> u32) = match promise {
+            Promise::StarvationFree => (&self.graph, |n| n),
+            Promise::EventuallyFree => {
+                product = self.after_crash();
+                (&product, |n| n / 2)
+            }
             Promise::Fifo => return self.fifo(model),
         };
         let stuck = |n: u32| promise == Promise::StarvationFree || n % 2 == 1;
+        // Per client: the lasso proven without the bound on time, or found only with
+        // it. A fair component among the states kept from the cut lies inside one among
+        // all the states, so where the wider search finds none, the narrower is spared.
         let mut proven = None;
         let mut cut = None;
-        for c in 0..self.clients {
-            let found = fair_lasso(&graph, &|n| {
+        // The same holds for all clients at once: where nobody can wait for ever, the
+        // search per client is spared (the common case, a promise kept).
+        let anyone = |n: u32| stuck(n) && self.waits[node(n) as usize] != 0;
+        let clients = if fair_lasso(graph, &anyone).is_some() {
+            self.clients
+        } else {
+            0
+        };
+        for c in 0..clients {
+            if fair_lasso(graph, &|n| stuck(n) && self.waits(node(n), c)).is_none() {
+                continue;
+            }
+            let found = fair_lasso(graph, &|n| {
                 stuck(n) && self.waits(node(n), c) && !self.cut[node(n) as usize]
             });
-            if let Some(l) = found {
-                let len = l.stem.len() + l.cycle.len();
-                if proven.as_ref().is_none_or(|(k, _, _)| len < *k) {
-                    proven = Some((len, c, l));
+            match found {
+                Some(l) => {
+                    let len = l.stem.len() + l.cycle.len();
+                    if proven.as_ref().is_none_or(|(k, _, _)| len < *k) {
+                        proven = Some((len, c, l));
+                    }
                 }
-            } else if cut.is_none()
-                && fair_lasso(&graph, &|n| stuck(n) && self.waits(node(n), c)).is_some()
-            {
-                cut = Some(c);
+                None => {
+                    cut.get_or_insert(c);
+                }
             }
         }
         if let Some((_, c, l)) = proven {
@@ -219,7 +287,7 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
                 cycle: l.cycle.iter().map(|e| (node(e.to), e.class)).collect(),
             };
             return Kept::Violated {
-                lasso: Box::new(tell::tell(model, &self.states, promise, c, &path)),
+                lasso: Box::new(tell::tell(model, &|s| self.node_of(model, s), promise, c, &path)),
             };
         }
         match cut {
@@ -238,32 +306,38 @@ impl<S: Clone + Hash + Eq + Debug> Built<S> {
 
 /// Every state reachable from the model's initial states, breadth first; `Err` with
 /// the limit that stopped it first.
-pub(super) fn build<M>(model: &M, limits: &Limits) -> Result<Built<M::State>, Stop>
+pub(super) fn build<M>(model: &M, limits: &Limits) -> Result<Built, Stop>
 where
     M: Progress,
     M::State: Clone + Hash + Eq + Debug,
     M::Action: Clone + Debug,
 {
     let mut built = Built {
-        states: IndexSet::new(),
+        index: Visited::new(),
         waits: Vec::new(),
         holds: Vec::new(),
         cut: Vec::new(),
-        ahead: Vec::new(),
         graph: Graph::default(),
         clients: 0,
+        passing: Vec::new(),
     };
+    let mut queue = VecDeque::new();
+    let mut buf = Vec::new();
     for s in model.init_states() {
-        let id = built.add(model, model.reduce(s), limits)?;
+        let id = built.add(model, model.reduce(s), &mut queue, &mut buf, limits)?;
         if !built.graph.init.contains(&id) {
             built.graph.init.push(id);
         }
     }
     let started = Instant::now();
     let base = resident_bytes().unwrap_or(0);
+    let ordered = model.ordered();
     let mut actions = Vec::new();
-    let mut next = 0usize;
-    while let Some(s) = built.states.get_index(next).cloned() {
+    let mut out = Vec::new();
+    // States are numbered as they are found and expanded in that order, so node
+    // `next`'s edges are the next pushed.
+    let mut next = 0u32;
+    while let Some(s) = queue.pop_front() {
         // Read every few thousand states, as the safety search does.
         if next.is_multiple_of(4096) {
             if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
@@ -276,27 +350,25 @@ where
         }
         actions.clear();
         model.actions(&s, &mut actions);
-        for (i, a) in actions.iter().enumerate() {
-            let Some(t) = model.next_state(&s, a.clone()) else {
+        out.clear();
+        for a in actions.drain(..) {
+            let class = model.fairness(&a);
+            let Some(t) = model.next_state(&s, a) else {
                 continue;
             };
             if !model.within_boundary(&t) {
                 continue;
             }
-            let to = built.add(model, model.reduce(t), limits)?;
-            built.graph.edges[next].push(Edge {
-                to,
-                class: model.fairness(a),
-                label: u32::try_from(i).unwrap_or(u32::MAX),
-            });
+            let to = built.add(model, model.reduce(t), &mut queue, &mut buf, limits)?;
+            out.push(Edge { to, class });
+        }
+        built.graph.push_node(out.drain(..));
+        let stops = model.clock_at_bound(&s) || built.graph.out(next).is_empty();
+        built.cut.push(stops && model.deadline_ahead(&s));
+        if ordered {
+            built.note_passing(model, next, &s);
         }
         next += 1;
     }
-    built.cut = (0..built.states.len())
-        .map(|n| {
-            let (ahead, at_bound) = built.ahead[n];
-            ahead && (at_bound || built.graph.edges[n].is_empty())
-        })
-        .collect();
     Ok(built)
 }

@@ -99,7 +99,7 @@ impl std::fmt::Display for Lasso {
 /// Tells `path` in `model`'s words.
 pub(super) fn tell<M>(
     model: &M,
-    states: &indexmap::IndexSet<M::State>,
+    node_of: &dyn Fn(&M::State) -> Option<u32>,
     promise: Promise,
     client: usize,
     path: &Path,
@@ -117,7 +117,7 @@ where
     let first = model
         .init_states()
         .into_iter()
-        .find(|s| states.get_index_of(&model.reduce(s.clone())) == Some(path.start as usize));
+        .find(|s| node_of(s) == Some(path.start));
     let initial = first
         .as_ref()
         .map(|s| model.describe_state(s))
@@ -134,7 +134,7 @@ where
                 return None;
             }
             let next = model.next_state(&prev, a.clone())?;
-            (states.get_index_of(&model.reduce(next.clone())) == Some(to as usize))
+            (node_of(&next) == Some(to))
                 .then_some((a, next))
         });
         let Some((a, next)) = taken else {

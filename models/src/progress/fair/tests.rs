@@ -8,7 +8,7 @@ use super::*;
 
 /// Whether `set` (a bitmask of nodes) is strongly connected using only edges inside it.
 fn strongly_connected(g: &Graph, set: u32) -> bool {
-    let nodes: Vec<u32> = (0..g.edges.len() as u32)
+    let nodes: Vec<u32> = (0..g.len() as u32)
         .filter(|n| set & (1 << n) != 0)
         .collect();
     let Some(&first) = nodes.first() else {
@@ -19,8 +19,8 @@ fn strongly_connected(g: &Graph, set: u32) -> bool {
         let mut changed = true;
         while changed {
             changed = false;
-            for (a, es) in g.edges.iter().enumerate() {
-                for e in es {
+            for a in 0..g.len() {
+                for e in g.out(a as u32) {
                     let (x, y) = if forward {
                         (a as u32, e.to)
                     } else {
@@ -48,14 +48,14 @@ fn reachable(g: &Graph) -> u32 {
             continue;
         }
         seen |= 1 << n;
-        todo.extend(g.edges[n as usize].iter().map(|e| e.to));
+        todo.extend(g.out(n).iter().map(|e| e.to));
     }
     seen
 }
 
 /// Whether some reachable set of bad nodes holds a fair cycle (or a dead end).
 fn oracle(g: &Graph, bad: u32) -> bool {
-    let n = g.edges.len();
+    let n = g.len();
     let live = reachable(g);
     (1u32..(1 << n)).any(|set| {
         if set & !(bad & live) != 0 || !strongly_connected(g, set) {
@@ -63,18 +63,18 @@ fn oracle(g: &Graph, bad: u32) -> bool {
         }
         let nodes: Vec<usize> = (0..n).filter(|i| set & (1 << i) != 0).collect();
         let inside = |e: &Edge| set & (1 << e.to) != 0;
-        let dead_end = nodes.len() == 1 && g.edges[nodes[0]].is_empty();
-        let cyclic = nodes.iter().any(|&a| g.edges[a].iter().any(inside));
+        let dead_end = nodes.len() == 1 && g.out(nodes[0] as u32).is_empty();
+        let cyclic = nodes.iter().any(|&a| g.out(a as u32).iter().any(inside));
         if !dead_end && !cyclic {
             return false;
         }
         (0..4).all(|c| {
             let everywhere = nodes
                 .iter()
-                .all(|&a| g.edges[a].iter().any(|e| e.class == Some(c)));
+                .all(|&a| g.out(a as u32).iter().any(|e| e.class == Some(c)));
             let taken = nodes
                 .iter()
-                .any(|&a| g.edges[a].iter().any(|e| inside(e) && e.class == Some(c)));
+                .any(|&a| g.out(a as u32).iter().any(|e| inside(e) && e.class == Some(c)));
             !everywhere || taken
         })
     })
@@ -87,7 +87,7 @@ fn valid(g: &Graph, bad: u32, l: &Lasso) -> Result<(), String> {
     }
     let mut at = l.start;
     for e in l.stem.iter().chain(&l.cycle) {
-        if !g.edges[at as usize].contains(e) {
+        if !g.out(at).contains(e) {
             return Err(format!("no edge {e:?} from {at}"));
         }
         at = e.to;
@@ -101,13 +101,13 @@ fn valid(g: &Graph, bad: u32, l: &Lasso) -> Result<(), String> {
     if on_cycle.iter().any(|&n| bad & (1 << n) == 0) {
         return Err("the cycle leaves the bad nodes".into());
     }
-    if l.cycle.is_empty() && !g.edges[knot as usize].is_empty() {
+    if l.cycle.is_empty() && !g.out(knot).is_empty() {
         return Err("stutters where a step is possible".into());
     }
     for c in 0..4 {
         let everywhere = on_cycle
             .iter()
-            .all(|&n| g.edges[n as usize].iter().any(|e| e.class == Some(c)));
+            .all(|&n| g.out(n).iter().any(|e| e.class == Some(c)));
         if everywhere && !l.cycle.iter().any(|e| e.class == Some(c)) {
             return Err(format!("class {c} is enabled all round and never taken"));
         }
@@ -128,16 +128,11 @@ fn graph() -> impl Strategy<Value = (Graph, u32)> {
                     .into_iter()
                     .map(|es| {
                         es.into_iter()
-                            .enumerate()
-                            .map(|(i, (to, class))| Edge {
-                                to,
-                                class,
-                                label: i as u32,
-                            })
+                            .map(|(to, class)| Edge { to, class })
                             .collect()
                     })
                     .collect();
-                (Graph { edges, init }, bad)
+                (Graph::new(edges, init), bad)
             })
     })
 }
@@ -158,28 +153,25 @@ proptest! {
 #[test]
 fn a_class_enabled_all_round_and_never_taken_makes_the_cycle_unfair() {
     // 0 retries for ever (class 0); the clock (class 1) could tick to 1 every time.
-    let g = Graph {
-        edges: vec![
+    let g = Graph::new(
+        vec![
             vec![
                 Edge {
                     to: 0,
                     class: Some(0),
-                    label: 0,
                 },
                 Edge {
                     to: 1,
                     class: Some(1),
-                    label: 1,
                 },
             ],
             vec![Edge {
                 to: 1,
                 class: Some(0),
-                label: 0,
             }],
         ],
-        init: vec![0],
-    };
+        vec![0],
+    );
     let only_zero = fair_lasso(&g, &|n| n == 0);
     assert_eq!(only_zero, None, "the tick is owed");
     let l = fair_lasso(&g, &|_| true).expect("1 retries for ever, nothing owed");
@@ -189,17 +181,16 @@ fn a_class_enabled_all_round_and_never_taken_makes_the_cycle_unfair() {
 
 #[test]
 fn a_dead_end_is_a_lasso_that_stutters() {
-    let g = Graph {
-        edges: vec![
+    let g = Graph::new(
+        vec![
             vec![Edge {
                 to: 1,
                 class: None,
-                label: 0,
             }],
             vec![],
         ],
-        init: vec![0],
-    };
+        vec![0],
+    );
     let l = fair_lasso(&g, &|n| n == 1).expect("stuck at 1");
     assert_eq!((l.stem.len(), l.cycle.len()), (1, 0));
 }
