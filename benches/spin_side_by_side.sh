@@ -5,8 +5,12 @@
 # takes the median of RUNS runs of each checker's search time and its peak RSS (locklab
 # on every core, and on one thread as locklab/1), and
 # prints unique states, generated states per second, time, memory and the ratios.
-#   benches/spin_side_by_side.sh            # the two rows of issue 12
+# Then progress: locklab's `check --progress` (the graph, both promises judged) against
+# Spin's `pan -a` (starvation-freedom by acceptance cycles) on the same progress graph,
+# whose states Spin counts without the never claim.
+#   benches/spin_side_by_side.sh            # the two safety rows, the two progress rows
 #   RUNS=1 benches/spin_side_by_side.sh
+#   ONLY=progress benches/spin_side_by_side.sh   # the progress rows alone (or ONLY=safety)
 # Needs: spin and gcc (ci/setup.sh installs spin), GNU time at /usr/bin/time. Builds
 # locklab in release with the target dir and lock given by CARGO_TARGET_DIR and
 # CARGO_LOCK (a flock file serialising builds, if set).
@@ -56,6 +60,8 @@ medians() {
 $(cut -d' ' -f3 "$f" | median) $(cut -d' ' -f4 "$f" | median)"
 }
 
+only=${ONLY:-all}
+if [ "$only" = progress ]; then rows=(); fi
 printf "%-26s %-9s %11s %12s %9s %9s\n" scenario checker unique "generated/s" secs "peak MB"
 summary=()
 for row in "${rows[@]}"; do
@@ -81,4 +87,62 @@ for row in "${rows[@]}"; do
 done
 echo
 echo "locklab / Spin BFS (states/s above 1 is faster; time and memory below 1 is less):"
+printf '%s\n' "${summary[@]}"
+if [ "$only" = safety ]; then exit 0; fi
+
+# Progress rows: "label|locklab check arguments|spin -D flags".
+progress_rows=(
+  "lua-pause 3c ttl6 pause=2|redis-lua-pause --clients 3 --ttl 6 --faults pause=2|-DCLIENTS=3 -DTTL=6 -DPAUSES=2"
+  "lua-pause 4c ttl4 pause=2|redis-lua-pause --clients 4 --ttl 4 --faults pause=2|-DCLIENTS=4 -DTTL=4 -DPAUSES=2"
+)
+
+# One locklab progress run: "graph_states whole_seconds rss_kb" (whole: the safety
+# search too, as the process runs it).
+run_locklab_progress() {
+  local start end
+  start=$(date +%s.%N)
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$locklab" check $1 --progress --format json \
+    >"$tmp/out.json" 2>/dev/null || true
+  end=$(date +%s.%N)
+  local states
+  states=$(tr -d ' \n' <"$tmp/out.json" | grep -o '"graph":{[^}]*}' | head -1 |
+    grep -o '"states":[0-9]*' | cut -d: -f2)
+  echo "$states $(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}') $(tail -1 "$tmp/rss")"
+}
+
+# One Spin progress run: "graph_states seconds rss_kb" (the graph's states from a run
+# without the never claim; pan -a stores them paired with the claim's states).
+run_spin_progress() {
+  "$here/spin/run.sh" graph $1 >"$tmp/graph.txt" 2>&1
+  "$here/spin/run.sh" progress $1 >"$tmp/spin.txt" 2>&1
+  awk '/states, stored/ {s=$1} END {printf "%s ", s}' "$tmp/graph.txt"
+  awk '/elapsed time/ {e=$4} /MAXRSS_KB/ {m=$2} END {print e, m}' "$tmp/spin.txt"
+}
+
+echo
+printf "%-26s %-9s %11s %9s %9s\n" progress checker "graph" secs "peak MB"
+summary=()
+for row in "${progress_rows[@]}"; do
+  IFS='|' read -r label args flags <<<"$row"
+  : >"$tmp/l"; : >"$tmp/b"
+  for _ in $(seq "$runs"); do
+    run_locklab_progress "$args" >>"$tmp/l"
+    run_spin_progress "$flags" >>"$tmp/b"
+  done
+  for who in l b; do
+    states=$(head -1 "$tmp/$who" | cut -d' ' -f1)
+    secs=$(cut -d' ' -f2 "$tmp/$who" | median)
+    rss=$(cut -d' ' -f3 "$tmp/$who" | median)
+    case $who in l) name="locklab";; b) name="spin -a";; esac
+    awk -v l="$label" -v n="$name" -v u="$states" -v s="$secs" -v m="$rss" \
+      'BEGIN {printf "%-26s %-9s %11d %9.2f %9.0f\n", l, n, u, s, m/1024}'
+    eval "${who}_secs=$secs ${who}_rss=$rss ${who}_states=$states"
+  done
+  summary+=("$(awk -v l="$label" -v ls="$l_secs" -v lm="$l_rss" -v bs="$b_secs" -v bm="$b_rss" \
+    -v lu="$l_states" -v bu="$b_states" \
+    'BEGIN {printf "%-26s time %.2fx  memory %.2fx  (same graph: %s)", l, ls/bs, lm/bm,
+      (lu == bu ? "yes" : "NO, states differ")}')")
+done
+echo
+echo "progress, locklab (whole process, safety search included) / Spin pan -a (its search):"
 printf '%s\n' "${summary[@]}"

@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 #[cfg(feature = "backends")]
 use std::sync::Mutex;
 
+#[cfg(feature = "backends")]
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -220,6 +220,50 @@ fn cli_exit_codes() {
     assert_eq!(cli(&["explain", "redis-lua-pause"]).0, 1);
 }
 
+/// `models --progress` adds the checker's progress verdicts to each row: a stuck row's
+/// broken promise with its lasso's shape, FIFO where requests are ordered, and nothing
+/// for a row without a lock; the same in JSON.
+#[test]
+fn models_progress_column() {
+    let (code, out, _) = cli(&["models", "--progress"]);
+    assert_eq!(code, 0, "{out}");
+    let line = |id: &str| {
+        let at = out.find(&format!("{id} ")).expect(id);
+        out[at..]
+            .lines()
+            .nth(2)
+            .expect("a progress line")
+            .to_string()
+    };
+    let stuck = line("redis-setnx-no-ttl");
+    assert!(
+        stuck.contains("eventually-free BROKEN: c0 waits for ever (7 steps"),
+        "{stuck}"
+    );
+    assert!(stuck.contains("fifo — (no request order)"), "{stuck}");
+    let zk = line("zk-sequential");
+    assert!(zk.contains("starvation-free holds · fifo holds"), "{zk}");
+    assert!(line("inventory-no-lock").contains("not stated (no lock)"));
+    let (code, out, _) = cli(&["models", "--progress", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let row = |id: &str| {
+        v.as_array()
+            .and_then(|rows| rows.iter().find(|r| r["id"] == id))
+            .cloned()
+            .expect(id)
+    };
+    assert_eq!(
+        row("mysql-unique-crash")["progress"]["eventually-free"]["verdict"],
+        "violated"
+    );
+    assert_eq!(
+        row("etcd-lease-crash")["progress"]["fifo"]["verdict"],
+        "holds"
+    );
+    assert!(row("inventory-one-sql")["progress"].is_null());
+}
+
 /// `check --progress`: the promises' verdicts beside the safety verdict, in text and
 /// JSON, and in the exit code — a broken promise is 1 even where safety holds, an
 /// undecided one 3, a row without a lock to wait for 2.
@@ -246,8 +290,27 @@ fn check_progress_exit_codes_and_output() {
     let (code, out, _) = cli(&["check", "redis-failover-wait", "--progress"]);
     assert_eq!(code, 3, "safety holds, starvation-free is undecided: {out}");
     assert!(out.contains("starvation-free  unknown"), "{out}");
-    let (code, _, err) = cli(&["check", "--protocol", "x.toml", "--progress"]);
-    assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
+    // A protocol file's promises, environment by environment: the crash wedges a lock
+    // without TTL.
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/protocols/setnx-no-ttl.toml"
+    );
+    let (code, out, _) = cli(&["check", "--protocol", file, "crash", "--progress"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("Lasso for eventually-free"), "{out}");
+    let (code, out, _) = cli(&[
+        "check",
+        "--protocol",
+        file,
+        "none",
+        "--progress",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "no fault, nothing wedges: {out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["reports"][0]["progress"][0]["verdict"], "holds", "{v:#}");
     let (code, _, err) = cli(&["check", "inventory-no-lock", "--progress"]);
     assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
     assert_eq!(cli(&["check", "redis-failover", "--progress"]).0, 1);

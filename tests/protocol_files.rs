@@ -46,6 +46,41 @@ fn same_as_row(name: &str, row: &str) {
     assert_eq!(lengths(&mine), lengths(&theirs), "{name} in {row}");
 }
 
+/// A protocol file's progress promises are its row's: the same verdicts, graph and
+/// lassos as the built-in row, since it runs in the same model.
+fn same_progress_as_row(name: &str, row: &str) {
+    let d = load(name);
+    let env = protocol::check::environment(&d, row).expect("a Redis row");
+    let o = Overrides::default();
+    let mine = protocol::progress_in(&d, &env, &o, Limits::default())
+        .expect("bounds")
+        .expect("stated");
+    let theirs = locklab_models::catalog::progress(row, &o, Limits::default())
+        .expect("row")
+        .expect("stated");
+    let said = |v: &[locklab_models::progress::Verdict]| -> Vec<String> {
+        v.iter()
+            .map(|v| {
+                let g = v.graph.expect("built");
+                let kept = match &v.kept {
+                    locklab_models::progress::Kept::Violated { lasso } => lasso.shape(),
+                    other => format!("{other:?}"),
+                };
+                format!("{} {} {} {kept}", v.promise, g.states, g.edges)
+            })
+            .collect()
+    };
+    assert_eq!(said(&mine), said(&theirs), "{name} in {row}");
+}
+
+#[test]
+fn the_protocol_files_keep_their_rows_progress_promises() {
+    same_progress_as_row("setnx-no-ttl.toml", "redis-setnx-no-ttl");
+    same_progress_as_row("setnx-expire.toml", "redis-setnx-expire");
+    same_progress_as_row("lua-compare-and-delete.toml", "redis-lua-pause");
+    same_progress_as_row("redisson.toml", "redis-reentrant-pause");
+}
+
 #[test]
 fn the_catalogs_redis_rows_as_protocol_files_reach_the_rows_verdicts() {
     same_as_row("setnx-no-ttl.toml", "redis-setnx-no-ttl");

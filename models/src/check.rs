@@ -39,7 +39,7 @@ pub use fast_hash::FastHash;
 pub use memory::resident_bytes;
 pub use narrate::{happened, pair, Narrate, DEFAULT_LANE};
 pub use symmetry::Symmetry;
-pub(crate) use visited::Visited;
+pub(crate) use visited::{Seen, Visited};
 
 /// Limits on a search; reaching one before the answer makes the verdict unknown.
 #[derive(Clone, Copy, Debug)]

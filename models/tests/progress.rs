@@ -181,3 +181,37 @@ fn fifo_is_judged_where_requests_are_ordered_and_holds_there() {
         }
     }
 }
+
+/// The graph is built on every thread the limits allow, and numbered in one order:
+/// the same graph, verdicts and lassos on one thread as on two, on a row whose levels
+/// are wide enough to be shared out.
+#[test]
+fn threads_change_nothing() {
+    let o = Overrides {
+        clients: Some(4),
+        ttl: Some(6),
+        faults: Some("crash=2".to_string()),
+        ..Overrides::default()
+    };
+    let on = |threads: usize| {
+        let limits = Limits {
+            threads,
+            ..Limits::default()
+        };
+        catalog::progress("redis-setnx-expire", &o, limits)
+            .expect("row")
+            .expect("stated")
+    };
+    let (one, two) = (on(1), on(2));
+    assert!(one[0].graph.expect("built").states > 50_000);
+    for (a, b) in one.iter().zip(&two) {
+        let (ga, gb) = (a.graph.expect("built"), b.graph.expect("built"));
+        assert_eq!((ga.states, ga.edges), (gb.states, gb.edges));
+        match (&a.kept, &b.kept) {
+            (Kept::Violated { lasso: x }, Kept::Violated { lasso: y }) => {
+                assert_eq!(x.to_string(), y.to_string());
+            }
+            (x, y) => assert_eq!(format!("{x:?}"), format!("{y:?}")),
+        }
+    }
+}

@@ -209,17 +209,12 @@ pub fn protocol_request(args: &Args) -> Option<Result<ProtocolRequest<'_>, u8>> 
             "--html draws a catalog row; it does not take --protocol",
         )));
     }
-    if args.progress {
-        return Some(Err(bad_input(
-            args.format,
-            "--progress judges a catalog row; a protocol file's progress is not modelled yet",
-        )));
-    }
     Some(Ok(ProtocolRequest {
         file,
         env: args.id.as_deref(),
         bounds: &args.bounds,
         limits: limits(args),
+        progress: args.progress,
         format: args.format,
     }))
 }
@@ -234,6 +229,8 @@ pub struct ProtocolRequest<'a> {
     pub bounds: &'a Bounds,
     /// The search's limits.
     pub limits: Limits,
+    /// Also judge the progress promises in each environment.
+    pub progress: bool,
     /// The output format.
     pub format: Format,
 }
@@ -322,7 +319,7 @@ fn progress_verdicts(
 }
 
 /// 1 when a promise is broken, else 3 when one is undecided, else 0.
-fn progress_exit_code(verdicts: &[progress::Verdict]) -> u8 {
+pub fn progress_exit_code(verdicts: &[progress::Verdict]) -> u8 {
     let broken = verdicts
         .iter()
         .any(|v| matches!(v.kept, Kept::Violated { .. }));

@@ -1,11 +1,15 @@
-//! `locklab check --protocol FILE [ENV]`: model-check a user's protocol file in one of
-//! its family's environments, or in each, and print every verdict with the shortest
-//! story of each violated property.
+//! `locklab check --protocol FILE [ENV] [--progress]`: model-check a user's protocol
+//! file in one of its family's environments, or in each, and print every verdict with
+//! the shortest story of each violated property (and, asked, each environment's
+//! progress promises, with the lasso of each broken one).
 
 use locklab_models::catalog::{Report, Verdict};
+use locklab_models::progress;
 use locklab_models::protocol::{self, Environment};
 
-use super::check::{exit_code, story_text, verdict_text_with, ProtocolRequest};
+use super::check::{
+    exit_code, progress_exit_code, progress_text, story_text, verdict_text_with, ProtocolRequest,
+};
 use crate::bad_input;
 use crate::output::{spinner, Format};
 
@@ -17,6 +21,7 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         env,
         bounds,
         limits,
+        progress,
         format,
     } = request;
     let described = match protocol::load(file) {
@@ -31,6 +36,8 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         },
     };
     let mut reports: Vec<Report> = Vec::new();
+    // Each environment's progress verdicts (empty where not asked).
+    let mut promises: Vec<Vec<progress::Verdict>> = Vec::new();
     for e in &envs {
         let bar = spinner(
             format,
@@ -45,9 +52,23 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
                 s.max_depth
             ));
         });
+        let judged = if progress {
+            bar.set_message(format!(
+                "judging the progress of {} in {}",
+                described.name(),
+                e.name
+            ));
+            protocol::progress_in(&described, e, &bounds.overrides(), limits)
+                .map(Option::unwrap_or_default)
+        } else {
+            Ok(Vec::new())
+        };
         bar.finish_and_clear();
-        match result {
-            Ok(r) => reports.push(r),
+        match result.and_then(|r| Ok((r, judged?))) {
+            Ok((r, p)) => {
+                reports.push(r);
+                promises.push(p);
+            }
             Err(err) => return bad_input(format, &err.to_string()),
         }
     }
@@ -57,7 +78,13 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
             serde_json::to_string_pretty(&serde_json::json!({
                 "protocol": described.name(),
                 "file": file.display().to_string(),
-                "reports": reports,
+                "reports": reports.iter().zip(&promises).map(|(r, p)| {
+                    let mut json = serde_json::to_value(r).unwrap_or_default();
+                    if let (true, Some(o)) = (progress, json.as_object_mut()) {
+                        o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
+                    }
+                    json
+                }).collect::<Vec<_>>(),
             }))
             .unwrap_or_default()
         ),
@@ -70,19 +97,26 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
                 for s in &r.stories {
                     print!("\n{}", story_text(s));
                 }
+                if progress {
+                    print!("{}", progress_text(&promises[i]));
+                }
             }
         }
     }
-    worst(&reports)
+    worst(&reports, &promises)
 }
 
-/// The exit code of several verdicts.
-fn worst(reports: &[Report]) -> u8 {
-    let codes = reports.iter().map(|r| exit_code(&r.verdict));
-    if reports
+/// The exit code of several verdicts and promises: a violation or a broken promise,
+/// else an unknown, else 0.
+fn worst(reports: &[Report], promises: &[Vec<progress::Verdict>]) -> u8 {
+    let codes = reports
         .iter()
-        .any(|r| matches!(r.verdict, Verdict::Violated(_)))
-    {
+        .map(|r| exit_code(&r.verdict))
+        .chain(promises.iter().map(|p| progress_exit_code(p)));
+    let violated = reports
+        .iter()
+        .any(|r| matches!(r.verdict, Verdict::Violated(_)));
+    if violated || promises.iter().any(|p| progress_exit_code(p) == 1) {
         1
     } else {
         codes.max().unwrap_or(0)

@@ -3,15 +3,16 @@
 //! expected one (the catalog states no expectation for progress: the checker decides
 //! it, and `models/tests/progress.rs` pins what it decides).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use locklab_models::catalog::{self, scenarios, Overrides, Verdict};
-use locklab_models::check::{default_threads, Limits};
+use locklab_models::catalog::{self, Overrides, Verdict};
+use locklab_models::check::Limits;
 use locklab_models::progress::{self, Kept, Promise};
 
 use crate::bad_input;
 use crate::output::{joined, spinner, Format};
+
+use super::rows::each_row;
 
 /// Arguments of `matrix`.
 #[derive(clap::Args, Debug)]
@@ -28,36 +29,17 @@ pub fn run(args: Args) -> u8 {
     // Rows are independent: each core takes the next one and searches it on one
     // thread, which spends nothing on hand-overs (verdicts and stories do not depend on
     // the thread count).
-    let all = scenarios();
-    let next = AtomicUsize::new(0);
     let limits = Limits {
         threads: 1,
         ..Limits::default()
     };
     type Row = (catalog::Report, Option<Vec<progress::Verdict>>);
-    let mut done: Vec<(usize, Result<Row, String>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..default_threads())
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(s) = all.get(i) else { break mine };
-                        bar.set_message(format!("checking {}", s.id));
-                        let o = Overrides::default();
-                        let r = catalog::check(s.id, &o, limits, &mut |_| {})
-                            .and_then(|r| Ok((r, catalog::progress(s.id, &o, limits)?)));
-                        mine.push((i, r.map_err(|e| e.to_string())));
-                    }
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+    let done: Vec<(_, Result<Row, String>)> = each_row(&bar, |s| {
+        let o = Overrides::default();
+        catalog::check(s.id, &o, limits, &mut |_| {})
+            .and_then(|r| Ok((r, catalog::progress(s.id, &o, limits)?)))
+            .map_err(|e| e.to_string())
     });
-    done.sort_by_key(|(i, _)| *i);
     let mut rows = Vec::new();
     let mut all_match = true;
     for (_, r) in done {
@@ -163,7 +145,7 @@ pub fn run(args: Args) -> u8 {
 
 /// A row's promises in JSON: per promise, its verdict and, where broken, the lasso's
 /// stem and cycle lengths and the waiting client.
-fn progress_json(verdicts: &[progress::Verdict]) -> serde_json::Value {
+pub(crate) fn progress_json(verdicts: &[progress::Verdict]) -> serde_json::Value {
     verdicts
         .iter()
         .map(|v| {

@@ -12,4 +12,5 @@ pub mod matrix;
 pub mod models;
 pub mod pages;
 pub mod report;
+pub mod rows;
 pub mod run;

@@ -1,12 +1,22 @@
 //! `locklab models`: the scenario catalog.
 
-use locklab_models::catalog::{scenarios, Expected};
+use locklab_models::catalog::{self, scenarios, Expected, Overrides};
+use locklab_models::check::Limits;
+use locklab_models::progress::{self, Kept, Promise};
 
-use crate::output::{joined, Format};
+use crate::output::{joined, spinner, Format};
+
+use super::matrix::progress_json;
+use super::rows::each_row;
 
 /// Arguments of `models`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Also decide each row's progress promises (eventually-free, starvation-free and,
+    /// where requests are ordered, fifo) with the checker, at the row's default bounds,
+    /// and show them (a few seconds)
+    #[arg(long)]
+    progress: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -14,11 +24,54 @@ pub struct Args {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
+    // What the checker decides of each row's progress, when asked: `None` where the
+    // row's family states no progress (no lock).
+    type Decided = Result<Option<Vec<progress::Verdict>>, String>;
+    let decided: Option<Vec<Decided>> = args.progress.then(|| {
+        let bar = spinner(args.format, "progress");
+        let limits = Limits {
+            threads: 1,
+            ..Limits::default()
+        };
+        let rows = each_row(&bar, |s| {
+            catalog::progress(s.id, &Overrides::default(), limits).map_err(|e| e.to_string())
+        });
+        bar.finish_and_clear();
+        rows.into_iter().map(|(_, p)| p).collect()
+    });
+    if let Some(Err(e)) = decided.iter().flatten().find(|p| p.is_err()) {
+        return crate::bad_input(args.format, e);
+    }
+    let progress_of = |i: usize| -> Option<&[progress::Verdict]> {
+        decided.as_ref()?.get(i)?.as_ref().ok()?.as_deref()
+    };
     let all = scenarios();
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default()),
+        Format::Json if decided.is_none() => {
+            println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+        }
+        Format::Json => {
+            let rows: Vec<serde_json::Value> = all
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let mut row = serde_json::to_value(s).unwrap_or_default();
+                    if let Some(o) = row.as_object_mut() {
+                        o.insert(
+                            "progress".into(),
+                            progress_of(i).map(progress_json).unwrap_or_default(),
+                        );
+                    }
+                    row
+                })
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&rows).unwrap_or_default()
+            );
+        }
         Format::Text => {
-            for s in &all {
+            for (i, s) in all.iter().enumerate() {
                 let expected = match s.expected {
                     Expected::Holds => "holds".to_string(),
                     Expected::Violates(p) => format!("violates {}", joined(p, " + ")),
@@ -28,8 +81,32 @@ pub fn run(args: Args) -> u8 {
                     s.id, s.family, s.faults
                 );
                 println!("{:<28} {}", "", s.lesson);
+                if decided.is_some() {
+                    println!("{:<28} progress: {}", "", progress_line(progress_of(i)));
+                }
             }
         }
     }
     0
+}
+
+/// A row's progress verdicts in one line: `eventually-free holds · starvation-free
+/// BROKEN (c0 waits for ever (7 steps, then nothing more can happen)) · fifo —`.
+fn progress_line(verdicts: Option<&[progress::Verdict]>) -> String {
+    let Some(verdicts) = verdicts else {
+        return "not stated (no lock)".to_string();
+    };
+    Promise::ALL
+        .iter()
+        .map(|&p| {
+            let kept = match verdicts.iter().find(|v| v.promise == p).map(|v| &v.kept) {
+                None => "— (no request order)".to_string(),
+                Some(Kept::Holds) => "holds".to_string(),
+                Some(Kept::Violated { lasso }) => format!("BROKEN: {}", lasso.shape()),
+                Some(Kept::Unknown { .. }) => "unknown".to_string(),
+            };
+            format!("{p} {kept}")
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
 }

@@ -90,6 +90,12 @@ impl SeenNow<'_> {
     pub fn contains(&self, fp: [u64; 2]) -> bool {
         self.0.find(fp).1.is_some()
     }
+
+    /// The index of the state whose encoding's [`fingerprint`] is `fp`, if stored (a
+    /// state being stored at this moment may be missed).
+    pub fn index_of(&self, fp: [u64; 2]) -> Option<u32> {
+        self.0.find(fp).1
+    }
 }
 
 impl Visited {

@@ -170,9 +170,7 @@ fn fair_components(g: &Graph, comps: &[Option<u32>]) -> Vec<Option<Component>> {
         let id = id as u32;
         let inside = |e: &Edge| comps[e.to as usize] == Some(id);
         let stutter = nodes.len() == 1 && g.out(nodes[0]).is_empty();
-        let cyclic = nodes
-            .iter()
-            .any(|&n| g.out(n).iter().any(inside));
+        let cyclic = nodes.iter().any(|&n| g.out(n).iter().any(inside));
         if !stutter && !cyclic {
             continue;
         }
@@ -182,11 +180,9 @@ fn fair_components(g: &Graph, comps: &[Option<u32>]) -> Vec<Option<Component>> {
             owed.retain(|c| here.contains(c));
         }
         let taken = |c: Class| {
-            nodes.iter().any(|&n| {
-                g.out(n)
-                    .iter()
-                    .any(|e| inside(e) && e.class == Some(c))
-            })
+            nodes
+                .iter()
+                .any(|&n| g.out(n).iter().any(|e| inside(e) && e.class == Some(c)))
         };
         if owed.iter().all(|&c| taken(c)) {
             for &n in nodes {

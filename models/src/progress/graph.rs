@@ -7,12 +7,10 @@
 //! fingerprint of its target. As in the safety search, two distinct states sharing a
 //! fingerprint (about 10⁻¹³ among 10⁸ states) could merge; nothing else is lost.
 
-use std::collections::VecDeque;
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::time::Instant;
 
-use crate::check::{encode, fingerprint, resident_bytes, Limits, Stop, Visited};
+use crate::check::{encode, fingerprint, Visited};
 use crate::kernel::Stage;
 
 use super::fair::{fair_lasso, shortest_path, Edge, Graph};
@@ -20,41 +18,41 @@ use super::{tell, Kept, Progress, Promise};
 
 /// A step that grants the lock out of request order.
 #[derive(Clone, Copy)]
-struct Passing {
+pub(super) struct Passing {
     /// Its source.
-    from: u32,
+    pub(super) from: u32,
     /// The step.
-    edge: Edge,
+    pub(super) edge: Edge,
     /// Who got the lock.
-    granted: usize,
+    pub(super) granted: usize,
     /// Who was passed over: a client whose request came first and still waits.
-    passed: usize,
+    pub(super) passed: usize,
 }
 
 /// The reachable graph of a model.
 pub(super) struct Built {
     /// Each state's fingerprint, its index its node.
-    index: Visited,
+    pub(super) index: Visited,
     /// Bit `c` of a state's word: client `c` waits for the lock (queued).
-    waits: Vec<u64>,
+    pub(super) waits: Vec<u64>,
     /// Bit `c`: client `c` holds it.
-    holds: Vec<u64>,
+    pub(super) holds: Vec<u64>,
     /// Each state where time stops with a deadline still ahead (see [`super`]).
-    cut: Vec<bool>,
+    pub(super) cut: Vec<bool>,
     /// The steps, by source.
-    graph: Graph,
+    pub(super) graph: Graph,
     /// How many clients the states have (at most 64 are judged).
-    clients: usize,
+    pub(super) clients: usize,
     /// Every step that grants out of request order (only for an ordered model).
-    passing: Vec<Passing>,
+    pub(super) passing: Vec<Passing>,
 }
 
-fn holding(s: Stage) -> bool {
+pub(super) fn holding(s: Stage) -> bool {
     matches!(s, Stage::Holding | Stage::Inside(_))
 }
 
 /// The clients (by bit) whose stage `pick` accepts.
-fn bits(stages: &[Stage], pick: impl Fn(Stage) -> bool) -> u64 {
+pub(super) fn bits(stages: &[Stage], pick: impl Fn(Stage) -> bool) -> u64 {
     stages
         .iter()
         .take(64)
@@ -64,44 +62,13 @@ fn bits(stages: &[Stage], pick: impl Fn(Stage) -> bool) -> u64 {
 }
 
 /// The fingerprint of `s`'s encoding, encoded into `buf`.
-fn print<S: Hash>(s: &S, buf: &mut Vec<u8>) -> [u64; 2] {
+pub(super) fn print<S: Hash>(s: &S, buf: &mut Vec<u8>) -> [u64; 2] {
     buf.clear();
     encode(s, buf);
     fingerprint(buf)
 }
 
 impl Built {
-    /// Stores `s` (already reduced) unless it is known, and queues it to expand; its
-    /// node either way.
-    fn add<M: Progress>(
-        &mut self,
-        model: &M,
-        s: M::State,
-        queue: &mut VecDeque<M::State>,
-        buf: &mut Vec<u8>,
-        limits: &Limits,
-    ) -> Result<u32, Stop>
-    where
-        M::State: Clone + Hash + Eq + Debug,
-        M::Action: Clone + Debug,
-    {
-        let fp = print(&s, buf);
-        if self.index.len() >= limits.max_states {
-            return self.index.index_of(fp).ok_or(Stop::States);
-        }
-        match self.index.insert_or_find(fp, None) {
-            Err(known) => Ok(known),
-            Ok(id) => {
-                let stages = model.stages(&s);
-                self.clients = self.clients.max(stages.len().min(64));
-                self.waits.push(bits(&stages, |s| s == Stage::Queued));
-                self.holds.push(bits(&stages, holding));
-                queue.push_back(s);
-                Ok(id)
-            }
-        }
-    }
-
     /// The node of the state the graph stores for `s` (reduced here), if reached.
     fn node_of<M: Progress>(&self, model: &M, s: &M::State) -> Option<u32>
     where
@@ -111,37 +78,6 @@ impl Built {
         let mut buf = Vec::new();
         self.index
             .index_of(print(&model.reduce(s.clone()), &mut buf))
-    }
-
-    /// Notes each step out of `from` (state `s`) that grants the lock to a client
-    /// while one whose request came first still waits.
-    fn note_passing<M: Progress>(&mut self, model: &M, from: u32, s: &M::State)
-    where
-        M::State: Clone + Hash + Eq + Debug,
-        M::Action: Clone + Debug,
-    {
-        let a = from as usize;
-        for &edge in self.graph.out(from) {
-            let granted = self.holds[edge.to as usize] & !self.holds[a];
-            for c in (0..self.clients).filter(|c| granted & (1 << c) != 0) {
-                let Some(mine) = model.arrival(s, c) else {
-                    continue;
-                };
-                let first = (0..self.clients).find(|&d| {
-                    d != c
-                        && self.waits[a] & (1 << d) != 0
-                        && model.arrival(s, d).is_some_and(|theirs| theirs < mine)
-                });
-                if let Some(passed) = first {
-                    self.passing.push(Passing {
-                        from,
-                        edge,
-                        granted: c,
-                        passed,
-                    });
-                }
-            }
-        }
     }
 
     /// How many states the graph has.
@@ -218,7 +154,13 @@ impl Built {
             stem: stem.iter().map(|e| (e.to, e.class)).collect(),
             cycle: Vec::new(),
         };
-        let mut lasso = tell::tell(model, &|s| self.node_of(model, s), Promise::Fifo, p.passed, &path);
+        let mut lasso = tell::tell(
+            model,
+            &|s| self.node_of(model, s),
+            Promise::Fifo,
+            p.passed,
+            &path,
+        );
         lasso.closing = format!(
             "c{} is granted the lock at step {} while c{}, whose request reached the lock \
              service first, still waits: grants do not follow request order.",
@@ -287,7 +229,13 @@ impl Built {
                 cycle: l.cycle.iter().map(|e| (node(e.to), e.class)).collect(),
             };
             return Kept::Violated {
-                lasso: Box::new(tell::tell(model, &|s| self.node_of(model, s), promise, c, &path)),
+                lasso: Box::new(tell::tell(
+                    model,
+                    &|s| self.node_of(model, s),
+                    promise,
+                    c,
+                    &path,
+                )),
             };
         }
         match cut {
@@ -302,73 +250,4 @@ impl Built {
             None => Kept::Holds,
         }
     }
-}
-
-/// Every state reachable from the model's initial states, breadth first; `Err` with
-/// the limit that stopped it first.
-pub(super) fn build<M>(model: &M, limits: &Limits) -> Result<Built, Stop>
-where
-    M: Progress,
-    M::State: Clone + Hash + Eq + Debug,
-    M::Action: Clone + Debug,
-{
-    let mut built = Built {
-        index: Visited::new(),
-        waits: Vec::new(),
-        holds: Vec::new(),
-        cut: Vec::new(),
-        graph: Graph::default(),
-        clients: 0,
-        passing: Vec::new(),
-    };
-    let mut queue = VecDeque::new();
-    let mut buf = Vec::new();
-    for s in model.init_states() {
-        let id = built.add(model, model.reduce(s), &mut queue, &mut buf, limits)?;
-        if !built.graph.init.contains(&id) {
-            built.graph.init.push(id);
-        }
-    }
-    let started = Instant::now();
-    let base = resident_bytes().unwrap_or(0);
-    let ordered = model.ordered();
-    let mut actions = Vec::new();
-    let mut out = Vec::new();
-    // States are numbered as they are found and expanded in that order, so node
-    // `next`'s edges are the next pushed.
-    let mut next = 0u32;
-    while let Some(s) = queue.pop_front() {
-        // Read every few thousand states, as the safety search does.
-        if next.is_multiple_of(4096) {
-            if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
-                return Err(Stop::Time);
-            }
-            let grown = resident_bytes().map_or(0, |b| b.saturating_sub(base));
-            if limits.max_bytes.is_some_and(|m| grown >= m) {
-                return Err(Stop::Memory);
-            }
-        }
-        actions.clear();
-        model.actions(&s, &mut actions);
-        out.clear();
-        for a in actions.drain(..) {
-            let class = model.fairness(&a);
-            let Some(t) = model.next_state(&s, a) else {
-                continue;
-            };
-            if !model.within_boundary(&t) {
-                continue;
-            }
-            let to = built.add(model, model.reduce(t), &mut queue, &mut buf, limits)?;
-            out.push(Edge { to, class });
-        }
-        built.graph.push_node(out.drain(..));
-        let stops = model.clock_at_bound(&s) || built.graph.out(next).is_empty();
-        built.cut.push(stops && model.deadline_ahead(&s));
-        if ordered {
-            built.note_passing(model, next, &s);
-        }
-        next += 1;
-    }
-    Ok(built)
 }

@@ -15,6 +15,7 @@
 //! (a timelock of the model, not a behaviour of the system) — a lasso proves nothing,
 //! and the verdict is *unknown*, never a violation.
 
+mod build;
 pub mod fair;
 mod graph;
 mod tell;
@@ -176,17 +177,18 @@ pub struct GraphSize {
     pub seconds: f64,
 }
 
-/// Both promises' verdicts on `model`, its graph held to `limits` (states, time and
-/// memory; threads and symmetry do not apply: the graph is built on one thread, every
-/// state as it is, since a lasso's fairness reads each client's own steps).
+/// Both promises' verdicts on `model`, its graph held to `limits` (states, time,
+/// memory, and the threads that expand it; symmetry does not apply: every state is
+/// stored as it is, or as [`Progress::reduce`] says, since a lasso's fairness reads
+/// each client's own steps).
 pub fn check<M>(model: &M, limits: &Limits) -> Vec<Verdict>
 where
-    M: Progress,
-    M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug,
+    M: Progress + Sync,
+    M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug + Send + Sync,
     M::Action: Clone + std::fmt::Debug,
 {
     let started = std::time::Instant::now();
-    let built = match graph::build(model, limits) {
+    let built = match build::build(model, limits) {
         Ok(b) => b,
         Err(stop) => {
             return unknown_all(format!(

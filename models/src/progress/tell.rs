@@ -134,8 +134,7 @@ where
                 return None;
             }
             let next = model.next_state(&prev, a.clone())?;
-            (node_of(&next) == Some(to))
-                .then_some((a, next))
+            (node_of(&next) == Some(to)).then_some((a, next))
         });
         let Some((a, next)) = taken else {
             break;

@@ -68,7 +68,28 @@ pub fn check_in(
     progress: &mut dyn FnMut(&Stats),
 ) -> Result<Report, CatalogError> {
     let s = scenario(d, env);
-    let mut p = catalog::params(&s, o)?;
+    let p = params(&s, o)?;
+    let told = s.build(&p).tell(limits, progress);
+    Ok(catalog::report::report(&s, p, told))
+}
+
+/// The progress promises' verdicts on `d` in `env` with `o` applied (as
+/// [`crate::catalog::progress`] judges a catalog row's); `None` where its family does
+/// not state them.
+pub fn progress_in(
+    d: &Described,
+    env: &Environment,
+    o: &Overrides,
+    limits: Limits,
+) -> Result<Option<Vec<crate::progress::Verdict>>, CatalogError> {
+    let s = scenario(d, env);
+    let p = params(&s, o)?;
+    Ok(s.progress(&p, &limits))
+}
+
+/// The bounds of `s` with `o` applied.
+fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
+    let mut p = catalog::params(s, o)?;
     if p.faults
         .iter()
         .any(|(f, n)| *f == Fault::Failover && *n > 0)
@@ -77,8 +98,7 @@ pub fn check_in(
         // A failover needs a replica to promote.
         p.replicas = 1;
     }
-    let told = s.build(&p).tell(limits, progress);
-    Ok(catalog::report::report(&s, p, told))
+    Ok(p)
 }
 
 /// The scenario a described protocol is in `env`. Its strings and model live as long as

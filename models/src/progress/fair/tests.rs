@@ -72,9 +72,11 @@ fn oracle(g: &Graph, bad: u32) -> bool {
             let everywhere = nodes
                 .iter()
                 .all(|&a| g.out(a as u32).iter().any(|e| e.class == Some(c)));
-            let taken = nodes
-                .iter()
-                .any(|&a| g.out(a as u32).iter().any(|e| inside(e) && e.class == Some(c)));
+            let taken = nodes.iter().any(|&a| {
+                g.out(a as u32)
+                    .iter()
+                    .any(|e| inside(e) && e.class == Some(c))
+            });
             !everywhere || taken
         })
     })
@@ -181,16 +183,7 @@ fn a_class_enabled_all_round_and_never_taken_makes_the_cycle_unfair() {
 
 #[test]
 fn a_dead_end_is_a_lasso_that_stutters() {
-    let g = Graph::new(
-        vec![
-            vec![Edge {
-                to: 1,
-                class: None,
-            }],
-            vec![],
-        ],
-        vec![0],
-    );
+    let g = Graph::new(vec![vec![Edge { to: 1, class: None }], vec![]], vec![0]);
     let l = fair_lasso(&g, &|n| n == 1).expect("stuck at 1");
     assert_eq!((l.stem.len(), l.cycle.len()), (1, 0));
 }

@@ -3,6 +3,7 @@
 
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
+use crate::progress;
 use crate::protocol::Environment;
 use crate::redis::protocol::{DescribedRef, Protocol, ValueKind};
 use crate::redis::RedisLockModel;
@@ -58,9 +59,10 @@ pub fn model(p: &RedisProtocol) -> &'static dyn Build {
 #[derive(Debug)]
 struct RedisDescribed(&'static RedisProtocol);
 
-impl Build for RedisDescribed {
-    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
-        Box::new(RedisLockModel {
+impl RedisDescribed {
+    /// The model at `p`, time running `tail` ticks past its horizon (0 for safety).
+    fn model(&self, scenario: &Scenario, p: &Params, tail: u64) -> RedisLockModel {
+        RedisLockModel {
             protocol: Protocol::Described(DescribedRef(self.0)),
             value: match self.0.token {
                 TokenKind::Unique => ValueKind::Unique,
@@ -74,8 +76,24 @@ impl Build for RedisDescribed {
             fencing: self.0.fences(),
             faults: Budget::of(&p.faults),
             horizon: 2 * p.ttl + 1,
-            tail: 0,
+            tail,
             properties: scenario.properties,
-        })
+        }
+    }
+}
+
+impl Build for RedisDescribed {
+    fn build(&self, scenario: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        Box::new(self.model(scenario, p, 0))
+    }
+
+    fn progress(
+        &self,
+        scenario: &Scenario,
+        p: &Params,
+        limits: &crate::check::Limits,
+    ) -> Option<Vec<progress::Verdict>> {
+        let tail = progress::tail(p.clients, p.ttl);
+        Some(progress::check(&self.model(scenario, p, tail), limits))
     }
 }
