@@ -96,18 +96,16 @@ progress_rows=(
   "lua-pause 4c ttl4 pause=2|redis-lua-pause --clients 4 --ttl 4 --faults pause=2|-DCLIENTS=4 -DTTL=4 -DPAUSES=2"
 )
 
-# One locklab progress run: "graph_states whole_seconds rss_kb" (whole: the safety
-# search too, as the process runs it).
+# One locklab progress run: "graph_states seconds rss_kb", the seconds of the progress
+# search (building the graph and judging every promise), as Spin's are its search's;
+# the peak memory is the whole process's (its safety search too).
 run_locklab_progress() {
-  local start end
-  start=$(date +%s.%N)
   /usr/bin/time -f "%M" -o "$tmp/rss" "$locklab" check $1 --progress --format json \
     >"$tmp/out.json" 2>/dev/null || true
-  end=$(date +%s.%N)
-  local states
-  states=$(tr -d ' \n' <"$tmp/out.json" | grep -o '"graph":{[^}]*}' | head -1 |
-    grep -o '"states":[0-9]*' | cut -d: -f2)
-  echo "$states $(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}') $(tail -1 "$tmp/rss")"
+  local graph
+  graph=$(tr -d ' \n' <"$tmp/out.json" | grep -o '"graph":{[^}]*}' | head -1)
+  echo "$(echo "$graph" | grep -o '"states":[0-9]*' | cut -d: -f2) \
+$(echo "$graph" | grep -o '"seconds":[0-9.e+-]*' | cut -d: -f2) $(tail -1 "$tmp/rss")"
 }
 
 # One Spin progress run: "graph_states seconds rss_kb" (the graph's states from a run
@@ -144,5 +142,5 @@ for row in "${progress_rows[@]}"; do
       (lu == bu ? "yes" : "NO, states differ")}')")
 done
 echo
-echo "progress, locklab (whole process, safety search included) / Spin pan -a (its search):"
+echo "progress, locklab check --progress / Spin pan -a (search time; peak memory of each process):"
 printf '%s\n' "${summary[@]}"

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use crate::check::{resident_bytes, Limits, Seen, Stop, Visited};
@@ -62,8 +62,40 @@ struct Part<S> {
     passing: Vec<(u32, u32, usize, usize)>,
 }
 
-/// Expands `states`, checking `seen` to drop the bodies of stored successors.
-fn expand<M>(model: &M, states: &[M::State], seen: &Seen) -> Part<M::State>
+impl<S> Part<S> {
+    fn new() -> Self {
+        Part {
+            succs: Vec::new(),
+            fresh: Vec::new(),
+            counts: Vec::new(),
+            cut: Vec::new(),
+            passing: Vec::new(),
+        }
+    }
+}
+
+/// Emptied parts, whose buffers the next expansions fill: a part's buffers run to
+/// megabytes, and an allocator may hand freed ones back to the system, so that every
+/// fresh one costs its pages again.
+struct Spares<S>(Mutex<Vec<Part<S>>>);
+
+impl<S> Spares<S> {
+    fn take(&self) -> Part<S> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_else(Part::new)
+    }
+
+    fn give(&self, part: Part<S>) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(part);
+    }
+}
+
+/// Expands `states` into `part`'s emptied buffers, checking `seen` to drop the bodies
+/// of stored successors.
+fn expand<M>(model: &M, states: &[M::State], seen: &Seen, part: Part<M::State>) -> Part<M::State>
 where
     M: Progress,
     M::State: Clone + Hash + Eq + Debug,
@@ -71,13 +103,7 @@ where
 {
     let ordered = model.ordered();
     let seen = seen.hold();
-    let mut part = Part {
-        succs: Vec::with_capacity(states.len() * 3),
-        fresh: Vec::new(),
-        counts: Vec::with_capacity(states.len()),
-        cut: Vec::with_capacity(states.len()),
-        passing: Vec::new(),
-    };
+    let mut part = part;
     let mut actions = Vec::new();
     let mut buf = Vec::new();
     for (i, s) in states.iter().enumerate() {
@@ -201,6 +227,7 @@ where
     // and expanded in that order.
     let mut source = 0u32;
     let mut next = Vec::new();
+    let spares = Spares(Mutex::new(Vec::new()));
     while !level.is_empty() {
         if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
             return Err(Stop::Time);
@@ -212,15 +239,18 @@ where
         let chunks: Vec<&[M::State]> = level.chunks(CHUNK).collect();
         if threads == 1 || level.len() < PARALLEL_FROM {
             for chunk in &chunks {
-                let part = expand(model, chunk, &seen);
-                number(&mut built, part, &mut source, &mut next, limits)?;
+                let mut part = expand(model, chunk, &seen, spares.take());
+                number(&mut built, &mut part, &mut source, &mut next, limits)?;
+                spares.give(part);
             }
         } else {
             let claim = AtomicUsize::new(0);
-            let (chunks, claim, seen) = (&chunks, &claim, &seen);
+            let (chunks, claim, seen, spares) = (&chunks, &claim, &seen, &spares);
             let expand_next = move || {
                 let i = claim.fetch_add(1, Ordering::Relaxed);
-                chunks.get(i).map(|chunk| (i, expand(model, chunk, seen)))
+                chunks
+                    .get(i)
+                    .map(|chunk| (i, expand(model, chunk, seen, spares.take())))
             };
             std::thread::scope(|scope| {
                 // Bounded: a helper that runs too far ahead of the numbering waits.
@@ -241,8 +271,9 @@ where
                 let mut pending = BTreeMap::new();
                 let mut want = 0;
                 while want < chunks.len() {
-                    if let Some(part) = pending.remove(&want) {
-                        number(&mut built, part, &mut source, &mut next, limits)?;
+                    if let Some(mut part) = pending.remove(&want) {
+                        number(&mut built, &mut part, &mut source, &mut next, limits)?;
+                        spares.give(part);
                         want += 1;
                     } else if let Ok((i, part)) = rx.try_recv() {
                         pending.insert(i, part);
@@ -265,26 +296,20 @@ where
 }
 
 /// Numbers a part's successors in order (the sources numbered from `source` on), adds
-/// its edges, and queues the new states on `next`.
+/// its edges, and queues the new states on `next`; the part is left empty.
 fn number<S>(
     built: &mut Built,
-    part: Part<S>,
+    part: &mut Part<S>,
     source: &mut u32,
     next: &mut Vec<S>,
     limits: &Limits,
 ) -> Result<(), Stop> {
-    let Part {
-        succs,
-        fresh,
-        counts,
-        cut,
-        passing,
-    } = part;
-    let mut succs = succs.into_iter();
-    let mut fresh = fresh.into_iter();
+    let mut succs = part.succs.drain(..);
+    let mut fresh = part.fresh.drain(..);
     let mut out = Vec::new();
-    let mut passing = passing.into_iter().peekable();
-    for (i, (count, cut)) in counts.into_iter().zip(cut).enumerate() {
+    let mut passing = part.passing.drain(..).peekable();
+    let counts = part.counts.drain(..).zip(part.cut.drain(..));
+    for (i, (count, cut)) in counts.enumerate() {
         out.clear();
         for t in succs.by_ref().take(count as usize) {
             let to = match t.known {
