@@ -363,11 +363,17 @@ impl RedisLockModel {
                     Phase::Acquire(0)
                 } else {
                     let got = topology::acked(&s.nodes, s.master as usize, s.offset, cl.wait_for.1);
-                    if got < n {
-                        return None;
-                    }
+                    // `WAIT n timeout` returns short at its timeout, which a client
+                    // sets below its lease: here, the last moment before the lease
+                    // runs out. Too few replicas have the grant, so the client gives
+                    // it back and does not enter (as `implementations`' client does).
+                    let timed_out = cl.lease_until.is_some_and(|d| time::due(s.now, d));
                     log.note(&cmd, || RedisReply::Integer(i64::from(got)));
-                    if self.fencing {
+                    if got < n && !timed_out {
+                        return None;
+                    } else if got < n {
+                        Phase::Release(0)
+                    } else if self.fencing {
                         Phase::Fence
                     } else {
                         Phase::Critical(0)
