@@ -167,3 +167,6 @@ impl LockScript {
         shas[i].as_str()
     }
 }
+
+#[cfg(test)]
+mod tests;

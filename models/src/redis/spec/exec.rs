@@ -109,7 +109,11 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
         // Nothing is known of its effect: a check that needs one leaves it out.
         Other { name, .. } => R::Error(format!("{name}: not modelled by the spec")),
         EvalCompareAndDelete { key, value } => {
-            if owns_string(s, key, value) {
+            let owns = match owns_string(s, key, value) {
+                Ok(o) => o,
+                Err(e) => return e,
+            };
+            if owns {
                 s.keys.remove(key);
                 R::Integer(1)
             } else {
@@ -117,14 +121,22 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
             }
         }
         EvalCompareAndRenew { key, value, px } => {
-            if owns_string(s, key, value) {
+            let owns = match owns_string(s, key, value) {
+                Ok(o) => o,
+                Err(e) => return e,
+            };
+            if owns {
                 pexpire(s, key, *px, clock)
             } else {
                 R::Integer(0)
             }
         }
         EvalCompareAndTransfer { key, value, to, px } => {
-            if owns_string(s, key, value) {
+            let owns = match owns_string(s, key, value) {
+                Ok(o) => o,
+                Err(e) => return e,
+            };
+            if owns {
                 let entry = Entry {
                     value: Value::Str(to.clone()),
                     deadline: deadline(*px),
@@ -157,7 +169,11 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
         }
         EvalRedissonLock { key, field, px } => {
             let free = !s.keys.contains_key(key);
-            if free || has_field(s, key, field) {
+            let held = match has_field(s, key, field) {
+                Ok(h) => h,
+                Err(e) => return e,
+            };
+            if free || held {
                 if let Err(e) = hincrby(s, key, field, 1) {
                     return e;
                 }
@@ -167,8 +183,10 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
             exec(s, &PTtl { key: key.clone() }, clock)
         }
         EvalRedissonUnlock { key, field, px } => {
-            if !has_field(s, key, field) {
-                return R::Nil;
+            match has_field(s, key, field) {
+                Ok(true) => {}
+                Ok(false) => return R::Nil,
+                Err(e) => return e,
             }
             match hincrby(s, key, field, -1) {
                 Ok(n) if n > 0 => {
@@ -182,23 +200,35 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
                 Err(e) => e,
             }
         }
-        EvalRedissonRenew { key, field, px } => {
-            if has_field(s, key, field) {
+        EvalRedissonRenew { key, field, px } => match has_field(s, key, field) {
+            Ok(true) => {
                 pexpire(s, key, *px, clock);
                 R::Integer(1)
-            } else {
-                R::Integer(0)
             }
-        }
+            Ok(false) => R::Integer(0),
+            Err(e) => e,
+        },
     }
 }
 
-fn owns_string(s: &RedisState, key: &str, value: &str) -> bool {
-    matches!(s.keys.get(key), Some(Entry { value: Value::Str(v), .. }) if v == value)
+/// Whether `key` holds the string `value` (`GET key == value`); a hash is the
+/// `WRONGTYPE` error the script's `GET` raises.
+fn owns_string(s: &RedisState, key: &str, value: &str) -> Result<bool, RedisReply> {
+    match s.keys.get(key).map(|e| &e.value) {
+        None => Ok(false),
+        Some(Value::Str(v)) => Ok(v == value),
+        Some(Value::Hash(_)) => Err(RedisReply::Error(WRONGTYPE.into())),
+    }
 }
 
-fn has_field(s: &RedisState, key: &str, field: &str) -> bool {
-    matches!(s.keys.get(key), Some(Entry { value: Value::Hash(h), .. }) if h.contains_key(field))
+/// Whether the hash `key` has `field` (`HEXISTS`); a string is the `WRONGTYPE` error
+/// the script's `HEXISTS` raises.
+fn has_field(s: &RedisState, key: &str, field: &str) -> Result<bool, RedisReply> {
+    match s.keys.get(key).map(|e| &e.value) {
+        None => Ok(false),
+        Some(Value::Hash(h)) => Ok(h.contains_key(field)),
+        Some(Value::Str(_)) => Err(RedisReply::Error(WRONGTYPE.into())),
+    }
 }
 
 fn pexpire(s: &mut RedisState, key: &str, ms: u64, clock: Clock) -> RedisReply {

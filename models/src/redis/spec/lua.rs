@@ -187,7 +187,19 @@ pub(super) fn eval(
     if let Some((state, _)) = RUNNING.take() {
         *s = state;
     }
-    reply.unwrap_or_else(|e| RedisReply::Error(format!("ERR {}", lua_message(&e))))
+    reply.unwrap_or_else(|e| script_error(&lua_message(&e)))
+}
+
+/// The reply of a script that raised `message`: an error reply raised by `redis.call`
+/// keeps its code (`WRONGTYPE …`), as Redis 7 answers; anything else is an `ERR`.
+fn script_error(message: &str) -> RedisReply {
+    let code = message.split(' ').next().unwrap_or("");
+    let coded = code.len() > 1 && code.chars().all(|c| c.is_ascii_uppercase());
+    if coded {
+        RedisReply::Error(message.to_string())
+    } else {
+        RedisReply::Error(format!("ERR {message}"))
+    }
 }
 
 /// One thread's Lua state and the scripts it compiled.
