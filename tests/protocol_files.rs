@@ -208,3 +208,39 @@ fn a_bad_protocol_file_is_exit_2_naming_file_line_and_fix() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// `--html` draws a protocol's story as a catalog row's: one page for one environment,
+/// a page per environment beside the path for several; no lesson and no expected
+/// verdict, since a user's protocol states none.
+#[test]
+fn check_protocol_draws_each_environments_page() {
+    let f = file("lua-compare-and-delete.toml");
+    let f = f.to_str().unwrap_or_default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let one = dir.path().join("one.html");
+    let o = cli::locklab(&[
+        "check",
+        "--protocol",
+        f,
+        "failover",
+        "--html",
+        one.to_str().unwrap_or_default(),
+    ]);
+    cli::assert_exit(&o, 1);
+    let page = std::fs::read_to_string(&one).expect("page written");
+    assert!(page.contains("promote to master"), "the failover is drawn");
+    assert!(page.contains("c0 + c1 inside!"), "the overlap is drawn");
+    assert!(!page.contains("expected:") && !page.contains("Lesson."));
+    let all = dir.path().join("all.html");
+    let o = cli::locklab(&[
+        "check",
+        "--protocol",
+        f,
+        "--html",
+        all.to_str().unwrap_or_default(),
+    ]);
+    cli::assert_exit(&o, 1);
+    for env in ["none", "pause", "crash", "failover"] {
+        assert!(dir.path().join(format!("all-{env}.html")).exists(), "{env}");
+    }
+}

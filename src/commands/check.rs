@@ -203,18 +203,13 @@ fn limits(args: &Args) -> Limits {
 /// flags that do not go with it).
 pub fn protocol_request(args: &Args) -> Option<Result<ProtocolRequest<'_>, u8>> {
     let file = args.protocol.as_deref()?;
-    if args.html.is_some() {
-        return Some(Err(bad_input(
-            args.format,
-            "--html draws a catalog row; it does not take --protocol",
-        )));
-    }
     Some(Ok(ProtocolRequest {
         file,
         env: args.id.as_deref(),
         bounds: &args.bounds,
         limits: limits(args),
         progress: args.progress,
+        html: args.html.as_deref(),
         format: args.format,
     }))
 }
@@ -231,6 +226,9 @@ pub struct ProtocolRequest<'a> {
     pub limits: Limits,
     /// Also judge the progress promises in each environment.
     pub progress: bool,
+    /// Also draw each environment's page: at this path for one environment, beside it
+    /// with the environment's name for several (`out.html` → `out-pause.html`).
+    pub html: Option<&'a std::path::Path>,
     /// The output format.
     pub format: Format,
 }

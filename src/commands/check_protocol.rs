@@ -11,7 +11,9 @@ use super::check::{
     exit_code, progress_exit_code, progress_text, story_text, verdict_text_with, ProtocolRequest,
 };
 use crate::bad_input;
+use crate::commands::pages::write_page;
 use crate::output::{spinner, Format};
+use locklab_traces::diagram::model_page;
 
 /// Runs the check; returns the exit code (the worst over the environments: a
 /// violation, else an unknown, else 0).
@@ -22,6 +24,7 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         bounds,
         limits,
         progress,
+        html,
         format,
     } = request;
     let described = match protocol::load(file) {
@@ -72,6 +75,25 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
             Err(err) => return bad_input(format, &err.to_string()),
         }
     }
+    if let Some(path) = html {
+        for (i, e) in envs.iter().enumerate() {
+            let page = page_path(path, &e.name, envs.len());
+            let drawn = protocol::cast_in(&described, e, &bounds.overrides())
+                .map_err(|err| err.to_string())
+                .map(|(scenario, cast)| {
+                    let p = progress.then_some(promises[i].as_slice());
+                    model_page(&scenario, &reports[i], &cast, p)
+                });
+            match drawn {
+                Ok(text) => {
+                    if let Err(code) = write_page(format, &page, &text) {
+                        return code;
+                    }
+                }
+                Err(err) => return bad_input(format, &err),
+            }
+        }
+    }
     match format {
         Format::Json => println!(
             "{}",
@@ -104,6 +126,21 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         }
     }
     worst(&reports, &promises)
+}
+
+/// Where the page of environment `env` goes: `path` itself when it is the only one,
+/// else beside it with the environment's name (`out.html` → `out-pause.html`).
+fn page_path(path: &std::path::Path, env: &str, envs: usize) -> std::path::PathBuf {
+    if envs == 1 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or_else(String::new, |e| format!(".{}", e.to_string_lossy()));
+    path.with_file_name(format!("{stem}-{env}{ext}"))
 }
 
 /// The exit code of several verdicts and promises: a violation or a broken promise,

@@ -87,6 +87,19 @@ pub fn progress_in(
     Ok(s.progress(&p, &limits))
 }
 
+/// The scenario `d` is in `env`, and the diagram's participants at its bounds with `o`
+/// applied: what a page of one of its reports draws.
+pub fn cast_in(
+    d: &Described,
+    env: &Environment,
+    o: &Overrides,
+) -> Result<(Scenario, crate::catalog::Cast), CatalogError> {
+    let s = scenario(d, env);
+    let p = params(&s, o)?;
+    let cast = s.build(&p).cast();
+    Ok((s, cast))
+}
+
 /// The bounds of `s` with `o` applied.
 fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
     let mut p = catalog::params(s, o)?;

@@ -26,7 +26,7 @@ pub mod check;
 pub mod file;
 pub mod redis;
 
-pub use check::{check, check_in, progress_in, Environment};
+pub use check::{cast_in, check, check_in, progress_in, Environment};
 pub use file::{load, parse};
 pub use redis::steps::{OnBusy, Outcome, TokenKind};
 pub use redis::{RedisProtocol, StepBuilder};

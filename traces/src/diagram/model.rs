@@ -56,8 +56,10 @@ pub fn expected_text(e: Expected) -> String {
     }
 }
 
-/// Title, protocol, fault, lesson and verdict.
+/// Title, protocol, fault, lesson and verdict. A scenario without a lesson is a user's
+/// protocol, which states no expected verdict: neither is shown.
 pub fn header(s: &Scenario, r: &Report) -> String {
+    let catalog_row = !s.lesson.is_empty();
     let verdict_class = match r.verdict {
         Verdict::Holds => "holds",
         Verdict::Violated(_) => "violated",
@@ -75,16 +77,22 @@ pub fn header(s: &Scenario, r: &Report) -> String {
     };
     format!(
         "<h1>{id} <span class=\"muted\">— {protocol}</span></h1>\
-<p class=\"lesson\"><strong>Lesson.</strong> {lesson}</p>\
+{lesson}\
 <dl class=\"facts\"><dt>Protocol</dt><dd>{protocol}</dd><dt>Fault</dt><dd>{fault}</dd>\
 <dt>Properties</dt><dd>{props}</dd>\
-<dt>Model verdict</dt><dd><span class=\"verdict {verdict_class}\">{verdict}</span> \
-<span class=\"muted\">(expected: {expected}; {matches})</span></dd>\
+<dt>Model verdict</dt><dd><span class=\"verdict {verdict_class}\">{verdict}</span>{expected}</dd>\
 <dt>Bounds</dt><dd class=\"mono\">clients={clients} replicas={replicas} nodes={nodes} ttl={ttl} faults=[{faults}]</dd>\
 <dt>Search</dt><dd class=\"muted\">{states} states ({distinct} distinct, depth {depth})</dd></dl>",
         id = escape(s.id),
         protocol = escape(s.protocol),
-        lesson = escape(s.lesson),
+        lesson = if catalog_row {
+            format!(
+                "<p class=\"lesson\"><strong>Lesson.</strong> {}</p>",
+                escape(s.lesson)
+            )
+        } else {
+            String::new()
+        },
         fault = escape(s.faults),
         props = escape(
             &s.properties
@@ -94,11 +102,18 @@ pub fn header(s: &Scenario, r: &Report) -> String {
                 .join(", ")
         ),
         verdict = escape(&verdict_text(&r.verdict)),
-        expected = escape(&expected_text(r.expected)),
-        matches = if r.matches_expected {
-            "matches"
+        expected = if catalog_row {
+            format!(
+                " <span class=\"muted\">(expected: {}; {})</span>",
+                escape(&expected_text(r.expected)),
+                if r.matches_expected {
+                    "matches"
+                } else {
+                    "DIFFERS"
+                }
+            )
         } else {
-            "DIFFERS"
+            String::new()
         },
         clients = p.clients,
         replicas = p.replicas,
