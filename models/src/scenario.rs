@@ -68,15 +68,28 @@ pub trait Build: Debug + Send + Sync {
     /// The model of `scenario` with `params`.
     fn build(&self, scenario: &Scenario, params: &Params) -> Box<dyn Checkable>;
 
+    /// The model of `scenario` with `params` whose clock may run `tail` ticks past its
+    /// horizon, faults over (see [`crate::progress`]), for the progress promises;
+    /// `None` where the family does not state them yet.
+    fn with_tail(
+        &self,
+        _scenario: &Scenario,
+        _params: &Params,
+        _tail: u64,
+    ) -> Option<Box<dyn crate::progress::Judge>> {
+        None
+    }
+
     /// The progress promises' verdicts on the model of `scenario` with `params`, its
     /// graph held to `limits`; `None` where the family does not state them yet.
     fn progress(
         &self,
-        _scenario: &Scenario,
-        _params: &Params,
-        _limits: &crate::check::Limits,
+        scenario: &Scenario,
+        params: &Params,
+        limits: &crate::check::Limits,
     ) -> Option<Vec<crate::progress::Verdict>> {
-        None
+        let tail = crate::progress::tail(params.clients, params.ttl);
+        Some(self.with_tail(scenario, params, tail)?.judge(limits))
     }
 }
 

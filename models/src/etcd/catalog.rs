@@ -30,15 +30,15 @@ impl Build for EtcdLock {
         Box::new(self.model(scenario.properties, p))
     }
 
-    fn progress(
+    fn with_tail(
         &self,
         scenario: &Scenario,
         p: &Params,
-        limits: &crate::check::Limits,
-    ) -> Option<Vec<progress::Verdict>> {
+        tail: u64,
+    ) -> Option<Box<dyn progress::Judge>> {
         let mut model = self.model(scenario.properties, p);
-        model.tail = progress::tail(p.clients, p.ttl);
-        Some(progress::check(&model, limits))
+        model.tail = tail;
+        Some(Box::new(model))
     }
 }
 

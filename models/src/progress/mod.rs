@@ -218,6 +218,34 @@ where
     verdicts
 }
 
+/// A model whose progress promises can be judged, behind a pointer: what a catalog
+/// row's [`crate::scenario::Build::with_tail`] hands over.
+pub trait Judge {
+    /// The promises' verdicts, the graph held to `limits` (see [`check`]).
+    fn judge(&self, limits: &Limits) -> Vec<Verdict>;
+}
+
+impl<M> Judge for M
+where
+    M: Progress + Sync,
+    M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug + Send + Sync,
+    M::Action: Clone + std::fmt::Debug,
+{
+    fn judge(&self, limits: &Limits) -> Vec<Verdict> {
+        check(self, limits)
+    }
+}
+
+/// A model that cannot judge progress faithfully: both promises undecided, for the
+/// reason it holds.
+pub struct Undecided(pub String);
+
+impl Judge for Undecided {
+    fn judge(&self, _: &Limits) -> Vec<Verdict> {
+        unknown_all(self.0.clone())
+    }
+}
+
 /// Both promises undecided, for `why`: where a model cannot judge progress faithfully.
 pub fn unknown_all(why: String) -> Vec<Verdict> {
     [Promise::EventuallyFree, Promise::StarvationFree]

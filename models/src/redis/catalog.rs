@@ -77,14 +77,13 @@ impl Build for RedisLock {
         Box::new(self.model(scenario, p, 0))
     }
 
-    fn progress(
+    fn with_tail(
         &self,
         scenario: &Scenario,
         p: &Params,
-        limits: &crate::check::Limits,
-    ) -> Option<Vec<progress::Verdict>> {
-        let tail = progress::tail(p.clients, p.ttl);
-        Some(progress::check(&self.model(scenario, p, tail), limits))
+        tail: u64,
+    ) -> Option<Box<dyn progress::Judge>> {
+        Some(Box::new(self.model(scenario, p, tail)))
     }
 }
 

@@ -52,14 +52,8 @@ impl Build for Redlock {
         Box::new(self.model(p, 0))
     }
 
-    fn progress(
-        &self,
-        _: &Scenario,
-        p: &Params,
-        limits: &crate::check::Limits,
-    ) -> Option<Vec<progress::Verdict>> {
-        let model = self.model(p, progress::tail(p.clients, p.ttl));
-        Some(progress::check(&model, limits))
+    fn with_tail(&self, _: &Scenario, p: &Params, tail: u64) -> Option<Box<dyn progress::Judge>> {
+        Some(Box::new(self.model(p, tail)))
     }
 }
 

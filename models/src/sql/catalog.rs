@@ -88,25 +88,24 @@ impl Build for SqlLock {
         Box::new(self.model(scenario, p, 0))
     }
 
-    fn progress(
+    fn with_tail(
         &self,
         scenario: &Scenario,
         p: &Params,
-        limits: &crate::check::Limits,
-    ) -> Option<Vec<progress::Verdict>> {
+        tail: u64,
+    ) -> Option<Box<dyn progress::Judge>> {
         if self.pool.is_some() {
             // A blocked statement waits on the connection it was sent on; the model
             // picks the connection when the statement is granted, so a waiter could
             // be granted through a connection it never waited on.
-            return Some(progress::unknown_all(
+            return Some(Box::new(progress::Undecided(
                 "with a pool, the model picks a waiting statement's connection when it is \
                  granted, not when it is sent, so it cannot tell a waiter stuck on the \
                  wrong connection"
                     .into(),
-            ));
+            )));
         }
-        let tail = progress::tail(p.clients, p.ttl);
-        Some(progress::check(&self.model(scenario, p, tail), limits))
+        Some(Box::new(self.model(scenario, p, tail)))
     }
 }
 
