@@ -200,6 +200,13 @@ fn threads_change_nothing() {
     };
     let (one, two) = (on(1), on(2));
     assert!(one[0].graph.expect("built").states > 50_000);
+    // The row wedges: the lassos compared below are real ones, with the crash.
+    match &one[0].kept {
+        Kept::Violated { lasso } => {
+            assert!(lasso.steps[..lasso.stem].iter().any(|s| s.fault), "{lasso}")
+        }
+        other => panic!("eventually-free: {other:?}"),
+    }
     for (a, b) in one.iter().zip(&two) {
         let (ga, gb) = (a.graph.expect("built"), b.graph.expect("built"));
         assert_eq!((ga.states, ga.edges), (gb.states, gb.edges));
