@@ -126,6 +126,65 @@ fn a_fencing_token_from_a_step_keeps_the_resource_safe_under_a_pause() {
     assert!(text.contains("INCR lock:fence"), "{text}");
 }
 
+/// `{reply}` carries an acquire step's reply into the next step and the release: the
+/// sequence number is the lock's value, so a paused holder's compare-and-delete spares
+/// the next holder's lock, which the same scripts comparing a shared `{token}` delete.
+#[test]
+fn a_sequence_number_kept_by_reply_spares_the_next_holders_lock() {
+    let r = check(&load("sequence-value.toml"), "pause");
+    assert_eq!(
+        r.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion]),
+        "a pause still puts two inside, but nobody deletes another's lock"
+    );
+    let text = story(&r, Property::MutualExclusion);
+    assert!(
+        text.contains("INCR lock:seq") && text.contains("SET lock 1 NX PX"),
+        "{text}"
+    );
+
+    // After a failover the sequence restarts on the promoted replica, which never saw
+    // it: the next holder draws the paused one's number, and its release deletes it.
+    let r = check(&load("sequence-value.toml"), "failover");
+    assert!(
+        matches!(&r.verdict, Verdict::Violated(ps) if ps.contains(&Property::NoForeignRelease)),
+        "{:?}",
+        r.verdict
+    );
+    let text = story(&r, Property::NoForeignRelease);
+    assert!(text.contains("promotes"), "{text}");
+    assert_eq!(
+        text.matches("INCR lock:seq -> (integer) 1").count(),
+        2,
+        "{text}"
+    );
+
+    let shared = protocol::RedisProtocol::builder("compare-and-delete on a shared token")
+        .token(protocol::TokenKind::ThreadId)
+        .acquire(
+            protocol::StepBuilder::send("SET {key} {token} NX PX {lease_ms}")
+                .granted("OK")
+                .busy("nil"),
+        )
+        .release(
+            protocol::StepBuilder::script(
+                &std::fs::read_to_string(file("compare-and-delete.lua")).expect("script"),
+                &["{key}"],
+                &["{token}"],
+            )
+            .released("1")
+            .not_held("0"),
+        )
+        .build()
+        .expect("valid");
+    let r = check(&Described::Redis(shared), "pause");
+    assert!(
+        matches!(&r.verdict, Verdict::Violated(ps) if ps.contains(&Property::NoForeignRelease)),
+        "{:?}",
+        r.verdict
+    );
+}
+
 #[test]
 fn set_if_present_as_written_refuses_a_free_lock_without_any_fault() {
     let r = check(&load("write-ups/setifpresent-finally.toml"), "none");
@@ -197,6 +256,9 @@ fn a_bad_protocol_file_is_exit_2_naming_file_line_and_fix() {
         ("family = \"redis\"\n[[acquire]]\nlua = \"return redis.call('time')\"\ngranted = \"1\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml", "clock"),
         ("family = \"redis\"\n[[acquire]]\nsend = \"HSET {key} f 1\"\ngranted = \"1\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml:2", "no command of the Redis spec"),
         ("family = \"redis\"\n[[acquire]]\nlua = \"if then\"\ngranted = \"1\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml", "syntax"),
+        ("family = \"redis\"\nattempts = 0\n[[acquire]]\nsend = \"SET {key} {token} NX\"\ngranted = \"OK\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml:2", "attempts = 0"),
+        ("family = \"redis\"\n[[acquire]]\nsend = \"SET {key} {reply} NX\"\ngranted = \"OK\"\n[[release]]\nsend = \"DEL {key}\"\n", "p.toml:2", "no step before this one goes on"),
+        ("family = \"redis\"\n[[acquire]]\nsend = \"SET {key} {token} NX\"\ngranted = \"OK\"\n[[release]]\nsend = \"DEL {key}\"\n[[renew]]\nsend = \"PEXPIRE {key} 5\"\nrenewed = \"1\"\n[[renew]]\nsend = \"PEXPIRE {key} 5\"\nrenewed = \"1\"\n", "p.toml:10", "a renewal is one step"),
     ];
     for (text, at, what) in cases {
         let p = dir.path().join("p.toml");

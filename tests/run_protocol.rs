@@ -19,8 +19,13 @@ use run_check::check;
 use runs::{assert_agrees, run_kept};
 
 fn options(id: &str) -> RunOptions {
+    with_file(id, "lua-compare-and-delete.toml")
+}
+
+fn with_file(id: &str, name: &str) -> RunOptions {
     let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/protocols/lua-compare-and-delete.toml");
+        .join("examples/protocols")
+        .join(name);
     let d = protocol::load(&file).unwrap_or_else(|e| panic!("{e}"));
     RunOptions {
         lock: Some(locklab_jepsen::registry::protocol_lock(&d)),
@@ -69,4 +74,27 @@ fn a_lua_protocol_file_agrees_with_its_model_under_a_failover() {
     // is no reply one server could give, which the spec's replay proves.
     let r = agrees_and_replays("redis-failover", Verdict::Violation);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+}
+
+/// `{reply}` on a real server: each attempt's `INCR` reply is the value it sets and the
+/// one its release compares, so the paused holder's release spares the next holder's
+/// lock although every client has the same `{token}` — as the model of the file says.
+#[test]
+fn a_sequence_value_protocol_agrees_with_its_model_under_a_pause() {
+    let (r, h) = run_kept(with_file("redis-lua-pause", "sequence-value.toml"));
+    assert_agrees(&r);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+    let sets_a_sequence = h.events.iter().any(|(_, e)| {
+        e.op == OpKind::Command
+            && e.value.as_ref().is_some_and(|v| {
+                v["command"]["set"]["value"]
+                    .as_str()
+                    .is_some_and(|x| x.parse::<u64>().is_ok())
+            })
+    });
+    assert!(
+        sets_a_sequence,
+        "no SET of the sequence number among the commands"
+    );
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
 
-use locklab_models::protocol::redis::steps::Fill;
+use locklab_models::protocol::redis::steps::{reply_text, Fill};
 use locklab_models::protocol::{OnBusy, Outcome, RedisProtocol, TokenKind};
 
 use super::handle::KeyHandle;
@@ -82,6 +82,8 @@ struct Filling {
     key: String,
     token: String,
     lease_ms: u64,
+    /// The reply `{reply}` stands for: the last `next` step's, as the model keeps it.
+    reply: String,
 }
 
 impl Filling {
@@ -91,6 +93,7 @@ impl Filling {
             token: &self.token,
             lease_ms: self.lease_ms,
             now_ms: now_ms(),
+            reply: &self.reply,
         }
     }
 }
@@ -108,6 +111,7 @@ async fn release(
     protocol: &RedisProtocol,
     filling: &Filling,
 ) -> Result<(), LockError> {
+    let mut filling = filling.clone();
     let mut stage = 0u8;
     loop {
         let fill = filling.fill();
@@ -117,7 +121,10 @@ async fn release(
         let released = &handle.released;
         let reply = handle.node.exec_then(cmd, || released.notify_one()).await?;
         match protocol.released(stage, &reply, &filling.fill()) {
-            Outcome::Next => stage += 1,
+            Outcome::Next => {
+                stage += 1;
+                filling.reply = reply_text(&reply);
+            }
             Outcome::NotHeld => return Err(handle.not_held()),
             _ => return Ok(()),
         }
@@ -137,7 +144,7 @@ impl HeldLock for DescribedHeld {
                     what: "renewal",
                 });
             }
-            let filling = Filling {
+            let mut filling = Filling {
                 lease_ms: px(lease),
                 ..self.filling.clone()
             };
@@ -149,7 +156,10 @@ impl HeldLock for DescribedHeld {
                 };
                 let reply = self.handle.node.exec(cmd).await?;
                 match self.protocol.renewed(stage, &reply, &filling.fill()) {
-                    Outcome::Next => stage += 1,
+                    Outcome::Next => {
+                        stage += 1;
+                        filling.reply = reply_text(&reply);
+                    }
                     Outcome::Renewed => return Ok(()),
                     _ => return Err(self.handle.not_held()),
                 }
@@ -176,10 +186,11 @@ impl DistributedLock for DescribedLock {
                 TokenKind::Timestamp => now_ms().to_string(),
                 _ => self.handle.owner.clone(),
             };
-            let filling = Filling {
+            let mut filling = Filling {
                 key: self.handle.key.clone(),
                 token,
                 lease_ms: lease_ms(lease),
+                reply: String::new(),
             };
             let sent_at = Instant::now();
             let mut stage = 0u8;
@@ -190,7 +201,10 @@ impl DistributedLock for DescribedLock {
                 };
                 let reply = self.handle.node.exec(cmd).await?;
                 match self.protocol.acquired(stage, &reply, &filling.fill()) {
-                    Outcome::Next => stage += 1,
+                    Outcome::Next => {
+                        stage += 1;
+                        filling.reply = reply_text(&reply);
+                    }
                     Outcome::Granted => {
                         let token = self
                             .protocol

@@ -21,7 +21,7 @@ use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
 use super::keys::LOCK_KEY;
-use super::protocol::{self, Acquired, Protocol, ValueKind};
+use super::protocol::{self, Acquired, Protocol, Said, ValueKind};
 use super::shared_nodes::NodeRef;
 use super::topology;
 use super::values;
@@ -95,6 +95,11 @@ pub struct Client {
     pub read: u8,
     /// The failover epoch its pending `WAIT` belongs to, and the offset to wait for.
     pub wait_for: (u8, u32),
+    /// The reply a user protocol's next step reads as `{reply}` (empty for every other
+    /// protocol, so that it never tells two states apart).
+    pub reply: &'static str,
+    /// Refused attempts so far, where the protocol bounds them (else 0).
+    pub refused: u8,
 }
 
 /// The whole system.
@@ -188,9 +193,9 @@ enum Request {
     Wait(u32),
 }
 
-/// A command's identity: its request, the protocol, the client's value (by address:
-/// values are kept once, [`values::value`]) and the lease.
-type CommandKey = (Request, Protocol, (usize, usize), u64);
+/// A command's identity: its request, the protocol, the client's value and the reply
+/// it fills in (by address: both are kept once, [`values::value`]) and the lease.
+type CommandKey = (Request, Protocol, (usize, usize), (usize, usize), u64);
 
 thread_local! {
     /// Every command built on this thread (see [`RedisLockModel::command`]).
@@ -232,31 +237,33 @@ impl RedisLockModel {
     /// The command of `request` for a client writing `value` (`None`: the release is
     /// over), built once per thread: a search sends the same few commands millions of
     /// times, and building one allocates its strings.
-    fn command(&self, request: Request, value: &'static str, now: u64) -> Option<Rc<RedisCommand>> {
+    fn command(&self, request: Request, said: Said<'static>, now: u64) -> Option<Rc<RedisCommand>> {
         if protocol::uses_now(self.protocol) {
-            return self.make(request, value, now).map(Rc::new);
+            return self.make(request, said, now).map(Rc::new);
         }
+        let at = |v: &str| (v.as_ptr() as usize, v.len());
         let key = (
             request,
             self.protocol,
-            (value.as_ptr() as usize, value.len()),
+            at(said.value),
+            at(said.reply),
             self.ttl,
         );
         if let Some(known) = COMMANDS.with_borrow(|m| m.get(&key).cloned()) {
             return known;
         }
-        let made = self.make(request, value, 0).map(Rc::new);
+        let made = self.make(request, said, 0).map(Rc::new);
         COMMANDS.with_borrow_mut(|m| m.insert(key, made.clone()));
         made
     }
 
-    fn make(&self, request: Request, value: &'static str, now: u64) -> Option<RedisCommand> {
+    fn make(&self, request: Request, said: Said<'_>, now: u64) -> Option<RedisCommand> {
         let (p, ttl) = (self.protocol, self.ttl);
         match request {
-            Request::Acquire(k) => protocol::acquire(p, k, value, ttl, now),
-            Request::Release(k) => protocol::release(p, k, value, ttl, now),
+            Request::Acquire(k) => protocol::acquire(p, k, said, ttl, now),
+            Request::Release(k) => protocol::release(p, k, said, ttl, now),
             Request::Fence => Some(protocol::fence()),
-            Request::Renew => protocol::renew(p, value, ttl, now),
+            Request::Renew => protocol::renew(p, said.value, ttl, now),
             Request::Wait(n) => Some(protocol::wait(n)),
         }
     }
@@ -302,6 +309,19 @@ impl RedisLockModel {
         }
         let mut s = st.clone();
         let ttl = self.ttl;
+        let said = Said {
+            value: cl.value,
+            reply: cl.reply,
+        };
+        // What a user protocol's later steps read as `{reply}`: the reply of the last
+        // step that went on (`next`) since this attempt began; nothing once over.
+        let keep = |s: &mut RedisLockState, reply: Option<&RedisReply>| {
+            if protocol::uses_reply(self.protocol) {
+                s.clients[c].reply = reply.map_or("", |r| {
+                    values::value(&crate::protocol::redis::steps::reply_text(r))
+                });
+            }
+        };
         macro_rules! exchange {
             ($s:expr, $cmd:expr, $release:expr) => {{
                 let cmd = $cmd;
@@ -320,20 +340,36 @@ impl RedisLockModel {
                 Phase::Acquire(0)
             }
             Phase::Acquire(k) => {
-                let cmd = self.command(Request::Acquire(k), cl.value, s.now)?;
+                let cmd = self.command(Request::Acquire(k), said, s.now)?;
                 let master = s.nodes[s.master as usize];
                 let reply = exchange!(&mut s, cmd, false);
-                match protocol::acquired(self.protocol, k, cl.value, &reply) {
-                    Acquired::Next => Phase::Acquire(k + 1),
+                match protocol::acquired(self.protocol, k, said, &reply) {
+                    Acquired::Next => {
+                        keep(&mut s, Some(&reply));
+                        Phase::Acquire(k + 1)
+                    }
                     Acquired::Busy => {
+                        // A release in `finally` reads what the attempt kept.
+                        if protocol::on_busy(self.protocol) != OnBusy::Release {
+                            keep(&mut s, None);
+                        }
                         // Refused by a master that held no key and that the refusal
                         // left as it was: not a step of a longer way in.
                         let unchanged = s.nodes[s.master as usize] == master;
                         if unchanged && Self::holds_nothing(&s) {
                             s.refused_free.get_or_insert(c as u8);
                         }
+                        let tries = protocol::attempts(self.protocol);
                         match protocol::on_busy(self.protocol) {
-                            OnBusy::Retry => Phase::Acquire(0),
+                            OnBusy::Retry if tries.is_some_and(|n| cl.refused + 1 >= n) => {
+                                Phase::Done
+                            }
+                            OnBusy::Retry => {
+                                if tries.is_some() {
+                                    s.clients[c].refused += 1;
+                                }
+                                Phase::Acquire(0)
+                            }
                             OnBusy::GiveUp => Phase::Done,
                             OnBusy::Release => Phase::Release(0),
                         }
@@ -352,7 +388,7 @@ impl RedisLockModel {
             }
             Phase::Wait => {
                 let n = self.wait.unwrap_or(0);
-                let cmd = self.command(Request::Wait(n), "", s.now)?;
+                let cmd = self.command(Request::Wait(n), Said::value(""), s.now)?;
                 if cl.wait_for.0 != s.epoch {
                     // The master this WAIT was sent to is gone: the client sees an
                     // error and starts over.
@@ -381,7 +417,11 @@ impl RedisLockModel {
                 }
             }
             Phase::Fence => {
-                match exchange!(&mut s, self.command(Request::Fence, "", s.now)?, false) {
+                match exchange!(
+                    &mut s,
+                    self.command(Request::Fence, Said::value(""), s.now)?,
+                    false
+                ) {
                     RedisReply::Integer(t) => {
                         s.clients[c].token = t;
                         Phase::Critical(0)
@@ -409,9 +449,9 @@ impl RedisLockModel {
                 match k {
                     0 => {
                         let mine = own_field(&s);
-                        let cmd = self.command(Request::Acquire(0), cl.value, s.now)?;
+                        let cmd = self.command(Request::Acquire(0), said, s.now)?;
                         let reply = exchange!(&mut s, cmd, false);
-                        if protocol::acquired(self.protocol, 0, cl.value, &reply) == Acquired::Got {
+                        if protocol::acquired(self.protocol, 0, said, &reply) == Acquired::Got {
                             s.clients[c].lease_until = Some(s.now + ttl);
                             Phase::Critical(1)
                         } else {
@@ -422,7 +462,7 @@ impl RedisLockModel {
                         }
                     }
                     1 => {
-                        let cmd = self.command(Request::Release(0), cl.value, s.now)?;
+                        let cmd = self.command(Request::Release(0), said, s.now)?;
                         let held = self.lock_live(&s);
                         let reply = exchange!(&mut s, cmd, true);
                         let freed = match self.protocol {
@@ -440,13 +480,19 @@ impl RedisLockModel {
                 }
             }
             Phase::Critical(_) => Phase::Release(0),
-            Phase::Release(k) => match self.command(Request::Release(k), cl.value, s.now) {
+            Phase::Release(k) => match self.command(Request::Release(k), said, s.now) {
                 None => Phase::Done,
                 Some(cmd) => {
                     let reply = exchange!(&mut s, cmd, true);
-                    match protocol::released(self.protocol, k, cl.value, &reply) {
-                        Some(next) => Phase::Release(next),
-                        None => Phase::Done,
+                    match protocol::released(self.protocol, k, said, &reply) {
+                        Some(next) => {
+                            keep(&mut s, Some(&reply));
+                            Phase::Release(next)
+                        }
+                        None => {
+                            keep(&mut s, None);
+                            Phase::Done
+                        }
                     }
                 }
             },
@@ -506,7 +552,7 @@ impl RedisLockModel {
             return None;
         }
         let mut s = st.clone();
-        let cmd = self.command(Request::Renew, cl.value, s.now)?;
+        let cmd = self.command(Request::Renew, Said::value(cl.value), s.now)?;
         let reply = self.send(&mut s, c, &cmd, false);
         if protocol::renewed(self.protocol, cl.value, &reply) {
             s.clients[c].lease_until = Some(s.now + self.ttl);
@@ -672,6 +718,8 @@ impl Model for RedisLockModel {
                 token: 0,
                 read: 0,
                 wait_for: (0, 0),
+                reply: "",
+                refused: 0,
             })
             .collect();
         vec![RedisLockState {

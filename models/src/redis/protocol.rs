@@ -33,12 +33,30 @@ impl std::fmt::Debug for DescribedRef {
     }
 }
 
-fn fill(value: &str, ttl: u64, now: u64) -> Fill<'_> {
+/// What a client fills a step with: its value as `{token}`, the previous step's reply
+/// as `{reply}` (see [`Fill::reply`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Said<'a> {
+    /// The client's value.
+    pub value: &'a str,
+    /// The reply `{reply}` stands for.
+    pub reply: &'a str,
+}
+
+impl<'a> Said<'a> {
+    /// A client writing `value` before any reply.
+    pub fn value(value: &'a str) -> Self {
+        Said { value, reply: "" }
+    }
+}
+
+fn fill<'a>(said: Said<'a>, ttl: u64, now: u64) -> Fill<'a> {
     Fill {
         key: LOCK_KEY,
-        token: value,
+        token: said.value,
         lease_ms: ttl,
         now_ms: now,
+        reply: said.reply,
     }
 }
 
@@ -78,10 +96,11 @@ pub enum ValueKind {
 }
 
 /// One step of acquiring: the command for stage `stage` at the client's `now`.
-pub fn acquire(p: Protocol, stage: u8, value: &str, ttl: u64, now: u64) -> Option<RedisCommand> {
+pub fn acquire(p: Protocol, stage: u8, said: Said<'_>, ttl: u64, now: u64) -> Option<RedisCommand> {
     if let Protocol::Described(d) = p {
-        return d.0.acquire_command(stage, &fill(value, ttl, now));
+        return d.0.acquire_command(stage, &fill(said, ttl, now));
     }
+    let value = said.value;
     let key = LOCK_KEY.to_string();
     let value = value.to_string();
     Some(match (p, stage) {
@@ -120,9 +139,9 @@ pub enum Acquired {
 }
 
 /// Interprets the reply to [`acquire`]'s command.
-pub fn acquired(p: Protocol, stage: u8, value: &str, reply: &RedisReply) -> Acquired {
+pub fn acquired(p: Protocol, stage: u8, said: Said<'_>, reply: &RedisReply) -> Acquired {
     if let Protocol::Described(d) = p {
-        return match d.0.acquired(stage, reply, &fill(value, 0, 0)) {
+        return match d.0.acquired(stage, reply, &fill(said, 0, 0)) {
             Outcome::Next => Acquired::Next,
             Outcome::Granted => Acquired::Got,
             _ => Acquired::Busy,
@@ -144,10 +163,11 @@ pub fn acquired(p: Protocol, stage: u8, value: &str, reply: &RedisReply) -> Acqu
 }
 
 /// The release command of stage `stage` (`None`: released, nothing more to send).
-pub fn release(p: Protocol, stage: u8, value: &str, ttl: u64, now: u64) -> Option<RedisCommand> {
+pub fn release(p: Protocol, stage: u8, said: Said<'_>, ttl: u64, now: u64) -> Option<RedisCommand> {
     if let Protocol::Described(d) = p {
-        return d.0.release_command(stage, &fill(value, ttl, now));
+        return d.0.release_command(stage, &fill(said, ttl, now));
     }
+    let value = said.value;
     let key = LOCK_KEY.to_string();
     let value = value.to_string();
     match (p, stage) {
@@ -165,13 +185,13 @@ pub fn release(p: Protocol, stage: u8, value: &str, ttl: u64, now: u64) -> Optio
 }
 
 /// After release stage `stage` answered `reply`: the next stage, or `None` when done.
-pub fn released(p: Protocol, stage: u8, value: &str, reply: &RedisReply) -> Option<u8> {
+pub fn released(p: Protocol, stage: u8, said: Said<'_>, reply: &RedisReply) -> Option<u8> {
     if let Protocol::Described(d) = p {
-        let next = d.0.released(stage, reply, &fill(value, 0, 0)) == Outcome::Next;
+        let next = d.0.released(stage, reply, &fill(said, 0, 0)) == Outcome::Next;
         return next.then_some(stage + 1);
     }
     match (p, stage, reply) {
-        (Protocol::SetPxGetDel, 0, RedisReply::Bulk(v)) if v == value => Some(1),
+        (Protocol::SetPxGetDel, 0, RedisReply::Bulk(v)) if v == said.value => Some(1),
         _ => None,
     }
 }
@@ -187,7 +207,7 @@ pub fn fence() -> RedisCommand {
 /// protocol's first renew step).
 pub fn renew(p: Protocol, field: &str, ttl: u64, now: u64) -> Option<RedisCommand> {
     if let Protocol::Described(d) = p {
-        return d.0.renew_command(0, &fill(field, ttl, now));
+        return d.0.renew_command(0, &fill(Said::value(field), ttl, now));
     }
     Some(RedisCommand::EvalRedissonRenew {
         key: LOCK_KEY.to_string(),
@@ -199,7 +219,9 @@ pub fn renew(p: Protocol, field: &str, ttl: u64, now: u64) -> Option<RedisComman
 /// Whether the renewal's reply extended the lease.
 pub fn renewed(p: Protocol, field: &str, reply: &RedisReply) -> bool {
     match p {
-        Protocol::Described(d) => d.0.renewed(0, reply, &fill(field, 0, 0)) == Outcome::Renewed,
+        Protocol::Described(d) => {
+            d.0.renewed(0, reply, &fill(Said::value(field), 0, 0)) == Outcome::Renewed
+        }
         _ => *reply == RedisReply::Integer(1),
     }
 }
@@ -228,6 +250,14 @@ pub fn on_busy(p: Protocol) -> OnBusy {
     }
 }
 
+/// How many times a client tries before giving up (`None`: no bound).
+pub fn attempts(p: Protocol) -> Option<u8> {
+    match p {
+        Protocol::Described(d) => d.0.attempts,
+        _ => None,
+    }
+}
+
 /// The fencing token acquire step `stage`'s reply carries (a user protocol's token
 /// step; the catalog's protocols take theirs with a separate `INCR`).
 pub fn granted_token(p: Protocol, stage: u8, reply: &RedisReply) -> Option<i64> {
@@ -241,6 +271,11 @@ pub fn granted_token(p: Protocol, stage: u8, reply: &RedisReply) -> Option<i64> 
 /// per client.
 pub fn uses_now(p: Protocol) -> bool {
     matches!(p, Protocol::Described(d) if d.0.uses_now())
+}
+
+/// Whether a step reads an earlier step's reply (`{reply}`), so a client keeps it.
+pub fn uses_reply(p: Protocol) -> bool {
+    matches!(p, Protocol::Described(d) if d.0.uses_reply())
 }
 
 /// `WAIT n 0`: block until `n` replicas acknowledged the client's writes.

@@ -5,6 +5,7 @@
 //! ```toml
 //! family = "redis"
 //! name = "SET NX PX, release by compare-and-delete"
+//! # attempts = 3               # tries per client in a model (default: no bound)
 //!
 //! [[acquire]]
 //! send = "SET {key} {token} NX PX {lease_ms}"
@@ -42,6 +43,7 @@ struct RawFile {
     token: Option<Spanned<String>>,
     reentrant: Option<bool>,
     on_busy: Option<Spanned<String>>,
+    attempts: Option<Spanned<u8>>,
     #[serde(default)]
     acquire: Vec<Spanned<RawStep>>,
     #[serde(default)]
@@ -128,6 +130,15 @@ pub fn parse(
                 ))
             }
         });
+    }
+    if let Some(n) = &raw.attempts {
+        if *n.get_ref() == 0 {
+            return Err(ProtocolError::at(
+                &at(n.span()),
+                "attempts = 0: a client tries at least once (leave it out for no bound)".into(),
+            ));
+        }
+        b = b.attempts(*n.get_ref());
     }
     let ops: [(&str, &Vec<Spanned<RawStep>>); 3] = [
         ("acquire", &raw.acquire),

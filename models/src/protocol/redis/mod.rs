@@ -25,6 +25,11 @@ pub struct RedisProtocol {
     pub reentrant: bool,
     /// What a client does when refused.
     pub on_busy: OnBusy,
+    /// How many times a model's client tries before it gives up (`None`: it retries
+    /// as long as the search lets it). A bound of the model, as a horizon is: where a
+    /// refused attempt writes (an `INCR` per try), unbounded retries never let the
+    /// search close. A real client keeps retrying while its run lasts.
+    pub attempts: Option<u8>,
     /// The acquire's steps.
     pub acquire: Vec<Step>,
     /// The release's steps.
@@ -42,6 +47,7 @@ impl RedisProtocol {
                 token: TokenKind::Unique,
                 reentrant: false,
                 on_busy: OnBusy::Retry,
+                attempts: None,
                 acquire: Vec::new(),
                 release: Vec::new(),
                 renew: Vec::new(),
@@ -70,6 +76,11 @@ impl RedisProtocol {
     /// Whether some step reads the client's clock (`{now_ms}`).
     pub fn uses_now(&self) -> bool {
         self.steps().any(|s| s.send.uses("{now_ms}"))
+    }
+
+    /// Whether some step sends or compares an earlier step's reply (`{reply}`).
+    pub fn uses_reply(&self) -> bool {
+        self.steps().any(Step::uses_reply)
     }
 
     fn steps(&self) -> impl Iterator<Item = &Step> {
@@ -333,6 +344,7 @@ fn check_words(words: &[Template]) -> Result<(), String> {
         token: "t",
         lease_ms: 1,
         now_ms: 1,
+        reply: "1",
     };
     let filled: Vec<String> = words[1..].iter().map(|w| w.fill(&f)).collect();
     if RedisCommand::from_words(&name.0, &filled).is_none() {
@@ -346,6 +358,33 @@ fn check_words(words: &[Template]) -> Result<(), String> {
                 SPEC_COMMANDS.join(", ")
             )
         });
+    }
+    Ok(())
+}
+
+/// Every step that reads `{reply}` comes after one that keeps a reply: a step that can
+/// answer `next` earlier in its acquire (for a release, also in the release before it;
+/// for a renewal, in the acquire).
+fn reply_is_kept(p: &RedisProtocol) -> Result<(), ProtocolError> {
+    let goes_on = |steps: &[Step]| steps.iter().any(|s| s.can(Outcome::Next));
+    let ops = [
+        (Operation::Acquire, &p.acquire, false),
+        (Operation::Release, &p.release, goes_on(&p.acquire)),
+        (Operation::Renew, &p.renew, goes_on(&p.acquire)),
+    ];
+    for (op, steps, kept) in ops {
+        for (k, step) in steps.iter().enumerate() {
+            if step.uses_reply() && !kept && !goes_on(&steps[..k]) {
+                return Err(ProtocolError::at(
+                    &step.at,
+                    format!(
+                        "{} step {}: `{{reply}}` is the reply of the last step that went on (`next = …`), and no step before this one goes on",
+                        op.key(),
+                        k + 1
+                    ),
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -373,6 +412,12 @@ impl RedisProtocolBuilder {
     /// What a refused client does.
     pub fn on_busy(mut self, on_busy: OnBusy) -> Self {
         self.protocol.on_busy = on_busy;
+        self
+    }
+
+    /// A model's client tries at most `n` times (see [`RedisProtocol::attempts`]).
+    pub fn attempts(mut self, n: u8) -> Self {
+        self.protocol.attempts = Some(n.max(1));
         self
     }
 
@@ -412,11 +457,19 @@ impl RedisProtocolBuilder {
             let built = step.build(op, seen[i] == counts[i]).map_err(|m| {
                 ProtocolError::at(&at, format!("{} step {}: {m}", op.key(), seen[i]))
             })?;
+
             match op {
                 Operation::Acquire => p.acquire.push(built),
                 Operation::Release => p.release.push(built),
                 Operation::Renew => p.renew.push(built),
             }
+        }
+        reply_is_kept(&p)?;
+        if p.renew.len() > 1 {
+            return Err(ProtocolError::at(
+                &p.renew[1].at,
+                "renew step 2: a renewal is one step (a script, where it must check and extend at once)".into(),
+            ));
         }
         if p.acquire.is_empty() || p.release.is_empty() {
             return Err(ProtocolError::at(

@@ -14,13 +14,30 @@ pub struct Fill<'a> {
     pub lease_ms: u64,
     /// `{now_ms}`: the client's clock.
     pub now_ms: u64,
+    /// `{reply}`: the reply of the last step that went on (`next`) since the client's
+    /// current acquire attempt began — an acquire step's, then a release step's; a
+    /// renewal reads the acquire's — as [`reply_text`] writes it (empty where none).
+    pub reply: &'a str,
 }
 
 /// The placeholders a template may use.
-pub const PLACEHOLDERS: &[&str] = &["{key}", "{token}", "{lease_ms}", "{now_ms}"];
+pub const PLACEHOLDERS: &[&str] = &["{key}", "{token}", "{lease_ms}", "{now_ms}", "{reply}"];
+
+/// A reply as a later step's `{reply}` reads it: an integer in decimal, a string as
+/// it is, `OK` for a status, empty for nil, the message for an error (an array, which
+/// no lock step's reply is carried on as, is empty).
+pub fn reply_text(reply: &RedisReply) -> String {
+    match reply {
+        RedisReply::Integer(n) => n.to_string(),
+        RedisReply::Bulk(s) => s.clone(),
+        RedisReply::Ok => "OK".into(),
+        RedisReply::Error(e) => e.clone(),
+        _ => String::new(),
+    }
+}
 
 /// One word or argument with placeholders (`{key}`, `{token}`, `{lease_ms}`,
-/// `{now_ms}`).
+/// `{now_ms}`, `{reply}`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Template(pub String);
 
@@ -35,6 +52,7 @@ impl Template {
             .replace("{token}", f.token)
             .replace("{lease_ms}", &f.lease_ms.to_string())
             .replace("{now_ms}", &f.now_ms.to_string())
+            .replace("{reply}", f.reply)
     }
 
     /// The first `{…}` that is no placeholder, if any.
@@ -51,7 +69,8 @@ impl Template {
         None
     }
 
-    fn uses(&self, placeholder: &str) -> bool {
+    /// Whether the text uses `placeholder`.
+    pub fn uses(&self, placeholder: &str) -> bool {
         self.0.contains(placeholder)
     }
 }
@@ -291,6 +310,16 @@ impl Step {
             .into_iter()
             .find(|(p, _)| p.matches(reply, f))
             .map_or(default, |(_, o)| *o)
+    }
+
+    /// Whether it sends or compares `{reply}`.
+    pub fn uses_reply(&self) -> bool {
+        let r = "{reply}";
+        self.send.uses(r)
+            || self
+                .outcomes
+                .iter()
+                .any(|(p, _)| matches!(p, Pattern::Bulk(t) if t.uses(r)))
     }
 
     /// Whether some pattern leads to `o`.
