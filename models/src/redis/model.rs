@@ -95,9 +95,10 @@ pub struct Client {
     pub read: u8,
     /// The failover epoch its pending `WAIT` belongs to, and the offset to wait for.
     pub wait_for: (u8, u32),
-    /// The reply a user protocol's next step reads as `{reply}` (empty for every other
-    /// protocol, so that it never tells two states apart).
-    pub reply: &'static str,
+    /// The reply a user protocol's next step reads as `{reply}`, by its number
+    /// ([`values::reply`]; 0, the empty reply, for every other protocol). A number, not
+    /// the text: every state of every Redis row carries it for each client.
+    pub reply: u32,
     /// Refused attempts so far, where the protocol bounds them (else 0).
     pub refused: u8,
 }
@@ -311,14 +312,14 @@ impl RedisLockModel {
         let ttl = self.ttl;
         let said = Said {
             value: cl.value,
-            reply: cl.reply,
+            reply: values::reply_text(cl.reply),
         };
         // What a user protocol's later steps read as `{reply}`: the reply of the last
         // step that went on (`next`) since this attempt began; nothing once over.
         let keep = |s: &mut RedisLockState, reply: Option<&RedisReply>| {
             if protocol::uses_reply(self.protocol) {
-                s.clients[c].reply = reply.map_or("", |r| {
-                    values::value(&crate::protocol::redis::steps::reply_text(r))
+                s.clients[c].reply = reply.map_or(0, |r| {
+                    values::reply(&crate::protocol::redis::steps::reply_text(r))
                 });
             }
         };
@@ -718,7 +719,7 @@ impl Model for RedisLockModel {
                 token: 0,
                 read: 0,
                 wait_for: (0, 0),
-                reply: "",
+                reply: 0,
                 refused: 0,
             })
             .collect();
