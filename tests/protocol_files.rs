@@ -185,6 +185,34 @@ fn a_sequence_number_kept_by_reply_spares_the_next_holders_lock() {
     );
 }
 
+/// Without `attempts`, each refused try takes a new sequence number: the search meets
+/// new states for ever, stops *unknown* (exit 3), and says how to bound it.
+#[test]
+fn an_unbounded_retry_that_writes_is_unknown_with_the_bound_to_add() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(file("sequence-value.toml")).expect("file");
+    let unbounded: String = text
+        .lines()
+        .filter(|l| !l.starts_with("attempts"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let p = dir.path().join("unbounded.toml");
+    std::fs::write(&p, unbounded).expect("writes");
+    std::fs::copy(
+        file("compare-and-delete.lua"),
+        dir.path().join("compare-and-delete.lua"),
+    )
+    .expect("copies");
+    let path = p.to_str().unwrap_or_default();
+    let o = cli::locklab(&["check", "--protocol", path, "none", "--max-states", "20000"]);
+    cli::assert_exit(&o, 3);
+    let out = cli::stdout(&o);
+    assert!(
+        out.contains("UNKNOWN") && out.contains("attempts = N"),
+        "{out}"
+    );
+}
+
 #[test]
 fn set_if_present_as_written_refuses_a_free_lock_without_any_fault() {
     let r = check(&load("write-ups/setifpresent-finally.toml"), "none");

@@ -102,8 +102,13 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
                 "file": file.display().to_string(),
                 "reports": reports.iter().zip(&promises).map(|(r, p)| {
                     let mut json = serde_json::to_value(r).unwrap_or_default();
-                    if let (true, Some(o)) = (progress, json.as_object_mut()) {
-                        o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
+                    if let Some(o) = json.as_object_mut() {
+                        if progress {
+                            o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
+                        }
+                        if let Some(h) = hint(&described, r) {
+                            o.insert("hint".into(), h.into());
+                        }
                     }
                     json
                 }).collect::<Vec<_>>(),
@@ -116,6 +121,9 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
                     println!();
                 }
                 print!("{}", verdict_text_with(r, false));
+                if let Some(h) = hint(&described, r) {
+                    println!("  hint: {h}");
+                }
                 for s in &r.stories {
                     print!("\n{}", story_text(s));
                 }
@@ -126,6 +134,13 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         }
     }
     worst(&reports, &promises)
+}
+
+/// What to try when `r` is unknown, where the protocol suggests something.
+fn hint(d: &protocol::Described, r: &Report) -> Option<&'static str> {
+    (r.verdict == Verdict::Unknown)
+        .then(|| d.unknown_hint())
+        .flatten()
 }
 
 /// Where the page of environment `env` goes: `path` itself when it is the only one,

@@ -81,6 +81,21 @@ impl Described {
         }
     }
 
+    /// What may keep its search from closing, said beside an *unknown* verdict: a
+    /// retrying acquire of several steps whose first steps write (an `INCR` per try)
+    /// changes the keyspace with every refusal, so the search meets new states for
+    /// ever unless `attempts` bounds the tries.
+    pub fn unknown_hint(&self) -> Option<&'static str> {
+        match self {
+            Described::Redis(p) => (p.attempts.is_none()
+                && p.acquire.len() > 1
+                && p.on_busy == OnBusy::Retry)
+                .then_some(
+                    "if a refused try writes before it is refused (an INCR per try), every retry is a new state and the search cannot close: bound the model's tries with `attempts = N` in the protocol file",
+                ),
+        }
+    }
+
     /// Its family.
     pub fn family(&self) -> Family {
         match self {

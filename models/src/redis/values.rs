@@ -51,5 +51,8 @@ pub fn reply_text(n: u32) -> &'static str {
         return "";
     };
     let r = REPLIES.lock().unwrap_or_else(|e| e.into_inner());
-    usize::try_from(i).ok().and_then(|i| r.texts.get(i).copied()).unwrap_or("")
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| r.texts.get(i).copied())
+        .unwrap_or("")
 }
