@@ -264,7 +264,7 @@ impl RedisLockModel {
             Request::Acquire(k) => protocol::acquire(p, k, said, ttl, now),
             Request::Release(k) => protocol::release(p, k, said, ttl, now),
             Request::Fence => Some(protocol::fence()),
-            Request::Renew => protocol::renew(p, said.value, ttl, now),
+            Request::Renew => protocol::renew(p, said, ttl, now),
             Request::Wait(n) => Some(protocol::wait(n)),
         }
     }
@@ -553,9 +553,14 @@ impl RedisLockModel {
             return None;
         }
         let mut s = st.clone();
-        let cmd = self.command(Request::Renew, Said::value(cl.value), s.now)?;
+        // A renewal reads the reply its acquire kept, as the real client's does.
+        let said = Said {
+            value: cl.value,
+            reply: values::reply_text(cl.reply),
+        };
+        let cmd = self.command(Request::Renew, said, s.now)?;
         let reply = self.send(&mut s, c, &cmd, false);
-        if protocol::renewed(self.protocol, cl.value, &reply) {
+        if protocol::renewed(self.protocol, said, &reply) {
             s.clients[c].lease_until = Some(s.now + self.ttl);
         }
         log.note(&cmd, || reply);

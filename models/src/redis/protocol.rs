@@ -205,23 +205,21 @@ pub fn fence() -> RedisCommand {
 
 /// The watchdog's renewal of the client's lease (Redisson's renew script, or a user
 /// protocol's first renew step).
-pub fn renew(p: Protocol, field: &str, ttl: u64, now: u64) -> Option<RedisCommand> {
+pub fn renew(p: Protocol, said: Said<'_>, ttl: u64, now: u64) -> Option<RedisCommand> {
     if let Protocol::Described(d) = p {
-        return d.0.renew_command(0, &fill(Said::value(field), ttl, now));
+        return d.0.renew_command(0, &fill(said, ttl, now));
     }
     Some(RedisCommand::EvalRedissonRenew {
         key: LOCK_KEY.to_string(),
-        field: field.to_string(),
+        field: said.value.to_string(),
         px: ttl,
     })
 }
 
 /// Whether the renewal's reply extended the lease.
-pub fn renewed(p: Protocol, field: &str, reply: &RedisReply) -> bool {
+pub fn renewed(p: Protocol, said: Said<'_>, reply: &RedisReply) -> bool {
     match p {
-        Protocol::Described(d) => {
-            d.0.renewed(0, reply, &fill(Said::value(field), 0, 0)) == Outcome::Renewed
-        }
+        Protocol::Described(d) => d.0.renewed(0, reply, &fill(said, 0, 0)) == Outcome::Renewed,
         _ => *reply == RedisReply::Integer(1),
     }
 }
