@@ -273,6 +273,12 @@ fn check_protocol_prints_each_environment_and_exits_by_the_worst() {
     ]);
     let json = cli::json_after(&o, 0);
     assert_eq!(json["reports"][0]["verdict"], "holds", "{json}");
+    // A user's protocol states no expectation, so its report claims none.
+    assert!(json["reports"][0].get("expected").is_none(), "{json}");
+    assert!(
+        json["reports"][0].get("matches_expected").is_none(),
+        "{json}"
+    );
 }
 
 #[test]
