@@ -457,7 +457,6 @@ impl RedisProtocolBuilder {
             let built = step.build(op, seen[i] == counts[i]).map_err(|m| {
                 ProtocolError::at(&at, format!("{} step {}: {m}", op.key(), seen[i]))
             })?;
-
             match op {
                 Operation::Acquire => p.acquire.push(built),
                 Operation::Release => p.release.push(built),
