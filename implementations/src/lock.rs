@@ -10,6 +10,7 @@
 //! guard with [`LockGuard::new`](crate::LockGuard::new). The default
 //! [`DistributedLock::acquire`] turns your `try_acquire` into a bounded waiting loop.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -102,4 +103,17 @@ impl<L: DistributedLock + ?Sized> Retryable for L {
     fn lock_key(&self) -> String {
         self.info().key
     }
+}
+
+/// The process's one copy of each protocol name: a lock's info names its protocol as
+/// a `&'static str`, and a run builds a lock per client.
+pub(crate) fn interned(name: &str) -> &'static str {
+    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(known) = names.iter().find(|n| **n == name) {
+        return known;
+    }
+    let new: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.push(new);
+    new
 }

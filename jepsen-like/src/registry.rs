@@ -129,6 +129,7 @@ fn run_family<F: Planned>(
 pub fn protocol_lock(d: &locklab_models::protocol::Described) -> crate::CustomLock {
     match d {
         locklab_models::protocol::Described::Redis(p) => crate::redis::described::lock(p),
+        locklab_models::protocol::Described::Etcd(p) => crate::etcd::described::lock(p),
     }
 }
 

@@ -12,7 +12,9 @@
 //! - [`single_key`]: one key created if absent, released by name and retried after a
 //!   lost reply (or guarded by its create revision).
 //! - [`lock_rpc`]: etcd's server-side `Lock` RPC.
+//! - [`described`]: a user's protocol file's requests.
 
+pub mod described;
 pub mod history;
 pub mod lease;
 pub mod lock_rpc;
@@ -20,6 +22,7 @@ pub mod recipe;
 pub mod session;
 pub mod single_key;
 
+pub use described::DescribedEtcdLock;
 pub use lock_rpc::LockRpcLock;
 pub use recipe::RecipeLock;
 pub use session::{EtcdSession, EtcdWire, Request, RequestLog};

@@ -5,7 +5,7 @@
 //! it sent and heard is recorded like every lock's commands, and replayed against the
 //! spec by the history's checks.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::Notify;
@@ -20,20 +20,7 @@ use crate::box_future::BoxFuture;
 use crate::error::LockError;
 use crate::held_lock::HeldLock;
 use crate::lease::Lease;
-use crate::lock::{DistributedLock, LockInfo};
-
-/// The process's one copy of each protocol name: a lock's info names its protocol as
-/// a `&'static str`, and a run builds a lock per client.
-fn interned(name: &str) -> &'static str {
-    static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let mut names = NAMES.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(known) = names.iter().find(|n| **n == name) {
-        return known;
-    }
-    let new: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.push(new);
-    new
-}
+use crate::lock::{interned, DistributedLock, LockInfo};
 
 /// A described protocol on one key.
 #[derive(Clone, Debug)]

@@ -6,6 +6,7 @@
 //!   history records;
 //! - [`client`]: one client's session through proxies of its own, every request it
 //!   sends recorded as a `command` event;
+//! - [`described`]: a user's etcd protocol file as the run's lock;
 //! - [`counter`]: the counter key written by a `Txn` guarded by the lock key;
 //! - [`actions`]: the faults only etcd has (leader churn, a waiter's lease revoked);
 //! - [`locks`]: which client lock a scenario uses, and how each client builds it;
@@ -15,6 +16,7 @@ pub mod actions;
 pub mod client;
 pub mod cluster;
 pub mod counter;
+pub mod described;
 pub mod family;
 pub mod locks;
 pub mod plans;

@@ -41,7 +41,7 @@ impl EtcdLockModel {
     /// the single `lock` key, or the recipe's key with the lowest create revision.
     fn owning_key(&self, s: &EtcdLockState) -> Option<(String, Option<String>, Option<u64>)> {
         let (key, kv) = match self.lock {
-            Lock::SingleKey { .. } => s.etcd.keys.get_key_value(LOCK_KEY)?,
+            Lock::SingleKey { .. } | Lock::Described(_) => s.etcd.keys.get_key_value(LOCK_KEY)?,
             Lock::Recipe | Lock::LockRpc { .. } => s
                 .etcd
                 .keys

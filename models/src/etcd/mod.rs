@@ -6,6 +6,7 @@
 //! stories ([`narration`]) and the rows ([`catalog`]).
 
 pub mod catalog;
+mod described;
 mod diagram;
 pub mod model;
 pub mod narration;

@@ -15,6 +15,7 @@ use crate::kernel::{
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
+pub use super::described::DescribedRef;
 use super::spec::{
     apply, guarded_by, recipe_key, release_request, Compare, EtcdCommand, EtcdReply, EtcdState,
     LeaseId, COUNTER_KEY, LOCK_KEY, LOCK_PREFIX,
@@ -40,6 +41,9 @@ pub enum Lock {
         /// The release is `txn if create_revision(lock) = <mine> then del lock`.
         guarded_release: bool,
     },
+    /// A user's protocol: its acquire and release requests, after a session lease
+    /// where it takes one (see [`crate::protocol::etcd`]).
+    Described(DescribedRef),
 }
 
 /// What the critical section does.
@@ -90,10 +94,14 @@ pub enum Phase {
     Wait,
     /// Checking its own key still exists.
     Check,
+    /// A described protocol's acquire step `n`.
+    Acquire(u8),
     /// Inside the critical section, sub-step `n` (read, then write).
     Critical(u8),
-    /// Sending the release.
+    /// Sending the release (a described protocol's first release step).
     Release,
+    /// A described protocol's release step `n` (from 1).
+    Unlock(u8),
     /// Sending the release again: the first one's reply was lost.
     Retry,
     /// Finished (or gave up: its session expired).
@@ -106,9 +114,9 @@ impl ClientPhase for Phase {
     fn stage(self) -> Stage {
         match self {
             Phase::Grant => Stage::Running,
-            Phase::Create | Phase::Wait | Phase::Check => Stage::Queued,
+            Phase::Create | Phase::Wait | Phase::Check | Phase::Acquire(_) => Stage::Queued,
             Phase::Critical(k) => Stage::Inside(k),
-            Phase::Release => Stage::Holding,
+            Phase::Release | Phase::Unlock(_) => Stage::Holding,
             // The first release was sent: as far as the client knows, it let go.
             Phase::Retry => Stage::Running,
             Phase::Done => Stage::Done,
@@ -130,8 +138,11 @@ pub struct Client {
     pub my_rev: u64,
     /// What it read in the critical section.
     pub read: u8,
-    /// It gave up because its session expired.
+    /// It gave up because its session expired (or its tries ran out).
     pub lost: bool,
+    /// A described protocol's refused tries so far (counted only where its
+    /// `attempts` bounds them).
+    pub tries: u8,
 }
 
 /// The whole system.
@@ -209,7 +220,7 @@ impl EtcdLockModel {
     /// The client's lock key.
     pub fn my_key(&self, cl: &Client) -> String {
         match (self.lock, cl.lease) {
-            (Lock::SingleKey { .. }, _) | (_, None) => LOCK_KEY.to_string(),
+            (Lock::SingleKey { .. } | Lock::Described(_), _) | (_, None) => LOCK_KEY.to_string(),
             (_, Some(l)) => recipe_key(l),
         }
     }
@@ -227,6 +238,11 @@ impl EtcdLockModel {
         let cl = st.clients[c].clone();
         if !cl.phase.running() || !self.may_step(&cl) {
             return None;
+        }
+        if let Lock::Described(d) = self.lock {
+            if !cl.phase.critical() {
+                return self.described_step(d.0, st, c);
+            }
         }
         let mut s = st.clone();
         let mut sent = None;
@@ -369,7 +385,7 @@ impl EtcdLockModel {
                 send(&mut s, self.release(&key, cl.my_rev));
                 Phase::Done
             }
-            Phase::Done | Phase::Crashed => return None,
+            Phase::Acquire(_) | Phase::Unlock(_) | Phase::Done | Phase::Crashed => return None,
         };
         s.clients[c].phase = next;
         Some(Effect { state: s, sent })
@@ -460,15 +476,20 @@ impl EtcdLockModel {
             }
             Action::Drop(c) => {
                 let cl = &st.clients[c as usize];
+                let releasing = matches!(cl.phase, Phase::Release | Phase::Unlock(_));
                 if !s.budget.has(Fault::Drop)
-                    || cl.phase != Phase::Release
+                    || !releasing
                     || !self.may_step(cl)
                     || self.faults_over(st)
                 {
                     return None;
                 }
                 let mut e = self.step(st, c as usize)?;
-                e.state.clients[c as usize].phase = Phase::Retry;
+                // A described client sends the step whose reply it lost again.
+                e.state.clients[c as usize].phase = match self.lock {
+                    Lock::Described(_) => cl.phase,
+                    _ => Phase::Retry,
+                };
                 e.state.budget.spend(Fault::Drop);
                 Some(e)
             }
@@ -556,12 +577,16 @@ impl Model for EtcdLockModel {
     fn init_states(&self) -> Vec<EtcdLockState> {
         let clients = (0..self.clients)
             .map(|_| Client {
-                phase: Phase::Grant,
+                phase: match self.lock {
+                    Lock::Described(d) if !d.0.lease => Phase::Acquire(0),
+                    _ => Phase::Grant,
+                },
                 process: Process::default(),
                 lease: None,
                 my_rev: 0,
                 read: 0,
                 lost: false,
+                tries: 0,
             })
             .collect();
         vec![EtcdLockState {

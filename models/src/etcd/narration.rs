@@ -25,6 +25,11 @@ pub(super) fn phase_words(c: &Client) -> (String, &'static str) {
     let (story, lane) = match c.phase {
         Phase::Grant => ("starting its session", "starting session"),
         Phase::Create => ("acquiring", "acquiring"),
+        Phase::Acquire(0) => ("acquiring", "acquiring"),
+        Phase::Acquire(k) => {
+            return (format!("acquiring (step {})", k + 1), "acquiring");
+        }
+        Phase::Unlock(_) => ("releasing", "releasing"),
         Phase::Wait => {
             let behind = format!("queued behind create revision {}", c.my_rev);
             return (behind, "queued");
@@ -49,7 +54,9 @@ impl Narrate for EtcdLockModel {
                 .lease
                 .map(|l| format!(", lease {l:x}"))
                 .unwrap_or_default();
-            let token = if c.my_rev > 0 && c.phase.holding() {
+            let token = if c.my_rev > 0 && matches!(self.lock, Lock::Described(_)) {
+                format!(", its put at revision {} ({{rev}})", c.my_rev)
+            } else if c.my_rev > 0 && c.phase.holding() {
                 format!(", key {} created at revision {}", self.my_key(c), c.my_rev)
             } else {
                 String::new()
@@ -158,6 +165,9 @@ impl Narrate for EtcdLockModel {
         let dropped = happened(path, |a| matches!(a, Action::Drop(_)));
         let last = path.last().map(|(_, s)| s);
         let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
+        if matches!(self.lock, Lock::Described(_)) {
+            return self.described_why(property, path);
+        }
         match property {
             Property::MutualExclusion if dropped => format!(
                 "The release's reply was lost and the retry deleted `lock` by name: by then it was the next holder's key, so a third client created its own: {pair} are inside together."

@@ -39,7 +39,7 @@ impl Progress for EtcdLockModel {
 
     /// The create revision of the client's key, while the key is there: the order the
     /// cluster gave its request (the recipe and the Lock RPC wait by it; the single
-    /// key has no order).
+    /// key and a described protocol have no order).
     fn arrival(&self, s: &EtcdLockState, c: usize) -> Option<u64> {
         let rev = s.clients.get(c)?.my_rev;
         (self.ordered() && rev > 0 && s.etcd.keys.values().any(|kv| kv.create_rev == rev))
@@ -47,6 +47,6 @@ impl Progress for EtcdLockModel {
     }
 
     fn ordered(&self) -> bool {
-        !matches!(self.lock, Lock::SingleKey { .. })
+        !matches!(self.lock, Lock::SingleKey { .. } | Lock::Described(_))
     }
 }

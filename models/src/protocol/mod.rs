@@ -23,12 +23,16 @@
 //! ```
 
 pub mod check;
+pub mod etcd;
 pub mod file;
+pub mod outcome;
 pub mod redis;
 
 pub use check::{cast_in, check, check_in, progress_in, Environment};
 pub use file::{load, parse};
-pub use redis::steps::{OnBusy, Outcome, TokenKind};
+pub use etcd::{EtcdProtocol, EtcdStepBuilder};
+pub use outcome::{OnBusy, Operation, Outcome};
+pub use redis::steps::TokenKind;
 pub use redis::{RedisProtocol, StepBuilder};
 
 use crate::registry::Family;
@@ -40,11 +44,13 @@ use crate::scenario::Build;
 pub enum Described {
     /// A Redis lock.
     Redis(RedisProtocol),
+    /// An etcd lock.
+    Etcd(EtcdProtocol),
 }
 
 impl Described {
     /// The families a protocol file may name.
-    pub const FAMILIES: &'static [Family] = &[Family::Redis];
+    pub const FAMILIES: &'static [Family] = &[Family::Redis, Family::Etcd];
 
     /// A protocol file of `family` read by that family's reader (`None`: no reader).
     pub fn read(
@@ -55,6 +61,7 @@ impl Described {
     ) -> Option<Result<Described, ProtocolError>> {
         match family {
             Family::Redis => Some(redis::file::parse(file, text, read).map(Described::Redis)),
+            Family::Etcd => Some(etcd::file::parse(file, text).map(Described::Etcd)),
             _ => None,
         }
     }
@@ -64,6 +71,7 @@ impl Described {
     pub fn environments(&self) -> Vec<Environment> {
         match self {
             Described::Redis(p) => redis::check::environments(p),
+            Described::Etcd(p) => etcd::check::environments(p),
         }
     }
 
@@ -71,6 +79,7 @@ impl Described {
     pub fn model(&self) -> &'static dyn Build {
         match self {
             Described::Redis(p) => redis::check::model(p),
+            Described::Etcd(p) => etcd::check::model(p),
         }
     }
 
@@ -78,6 +87,7 @@ impl Described {
     pub fn name(&self) -> &str {
         match self {
             Described::Redis(p) => &p.name,
+            Described::Etcd(p) => &p.name,
         }
     }
 
@@ -93,6 +103,9 @@ impl Described {
                 .then_some(
                     "if a refused try writes before it is refused (an INCR per try), every retry is a new state and the search cannot close: bound the model's tries with `attempts = N` in the protocol file",
                 ),
+            Described::Etcd(p) => (p.attempts.is_none() && p.on_busy == OnBusy::Retry).then_some(
+                "every write moves etcd's revision on, so a refused try that writes (a put per try, a new lease per try) is a new state and the search cannot close: bound the model's tries with `attempts = N` in the protocol file",
+            ),
         }
     }
 
@@ -100,6 +113,7 @@ impl Described {
     pub fn family(&self) -> Family {
         match self {
             Described::Redis(_) => Family::Redis,
+            Described::Etcd(_) => Family::Etcd,
         }
     }
 }

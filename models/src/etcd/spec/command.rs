@@ -128,11 +128,14 @@ pub enum EtcdCommand {
     /// atomically at one revision. Only `Get`, `FirstCreate`, `LastCreateBefore`, `Put`
     /// and `Delete` may be inside.
     Txn {
-        /// The compares.
+        /// The compares (none: the `success` requests run).
+        #[serde(default)]
         compare: Vec<Compare>,
         /// Run when they hold.
+        #[serde(default)]
         success: Vec<EtcdCommand>,
-        /// Run otherwise.
+        /// Run otherwise (may be left out when read).
+        #[serde(default)]
         failure: Vec<EtcdCommand>,
     },
 }

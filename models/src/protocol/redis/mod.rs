@@ -11,6 +11,7 @@ pub mod steps;
 
 use steps::{Fill, OnBusy, Outcome, Pattern, Send, Step, Template, TokenKind};
 
+use super::outcome::Operation;
 use super::ProtocolError;
 
 /// A Redis lock protocol, checked when built: every step is a command the spec runs or
@@ -138,37 +139,6 @@ impl RedisProtocol {
             }
         }
         out
-    }
-}
-
-/// Which operation a step belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operation {
-    /// Acquire.
-    Acquire,
-    /// Release.
-    Release,
-    /// Renew.
-    Renew,
-}
-
-impl Operation {
-    /// The name a protocol file uses (`[[acquire]]`).
-    pub fn key(self) -> &'static str {
-        match self {
-            Operation::Acquire => "acquire",
-            Operation::Release => "release",
-            Operation::Renew => "renew",
-        }
-    }
-
-    /// The outcomes a step of this operation may name.
-    pub fn outcomes(self) -> &'static [Outcome] {
-        match self {
-            Operation::Acquire => &[Outcome::Granted, Outcome::Busy, Outcome::Next],
-            Operation::Release => &[Outcome::Released, Outcome::NotHeld, Outcome::Next],
-            Operation::Renew => &[Outcome::Renewed, Outcome::Lost, Outcome::Next],
-        }
     }
 }
 

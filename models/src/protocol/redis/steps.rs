@@ -3,6 +3,8 @@
 
 use crate::redis::spec::{lua, RedisCommand, RedisReply};
 
+pub use crate::protocol::outcome::{OnBusy, Outcome};
+
 /// What a placeholder stands for when a step is sent.
 #[derive(Clone, Copy, Debug)]
 pub struct Fill<'a> {
@@ -88,19 +90,6 @@ pub enum TokenKind {
     ThreadId,
 }
 
-/// What a client does when its acquire is refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum OnBusy {
-    /// Tries again from the first step.
-    #[default]
-    Retry,
-    /// Gives up without entering.
-    GiveUp,
-    /// Runs the release steps anyway, then gives up: a release in a `finally` block
-    /// around a failed acquire.
-    Release,
-}
-
 /// What a step sends.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Send {
@@ -154,40 +143,6 @@ impl Send {
     /// Whether a placeholder is used.
     pub fn uses(&self, placeholder: &str) -> bool {
         self.templates().any(|t| t.uses(placeholder))
-    }
-}
-
-/// What a reply means.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Outcome {
-    /// Acquire, renew: go on with the operation's next step.
-    Next,
-    /// Acquire: the lock is the client's.
-    Granted,
-    /// Acquire: someone holds it (see [`OnBusy`]).
-    Busy,
-    /// Release: given back.
-    Released,
-    /// Release: the client did not hold it.
-    NotHeld,
-    /// Renew: the lease is extended.
-    Renewed,
-    /// Renew: the lock is no longer the client's.
-    Lost,
-}
-
-impl Outcome {
-    /// The key a protocol file names it by.
-    pub fn key(self) -> &'static str {
-        match self {
-            Outcome::Next => "next",
-            Outcome::Granted => "granted",
-            Outcome::Busy => "busy",
-            Outcome::Released => "released",
-            Outcome::NotHeld => "not_held",
-            Outcome::Renewed => "renewed",
-            Outcome::Lost => "lost",
-        }
     }
 }
 
