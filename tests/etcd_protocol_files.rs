@@ -61,9 +61,15 @@ fn the_catalogs_single_key_rows_as_protocol_files_reach_the_rows_verdicts() {
 fn a_release_by_name_sent_again_after_a_lost_reply_deletes_the_next_holders_key() {
     let r = check(&load("etcd-single-key.toml"), "drop");
     let text = story(&r, Property::NoForeignRelease);
-    let lost = text.find("c0 (reply lost): del lock").expect("the lost reply");
-    let taken = text.find("put lock 'c1'").or_else(|| text.find("put lock 'c2'"));
-    let again = text.rfind("c0: del lock -> 1").expect("the release sent again");
+    let lost = text
+        .find("c0 (reply lost): del lock")
+        .expect("the lost reply");
+    let taken = text
+        .find("put lock 'c1'")
+        .or_else(|| text.find("put lock 'c2'"));
+    let again = text
+        .rfind("c0: del lock -> 1")
+        .expect("the release sent again");
     assert!(
         taken.is_some_and(|t| lost < t && t < again),
         "lost reply, next holder's put, then the repeated delete: {text}"

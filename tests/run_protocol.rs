@@ -98,3 +98,32 @@ fn a_sequence_value_protocol_agrees_with_its_model_under_a_pause() {
         "no SET of the sequence number among the commands"
     );
 }
+
+/// An etcd protocol file on a real three-member cluster: the release by name, sent
+/// again after its reply was lost, deletes the next holder's key — as the file's
+/// model says; guarded by the put's revision, the same retry spares it.
+#[test]
+fn etcd_protocol_files_agree_with_their_models_when_a_release_reply_is_lost() {
+    let (r, _) = run_kept(with_file("etcd-unlock-retry", "etcd-single-key.toml"));
+    assert_agrees(&r);
+    assert_eq!(r.lock, "txn create-if-absent; del by name");
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Violation);
+    let (r, h) = run_kept(with_file(
+        "etcd-unlock-retry-guarded",
+        "etcd-single-key-guarded.toml",
+    ));
+    assert_agrees(&r);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let guarded_txns = h
+        .events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Command)
+        .filter(|(_, e)| {
+            e.value
+                .as_ref()
+                .is_some_and(|v| v["command"]["txn"]["success"][0].get("delete").is_some())
+        })
+        .count();
+    assert!(guarded_txns > 0, "no guarded delete among the requests");
+}

@@ -6,12 +6,13 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use locklab_models::etcd::spec::EtcdReply;
+use locklab_models::etcd::spec::{EtcdCommand, EtcdReply};
 use locklab_models::protocol::etcd::{put_revision, EtcdFill, NO_LEASE};
 use locklab_models::protocol::{EtcdProtocol, OnBusy, Outcome};
 
 use super::lease::SessionLease;
 use super::session::EtcdSession;
+use super::single_key::{RELEASE_TRIES, RETRY_AFTER};
 use crate::attempt::Attempt;
 use crate::box_future::BoxFuture;
 use crate::error::LockError;
@@ -56,6 +57,24 @@ struct Held {
     filling: Filling,
 }
 
+/// Sends a release step, and sends it again after [`RETRY_AFTER`] when its reply is
+/// lost, as the model's client does (the step may have taken effect the first time).
+/// Its reply, and whether it was sent more than once.
+async fn send_release(
+    session: &EtcdSession,
+    cmd: EtcdCommand,
+) -> Result<(EtcdReply, bool), LockError> {
+    let mut tried = 0;
+    loop {
+        match session.exec(cmd.clone()).await {
+            Ok(reply) => return Ok((reply, tried > 0)),
+            Err(e) if tried + 1 >= RELEASE_TRIES => return Err(e),
+            Err(_) => tried += 1,
+        }
+        tokio::time::sleep(RETRY_AFTER).await;
+    }
+}
+
 /// Runs the release steps; `Err(NotHeld)` where a step says the client did not hold it.
 async fn release(
     session: &EtcdSession,
@@ -64,9 +83,16 @@ async fn release(
 ) -> Result<(), LockError> {
     let mut stage = 0u8;
     while let Some(cmd) = protocol.release_request(stage, &filling.fill()) {
-        let reply = session.exec(cmd).await?;
+        let (reply, resent) = send_release(session, cmd).await?;
         match protocol.released(stage, &reply) {
             Outcome::Next => stage += 1,
+            // The lost first one may be what did the work: "not held" is no claim.
+            Outcome::NotHeld if resent => {
+                return Err(LockError::backend(std::io::Error::other(format!(
+                    "the release's reply was lost, and sent again it answered {}: the lost one may have released",
+                    locklab_models::etcd::spec::reply_text(&reply)
+                ))))
+            }
             Outcome::NotHeld => {
                 return Err(LockError::NotHeld {
                     key: filling.key.clone(),

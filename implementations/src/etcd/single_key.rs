@@ -32,7 +32,7 @@ pub const PROTOCOL_GUARDED: &str = ScenarioId::EtcdUnlockRetryGuarded.name();
 pub const RETRY_AFTER: Duration = Duration::from_millis(200);
 
 /// How many times a release is sent at most.
-const RELEASE_TRIES: u32 = 5;
+pub(super) const RELEASE_TRIES: u32 = 5;
 
 /// One owner of the single-key lock on one session lease.
 #[derive(Debug)]

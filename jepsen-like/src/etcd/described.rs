@@ -24,6 +24,11 @@ pub fn lock(p: &EtcdProtocol) -> CustomLock {
             })?;
         let session = EtcdSession::clone(&client.session);
         let owner = format!("c{}", c.index);
-        Ok(Box::new(DescribedEtcdLock::new(session, c.key, &owner, Arc::clone(&p))))
+        Ok(Box::new(DescribedEtcdLock::new(
+            session,
+            c.key,
+            &owner,
+            Arc::clone(&p),
+        )))
     })
 }

@@ -45,7 +45,10 @@ fn deleted_foreign(before: &EtcdState, after: &EtcdState, me: &str, clients: usi
     before.keys.iter().any(|(k, kv)| {
         kv.value != me
             && (0..clients).any(|c| owner(c) == kv.value)
-            && after.keys.get(k).is_none_or(|now| now.create_rev != kv.create_rev)
+            && after
+                .keys
+                .get(k)
+                .is_none_or(|now| now.create_rev != kv.create_rev)
     })
 }
 

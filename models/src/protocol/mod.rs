@@ -29,8 +29,8 @@ pub mod outcome;
 pub mod redis;
 
 pub use check::{cast_in, check, check_in, progress_in, Environment};
-pub use file::{load, parse};
 pub use etcd::{EtcdProtocol, EtcdStepBuilder};
+pub use file::{load, parse};
 pub use outcome::{OnBusy, Operation, Outcome};
 pub use redis::steps::TokenKind;
 pub use redis::{RedisProtocol, StepBuilder};

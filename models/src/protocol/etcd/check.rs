@@ -30,7 +30,11 @@ pub fn environments(p: &EtcdProtocol) -> Vec<Environment> {
     let one = |f: Fault| Params::BASE.with_faults(&[(f, 1)]);
     vec![
         env("none", "none", Params::BASE),
-        env("pause", "holder pause (keep-alives too) > lease TTL", one(Fault::Pause)),
+        env(
+            "pause",
+            "holder pause (keep-alives too) > lease TTL",
+            one(Fault::Pause),
+        ),
         env("crash", "client crash", one(Fault::Crash)),
         env(
             "partition",

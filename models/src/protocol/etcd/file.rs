@@ -129,7 +129,11 @@ pub fn parse(file: &str, text: &str) -> Result<EtcdProtocol, ProtocolError> {
         for s in steps {
             let here = at(s.span().start);
             let step = step(s.get_ref(), &here)?.at(&here);
-            b = if release { b.release(step) } else { b.acquire(step) };
+            b = if release {
+                b.release(step)
+            } else {
+                b.acquire(step)
+            };
         }
     }
     b.build().map_err(|mut e| {

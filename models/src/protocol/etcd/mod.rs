@@ -117,7 +117,10 @@ impl Pattern {
             .map(|(_, p)| *p)
             .ok_or_else(|| {
                 let names: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
-                format!("`{text}` is no etcd reply pattern: use {}", names.join(", "))
+                format!(
+                    "`{text}` is no etcd reply pattern: use {}",
+                    names.join(", ")
+                )
             })
     }
 
@@ -152,12 +155,18 @@ impl Pattern {
             Pattern::Any => true,
             Pattern::Succeeded | Pattern::Failed => matches!(cmd, C::Txn { .. }),
             Pattern::Found | Pattern::Empty => {
-                matches!(cmd, C::Get { .. } | C::FirstCreate { .. } | C::LastCreateBefore { .. })
+                matches!(
+                    cmd,
+                    C::Get { .. } | C::FirstCreate { .. } | C::LastCreateBefore { .. }
+                )
             }
             Pattern::Deleted | Pattern::NothingDeleted => matches!(cmd, C::Delete { .. }),
             Pattern::Ok => matches!(cmd, C::Put { .. } | C::Revoke { .. }),
             Pattern::LeaseNotFound => {
-                matches!(cmd, C::Put { lease: Some(_), .. } | C::Revoke { .. } | C::Txn { .. })
+                matches!(
+                    cmd,
+                    C::Put { lease: Some(_), .. } | C::Revoke { .. } | C::Txn { .. }
+                )
             }
         }
     }
@@ -389,9 +398,9 @@ impl EtcdProtocolBuilder {
             let i = usize::from(op == Operation::Release);
             seen[i] += 1;
             let at = step.at.clone();
-            let built = step
-                .build(op, seen[i] == counts[i], p.lease)
-                .map_err(|m| ProtocolError::at(&at, format!("{} step {}: {m}", op.key(), seen[i])))?;
+            let built = step.build(op, seen[i] == counts[i], p.lease).map_err(|m| {
+                ProtocolError::at(&at, format!("{} step {}: {m}", op.key(), seen[i]))
+            })?;
             match op {
                 Operation::Acquire => p.acquire.push(built),
                 _ => p.release.push(built),

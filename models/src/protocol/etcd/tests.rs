@@ -40,7 +40,10 @@ fn a_txn_lock_reads_and_fills_its_placeholders() {
         rev: 12,
     };
     let release = p.release_request(0, &f).expect("a request");
-    assert_eq!(release, crate::etcd::spec::guarded_by("lock", 12, EtcdCommand::Delete { key: "lock".into() }));
+    assert_eq!(
+        release,
+        crate::etcd::spec::guarded_by("lock", 12, EtcdCommand::Delete { key: "lock".into() })
+    );
     let acquire = p.acquire_request(0, &f).expect("a request");
     assert!(matches!(&acquire, EtcdCommand::Txn { success, failure, .. }
         if failure.is_empty() && success == &vec![EtcdCommand::Put { key: "lock".into(), value: "c1".into(), lease: Some(7) }]));
