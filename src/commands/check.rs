@@ -45,13 +45,14 @@ impl Bounds {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Scenario id (see `locklab models`). With `--protocol`: the environment to check
-    /// the protocol in (none, pause, crash, failover, or a catalog row of its family;
-    /// default: every environment).
+    /// the protocol in (Redis: none, pause, crash, failover; etcd: none, pause, crash,
+    /// partition, failover, drop; or a catalog row of its family; default: every
+    /// environment).
     #[arg(required_unless_present = "protocol")]
     id: Option<String>,
-    /// A protocol file (TOML: the family, the steps of acquire/release/renew as
-    /// commands or Lua scripts, what each reply means) to model-check instead of a
-    /// catalog row.
+    /// A protocol file (TOML: the family, the steps of acquire/release/renew as Redis
+    /// commands or Lua scripts, or as etcd requests, what each reply means) to
+    /// model-check instead of a catalog row.
     #[arg(long, value_name = "FILE")]
     protocol: Option<std::path::PathBuf>,
     #[command(flatten)]

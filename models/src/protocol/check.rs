@@ -33,7 +33,7 @@ pub fn environment(d: &Described, name: &str) -> Result<Environment, CatalogErro
         return Err(CatalogError::InvalidBound {
             flag: "--protocol",
             reason: format!(
-                "{name} is a {} row; {} is a {} protocol",
+                "{name} is a row of the {} family; {} is a protocol of the {} family",
                 row.family,
                 d.name(),
                 d.family()

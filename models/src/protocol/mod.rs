@@ -1,9 +1,10 @@
 //! A user's own lock protocol, model-checked like a catalog row: the steps of acquire,
-//! release and renew, as commands of a family's spec or (for Redis) Lua scripts run by
-//! the spec's embedded Lua, and what each reply means.
+//! release and renew, as commands of a family's spec — for Redis words or Lua scripts
+//! run by the spec's embedded Lua ([`redis`]), for etcd requests as data, `Txn`
+//! included ([`etcd`]) — and what each reply means.
 //!
-//! Written as a protocol file ([`load`], TOML, see [`mod@file`]) or with the builder
-//! ([`RedisProtocol::builder`]); both are checked the same way when built (every
+//! Written as a protocol file ([`load`], TOML, see [`mod@file`]) or with a builder
+//! ([`RedisProtocol::builder`], [`EtcdProtocol::builder`]); both are checked the same way when built (every
 //! command one the spec runs, every script compiling and calling only such commands),
 //! then explored by the family's model under the family's faults ([`check()`]), with the
 //! catalog's properties and shortest stories.
