@@ -130,6 +130,7 @@ pub fn protocol_lock(d: &locklab_models::protocol::Described) -> crate::CustomLo
     match d {
         locklab_models::protocol::Described::Redis(p) => crate::redis::described::lock(p),
         locklab_models::protocol::Described::Etcd(p) => crate::etcd::described::lock(p),
+        locklab_models::protocol::Described::Redlock(p) => crate::redis::described::redlock(p),
     }
 }
 

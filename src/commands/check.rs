@@ -45,9 +45,9 @@ impl Bounds {
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Scenario id (see `locklab models`). With `--protocol`: the environment to check
-    /// the protocol in (Redis: none, pause, crash, failover; etcd: none, pause, crash,
-    /// partition, failover, drop; or a catalog row of its family; default: every
-    /// environment).
+    /// the protocol in (Redis: none, pause, crash, failover; Redlock: none, restart,
+    /// delayed-restart, clock-jump, pause; etcd: none, pause, crash, partition,
+    /// failover, drop; or a catalog row of its family; default: every environment).
     #[arg(required_unless_present = "protocol")]
     id: Option<String>,
     /// A protocol file (TOML: the family, the steps of acquire/release/renew as Redis

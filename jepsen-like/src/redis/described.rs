@@ -1,11 +1,11 @@
-//! A user's Redis protocol as the run's lock: each client follows the protocol's steps
+//! A user's Redis protocol (or Redlock) as the run's lock: each client follows the protocol's steps
 //! on its own connections ([`DescribedLock`]), with its own owner.
 
 use std::sync::Arc;
 
-use locklab_implementations::redis::DescribedLock;
+use locklab_implementations::redis::{DescribedLock, Redlock};
 use locklab_implementations::LockError;
-use locklab_models::protocol::RedisProtocol;
+use locklab_models::protocol::{RedisProtocol, RedlockProtocol};
 
 use super::client::RedisClient;
 use crate::custom::CustomLock;
@@ -19,5 +19,17 @@ pub fn lock(p: &RedisProtocol) -> CustomLock {
             what: "a scenario without a lock endpoint",
         })?;
         Ok(Box::new(DescribedLock::new(first, key, Arc::clone(&p))))
+    })
+}
+
+/// The lock that runs a user's Redlock `p` over every node of a Redlock scenario.
+pub fn redlock(p: &RedlockProtocol) -> CustomLock {
+    let p = Arc::new(p.clone());
+    CustomLock::of(&p.name().to_string(), move |client: &RedisClient, key| {
+        Ok(Box::new(Redlock::described(
+            &client.nodes,
+            key,
+            Arc::clone(&p),
+        )?))
     })
 }

@@ -28,6 +28,7 @@ pub mod etcd;
 pub mod file;
 pub mod outcome;
 pub mod redis;
+pub mod redlock;
 
 pub use check::{cast_in, check, check_in, progress_in, Environment};
 pub use etcd::{EtcdProtocol, EtcdStepBuilder};
@@ -35,6 +36,7 @@ pub use file::{load, parse};
 pub use outcome::{OnBusy, Operation, Outcome};
 pub use redis::steps::TokenKind;
 pub use redis::{RedisProtocol, StepBuilder};
+pub use redlock::RedlockProtocol;
 
 use crate::registry::Family;
 use crate::scenario::Build;
@@ -47,11 +49,13 @@ pub enum Described {
     Redis(RedisProtocol),
     /// An etcd lock.
     Etcd(EtcdProtocol),
+    /// A Redlock over independent Redis nodes.
+    Redlock(RedlockProtocol),
 }
 
 impl Described {
     /// The families a protocol file may name.
-    pub const FAMILIES: &'static [Family] = &[Family::Redis, Family::Etcd];
+    pub const FAMILIES: &'static [Family] = &[Family::Redis, Family::Redlock, Family::Etcd];
 
     /// A protocol file of `family` read by that family's reader (`None`: no reader).
     pub fn read(
@@ -63,6 +67,7 @@ impl Described {
         match family {
             Family::Redis => Some(redis::file::parse(file, text, read).map(Described::Redis)),
             Family::Etcd => Some(etcd::file::parse(file, text).map(Described::Etcd)),
+            Family::Redlock => Some(redlock::parse(file, text, read).map(Described::Redlock)),
             _ => None,
         }
     }
@@ -73,6 +78,7 @@ impl Described {
         match self {
             Described::Redis(p) => redis::check::environments(p),
             Described::Etcd(p) => etcd::check::environments(p),
+            Described::Redlock(p) => redlock::check::environments(p),
         }
     }
 
@@ -81,6 +87,7 @@ impl Described {
         match self {
             Described::Redis(p) => redis::check::model(p),
             Described::Etcd(p) => etcd::check::model(p),
+            Described::Redlock(p) => redlock::check::model(p),
         }
     }
 
@@ -89,6 +96,7 @@ impl Described {
         match self {
             Described::Redis(p) => &p.name,
             Described::Etcd(p) => &p.name,
+            Described::Redlock(p) => p.name(),
         }
     }
 
@@ -104,6 +112,7 @@ impl Described {
                 .then_some(
                     "if a refused try writes before it is refused (an INCR per try), every retry is a new state and the search cannot close: bound the model's tries with `attempts = N` in the protocol file",
                 ),
+            Described::Redlock(_) => None,
             Described::Etcd(p) => (p.attempts.is_none() && p.on_busy == OnBusy::Retry).then_some(
                 "every write moves etcd's revision on, so a refused try that writes (a put per try, a new lease per try) is a new state and the search cannot close: bound the model's tries with `attempts = N` in the protocol file",
             ),
@@ -115,6 +124,7 @@ impl Described {
         match self {
             Described::Redis(_) => Family::Redis,
             Described::Etcd(_) => Family::Etcd,
+            Described::Redlock(_) => Family::Redlock,
         }
     }
 }

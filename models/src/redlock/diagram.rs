@@ -85,7 +85,7 @@ impl RedlockModel {
                 Exchange::arrow(
                     client(c),
                     name(i),
-                    format!("SET lock c{c} NX PX {}", self.ttl),
+                    self.step_text(c, false, s.now),
                     Some(reply.into()),
                 )
             }
@@ -94,9 +94,9 @@ impl RedlockModel {
                     .apply(s, a)
                     .is_some_and(|n| n.clients[c as usize].phase == RlPhase::Critical);
                 if held {
-                    mark(client(c), "majority: enters".into(), false)
+                    mark(client(c), format!("{}: enters", self.quorum_word()), false)
                 } else {
-                    self.releases(s, c, "no majority: releases")
+                    self.releases(s, c, &format!("no {}: releases", self.quorum_word()))
                 }
             }
             RlAction::Leave(c) => self.releases(s, c, "leaves, releases"),
@@ -118,7 +118,7 @@ impl RedlockModel {
             .map(|n| Arrow {
                 from: client(c),
                 to: node(n.name),
-                label: format!("EVAL compare-and-delete lock c{c}"),
+                label: self.step_text(c, true, s.now),
                 reply: None,
                 fault: false,
             })

@@ -11,6 +11,9 @@ use stateright::Model;
 use crate::kernel::{
     client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
 };
+use crate::protocol::redis::steps::Fill;
+use crate::protocol::Outcome;
+use crate::redis::protocol::DescribedRef;
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{NodeRef, LOCK_KEY};
 use crate::registry::{Fault, Property};
@@ -39,6 +42,11 @@ pub struct RedlockModel {
     /// ahead, and faults no longer strike: a progress check's way to let leases run out
     /// ([`crate::progress`]). 0 for safety checks.
     pub tail: u64,
+    /// A user's per-node steps in place of `SET NX PX` and compare-and-delete (see
+    /// [`crate::protocol::redlock`]); `None` for the catalog's Redlock.
+    pub protocol: Option<DescribedRef>,
+    /// Grants needed (`None`: a majority).
+    pub quorum: Option<usize>,
 }
 
 /// One Redis node and what each client has done with it.
@@ -154,11 +162,61 @@ pub fn client_value(c: u8) -> String {
 
 impl RedlockModel {
     fn majority(&self) -> usize {
-        self.nodes / 2 + 1
+        self.quorum.unwrap_or(self.nodes / 2 + 1)
+    }
+
+    /// What the grants a client needs are called in stories: a majority, or the
+    /// quorum a user's protocol set.
+    pub(super) fn quorum_word(&self) -> &'static str {
+        match self.quorum {
+            Some(q) if q != self.nodes / 2 + 1 => "quorum",
+            _ => "majority",
+        }
+    }
+
+    /// What client `c` fills a user's step with at `now` on its own clock.
+    fn fill(value: &str, ttl: u64, now: u64) -> Fill<'_> {
+        Fill {
+            key: LOCK_KEY,
+            token: value,
+            lease_ms: ttl,
+            now_ms: now,
+            reply: "",
+        }
+    }
+
+    /// How client `c`'s acquire (or release) on a node reads in a story: the catalog's
+    /// `SET NX PX` and compare-and-delete, or the user's step filled in.
+    pub(super) fn step_text(&self, c: u8, release: bool, now: u64) -> String {
+        let value = client_value(c);
+        let cmd = match (self.protocol, release) {
+            (Some(d), false) => d.0.acquire_command(0, &Self::fill(&value, self.ttl, now)),
+            (Some(d), true) => d.0.release_command(0, &Self::fill(&value, self.ttl, now)),
+            (None, false) => return format!("SET lock {value} NX PX {}", self.ttl),
+            (None, true) => return format!("EVAL compare-and-delete lock {value}"),
+        };
+        cmd.map(|c| crate::redis::spec::command_text(&c))
+            .unwrap_or_default()
     }
 
     fn release_all(&self, s: &mut RedlockState, c: usize) {
         let bit = 1u8 << c;
+        if let Some(d) = self.protocol {
+            // A user's release goes to every node that is up: what it does where the
+            // lock is not the client's is the protocol's to say.
+            let value = client_value(c as u8);
+            let fill = Self::fill(&value, self.ttl, s.now);
+            let cmd = d.0.release_command(0, &fill);
+            let now = s.now;
+            for n in &mut s.nodes {
+                if let (None, Some(cmd)) = (n.down_since, &cmd) {
+                    n.server.exec(c as u8, cmd, now + n.offset, true);
+                }
+                n.tried &= !bit;
+                n.got &= !bit;
+            }
+            return;
+        }
         let cmd = RedisCommand::EvalCompareAndDelete {
             key: LOCK_KEY.into(),
             value: client_value(c as u8),
@@ -267,7 +325,16 @@ impl RedlockModel {
                 let bit = 1u8 << c;
                 let n = &mut s.nodes[i];
                 n.tried |= bit;
-                if n.down_since.is_none() {
+                if let (None, Some(d)) = (n.down_since, self.protocol) {
+                    let value = client_value(c as u8);
+                    let fill = Self::fill(&value, self.ttl, s.now);
+                    if let Some(cmd) = d.0.acquire_command(0, &fill) {
+                        let reply = n.server.exec(c as u8, &cmd, s.now + n.offset, false).0;
+                        if d.0.acquired(0, &reply, &fill) == Outcome::Granted {
+                            n.got |= bit;
+                        }
+                    }
+                } else if n.down_since.is_none() {
                     let cmd = RedisCommand::Set {
                         key: LOCK_KEY.into(),
                         value: client_value(c as u8),

@@ -38,7 +38,7 @@ pub(super) fn phase_words(s: &RedlockState, c: usize) -> (String, String) {
         ),
         RlPhase::Critical => (
             format!(
-                "IN CRITICAL SECTION (majority [{}]), valid until t={}",
+                "IN CRITICAL SECTION (holds [{}]), valid until t={}",
                 got.join(", "),
                 cl.lease_until.unwrap_or(0)
             ),
@@ -80,8 +80,8 @@ impl Narrate for RedlockModel {
                 let after = self.apply(s, a);
                 let ok = after.is_some_and(|n| n.nodes[i as usize].got & (1 << c) != 0);
                 format!(
-                    "c{c}: SET lock c{c} NX PX {} on redis{} -> {}",
-                    self.ttl,
+                    "c{c}: {} on redis{} -> {}",
+                    self.step_text(c, false, s.now),
                     name(i),
                     if ok { "OK" } else { "(nil)/error" }
                 )
@@ -92,10 +92,14 @@ impl Narrate for RedlockModel {
                     .is_some_and(|n| n.clients[c as usize].phase == RlPhase::Critical);
                 if held {
                     format!(
-                        "c{c} has a majority and positive validity: it enters the critical section"
+                        "c{c} has a {} and positive validity: it enters the critical section",
+                        self.quorum_word()
                     )
                 } else {
-                    format!("c{c} has no majority (or no validity left): releases everywhere")
+                    format!(
+                        "c{c} has no {} (or no validity left): releases everywhere",
+                        self.quorum_word()
+                    )
                 }
             }
             RlAction::Leave(c) => format!("c{c} leaves and releases everywhere"),
@@ -139,6 +143,14 @@ impl Narrate for RedlockModel {
             "A node's clock jumped ahead and expired the first client's key early; the second client counted it and reached its own majority: two holders.".into()
         } else if has(|a| matches!(a, RlAction::Pause(_))) {
             "The holder paused past its validity; its keys expired on every node and another client acquired a majority while it still believed it held the lock (Redlock tokens cannot fence).".into()
+        } else if self.quorum.is_some_and(|q| 2 * q <= self.nodes) {
+            format!(
+                "Two quorums of {} of {} nodes need not share a node: each client won its own, without any fault (any two majorities share one, which grants only once).",
+                self.quorum.unwrap_or(0),
+                self.nodes
+            )
+        } else if self.protocol.is_some() {
+            "Each client's acquire was granted on a quorum of nodes: nothing in the per-node step keeps a second client out.".into()
         } else {
             "Two clients hold a majority at once.".into()
         }

@@ -36,10 +36,12 @@ use crate::protocol::ProtocolError;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
-    // Read by the family-neutral reader, which chose this one.
-    #[serde(rename = "family")]
-    _family: String,
+    // The family-neutral reader chose this reader by it; Redlock's keys need it.
+    family: Spanned<String>,
     name: Option<String>,
+    // Redlock's: how many nodes must grant, the clock drift allowed.
+    quorum: Option<Spanned<u8>>,
+    drift: Option<Spanned<u64>>,
     token: Option<Spanned<String>>,
     reentrant: Option<bool>,
     on_busy: Option<Spanned<String>>,
@@ -87,6 +89,15 @@ impl Patterns {
     }
 }
 
+/// What a Redlock file says beside its steps (`None`: not written).
+#[derive(Clone, Debug, Default)]
+pub struct RedlockKeys {
+    /// `quorum = N`, with its line.
+    pub quorum: Option<(u8, String)>,
+    /// `drift = N`, with its line.
+    pub drift: Option<(u64, String)>,
+}
+
 /// Parses a Redis protocol file's `text` (`file` names it in errors); `read` fetches
 /// a script by the name the file gives.
 pub fn parse(
@@ -94,11 +105,39 @@ pub fn parse(
     text: &str,
     read: &dyn Fn(&str) -> Result<String, String>,
 ) -> Result<RedisProtocol, ProtocolError> {
+    parse_with_redlock(file, text, read).map(|(p, _)| p)
+}
+
+/// [`parse`], with the keys only a Redlock file (`family = "redlock"`) may write.
+pub fn parse_with_redlock(
+    file: &str,
+    text: &str,
+    read: &dyn Fn(&str) -> Result<String, String>,
+) -> Result<(RedisProtocol, RedlockKeys), ProtocolError> {
     let at = |span: Range<usize>| format!("{file}:{}", line_of(text, span.start));
     let raw: RawFile = toml::from_str(text).map_err(|e| {
         let line = e.span().map_or(1, |s| line_of(text, s.start));
         ProtocolError::at(&format!("{file}:{line}"), e.message().trim().to_string())
     })?;
+    let redlock = raw.family.get_ref() == "redlock";
+    let keys = RedlockKeys {
+        quorum: raw.quorum.as_ref().map(|q| (*q.get_ref(), at(q.span()))),
+        drift: raw.drift.as_ref().map(|d| (*d.get_ref(), at(d.span()))),
+    };
+    if let (false, Some((_, line))) = (redlock, keys.quorum.as_ref()) {
+        return Err(ProtocolError::at(
+            line,
+            "`quorum` is Redlock's: write `family = \"redlock\"` for a lock over several nodes"
+                .into(),
+        ));
+    }
+    if let (false, Some((_, line))) = (redlock, keys.drift.as_ref()) {
+        return Err(ProtocolError::at(
+            line,
+            "`drift` is Redlock's: write `family = \"redlock\"` for a lock over several nodes"
+                .into(),
+        ));
+    }
     let name = raw.name.clone().unwrap_or_else(|| {
         Path::new(file)
             .file_stem()
@@ -158,12 +197,13 @@ pub fn parse(
     }
     // What the builder finds of the whole file (no acquire step at all) has no line:
     // it is still this file's.
-    b.build().map_err(|mut e| {
+    let p = b.build().map_err(|mut e| {
         if e.at.is_empty() {
             e.at = file.to_string();
         }
         e
-    })
+    })?;
+    Ok((p, keys))
 }
 
 /// One `[[acquire]]`/`[[release]]`/`[[renew]]` table as a step.
