@@ -340,3 +340,40 @@ fn check_protocol_draws_each_environments_page() {
         assert!(dir.path().join(format!("all-{env}.html")).exists(), "{env}");
     }
 }
+
+/// A renewal reads the reply its acquire kept: with the `INCR` number as the lock's
+/// value, a renewal comparing `{reply}` finds its own value and extends the lease, so
+/// time runs on past the first lease (a larger graph); the same renewal comparing
+/// anything else is refused every time.
+#[test]
+fn a_renewal_reads_the_reply_its_acquire_kept() {
+    let renew = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+    let with = |compared: &str| {
+        let p = protocol::RedisProtocol::builder("sequence value, renewed")
+            .attempts(2)
+            .acquire(protocol::StepBuilder::send("INCR {key}:seq").next(">0"))
+            .acquire(
+                protocol::StepBuilder::send("SET {key} {reply} NX PX {lease_ms}")
+                    .granted("OK")
+                    .busy("nil"),
+            )
+            .release(protocol::StepBuilder::send("DEL {key}").released("any"))
+            .renew(
+                protocol::StepBuilder::script(renew, &["{key}"], &[compared, "{lease_ms}"])
+                    .renewed("1")
+                    .lost("0"),
+            )
+            .build()
+            .unwrap_or_else(|e| panic!("{e}"));
+        check(&Described::Redis(p), "none")
+    };
+    let (kept, other) = (with("{reply}"), with("x"));
+    assert_eq!(kept.verdict, Verdict::Holds);
+    assert!(
+        kept.stats.unique_states > other.stats.unique_states
+            && kept.stats.max_depth > other.stats.max_depth,
+        "renewed: {:?}; refused: {:?}",
+        kept.stats,
+        other.stats
+    );
+}
