@@ -24,8 +24,9 @@ pub fn lock(p: &RedisProtocol) -> CustomLock {
 
 /// The lock that runs a user's Redlock `p` over every node of a Redlock scenario.
 pub fn redlock(p: &RedlockProtocol) -> CustomLock {
+    let name = p.name().to_string();
     let p = Arc::new(p.clone());
-    CustomLock::of(&p.name().to_string(), move |client: &RedisClient, key| {
+    CustomLock::of(&name, move |client: &RedisClient, key| {
         Ok(Box::new(Redlock::described(
             &client.nodes,
             key,
