@@ -6,6 +6,7 @@
 
 use crate::check::{happened, pair};
 use crate::kernel::LockChecks;
+use crate::protocol::by_address::{ByAddress, Named};
 use crate::protocol::etcd::{put_revision, EtcdFill, EtcdProtocol, NO_LEASE};
 use crate::protocol::{OnBusy, Outcome};
 use crate::registry::Property;
@@ -14,28 +15,12 @@ use crate::resource::LOST_UPDATE;
 use super::model::{owner, Action, Effect, EtcdLockModel, EtcdLockState, Lock, Phase};
 use super::spec::{apply, EtcdCommand, EtcdReply, EtcdState};
 
-/// A described protocol as the model holds it: compared and hashed by address, as
-/// it is one per model and lives as long as the process.
-#[derive(Clone, Copy)]
-pub struct DescribedRef(pub &'static EtcdProtocol);
+/// A described protocol as the model holds it (see [`ByAddress`]).
+pub type DescribedRef = ByAddress<EtcdProtocol>;
 
-impl PartialEq for DescribedRef {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for DescribedRef {}
-
-impl std::hash::Hash for DescribedRef {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        std::ptr::hash(self.0, state);
-    }
-}
-
-impl std::fmt::Debug for DescribedRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Described({:?})", self.0.name)
+impl Named for EtcdProtocol {
+    fn name(&self) -> &str {
+        &self.name
     }
 }
 

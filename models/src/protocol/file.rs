@@ -64,3 +64,23 @@ pub fn parse(
     let typed: crate::registry::Family = family.get_ref().parse().map_err(|_| unread())?;
     Described::read(typed, file, text, read).unwrap_or_else(|| Err(unread()))
 }
+
+/// A reply pattern a step names an outcome by: one, or several (`busy = ["nil", "0"]`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Patterns {
+    /// One pattern.
+    One(String),
+    /// Several, any of which means the outcome.
+    Many(Vec<String>),
+}
+
+impl Patterns {
+    /// Every pattern written.
+    pub(crate) fn list(&self) -> Vec<&str> {
+        match self {
+            Patterns::One(p) => vec![p.as_str()],
+            Patterns::Many(ps) => ps.iter().map(String::as_str).collect(),
+        }
+    }
+}

@@ -23,6 +23,7 @@
 //! assert!(matches!(report.verdict, locklab_models::catalog::Verdict::Violated(_)));
 //! ```
 
+pub mod by_address;
 pub mod check;
 pub mod etcd;
 pub mod file;

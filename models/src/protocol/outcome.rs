@@ -79,3 +79,46 @@ impl Operation {
         }
     }
 }
+
+impl Operation {
+    /// Whether a step of this operation may name `o` (`last`: it is the operation's
+    /// last step, which has no next), or what to write instead.
+    pub fn admits(self, o: Outcome, last: bool) -> Result<(), String> {
+        if !self.outcomes().contains(&o) {
+            let allowed: Vec<&str> = self.outcomes().iter().map(|o| o.key()).collect();
+            return Err(format!(
+                "`{}` is no outcome of {} steps: use {}",
+                o.key(),
+                self.key(),
+                allowed.join(", ")
+            ));
+        }
+        if o == Outcome::Next && last {
+            return Err(format!(
+                "`next` on the last {} step: there is no next step",
+                self.key()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Steps as a builder collected them, each with its number within its operation (from
+/// 1) and whether it is that operation's last.
+pub fn numbered<B>(pending: Vec<(Operation, B)>) -> Vec<(Operation, usize, bool, B)> {
+    let count = |op: Operation| pending.iter().filter(|(o, _)| *o == op).count();
+    let counts = [
+        count(Operation::Acquire),
+        count(Operation::Release),
+        count(Operation::Renew),
+    ];
+    let mut seen = [0usize; 3];
+    pending
+        .into_iter()
+        .map(|(op, b)| {
+            let i = op as usize;
+            seen[i] += 1;
+            (op, seen[i], seen[i] == counts[i], b)
+        })
+        .collect()
+}

@@ -2,34 +2,19 @@
 //! → Lua → Redisson), or a user's own ([`Protocol::Described`]); each step exactly one
 //! command to the current master.
 
+use crate::protocol::by_address::{ByAddress, Named};
 use crate::protocol::redis::steps::{Fill, OnBusy, Outcome};
 use crate::protocol::redis::RedisProtocol;
 use crate::redis::spec::{RedisCommand, RedisReply};
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
 
-/// A user's protocol, compared and hashed by identity: a model holds one for its whole
-/// search, and hashing its steps for every command sent would cost the search dearly.
-#[derive(Clone, Copy)]
-pub struct DescribedRef(pub &'static RedisProtocol);
+/// A user's protocol, compared and hashed by identity (see [`ByAddress`]).
+pub type DescribedRef = ByAddress<RedisProtocol>;
 
-impl PartialEq for DescribedRef {
-    fn eq(&self, other: &Self) -> bool {
-        std::ptr::eq(self.0, other.0)
-    }
-}
-
-impl Eq for DescribedRef {}
-
-impl std::hash::Hash for DescribedRef {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        std::ptr::hash(self.0, state);
-    }
-}
-
-impl std::fmt::Debug for DescribedRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Described({:?})", self.0.name)
+impl Named for RedisProtocol {
+    fn name(&self) -> &str {
+        &self.name
     }
 }
 

@@ -8,8 +8,8 @@ use crate::registry::{Family, Fault, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
 use super::model::RedlockModel;
+use crate::protocol::by_address::ByAddress;
 use crate::protocol::redlock::RedlockProtocol;
-use crate::redis::protocol::DescribedRef;
 
 /// When a crashed node comes back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl Redlock {
     /// The model of a user's Redlock `d` at bounds `p`, restarting nodes as `self` does.
     pub fn described(&self, d: &'static RedlockProtocol, p: &Params, tail: u64) -> RedlockModel {
         RedlockModel {
-            protocol: Some(DescribedRef(&d.steps)),
+            protocol: Some(ByAddress(&d.steps)),
             quorum: d.quorum.map(usize::from),
             drift: d.drift,
             attempts: d.attempts,

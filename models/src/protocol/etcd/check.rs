@@ -2,7 +2,8 @@
 //! the etcd lock model running the protocol's requests.
 
 use crate::etcd::catalog::EtcdLock;
-use crate::etcd::model::{DescribedRef, Lock, Work};
+use crate::etcd::model::{Lock, Work};
+use crate::protocol::by_address::ByAddress;
 use crate::protocol::Environment;
 use crate::registry::{Fault, Property};
 use crate::scenario::{Build, Params};
@@ -66,7 +67,7 @@ pub fn model(p: &EtcdProtocol) -> &'static dyn Build {
         Work::Outside
     };
     Box::leak(Box::new(EtcdLock::new(
-        Lock::Described(DescribedRef(protocol)),
+        Lock::Described(ByAddress(protocol)),
         work,
     )))
 }

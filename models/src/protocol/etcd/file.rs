@@ -31,7 +31,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{EtcdProtocol, EtcdStepBuilder};
-use crate::protocol::file::line_of;
+use crate::protocol::file::{line_of, Patterns};
 use crate::protocol::outcome::{OnBusy, Outcome};
 use crate::protocol::ProtocolError;
 
@@ -63,23 +63,6 @@ struct RawStep {
     next: Option<Patterns>,
     released: Option<Patterns>,
     not_held: Option<Patterns>,
-}
-
-/// One pattern or several.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Patterns {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl Patterns {
-    fn list(&self) -> Vec<&str> {
-        match self {
-            Patterns::One(p) => vec![p.as_str()],
-            Patterns::Many(ps) => ps.iter().map(String::as_str).collect(),
-        }
-    }
 }
 
 /// Parses an etcd protocol file's `text` (`file` names it in errors).

@@ -16,7 +16,7 @@ mod request;
 
 pub use request::{EtcdFill, Request};
 
-use super::outcome::{OnBusy, Operation, Outcome};
+use super::outcome::{numbered, OnBusy, Operation, Outcome};
 use super::ProtocolError;
 
 /// The placeholders an etcd request may use.
@@ -311,21 +311,7 @@ impl EtcdStepBuilder {
         request::allowed(&probe)?;
         let mut outcomes = Vec::new();
         for (text, o) in self.outcomes {
-            if !op.outcomes().contains(&o) {
-                let allowed: Vec<&str> = op.outcomes().iter().map(|o| o.key()).collect();
-                return Err(format!(
-                    "`{}` is no outcome of {} steps: use {}",
-                    o.key(),
-                    op.key(),
-                    allowed.join(", ")
-                ));
-            }
-            if o == Outcome::Next && last {
-                return Err(format!(
-                    "`next` on the last {} step: there is no next step",
-                    op.key()
-                ));
-            }
+            op.admits(o, last)?;
             let pattern = Pattern::parse(&text)?;
             if !pattern.fits(&probe) {
                 return Err(format!(
@@ -391,16 +377,11 @@ impl EtcdProtocolBuilder {
     /// The protocol, or the first thing wrong with it.
     pub fn build(self) -> Result<EtcdProtocol, ProtocolError> {
         let mut p = self.protocol;
-        let count = |op: Operation| self.pending.iter().filter(|(o, _)| *o == op).count();
-        let counts = [count(Operation::Acquire), count(Operation::Release)];
-        let mut seen = [0usize; 2];
-        for (op, step) in self.pending {
-            let i = usize::from(op == Operation::Release);
-            seen[i] += 1;
+        for (op, n, last, step) in numbered(self.pending) {
             let at = step.at.clone();
-            let built = step.build(op, seen[i] == counts[i], p.lease).map_err(|m| {
-                ProtocolError::at(&at, format!("{} step {}: {m}", op.key(), seen[i]))
-            })?;
+            let built = step
+                .build(op, last, p.lease)
+                .map_err(|m| ProtocolError::at(&at, format!("{} step {n}: {m}", op.key())))?;
             match op {
                 Operation::Acquire => p.acquire.push(built),
                 _ => p.release.push(built),

@@ -4,8 +4,9 @@
 use crate::checkable::Checkable;
 use crate::kernel::Budget;
 use crate::progress;
+use crate::protocol::by_address::ByAddress;
 use crate::protocol::Environment;
-use crate::redis::protocol::{DescribedRef, Protocol, ValueKind};
+use crate::redis::protocol::{Protocol, ValueKind};
 use crate::redis::RedisLockModel;
 use crate::registry::{Fault, Property};
 use crate::scenario::{Build, Params, Scenario};
@@ -63,7 +64,7 @@ impl RedisDescribed {
     /// The model at `p`, time running `tail` ticks past its horizon (0 for safety).
     fn model(&self, scenario: &Scenario, p: &Params, tail: u64) -> RedisLockModel {
         RedisLockModel {
-            protocol: Protocol::Described(DescribedRef(self.0)),
+            protocol: Protocol::Described(ByAddress(self.0)),
             value: match self.0.token {
                 TokenKind::Unique => ValueKind::Unique,
                 TokenKind::Timestamp => ValueKind::Timestamp,

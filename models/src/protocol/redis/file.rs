@@ -30,7 +30,7 @@ use crate::redis::spec::lua;
 
 use super::steps::{OnBusy, Outcome, TokenKind};
 use super::{RedisProtocol, StepBuilder};
-use crate::protocol::file::line_of;
+use crate::protocol::file::{line_of, Patterns};
 use crate::protocol::ProtocolError;
 
 #[derive(Deserialize)]
@@ -70,23 +70,6 @@ struct RawStep {
     not_held: Option<Patterns>,
     renewed: Option<Patterns>,
     lost: Option<Patterns>,
-}
-
-/// One pattern or several.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Patterns {
-    One(String),
-    Many(Vec<String>),
-}
-
-impl Patterns {
-    fn list(&self) -> Vec<&str> {
-        match self {
-            Patterns::One(p) => vec![p.as_str()],
-            Patterns::Many(ps) => ps.iter().map(String::as_str).collect(),
-        }
-    }
 }
 
 /// What a Redlock file says beside its steps (`None`: not written).

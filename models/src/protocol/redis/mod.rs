@@ -11,7 +11,7 @@ pub mod steps;
 
 use steps::{Fill, OnBusy, Outcome, Pattern, Send, Step, Template, TokenKind};
 
-use super::outcome::Operation;
+use super::outcome::{numbered, Operation};
 use super::ProtocolError;
 
 /// A Redis lock protocol, checked when built: every step is a command the spec runs or
@@ -258,21 +258,7 @@ impl StepBuilder {
         }
         let mut outcomes = Vec::new();
         for (text, o) in self.outcomes {
-            if !op.outcomes().contains(&o) {
-                let allowed: Vec<&str> = op.outcomes().iter().map(|o| o.key()).collect();
-                return Err(format!(
-                    "`{}` is no outcome of {} steps: use {}",
-                    o.key(),
-                    op.key(),
-                    allowed.join(", ")
-                ));
-            }
-            if o == Outcome::Next && last {
-                return Err(format!(
-                    "`next` on the last {} step: there is no next step",
-                    op.key()
-                ));
-            }
+            op.admits(o, last)?;
             outcomes.push((Pattern::parse(&text)?, o));
         }
         if self.token
@@ -413,20 +399,11 @@ impl RedisProtocolBuilder {
     /// known).
     pub fn build(self) -> Result<RedisProtocol, ProtocolError> {
         let mut p = self.protocol;
-        let count = |op: Operation| self.pending.iter().filter(|(o, _)| *o == op).count();
-        let counts = [
-            count(Operation::Acquire),
-            count(Operation::Release),
-            count(Operation::Renew),
-        ];
-        let mut seen = [0usize; 3];
-        for (op, step) in self.pending {
-            let i = op as usize;
-            seen[i] += 1;
+        for (op, n, last, step) in numbered(self.pending) {
             let at = step.at.clone();
-            let built = step.build(op, seen[i] == counts[i]).map_err(|m| {
-                ProtocolError::at(&at, format!("{} step {}: {m}", op.key(), seen[i]))
-            })?;
+            let built = step
+                .build(op, last)
+                .map_err(|m| ProtocolError::at(&at, format!("{} step {n}: {m}", op.key())))?;
             match op {
                 Operation::Acquire => p.acquire.push(built),
                 Operation::Release => p.release.push(built),
