@@ -105,6 +105,36 @@ pub fn spinner(format: Format, message: &str) -> indicatif::ProgressBar {
     bar
 }
 
+/// Checks, before any work, that a file can be written at each given `(flag, path)`:
+/// its directory exists, it is no directory itself, it is not read-only — so a long
+/// search or run does not end in a path error. `Err` carries the exit code (2),
+/// already reported.
+pub fn writable(format: Format, paths: &[(&str, Option<&std::path::Path>)]) -> Result<(), u8> {
+    for (flag, path) in paths {
+        let Some(path) = path else { continue };
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let why = if path.is_dir() {
+            Some("it is a directory".to_string())
+        } else if !dir.is_dir() {
+            Some(format!("there is no directory {}", dir.display()))
+        } else if std::fs::metadata(path).is_ok_and(|m| m.permissions().readonly()) {
+            Some("the file is read-only".to_string())
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(crate::bad_input(
+                format,
+                &format!("{flag} {}: {why}", path.display()),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What `check-history` and `run` write when no linearizability check drew a page.
 const NO_PAGE: &str = "<!doctype html><title>locklab</title><p>No linearizability check ran on this history, so there is nothing to draw.</p>";
 

@@ -294,3 +294,85 @@ fn export_writes_edn_that_checks_the_same() {
     assert_eq!(out.status.code(), Some(2));
     assert_says(&stderr(&out), "--to");
 }
+
+/// `check-history -` reads the history from standard input, with the same verdict as
+/// from a file; a malformed piped line is named `<stdin>:LINE`.
+#[test]
+fn a_history_piped_in_checks_as_its_file_does() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let piped = |text: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_locklab"))
+            .args(["check-history", "-", "--model", "register"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("runs locklab");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(text.as_bytes())
+            .expect("writes");
+        child.wait_with_output().expect("finishes")
+    };
+    let stale = format!(
+        "{HEADER}\n\
+         {{\"process\":0,\"op\":\"write\",\"phase\":\"invoke\",\"time\":1,\"value\":1}}\n\
+         {{\"process\":0,\"op\":\"write\",\"phase\":\"ok\",\"time\":2}}\n\
+         {{\"process\":1,\"op\":\"read\",\"phase\":\"invoke\",\"time\":3}}\n\
+         {{\"process\":1,\"op\":\"read\",\"phase\":\"ok\",\"time\":4,\"value\":0}}\n"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "stale.jsonl", &stale);
+    let from_file = check_history(&file, &["--model", "register"]);
+    let from_pipe = piped(&stale);
+    assert_eq!(
+        from_pipe.status.code(),
+        from_file.status.code(),
+        "{}",
+        stderr(&from_pipe)
+    );
+    assert_eq!(from_pipe.status.code(), Some(1), "{}", stdout(&from_pipe));
+    let bad = piped(&format!("{HEADER}\nnot json\n"));
+    assert_exit(&bad, 2);
+    assert_says(&stderr(&bad), "<stdin>:2");
+}
+
+/// An output path that cannot be written is exit 2 before any work, naming the flag.
+#[test]
+fn an_unwritable_html_path_is_refused_before_the_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(dir.path(), "h.jsonl", &format!("{HEADER}\n"));
+    let nowhere = dir.path().join("no/such/dir/report.html");
+    let nowhere = nowhere.to_str().expect("utf-8");
+    let o = check_history(&file, &["--html", nowhere]);
+    assert_exit(&o, 2);
+    assert_says(&stderr(&o), "--html");
+    assert_says(&stderr(&o), "there is no directory");
+    let o = locklab(&["check", "redis-lua", "--html", nowhere]);
+    assert_exit(&o, 2);
+    assert_says(&stderr(&o), "there is no directory");
+    let o = locklab(&[
+        "check",
+        "redis-lua",
+        "--html",
+        dir.path().to_str().expect("utf-8"),
+    ]);
+    assert_exit(&o, 2);
+    assert_says(&stderr(&o), "it is a directory");
+}
+
+/// A mistyped scenario id is answered with the ids near it, and a word near none with
+/// where the ids are listed, not with three unrelated ids.
+#[test]
+fn unknown_ids_get_near_suggestions_or_none() {
+    let o = locklab(&["check", "redis-lau"]);
+    assert_exit(&o, 2);
+    assert_says(&stderr(&o), "did you mean redis-lua");
+    let o = locklab(&["check", "nope"]);
+    assert_exit(&o, 2);
+    assert_says(&stderr(&o), "`locklab models` lists every id");
+    assert!(!stderr(&o).contains("redlock"), "{}", stderr(&o));
+}

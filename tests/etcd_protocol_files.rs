@@ -169,3 +169,22 @@ fn a_bad_etcd_protocol_file_is_exit_2_naming_file_line_and_fix() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+/// A mistyped environment names the protocol's environments and the one it was near.
+#[test]
+fn an_unknown_environment_names_the_familys_environments() {
+    let f = file("etcd-single-key.toml");
+    let o = cli::locklab(&[
+        "check",
+        "--protocol",
+        f.to_str().unwrap_or_default(),
+        "pauze",
+    ]);
+    cli::assert_exit(&o, 2);
+    let err = cli::stderr(&o);
+    assert!(err.contains("did you mean pause?"), "{err}");
+    assert!(
+        err.contains("none, pause, crash, partition, failover, drop"),
+        "{err}"
+    );
+}

@@ -58,13 +58,26 @@ pub fn find(id: &str) -> Result<Scenario, CatalogError> {
     if let Some(s) = all.iter().find(|s| s.id == id) {
         return Ok(s.clone());
     }
-    let mut ranked: Vec<(usize, &'static str)> =
-        all.iter().map(|s| (levenshtein(id, s.id), s.id)).collect();
-    ranked.sort();
     Err(CatalogError::UnknownId {
         id: id.to_string(),
-        closest: ranked.iter().take(3).map(|r| r.1).collect(),
+        closest: closest(id, all.iter().map(|s| s.id)),
     })
+}
+
+/// Up to three of `names` near enough to `asked` to be what was meant: a few typos
+/// away (a third of its length, at least two), or one inside the other. None for a
+/// word that is near nothing: a list of unrelated ids helps no one.
+pub fn closest<'a>(asked: &str, names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let within = (asked.chars().count() / 3).max(2);
+    let mut ranked: Vec<(usize, &'a str)> = names
+        .filter_map(|n| {
+            let d = levenshtein(asked, n);
+            let inside = asked.len() >= 3 && (n.contains(asked) || asked.contains(n));
+            (d <= within || inside).then_some((d, n))
+        })
+        .collect();
+    ranked.sort();
+    ranked.into_iter().take(3).map(|r| r.1).collect()
 }
 
 /// Checks scenario `id` with the given overrides.
@@ -182,6 +195,18 @@ mod tests {
             &mut |_| {},
         );
         assert!(matches!(e, Err(CatalogError::UnknownId { .. })));
+        // A word near no id names none, and says where the ids are.
+        let Err(e) = find("nope") else {
+            panic!("no row is called nope");
+        };
+        assert_eq!(
+            e.to_string(),
+            "unknown scenario \"nope\" (`locklab models` lists every id)"
+        );
+        assert_eq!(
+            super::closest("failover", scenarios().iter().map(|s| s.id))[0],
+            "redis-failover"
+        );
     }
 
     #[test]

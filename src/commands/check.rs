@@ -204,6 +204,9 @@ fn limits(args: &Args) -> Limits {
 /// flags that do not go with it).
 pub fn protocol_request(args: &Args) -> Option<Result<ProtocolRequest<'_>, u8>> {
     let file = args.protocol.as_deref()?;
+    if let Err(code) = crate::output::writable(args.format, &[("--html", args.html.as_deref())]) {
+        return Some(Err(code));
+    }
     Some(Ok(ProtocolRequest {
         file,
         env: args.id.as_deref(),
@@ -237,6 +240,9 @@ pub struct ProtocolRequest<'a> {
 /// Runs the command (a catalog row; see [`protocol_request`] for a protocol file);
 /// returns the exit code.
 pub fn run(args: Args) -> u8 {
+    if let Err(code) = crate::output::writable(args.format, &[("--html", args.html.as_deref())]) {
+        return code;
+    }
     let limits = limits(&args);
     let id = args.id.as_deref().unwrap_or_default();
     let report = match run_report(id, &args.bounds, limits, args.format) {

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use locklab_traces::check::{check_history, Options, Report, Selection, Verdict};
-use locklab_traces::import::{read_any, InputFormat};
+use locklab_traces::error::HistoryError;
+use locklab_traces::format::History;
+use locklab_traces::import::{parse_any, read_any, InputFormat};
 
 use crate::bad_input;
 use crate::output::{emit, spinner, Format};
@@ -12,7 +14,8 @@ use crate::output::{emit, spinner, Format};
 /// Arguments of `check-history`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The history file.
+    /// The history file (`-`: read it from standard input).
+    #[arg(value_name = "FILE")]
     file: PathBuf,
     /// jsonl (locklab), edn (Jepsen/Knossos), porcupine-etcd or porcupine-kv; guessed
     /// from the content when absent.
@@ -82,9 +85,27 @@ pub fn parse_timeout(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A history piped in (`check-history -`), named `<stdin>` in messages.
+fn read_stdin(format: Option<InputFormat>) -> Result<History, HistoryError> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|e| HistoryError::whole("<stdin>", format!("cannot read: {e}")))?;
+    parse_any("<stdin>", &text, format)
+}
+
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
-    let history = match read_any(&args.file, args.input_format) {
+    if let Err(code) = crate::output::writable(args.format, &[("--html", args.html.as_deref())]) {
+        return code;
+    }
+    let read = if args.file.as_os_str() == "-" {
+        read_stdin(args.input_format)
+    } else {
+        read_any(&args.file, args.input_format)
+    };
+    let history = match read {
         Ok(h) => h,
         Err(e) => return crate::bad_file(args.format, &e.to_string()),
     };

@@ -26,6 +26,9 @@ pub struct Args {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
+    if let Err(code) = crate::output::writable(args.format, &[("--html", args.html.as_deref())]) {
+        return code;
+    }
     let scenario = match catalog::find(&args.id) {
         Ok(s) => s,
         Err(e) => return bad_input(args.format, &e.to_string()),

@@ -114,6 +114,9 @@ pub fn run(args: Args) -> u8 {
     if args.list {
         return list(args.format);
     }
+    if let Err(code) = crate::output::writable(args.format, &[("--html", args.html.as_deref())]) {
+        return code;
+    }
     let Some(id) = args.id.clone() else {
         return bad_input(
             args.format,

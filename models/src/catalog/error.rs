@@ -7,7 +7,7 @@ pub enum CatalogError {
     UnknownId {
         /// What was asked.
         id: String,
-        /// The nearest ids by edit distance.
+        /// The ids near it by edit distance (none: nothing near).
         closest: Vec<&'static str>,
     },
     /// A bound out of range; names the flag.
@@ -22,10 +22,14 @@ pub enum CatalogError {
 impl std::fmt::Display for CatalogError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            CatalogError::UnknownId { id, closest } if closest.is_empty() => write!(
+                f,
+                "unknown scenario {id:?} (`locklab models` lists every id)"
+            ),
             CatalogError::UnknownId { id, closest } => {
                 write!(
                     f,
-                    "unknown scenario {id:?}; closest: {}",
+                    "unknown scenario {id:?}; did you mean {}?",
                     closest.join(", ")
                 )
             }

@@ -8,7 +8,7 @@ use crate::check::{happened, pair};
 use crate::kernel::LockChecks;
 use crate::protocol::by_address::{ByAddress, Named};
 use crate::protocol::etcd::{put_revision, EtcdFill, EtcdProtocol, NO_LEASE};
-use crate::protocol::{OnBusy, Outcome};
+use crate::protocol::outcome::{OnBusy, Outcome};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 

@@ -25,10 +25,32 @@ pub struct Environment {
 /// The environment named `name`: one of [`Described::environments`], or a catalog row of `d`'s
 /// family (its bounds, faults and properties).
 pub fn environment(d: &Described, name: &str) -> Result<Environment, CatalogError> {
-    if let Some(e) = d.environments().into_iter().find(|e| e.name == name) {
-        return Ok(e);
+    let environments = d.environments();
+    if let Some(e) = environments.iter().find(|e| e.name == name) {
+        return Ok(e.clone());
     }
-    let row = catalog::find(name)?;
+    let row = catalog::find(name).map_err(|_| {
+        let names: Vec<&str> = environments.iter().map(|e| e.name.as_str()).collect();
+        let rows = catalog::scenarios()
+            .into_iter()
+            .filter(|s| s.family == d.family())
+            .map(|s| s.id);
+        let near = catalog::closest(name, names.iter().copied().chain(rows));
+        let hint = if near.is_empty() {
+            String::new()
+        } else {
+            format!(" (did you mean {}?)", near.join(", "))
+        };
+        CatalogError::InvalidBound {
+            flag: "--protocol",
+            reason: format!(
+                "no environment {name:?}{hint}: a {} protocol is checked in {}, or in a {} row of the catalog",
+                d.family(),
+                names.join(", "),
+                d.family()
+            ),
+        }
+    })?;
     if row.family != d.family() {
         return Err(CatalogError::InvalidBound {
             flag: "--protocol",

@@ -25,7 +25,7 @@ use super::protocol::{self, Acquired, Protocol, Said, ValueKind};
 use super::shared_nodes::NodeRef;
 use super::topology;
 use super::values;
-use crate::protocol::OnBusy;
+use crate::protocol::outcome::OnBusy;
 
 /// A scenario's configuration: protocol, topology, time and fault budget.
 #[derive(Clone, Debug)]

@@ -11,8 +11,8 @@ use stateright::Model;
 use crate::kernel::{
     client_faults, inside, invariants, time, Budget, ClientPhase, LockChecks, Process, Stage,
 };
+use crate::protocol::outcome::Outcome;
 use crate::protocol::redis::steps::Fill;
-use crate::protocol::Outcome;
 use crate::redis::protocol::DescribedRef;
 use crate::redis::spec::{RedisCommand, RedisReply};
 use crate::redis::{NodeRef, LOCK_KEY};
