@@ -5,11 +5,10 @@
 //! with the family's environments and refuses a bad one with its line.
 #![cfg(feature = "model-check")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use locklab_models::catalog::{Overrides, Report, Verdict};
-use locklab_models::check::Limits;
-use locklab_models::protocol::{self, Described, EtcdProtocol, EtcdStepBuilder};
+use locklab_models::catalog::{Report, Verdict};
+use locklab_models::protocol::{Described, EtcdProtocol, EtcdStepBuilder};
 use locklab_models::registry::Property;
 
 #[path = "common/models.rs"]
@@ -20,17 +19,15 @@ use models::{inside, last_state, run, story};
 mod cli;
 
 fn file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/protocols")
-        .join(name)
+    models::protocol_file(name)
 }
 
 fn load(name: &str) -> Described {
-    protocol::load(&file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    models::load_protocol(name)
 }
 
 fn check(d: &Described, env: &str) -> Report {
-    protocol::check(d, env, &Overrides::default(), Limits::default()).expect("known environment")
+    models::check_protocol(d, env)
 }
 
 /// The same graph as the row's: verdict, story lengths and distinct states.

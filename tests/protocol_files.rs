@@ -4,7 +4,7 @@
 //! `locklab check --protocol` says so with the right exit codes.
 #![cfg(feature = "model-check")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use locklab_models::catalog::{Overrides, Report, Verdict};
 use locklab_models::check::Limits;
@@ -19,17 +19,15 @@ use models::{inside, last_state, run, story};
 mod cli;
 
 fn file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/protocols")
-        .join(name)
+    models::protocol_file(name)
 }
 
 fn load(name: &str) -> Described {
-    protocol::load(&file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    models::load_protocol(name)
 }
 
 fn check(d: &Described, env: &str) -> Report {
-    protocol::check(d, env, &Overrides::default(), Limits::default()).expect("known environment")
+    models::check_protocol(d, env)
 }
 
 /// Verdict and every story's length equal the row's.

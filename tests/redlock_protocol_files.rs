@@ -4,11 +4,8 @@
 //! clients in without any fault; Redlock-only keys and shapes are checked with lines.
 #![cfg(feature = "model-check")]
 
-use std::path::{Path, PathBuf};
-
-use locklab_models::catalog::{Overrides, Report, Verdict};
-use locklab_models::check::Limits;
-use locklab_models::protocol::{self, Described};
+use locklab_models::catalog::{Report, Verdict};
+use locklab_models::protocol::Described;
 use locklab_models::registry::Property;
 
 #[path = "common/models.rs"]
@@ -18,18 +15,12 @@ use models::{inside, last_state, run, story};
 #[path = "common/cli.rs"]
 mod cli;
 
-fn file(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("examples/protocols")
-        .join(name)
-}
-
 fn load(name: &str) -> Described {
-    protocol::load(&file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+    models::load_protocol(name)
 }
 
 fn check(d: &Described, env: &str) -> Report {
-    protocol::check(d, env, &Overrides::default(), Limits::default()).expect("known environment")
+    models::check_protocol(d, env)
 }
 
 #[test]

@@ -34,22 +34,22 @@ fn with_file(id: &str, name: &str) -> RunOptions {
     }
 }
 
+/// How many of the history's commands `is` picks.
+fn commands(h: &locklab_traces::format::History, is: impl Fn(&serde_json::Value) -> bool) -> usize {
+    h.events
+        .iter()
+        .filter(|(_, e)| e.op == OpKind::Command)
+        .filter(|(_, e)| e.value.as_ref().is_some_and(|v| is(&v["command"])))
+        .count()
+}
+
 /// The run agrees with the protocol's model, its release script was among the
 /// commands, and replaying the replies against the spec says `expected`.
 fn agrees_and_replays(id: &str, expected: Verdict) -> RunReport {
     let (r, h) = run_kept(options(id));
     assert_agrees(&r);
     assert_eq!(r.lock, "SET NX PX; compare-and-delete script", "{}", r.id);
-    let evals = h
-        .events
-        .iter()
-        .filter(|(_, e)| e.op == OpKind::Command)
-        .filter(|(_, e)| {
-            e.value
-                .as_ref()
-                .is_some_and(|v| v["command"].get("eval").is_some())
-        })
-        .count();
+    let evals = commands(&h, |c| c.get("eval").is_some());
     assert!(evals > 0, "{id}: no release script among the commands");
     let one_redis = r
         .report
@@ -115,16 +115,7 @@ fn etcd_protocol_files_agree_with_their_models_when_a_release_reply_is_lost() {
     assert_agrees(&r);
     assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
-    let guarded_txns = h
-        .events
-        .iter()
-        .filter(|(_, e)| e.op == OpKind::Command)
-        .filter(|(_, e)| {
-            e.value
-                .as_ref()
-                .is_some_and(|v| v["command"]["txn"]["success"][0].get("delete").is_some())
-        })
-        .count();
+    let guarded_txns = commands(&h, |c| c["txn"]["success"][0].get("delete").is_some());
     assert!(guarded_txns > 0, "no guarded delete among the requests");
 }
 
@@ -142,15 +133,6 @@ fn a_redlock_protocol_file_agrees_with_its_model_over_five_nodes() {
         "Redlock: SET NX PX per node; compare-and-delete script"
     );
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
-    let evals = h
-        .events
-        .iter()
-        .filter(|(_, e)| e.op == OpKind::Command)
-        .filter(|(_, e)| {
-            e.value
-                .as_ref()
-                .is_some_and(|v| v["command"].get("eval").is_some())
-        })
-        .count();
+    let evals = commands(&h, |c| c.get("eval").is_some());
     assert!(evals > 0, "no release script among the commands");
 }

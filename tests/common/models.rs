@@ -163,3 +163,21 @@ pub fn assert_fencing_saves_only_the_resource(
     );
     assert_eq!(fenced.len(), 1);
 }
+
+/// A protocol file of `examples/protocols/`.
+pub fn protocol_file(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/protocols")
+        .join(name)
+}
+
+/// The protocol file `name`, loaded (a test's own file: it must load).
+pub fn load_protocol(name: &str) -> locklab_models::protocol::Described {
+    locklab_models::protocol::load(&protocol_file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// `d` checked in environment (or catalog row) `env` at its own bounds.
+pub fn check_protocol(d: &locklab_models::protocol::Described, env: &str) -> Report {
+    locklab_models::protocol::check(d, env, &Overrides::default(), Limits::default())
+        .expect("known environment")
+}
