@@ -50,18 +50,30 @@ enum Command {
     Report(commands::report::Args),
     /// Run a scenario on real servers under real faults; check the recorded history
     /// and compare the verdict with the model's.
+    #[cfg(feature = "run")]
     Run(commands::run::Args),
     /// Gate a lock client (any program speaking the external-client protocol) in CI:
     /// run the scenarios a config names, judge what must hold, write JUnit XML and HTML.
+    #[cfg(feature = "run")]
     Gate(commands::gate::Args),
     /// Measure on real servers: `bench inventory` times every inventory strategy on
     /// MariaDB and PostgreSQL (purchases/s, oversold units, latency).
+    #[cfg(feature = "run")]
     Bench(commands::bench::Args),
+    /// Run a scenario on real servers (not in this build: needs the `run` feature).
+    #[cfg(not(feature = "run"))]
+    Run(commands::unbuilt::Args),
+    /// Gate a lock client in CI (not in this build: needs the `run` feature).
+    #[cfg(not(feature = "run"))]
+    Gate(commands::unbuilt::Args),
+    /// Measure on real servers (not in this build: needs the `run` feature).
+    #[cfg(not(feature = "run"))]
+    Bench(commands::unbuilt::Args),
 }
 
 /// Whether the command line asks for JSON, read before clap has parsed it (a usage
 /// error must still come out as JSON).
-fn wants_json(args: &[std::ffi::OsString]) -> bool {
+pub(crate) fn wants_json(args: &[std::ffi::OsString]) -> bool {
     args.windows(2)
         .any(|w| w[0] == "--format" && w[1] == "json")
         || args.iter().any(|a| a == "--format=json")
@@ -69,9 +81,12 @@ fn wants_json(args: &[std::ffi::OsString]) -> bool {
 
 /// The command line, with the exit codes in every command's help.
 fn parse() -> Result<Cli, clap::Error> {
+    // Help wraps at the terminal's width, at most 100 columns, so that long flag
+    // descriptions stay readable on a wide screen.
     let command = Cli::command()
+        .max_term_width(100)
         .after_help(output::EXIT_CODES)
-        .mut_subcommands(|c| c.after_help(output::EXIT_CODES));
+        .mut_subcommands(|c| c.max_term_width(100).after_help(output::EXIT_CODES));
     let matches = command.try_get_matches()?;
     Cli::from_arg_matches(&matches)
 }
@@ -122,9 +137,18 @@ fn main() -> ExitCode {
         Command::Explore(args) => commands::explore::run(args),
         Command::Matrix(args) => commands::matrix::run(args),
         Command::Report(args) => commands::report::run(args),
+        #[cfg(feature = "run")]
         Command::Run(args) => commands::run::run(args),
+        #[cfg(feature = "run")]
         Command::Gate(args) => commands::gate::run(args),
+        #[cfg(feature = "run")]
         Command::Bench(args) => commands::bench::run(args),
+        #[cfg(not(feature = "run"))]
+        Command::Run(args) => commands::unbuilt::run("run", &args),
+        #[cfg(not(feature = "run"))]
+        Command::Gate(args) => commands::unbuilt::run("gate", &args),
+        #[cfg(not(feature = "run"))]
+        Command::Bench(args) => commands::unbuilt::run("bench", &args),
     };
     ExitCode::from(code)
 }

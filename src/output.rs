@@ -1,6 +1,7 @@
 //! Output formats, exit codes and error reports shared by every command.
 
 use clap::ValueEnum;
+#[cfg(feature = "run")]
 use locklab_jepsen::RunError;
 use serde::Serialize;
 
@@ -40,6 +41,8 @@ pub enum ErrorKind {
     /// The machine: a server, a port, a client program that died (exit 4).
     Environment,
     /// A bug in locklab (exit 4).
+    // Only a run meets locklab's own bugs as error values today.
+    #[cfg_attr(not(feature = "run"), allow(dead_code))]
     Internal,
 }
 
@@ -53,6 +56,7 @@ impl ErrorKind {
     }
 
     /// The kind of a run's error.
+    #[cfg(feature = "run")]
     pub fn of_run(e: &RunError) -> ErrorKind {
         match e {
             RunError::UnknownId { .. } | RunError::BadOption(_) => ErrorKind::Usage,

@@ -23,10 +23,9 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 const HEADER: &str =
     r#"{"format":"locklab-history","version":1,"protocol":"test","backend":"simulated"}"#;
 
-fn shared() -> PathBuf {
-    std::env::var_os("LOCKLAB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+/// Porcupine's histories, vendored with the history checker's tests.
+fn porcupine() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("traces/tests/data/porcupine")
 }
 
 /// Each malformed input: exit 2, an error naming file:line, never a panic.
@@ -116,7 +115,7 @@ fn a_torn_last_line_from_a_crash_still_loads() {
 /// violation — porcupine-rs's info-with-timeout variant would say Illegal here.
 #[test]
 fn a_timeout_gives_unknown_never_violation() {
-    let file = shared().join("data/porcupine/kv/c50-ok.txt");
+    let file = porcupine().join("kv/c50-ok.txt");
     for _ in 0..3 {
         let out = check_history(&file, &["--timeout", "0.001"]);
         let code = out.status.code();
@@ -150,7 +149,7 @@ fn a_timeout_gives_unknown_never_violation() {
 
 #[test]
 fn verdict_exit_codes_and_json() {
-    let data = shared().join("data/porcupine");
+    let data = porcupine();
     let ok = check_history(&data.join("etcd/etcd_002.log"), &["--format", "json"]);
     assert_eq!(ok.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&ok.stdout).expect("json");

@@ -1,6 +1,9 @@
 //! The diagram pages in a real browser: headless Chromium loads a page, its script runs
 //! to the end (it marks `<html data-diagram="ready">`) and logs no error. Chromium is
 //! a dependency like the servers (`ci/setup.sh` installs it): missing, the test fails.
+//! It runs with the `backends` feature, with the other tests that need what
+//! `ci/setup.sh` installs.
+#![cfg(feature = "backends")]
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -3,6 +3,7 @@
 //! Redis scenarios, agreeing with the models; a lock without owner check fails its
 //! gate — with JUnit XML that an XML parser reads; and a bad config is exit 2 naming
 //! the line and key, before any server starts.
+#![cfg(feature = "run")]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

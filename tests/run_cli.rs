@@ -1,6 +1,7 @@
 //! `locklab run` usage errors: exit 2 with a message naming the problem, before any
 //! server starts (so these need no server); a server that is not there is exit 4
 //! (could not run), and every exit code is in `--help`.
+#![cfg(feature = "run")]
 
 use std::process::Command;
 

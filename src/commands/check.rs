@@ -1,12 +1,12 @@
 //! `locklab check ID`: model-check one scenario and print the verdict with the shortest
 //! story of every violated property.
 
-use locklab_models::catalog::{self, Expected, Overrides, Report, Story, Verdict};
+use locklab_models::catalog::{self, Overrides, Report, Story, Verdict};
 use locklab_models::check::{default_threads, Limits, DEFAULT_MAX_BYTES};
 use locklab_models::progress::{self, Kept};
 
 use crate::bad_input;
-use crate::output::{joined, spinner, Format};
+use crate::output::{self, joined, spinner, Format};
 
 /// Bounds shared by `check`, `explain` and `explore`.
 #[derive(clap::Args, Debug, Clone)]
@@ -109,9 +109,9 @@ pub fn run_report(id: &str, bounds: &Bounds, limits: Limits, format: Format) -> 
 /// The exit code of a verdict.
 pub fn exit_code(v: &Verdict) -> u8 {
     match v {
-        Verdict::Holds => 0,
-        Verdict::Violated(_) => 1,
-        Verdict::Unknown => 3,
+        Verdict::Holds => output::HOLDS,
+        Verdict::Violated(_) => output::VIOLATED,
+        Verdict::Unknown => output::UNKNOWN,
     }
 }
 
@@ -161,14 +161,7 @@ pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
             None => "UNKNOWN: a limit stopped the search before an answer".to_string(),
         },
     };
-    // Spelled as when the catalog held names: `Violates(["mutual exclusion"])`.
-    let expected = match r.expected {
-        Expected::Holds => "Holds".to_string(),
-        Expected::Violates(ps) => {
-            let names: Vec<&str> = ps.iter().map(|p| p.name()).collect();
-            format!("Violates({names:?})")
-        }
-    };
+    let expected = locklab_traces::diagram::model::expected_text(r.expected);
     let explored = format!(
         "explored {} states ({} distinct, depth {}) in {:.2}s",
         r.stats.states, r.stats.unique_states, r.stats.max_depth, r.stats.seconds
@@ -332,11 +325,11 @@ pub fn progress_exit_code(verdicts: &[progress::Verdict]) -> u8 {
         .iter()
         .any(|v| matches!(v.kept, Kept::Unknown { .. }));
     if broken {
-        1
+        output::VIOLATED
     } else if unknown {
-        3
+        output::UNKNOWN
     } else {
-        0
+        output::HOLDS
     }
 }
 

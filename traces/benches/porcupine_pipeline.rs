@@ -1,9 +1,9 @@
-//! Parse + check every Porcupine history (../shared/data/porcupine) through locklab's
+//! Parse + check every Porcupine history (`tests/data/porcupine`) through locklab's
 //! pipeline, next to porcupine-rs's bare check of the same operations with minimal
 //! models, measured in the same run.
 //!
-//! `cargo bench -p locklab-traces --bench porcupine_pipeline` (set LOCKLAB_SHARED if
-//! shared/ is not beside the repo). Prints one JSON line per round and a summary.
+//! `cargo bench -p locklab-traces --bench porcupine_pipeline`. Prints one JSON line per
+//! round and a summary.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -97,10 +97,7 @@ enum Bare {
 }
 
 fn shared() -> PathBuf {
-    std::env::var_os("LOCKLAB_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join("data/porcupine")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/porcupine")
 }
 
 fn files() -> Vec<(PathBuf, InputFormat)> {

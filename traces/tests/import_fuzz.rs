@@ -77,8 +77,8 @@ const PORCUPINE_KV: &str = r#"{:process 0, :type :invoke, :f :append, :key "0", 
 {:process 0, :type :ok, :f :get, :key "1", :value ""}
 "#;
 
-/// Used when Porcupine's data is not beside the repository.
-const ETCD_FALLBACK: &str = "INFO  jepsen.util - 0\t:invoke\t:read\tnil\n\
+/// The lines of a Jepsen log that are not plain operations: a nemesis, a timeout, noise.
+const ETCD_EDGES: &str = "INFO  jepsen.util - 0\t:invoke\t:read\tnil\n\
 INFO  jepsen.util - 1\t:invoke\t:write\t4\n\
 INFO  jepsen.util - 0\t:ok\t:read\tnil\n\
 INFO  jepsen.util - 1\t:ok\t:write\t4\n\
@@ -91,13 +91,10 @@ INFO  jepsen.util - 3\t:info\t:write\t:timed-out\n";
 
 /// The first lines of one of Porcupine's etcd logs.
 fn etcd_log() -> String {
-    let dir = match std::env::var_os("LOCKLAB_SHARED") {
-        Some(p) => PathBuf::from(p).join("data/porcupine"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/porcupine"),
-    };
-    match std::fs::read_to_string(dir.join("etcd/etcd_002.log")) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/porcupine/etcd/etcd_002.log");
+    match std::fs::read_to_string(&path) {
         Ok(text) => text.lines().take(60).map(|l| format!("{l}\n")).collect(),
-        Err(_) => ETCD_FALLBACK.to_string(),
+        Err(e) => panic!("{}: {e}", path.display()),
     }
 }
 
@@ -111,6 +108,7 @@ fn seeds() -> Vec<String> {
         LOCKLAB.to_string(),
         locklab_edn,
         etcd_log(),
+        ETCD_EDGES.to_string(),
         PORCUPINE_KV.to_string(),
     ]
 }
@@ -302,6 +300,7 @@ fn the_seeds_are_valid() {
         InputFormat::Edn,
         InputFormat::Jsonl,
         InputFormat::Edn,
+        InputFormat::PorcupineEtcd,
         InputFormat::PorcupineEtcd,
         InputFormat::PorcupineKv,
     ];

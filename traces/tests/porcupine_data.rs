@@ -1,4 +1,4 @@
-//! Every Porcupine history shipped in ../shared/data/porcupine reaches exactly the
+//! Every Porcupine history vendored in `tests/data/porcupine` reaches exactly the
 //! verdict the Go checker gives it (expected.csv).
 
 use std::path::PathBuf;
@@ -7,21 +7,14 @@ use locklab_traces::check::{check_history, Options, Verdict};
 use locklab_traces::import::{read_any, InputFormat};
 
 fn data_dir() -> PathBuf {
-    match std::env::var_os("LOCKLAB_SHARED") {
-        Some(p) => PathBuf::from(p).join("data/porcupine"),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/porcupine"),
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/porcupine")
 }
 
 #[test]
 fn every_porcupine_history_gets_its_expected_verdict() {
     let dir = data_dir();
-    let csv = std::fs::read_to_string(dir.join("expected.csv")).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (shared/ must sit beside the repo, or set LOCKLAB_SHARED)",
-            dir.display()
-        )
-    });
+    let csv = std::fs::read_to_string(dir.join("expected.csv"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut checked = 0;
     let mut wrong = Vec::new();
     for line in csv.lines().skip(1).filter(|l| !l.trim().is_empty()) {
