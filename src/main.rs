@@ -29,25 +29,28 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    // Listed as a newcomer meets them: the models, then histories, then real runs.
+    /// The scenario catalog: every protocol and fault, with its expected verdict and
+    /// lesson.
+    Models(commands::models::Args),
+    /// The teaching narrative of a scenario, step by step.
+    Explain(commands::explain::Args),
+    /// Model-check one scenario, or your own protocol file: verdict and shortest
+    /// counterexample story.
+    Check(commands::check::Args),
+    /// Every scenario: verdict, expected, states, time.
+    Matrix(commands::matrix::Args),
+    /// Write one HTML page per scenario (its sequence diagram) and an index over the
+    /// catalog.
+    Report(commands::report::Args),
+    /// Serve stateright's Explorer for a scenario (loopback only).
+    Explore(commands::explore::Args),
     /// Check a recorded or imported history: mutual exclusion, lock and resource
     /// linearizability (porcupine-rs), fencing.
     CheckHistory(commands::check_history::Args),
     /// Write a history (locklab's, or any format check-history reads) as Jepsen EDN, or
     /// as locklab JSON Lines.
     Export(commands::export::Args),
-    /// The model scenario catalog.
-    Models(commands::models::Args),
-    /// Model-check one scenario: verdict and shortest counterexample story.
-    Check(commands::check::Args),
-    /// The teaching narrative of a scenario, step by step.
-    Explain(commands::explain::Args),
-    /// Serve stateright's Explorer for a scenario (loopback only).
-    Explore(commands::explore::Args),
-    /// Every scenario: verdict, expected, states, time.
-    Matrix(commands::matrix::Args),
-    /// Write one HTML page per scenario (its sequence diagram) and an index over the
-    /// catalog.
-    Report(commands::report::Args),
     /// Run a scenario on real servers under real faults; check the recorded history
     /// and compare the verdict with the model's.
     #[cfg(feature = "run")]
@@ -57,7 +60,7 @@ enum Command {
     #[cfg(feature = "run")]
     Gate(commands::gate::Args),
     /// Measure on real servers: `bench inventory` times every inventory strategy on
-    /// MariaDB and PostgreSQL (purchases/s, oversold units, latency).
+    /// MariaDB, PostgreSQL and Redis (purchases/s, oversold units, latency).
     #[cfg(feature = "run")]
     Bench(commands::bench::Args),
     /// Run a scenario on real servers (not in this build: needs the `run` feature).
@@ -79,13 +82,21 @@ pub(crate) fn wants_json(args: &[std::ffi::OsString]) -> bool {
         || args.iter().any(|a| a == "--format=json")
 }
 
+/// What to try first, in the top-level help.
+const EXAMPLES: &str = "Examples:
+  locklab explain redis-failover               the failover story, step by step
+  locklab check redis-lua --faults pause=1     one scenario at other bounds
+  locklab check --protocol my-lock.toml pause  your own protocol under a fault
+  locklab check-history history.jsonl          a recorded history (Jepsen EDN too)
+  locklab run redis-failover                   the same fault on real servers (feature `run`)";
+
 /// The command line, with the exit codes in every command's help.
 fn parse() -> Result<Cli, clap::Error> {
     // Help wraps at the terminal's width, at most 100 columns, so that long flag
     // descriptions stay readable on a wide screen.
     let command = Cli::command()
         .max_term_width(100)
-        .after_help(output::EXIT_CODES)
+        .after_help(format!("{EXAMPLES}\n\n{}", output::EXIT_CODES))
         .mut_subcommands(|c| c.max_term_width(100).after_help(output::EXIT_CODES));
     let matches = command.try_get_matches()?;
     Cli::from_arg_matches(&matches)

@@ -69,12 +69,31 @@ impl ErrorKind {
     }
 }
 
+/// The shape of every `--format json` document, as `schema_version` in each: raised
+/// when a field changes meaning or goes away (new fields do not raise it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Prints one `--format json` document: an object, with `schema_version` in it (a
+/// list comes wrapped by its command, so that every document is an object).
+pub fn print_json(doc: serde_json::Value) {
+    let doc = match doc {
+        serde_json::Value::Object(mut o) => {
+            o.insert("schema_version".into(), SCHEMA_VERSION.into());
+            serde_json::Value::Object(o)
+        }
+        other => serde_json::json!({ "schema_version": SCHEMA_VERSION, "value": other }),
+    };
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string())
+    );
+}
+
 /// Prints an error in the requested format; returns its exit code.
 pub fn error(format: Format, kind: ErrorKind, message: &str) -> u8 {
     match format {
-        Format::Json => println!(
-            "{}",
-            serde_json::json!({ "verdict": "error", "error_kind": kind, "error": message })
+        Format::Json => print_json(
+            serde_json::json!({ "verdict": "error", "error_kind": kind, "error": message }),
         ),
         Format::Text => eprintln!("error: {message}"),
     }
@@ -160,8 +179,8 @@ pub fn emit<T: serde::Serialize>(
         }
     }
     match format {
-        Format::Json => match serde_json::to_string_pretty(value) {
-            Ok(s) => println!("{s}"),
+        Format::Json => match serde_json::to_value(value) {
+            Ok(doc) => print_json(doc),
             Err(e) => return Err(crate::bad_input(format, &e.to_string())),
         },
         Format::Text => print!("{}", text()),

@@ -41,7 +41,10 @@ fn reference() -> String {
     page.push_str("\n```\n");
     for name in subcommands(&top) {
         let text = help(&[&name, "--help"]);
-        page.push_str(&format!("\n## locklab {name}\n\n```text\n{}\n```\n", text.trim_end()));
+        page.push_str(&format!(
+            "\n## locklab {name}\n\n```text\n{}\n```\n",
+            text.trim_end()
+        ));
     }
     page
 }

@@ -248,7 +248,8 @@ fn models_progress_column() {
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     let row = |id: &str| {
-        v.as_array()
+        v["scenarios"]
+            .as_array()
             .and_then(|rows| rows.iter().find(|r| r["id"] == id))
             .cloned()
             .expect(id)

@@ -353,7 +353,7 @@ fn servers_of(pid: u32) -> Vec<String> {
 /// Starts `locklab run redis-failover` and waits until its clients are recording.
 fn start_harness(keep: &Path) -> std::process::Child {
     let keep_arg = keep.display().to_string();
-    harness::start_recording(&["run", "redis-failover", "--keep", &keep_arg], keep, 4)
+    harness::start_recording(&["run", "redis-failover", "--out", &keep_arg], keep, 4)
 }
 
 /// The temp data dirs of harness process `pid`'s servers.

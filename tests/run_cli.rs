@@ -43,7 +43,7 @@ fn list_shows_every_runnable_scenario() {
     let out = locklab(&["run", "--list", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let ids: Vec<&str> = json
+    let ids: Vec<&str> = json["scenarios"]
         .as_array()
         .expect("array")
         .iter()

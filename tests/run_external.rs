@@ -286,7 +286,7 @@ fn start_harness(keep: &Path) -> std::process::Child {
             "redis-lua",
             "--duration",
             "30",
-            "--keep",
+            "--out",
             &keep_arg,
             "--client",
             PYTHON,

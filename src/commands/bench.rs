@@ -34,13 +34,13 @@ pub struct Args {
     #[arg(value_enum)]
     what: Benchmark,
     /// Concurrent buyers, each with its own connection.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = 8)]
     buyers: usize,
-    /// Seconds each strategy runs on each server.
-    #[arg(long, default_value = "5", value_parser = crate::commands::run::parse_secs)]
-    seconds: Duration,
+    /// Seconds each strategy runs on each server (`--seconds` is its old spelling).
+    #[arg(long, alias = "seconds", value_name = "SECS", default_value = "5", value_parser = crate::commands::run::parse_secs)]
+    duration: Duration,
     /// The servers: one the inventory rows run on (mariadb, postgres, redis), or all.
-    #[arg(long, default_value = "all", value_parser = servers)]
+    #[arg(long, value_name = "SERVER", default_value = "all", value_parser = servers)]
     backend: Servers,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -61,7 +61,7 @@ pub fn run(args: Args) -> u8 {
     });
     let options = BenchOptions {
         buyers: args.buyers,
-        duration: args.seconds,
+        duration: args.duration,
         backends,
         strategies: Strategy::ALL.to_vec(),
     };

@@ -12,19 +12,19 @@ use crate::output::{self, joined, spinner, Format};
 #[derive(clap::Args, Debug, Clone)]
 pub struct Bounds {
     /// Number of clients.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub clients: Option<usize>,
     /// Replicas behind the master (failover scenarios).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub replicas: Option<usize>,
     /// Redlock nodes.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     pub nodes: Option<usize>,
     /// Lease in ticks.
-    #[arg(long)]
+    #[arg(long, value_name = "TICKS")]
     pub ttl: Option<u64>,
     /// Fault budgets, e.g. `pause=1,failover=1`, or `none`.
-    #[arg(long)]
+    #[arg(long, value_name = "KIND=N,..")]
     pub faults: Option<String>,
 }
 
@@ -58,17 +58,17 @@ pub struct Args {
     #[command(flatten)]
     bounds: Bounds,
     /// Stop after this many distinct states (verdict unknown, exit 3).
-    #[arg(long, default_value_t = Limits::default().max_states)]
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_states)]
     max_states: usize,
     /// Stop after this many seconds (verdict unknown, exit 3).
-    #[arg(long)]
-    timeout: Option<u64>,
+    #[arg(long, value_name = "SECS", value_parser = crate::commands::check_history::parse_timeout)]
+    timeout: Option<std::time::Duration>,
     /// Stop when the search's memory has grown by this many MB (verdict unknown, exit 3).
-    #[arg(long, default_value_t = (DEFAULT_MAX_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MB", default_value_t = (DEFAULT_MAX_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..))]
     memory: u64,
     /// Threads generating successors (default: every core, up to 8). The verdict and
     /// the story do not depend on it.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
     threads: Option<u64>,
     /// Count states that differ only by a permutation of interchangeable clients or
     /// nodes, or in values no step reads again, apart (slower; the verdict and the
@@ -76,7 +76,7 @@ pub struct Args {
     #[arg(long)]
     no_symmetry: bool,
     /// Also write the story as a self-contained HTML page (sequence diagram).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     html: Option<std::path::PathBuf>,
     /// Also judge the progress promises under weak fairness — eventually-free (after a
     /// fault, the lock is granted again) and starvation-free (a client that
@@ -184,7 +184,7 @@ pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
 fn limits(args: &Args) -> Limits {
     Limits {
         max_states: args.max_states,
-        timeout: args.timeout.map(std::time::Duration::from_secs),
+        timeout: args.timeout,
         max_bytes: usize::try_from(args.memory)
             .ok()
             .and_then(|mb| mb.checked_mul(1 << 20)),
@@ -271,10 +271,7 @@ pub fn run(args: Args) -> u8 {
                     serde_json::to_value(p).unwrap_or_default(),
                 );
             }
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&json).unwrap_or_default()
-            );
+            output::print_json(json);
         }
         Format::Text => {
             print!("{}", verdict_text(&report));

@@ -19,29 +19,29 @@ pub struct Args {
     file: PathBuf,
     /// jsonl (locklab), edn (Jepsen/Knossos), porcupine-etcd or porcupine-kv; guessed
     /// from the content when absent.
-    #[arg(long, value_parser = parse_input_format)]
+    #[arg(long, value_name = "FORMAT", value_parser = input_formats())]
     input_format: Option<InputFormat>,
     /// Which checks: auto (all that apply, with the models the header declares; Jepsen
     /// histories as Knossos reads them), mutex (Knossos's mutex: acquire/release must
     /// linearize), critical-sections (critical sections never overlap), lock (locklab's
     /// owner-aware leased lock), fencing, or a resource model: register, cas-register,
     /// counter, kv, inventory, resource (the header's).
-    #[arg(long, default_value = "auto", value_parser = parse_model)]
+    #[arg(long, value_name = "MODEL", default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(Selection::NAMES))]
     model: String,
     /// The register's, counter's or inventory's value before the first operation
     /// (Knossos's `(cas-register 0)`); by default the header's, else empty.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, value_name = "V", allow_negative_numbers = true)]
     initial: Option<i64>,
     /// Seconds all the checks together may take; past them the verdict is unknown
     /// (exit 3), never a violation.
-    #[arg(long, default_value = "60", value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = parse_timeout)]
     timeout: Duration,
     /// Megabytes each linearizability search may use; past them the verdict is unknown
     /// (exit 3), never a violation.
-    #[arg(long, default_value = "1024", value_parser = parse_megabytes)]
+    #[arg(long, value_name = "MB", default_value = "1024", value_parser = parse_megabytes)]
     memory: usize,
     /// Write porcupine-rs's visualization, with nemesis annotations, to this HTML file.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -49,17 +49,13 @@ pub struct Args {
 }
 
 /// Parses `--input-format`.
-pub(crate) fn parse_input_format(s: &str) -> Result<InputFormat, String> {
-    InputFormat::parse(s)
-        .ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
-}
-
-fn parse_model(s: &str) -> Result<String, String> {
-    if Selection::NAMES.contains(&s) {
-        Ok(s.to_string())
-    } else {
-        Err(format!("expected one of {}", Selection::NAMES.join(", ")))
-    }
+/// `--input-format`: its names listed in help and in the error for any other.
+pub(crate) fn input_formats() -> impl clap::builder::TypedValueParser<Value = InputFormat> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(InputFormat::NAMES).try_map(|s| {
+        InputFormat::parse(&s)
+            .ok_or_else(|| format!("expected one of {}", InputFormat::NAMES.join(", ")))
+    })
 }
 
 /// A positive number of megabytes, in bytes.

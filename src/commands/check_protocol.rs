@@ -95,30 +95,26 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         }
     }
     match format {
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "protocol": described.name(),
-                "file": file.display().to_string(),
-                "reports": reports.iter().zip(&promises).map(|(r, p)| {
-                    let mut json = serde_json::to_value(r).unwrap_or_default();
-                    if let Some(o) = json.as_object_mut() {
-                        // A user's protocol states no verdict of its own: the
-                        // environment's expectation is no claim about it.
-                        o.remove("expected");
-                        o.remove("matches_expected");
-                        if progress {
-                            o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
-                        }
-                        if let Some(h) = hint(&described, r) {
-                            o.insert("hint".into(), h.into());
-                        }
+        Format::Json => crate::output::print_json(serde_json::json!({
+            "protocol": described.name(),
+            "file": file.display().to_string(),
+            "reports": reports.iter().zip(&promises).map(|(r, p)| {
+                let mut json = serde_json::to_value(r).unwrap_or_default();
+                if let Some(o) = json.as_object_mut() {
+                    // A user's protocol states no verdict of its own: the
+                    // environment's expectation is no claim about it.
+                    o.remove("expected");
+                    o.remove("matches_expected");
+                    if progress {
+                        o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
                     }
-                    json
-                }).collect::<Vec<_>>(),
-            }))
-            .unwrap_or_default()
-        ),
+                    if let Some(h) = hint(&described, r) {
+                        o.insert("hint".into(), h.into());
+                    }
+                }
+                json
+            }).collect::<Vec<_>>(),
+        })),
         Format::Text => {
             for (i, r) in reports.iter().enumerate() {
                 if i > 0 {

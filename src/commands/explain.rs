@@ -17,7 +17,7 @@ pub struct Args {
     #[command(flatten)]
     bounds: Bounds,
     /// Also write the story as a self-contained HTML page (sequence diagram).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     html: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -47,7 +47,7 @@ pub fn run(args: Args) -> u8 {
     match args.format {
         Format::Json => {
             let doc = serde_json::json!({ "scenario": scenario, "report": report });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            crate::output::print_json(doc);
         }
         Format::Text => {
             println!("{} — {}", scenario.id, scenario.protocol);

@@ -16,7 +16,7 @@ pub struct Args {
     #[command(flatten)]
     bounds: Bounds,
     /// Address to serve on; must be a loopback address.
-    #[arg(long, default_value = "127.0.0.1:3000")]
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:3000")]
     addr: String,
     /// Output format (for errors).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -50,10 +50,9 @@ pub fn run(args: Args) -> u8 {
         return bad_input(args.format, &e.to_string());
     }
     match args.format {
-        Format::Json => println!(
-            "{}",
-            serde_json::json!({ "serving": format!("http://{addr}") })
-        ),
+        Format::Json => {
+            crate::output::print_json(serde_json::json!({ "serving": format!("http://{addr}") }))
+        }
         Format::Text => eprintln!("Explorer for {} on http://{addr} (Ctrl-C to stop)", args.id),
     }
     match catalog::explore(&args.id, &args.bounds.overrides(), addr) {

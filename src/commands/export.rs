@@ -9,7 +9,7 @@ use locklab_traces::writer::HistoryWriter;
 use locklab_traces::History;
 
 use crate::bad_input;
-use crate::commands::check_history::parse_input_format;
+use crate::commands::check_history::input_formats;
 use crate::output::Format;
 
 /// What to write.
@@ -30,13 +30,13 @@ pub struct Args {
     file: PathBuf,
     /// jsonl (locklab), edn (Jepsen/Knossos), porcupine-etcd or porcupine-kv; guessed
     /// from the content when absent.
-    #[arg(long, value_parser = parse_input_format)]
+    #[arg(long, value_name = "FORMAT", value_parser = input_formats())]
     input_format: Option<InputFormat>,
     /// The format to write.
     #[arg(long, value_enum, default_value_t = To::Edn)]
     to: To,
     /// Write here instead of to stdout.
-    #[arg(long, short)]
+    #[arg(long, value_name = "FILE", short)]
     output: Option<PathBuf>,
     /// How to report: text, or one JSON document (errors, and the summary when
     /// `--output` is given).
@@ -83,16 +83,13 @@ pub fn run(args: Args) -> u8 {
         To::Jsonl => "jsonl",
     };
     match (args.format, &args.output) {
-        (Format::Json, Some(path)) => println!(
-            "{}",
-            serde_json::json!({
-                "source": history.source,
-                "output": path.display().to_string(),
-                "to": to,
-                "events": history.events.len(),
-                "warnings": history.warnings,
-            })
-        ),
+        (Format::Json, Some(path)) => crate::output::print_json(serde_json::json!({
+            "source": history.source,
+            "output": path.display().to_string(),
+            "to": to,
+            "events": history.events.len(),
+            "warnings": history.warnings,
+        })),
         (Format::Text, Some(path)) => {
             for w in &history.warnings {
                 println!("warning: {w}");

@@ -71,7 +71,7 @@ pub fn run(args: Args) -> u8 {
                 .collect();
             let doc =
                 serde_json::json!({ "all_match": all_match, "seconds": total, "scenarios": rows });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            crate::output::print_json(doc);
         }
         Format::Text => {
             let verdicts: Vec<String> = rows

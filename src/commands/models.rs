@@ -48,7 +48,8 @@ pub fn run(args: Args) -> u8 {
     let all = scenarios();
     match args.format {
         Format::Json if decided.is_none() => {
-            println!("{}", serde_json::to_string_pretty(&all).unwrap_or_default());
+            let rows = serde_json::to_value(&all).unwrap_or_default();
+            crate::output::print_json(serde_json::json!({ "scenarios": rows }));
         }
         Format::Json => {
             let rows: Vec<serde_json::Value> = all
@@ -65,10 +66,7 @@ pub fn run(args: Args) -> u8 {
                     row
                 })
                 .collect();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&rows).unwrap_or_default()
-            );
+            crate::output::print_json(serde_json::json!({ "scenarios": rows }));
         }
         Format::Text => {
             for (i, s) in all.iter().enumerate() {

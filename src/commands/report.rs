@@ -18,7 +18,7 @@ pub struct Args {
     /// Directory to write into (created if missing): `index.html` and `<id>.html`.
     dir: PathBuf,
     /// Only these scenario ids (comma-separated; default: the whole catalog).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_name = "ID,..", value_delimiter = ',')]
     only: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -112,7 +112,7 @@ pub fn run(args: Args) -> u8 {
             let doc = serde_json::json!({
                 "dir": args.dir, "index": index, "all_match": all_match, "scenarios": rows,
             });
-            println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+            crate::output::print_json(doc);
         }
         Format::Text => {
             for r in &rows {

@@ -23,39 +23,40 @@ pub struct Args {
     #[arg(long)]
     list: bool,
     /// Concurrent clients (default: the scenario's).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     clients: Option<usize>,
     /// Replicas behind the master (failover scenarios; default 1). The model is checked
     /// at the same bound, and the run compared with that verdict.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     replicas: Option<usize>,
     /// Seconds the clients keep taking the lock (default: the scenario's).
-    #[arg(long, value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     duration: Option<Duration>,
     /// Seed of the fault timing and the clients' think times.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
-    /// Keep the history (history.jsonl) and the server logs in this directory.
-    #[arg(long)]
+    /// Keep the history (history.jsonl) and the server logs in this directory
+    /// (`--keep` is its old spelling).
+    #[arg(long = "out", alias = "keep", value_name = "DIR")]
     keep: Option<PathBuf>,
     /// Write the HTML page: the real run's lanes (drawn from the recorded history) beside
     /// the model's diagram of the same scenario, with the agreement table.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// Seconds the checks of the recorded history may take together; past them a check
     /// says unknown (exit 3).
-    #[arg(long, default_value = "60", value_parser = crate::commands::check_history::parse_timeout)]
+    #[arg(long, value_name = "SECS", default_value = "60", value_parser = crate::commands::check_history::parse_timeout)]
     timeout: Duration,
     /// Megabytes each linearizability search of the history may use; past them a check
     /// says unknown (exit 3).
-    #[arg(long, default_value = "1024", value_parser = crate::commands::check_history::parse_megabytes)]
+    #[arg(long, value_name = "MB", default_value = "1024", value_parser = crate::commands::check_history::parse_megabytes)]
     memory: usize,
-    /// The server an `inventory-*` row runs on: mariadb (default) or postgres.
-    #[arg(long)]
+    /// The server an `inventory-*` row runs on (default: mariadb).
+    #[arg(long, value_name = "SERVER", value_parser = inventory_backends())]
     backend: Option<String>,
     /// Seconds an external client (`--client`) may take to answer a request before the
     /// request counts as unknown (`info`).
-    #[arg(long, value_parser = parse_secs)]
+    #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     client_timeout: Option<Duration>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -70,6 +71,12 @@ pub struct Args {
     /// arguments, so it comes last.
     #[arg(long, num_args = 1.., allow_hyphen_values = true, value_name = "CMD")]
     client: Vec<String>,
+}
+
+/// `--backend`: the servers an inventory row runs on, named as the harness names them.
+fn inventory_backends() -> clap::builder::PossibleValuesParser {
+    use locklab_jepsen::sql::inventory::Backend;
+    clap::builder::PossibleValuesParser::new(Backend::ALL.map(|b| b.history().name()))
 }
 
 /// Parses a positive number of seconds, at most 600.
@@ -184,9 +191,8 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(RunError::Unknown(why)) => {
             match args.format {
-                Format::Json => println!(
-                    "{}",
-                    serde_json::json!({"verdict": "unknown", "error": why})
+                Format::Json => crate::output::print_json(
+                    serde_json::json!({"verdict": "unknown", "error": why}),
                 ),
                 Format::Text => eprintln!("unknown: {why}"),
             }
@@ -221,7 +227,7 @@ fn list(format: Format) -> u8 {
                         .map(|id| serde_json::json!({"id": id, "faults": INVENTORY_STORY})),
                 )
                 .collect();
-            println!("{}", serde_json::Value::Array(rows));
+            crate::output::print_json(serde_json::json!({ "scenarios": rows }));
         }
         Format::Text => {
             for p in plans {

@@ -8,7 +8,11 @@ use crate::output::{error, ErrorKind, Format};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The command's arguments (ignored in this build).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
     rest: Vec<std::ffi::OsString>,
 }
 

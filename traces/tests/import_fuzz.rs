@@ -91,7 +91,8 @@ INFO  jepsen.util - 3\t:info\t:write\t:timed-out\n";
 
 /// The first lines of one of Porcupine's etcd logs.
 fn etcd_log() -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/porcupine/etcd/etcd_002.log");
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/porcupine/etcd/etcd_002.log");
     match std::fs::read_to_string(&path) {
         Ok(text) => text.lines().take(60).map(|l| format!("{l}\n")).collect(),
         Err(e) => panic!("{}: {e}", path.display()),

@@ -32,10 +32,10 @@ pub struct Args {
     config: PathBuf,
     /// Directory for the reports: `junit.xml`, `index.html`, a page and a directory
     /// (history, client logs) per scenario.
-    #[arg(long, default_value = "locklab-gate")]
+    #[arg(long, value_name = "DIR", default_value = "locklab-gate")]
     out: PathBuf,
     /// Where to write the JUnit XML (default: OUT/junit.xml).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
