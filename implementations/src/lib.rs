@@ -37,6 +37,7 @@
 //!
 //! The crate depends on `locklab-models` (the specs) and `locklab-traces` (histories),
 //! never on the harness or the CLI.
+#![warn(missing_docs)]
 
 pub mod error;
 pub mod handoff_queue;

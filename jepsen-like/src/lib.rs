@@ -21,6 +21,7 @@
 //! `inventory-*` rows have buyers instead of the lock loop ([`sql::inventory`]): the
 //! registry sends their ids there, and they reuse the runner's history check and model
 //! agreement.
+#![warn(missing_docs)]
 
 pub mod agreement;
 pub mod counter;

@@ -13,6 +13,7 @@
 //!
 //! Imports run one way: [`registry`] ← [`check`] ← [`checkable`] ← [`scenario`] ←
 //! [`kernel`] ← the families ← [`catalog`].
+#![warn(missing_docs)]
 
 pub mod catalog;
 pub mod check;

@@ -21,6 +21,7 @@
 //! A family adds one file under its own folder (`mariadb/`, `postgres/`, `etcd/`,
 //! `zookeeper/`): a type that holds a [`process::ServerProcess`], says how to launch and
 //! probe itself, and implements [`Server`].
+#![warn(missing_docs)]
 
 /// The two accessors [`Server`] asks for, of a server whose `process` field is its
 /// [`ServerProcess`]: written inside the `impl Server` block.

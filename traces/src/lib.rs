@@ -9,6 +9,7 @@
 //! `locklab-models` specs) and fencing.
 //! [`html`] renders the porcupine-rs visualization with every text escaped;
 //! [`timeline`] tells a violation's window as text.
+#![warn(missing_docs)]
 
 pub mod backend;
 pub mod check;
