@@ -23,6 +23,10 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "locklab", version, about, long_about = None)]
 struct Cli {
+    /// Colour the verdicts of text output: auto (when standard output is a terminal
+    /// and NO_COLOR is unset), always or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = output::Color::Auto)]
+    color: output::Color,
     #[command(subcommand)]
     command: Command,
 }
@@ -51,6 +55,8 @@ enum Command {
     /// Write a history (locklab's, or any format check-history reads) as Jepsen EDN, or
     /// as locklab JSON Lines.
     Export(commands::export::Args),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish) or the man page.
+    Generate(commands::generate::Args),
     /// Run a scenario on real servers under real faults; check the recorded history
     /// and compare the verdict with the model's.
     #[cfg(feature = "run")]
@@ -92,14 +98,18 @@ const EXAMPLES: &str = "Examples:
 
 /// The command line, with the exit codes in every command's help.
 fn parse() -> Result<Cli, clap::Error> {
+    let matches = command().try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
+/// The command line's definition, as parsed, completed and documented.
+fn command() -> clap::Command {
     // Help wraps at the terminal's width, at most 100 columns, so that long flag
     // descriptions stay readable on a wide screen.
-    let command = Cli::command()
+    Cli::command()
         .max_term_width(100)
         .after_help(format!("{EXAMPLES}\n\n{}", output::EXIT_CODES))
-        .mut_subcommands(|c| c.max_term_width(100).after_help(output::EXIT_CODES));
-    let matches = command.try_get_matches()?;
-    Cli::from_arg_matches(&matches)
+        .mut_subcommands(|c| c.max_term_width(100).after_help(output::EXIT_CODES))
 }
 
 fn main() -> ExitCode {
@@ -135,9 +145,11 @@ fn main() -> ExitCode {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         }
     }
+    output::set_color(cli.color);
     let code = match cli.command {
         Command::CheckHistory(args) => commands::check_history::run(args),
         Command::Export(args) => commands::export::run(args),
+        Command::Generate(args) => commands::generate::run(&args, command()),
         Command::Models(args) => commands::models::run(args),
         Command::Check(args) => match commands::check::protocol_request(&args) {
             Some(Ok(request)) => commands::check_protocol::run(request),

@@ -100,6 +100,86 @@ pub fn error(format: Format, kind: ErrorKind, message: &str) -> u8 {
     kind.exit_code()
 }
 
+/// `--color`: whether text output marks verdicts in colour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// When standard output is a terminal and `NO_COLOR` is unset.
+    #[default]
+    Auto,
+    /// Always (a CI log that renders ANSI colours).
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Whether text output is coloured: decided once, from `--color`, before any output.
+static COLORED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Decides once whether text output is coloured.
+pub fn set_color(choice: Color) {
+    use std::io::IsTerminal;
+    let on = match choice {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    COLORED.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `text` with its verdict words coloured when colour is on: VIOLATED and VIOLATION red,
+/// UNKNOWN yellow, HOLDS and a verdict's OK green. An OK is a verdict only at the start
+/// of a line or after ": " — `-> OK` is a Redis reply in a story.
+pub fn paint(text: &str) -> String {
+    if !COLORED.load(std::sync::atomic::Ordering::Relaxed) {
+        return text.to_string();
+    }
+    const RED: &str = "\x1b[1;31m";
+    const GREEN: &str = "\x1b[1;32m";
+    const YELLOW: &str = "\x1b[1;33m";
+    const RESET: &str = "\x1b[0m";
+    let mut out = String::with_capacity(text.len() + 32);
+    let mut word = String::new();
+    let mut before = String::new();
+    let flush = |word: &mut String, before: &str, out: &mut String| {
+        let start = before.is_empty() || before.ends_with('\n') || before.ends_with(": ");
+        let colour = match word.as_str() {
+            "VIOLATED" | "VIOLATION" => Some(RED),
+            "UNKNOWN" => Some(YELLOW),
+            "HOLDS" => Some(GREEN),
+            "OK" if start => Some(GREEN),
+            _ => None,
+        };
+        match colour {
+            Some(c) => {
+                out.push_str(c);
+                out.push_str(word);
+                out.push_str(RESET);
+            }
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for ch in text.chars() {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            if word.is_empty() {
+                before = out[out.len().saturating_sub(2)..].to_string();
+                if out.is_empty() {
+                    before.clear();
+                }
+            }
+            word.push(ch);
+        } else {
+            flush(&mut word, &before, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut word, &before, &mut out);
+    out
+}
+
 /// How a command prints its result.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -183,7 +263,7 @@ pub fn emit<T: serde::Serialize>(
             Ok(doc) => print_json(doc),
             Err(e) => return Err(crate::bad_input(format, &e.to_string())),
         },
-        Format::Text => print!("{}", text()),
+        Format::Text => print!("{}", paint(&text())),
     }
     Ok(())
 }

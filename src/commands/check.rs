@@ -274,7 +274,7 @@ pub fn run(args: Args) -> u8 {
             output::print_json(json);
         }
         Format::Text => {
-            print!("{}", verdict_text(&report));
+            print!("{}", output::paint(&verdict_text(&report)));
             for s in &report.stories {
                 print!("\n{}", story_text(s));
             }

@@ -54,7 +54,7 @@ pub fn run(args: Args) -> u8 {
             println!("Fault: {}", scenario.faults);
             println!("Properties: {}", joined(scenario.properties, ", "));
             println!("Lesson: {}\n", scenario.lesson);
-            print!("{}", verdict_text(&report));
+            print!("{}", crate::output::paint(&verdict_text(&report)));
             if report.stories.is_empty() {
                 println!(
                     "\nNo counterexample exists within these bounds, so there is no story to tell."

@@ -10,6 +10,7 @@ pub mod explore;
 pub mod export;
 #[cfg(feature = "run")]
 pub mod gate;
+pub mod generate;
 pub mod matrix;
 pub mod models;
 pub mod pages;
