@@ -1,22 +1,55 @@
 #!/usr/bin/env bash
-# Installs everything locklab needs on a fresh Debian 12 machine: the real servers the
-# backend tests start themselves (never as services), libfaketime for clock faults, and
-# protoc for etcd-client's build script, headless Chromium to render and test the
-# diagram pages, and Python with redis-py and kazoo for the example lock clients. Idempotent and non-interactive: safe to run twice.
+# Installs what locklab needs on a fresh Debian 12 machine. Idempotent and
+# non-interactive: safe to run twice.
+#
+#   bash ci/setup.sh                      everything the full test command needs
+#   bash ci/setup.sh --only redis,sql     a `run` build and the servers of those families
+#
+# Everything: the real servers the backend tests start themselves (never as services),
+# libfaketime for clock faults, protoc for etcd-client's build script, headless Chromium
+# to render and test the diagram pages, Spin (the speed anchor), and Python with
+# redis-py and kazoo for the example lock clients. Families: redis (Redis, Sentinel,
+# Redlock; libfaketime; redis-py), sql (MariaDB, PostgreSQL), etcd, zookeeper (with a
+# JRE; kazoo). `--only` always adds protoc, which any `--features run` build needs.
 set -euo pipefail
 
-packages=(
-  redis-server redis-tools
-  mariadb-server mariadb-client
-  postgresql
-  etcd-server etcd-client
-  zookeeper default-jre-headless
-  faketime libfaketime libtcmalloc-minimal4
-  protobuf-compiler
-  spin
-  chromium
-  python3 python3-redis python3-kazoo
+usage() {
+  echo "usage: bash ci/setup.sh [--only FAMILY,...]   (families: redis, sql, etcd, zookeeper)" >&2
+  exit 2
+}
+
+declare -A family_packages=(
+  [redis]="redis-server redis-tools faketime libfaketime libtcmalloc-minimal4 python3 python3-redis"
+  [sql]="mariadb-server mariadb-client postgresql"
+  [etcd]="etcd-server etcd-client"
+  [zookeeper]="zookeeper default-jre-headless python3 python3-kazoo"
 )
+declare -A family_binaries=(
+  [redis]="redis-server redis-cli"
+  [sql]="mariadbd mariadb-install-db mariadb psql pg_isready"
+  [etcd]="etcd"
+  [zookeeper]="java"
+)
+
+families=(redis sql etcd zookeeper)
+everything=1
+if [ "$#" -gt 0 ]; then
+  [ "$1" = "--only" ] && [ "$#" -eq 2 ] || usage
+  IFS=',' read -r -a families <<< "$2"
+  everything=0
+  for f in "${families[@]}"; do
+    [ -n "${family_packages[$f]+x}" ] || { echo "locklab setup: unknown family '$f'" >&2; usage; }
+  done
+fi
+
+packages=(protobuf-compiler)
+for f in "${families[@]}"; do
+  read -r -a more <<< "${family_packages[$f]}"
+  packages+=("${more[@]}")
+done
+if [ "$everything" -eq 1 ]; then
+  packages+=(spin chromium)
+fi
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then
@@ -46,20 +79,42 @@ for svc in redis-server mariadb postgresql etcd zookeeper; do
   fi
 done
 
-for bin in redis-server redis-cli protoc chromium mariadbd mariadb-install-db mariadb psql pg_isready java; do
+needs() {
+  local f
+  for f in "${families[@]}"; do [ "$f" = "$1" ] && return 0; done
+  return 1
+}
+
+binaries=(protoc)
+for f in "${families[@]}"; do
+  read -r -a more <<< "${family_binaries[$f]}"
+  binaries+=("${more[@]}")
+done
+if [ "$everything" -eq 1 ]; then
+  binaries+=(chromium)
+fi
+for bin in "${binaries[@]}"; do
   command -v "$bin" >/dev/null || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
 done
-# Debian keeps the PostgreSQL server off PATH; locklab looks there when it is not on PATH.
-for bin in postgres initdb; do
-  command -v "$bin" >/dev/null || [ -x "/usr/lib/postgresql/15/bin/$bin" ] \
-    || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
-done
-# ZooKeeper has no binary of its own on PATH: locklab runs its jars with java.
-for jar in zookeeper slf4j-log4j12 log4j-1.2; do
-  [ -f "/usr/share/java/$jar.jar" ] || { echo "locklab setup: /usr/share/java/$jar.jar missing after install" >&2; exit 1; }
-done
-# The example lock clients (redis-py's Lock, kazoo's Lock) run on Debian's Python, where
-# apt puts their libraries.
-/usr/bin/python3 -c 'import redis, kazoo' \
-  || { echo "locklab setup: python3-redis or python3-kazoo missing after install" >&2; exit 1; }
+if needs sql; then
+  # Debian keeps the PostgreSQL server off PATH; locklab looks there when it is not on PATH.
+  for bin in postgres initdb; do
+    command -v "$bin" >/dev/null || [ -x "/usr/lib/postgresql/15/bin/$bin" ] \
+      || { echo "locklab setup: $bin missing after install" >&2; exit 1; }
+  done
+fi
+if needs zookeeper; then
+  # ZooKeeper has no binary of its own on PATH: locklab runs its jars with java.
+  for jar in zookeeper slf4j-log4j12 log4j-1.2; do
+    [ -f "/usr/share/java/$jar.jar" ] || { echo "locklab setup: /usr/share/java/$jar.jar missing after install" >&2; exit 1; }
+  done
+  /usr/bin/python3 -c 'import kazoo' \
+    || { echo "locklab setup: python3-kazoo missing after install" >&2; exit 1; }
+fi
+if needs redis; then
+  # The example lock clients (redis-py's Lock) run on Debian's Python, where apt puts
+  # their libraries.
+  /usr/bin/python3 -c 'import redis' \
+    || { echo "locklab setup: python3-redis missing after install" >&2; exit 1; }
+fi
 echo "locklab setup: done"
