@@ -108,7 +108,7 @@ pub enum Color {
     Auto,
     /// Always (a CI log that renders ANSI colours).
     Always,
-    /// Never.
+    /// Never, even on a terminal (a log that shows escape codes raw).
     Never,
 }
 

@@ -51,7 +51,7 @@ fn malformed_inputs_exit_2_naming_the_line() {
         (
             "completion-without-invoke.jsonl",
             format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"ok\",\"time\":1}}\n"),
-            ":2: completion (Ok) of Acquire by c0 without an invocation",
+            ":2: completion (ok) of acquire by c0 without an invocation",
         ),
         (
             "return-before-call.jsonl",

@@ -67,7 +67,8 @@ impl Row {
 /// disagreement.
 #[derive(Clone, Debug, Serialize)]
 pub struct AlsoFound {
-    /// The check.
+    /// The history check whose verdict was `violation` (lock linearizability, say); JSON
+    /// names it in kebab case.
     pub check: Check,
     /// Its summary.
     pub summary: String,

@@ -33,7 +33,7 @@ pub struct Plan<F: Family> {
     pub id: ScenarioId,
     /// The servers.
     pub shape: ShapeOf<F>,
-    /// The lock.
+    /// The recipe each client builds its own lock from, unless the run brings a custom one.
     pub lock: F::Lock,
     /// Lease asked for with every acquire (ms).
     pub ttl_ms: u64,
@@ -48,7 +48,8 @@ pub struct Plan<F: Family> {
     pub client_delay_ms: u64,
     /// Whether lock servers run under libfaketime.
     pub fake_clock: bool,
-    /// The faults.
+    /// The nemesis steps as planned, in order; each attempt jitters their times from its
+    /// seed and never reorders them.
     pub faults: Vec<Step<ActionOf<F>>>,
     /// What the faults do, in one sentence, for reports.
     pub story: &'static str,

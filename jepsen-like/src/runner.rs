@@ -126,7 +126,8 @@ pub enum Progress {
 pub struct RunReport {
     /// The catalog id.
     pub id: String,
-    /// The seed.
+    /// The seed this attempt drew its fault timing and think times from: `--seed` plus the
+    /// number of attempts discarded before it.
     pub seed: u64,
     /// What the faults do.
     pub story: String,
@@ -141,7 +142,7 @@ pub struct RunReport {
     pub jepsen_workload: Option<String>,
     /// The nemesis schedule that ran (as in the history header).
     pub schedule: Vec<serde_json::Value>,
-    /// Clients.
+    /// How many clients ran: `--clients`, else the plan's default (2 to 64).
     pub clients: usize,
     /// Attempts made (more than one when the environment spoiled a run).
     pub attempts: u32,

@@ -208,7 +208,8 @@ pub enum When {
     /// step before); skipped, with the reason recorded, if the event does not come
     /// within `timeout_ms` of the step before.
     After {
-        /// The event.
+        /// What to wait for (the first grant, a client entering, a node holding the key);
+        /// the delay counts from when it is seen.
         event: Event,
         /// Delay after it.
         delay_ms: u64,
@@ -240,7 +241,8 @@ impl When {
 /// An action and when it runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step<A> {
-    /// When.
+    /// A time after the workload started, or a delay after an event; jitter moves the time,
+    /// never the step's place in the order.
     pub when: When,
     /// What to do.
     pub action: Action<A>,
@@ -279,7 +281,7 @@ impl<A: FamilyAction> Step<A> {
 /// A whole schedule, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Schedule<A> {
-    /// The steps.
+    /// In the order they run, each at its jittered time; the history header records them.
     pub steps: Vec<Step<A>>,
 }
 

@@ -255,7 +255,8 @@ pub fn resource_access(
     Exchange::arrow(client(c), "resource", label, Some(reply))
 }
 
-/// The resource lane.
+/// The protected resource's lane (id and label `resource`), last in every diagram: where
+/// `resource_access` arrows land.
 pub fn resource_lane() -> Lane {
     Lane::new("resource", "resource", LaneKind::Resource)
 }

@@ -177,7 +177,7 @@ impl EtcdCluster {
         Ok(EtcdCluster { members })
     }
 
-    /// The members.
+    /// Every member, `e1` at index 0: the indices `member_mut` and `leader` use.
     pub fn members(&self) -> &[EtcdMember] {
         &self.members
     }

@@ -76,7 +76,7 @@ pub enum ServerError {
     NotReady {
         /// The program.
         binary: &'static str,
-        /// The port.
+        /// The loopback port it was told to listen on, where nothing answered.
         port: u16,
         /// How long we waited.
         waited: Duration,
@@ -132,7 +132,7 @@ pub trait Server: Send {
         }
     }
 
-    /// The port.
+    /// The loopback port clients connect to; restarts keep it, so addresses stay valid.
     fn port(&self) -> u16 {
         self.process().port()
     }

@@ -37,7 +37,7 @@ pub struct PortLease {
 }
 
 impl PortLease {
-    /// The port.
+    /// The number held: a lock file keeps other locklab processes off it while this lives.
     pub fn port(&self) -> u16 {
         self.port
     }

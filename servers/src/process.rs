@@ -76,7 +76,7 @@ impl ServerProcess {
         self.binary
     }
 
-    /// The port.
+    /// The port its lease holds, which every launch and restart of the server binds.
     pub fn port(&self) -> u16 {
         self.port.port()
     }

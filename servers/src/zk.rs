@@ -50,7 +50,7 @@ pub enum Mode {
     Standalone,
     /// The ensemble's leader.
     Leader,
-    /// A follower.
+    /// A member of an ensemble that is not its leader (`Mode: follower`).
     Follower,
 }
 
@@ -234,7 +234,8 @@ impl ZkEnsemble {
         Ok(ZkEnsemble { servers })
     }
 
-    /// The servers.
+    /// Every server, `myid` `i + 1` at index `i`, in the order of the connect string: the
+    /// indices `server_mut` and `leader` use.
     pub fn servers(&self) -> &[ZkServer] {
         &self.servers
     }

@@ -217,7 +217,8 @@ pub struct ProtocolRequest<'a> {
     pub file: &'a std::path::Path,
     /// The environment or catalog row (`None`: every environment).
     pub env: Option<&'a str>,
-    /// The bounds.
+    /// `--clients`, `--replicas`, `--nodes`, `--ttl` and `--faults`, applied as overrides
+    /// in every environment checked; those not given keep each environment's own.
     pub bounds: &'a Bounds,
     /// The search's limits.
     pub limits: Limits,

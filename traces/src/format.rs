@@ -164,7 +164,7 @@ pub enum NemesisTag {
 }
 
 impl Process {
-    /// The nemesis.
+    /// The fault injector: `"nemesis"` in a history's `process` field, `nemesis` in text.
     pub const NEMESIS: Process = Process::Nemesis(NemesisTag::Nemesis);
 
     /// The client number, unless this is the nemesis.
@@ -257,6 +257,26 @@ impl OpKind {
     }
 }
 
+/// The op's name as histories spell it (`acquire`, `cas`, …), for messages.
+impl std::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(Value::String(name)) => f.write_str(&name),
+            _ => write!(f, "{self:?}"),
+        }
+    }
+}
+
+/// The phase's name as histories spell it (`invoke`, `ok`, `fail`, `info`).
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match serde_json::to_value(self) {
+            Ok(Value::String(name)) => f.write_str(&name),
+            _ => write!(f, "{self:?}"),
+        }
+    }
+}
+
 /// The `value` of a [`OpKind::Command`] event.
 ///
 /// ```text
@@ -279,7 +299,8 @@ pub struct CommandValue {
     /// (SQL: `CONNECTION_ID()`, `pg_backend_pid()`; absent for Redis).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<u64>,
-    /// The command.
+    /// The request as the header's backend serializes it (`{"set":{…}}` for Redis), kept as
+    /// raw JSON until a check reads it in its backend's spec.
     pub command: Value,
     /// The reply (absent: none came).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,7 +380,8 @@ impl Event {
 pub struct History {
     /// Where it came from, for error messages.
     pub source: String,
-    /// The header.
+    /// The first non-blank line, checked: `format` is `locklab-history` and `version` is
+    /// one this build reads. Imports make one up.
     pub header: Header,
     /// The events in file order, with their 1-based line numbers.
     pub events: Vec<(usize, Event)>,

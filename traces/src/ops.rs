@@ -123,7 +123,7 @@ pub fn pair(history: &History) -> Result<Paired, HistoryError> {
                     src,
                     *line,
                     format!(
-                        "the nemesis cannot perform the client operation \"{:?}\"",
+                        "the nemesis cannot perform the client operation \"{}\"",
                         event.op
                     ),
                 ))
@@ -137,7 +137,7 @@ pub fn pair(history: &History) -> Result<Paired, HistoryError> {
                         src,
                         *line,
                         format!(
-                            "c{process} invokes {:?} while its {:?} from line {} has not completed (one operation at a time per process)",
+                            "c{process} invokes {} while its {} from line {} has not completed (one operation at a time per process)",
                             event.op,
                             prev.kind,
                             prev.line()
@@ -158,7 +158,7 @@ pub fn pair(history: &History) -> Result<Paired, HistoryError> {
                     return Err(HistoryError::at(
                         src,
                         *line,
-                        format!("completion ({phase:?}) of {:?} by c{process} without an invocation before it", event.op),
+                        format!("completion ({phase}) of {} by c{process} without an invocation before it", event.op),
                     ));
                 };
                 let op = &mut paired.ops[index];
@@ -167,7 +167,7 @@ pub fn pair(history: &History) -> Result<Paired, HistoryError> {
                         src,
                         *line,
                         format!(
-                            "c{process} completes {:?} but invoked {:?} at line {}",
+                            "c{process} completes {} but invoked {} at line {}",
                             event.op,
                             op.kind,
                             op.line()

@@ -27,7 +27,8 @@ pub fn random_owner() -> String {
 /// Node, key and owner of one lock handle.
 #[derive(Clone, Debug)]
 pub struct KeyHandle {
-    /// The node.
+    /// The server the lock key lives on; a clone sharing its connection, recorder and
+    /// release wake-ups with every other handle on that node.
     pub node: RedisNode,
     /// The lock key.
     pub key: String,

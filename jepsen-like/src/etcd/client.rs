@@ -13,7 +13,8 @@ use crate::proxy::ClientProxies;
 /// An etcd client's session and the proxies it reaches every member through.
 #[derive(Clone, Debug)]
 pub struct EtcdClient {
-    /// The session.
+    /// Connected to the members only through `proxies`; records each request it sends as a
+    /// `command` event of this client and keeps its lease alive.
     pub session: Arc<EtcdSession>,
     /// This client's proxies, one per member.
     pub proxies: ClientProxies,

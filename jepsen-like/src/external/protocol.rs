@@ -122,7 +122,8 @@ pub struct Reply {
 pub enum Line {
     /// Nothing on it: ignored.
     Blank,
-    /// A reply.
+    /// A JSON object with an `id` and a `type` of `ok`, `refused` or `error`; whether that
+    /// id was ever asked is for the caller to check.
     Reply(Reply),
     /// Not JSON (or not UTF-8).
     NotJson(String),

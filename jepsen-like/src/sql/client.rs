@@ -11,7 +11,8 @@ use crate::family::Client;
 /// One client's session (or the run's pool).
 #[derive(Clone, Debug)]
 pub struct SqlClient {
-    /// The session.
+    /// Its own connection through the run's proxy or, when the cluster has a pool, the one
+    /// pool every client shares (made by the first client to connect).
     pub session: Arc<Session>,
 }
 

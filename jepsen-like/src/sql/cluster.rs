@@ -56,7 +56,8 @@ pub trait SqlKind: Send + Sync + 'static {
     const BINARY: &'static str;
 }
 
-/// MariaDB.
+/// The MySQL-dialect server (`mysql://` URLs): sessions killed with `KILL CONNECTION`, the
+/// holder named by `IS_USED_LOCK` or by the transaction holding row locks.
 #[derive(Debug)]
 pub struct MariaDb;
 

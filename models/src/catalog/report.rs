@@ -26,7 +26,8 @@ pub struct Report {
     pub id: &'static str,
     /// The bounds used.
     pub params: Params,
-    /// The verdict.
+    /// `holds` only if the search was exhaustive; `violated` lists the properties that have
+    /// a story in `stories`; otherwise `unknown`.
     pub verdict: Verdict,
     /// What the catalog expects at default bounds.
     pub expected: Expected,

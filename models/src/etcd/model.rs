@@ -152,7 +152,8 @@ pub struct EtcdLockState {
     pub now: u64,
     /// The cluster.
     pub etcd: EtcdState,
-    /// The clients.
+    /// Client `c` at index `c`: its lock key holds `owner(c)` (`c0`), and every [`Action`]
+    /// that names a client names it by `c`.
     pub clients: Vec<Client>,
     /// The resource outside etcd.
     pub resource: Resource,

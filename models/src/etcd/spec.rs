@@ -40,7 +40,8 @@ pub const COUNTER_KEY: &str = "counter";
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Kv {
-    /// The value.
+    /// The data of the last put: an owner's name (`c0`) for a recipe's lock key, the count
+    /// for `counter`, empty for a key the `Lock` RPC made.
     pub value: String,
     /// The revision that created the key (kept by later puts; a fencing token: it only
     /// grows from one incarnation of a key to the next).

@@ -51,7 +51,8 @@ pub enum Step {
     Done,
 }
 
-/// A buyer.
+/// One buyer after one unit: its app instance (whose mutex it takes, when there is one),
+/// its program counter, and whether it got the unit.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Buyer {
     /// Its app instance.

@@ -155,7 +155,8 @@ pub enum Kept {
 /// One promise's verdict on one model.
 #[derive(Clone, Debug, Serialize)]
 pub struct Verdict {
-    /// The promise.
+    /// The property judged (`eventually-free`, `starvation-free` or `fifo`); a check gives
+    /// one verdict per promise.
     pub promise: Promise,
     /// Whether it is kept.
     #[serde(flatten)]

@@ -29,7 +29,8 @@ impl<T> std::hash::Hash for ByAddress<T> {
 
 /// A protocol's name, which is all a model's `Debug` says of it.
 pub trait Named {
-    /// The name.
+    /// What the protocol calls itself (a protocol file's `name`, or the builder's
+    /// argument), as reports print it.
     fn name(&self) -> &str;
 }
 

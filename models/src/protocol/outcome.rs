@@ -52,11 +52,12 @@ impl Outcome {
 /// Which operation a step belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operation {
-    /// Acquire.
+    /// Taking the lock: the `[[acquire]]` steps, whose last says `granted` or `busy`.
     Acquire,
-    /// Release.
+    /// Giving it back: the `[[release]]` steps, whose last says `released` or `not_held`.
     Release,
-    /// Renew.
+    /// Extending the lease: the `[[renew]]` steps, whose last says `renewed` or `lost`. A
+    /// protocol without them never renews.
     Renew,
 }
 

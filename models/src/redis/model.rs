@@ -119,7 +119,8 @@ pub struct RedisLockState {
     pub offset: u32,
     /// The clients (inline up to four: copying a state allocates nothing then).
     pub clients: SmallVec<[Client; 4]>,
-    /// The resource.
+    /// The counter outside Redis that holders read, then write back plus one: two holders
+    /// at once lose an update.
     pub resource: Resource,
     /// Faults left.
     pub budget: Budget,

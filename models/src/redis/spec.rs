@@ -46,7 +46,8 @@ pub enum Value {
 /// A key's value and its deadline (`None`: persistent).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Entry {
-    /// The value.
+    /// A string, or Redisson's hash of owner → hold count; a command meant for the other
+    /// kind answers `WRONGTYPE`.
     pub value: Value,
     /// When the key expires (`PX`, `PEXPIRE`, `EXPIRE`).
     pub deadline: Option<Window>,

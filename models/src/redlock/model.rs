@@ -124,7 +124,8 @@ pub struct RedlockState {
     /// The nodes (inline up to five, the clients up to three: copying a state, as every
     /// successor does, then allocates nothing).
     pub nodes: SmallVec<[RlNode; 5]>,
-    /// The clients.
+    /// Client `c` at index `c`, matching bit `c` of each node's `tried` and `got`; the
+    /// canonical form reorders clients and renames those bits with them.
     pub clients: SmallVec<[RlClient; 3]>,
     /// Faults left.
     pub budget: Budget,

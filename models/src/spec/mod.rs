@@ -88,6 +88,26 @@ pub trait Spec: Clone + Debug + Send + Sync + 'static {
             None => format!("{input:?} -> ?"),
         }
     }
+
+    /// A short human description of a state, for reports: what a reader of the
+    /// history would call it (`empty`, `3`), not Rust's spelling of it (`Some(3)`).
+    fn describe_state(state: &Self::State) -> String {
+        format!("{state:?}")
+    }
+
+    /// A set of possible states, for reports: the one state, or `one of a, b`.
+    fn describe_states(states: &[Self::State]) -> String {
+        match states {
+            [one] => Self::describe_state(one),
+            many => format!(
+                "one of {}",
+                many.iter()
+                    .map(Self::describe_state)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
 }
 
 /// Runs a spec over a sequence of `(input, instant)` pairs, taking the first outcome of

@@ -48,6 +48,10 @@ impl Spec for MutexSpec {
         }
     }
 
+    fn describe_state(held: &bool) -> String {
+        if *held { "held" } else { "free" }.to_string()
+    }
+
     fn describe(input: &MutexInput, output: Option<&MutexOutput>) -> String {
         let call = match input {
             MutexInput::Acquire => "acquire",

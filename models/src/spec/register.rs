@@ -70,6 +70,10 @@ impl Spec for RegisterSpec {
         matches!(input, RegisterInput::Read) || *output == RegisterOutput::CasFailed
     }
 
+    fn describe_state(state: &Option<i64>) -> String {
+        state.map_or("empty".to_string(), |v| v.to_string())
+    }
+
     fn describe(input: &RegisterInput, output: Option<&RegisterOutput>) -> String {
         let call = match input {
             RegisterInput::Read => "read()".to_string(),

@@ -123,7 +123,8 @@ pub struct SqlLockState {
     pub now: u64,
     /// The server.
     pub db: SqlState,
-    /// The clients.
+    /// Client `c` at index `c`: its rows' `owner` is `owner(c)` (`c0`), and every
+    /// [`Action`] that names a client names it by `c`.
     pub clients: Vec<Client>,
     /// The resource outside the database.
     pub resource: Resource,
@@ -140,7 +141,7 @@ pub struct SqlLockState {
 pub enum Action {
     /// A client's next step, its statement sent over session `via`.
     Step {
-        /// The client.
+        /// Index into `SqlLockState::clients` of the client that steps.
         client: u8,
         /// The session (its own, or one borrowed from the pool).
         via: u8,

@@ -161,25 +161,26 @@ pub enum SqlCommand {
     },
     /// `SELECT pg_advisory_lock(?)` (waits while another session holds the key).
     AdvisoryLock {
-        /// Key.
+        /// The advisory key (the rows use `ADVISORY_KEY`); its holder may take it again,
+        /// each hold counted until as many unlocks.
         key: i64,
     },
     /// `SELECT pg_advisory_xact_lock(?)` (waits; freed at the transaction's end).
     AdvisoryXactLock {
-        /// Key.
+        /// The advisory key; outside a transaction the hold ends with the statement.
         key: i64,
     },
     /// `SELECT pg_try_advisory_lock(?)` / `pg_try_advisory_xact_lock(?)`: the
     /// waiting statements' non-waiting twins (`t` granted, `f` busy).
     TryAdvisoryLock {
-        /// Key.
+        /// The advisory key; only another session's hold makes it busy.
         key: i64,
         /// The transaction-level lock.
         xact: bool,
     },
     /// `SELECT pg_advisory_unlock(?)`.
     AdvisoryUnlock {
-        /// Key.
+        /// The advisory key; drops one session-level hold of the caller's (none held: `f`).
         key: i64,
     },
     /// `SELECT nextval('fence')`.

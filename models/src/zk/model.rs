@@ -159,7 +159,7 @@ pub struct ZkLockState {
     pub now: u64,
     /// The ensemble.
     pub zk: ZkState,
-    /// The clients.
+    /// Client `c` at index `c`: every [`Action`] that names a client names it by `c`.
     pub clients: Vec<Client>,
     /// The resource outside ZooKeeper.
     pub resource: Resource,

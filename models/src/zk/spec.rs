@@ -35,7 +35,8 @@ pub const COUNTER: &str = "/counter";
 /// A session id (the models count from 1).
 pub type SessionId = u64;
 
-/// A znode.
+/// One node of the tree with the stat fields the recipes read; `exists`, `getData` and
+/// `setData` reply with it whole.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Znode {

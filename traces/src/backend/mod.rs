@@ -76,7 +76,7 @@ fn read<C: serde::de::DeserializeOwned, R: serde::de::DeserializeOwned>(
 /// server, and what came back.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CommandEvent<S: Spec> {
-    /// The client.
+    /// The number of the client process that sent it (`c0` is 0); the nemesis sends none.
     pub client: u32,
     /// The server it went to (the event's `node`).
     pub node: usize,

@@ -64,8 +64,8 @@ pub fn check(paired: &Paired) -> CheckReport {
     let mut report =
         CheckReport::new(Property::Fencing, Verdict::Violation, summary).stat("fenced_writes", n);
     report.ops = vec![
-        op_ref(earlier, format!("{:?} with token {t}", earlier.kind)),
-        op_ref(op, format!("{:?} with token {token}", op.kind)),
+        op_ref(earlier, format!("{} with token {t}", earlier.kind)),
+        op_ref(op, format!("{} with token {token}", op.kind)),
     ];
     report.explanation.push(
         "a fenced resource must refuse a write whose token is lower than one it already accepted"

@@ -33,7 +33,8 @@ pub struct LinOp<S: Spec> {
     pub call: u64,
     /// Completion time (`None`: never, or unknown outcome).
     pub ret: Option<u64>,
-    /// The client.
+    /// The process that invoked it (`c<client>` in descriptions), porcupine's `client_id`:
+    /// at most one operation of a client is pending at a time.
     pub client: u32,
     /// The history line of the invocation.
     pub line: usize,

@@ -41,7 +41,7 @@ pub fn lin_op(
             return Err(HistoryError::at(
                 source,
                 op.line(),
-                format!("{other:?} is not a lock operation"),
+                format!("{other} is not a lock operation"),
             ))
         }
     };
@@ -153,7 +153,7 @@ pub fn check_mutex(
                 return Err(HistoryError::at(
                     &history.source,
                     op.line(),
-                    format!("{other:?} is not an operation of Knossos's mutex (acquire, release)"),
+                    format!("{other} is not an operation of Knossos's mutex (acquire, release)"),
                 ))
             }
         };

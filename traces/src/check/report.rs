@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-/// A verdict.
+/// A check's answer, serialized in lowercase; ordered so that the worst of several
+/// (violation, then unknown, then ok) is their maximum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
@@ -73,9 +74,10 @@ pub struct OpRef {
 /// The result of one checker.
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckReport {
-    /// The property.
+    /// What was judged; JSON names it in kebab case, reports by [`Property::name`].
     pub property: Property,
-    /// The verdict.
+    /// `violation` comes with `ops` naming the operations that prove it; `unknown` means
+    /// time or budget ran out.
     pub verdict: Verdict,
     /// One sentence.
     pub summary: String,

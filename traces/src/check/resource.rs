@@ -201,11 +201,11 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: &ResourceSpec, paired: &Paired) -> 
         summary,
     );
     report.explanation.push(format!(
-        "the longest order the {} spec accepts has {} of {} operations; it leaves the state {:?}",
+        "the longest order the {} spec accepts has {} of {} operations; it leaves the state {}",
         name(model),
         ill.longest.len(),
         ill.ops.len(),
-        ill.states_after
+        S::describe_states(&ill.states_after)
     ));
     let shown = ill.longest.len().saturating_sub(5);
     for &i in &ill.longest[shown..] {

@@ -11,7 +11,7 @@ use crate::escape::escape;
 pub struct IndexRow {
     /// Catalog id.
     pub id: String,
-    /// Family.
+    /// The scenario's family as the catalog names it (`redis`, `sql`, `zookeeper`, …).
     pub family: String,
     /// Protocol in words.
     pub protocol: String,

@@ -29,7 +29,8 @@ pub struct RunRow {
     pub title: String,
     /// When, in ms since the run started.
     pub at_ms: u64,
-    /// A fault.
+    /// Whether it is the nemesis's event (a fault or a heal), which the page draws in the
+    /// fault colour.
     pub fault: bool,
     /// What it shows.
     pub scene: Scene,

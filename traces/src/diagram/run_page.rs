@@ -14,7 +14,7 @@ use crate::escape::escape;
 /// One property as the model expects it and as the run saw it.
 #[derive(Clone, Debug)]
 pub struct AgreementRow {
-    /// The property.
+    /// The model property compared, in words (`mutual exclusion`), first in its table row.
     pub property: String,
     /// `violated` / `holds`.
     pub model: String,
@@ -29,7 +29,7 @@ pub struct AgreementRow {
 pub struct RunSummary {
     /// Seed of the run.
     pub seed: u64,
-    /// Clients.
+    /// How many clients the run used (`--clients`, else the plan's default).
     pub clients: usize,
     /// Events recorded.
     pub events: u64,

@@ -165,7 +165,8 @@ impl fmt::Display for Edn {
 /// A parse error with the 1-based line it happened on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EdnError {
-    /// The line.
+    /// 1-based: where the reader stopped, or where the bad token or unclosed form began; an
+    /// import error points there.
     pub line: usize,
     /// What was wrong.
     pub message: String,

@@ -22,20 +22,23 @@ pub struct BenchOptions {
     pub duration: Duration,
     /// The servers.
     pub backends: Vec<Backend>,
-    /// The strategies.
+    /// The strategies to measure, each on every backend it has a form on (timestamp CAS has
+    /// none on Redis); `locklab bench inventory` asks for all of them.
     pub strategies: Vec<Strategy>,
 }
 
 /// One strategy on one server.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchRow {
-    /// The strategy.
+    /// The strategy's name on this backend (the optimistic one is `WATCH + MULTI/EXEC` on
+    /// Redis), as the table prints it.
     pub strategy: &'static str,
     /// Its catalog id, when it has one.
     pub id: Option<&'static str>,
     /// The server.
     pub backend: &'static str,
-    /// Buyers.
+    /// Concurrent buyers, each on its own connection (`--buyers`, 1 to 64): the same in
+    /// every row of one benchmark.
     pub buyers: usize,
     /// Seconds measured.
     pub seconds: f64,

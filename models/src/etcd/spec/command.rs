@@ -49,7 +49,7 @@ pub fn guarded_by(key: &str, rev: u64, op: EtcdCommand) -> EtcdCommand {
 pub enum Compare {
     /// `create_revision(key) = rev` (0 when the key does not exist).
     CreateRevision {
-        /// The key.
+        /// The key whose create revision is compared; a missing key compares as 0.
         key: String,
         /// The expected create revision.
         rev: u64,
@@ -63,50 +63,50 @@ pub enum Compare {
 pub enum EtcdCommand {
     /// `LeaseGrant`.
     Grant {
-        /// TTL.
+        /// Seconds on a real cluster (≥ 1), ticks in the models; keep-alives restart it.
         ttl: u64,
     },
     /// One `LeaseKeepAlive` message.
     KeepAlive {
-        /// The lease.
+        /// The lease whose TTL restarts now; an expired or revoked one is `LeaseNotFound`.
         lease: LeaseId,
     },
     /// `LeaseRevoke`: the lease and its keys go.
     Revoke {
-        /// The lease.
+        /// The lease to end now, keys and all; one already gone is `LeaseNotFound`.
         lease: LeaseId,
     },
     /// `Range` of one key.
     Get {
-        /// The key.
+        /// The exact key read (no prefix); the reply is empty when it is absent.
         key: String,
     },
     /// `Range` of a prefix, sorted by create revision, the first only (the recipe's
     /// "who owns the lock").
     FirstCreate {
-        /// The prefix.
+        /// The prefix searched (`lock/`, `<name>/`): the oldest key under it owns the lock.
         prefix: String,
     },
     /// `Range` of a prefix with `max_create_revision`, the last by create revision (the
     /// recipe's "the key I wait for").
     LastCreateBefore {
-        /// The prefix.
+        /// The prefix searched (`lock/`): the waiter's own key and the keys queued with it.
         prefix: String,
         /// The largest create revision listed.
         max_create_rev: u64,
     },
     /// `Put`.
     Put {
-        /// The key.
+        /// The key written; it keeps its create revision if it exists, else gets the put's.
         key: String,
-        /// The value.
+        /// The data stored: the owner's name for a lock key, the new count for `counter`.
         value: String,
         /// The lease to attach.
         lease: Option<LeaseId>,
     },
     /// `DeleteRange` of one key.
     Delete {
-        /// The key.
+        /// The exact key removed; the reply's `deleted` says whether it existed (0 or 1).
         key: String,
     },
     /// etcd's server-side `Lock` RPC: the server creates `<name>/<lease>` on the lease
@@ -121,7 +121,7 @@ pub enum EtcdCommand {
     },
     /// `Unlock`: deletes the key a `Lock` answered with.
     Unlock {
-        /// The key.
+        /// What a `Lock` answered (`<name>/<lease in hex>`); deleting it frees the lock.
         key: String,
     },
     /// `Txn`: if every compare holds, the `success` requests, else the `failure` ones,
@@ -153,7 +153,7 @@ pub enum EtcdReply {
     },
     /// A keep-alive restarted the lease's TTL.
     Alive {
-        /// The TTL.
+        /// The lease's whole TTL as granted, which now counts again from this keep-alive.
         ttl: u64,
     },
     /// `requested lease not found` (expired, revoked or never granted).
@@ -164,7 +164,8 @@ pub enum EtcdReply {
     Kvs(Vec<(String, Kv)>),
     /// A put succeeded at this revision.
     Put {
-        /// The revision.
+        /// The store revision it was written at: the key's new `mod_rev`, and its
+        /// `create_rev` when the key is new.
         revision: u64,
     },
     /// A delete removed `deleted` keys.
@@ -181,7 +182,7 @@ pub enum EtcdReply {
     },
     /// A `Lock` was granted: the caller holds the lock as long as this key exists.
     Locked {
-        /// The key.
+        /// `<name>/<lease in hex>`, on the caller's lease: the key to hand to `Unlock`.
         key: String,
     },
     /// An `Unlock` was done.

@@ -16,14 +16,14 @@ use super::*;
 pub enum RedisCommand {
     /// `GET key` → bulk string or nil (`WRONGTYPE` on a hash).
     Get {
-        /// The key.
+        /// The key read; an expired key reads as missing.
         key: String,
     },
     /// `SET key value [NX] [PX ms]` → `OK`, or nil when `NX` finds the key live.
     Set {
-        /// The key.
+        /// The key written, whatever it held (string or hash); for a lock, the lock's name.
         key: String,
-        /// The value.
+        /// The string stored; a lock client writes its owner token, which release compares.
         value: String,
         /// Only if the key does not exist.
         nx: bool,
@@ -34,77 +34,80 @@ pub enum RedisCommand {
     /// when it was not: set only if present, the opposite of `NX` (what Spring's
     /// `setIfPresent` sends).
     SetXx {
-        /// The key.
+        /// The key overwritten only if live; an expired key counts as absent.
         key: String,
-        /// The value.
+        /// The string that replaces the live one (a renewer writes its own token again).
         value: String,
         /// Deadline in ms from now; `None` makes the key persistent.
         px: Option<u64>,
     },
     /// `SETNX key value` → `1` when set, `0` when the key was live.
     SetNx {
-        /// The key.
+        /// The key created only if absent or expired.
         key: String,
-        /// The value.
+        /// The string stored, with no deadline: `SETNX` takes none, so a crashed holder's
+        /// key stays until someone deletes it.
         value: String,
     },
     /// `DEL key` → number of keys removed (0 or 1).
     Del {
-        /// The key.
+        /// The key removed, string or hash, whoever wrote it (no owner check).
         key: String,
     },
     /// `EXPIRE key seconds` → `1` when the key exists, else `0`.
     Expire {
-        /// The key.
+        /// The key given a new deadline in place of any old one; a missing key is not made.
         key: String,
         /// Seconds from now.
         seconds: u64,
     },
     /// `PEXPIRE key ms` → `1` when the key exists, else `0`.
     PExpire {
-        /// The key.
+        /// The key given a new deadline, replacing any old one (how `SETNX` + `PEXPIRE`
+        /// sets its lease); a missing or expired key is not created.
         key: String,
         /// Milliseconds from now.
         ms: u64,
     },
     /// `PTTL key` → ms left, `-1` without deadline, `-2` when missing.
     PTtl {
-        /// The key.
+        /// The key whose remaining lease is read; an expired key counts as missing (`-2`).
         key: String,
     },
     /// `EXISTS key` → 1 or 0.
     Exists {
-        /// The key.
+        /// The key tested; an expired key counts as absent.
         key: String,
     },
     /// `INCR key` → the incremented integer (a fencing token counter).
     Incr {
-        /// The key.
+        /// The counter: a decimal string, 0 when missing; its deadline, if any, is kept.
         key: String,
     },
     /// `HINCRBY key field by` → the field's new value.
     HIncrBy {
-        /// The key.
+        /// The hash (Redisson's lock name); made empty if missing, `WRONGTYPE` on a string.
         key: String,
-        /// The field.
+        /// The field changed, created at 0 if absent and not removed at 0 (Redisson's field
+        /// is the owner, `uuid:threadId`).
         field: String,
         /// The increment (negative to decrement).
         by: i64,
     },
     /// `HEXISTS key field` → 1 or 0.
     HExists {
-        /// The key.
+        /// The hash looked in; a missing key answers 0, a string `WRONGTYPE`.
         key: String,
-        /// The field.
+        /// The field looked for (Redisson: the owner, `uuid:threadId`).
         field: String,
     },
     /// `PUBLISH channel message` → the number of subscribers that got it; touches no
     /// key (Redisson's unlock script wakes waiters with it). The spec has no
     /// subscribers: 0.
     Publish {
-        /// The channel.
+        /// The channel, as sent (Redisson's is `redisson_lock__channel:{key}`); not a key.
         channel: String,
-        /// The message.
+        /// The payload, as sent; nothing reads it, since the spec has no subscribers.
         message: String,
     },
     /// `WAIT numreplicas timeout`. A node alone has no replicas and answers `0` at once;

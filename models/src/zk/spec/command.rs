@@ -11,12 +11,13 @@ use super::*;
 pub enum ZkCommand {
     /// Open a session with this timeout.
     Connect {
-        /// The timeout.
+        /// Milliseconds in histories, ticks in the models: a session not heard from for
+        /// this long expires, and its ephemeral nodes go.
         timeout: u64,
     },
     /// A ping: restarts the session's timeout.
     Ping {
-        /// The session.
+        /// The session whose deadline restarts; an expired one answers `SESSIONEXPIRED`.
         session: SessionId,
     },
     /// `create`.
@@ -25,7 +26,7 @@ pub enum ZkCommand {
         session: SessionId,
         /// The path (the prefix, when sequential).
         path: String,
-        /// The data.
+        /// The new node's data, at version 0; the lock recipes create their nodes empty.
         data: String,
         /// Owned by the session: deleted when it ends.
         ephemeral: bool,
@@ -36,7 +37,8 @@ pub enum ZkCommand {
     Delete {
         /// The caller's session.
         session: SessionId,
-        /// The path.
+        /// The node removed (`NONODE` if absent); its node watches and its parent's child
+        /// watches fire.
         path: String,
         /// The expected data version.
         version: Option<u32>,
@@ -45,7 +47,8 @@ pub enum ZkCommand {
     Exists {
         /// The caller's session.
         session: SessionId,
-        /// The path.
+        /// The node looked up; it need not exist, and a watch left on a missing node fires
+        /// when it is created.
         path: String,
         /// Leave a watch.
         watch: bool,
@@ -54,14 +57,15 @@ pub enum ZkCommand {
     GetData {
         /// The caller's session.
         session: SessionId,
-        /// The path.
+        /// The node read; unlike `exists`, a missing node is the `NONODE` error.
         path: String,
     },
     /// `setData`, with a version to match (`None`: -1, any).
     SetData {
         /// The caller's session.
         session: SessionId,
-        /// The path.
+        /// The node overwritten (`NONODE` if absent); its version goes up by one and node
+        /// watches on it fire.
         path: String,
         /// The new data.
         data: String,
@@ -80,7 +84,7 @@ pub enum ZkCommand {
     /// `check(path, version)`: only inside a `multi`; fails unless the node exists (with
     /// that data version, when given).
     Check {
-        /// The path.
+        /// The node that must exist for the `multi` to go on (else `NONODE` fails it).
         path: String,
         /// The expected data version.
         version: Option<u32>,
@@ -90,13 +94,14 @@ pub enum ZkCommand {
     Multi {
         /// The caller's session.
         session: SessionId,
-        /// The ops.
+        /// Run in order, writes at one shared zxid; the first that fails undoes them all
+        /// (`MultiFailed` with its index).
         ops: Vec<ZkCommand>,
     },
     /// The client reads (and clears) the notifications of its session's watches that
     /// fired: what the server pushed to it.
     Consume {
-        /// The session.
+        /// The session whose fired watches are read; other sessions' notifications stay.
         session: SessionId,
     },
     /// A request the spec does not model, as a client sent it (read off an external
@@ -148,7 +153,8 @@ pub enum ZkReply {
     Ok,
     /// A create succeeded: the path made (with the sequence number) and its czxid.
     Created {
-        /// The path.
+        /// The full path made: for a sequential create, the prefix plus the parent's
+        /// `cversion` in ten digits.
         path: String,
         /// Its czxid.
         czxid: u64,
@@ -168,6 +174,6 @@ pub enum ZkReply {
     },
     /// The notifications consumed.
     Notified(Vec<Notification>),
-    /// An error.
+    /// The request failed as a whole and changed nothing (`SESSIONEXPIRED`: session gone).
     Error(ZkError),
 }

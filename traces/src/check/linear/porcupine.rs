@@ -74,8 +74,8 @@ impl<S: Spec> Model for SpecModel<S> {
     fn describe_state(state: &Self::State) -> String {
         crate::escape::escape(&match state {
             StateSet::Start => "initial".to_string(),
-            StateSet::One(one) => format!("{one:?}"),
-            StateSet::Many(many) => format!("one of {many:?}"),
+            StateSet::One(one) => S::describe_state(one),
+            StateSet::Many(many) => S::describe_states(many),
         })
     }
 }

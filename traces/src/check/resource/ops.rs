@@ -35,7 +35,7 @@ fn wrong(op: &Operation, model: &ResourceSpec, source: &str) -> HistoryError {
         source,
         op.line(),
         format!(
-            "{:?} is not an operation of the {} resource model",
+            "{} is not an operation of the {} resource model",
             op.kind,
             name(model)
         ),
@@ -122,7 +122,7 @@ pub(super) fn kv_op(
     let line = op.line();
     let key = op
         .key()
-        .ok_or_else(|| HistoryError::at(src, line, format!("{:?} needs a \"key\"", op.kind)))?
+        .ok_or_else(|| HistoryError::at(src, line, format!("{} needs a \"key\"", op.kind)))?
         .to_string();
     let arg = op.invoke.1.value.as_ref();
     Ok(match op.kind {

@@ -196,7 +196,7 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
             None => update_ops
                 .iter()
                 .take(8)
-                .map(|o| op_ref(o, format!("{:?} by c{}", o.kind, o.process)))
+                .map(|o| op_ref(o, format!("{} by c{}", o.kind, o.process)))
                 .collect(),
         };
     } else {
