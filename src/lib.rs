@@ -51,11 +51,11 @@ pub use locklab_models as models;
 pub use locklab_traces as history;
 
 /// The real lock clients, one module per backend protocol.
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 pub use locklab_implementations as clients;
 /// The Jepsen-like harness: scenarios on real servers under real faults.
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 pub use locklab_jepsen as harness;
 /// Real servers as child processes on loopback.
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 pub use locklab_servers as servers;

@@ -59,24 +59,24 @@ enum Command {
     Generate(commands::generate::Args),
     /// Run a scenario on real servers under real faults; check the recorded history
     /// and compare the verdict with the model's.
-    #[cfg(feature = "run")]
+    #[cfg(feature = "harness")]
     Run(commands::run::Args),
     /// Gate a lock client (any program speaking the external-client protocol) in CI:
     /// run the scenarios a config names, judge what must hold, write JUnit XML and HTML.
-    #[cfg(feature = "run")]
+    #[cfg(feature = "harness")]
     Gate(commands::gate::Args),
     /// Measure on real servers: `bench inventory` times every inventory strategy on
     /// MariaDB, PostgreSQL and Redis (purchases/s, oversold units, latency).
-    #[cfg(feature = "run")]
+    #[cfg(feature = "sql")]
     Bench(commands::bench::Args),
     /// Run a scenario on real servers (not in this build: needs the `run` feature).
-    #[cfg(not(feature = "run"))]
+    #[cfg(not(feature = "harness"))]
     Run(commands::unbuilt::Args),
     /// Gate a lock client in CI (not in this build: needs the `run` feature).
-    #[cfg(not(feature = "run"))]
+    #[cfg(not(feature = "harness"))]
     Gate(commands::unbuilt::Args),
-    /// Measure on real servers (not in this build: needs the `run` feature).
-    #[cfg(not(feature = "run"))]
+    /// Measure on real servers (not in this build: needs the `sql` feature).
+    #[cfg(not(feature = "sql"))]
     Bench(commands::unbuilt::Args),
 }
 
@@ -160,18 +160,18 @@ fn main() -> ExitCode {
         Command::Explore(args) => commands::explore::run(args),
         Command::Matrix(args) => commands::matrix::run(args),
         Command::Report(args) => commands::report::run(args),
-        #[cfg(feature = "run")]
+        #[cfg(feature = "harness")]
         Command::Run(args) => commands::run::run(args),
-        #[cfg(feature = "run")]
+        #[cfg(feature = "harness")]
         Command::Gate(args) => commands::gate::run(args),
-        #[cfg(feature = "run")]
+        #[cfg(feature = "sql")]
         Command::Bench(args) => commands::bench::run(args),
-        #[cfg(not(feature = "run"))]
-        Command::Run(args) => commands::unbuilt::run("run", &args),
-        #[cfg(not(feature = "run"))]
-        Command::Gate(args) => commands::unbuilt::run("gate", &args),
-        #[cfg(not(feature = "run"))]
-        Command::Bench(args) => commands::unbuilt::run("bench", &args),
+        #[cfg(not(feature = "harness"))]
+        Command::Run(args) => commands::unbuilt::run("run", "run", &args),
+        #[cfg(not(feature = "harness"))]
+        Command::Gate(args) => commands::unbuilt::run("gate", "run", &args),
+        #[cfg(not(feature = "sql"))]
+        Command::Bench(args) => commands::unbuilt::run("bench", "sql", &args),
     };
     ExitCode::from(code)
 }

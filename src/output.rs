@@ -1,7 +1,7 @@
 //! Output formats, exit codes and error reports shared by every command.
 
 use clap::ValueEnum;
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 use locklab_jepsen::RunError;
 use serde::Serialize;
 
@@ -42,7 +42,7 @@ pub enum ErrorKind {
     Environment,
     /// A bug in locklab (exit 4).
     // Only a run meets locklab's own bugs as error values today.
-    #[cfg_attr(not(feature = "run"), allow(dead_code))]
+    #[cfg_attr(not(feature = "harness"), allow(dead_code))]
     Internal,
 }
 
@@ -56,11 +56,13 @@ impl ErrorKind {
     }
 
     /// The kind of a run's error.
-    #[cfg(feature = "run")]
+    #[cfg(feature = "harness")]
     pub fn of_run(e: &RunError) -> ErrorKind {
         match e {
             RunError::UnknownId { .. } | RunError::BadOption(_) => ErrorKind::Usage,
-            RunError::Environment(_) | RunError::Unreliable(_) => ErrorKind::Environment,
+            RunError::Environment(_) | RunError::Unreliable(_) | RunError::NotBuilt(_) => {
+                ErrorKind::Environment
+            }
             RunError::Internal(_) => ErrorKind::Internal,
             // Not an error kind: a run with no model verdict is unknown (exit 3); the
             // caller reports it as such.

@@ -28,7 +28,7 @@ fn with_file(id: &str, name: &str) -> RunOptions {
         .join(name);
     let d = protocol::load(&file).unwrap_or_else(|e| panic!("{e}"));
     RunOptions {
-        lock: Some(locklab_jepsen::registry::protocol_lock(&d)),
+        lock: Some(locklab_jepsen::registry::protocol_lock(&d).unwrap_or_else(|e| panic!("{e}"))),
         protocol: Some(d),
         ..RunOptions::new(id)
     }

@@ -60,6 +60,7 @@ macro_rules! not_under_loom {
 not_under_loom! {
     pub mod attempt;
     pub mod box_future;
+    #[cfg(feature = "etcd")]
     pub mod etcd;
     pub mod guard;
     pub mod held_lock;
@@ -70,8 +71,10 @@ not_under_loom! {
     pub mod recorder;
     pub mod redis;
     pub mod retry;
+    #[cfg(feature = "sql")]
     pub mod sql;
     mod watchdog;
+    #[cfg(feature = "zookeeper")]
     pub mod zk;
 
     pub use attempt::{Acquire, Attempt, AttemptObserver, AttemptOutcome, Unobserved};

@@ -21,6 +21,10 @@ pub enum RunError {
     /// retry).
     #[error("environment: {0}")]
     Environment(String),
+    /// The scenario's family is left out of this build (exit 4, as
+    /// [`RunError::Environment`]): the message names the feature that builds it.
+    #[error("{0}")]
+    NotBuilt(String),
     /// The machine spoiled every attempt (exit 4, as [`RunError::Environment`]).
     #[error("environment unreliable, retried: {0}")]
     Unreliable(String),

@@ -28,6 +28,7 @@ pub mod counter;
 pub mod custom;
 pub mod deadline;
 mod error;
+#[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod external;
 pub mod family;
@@ -40,8 +41,10 @@ pub mod registry;
 pub mod runner;
 pub mod schedule;
 pub mod servers;
+#[cfg(feature = "sql")]
 pub mod sql;
 pub mod workload;
+#[cfg(feature = "zookeeper")]
 pub mod zk;
 
 pub use custom::CustomLock;

@@ -1,6 +1,6 @@
 //! One module per subcommand.
 
-#[cfg(feature = "run")]
+#[cfg(feature = "sql")]
 pub mod bench;
 pub mod check;
 pub mod check_history;
@@ -8,7 +8,7 @@ pub mod check_protocol;
 pub mod explain;
 pub mod explore;
 pub mod export;
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 pub mod gate;
 pub mod generate;
 pub mod matrix;
@@ -16,7 +16,7 @@ pub mod models;
 pub mod pages;
 pub mod report;
 pub mod rows;
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 pub mod run;
-#[cfg(not(feature = "run"))]
+#[cfg(not(all(feature = "harness", feature = "sql")))]
 pub mod unbuilt;

@@ -6,10 +6,10 @@ use locklab_models::catalog::{self, Overrides, Report, Scenario};
 use locklab_traces::diagram::model_page;
 
 use crate::bad_input;
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 use crate::commands::check_history::verdict_word;
 use crate::output::Format;
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 use locklab_jepsen::agreement::Answer;
 
 /// The model's page of `scenario` as checked in `report`.
@@ -43,7 +43,7 @@ pub fn write_model_page(
     write_page(format, path, &html)
 }
 
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 /// The run's page: its lanes from the recorded history beside the model's diagram at
 /// the same bounds (`replicas`, which the run's model report was checked at), with the
 /// agreement table.
@@ -113,7 +113,7 @@ pub fn run_html(
     Ok(run_page(&scenario, model, &cast, &summary, &diagram))
 }
 
-#[cfg(feature = "run")]
+#[cfg(feature = "harness")]
 /// Writes a run's page to `path` and porcupine-rs's page of its linearizability
 /// search beside it (`<stem>.linearizability.html`, linked from the run's page).
 pub fn write_run_pages(

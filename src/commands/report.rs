@@ -57,9 +57,9 @@ pub fn run(args: Args) -> u8 {
         return bad_input(args.format, &format!("{}: {e}", args.dir.display()));
     }
     // A build without real runs cannot say which rows run; it hints at none.
-    #[cfg(feature = "run")]
+    #[cfg(feature = "harness")]
     let runnable: Vec<&str> = locklab_jepsen::runnable().iter().map(|p| p.id).collect();
-    #[cfg(not(feature = "run"))]
+    #[cfg(not(feature = "harness"))]
     let runnable: Vec<&str> = Vec::new();
     let bar = spinner(args.format, "report");
     let mut rows = Vec::new();

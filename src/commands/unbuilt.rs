@@ -1,6 +1,7 @@
-//! `run`, `gate` and `bench` in a build without the `run` feature: they are listed, so
-//! `locklab --help` shows what the tool can do, and say how to get them instead of
-//! failing as unknown subcommands.
+//! `run`, `gate` and `bench` in a build without the feature they need (`run`, `gate`:
+//! any family, `run` for all; `bench`: `sql`): they are listed, so `locklab --help`
+//! shows what the tool can do, and say how to get them instead of failing as unknown
+//! subcommands.
 
 use crate::output::{error, ErrorKind, Format};
 
@@ -16,9 +17,9 @@ pub struct Args {
     rest: Vec<std::ffi::OsString>,
 }
 
-/// Explains that `command` is not built in and how to build it: exit 4 (could not run;
-/// the command line may well be right).
-pub fn run(command: &str, args: &Args) -> u8 {
+/// Explains that `command` is not built in and that `feature` builds it: exit 4 (could
+/// not run; the command line may well be right).
+pub fn run(command: &str, feature: &str, args: &Args) -> u8 {
     let format = if crate::wants_json(&args.rest) {
         Format::Json
     } else {
@@ -29,8 +30,8 @@ pub fn run(command: &str, args: &Args) -> u8 {
         ErrorKind::Environment,
         &format!(
             "`locklab {command}` starts real servers and is not in this build; build it with \
-             the `run` feature: cargo install --path . --features run (its etcd client \
-             needs protoc: bash ci/setup.sh installs it)"
+             the `{feature}` feature: cargo install --path . --features {feature} (`run` \
+             builds every family; its etcd client needs protoc: bash ci/setup.sh installs it)"
         ),
     )
 }

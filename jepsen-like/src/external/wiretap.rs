@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::redis::sniff::{ScriptBook, Sniffer};
+#[cfg(feature = "zookeeper")]
 use locklab_implementations::zk::sniff::Sniffer as ZkSniffer;
+#[cfg(feature = "zookeeper")]
 use locklab_implementations::zk::ZkWire;
 use locklab_traces::format::Process;
 
@@ -63,14 +65,17 @@ impl Wiretap for RedisTap {
 }
 
 /// ZooKeeper connections of one client to one server, decoded.
+#[cfg(feature = "zookeeper")]
 struct ZkTap {
     client: u32,
     node: usize,
     log: Arc<Log>,
 }
 
+#[cfg(feature = "zookeeper")]
 struct ZkConnection(ZkSniffer);
 
+#[cfg(feature = "zookeeper")]
 impl ConnectionTap for ZkConnection {
     fn sent(&mut self, chunk: &[u8]) {
         self.0.sent(chunk);
@@ -81,6 +86,7 @@ impl ConnectionTap for ZkConnection {
     }
 }
 
+#[cfg(feature = "zookeeper")]
 impl Wiretap for ZkTap {
     fn connection(&self) -> Box<dyn ConnectionTap> {
         let log = Arc::clone(&self.log);
@@ -114,6 +120,9 @@ pub async fn hear(
         *addr = proxy.addr();
         proxies.push(proxy);
     }
+    // Without the ZooKeeper family no scenario gives an external client ZooKeeper
+    // servers, so there is nothing to hear.
+    #[cfg(feature = "zookeeper")]
     for (node, addr) in endpoints.zookeeper.iter_mut().enumerate() {
         let tap = ZkTap {
             client,
