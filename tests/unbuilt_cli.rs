@@ -1,8 +1,8 @@
-//! A build without the `run` feature (the default): `run`, `gate` and `bench` are
+//! A build without any family (the default): `run`, `gate` and `bench` are
 //! listed in `--help` and, asked for, say which feature builds them — exit 4 (could not
 //! run: the command line may well be right), JSON on request — while the model and
 //! history commands work.
-#![cfg(not(feature = "run"))]
+#![cfg(not(feature = "harness"))]
 
 #[path = "common/cli.rs"]
 mod cli;
