@@ -162,9 +162,10 @@ pub trait Server: Send {
         self.process_mut().stop();
     }
 
-    /// SIGSTOP: the server stops answering but keeps its connections.
+    /// SIGSTOP: the server stops answering but keeps its connections. Returns once
+    /// the server is stopped, so a request sent after it is not answered.
     fn pause(&self) {
-        self.process().signal(libc::SIGSTOP);
+        self.process().pause();
     }
 
     /// SIGCONT after [`Server::pause`].

@@ -168,6 +168,20 @@ impl ServerProcess {
         }
     }
 
+    /// SIGSTOP to the process group, returning once every thread of the process is
+    /// stopped (or after 2 s, or when the process is gone). kill(2) only queues the
+    /// stop: a thread running on another core goes on serving until it is interrupted,
+    /// so a request sent right after a bare SIGSTOP may still be answered, and a
+    /// "paused" server would be seen answering.
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+        let Some(pid) = self.pid() else { return };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !all_threads_stopped(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// `kill -9` of the process group (after SIGCONT: a paused process cannot die
     /// otherwise), then reaps it. Idempotent.
     pub fn kill(&mut self) {
@@ -213,5 +227,58 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         // The data dir goes after this, with the field: the server is dead by then.
         self.kill();
+    }
+}
+
+/// Whether every thread of process `pid` is stopped (state `T` in
+/// `/proc/PID/task/TID/stat`); also true when the process is gone, since nothing of it
+/// can answer then.
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return true;
+    };
+    tasks.flatten().all(|task| {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            // A thread that exited between the listing and the read.
+            return true;
+        };
+        // The state follows the command name, which is in parentheses and may itself
+        // hold spaces or parentheses: read after the last ')'.
+        stat.rfind(')')
+            .and_then(|i| stat[i + 1..].trim_start().chars().next())
+            .is_some_and(|state| matches!(state, 'T' | 't' | 'Z' | 'X'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::all_threads_stopped;
+
+    /// The stop is read off /proc: a running child is not stopped, a SIGSTOPped one
+    /// is once the kernel has stopped it, a continued one is not again.
+    #[test]
+    fn a_stopped_child_reads_as_stopped_and_a_continued_one_not() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("spawns sleep");
+        let pid = child.id();
+        let raw = libc::pid_t::try_from(pid).expect("a pid");
+        let until = |want: bool| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while all_threads_stopped(pid) != want && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            all_threads_stopped(pid) == want
+        };
+        assert!(until(false), "a running child reads as stopped");
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(raw, libc::SIGSTOP) };
+        assert!(until(true), "a SIGSTOPped child never read as stopped");
+        // SAFETY: as above.
+        unsafe { libc::kill(raw, libc::SIGCONT) };
+        assert!(until(false), "a continued child still reads as stopped");
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
