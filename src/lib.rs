@@ -1,5 +1,5 @@
 //! locklab as a library: model-check lock protocols, check recorded histories, and (with
-//! the `run` feature) run them on real servers under real faults.
+//! `run`, or any family's feature) run them on real servers under real faults.
 //!
 //! The `locklab` binary is a thin command line over these crates, re-exported here so
 //! that one dependency gives them all:
@@ -8,7 +8,8 @@
 //!   ([`models::protocol`]);
 //! - [`history`]: the history format, the importers (Jepsen EDN, Porcupine's logs) and
 //!   the checkers (`locklab check-history`, `export`);
-//! - `clients`, `harness` and `servers` (feature `run`): the real lock clients, the
+//! - `clients`, `harness` and `servers` (`run`, or `redis`, `sql`, `etcd`, `zookeeper`
+//!   for the families one by one): the real lock clients, the
 //!   Jepsen-like harness (`locklab run`, `gate`, `bench`) and the servers it starts.
 //!
 //! # Examples
@@ -28,10 +29,11 @@
 //! ```
 //!
 //! A history a lock client recorded (locklab's JSON Lines; Jepsen's EDN reads the same
-//! way), checked for mutual exclusion among the other properties:
+//! way): c1 is granted the lock c0 still holds, a double grant the lock spec refuses
+//! (mutual exclusion says nothing: c0 may have died holding it):
 //!
 //! ```
-//! use locklab::history::check::{check_history, Options, Verdict};
+//! use locklab::history::check::{check_history, Options, Property, Verdict};
 //! use locklab::history::import::parse_any;
 //!
 //! let text = r#"{"format":"locklab-history","version":1,"protocol":"mine","backend":"simulated"}
@@ -43,6 +45,8 @@
 //! let history = parse_any("example.jsonl", text, None)?;
 //! let report = check_history(&history, &Options::default())?;
 //! assert_eq!(report.verdict, Verdict::Violation);
+//! let lock = report.checks.iter().find(|c| c.property == Property::LockLinearizability);
+//! assert_eq!(lock.map(|c| c.verdict), Some(Verdict::Violation));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![warn(missing_docs)]

@@ -11,12 +11,12 @@ use cli::{assert_exit, assert_says, json_after, locklab, stderr, stdout};
 #[test]
 fn run_gate_and_bench_name_the_feature_that_builds_them() {
     let help = stdout(&locklab(&["--help"]));
-    for command in ["run", "gate", "bench"] {
+    for (command, feature) in [("run", "run"), ("gate", "run"), ("bench", "sql")] {
         assert_says(&help, &format!("  {command} "));
         let o = locklab(&[command, "redis-failover", "--seed", "1"]);
         assert_exit(&o, 4);
         assert_says(&stderr(&o), &format!("`locklab {command}`"));
-        assert_says(&stderr(&o), "--features run");
+        assert_says(&stderr(&o), &format!("--features {feature}"));
         let doc = json_after(&locklab(&[command, "--format", "json"]), 4);
         assert_eq!(doc["error_kind"], "environment");
     }
