@@ -31,7 +31,7 @@ With --format json, an error is {\"verdict\": \"error\", \"error_kind\": usage|i
 
 /// What kind of problem stopped a command, for `--format json`'s `error_kind` and the
 /// exit code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ErrorKind {
     /// A flag, an id, a config file: fix the command (exit 2).
@@ -71,32 +71,32 @@ impl ErrorKind {
     }
 }
 
-/// The shape of every `--format json` document, as `schema_version` in each: raised
-/// when a field changes meaning or goes away (new fields do not raise it).
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// Prints one `--format json` document: an object, with `schema_version` in it (a
-/// list comes wrapped by its command, so that every document is an object).
-pub fn print_json(doc: serde_json::Value) {
-    let doc = match doc {
-        serde_json::Value::Object(mut o) => {
-            o.insert("schema_version".into(), SCHEMA_VERSION.into());
-            serde_json::Value::Object(o)
-        }
-        other => serde_json::json!({ "schema_version": SCHEMA_VERSION, "value": other }),
+/// Prints one `--format json` document (a type of [`crate::documents`]) with
+/// `schema_version` beside its fields.
+pub fn print_json<T: Serialize>(body: &T) {
+    let doc = crate::documents::Document {
+        schema_version: crate::documents::SCHEMA_VERSION,
+        body,
     };
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&doc).unwrap_or_else(|_| doc.to_string())
-    );
+    match serde_json::to_string_pretty(&doc) {
+        Ok(text) => println!("{text}"),
+        // Only a bug makes a document fail to serialize: say so as a document too.
+        Err(e) => println!(
+            "{{\"schema_version\": {}, \"verdict\": \"error\", \"error_kind\": \"internal\", \"error\": {:?}}}",
+            crate::documents::SCHEMA_VERSION,
+            e.to_string()
+        ),
+    }
 }
 
 /// Prints an error in the requested format; returns its exit code.
 pub fn error(format: Format, kind: ErrorKind, message: &str) -> u8 {
     match format {
-        Format::Json => print_json(
-            serde_json::json!({ "verdict": "error", "error_kind": kind, "error": message }),
-        ),
+        Format::Json => print_json(&crate::documents::Failure {
+            verdict: crate::documents::NoAnswer::Error,
+            error_kind: Some(kind),
+            error: message,
+        }),
         Format::Text => eprintln!("error: {message}"),
     }
     kind.exit_code()
@@ -261,10 +261,7 @@ pub fn emit<T: serde::Serialize>(
         }
     }
     match format {
-        Format::Json => match serde_json::to_value(value) {
-            Ok(doc) => print_json(doc),
-            Err(e) => return Err(crate::bad_input(format, &e.to_string())),
-        },
+        Format::Json => print_json(value),
         Format::Text => print!("{}", paint(&text())),
     }
     Ok(())

@@ -5,6 +5,10 @@
 //! the line and key, before any server starts.
 #![cfg(feature = "run")]
 
+#[cfg(feature = "backends")]
+#[path = "common/schema.rs"]
+mod schema;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 #[cfg(feature = "backends")]
@@ -101,6 +105,7 @@ fn run_gate(config: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
             String::from_utf8_lossy(&o.stderr)
         )
     });
+    schema::assert_document("gate", &json, &["gate", &config.display().to_string()]);
     (o.status.code(), json)
 }
 
@@ -116,7 +121,7 @@ fn redis_py_lock_passes_its_gate_agreeing_with_the_model_on_four_redis_scenarios
         out.path(),
     );
     assert_eq!(code, Some(0), "{json:#}");
-    assert_eq!(json["verdict"], "pass");
+    assert_eq!(json["verdict"], "ok");
     let scenarios = json["scenarios"].as_array().expect("scenarios");
     let verdicts: Vec<(&str, &str)> = scenarios
         .iter()
@@ -180,7 +185,7 @@ fn a_lock_without_owner_check_fails_its_gate_with_the_history_lines() {
         .keep();
     let (code, json) = run_gate(&root().join("examples/broken-del/locklab-gate.toml"), &out);
     assert_eq!(code, Some(1), "{json:#}");
-    assert_eq!(json["verdict"], "fail");
+    assert_eq!(json["verdict"], "violation");
     let cases = junit(&out.join("junit.xml"));
     let failed: Vec<&Case> = cases.iter().filter(|c| c.failure.is_some()).collect();
     let names: Vec<(&str, &str)> = failed

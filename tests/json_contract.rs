@@ -1,9 +1,15 @@
 //! One JSON contract: every `--format json` document a command prints — a verdict, a
-//! list, an error, a usage error clap found — is one object carrying `schema_version`.
+//! list, an error, a usage error clap found — is one object carrying `schema_version`,
+//! and validates against the schema `locklab generate schema` derives from its type.
+//! Validation is strict here: an object field the schema does not name is an error, so
+//! a field added to the output without its type fails this test.
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/schema.rs"]
+mod schema;
 use cli::{locklab, stdout};
+use schema::{assert_valid, schemas};
 
 const HISTORY: &str = r#"{"format":"locklab-history","version":1,"protocol":"test","backend":"simulated"}
 {"process":0,"op":"acquire","phase":"invoke","time":1}
@@ -13,7 +19,8 @@ const HISTORY: &str = r#"{"format":"locklab-history","version":1,"protocol":"tes
 "#;
 
 #[test]
-fn every_json_document_is_an_object_with_its_schema_version() {
+fn every_json_document_matches_its_schema() {
+    let schemas = schemas();
     let dir = tempfile::tempdir().expect("temp dir");
     let history = dir.path().join("h.jsonl");
     std::fs::write(&history, HISTORY).expect("writes the history");
@@ -24,25 +31,37 @@ fn every_json_document_is_an_object_with_its_schema_version() {
         env!("CARGO_MANIFEST_DIR"),
         "/examples/protocols/lua-compare-and-delete.toml"
     );
-    let commands: Vec<Vec<&str>> = vec![
-        vec!["models"],
-        vec!["check", "redis-failover"],
-        vec!["check", "--protocol", protocol, "none"],
-        vec!["explain", "redis-lua"],
-        vec![
-            "report",
-            site.to_str().expect("utf-8 path"),
-            "--only",
-            "redis-lua",
-        ],
-        vec!["check-history", h],
-        vec!["export", h, "--output", edn.to_str().expect("utf-8 path")],
+    let site = site.to_str().expect("utf-8 path");
+    let edn = edn.to_str().expect("utf-8 path");
+    // (document, command): each command that prints a document, and each error.
+    let commands: Vec<(&str, Vec<&str>)> = vec![
+        ("models", vec!["models"]),
+        ("models", vec!["models", "--progress"]),
+        ("check", vec!["check", "redis-failover"]),
+        ("check", vec!["check", "redis-setnx-no-ttl", "--progress"]),
+        (
+            "check",
+            vec!["check", "redlock-delayed-restart", "--max-states", "100"],
+        ),
+        (
+            "check-protocol",
+            vec!["check", "--protocol", protocol, "none"],
+        ),
+        (
+            "check-protocol",
+            vec!["check", "--protocol", protocol, "--progress"],
+        ),
+        ("explain", vec!["explain", "redis-lua"]),
+        ("matrix", vec!["matrix"]),
+        ("report", vec!["report", site, "--only", "redis-lua"]),
+        ("check-history", vec!["check-history", h]),
+        ("export", vec!["export", h, "--output", edn]),
         // Errors: a bad id, a bad file, and a usage error clap itself reports.
-        vec!["check", "no-such-row"],
-        vec!["check-history", "/no/such/file"],
-        vec!["check", "redis-lua", "--clients", "many"],
+        ("error", vec!["check", "no-such-row"]),
+        ("error", vec!["check-history", "/no/such/file"]),
+        ("error", vec!["check", "redis-lua", "--clients", "many"]),
     ];
-    for args in commands {
+    for (name, args) in commands {
         let mut args = args.clone();
         args.extend(["--format", "json"]);
         let out = locklab(&args);
@@ -50,11 +69,81 @@ fn every_json_document_is_an_object_with_its_schema_version() {
             .unwrap_or_else(|e| panic!("{args:?}: not one JSON document ({e})"));
         assert!(doc.is_object(), "{args:?}: {doc}");
         assert_eq!(doc["schema_version"], 1, "{args:?}: {doc}");
-        let is_error = doc["verdict"] == "error";
         assert_eq!(
-            is_error,
-            args[1] == "no-such-row" || args[1] == "/no/such/file" || args.contains(&"many"),
+            doc["verdict"] == "error",
+            name == "error",
             "{args:?}: {doc}"
         );
+        let schema = schemas
+            .get(name)
+            .unwrap_or_else(|| panic!("no schema named {name}"));
+        assert_valid(name, schema, &doc, &args);
     }
+}
+
+/// The vocabulary is one: verdicts are `ok`/`violation`/`unknown`, properties their
+/// kebab-case ids, wherever a document names them.
+#[test]
+fn every_document_speaks_one_vocabulary() {
+    let schemas = schemas();
+    let mut verdicts = std::collections::BTreeSet::new();
+    let mut properties = std::collections::BTreeSet::new();
+    fn walk(
+        v: &serde_json::Value,
+        verdicts: &mut std::collections::BTreeSet<String>,
+        properties: &mut std::collections::BTreeSet<String>,
+    ) {
+        match v {
+            serde_json::Value::Object(o) => {
+                if let Some(defs) = o.get("$defs").and_then(|d| d.as_object()) {
+                    for (name, def) in defs {
+                        // An enum's words: `enum`, or each branch's `const`.
+                        let listed = def["enum"].as_array().into_iter().flatten().cloned();
+                        let branches = def["oneOf"].as_array().into_iter().flatten();
+                        let consts = branches.map(|b| b["const"].clone());
+                        let words = listed.chain(consts);
+                        let words = words.filter_map(|w| w.as_str().map(str::to_string));
+                        match name.as_str() {
+                            "Verdict" => verdicts.extend(words),
+                            "Property" => properties.extend(words),
+                            _ => {}
+                        }
+                    }
+                }
+                o.values().for_each(|v| walk(v, verdicts, properties));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| walk(v, verdicts, properties)),
+            _ => {}
+        }
+    }
+    for schema in schemas.values() {
+        walk(schema, &mut verdicts, &mut properties);
+    }
+    assert_eq!(
+        verdicts.into_iter().collect::<Vec<_>>(),
+        ["ok", "unknown", "violation"]
+    );
+    assert!(properties.contains("mutual-exclusion"), "{properties:?}");
+    assert!(
+        properties.iter().all(|p| !p.contains(' ')),
+        "{properties:?}"
+    );
+}
+
+#[test]
+fn a_schema_by_name_and_an_unknown_name() {
+    let out = locklab(&["generate", "schema", "check"]);
+    assert_eq!(out.status.code(), Some(0));
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(
+        schema["title"], "locklab --format json: check",
+        "{schema:#}"
+    );
+    let out = locklab(&["generate", "schema", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        cli::stderr(&out).contains("known: models"),
+        "{}",
+        cli::stderr(&out)
+    );
 }

@@ -163,16 +163,17 @@ fn counterexamples_are_shortest_against_iterative_deepening() {
 fn json_keeps_the_spellings() {
     let r = run("redis-del-unconditional", Overrides::default());
     let v = serde_json::to_value(&r).expect("json");
+    assert_eq!(v["verdict"], "violation");
     assert_eq!(
-        v["verdict"]["violated"],
-        serde_json::json!(["mutual exclusion", "no foreign release"])
+        v["violated"],
+        serde_json::json!(["mutual-exclusion", "no-foreign-release"])
     );
     assert_eq!(v["params"]["faults"], serde_json::json!([["pause", 1]]));
-    assert_eq!(v["expected"]["kind"], "violates");
-    assert_eq!(v["stories"][0]["property"], "mutual exclusion");
+    assert_eq!(v["expected"]["verdict"], "violation");
+    assert_eq!(v["stories"][0]["property"], "mutual-exclusion");
     let s = serde_json::to_value(find("redlock-restart").expect("row")).expect("json");
     assert_eq!(s["family"], "redlock");
-    assert_eq!(s["properties"], serde_json::json!(["mutual exclusion"]));
+    assert_eq!(s["properties"], serde_json::json!(["mutual-exclusion"]));
     assert_eq!(s["defaults"]["faults"], serde_json::json!([["restart", 1]]));
     assert!(s.get("model").is_none(), "{s}");
     assert_eq!(r.params.faults, vec![(Fault::Pause, 1)]);
@@ -211,7 +212,7 @@ fn cli_exit_codes() {
     let (code, out, _) = cli(&["check", "redis-failover", "--format", "json"]);
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
-    assert_eq!(v["verdict"]["violated"][0], "mutual exclusion");
+    assert_eq!(v["violated"][0], "mutual-exclusion");
     assert_eq!(
         cli(&["check", "redlock-delayed-restart", "--max-states", "100"]).0,
         3
@@ -256,12 +257,9 @@ fn models_progress_column() {
     };
     assert_eq!(
         row("mysql-unique-crash")["progress"]["eventually-free"]["verdict"],
-        "violated"
+        "violation"
     );
-    assert_eq!(
-        row("etcd-lease-crash")["progress"]["fifo"]["verdict"],
-        "holds"
-    );
+    assert_eq!(row("etcd-lease-crash")["progress"]["fifo"]["verdict"], "ok");
     assert!(row("inventory-one-sql")["progress"].is_null());
 }
 
@@ -283,7 +281,7 @@ fn check_progress_exit_codes_and_output() {
     assert_eq!(code, 1);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v["progress"][0]["promise"], "eventually-free");
-    assert_eq!(v["progress"][0]["verdict"], "violated");
+    assert_eq!(v["progress"][0]["verdict"], "violation");
     assert!(
         v["progress"][0]["lasso"]["stem"].as_u64() > Some(0),
         "{v:#}"
@@ -312,7 +310,7 @@ fn check_progress_exit_codes_and_output() {
     ]);
     assert_eq!(code, 0, "no fault, nothing wedges: {out}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
-    assert_eq!(v["reports"][0]["progress"][0]["verdict"], "holds", "{v:#}");
+    assert_eq!(v["reports"][0]["progress"][0]["verdict"], "ok", "{v:#}");
     let (code, _, err) = cli(&["check", "inventory-no-lock", "--progress"]);
     assert_eq!((code, err.contains("--progress")), (2, true), "{err}");
     assert_eq!(cli(&["check", "redis-failover", "--progress"]).0, 1);

@@ -7,7 +7,10 @@ use std::process::Command;
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/schema.rs"]
+mod schema;
 use cli::{locklab, stderr, stdout};
+use schema::assert_document;
 
 #[test]
 fn an_unknown_id_names_the_ids_that_run() {
@@ -36,6 +39,7 @@ fn bad_options_exit_2_naming_the_flag() {
     let json: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("a JSON error document");
     assert_eq!(json["verdict"], "error");
+    assert_document("error", &json, &["run", "redis-lua", "--clients", "0"]);
 }
 
 #[test]
@@ -43,6 +47,7 @@ fn list_shows_every_runnable_scenario() {
     let out = locklab(&["run", "--list", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_document("run-list", &json, &["run", "--list"]);
     let ids: Vec<&str> = json["scenarios"]
         .as_array()
         .expect("array")
@@ -182,4 +187,34 @@ fn every_help_lists_the_exit_codes_and_usage_errors_come_as_json() {
             .is_some_and(|e| e.contains("--clients")),
         "{json}"
     );
+}
+
+/// A real run's and a real benchmark's documents validate against their schemas (the
+/// usage errors above need no server; these start their own).
+#[cfg(feature = "backends")]
+#[test]
+fn a_real_run_and_bench_print_valid_documents() {
+    let args = ["run", "redis-lua", "--duration", "1", "--format", "json"];
+    let out = locklab(&args);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert_document("run", &json, &args);
+    let args = [
+        "bench",
+        "inventory",
+        "--backend",
+        "redis",
+        "--buyers",
+        "2",
+        "--duration",
+        "0.3",
+        "--format",
+        "json",
+    ];
+    let out = locklab(&args);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert_document("bench", &json, &args);
 }

@@ -18,7 +18,7 @@ use locklab_traces::check::{Property as Check, Report, Verdict};
 use serde::Serialize;
 
 /// The answer to one of the run's questions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Answer {
     /// Yes, with a run that exercised the scenario.
@@ -30,7 +30,7 @@ pub enum Answer {
 }
 
 /// One model property, as the model expects it and as the run saw it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Row {
     /// The model's property.
     pub property: Property,
@@ -65,7 +65,7 @@ impl Row {
 /// A violation found by a history check that no model property of the scenario is
 /// compared with (lock linearizability on most rows): never hidden, never a
 /// disagreement.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct AlsoFound {
     /// The history check whose verdict was `violation` (lock linearizability, say); JSON
     /// names it in kebab case.
@@ -76,7 +76,7 @@ pub struct AlsoFound {
 
 /// What a run did of what its scenario asked: enough to tell a run that tested the
 /// scenario from one that tested nothing.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Exercised {
     /// Critical sections the clients entered.
     pub sections: u64,
@@ -107,7 +107,7 @@ impl Exercised {
 }
 
 /// The comparison.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Agreement {
     /// Per property.
     pub rows: Vec<Row>,
@@ -201,9 +201,8 @@ pub fn answer_word(a: Answer) -> &'static str {
     }
 }
 
-/// The history checks that speak to a model property. The traces crate checks
-/// histories, not models, so its properties are a different set (three of its checks
-/// together stand for the model's resource safety); this is the one mapping.
+/// The history checks that speak to a model property: three checks of a history
+/// together stand for a model's resource safety; this is the one mapping.
 fn sources(property: Property) -> &'static [Check] {
     match property {
         Property::MutualExclusion => &[Check::MutualExclusion],
@@ -215,6 +214,10 @@ fn sources(property: Property) -> &'static [Check] {
         ],
         // A finite history cannot show a lock that is never freed, nor count holds.
         Property::Liveness | Property::Reentrancy => &[],
+        // History properties, which no model states: nothing to compare with.
+        Property::LockLinearizability | Property::ResourceLinearizability | Property::Fencing => {
+            &[]
+        }
     }
 }
 

@@ -122,7 +122,7 @@ pub enum Progress {
 }
 
 /// The result of a run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RunReport {
     /// The catalog id.
     pub id: String,

@@ -84,7 +84,7 @@ pub fn default_threads() -> usize {
 }
 
 /// Which limit stopped a search before it had explored everything.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stop {
     /// [`Limits::max_states`] distinct states were reached.
@@ -116,7 +116,7 @@ impl Stop {
 }
 
 /// Counts, for the report and the benchmark.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Successor states generated (with duplicates).
     pub states: usize,

@@ -13,7 +13,7 @@ use crate::diagram::{Cast, Exchange, Scene};
 use crate::registry::Property;
 
 /// One step of a story.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct StoryStep {
     /// 1-based.
     pub n: usize,
@@ -28,7 +28,7 @@ pub struct StoryStep {
 }
 
 /// A counterexample told as a story.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Story {
     /// The violated property.
     pub property: Property,

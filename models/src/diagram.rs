@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 /// What a lane stands for; the page styles each kind and orders nothing by it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum LaneKind {
     /// A lock client.
@@ -25,7 +25,7 @@ pub enum LaneKind {
 }
 
 /// One participant of the diagram.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Lane {
     /// Stable id, used by arrows and marks (`c0`, `redis1`, `sentinel`).
     pub id: String,
@@ -47,7 +47,7 @@ impl Lane {
 }
 
 /// A participant's state after a step.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LaneState {
     /// The lane's id.
     pub lane: String,
@@ -67,7 +67,7 @@ pub struct LaneState {
 }
 
 /// A message between two lanes, with the reply that came back.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Arrow {
     /// Sender lane.
     pub from: String,
@@ -83,7 +83,7 @@ pub struct Arrow {
 
 /// Something that happened at one lane (or across the diagram, for `lane: None`) and
 /// was not a message: a pause, a crash, a clock jump, time passing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Mark {
     /// Where it happened; `None` for the whole system (time passing).
     pub lane: Option<String>,
@@ -94,7 +94,7 @@ pub struct Mark {
 }
 
 /// What one step shows: its messages and marks.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Exchange {
     /// Messages sent in this step.
     pub arrows: Vec<Arrow>,
@@ -141,7 +141,7 @@ impl Exchange {
 }
 
 /// One step of the diagram: what happened and everyone's state after it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Scene {
     /// The model clock after the step, for models that have one.
     pub now: Option<u64>,
@@ -154,7 +154,7 @@ pub struct Scene {
 
 /// The lanes of a model and their initial state: what a page draws when there is no
 /// counterexample to tell.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct Cast {
     /// The participants.
     pub lanes: Vec<Lane>,

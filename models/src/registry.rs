@@ -41,10 +41,12 @@ impl std::error::Error for UnknownName {}
 /// Defines a fieldless enum together with its one table of spellings, and derives from
 /// that table `ALL`, `name`, `Display`, `FromStr` and serde (as the spelling).
 macro_rules! named {
+    (@id $text:literal) => { $text };
+    (@id $text:literal, $id:literal) => { $id };
     (
         $(#[$meta:meta])*
         pub enum $name:ident as $kind:literal {
-            $( $(#[$vmeta:meta])* $variant:ident => $text:literal, )+
+            $( $(#[$vmeta:meta])* $variant:ident => $text:literal $(as $id:literal)?, )+
         }
     ) => {
         $(#[$meta])*
@@ -63,6 +65,14 @@ macro_rules! named {
                     $( $name::$variant => $text, )+
                 }
             }
+
+            /// The spelling in JSON, configs and flags: the name, or where the name
+            /// has spaces, its kebab-case form (`mutual-exclusion`).
+            pub const fn id(self) -> &'static str {
+                match self {
+                    $( $name::$variant => named!(@id $text $(, $id)?), )+
+                }
+            }
         }
 
         impl fmt::Display for $name {
@@ -79,18 +89,29 @@ macro_rules! named {
                 Self::ALL
                     .iter()
                     .copied()
-                    .find(|v| v.name() == s)
+                    .find(|v| v.id() == s || v.name() == s)
                     .ok_or_else(|| UnknownName {
                         kind: $kind,
                         given: s.to_string(),
-                        known: Self::ALL.iter().map(|v| v.name()).collect(),
+                        known: Self::ALL.iter().map(|v| v.id()).collect(),
                     })
             }
         }
 
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(self.name())
+                s.serialize_str(self.id())
+            }
+        }
+
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let ids: Vec<&str> = Self::ALL.iter().map(|v| v.id()).collect();
+                schemars::json_schema!({ "type": "string", "enum": ids })
             }
         }
 
@@ -195,18 +216,29 @@ named! {
 }
 
 named! {
-    /// A property a model checks; scenarios list the ones they check and expect broken.
+    /// A property of a lock, in one vocabulary for every command: a model checks some
+    /// (scenarios list the ones they check and expect broken), a history check judges
+    /// others; JSON and configs spell it by [`Property::id`], text by its name.
     pub enum Property as "property" {
         /// Never two clients inside their critical sections at once.
-        MutualExclusion => "mutual exclusion",
+        MutualExclusion => "mutual exclusion" as "mutual-exclusion",
         /// A client never deletes or decrements a lock another client created.
-        NoForeignRelease => "no foreign release",
+        NoForeignRelease => "no foreign release" as "no-foreign-release",
         /// A waiting client can always still acquire (no lock that nothing can free).
         Liveness => "liveness",
         /// The resource never loses an update or accepts a stale token.
-        ResourceSafety => "resource safety",
+        ResourceSafety => "resource safety" as "resource-safety",
         /// A holder re-acquires without being refused; the lock is freed only at count 0.
         Reentrancy => "reentrancy",
+        /// A history's lock operations are a behaviour of the owner-aware, lease-aware,
+        /// fenced lock (judged on histories; a model has it by construction).
+        LockLinearizability => "lock linearizability" as "lock-linearizability",
+        /// A history's resource operations are a behaviour of the resource's
+        /// specification (judged on histories).
+        ResourceLinearizability => "resource linearizability" as "resource-linearizability",
+        /// Accepted writes carry increasing fencing tokens (judged on histories; a model
+        /// states it within resource safety).
+        Fencing => "fencing",
     }
 }
 
@@ -324,6 +356,31 @@ named! {
 }
 
 impl Family {
+    /// The family's title in the book (`docs/families/`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Family::Inventory => "Inventory: a stock counter with and without a lock",
+            Family::Redis => "Redis: one node, and a master with replicas behind Sentinel",
+            Family::Redlock => "Redlock: a majority of independent Redis nodes",
+            Family::Sql => "SQL: MariaDB/MySQL and PostgreSQL locks",
+            Family::Etcd => "etcd: leases, revisions and the Lock RPC",
+            Family::Zk => "ZooKeeper: sessions and ephemeral sequential nodes",
+        }
+    }
+
+    /// What the family's rows teach, in one paragraph (the book's family page opens
+    /// with it).
+    pub fn about(self) -> &'static str {
+        match self {
+            Family::Inventory => "What a lock is for: buyers take units from a stock level. Without a lock, updates are lost and units oversold; one conditional statement, an optimistic version check or a compare-and-set keeps the count right without any lock at all.",
+            Family::Redis => "The recipes people deploy on Redis, step by step from `GET`/`SET` to `SET NX PX` with a compare-and-delete script, Redisson's reentrant hash, fencing tokens and `WAIT`: each fixes the last one's break and meets a new one — a crash without a TTL, a pause past the lease, a delete of someone else's lock, and the failover that promotes a replica which never saw the lock.",
+            Family::Redlock => "Redlock asks a majority of independent Redis nodes for the same lock, counting its own clock against the lease. A node that restarts empty hands out a second majority; the delayed restart that is supposed to fix it, a node's clock that jumps, and a holder's pause are decided here.",
+            Family::Sql => "Locks built from a database: a unique key with a reaper, a lease row taken over by a compare-and-set, `GET_LOCK` and advisory locks owned by a session, and `SELECT … FOR UPDATE`. The database keeps the lock consistent; a killed session, a paused holder past its lease, or a pool that shares sessions breaks what the client believes.",
+            Family::Etcd => "etcd's leases keep a key alive while the holder's keep-alives arrive; its revisions order the waiters. The single-key lock, the revision recipe of `concurrency.Mutex`, and the `Lock` RPC meet pauses, partitions, lost replies and revoked leases.",
+            Family::Zk => "ZooKeeper's ephemeral node lives as long as its session; sequential nodes queue the waiters, each watching the one before it. A paused or cut-off holder whose session expires, a create whose reply is lost, and the herd of a watch on every child are decided here.",
+        }
+    }
+
     /// Whether the family's scenarios take a lock (the inventory's buyers may not):
     /// a run of one in which no client entered a critical section tested nothing.
     pub fn takes_a_lock(self) -> bool {
@@ -353,6 +410,31 @@ impl Family {
                 Fault::Revoke,
             ],
             Family::Zk => &[Fault::Pause, Fault::Crash, Fault::Partition, Fault::Drop],
+        }
+    }
+}
+
+/// A judgment's answer in every command's JSON (`ok`, `unknown`, `violation`): a
+/// history check's, a model's, a gate requirement's. Ordered so that the worst of
+/// several (violation, then unknown, then ok) is their maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The property holds.
+    Ok,
+    /// No answer within the time or bound given.
+    Unknown,
+    /// The property is violated, with proof.
+    Violation,
+}
+
+impl Verdict {
+    /// Its exit code: 0 ok, 1 violation, 3 unknown.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Verdict::Ok => 0,
+            Verdict::Violation => 1,
+            Verdict::Unknown => 3,
         }
     }
 }
@@ -388,6 +470,8 @@ mod tests {
         }
         for p in Property::ALL {
             assert_eq!(p.name().parse::<Property>(), Ok(*p));
+            assert_eq!(p.id().parse::<Property>(), Ok(*p));
+            assert!(!p.id().contains(' '), "{p}: an id has no spaces");
         }
         for b in Backend::ALL {
             assert_eq!(b.name().parse::<Backend>(), Ok(*b));
@@ -411,7 +495,7 @@ mod tests {
         assert!(e.to_string().contains("pause"), "{e}");
         let e = "mutex".parse::<Property>().unwrap_err();
         assert!(e.to_string().starts_with("unknown property"), "{e}");
-        assert!(e.to_string().contains("mutual exclusion"), "{e}");
+        assert!(e.to_string().contains("mutual-exclusion"), "{e}");
         let e = "zk".parse::<Family>().unwrap_err();
         assert!(
             e.to_string()

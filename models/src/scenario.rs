@@ -7,11 +7,11 @@ use std::fmt::Debug;
 use serde::Serialize;
 
 use crate::checkable::Checkable;
-use crate::registry::{Family, Fault, Property};
+use crate::registry::{Family, Fault, Property, Verdict};
 
-/// The verdict a scenario should reach at its default bounds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", content = "properties", rename_all = "snake_case")]
+/// The verdict a scenario should reach at its default bounds; JSON writes it as a
+/// search's verdict is written (`{"verdict": "violation", "violated": [...]}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expected {
     /// No violation within the bounds.
     Holds,
@@ -19,8 +19,60 @@ pub enum Expected {
     Violates(&'static [Property]),
 }
 
+impl Serialize for Expected {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Expected::Holds => verdict_fields(s, Verdict::Ok, &[]),
+            Expected::Violates(p) => verdict_fields(s, Verdict::Violation, p),
+        }
+    }
+}
+
+impl schemars::JsonSchema for Expected {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Expected".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        verdict_schema(generator)
+    }
+}
+
+/// The schema of [`verdict_fields`]: `violated` exactly when the verdict is a violation.
+pub(crate) fn verdict_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let verdict = generator.subschema_for::<Verdict>();
+    let property = generator.subschema_for::<Property>();
+    schemars::json_schema!({
+        "type": "object",
+        "properties": {
+            "verdict": verdict,
+            "violated": { "type": "array", "items": property, "minItems": 1 },
+        },
+        "required": ["verdict"],
+        "if": { "properties": { "verdict": { "const": "violation" } } },
+        "then": { "required": ["violated"] },
+        "else": { "not": { "required": ["violated"] } },
+    })
+}
+
+/// A verdict as JSON writes it wherever it stands: `verdict`, and `violated` beside a
+/// violation.
+pub(crate) fn verdict_fields<S: serde::Serializer>(
+    s: S,
+    verdict: Verdict,
+    violated: &[Property],
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(None)?;
+    m.serialize_entry("verdict", &verdict)?;
+    if verdict == Verdict::Violation {
+        m.serialize_entry("violated", violated)?;
+    }
+    m.end()
+}
+
 /// Bounds a user may change on the command line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Params {
     /// Clients (buyers).
     pub clients: usize,
@@ -94,7 +146,7 @@ pub trait Build: Debug + Send + Sync {
 }
 
 /// A catalog row.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Scenario {
     /// What users type.
     pub id: &'static str,

@@ -72,7 +72,8 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return error(args.format, ErrorKind::of_run(&e), &e.to_string()),
     };
-    match emit(args.format, None, &rows, || inventory::table(&rows)) {
+    let doc = crate::documents::Bench { rows: &rows };
+    match emit(args.format, None, &doc, || inventory::table(&rows)) {
         Ok(()) => 0,
         Err(code) => code,
     }

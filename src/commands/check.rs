@@ -264,16 +264,10 @@ pub fn run(args: Args) -> u8 {
         }
     }
     match args.format {
-        Format::Json => {
-            let mut json = serde_json::to_value(&report).unwrap_or_default();
-            if let (Some(p), Some(o)) = (&progress, json.as_object_mut()) {
-                o.insert(
-                    "progress".into(),
-                    serde_json::to_value(p).unwrap_or_default(),
-                );
-            }
-            output::print_json(json);
-        }
+        Format::Json => output::print_json(&crate::documents::Checked {
+            report: &report,
+            progress: progress.as_deref(),
+        }),
         Format::Text => {
             print!("{}", output::paint(&verdict_text(&report)));
             for s in &report.stories {

@@ -95,26 +95,21 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         }
     }
     match format {
-        Format::Json => crate::output::print_json(serde_json::json!({
-            "protocol": described.name(),
-            "file": file.display().to_string(),
-            "reports": reports.iter().zip(&promises).map(|(r, p)| {
-                let mut json = serde_json::to_value(r).unwrap_or_default();
-                if let Some(o) = json.as_object_mut() {
-                    // A user's protocol states no verdict of its own: the
-                    // environment's expectation is no claim about it.
-                    o.remove("expected");
-                    o.remove("matches_expected");
-                    if progress {
-                        o.insert("progress".into(), serde_json::to_value(p).unwrap_or_default());
-                    }
-                    if let Some(h) = hint(&described, r) {
-                        o.insert("hint".into(), h.into());
-                    }
-                }
-                json
-            }).collect::<Vec<_>>(),
-        })),
+        Format::Json => crate::output::print_json(&crate::documents::ProtocolChecked {
+            protocol: described.name(),
+            file: file.to_path_buf(),
+            reports: reports
+                .iter()
+                .zip(&promises)
+                .map(|(r, p)| {
+                    crate::documents::ProtocolReport::new(
+                        r,
+                        progress.then_some(p.as_slice()),
+                        hint(&described, r),
+                    )
+                })
+                .collect(),
+        }),
         Format::Text => {
             for (i, r) in reports.iter().enumerate() {
                 if i > 0 {

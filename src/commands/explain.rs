@@ -46,8 +46,10 @@ pub fn run(args: Args) -> u8 {
     }
     match args.format {
         Format::Json => {
-            let doc = serde_json::json!({ "scenario": scenario, "report": report });
-            crate::output::print_json(doc);
+            crate::output::print_json(&crate::documents::Explained {
+                scenario: &scenario,
+                report: &report,
+            });
         }
         Format::Text => {
             println!("{} — {}", scenario.id, scenario.protocol);

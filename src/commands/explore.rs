@@ -50,9 +50,9 @@ pub fn run(args: Args) -> u8 {
         return bad_input(args.format, &e.to_string());
     }
     match args.format {
-        Format::Json => {
-            crate::output::print_json(serde_json::json!({ "serving": format!("http://{addr}") }))
-        }
+        Format::Json => crate::output::print_json(&crate::documents::Serving {
+            serving: format!("http://{addr}"),
+        }),
         Format::Text => eprintln!("Explorer for {} on http://{addr} (Ctrl-C to stop)", args.id),
     }
     match catalog::explore(&args.id, &args.bounds.overrides(), addr) {

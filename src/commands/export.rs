@@ -83,13 +83,13 @@ pub fn run(args: Args) -> u8 {
         To::Jsonl => "jsonl",
     };
     match (args.format, &args.output) {
-        (Format::Json, Some(path)) => crate::output::print_json(serde_json::json!({
-            "source": history.source,
-            "output": path.display().to_string(),
-            "to": to,
-            "events": history.events.len(),
-            "warnings": history.warnings,
-        })),
+        (Format::Json, Some(path)) => crate::output::print_json(&crate::documents::Exported {
+            source: &history.source,
+            output: path,
+            to,
+            events: history.events.len(),
+            warnings: &history.warnings,
+        }),
         (Format::Text, Some(path)) => {
             for w in &history.warnings {
                 println!("warning: {w}");

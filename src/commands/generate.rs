@@ -20,6 +20,9 @@ pub enum What {
     Powershell,
     /// Completions for elvish.
     Elvish,
+    /// The JSON Schema of a command's `--format json` document: `locklab generate schema
+    /// check` (or every schema, by document name, without a name).
+    Schema,
 }
 
 /// Arguments of `generate`.
@@ -28,6 +31,10 @@ pub struct Args {
     /// What to print on standard output.
     #[arg(value_enum)]
     what: What,
+    /// With `schema`: the document (a command's name, `check-protocol`, `run-list` or
+    /// `error`).
+    #[arg(value_name = "DOCUMENT")]
+    document: Option<String>,
 }
 
 /// Prints what was asked for; 0, or 4 when standard output cannot be written.
@@ -46,7 +53,17 @@ pub fn run(args: &Args, mut command: clap::Command) -> u8 {
         What::Fish => Some(Shell::Fish),
         What::Powershell => Some(Shell::PowerShell),
         What::Elvish => Some(Shell::Elvish),
+        What::Schema => match schema(args.document.as_deref()) {
+            Ok(text) => {
+                out = text.into_bytes();
+                None
+            }
+            Err(message) => return crate::bad_input(Format::Text, &message),
+        },
     };
+    if args.what != What::Schema && args.document.is_some() {
+        return crate::bad_input(Format::Text, "a DOCUMENT goes only with `generate schema`");
+    }
     if let Some(shell) = shell {
         clap_complete::generate(shell, &mut command, "locklab", &mut out);
     }
@@ -58,4 +75,29 @@ pub fn run(args: &Args, mut command: clap::Command) -> u8 {
             &format!("stdout: {e}"),
         ),
     }
+}
+
+/// The schema of `document`, or every schema as one object by name.
+fn schema(document: Option<&str>) -> Result<String, String> {
+    let all = crate::documents::schemas();
+    let value = match document {
+        None => serde_json::Value::Object(
+            all.into_iter()
+                .map(|(name, s)| (name.to_string(), s.to_value()))
+                .collect(),
+        ),
+        Some(name) => match all.iter().find(|(n, _)| *n == name) {
+            Some((_, s)) => s.clone().to_value(),
+            None => {
+                let known: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+                return Err(format!(
+                    "unknown document {name:?}; known: {}",
+                    known.join(", ")
+                ));
+            }
+        },
+    };
+    serde_json::to_string_pretty(&value)
+        .map(|t| t + "\n")
+        .map_err(|e| e.to_string())
 }

@@ -55,23 +55,27 @@ pub fn run(args: Args) -> u8 {
     let total = start.elapsed().as_secs_f64();
     match args.format {
         Format::Json => {
-            let rows: Vec<_> = rows
+            let scenarios = rows
                 .iter()
-                .map(|(r, p)| {
-                    serde_json::json!({
-                        "id": r.id, "verdict": r.verdict, "expected": r.expected,
-                        "progress": p.as_deref().map(progress_json),
-                        "matches_expected": r.matches_expected,
-                        "states": r.stats.states, "unique_states": r.stats.unique_states,
-                        "max_depth": r.stats.max_depth, "seconds": r.stats.seconds,
-                        "states_per_second": r.stats.states_per_second(),
-                        "counterexample_steps": r.stories.iter().map(|s| s.steps.len()).collect::<Vec<_>>(),
-                    })
+                .map(|(r, p)| crate::documents::MatrixRow {
+                    id: r.id,
+                    verdict: r.verdict.clone(),
+                    expected: r.expected,
+                    progress: p.as_deref().map(crate::documents::promises),
+                    matches_expected: r.matches_expected,
+                    states: r.stats.states,
+                    unique_states: r.stats.unique_states,
+                    max_depth: r.stats.max_depth,
+                    seconds: r.stats.seconds,
+                    states_per_second: r.stats.states_per_second(),
+                    counterexample_steps: r.stories.iter().map(|s| s.steps.len()).collect(),
                 })
                 .collect();
-            let doc =
-                serde_json::json!({ "all_match": all_match, "seconds": total, "scenarios": rows });
-            crate::output::print_json(doc);
+            crate::output::print_json(&crate::documents::Matrix {
+                all_match,
+                seconds: total,
+                scenarios,
+            });
         }
         Format::Text => {
             let verdicts: Vec<String> = rows
@@ -141,24 +145,4 @@ pub fn run(args: Args) -> u8 {
     } else {
         1
     }
-}
-
-/// A row's promises in JSON: per promise, its verdict and, where broken, the lasso's
-/// stem and cycle lengths and the waiting client.
-pub(crate) fn progress_json(verdicts: &[progress::Verdict]) -> serde_json::Value {
-    verdicts
-        .iter()
-        .map(|v| {
-            let body = match &v.kept {
-                Kept::Holds => serde_json::json!({ "verdict": "holds" }),
-                Kept::Violated { lasso } => serde_json::json!({
-                    "verdict": "violated", "client": lasso.client,
-                    "stem": lasso.stem, "cycle": lasso.cycle().len(),
-                }),
-                Kept::Unknown { why } => serde_json::json!({ "verdict": "unknown", "why": why }),
-            };
-            (v.promise.name().to_string(), body)
-        })
-        .collect::<serde_json::Map<_, _>>()
-        .into()
 }

@@ -6,7 +6,6 @@ use locklab_models::progress::{self, Kept, Promise};
 
 use crate::output::{joined, spinner, Format};
 
-use super::matrix::progress_json;
 use super::rows::each_row;
 
 /// Arguments of `models`.
@@ -47,26 +46,16 @@ pub fn run(args: Args) -> u8 {
     };
     let all = scenarios();
     match args.format {
-        Format::Json if decided.is_none() => {
-            let rows = serde_json::to_value(&all).unwrap_or_default();
-            crate::output::print_json(serde_json::json!({ "scenarios": rows }));
-        }
         Format::Json => {
-            let rows: Vec<serde_json::Value> = all
+            let scenarios = all
                 .iter()
                 .enumerate()
-                .map(|(i, s)| {
-                    let mut row = serde_json::to_value(s).unwrap_or_default();
-                    if let Some(o) = row.as_object_mut() {
-                        o.insert(
-                            "progress".into(),
-                            progress_of(i).map(progress_json).unwrap_or_default(),
-                        );
-                    }
-                    row
+                .map(|(i, s)| crate::documents::ModelRow {
+                    scenario: s,
+                    progress: progress_of(i).map(crate::documents::promises),
                 })
                 .collect();
-            crate::output::print_json(serde_json::json!({ "scenarios": rows }));
+            crate::output::print_json(&crate::documents::Models { scenarios });
         }
         Format::Text => {
             for (i, s) in all.iter().enumerate() {

@@ -109,10 +109,12 @@ pub fn run(args: Args) -> u8 {
     }
     match args.format {
         Format::Json => {
-            let doc = serde_json::json!({
-                "dir": args.dir, "index": index, "all_match": all_match, "scenarios": rows,
+            crate::output::print_json(&crate::documents::Site {
+                dir: &args.dir,
+                index: &index,
+                all_match,
+                scenarios: &rows,
             });
-            crate::output::print_json(doc);
         }
         Format::Text => {
             for r in &rows {

@@ -202,9 +202,11 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(RunError::Unknown(why)) => {
             match args.format {
-                Format::Json => crate::output::print_json(
-                    serde_json::json!({"verdict": "unknown", "error": why}),
-                ),
+                Format::Json => crate::output::print_json(&crate::documents::Failure {
+                    verdict: crate::documents::NoAnswer::Unknown,
+                    error_kind: None,
+                    error: &why,
+                }),
                 Format::Text => eprintln!("unknown: {why}"),
             }
             return crate::output::UNKNOWN;
@@ -230,15 +232,21 @@ fn list(format: Format) -> u8 {
     let plans = locklab_jepsen::runnable();
     match format {
         Format::Json => {
-            let rows: Vec<_> = plans
+            use crate::documents::RunnableRow;
+            let scenarios = plans
                 .iter()
-                .map(|p| serde_json::json!({"id": p.id, "faults": p.story}))
+                .map(|p| RunnableRow {
+                    id: p.id,
+                    faults: p.story,
+                })
                 .chain(
-                    locklab_jepsen::registry::inventory_ids()
-                        .map(|id| serde_json::json!({"id": id, "faults": INVENTORY_STORY})),
+                    locklab_jepsen::registry::inventory_ids().map(|id| RunnableRow {
+                        id,
+                        faults: INVENTORY_STORY,
+                    }),
                 )
                 .collect();
-            crate::output::print_json(serde_json::json!({ "scenarios": rows }));
+            crate::output::print_json(&crate::documents::Runnable { scenarios });
         }
         Format::Text => {
             for p in plans {

@@ -13,7 +13,7 @@ use locklab_traces::check::liveness::Liveness;
 use super::Answer;
 
 /// The model's `eventually-free` verdict, as the comparison reads it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelSays {
     /// The lock is granted again after any fault.
@@ -25,7 +25,7 @@ pub enum ModelSays {
 }
 
 /// The run's progress beside the model's.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct ProgressAgreement {
     /// The model's `eventually-free` verdict.
     pub model: ModelSays,

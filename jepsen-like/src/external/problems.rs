@@ -20,7 +20,7 @@ pub const FAULT: &str = "client-protocol";
 const RECORDED_PER_KIND: u32 = 10;
 
 /// What went wrong.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProblemKind {
     /// A line that is not JSON (or not UTF-8).
@@ -58,7 +58,7 @@ impl ProblemKind {
 }
 
 /// One problem, read back from a history.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ClientProblem {
     /// The client (`c0`).
     pub client: String,

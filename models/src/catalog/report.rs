@@ -7,9 +7,9 @@ use crate::checkable::{Story, Told};
 use crate::registry::Property;
 use crate::scenario::{Expected, Params, Scenario};
 
-/// What the search found.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// What the search found; JSON writes it as the shared vocabulary, `"verdict"` (`ok`,
+/// `violation`, `unknown`) with `"violated"` listing the properties of a violation.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// No violation within the bounds (exhaustive).
     Holds,
@@ -19,15 +19,51 @@ pub enum Verdict {
     Unknown,
 }
 
+impl Verdict {
+    /// The verdict in the shared vocabulary.
+    pub fn word(&self) -> crate::registry::Verdict {
+        match self {
+            Verdict::Holds => crate::registry::Verdict::Ok,
+            Verdict::Violated(_) => crate::registry::Verdict::Violation,
+            Verdict::Unknown => crate::registry::Verdict::Unknown,
+        }
+    }
+
+    /// The violated properties (none unless a violation).
+    pub fn violated(&self) -> &[Property] {
+        match self {
+            Verdict::Violated(p) => p,
+            _ => &[],
+        }
+    }
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::scenario::verdict_fields(s, self.word(), self.violated())
+    }
+}
+
+impl schemars::JsonSchema for Verdict {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SearchVerdict".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        crate::scenario::verdict_schema(generator)
+    }
+}
+
 /// The answer for one scenario.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// The scenario id.
     pub id: &'static str,
     /// The bounds used.
     pub params: Params,
-    /// `holds` only if the search was exhaustive; `violated` lists the properties that have
-    /// a story in `stories`; otherwise `unknown`.
+    /// `ok` only if the search was exhaustive; a `violation` lists in `violated` the
+    /// properties that have a story in `stories`; otherwise `unknown`.
+    #[serde(flatten)]
     pub verdict: Verdict,
     /// What the catalog expects at default bounds.
     pub expected: Expected,

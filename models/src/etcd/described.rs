@@ -138,6 +138,10 @@ impl EtcdLockModel {
         let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         let foreign = last.and_then(|s| s.foreign_release);
         match property {
+            // Judged on histories only: no model states them.
+            Property::LockLinearizability | Property::ResourceLinearizability | Property::Fencing => {
+                format!("{property} is judged on histories, not by this model.")
+            }
             Property::MutualExclusion if foreign.is_some() => format!(
                 "c{} deleted a key another client held, so the lock looked free: {pair} are inside together.",
                 foreign.unwrap_or(0)

@@ -169,6 +169,10 @@ impl Narrate for EtcdLockModel {
             return self.described_why(property, path);
         }
         match property {
+            // Judged on histories only: no model states them.
+            Property::LockLinearizability | Property::ResourceLinearizability | Property::Fencing => {
+                format!("{property} is judged on histories, not by this model.")
+            }
             Property::MutualExclusion if dropped => format!(
                 "The release's reply was lost and the retry deleted `lock` by name: by then it was the next holder's key, so a third client created its own: {pair} are inside together."
             ),

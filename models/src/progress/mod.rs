@@ -29,7 +29,7 @@ pub use fair::Class;
 pub use tell::Lasso;
 
 /// A progress property.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Promise {
     /// After a fault strikes (a crash, a pause, a lost reply, a failover…), the lock is
@@ -134,12 +134,14 @@ where
 }
 
 /// A progress verdict.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 #[serde(tag = "verdict", rename_all = "snake_case")]
 pub enum Kept {
     /// No fair behaviour within the bounds breaks it.
+    #[serde(rename = "ok")]
     Holds,
     /// A fair behaviour breaks it: the shortest-stem lasso the search found.
+    #[serde(rename = "violation")]
     Violated {
         /// The lasso, told.
         lasso: Box<Lasso>,
@@ -153,7 +155,7 @@ pub enum Kept {
 }
 
 /// One promise's verdict on one model.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// The property judged (`eventually-free`, `starvation-free` or `fifo`); a check gives
     /// one verdict per promise.
@@ -168,7 +170,7 @@ pub struct Verdict {
 }
 
 /// How big the graph a verdict was judged on is, and how long it took to build and judge.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, schemars::JsonSchema)]
 pub struct GraphSize {
     /// Distinct states.
     pub states: usize,

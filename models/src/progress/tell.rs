@@ -18,7 +18,7 @@ pub(super) struct Path {
 }
 
 /// A behaviour that breaks a progress promise for ever, told.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Lasso {
     /// The promise it breaks.
     pub promise: Promise,

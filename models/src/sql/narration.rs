@@ -220,6 +220,10 @@ impl Narrate for SqlLockModel {
         let last = path.last().map(|(_, s)| s);
         let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
+            // Judged on histories only: no model states them.
+            Property::LockLinearizability | Property::ResourceLinearizability | Property::Fencing => {
+                format!("{property} is judged on histories, not by this model.")
+            }
             Property::MutualExclusion if self.pool.is_some() => format!(
                 "Both clients' lock statements went through the same pooled backend, and a session lock is reentrant for its session: {pair} both hold it."
             ),

@@ -216,6 +216,10 @@ impl Narrate for ZkLockModel {
         };
         let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
         match property {
+            // Judged on histories only: no model states them.
+            Property::LockLinearizability | Property::ResourceLinearizability | Property::Fencing => {
+                format!("{property} is judged on histories, not by this model.")
+            }
             Property::MutualExclusion if partitioned => format!(
                 "The holder was cut off from the ensemble and stops only when told its session is lost, which it hears only once it reaches the ensemble again; meanwhile ZooKeeper expired the session, deleted its ephemeral node and {next}: {pair} are inside together. Stopping at SUSPENDED (before the timeout) avoids it."
             ),

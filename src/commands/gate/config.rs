@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 /// What must hold in a scenario's run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Requirement {
     /// The run keeps every property the model says the scenario's protocol keeps (a

@@ -43,7 +43,7 @@ pub struct Args {
 }
 
 /// One scenario's run and its requirements.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ScenarioOutcome {
     /// The catalog id.
     pub id: String,
@@ -69,15 +69,21 @@ pub struct ScenarioOutcome {
 }
 
 /// The whole gate, for `--format json`.
-#[derive(Debug, Serialize)]
-struct GateReport {
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct GateReport {
+    /// The config file.
     config: PathBuf,
+    /// The gate's name in its config.
     name: String,
-    /// `pass`, `fail`, `error` or `unknown`.
+    /// The worst requirement's verdict: `ok`, `violation`, `error` or `unknown`.
     verdict: Result,
+    /// The exit code it gives.
     exit_code: u8,
+    /// The JUnit XML written.
     junit: PathBuf,
+    /// The HTML summary written.
     html: PathBuf,
+    /// Each scenario's outcome.
     scenarios: Vec<ScenarioOutcome>,
 }
 

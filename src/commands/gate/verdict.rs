@@ -11,11 +11,13 @@ use serde::Serialize;
 use super::config::Requirement;
 use crate::commands::check_history::verdict_word;
 
-/// How a requirement came out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// How a requirement came out; JSON writes it in every command's verdict words (`ok`,
+/// `unknown`, `error`, `violation`), text as the gate's (`pass`, `FAIL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Result {
     /// It holds.
+    #[serde(rename = "ok")]
     Pass,
     /// The run gave no answer (a check's budget, a run that tested nothing, an
     /// environment that spoiled every attempt).
@@ -23,15 +25,17 @@ pub enum Result {
     /// The scenario could not run (the client would not start, a server is missing).
     Error,
     /// It does not hold, with proof.
+    #[serde(rename = "violation")]
     Fail,
 }
 
 /// One requirement's outcome.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Judged {
     /// What was required.
     pub requirement: Requirement,
     /// How it came out.
+    #[serde(rename = "verdict")]
     pub result: Result,
     /// One line.
     pub summary: String,

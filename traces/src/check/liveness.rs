@@ -18,7 +18,7 @@ use crate::format::{History, OpKind, Phase, Process};
 const FAULTS: [&str; 2] = ["client-crash", "lost-reply"];
 
 /// What the history shows after a client crashed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Liveness {
     /// The client that crashed (`c0`), or whose reply was lost.
     pub crashed: String,

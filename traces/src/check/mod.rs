@@ -128,7 +128,7 @@ pub struct Options {
 }
 
 /// Everything the checkers found about one history.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// The file.
     pub source: String,

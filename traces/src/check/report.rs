@@ -4,64 +4,11 @@
 
 use serde::Serialize;
 
-/// A check's answer, serialized in lowercase; ordered so that the worst of several
-/// (violation, then unknown, then ok) is their maximum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// The property holds.
-    Ok,
-    /// No answer within the time or bound given.
-    Unknown,
-    /// The property is violated, with proof.
-    Violation,
-}
-
-impl Verdict {
-    /// DESIGN.md's exit code: 0 ok, 1 violation, 3 unknown.
-    pub fn exit_code(self) -> i32 {
-        match self {
-            Verdict::Ok => 0,
-            Verdict::Violation => 1,
-            Verdict::Unknown => 3,
-        }
-    }
-}
-
-/// Which property a check is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Property {
-    /// Never two clients in their critical sections at once.
-    MutualExclusion,
-    /// The lock operations are a behaviour of the owner-aware, lease-aware, fenced lock.
-    LockLinearizability,
-    /// The resource operations are a behaviour of the resource spec.
-    ResourceLinearizability,
-    /// No update lost, no unit oversold.
-    ResourceSafety,
-    /// Accepted writes carry increasing tokens.
-    Fencing,
-    /// No client releases a lock it does not hold.
-    NoForeignRelease,
-}
-
-impl Property {
-    /// The name users see.
-    pub fn name(self) -> &'static str {
-        match self {
-            Property::MutualExclusion => "mutual exclusion",
-            Property::LockLinearizability => "lock linearizability",
-            Property::ResourceLinearizability => "resource linearizability",
-            Property::ResourceSafety => "resource safety",
-            Property::Fencing => "fencing",
-            Property::NoForeignRelease => "no foreign release",
-        }
-    }
-}
+/// The one property and verdict vocabulary, shared with the model checker.
+pub use locklab_models::registry::{Property, Verdict};
 
 /// An operation named in a report.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct OpRef {
     /// The history line of its invocation.
     pub line: usize,
@@ -72,7 +19,7 @@ pub struct OpRef {
 }
 
 /// The result of one checker.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct CheckReport {
     /// What was judged; JSON names it in kebab case, reports by [`Property::name`].
     pub property: Property,
@@ -112,7 +59,7 @@ impl CheckReport {
 /// Something the checks found that is no property of the lock and changes no verdict
 /// (whether the servers behaved as one Redis; how many clients a ZooKeeper release
 /// wakes: see [`crate::backend`]).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     /// What was looked at (`one Redis`).
     pub name: &'static str,

@@ -7,7 +7,7 @@ use super::page::document;
 use crate::escape::escape;
 
 /// One scenario in the index.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct IndexRow {
     /// Catalog id.
     pub id: String,

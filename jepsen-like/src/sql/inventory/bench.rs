@@ -28,7 +28,7 @@ pub struct BenchOptions {
 }
 
 /// One strategy on one server.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct BenchRow {
     /// The strategy's name on this backend (the optimistic one is `WATCH + MULTI/EXEC` on
     /// Redis), as the table prints it.

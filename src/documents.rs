@@ -1,0 +1,355 @@
+//! Every `--format json` document, as a type: commands print these and nothing else, and
+//! `locklab generate schema` derives their JSON Schemas from the same types (schemars),
+//! so the contract and the output cannot drift apart. `tests/json_contract.rs` validates
+//! each command's output against its schema.
+//!
+//! One vocabulary throughout: a verdict is `ok`, `violation`, `unknown` (or `error` when
+//! the command could not answer); a property is its kebab-case id (`mutual-exclusion`);
+//! a violation lists its properties in `violated`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use locklab_models::catalog::Report;
+use locklab_models::progress::{self, Kept};
+use locklab_models::registry::Verdict;
+use locklab_models::scenario::Scenario;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::output::ErrorKind;
+
+/// The shape of every document, as `schema_version` in each: raised when a field changes
+/// meaning or goes away (new fields do not raise it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A document as printed: its body with the schema version beside it.
+#[derive(Serialize, JsonSchema)]
+pub struct Document<T> {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The command's own fields.
+    #[serde(flatten)]
+    pub body: T,
+}
+
+/// Why a command gave no answer: it failed (`error`), or — a run only — it ran but
+/// can give no verdict (`unknown`).
+#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NoAnswer {
+    /// Bad input (exit 2) or a machine that could not run it (exit 4).
+    Error,
+    /// A run with no model verdict to compare with (exit 3).
+    #[cfg_attr(not(feature = "harness"), allow(dead_code))]
+    Unknown,
+}
+
+/// What every command prints when it stops without its own document.
+#[derive(Serialize, JsonSchema)]
+pub struct Failure<'a> {
+    /// `error`, or `unknown` for a run that could give no verdict.
+    pub verdict: NoAnswer,
+    /// What kind of problem (absent on `unknown`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
+    /// The message, naming the flag, file or line at fault.
+    pub error: &'a str,
+}
+
+/// `locklab models`.
+#[derive(Serialize, JsonSchema)]
+pub struct Models<'a> {
+    /// The catalog, row by row.
+    pub scenarios: Vec<ModelRow<'a>>,
+}
+
+/// One catalog row in `models`.
+#[derive(Serialize, JsonSchema)]
+pub struct ModelRow<'a> {
+    /// The row.
+    #[serde(flatten)]
+    pub scenario: &'a Scenario,
+    /// With `--progress`: its promises, decided (absent where its family states none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<Promises>,
+}
+
+/// Each progress promise's verdict by promise id (`eventually-free`, …): the summary
+/// `models` and `matrix` show; `check --progress` gives the whole lasso.
+pub type Promises = BTreeMap<&'static str, PromiseSummary>;
+
+/// One promise's verdict, summed up.
+#[derive(Serialize, JsonSchema)]
+pub struct PromiseSummary {
+    /// `ok`, `violation` or `unknown`.
+    pub verdict: Verdict,
+    /// On a violation: the client that waits for ever.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<usize>,
+    /// On a violation: the steps before the cycle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stem: Option<usize>,
+    /// On a violation: the cycle's steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<usize>,
+    /// On `unknown`: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// The promises of one row, summed up.
+pub fn promises(verdicts: &[progress::Verdict]) -> Promises {
+    verdicts
+        .iter()
+        .map(|v| {
+            let summary = match &v.kept {
+                Kept::Holds => PromiseSummary {
+                    verdict: Verdict::Ok,
+                    client: None,
+                    stem: None,
+                    cycle: None,
+                    why: None,
+                },
+                Kept::Violated { lasso } => PromiseSummary {
+                    verdict: Verdict::Violation,
+                    client: Some(lasso.client),
+                    stem: Some(lasso.stem),
+                    cycle: Some(lasso.cycle().len()),
+                    why: None,
+                },
+                Kept::Unknown { why } => PromiseSummary {
+                    verdict: Verdict::Unknown,
+                    client: None,
+                    stem: None,
+                    cycle: None,
+                    why: Some(why.clone()),
+                },
+            };
+            (v.promise.name(), summary)
+        })
+        .collect()
+}
+
+/// `locklab check ID`.
+#[derive(Serialize, JsonSchema)]
+pub struct Checked<'a> {
+    /// The search's answer.
+    #[serde(flatten)]
+    pub report: &'a Report,
+    /// With `--progress`: each promise's verdict, with its lasso.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<&'a [progress::Verdict]>,
+}
+
+/// `locklab check --protocol FILE`.
+#[derive(Serialize, JsonSchema)]
+pub struct ProtocolChecked<'a> {
+    /// The protocol's name.
+    pub protocol: &'a str,
+    /// The file.
+    pub file: PathBuf,
+    /// One answer per environment checked.
+    pub reports: Vec<ProtocolReport<'a>>,
+}
+
+/// A user's protocol in one environment: a search's answer without the catalog's
+/// expectation (a user's protocol states none of its own).
+#[derive(Serialize, JsonSchema)]
+pub struct ProtocolReport<'a> {
+    /// The environment.
+    pub id: &'a str,
+    /// The bounds used.
+    pub params: &'a locklab_models::scenario::Params,
+    /// `ok`, `violation` (with `violated`) or `unknown`.
+    #[serde(flatten)]
+    pub verdict: &'a locklab_models::catalog::Verdict,
+    /// The search's counters.
+    pub stats: &'a locklab_models::check::Stats,
+    /// The limit that stopped the search early, if one did.
+    pub stopped_by: Option<locklab_models::check::Stop>,
+    /// One shortest story per violated property.
+    pub stories: &'a [locklab_models::checkable::Story],
+    /// With `--progress`: each promise's verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<&'a [progress::Verdict]>,
+    /// On `unknown`: what to change so that the search can answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<&'static str>,
+}
+
+impl<'a> ProtocolReport<'a> {
+    /// The environment's report, with its promises when they were judged and a hint.
+    pub fn new(
+        r: &'a Report,
+        progress: Option<&'a [progress::Verdict]>,
+        hint: Option<&'static str>,
+    ) -> Self {
+        ProtocolReport {
+            id: r.id,
+            params: &r.params,
+            verdict: &r.verdict,
+            stats: &r.stats,
+            stopped_by: r.stopped_by,
+            stories: &r.stories,
+            progress,
+            hint,
+        }
+    }
+}
+
+/// `locklab explain ID`.
+#[derive(Serialize, JsonSchema)]
+pub struct Explained<'a> {
+    /// The catalog row.
+    pub scenario: &'a Scenario,
+    /// The search's answer, with its stories.
+    pub report: &'a Report,
+}
+
+/// `locklab matrix`.
+#[derive(Serialize, JsonSchema)]
+pub struct Matrix {
+    /// Whether every row's verdict is the catalog's.
+    pub all_match: bool,
+    /// Wall time of the whole matrix.
+    pub seconds: f64,
+    /// Row by row.
+    pub scenarios: Vec<MatrixRow>,
+}
+
+/// One row of `matrix`.
+#[derive(Serialize, JsonSchema)]
+pub struct MatrixRow {
+    /// The row's id.
+    pub id: &'static str,
+    /// `ok`, `violation` (with `violated`) or `unknown`.
+    #[serde(flatten)]
+    pub verdict: locklab_models::catalog::Verdict,
+    /// The catalog's verdict.
+    pub expected: locklab_models::scenario::Expected,
+    /// Its promises (absent where its family states none).
+    pub progress: Option<Promises>,
+    /// Whether `verdict` is `expected`.
+    pub matches_expected: bool,
+    /// Successor states generated.
+    pub states: usize,
+    /// Distinct states.
+    pub unique_states: usize,
+    /// The deepest level reached.
+    pub max_depth: usize,
+    /// Wall time of the search.
+    pub seconds: f64,
+    /// Generated states per second.
+    pub states_per_second: f64,
+    /// Each story's length.
+    pub counterexample_steps: Vec<usize>,
+}
+
+/// `locklab report DIR`.
+#[derive(Serialize, JsonSchema)]
+pub struct Site<'a> {
+    /// Where the pages are.
+    pub dir: &'a std::path::Path,
+    /// The index page.
+    pub index: &'a std::path::Path,
+    /// Whether every row's verdict is the catalog's.
+    pub all_match: bool,
+    /// One page per row.
+    pub scenarios: &'a [locklab_traces::diagram::IndexRow],
+}
+
+/// `locklab export`.
+#[derive(Serialize, JsonSchema)]
+pub struct Exported<'a> {
+    /// The history read.
+    pub source: &'a str,
+    /// The file written.
+    pub output: &'a std::path::Path,
+    /// `edn` or `jsonl`.
+    pub to: &'a str,
+    /// Events written.
+    pub events: usize,
+    /// What the reader noticed (skipped lines, guessed fields).
+    pub warnings: &'a [String],
+}
+
+/// `locklab explore`.
+#[derive(Serialize, JsonSchema)]
+pub struct Serving {
+    /// The Explorer's address (loopback).
+    pub serving: String,
+}
+
+/// `locklab run --list`.
+#[cfg(feature = "harness")]
+#[derive(Serialize, JsonSchema)]
+pub struct Runnable {
+    /// The rows `run` can run.
+    pub scenarios: Vec<RunnableRow>,
+}
+
+/// One row `run` can run.
+#[cfg(feature = "harness")]
+#[derive(Serialize, JsonSchema)]
+pub struct RunnableRow {
+    /// The catalog id.
+    pub id: &'static str,
+    /// The faults its plan injects, in words.
+    pub faults: &'static str,
+}
+
+/// `locklab bench inventory`.
+#[cfg(feature = "sql")]
+#[derive(Serialize, JsonSchema)]
+pub struct Bench<'a> {
+    /// One row per backend and strategy.
+    pub rows: &'a [locklab_jepsen::sql::inventory::BenchRow],
+}
+
+/// Every document's schema, by the name `locklab generate schema NAME` takes: each
+/// describes what the command prints (a field it leaves out when empty is optional).
+pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+    macro_rules! schema_for {
+        ($t:ty) => {
+            schemars::generate::SchemaSettings::default()
+                .for_serialize()
+                .into_generator()
+                .into_root_schema_for::<$t>()
+        };
+    }
+    let mut all = vec![
+        ("models", schema_for!(Document<Models>)),
+        ("check", schema_for!(Document<Checked>)),
+        ("check-protocol", schema_for!(Document<ProtocolChecked>)),
+        ("explain", schema_for!(Document<Explained>)),
+        ("matrix", schema_for!(Document<Matrix>)),
+        ("report", schema_for!(Document<Site>)),
+        (
+            "check-history",
+            schema_for!(Document<locklab_traces::check::Report>),
+        ),
+        ("export", schema_for!(Document<Exported>)),
+        ("explore", schema_for!(Document<Serving>)),
+        ("error", schema_for!(Document<Failure>)),
+    ];
+    #[cfg(feature = "harness")]
+    all.extend([
+        ("run", schema_for!(Document<locklab_jepsen::RunReport>)),
+        ("run-list", schema_for!(Document<Runnable>)),
+        (
+            "gate",
+            schema_for!(Document<crate::commands::gate::GateReport>),
+        ),
+    ]);
+    #[cfg(feature = "sql")]
+    all.push(("bench", schema_for!(Document<Bench>)));
+    for (name, schema) in &mut all {
+        // The type's name (`Document`) would be every schema's title.
+        schema.insert(
+            "title".into(),
+            format!("locklab --format json: {name}").into(),
+        );
+    }
+    all
+}
