@@ -147,3 +147,43 @@ fn a_schema_by_name_and_an_unknown_name() {
         cli::stderr(&out)
     );
 }
+
+/// `explore` prints its document before it serves (and serves until killed).
+#[test]
+fn explore_prints_a_valid_document_before_it_serves() {
+    use std::io::BufRead;
+    // A port free a moment ago: explore says so if it was taken since.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let args = ["explore", "redis-lua", "--addr", &addr, "--format", "json"];
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs locklab");
+    let mut text = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.expect("a line");
+        text.push_str(&line);
+        text.push('\n');
+        if line == "}" {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let doc: serde_json::Value = serde_json::from_str(&text).expect("one JSON document");
+    let name = if doc["verdict"] == "error" {
+        "error"
+    } else {
+        "explore"
+    };
+    schema::assert_document(name, &doc, &args);
+    if name == "explore" {
+        assert_eq!(doc["serving"], format!("http://{addr}"));
+    }
+}

@@ -20,7 +20,7 @@ pub const FORMAT_NAME: &str = "locklab-history";
 pub const FORMAT_VERSION: u32 = 1;
 
 /// The first line of a history: what ran, against what, under which faults.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Header {
     /// Always [`FORMAT_NAME`].
@@ -75,7 +75,7 @@ pub struct Header {
 /// [`ResourceSpec::Counter`] and an inventory with `writes_are_updates` say that a write
 /// following the client's own read is an update of the value it read, which is what
 /// makes "lost update" countable.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ResourceSpec {
     /// A read/write register (`read`, `write`). A `null` read is a read of an empty
@@ -114,9 +114,7 @@ pub enum ResourceSpec {
 }
 
 /// Which lock model the lock operations follow.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema, Deserialize,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LockModel {
     /// locklab's lock: owner-aware, leased, reentrant when the header says so, with
@@ -148,19 +146,7 @@ impl Header {
 }
 
 /// Who did it: a client process, or the nemesis.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    schemars::JsonSchema,
-    Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Process {
     /// A client, by number.
@@ -170,19 +156,7 @@ pub enum Process {
 }
 
 /// The string `"nemesis"`, so that [`Process`] reads it and nothing else.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    schemars::JsonSchema,
-    Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NemesisTag {
     /// The only value.
@@ -212,19 +186,7 @@ impl std::fmt::Display for Process {
 }
 
 /// What an event is about.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    schemars::JsonSchema,
-    Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OpKind {
     /// Take the lock (`lease_ns` on the invocation, and on `ok` when the lock granted
@@ -325,7 +287,7 @@ impl std::fmt::Display for Phase {
 /// `command` and `reply` are in the vocabulary of the header's backend (`redis`: the
 /// commands and replies of `locklab_models::redis::spec`, serialized); `note` is the
 /// same exchange as a person would type it.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandValue {
     /// Which server the client sent it to: the index of the endpoint in the client's
@@ -349,7 +311,7 @@ pub struct CommandValue {
 }
 
 /// Where an operation is in its life.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     /// The client sent it.
@@ -363,7 +325,7 @@ pub enum Phase {
 }
 
 /// One line of a history after the header.
-#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Event {
     /// Who.

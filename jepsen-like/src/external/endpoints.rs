@@ -7,7 +7,7 @@ use serde::Serialize;
 
 /// The lock servers of one client, by kind; only the kinds of the scenario's family are
 /// present (`CLIENT-PROTOCOL.md`, "init").
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ExternalEndpoints {
     /// The family's backend (`redis`, `mariadb`, `postgres`, `etcd`, `zookeeper`): the
     /// `init` message's `backend`.

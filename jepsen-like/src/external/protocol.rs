@@ -13,7 +13,7 @@ use super::endpoints::ExternalEndpoints;
 pub const VERSION: u32 = 2;
 
 /// A request, one JSON object per line on the client's stdin.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Request<'a> {
     /// The first message: who the client is and where the lock servers are.

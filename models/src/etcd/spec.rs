@@ -37,9 +37,7 @@ pub const LOCK_KEY: &str = "lock";
 pub const COUNTER_KEY: &str = "counter";
 
 /// A key's value and metadata.
-#[derive(
-    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema, Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Kv {
     /// The data of the last put: an owner's name (`c0`) for a recipe's lock key, the count

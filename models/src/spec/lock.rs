@@ -6,7 +6,7 @@
 //! ZooKeeper node); a protocol is correct exactly when what its clients observe is a
 //! behaviour of this spec.
 
-use super::{maybe_expired, maybe_live, outcomes, Outcomes, Spec, Window};
+use super::{fmt_time, maybe_expired, maybe_live, outcomes, Outcomes, Spec, Window};
 
 /// Who asks: a client identity as the lock sees it (a UUID+thread in Redisson, a session
 /// in ZooKeeper). Two clients that share an owner value are the same owner to the lock.
@@ -274,15 +274,18 @@ impl Spec for LockSpec {
         }
     }
 
+    /// In a history's units: leases and deadlines are nanoseconds, written in seconds.
     fn describe(input: &LockInput, output: Option<&LockOutput>) -> String {
         let call = match input {
             LockInput::Acquire {
                 owner,
                 lease: Some(l),
-            } => format!("acquire(owner {owner}, lease {l})"),
+            } => format!("acquire(owner {owner}, lease {})", fmt_time(*l)),
             LockInput::Acquire { owner, lease: None } => format!("acquire(owner {owner})"),
             LockInput::Release { owner } => format!("release(owner {owner})"),
-            LockInput::Renew { owner, lease } => format!("renew(owner {owner}, lease {lease})"),
+            LockInput::Renew { owner, lease } => {
+                format!("renew(owner {owner}, lease {})", fmt_time(*lease))
+            }
         };
         let ret = match output {
             None => "?".to_string(),
@@ -294,6 +297,30 @@ impl Spec for LockSpec {
             Some(LockOutput::Renewed) => "renewed".to_string(),
         };
         format!("{call} -> {ret}")
+    }
+
+    /// `free`, or the holder with its hold count, token and when its lease runs out.
+    fn describe_state(state: &LockState) -> String {
+        let Some(h) = &state.holder else {
+            return "free".to_string();
+        };
+        let mut s = format!("held by owner {}", h.owner);
+        if h.count > 1 {
+            s.push_str(&format!(" ({} holds)", h.count));
+        }
+        if h.token > 0 {
+            s.push_str(&format!(", token {}", h.token));
+        }
+        match h.deadline {
+            None => s.push_str(", no lease"),
+            Some(w) if w.lo == w.hi => s.push_str(&format!(", lease until {}", fmt_time(w.lo))),
+            Some(w) => s.push_str(&format!(
+                ", lease until {}–{}",
+                fmt_time(w.lo),
+                fmt_time(w.hi)
+            )),
+        }
+        s
     }
 }
 

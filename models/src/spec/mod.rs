@@ -23,7 +23,7 @@ pub use kv::{KvInput, KvOutput, KvSpec};
 pub use lock::{Hold, LockInput, LockOutput, LockSpec, LockState, Owner};
 pub use mutex::{MutexInput, MutexOutput, MutexSpec};
 pub use register::{RegisterInput, RegisterOutput, RegisterSpec};
-pub use window::{maybe_expired, maybe_live, Window};
+pub use window::{fmt_time, maybe_expired, maybe_live, Window};
 
 /// The outcomes of one step: almost always one, at most a few, so kept inline (the
 /// history checker calls `step` millions of times).

@@ -2,6 +2,15 @@
 //! interval between an operation's call and its reply in histories; and what a
 //! deadline that is itself a window says about whether something has run out.
 
+/// A history's instant or duration, in nanoseconds, as reports write it: seconds to the
+/// millisecond (`1.234s`), `∞` for "never".
+pub fn fmt_time(ns: u64) -> String {
+    if ns == u64::MAX {
+        return "∞".to_string();
+    }
+    format!("{:.3}s", ns as f64 / 1e9)
+}
+
 /// A closed interval of instants, in whatever unit the caller uses consistently
 /// (nanoseconds in histories, ticks in models).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

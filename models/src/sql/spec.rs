@@ -84,9 +84,7 @@ pub struct SqlState {
 
 /// A statement. Run histories carry them as `command` events (serialized in kebab
 /// case: `{"get-lock":{"name":"lock"}}`); [`statement_text`] prints one as SQL.
-#[derive(
-    Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema, serde::Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SqlCommand {
     /// `INSERT INTO locks (name, owner, created) VALUES (?, ?, NOW())`.
@@ -190,9 +188,7 @@ pub enum SqlCommand {
 }
 
 /// What the server answers.
-#[derive(
-    Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema, serde::Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum SqlReply {
     /// A statement without a result (`BEGIN`, `COMMIT`, a void function).

@@ -37,9 +37,7 @@ pub type SessionId = u64;
 
 /// One node of the tree with the stat fields the recipes read; `exists`, `getData` and
 /// `setData` reply with it whole.
-#[derive(
-    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema, Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Znode {
     /// Its data.
@@ -65,19 +63,7 @@ pub struct Session {
 }
 
 /// What a watch waits for.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    schemars::JsonSchema,
-    Deserialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WatchKind {
     /// Set by `exists`/`getData`: fires when the node is created, changed or deleted.
@@ -88,9 +74,7 @@ pub enum WatchKind {
 
 /// A watch set by a session, or the notification of one that fired: ZooKeeper's watches
 /// are one-shot, so firing moves it from `watches` to `notified`.
-#[derive(
-    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema, Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Notification {
     /// The session that set it.

@@ -46,7 +46,7 @@ impl<S: Spec> LinOp<S> {
         Window::between(self.call, self.ret.unwrap_or(u64::MAX))
     }
 
-    /// "c1 acquire(owner 1, lease 10) -> granted (line 4)".
+    /// "c1 acquire(owner 1, lease 2.000s) -> granted (line 4)".
     pub fn describe(&self) -> String {
         format!(
             "c{} {} (line {})",

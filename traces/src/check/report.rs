@@ -112,13 +112,8 @@ pub fn one_of(states: &[String]) -> String {
     }
 }
 
-/// Renders a point in a history's time for people: seconds with millisecond precision.
-pub fn fmt_time(ns: u64) -> String {
-    if ns == u64::MAX {
-        return "∞".to_string();
-    }
-    format!("{:.3}s", ns as f64 / 1e9)
-}
+/// Times in reports: the one formatter, shared with the specs' descriptions.
+pub use locklab_models::spec::fmt_time;
 
 pub(crate) fn op_ref(op: &crate::ops::Operation, description: String) -> OpRef {
     OpRef {

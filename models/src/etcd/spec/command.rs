@@ -44,7 +44,7 @@ pub fn guarded_by(key: &str, rev: u64, op: EtcdCommand) -> EtcdCommand {
 }
 
 /// A compare of a `Txn`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum Compare {
     /// `create_revision(key) = rev` (0 when the key does not exist).
@@ -58,7 +58,7 @@ pub enum Compare {
 
 /// A request. Run histories carry each one a client sent as a `command` event
 /// (serialized in kebab case: `{"get":{"key":"counter"}}`), with its reply.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum EtcdCommand {
     /// `LeaseGrant`.
@@ -141,7 +141,7 @@ pub enum EtcdCommand {
 }
 
 /// What etcd answers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum EtcdReply {
     /// A lease was granted.

@@ -11,9 +11,7 @@ use super::*;
 /// run histories carry them as `command` events (serialized in kebab case:
 /// `{"set":{"key":"lock","value":"c0","nx":true,"px":1000}}`). [`Display`](std::fmt::Display) prints
 /// one as a person would type it.
-#[derive(
-    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema, Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum RedisCommand {
     /// `GET key` → bulk string or nil (`WRONGTYPE` on a hash).
@@ -295,9 +293,7 @@ impl RedisCommand {
 
 /// A reply, as RESP types (serialized `"ok"`, `"nil"`, `{"integer":1}`, …;
 /// [`Display`](std::fmt::Display) prints it as `redis-cli` does).
-#[derive(
-    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, schemars::JsonSchema, Deserialize,
-)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RedisReply {
     /// `+OK`.

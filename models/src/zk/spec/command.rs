@@ -6,7 +6,7 @@ use super::*;
 /// A request. Run histories carry each one a client sent as a `command` event
 /// (serialized in kebab case: `{"get-children":{"session":…,"path":"/lock","watch":true}}`),
 /// with its reply; there a session is the server's id and a timeout is in milliseconds.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ZkCommand {
     /// Open a session with this timeout.
@@ -123,7 +123,7 @@ pub enum ZkCommand {
 }
 
 /// An error code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ZkError {
     /// `NONODE`.
@@ -141,7 +141,7 @@ pub enum ZkError {
 }
 
 /// What ZooKeeper answers.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ZkReply {
     /// A session was opened.
