@@ -26,7 +26,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// A document as printed: its body with the schema version beside it.
 #[derive(Serialize, JsonSchema)]
 pub struct Document<T> {
-    /// [`SCHEMA_VERSION`].
+    /// The contract's version, [`SCHEMA_VERSION`]: a reader checks it before it reads on.
     pub schema_version: u32,
     /// The command's own fields.
     #[serde(flatten)]
@@ -147,7 +147,7 @@ pub struct Checked<'a> {
 pub struct ProtocolChecked<'a> {
     /// The protocol's name.
     pub protocol: &'a str,
-    /// The file.
+    /// The protocol file, as the command line gave it.
     pub file: PathBuf,
     /// One answer per environment checked.
     pub reports: Vec<ProtocolReport<'a>>,
