@@ -17,8 +17,6 @@ use locklab_models::scenario::Scenario;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::output::ErrorKind;
-
 /// The shape of every document, as `schema_version` in each: raised when a field changes
 /// meaning or goes away (new fields do not raise it).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -43,6 +41,23 @@ pub enum NoAnswer {
     /// A run with no model verdict to compare with (exit 3).
     #[cfg_attr(not(feature = "harness"), allow(dead_code))]
     Unknown,
+}
+
+/// What kind of problem stopped a command, for `--format json`'s `error_kind` and the
+/// exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorKind {
+    /// A flag, an id, a config file: fix the command (exit 2).
+    Usage,
+    /// A history or other input file: fix the file (exit 2).
+    Input,
+    /// The machine: a server, a port, a client program that died (exit 4).
+    Environment,
+    /// A bug in locklab (exit 4).
+    // Only a run meets locklab's own bugs as error values today.
+    #[cfg_attr(not(feature = "harness"), allow(dead_code))]
+    Internal,
 }
 
 /// What every command prints when it stops without its own document.
@@ -305,51 +320,4 @@ pub struct RunnableRow {
 pub struct Bench<'a> {
     /// One row per backend and strategy.
     pub rows: &'a [locklab_jepsen::sql::inventory::BenchRow],
-}
-
-/// Every document's schema, by the name `locklab generate schema NAME` takes: each
-/// describes what the command prints (a field it leaves out when empty is optional).
-pub fn schemas() -> Vec<(&'static str, schemars::Schema)> {
-    macro_rules! schema_for {
-        ($t:ty) => {
-            schemars::generate::SchemaSettings::default()
-                .for_serialize()
-                .into_generator()
-                .into_root_schema_for::<$t>()
-        };
-    }
-    let mut all = vec![
-        ("models", schema_for!(Document<Models>)),
-        ("check", schema_for!(Document<Checked>)),
-        ("check-protocol", schema_for!(Document<ProtocolChecked>)),
-        ("explain", schema_for!(Document<Explained>)),
-        ("matrix", schema_for!(Document<Matrix>)),
-        ("report", schema_for!(Document<Site>)),
-        (
-            "check-history",
-            schema_for!(Document<locklab_traces::check::Report>),
-        ),
-        ("export", schema_for!(Document<Exported>)),
-        ("explore", schema_for!(Document<Serving>)),
-        ("error", schema_for!(Document<Failure>)),
-    ];
-    #[cfg(feature = "harness")]
-    all.extend([
-        ("run", schema_for!(Document<locklab_jepsen::RunReport>)),
-        ("run-list", schema_for!(Document<Runnable>)),
-        (
-            "gate",
-            schema_for!(Document<crate::commands::gate::GateReport>),
-        ),
-    ]);
-    #[cfg(feature = "sql")]
-    all.push(("bench", schema_for!(Document<Bench>)));
-    for (name, schema) in &mut all {
-        // The type's name (`Document`) would be every schema's title.
-        schema.insert(
-            "title".into(),
-            format!("locklab --format json: {name}").into(),
-        );
-    }
-    all
 }

@@ -29,22 +29,7 @@ pub const EXIT_CODES: &str = "Exit codes:
      machine that spoiled every attempt, or a bug in locklab (retry; the input is fine)
 With --format json, an error is {\"verdict\": \"error\", \"error_kind\": usage|input|environment|internal, \"error\": …}.";
 
-/// What kind of problem stopped a command, for `--format json`'s `error_kind` and the
-/// exit code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ErrorKind {
-    /// A flag, an id, a config file: fix the command (exit 2).
-    Usage,
-    /// A history or other input file: fix the file (exit 2).
-    Input,
-    /// The machine: a server, a port, a client program that died (exit 4).
-    Environment,
-    /// A bug in locklab (exit 4).
-    // Only a run meets locklab's own bugs as error values today.
-    #[cfg_attr(not(feature = "harness"), allow(dead_code))]
-    Internal,
-}
+pub use crate::documents::ErrorKind;
 
 impl ErrorKind {
     /// Its exit code.

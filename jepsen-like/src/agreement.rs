@@ -14,7 +14,7 @@
 
 use locklab_models::catalog::{Expected, Scenario};
 use locklab_models::registry::Property;
-use locklab_traces::check::{Property as Check, Report, Verdict};
+use locklab_traces::check::{Report, Verdict};
 use serde::Serialize;
 
 /// The answer to one of the run's questions.
@@ -69,7 +69,7 @@ impl Row {
 pub struct AlsoFound {
     /// The history check whose verdict was `violation` (lock linearizability, say); JSON
     /// names it in kebab case.
-    pub check: Check,
+    pub check: Property,
     /// Its summary.
     pub summary: String,
 }
@@ -203,14 +203,14 @@ pub fn answer_word(a: Answer) -> &'static str {
 
 /// The history checks that speak to a model property: three checks of a history
 /// together stand for a model's resource safety; this is the one mapping.
-fn sources(property: Property) -> &'static [Check] {
+fn sources(property: Property) -> &'static [Property] {
     match property {
-        Property::MutualExclusion => &[Check::MutualExclusion],
-        Property::NoForeignRelease => &[Check::NoForeignRelease],
+        Property::MutualExclusion => &[Property::MutualExclusion],
+        Property::NoForeignRelease => &[Property::NoForeignRelease],
         Property::ResourceSafety => &[
-            Check::ResourceLinearizability,
-            Check::ResourceSafety,
-            Check::Fencing,
+            Property::ResourceLinearizability,
+            Property::ResourceSafety,
+            Property::Fencing,
         ],
         // A finite history cannot show a lock that is never freed, nor count holds.
         Property::Liveness | Property::Reentrancy => &[],
@@ -253,7 +253,7 @@ pub fn compare(
         } else if found.is_empty() {
             // Nothing to judge it by: no successful release means no foreign release;
             // any other missing check means the run did not exercise the property.
-            if wanted == [Check::NoForeignRelease] {
+            if wanted == [Property::NoForeignRelease] {
                 Some(Verdict::Ok)
             } else {
                 unknown_because.push(format!(

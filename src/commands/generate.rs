@@ -3,6 +3,9 @@
 
 use std::io::Write;
 
+use crate::documents::{
+    Checked, Document, Explained, Exported, Failure, Matrix, Models, ProtocolChecked, Serving, Site,
+};
 use crate::output::{error, ErrorKind, Format};
 
 /// What to generate.
@@ -79,7 +82,7 @@ pub fn run(args: &Args, mut command: clap::Command) -> u8 {
 
 /// The schema of `document`, or every schema as one object by name.
 fn schema(document: Option<&str>) -> Result<String, String> {
-    let all = crate::documents::schemas();
+    let all = schemas();
     let value = match document {
         None => serde_json::Value::Object(
             all.into_iter()
@@ -100,4 +103,54 @@ fn schema(document: Option<&str>) -> Result<String, String> {
     serde_json::to_string_pretty(&value)
         .map(|t| t + "\n")
         .map_err(|e| e.to_string())
+}
+
+/// Every document's schema, by the name `locklab generate schema NAME` takes: each
+/// describes what the command prints (a field it leaves out when empty is optional).
+fn schemas() -> Vec<(&'static str, schemars::Schema)> {
+    macro_rules! schema_for {
+        ($t:ty) => {
+            schemars::generate::SchemaSettings::default()
+                .for_serialize()
+                .into_generator()
+                .into_root_schema_for::<$t>()
+        };
+    }
+    let mut all = vec![
+        ("models", schema_for!(Document<Models>)),
+        ("check", schema_for!(Document<Checked>)),
+        ("check-protocol", schema_for!(Document<ProtocolChecked>)),
+        ("explain", schema_for!(Document<Explained>)),
+        ("matrix", schema_for!(Document<Matrix>)),
+        ("report", schema_for!(Document<Site>)),
+        (
+            "check-history",
+            schema_for!(Document<locklab_traces::check::Report>),
+        ),
+        ("export", schema_for!(Document<Exported>)),
+        ("explore", schema_for!(Document<Serving>)),
+        ("error", schema_for!(Document<Failure>)),
+    ];
+    #[cfg(feature = "harness")]
+    all.extend([
+        ("run", schema_for!(Document<locklab_jepsen::RunReport>)),
+        (
+            "run-list",
+            schema_for!(Document<crate::documents::Runnable>),
+        ),
+        (
+            "gate",
+            schema_for!(Document<crate::commands::gate::GateReport>),
+        ),
+    ]);
+    #[cfg(feature = "sql")]
+    all.push(("bench", schema_for!(Document<crate::documents::Bench>)));
+    for (name, schema) in &mut all {
+        // The type's name (`Document`) would be every schema's title.
+        schema.insert(
+            "title".into(),
+            format!("locklab --format json: {name}").into(),
+        );
+    }
+    all
 }

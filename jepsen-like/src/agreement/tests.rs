@@ -8,13 +8,13 @@ use locklab_traces::check::CheckReport;
 fn safety_properties_map_to_history_checks_and_the_rest_to_none() {
     assert_eq!(
         sources(Property::MutualExclusion),
-        &[Check::MutualExclusion]
+        &[Property::MutualExclusion]
     );
     assert_eq!(
         sources(Property::NoForeignRelease),
-        &[Check::NoForeignRelease]
+        &[Property::NoForeignRelease]
     );
-    assert!(sources(Property::ResourceSafety).contains(&Check::Fencing));
+    assert!(sources(Property::ResourceSafety).contains(&Property::Fencing));
     assert!(sources(Property::Liveness).is_empty());
     assert!(sources(Property::Reentrancy).is_empty());
 }
@@ -30,7 +30,7 @@ fn expected_at_defaults_reads_the_catalog_row() {
     assert!(expected_at_defaults(&s).is_empty());
 }
 
-fn report(checks: &[(Check, Verdict)]) -> Report {
+fn report(checks: &[(Property, Verdict)]) -> Report {
     Report {
         source: "test".into(),
         verdict: checks.iter().map(|c| c.1).max().unwrap_or(Verdict::Ok),
@@ -61,9 +61,9 @@ fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
     let expected = expected_at_defaults(&s);
     assert!(expected.contains(&Property::MutualExclusion));
     let safer = report(&[
-        (Check::MutualExclusion, Verdict::Ok),
-        (Check::NoForeignRelease, Verdict::Ok),
-        (Check::ResourceSafety, Verdict::Ok),
+        (Property::MutualExclusion, Verdict::Ok),
+        (Property::NoForeignRelease, Verdict::Ok),
+        (Property::ResourceSafety, Verdict::Ok),
     ]);
     let a = compare(&s, &expected, &safer, exercised());
     assert_eq!(a.at_least_as_safe, Answer::Yes, "{a:#?}");
@@ -76,16 +76,16 @@ fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
     );
 
     let as_modelled = report(&[
-        (Check::MutualExclusion, Verdict::Violation),
-        (Check::NoForeignRelease, Verdict::Ok),
+        (Property::MutualExclusion, Verdict::Violation),
+        (Property::NoForeignRelease, Verdict::Ok),
     ]);
     let a = compare(&s, &expected, &as_modelled, exercised());
     assert_eq!((a.at_least_as_safe, a.exact), (Answer::Yes, Answer::Yes));
     assert_eq!(a.verdict, Verdict::Violation);
 
     let worse = report(&[
-        (Check::MutualExclusion, Verdict::Violation),
-        (Check::NoForeignRelease, Verdict::Violation),
+        (Property::MutualExclusion, Verdict::Violation),
+        (Property::NoForeignRelease, Verdict::Violation),
     ]);
     let a = compare(&s, &expected, &worse, exercised());
     assert_eq!((a.at_least_as_safe, a.exact), (Answer::No, Answer::No));
@@ -101,7 +101,7 @@ fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
 fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
     let s = catalog::find("redis-lua-pause").expect("row");
     let expected = expected_at_defaults(&s);
-    let quiet = report(&[(Check::NoForeignRelease, Verdict::Ok)]);
+    let quiet = report(&[(Property::NoForeignRelease, Verdict::Ok)]);
     let nothing = Exercised {
         sections: 0,
         expects_sections: true,
@@ -119,7 +119,7 @@ fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
     assert!(a.headline().contains("UNKNOWN"), "{}", a.headline());
 
     // A violation is proof, whatever else the run missed.
-    let broke = report(&[(Check::NoForeignRelease, Verdict::Violation)]);
+    let broke = report(&[(Property::NoForeignRelease, Verdict::Violation)]);
     let a = compare(
         &s,
         &expected,
@@ -140,16 +140,16 @@ fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
 fn a_violation_not_compared_is_in_the_verdict_and_the_headline() {
     let s = catalog::find("redlock").expect("row");
     let r = report(&[
-        (Check::MutualExclusion, Verdict::Ok),
-        (Check::LockLinearizability, Verdict::Violation),
-        (Check::NoForeignRelease, Verdict::Ok),
-        (Check::ResourceSafety, Verdict::Ok),
+        (Property::MutualExclusion, Verdict::Ok),
+        (Property::LockLinearizability, Verdict::Violation),
+        (Property::NoForeignRelease, Verdict::Ok),
+        (Property::ResourceSafety, Verdict::Ok),
     ]);
     let a = compare(&s, &expected_at_defaults(&s), &r, exercised());
     assert_eq!(a.exact, Answer::Yes);
     assert_eq!(a.verdict, Verdict::Violation, "{a:#?}");
     assert_eq!(a.also_found.len(), 1);
-    assert_eq!(a.also_found[0].check, Check::LockLinearizability);
+    assert_eq!(a.also_found[0].check, Property::LockLinearizability);
     let line = a.headline();
     assert!(
         line.contains("agrees with the model; also found: lock linearizability VIOLATION (not compared for this scenario)"),
