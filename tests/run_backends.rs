@@ -422,3 +422,34 @@ fn ctrl_c_stops_every_server() {
         "the handler removes the data dirs too: {dirs:?}"
     );
 }
+
+/// A run of the scenario's own lock that does not realise its plan (here: a kill planned
+/// long after the workload is over) is not reported as the row's answer: the next
+/// seed is tried, each discarded attempt says why, and when no attempt realises it the
+/// answer is unknown — never a verdict the run did not test.
+#[test]
+fn an_unrealised_plan_is_retried_then_unknown() {
+    use locklab_jepsen::schedule::{Action, Event, Step, Target, When};
+    let mut plan = locklab_jepsen::redis::plans::plans()
+        .into_iter()
+        .find(|p| p.id.name() == "redis-lua")
+        .expect("the redis-lua plan");
+    plan.duration_ms = 300;
+    plan.faults = vec![Step {
+        when: When::after_by(Event::FirstGrant, 60_000, 1_000),
+        action: Action::Kill(Target::Primary),
+    }];
+    let _one = alone();
+    let r = locklab_jepsen::runner::run_plan(plan, &RunOptions::new("redis-lua"), &mut |_| {})
+        .expect("ran");
+    assert_eq!(r.attempts, 3, "{:?}", r.unreliable);
+    assert_eq!(r.unreliable.len(), 2, "{:?}", r.unreliable);
+    assert!(
+        r.unreliable
+            .iter()
+            .all(|w| w.contains("the plan was not realised") && w.contains("kill")),
+        "{:?}",
+        r.unreliable
+    );
+    assert_eq!(r.agreement.verdict, Verdict::Unknown, "{:#?}", r.agreement);
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use locklab_models::catalog;
 use locklab_models::check::Limits;
-use locklab_models::registry::Property;
+use locklab_models::registry::{Property, Verdict};
 use locklab_traces::check::liveness::{self, Liveness};
 
 use crate::agreement::progress::ProgressAgreement;
@@ -44,7 +44,8 @@ pub struct RunOptions {
     pub keep: Option<PathBuf>,
     /// Render the HTML report.
     pub html: bool,
-    /// Attempts when the environment spoils a run.
+    /// Attempts when the environment spoils a run, or a run of the scenario's own lock
+    /// does not realise its plan.
     pub max_attempts: u32,
     /// Your own lock instead of the scenario's.
     pub lock: Option<CustomLock>,
@@ -144,7 +145,8 @@ pub struct RunReport {
     pub schedule: Vec<serde_json::Value>,
     /// How many clients ran: `--clients`, else the plan's default (2 to 64).
     pub clients: usize,
-    /// Attempts made (more than one when the environment spoiled a run).
+    /// Attempts made (more than one when the environment spoiled a run or a run did
+    /// not realise its plan).
     pub attempts: u32,
     /// Why earlier attempts were discarded.
     pub unreliable: Vec<String>,
@@ -228,6 +230,13 @@ pub fn run_plan<F: Family>(
                     &expected,
                     std::mem::take(&mut done.unfired),
                 )?;
+                if let Some(why) = unrealised(&checked.agreement, options) {
+                    if attempt < options.max_attempts.max(1) {
+                        progress(Progress::Retrying(why.clone()));
+                        unreliable.push(format!("attempt {attempt}: {why}"));
+                        continue;
+                    }
+                }
                 let mut report = checked.report;
                 if options.keep.is_none() {
                     report.source = "the run's history (not kept: --keep DIR keeps it)".into();
@@ -272,6 +281,20 @@ pub fn run_plan<F: Family>(
         }
     }
     Err(RunError::Unreliable(unreliable.join("; ")))
+}
+
+/// Why an attempt did not realise its plan, when it did not and another attempt may:
+/// no client entered its critical section, or a fault step's trigger never came. A
+/// stall of the machine can do that to the scenario's own lock (a Redlock key whose
+/// undo timed out stays for its whole lease, and a bare majority then grants nobody);
+/// the answer of such an attempt is unknown, so the next seed is tried rather than
+/// reporting it. A custom lock that tested nothing is reported at once: its own
+/// behaviour is the likelier cause, and the report says what was not exercised.
+fn unrealised(agreement: &Agreement, options: &RunOptions) -> Option<String> {
+    let own_lock = options.lock.is_none() || options.protocol.is_some();
+    let shortfalls = agreement.exercised.shortfalls();
+    (own_lock && agreement.verdict == Verdict::Unknown && !shortfalls.is_empty())
+        .then(|| format!("the plan was not realised: {}", shortfalls.join("; ")))
 }
 
 /// The Jepsen workload the plan's own lock reproduces (a custom lock is not it).
