@@ -45,9 +45,10 @@ impl ErrorKind {
     pub fn of_run(e: &RunError) -> ErrorKind {
         match e {
             RunError::UnknownId { .. } | RunError::BadOption(_) => ErrorKind::Usage,
-            RunError::Environment(_) | RunError::Unreliable(_) | RunError::NotBuilt(_) => {
-                ErrorKind::Environment
-            }
+            RunError::Environment(_)
+            | RunError::Unreliable(_)
+            | RunError::NotBuilt(_)
+            | RunError::CannotStage(_) => ErrorKind::Environment,
             RunError::Internal(_) => ErrorKind::Internal,
             // Not an error kind: a run with no model verdict is unknown (exit 3); the
             // caller reports it as such.

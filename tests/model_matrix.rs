@@ -39,6 +39,92 @@ fn failover_story_shows_promotion_before_replication() {
     );
 }
 
+/// Split brain: the cut comes first, the isolated master grants c0 after it, Sentinel
+/// promotes the replica, and c1 is granted on the new master — two masters, two
+/// holders, and no process crashed or paused.
+#[test]
+fn split_brain_story_shows_two_masters_granting_without_a_crash() {
+    let r = run("redis-split-brain", Overrides::default());
+    let t = story(&r, Property::MutualExclusion);
+    let cut = t
+        .find("a partition cuts the master redis0 and c0 off")
+        .expect("the cut");
+    let granted_alone = t
+        .find("c0: SET lock c0 NX PX 2 -> OK")
+        .expect("c0 on redis0");
+    let promote = t.find("promotes replica redis1").expect("the promotion");
+    let second = t
+        .find("c1: SET lock c1 NX PX 2 -> OK")
+        .expect("c1 on redis1");
+    assert!(
+        cut < granted_alone && granted_alone < promote && promote < second,
+        "{t}"
+    );
+    assert!(
+        t.contains("old master, cut off: still grants on its side"),
+        "{t}"
+    );
+    assert!(
+        t.contains("c0: IN CRITICAL SECTION") && t.contains("c1: IN CRITICAL SECTION"),
+        "{t}"
+    );
+    assert!(!t.contains("CRASHED") && !t.contains("PAUSED"), "{t}");
+    assert!(t.contains("no process crashed"), "{t}");
+    // The partition heals in the end (its end is owed, as a pause's), so nobody waits
+    // for ever.
+    let (_, out, _) = cli(&[
+        "check",
+        "redis-split-brain",
+        "--progress",
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let promises = v["progress"].as_array().expect("progress");
+    assert!(
+        promises.len() == 2 && promises.iter().all(|p| p["verdict"] == "ok"),
+        "{promises:?}"
+    );
+}
+
+/// min-replicas-max-lag narrows the window to lag + lease against Sentinel's
+/// down-after: at the default lease it remains (c0 is granted inside the lag), with a
+/// lease of one tick it closes.
+#[test]
+fn min_replicas_leaves_a_window_of_lag_plus_lease() {
+    let r = run("redis-split-brain-min-replicas", Overrides::default());
+    assert_eq!(
+        r.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion])
+    );
+    let t = story(&r, Property::MutualExclusion);
+    assert!(
+        t.contains("min-replicas-max-lag let redis0 accept writes for 1 tick(s)"),
+        "{t}"
+    );
+    let short = run(
+        "redis-split-brain-min-replicas",
+        Overrides {
+            ttl: Some(1),
+            ..Overrides::default()
+        },
+    );
+    assert_eq!(short.verdict, Verdict::Holds);
+    // Without min-replicas the same short lease does not help: the old master grants
+    // for as long as it is cut off.
+    let plain = run(
+        "redis-split-brain",
+        Overrides {
+            ttl: Some(1),
+            ..Overrides::default()
+        },
+    );
+    assert_eq!(
+        plain.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion])
+    );
+}
+
 #[test]
 fn lua_pause_story_shows_expiry_during_pause() {
     let r = run("redis-lua-pause", Overrides::default());

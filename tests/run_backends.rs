@@ -453,3 +453,21 @@ fn an_unrealised_plan_is_retried_then_unknown() {
     );
     assert_eq!(r.agreement.verdict, Verdict::Unknown, "{:#?}", r.agreement);
 }
+
+/// The split-brain rows are modelled but cannot be staged on one loopback address: a
+/// run says why and what to do (exit 4 on the command line), never a verdict.
+#[test]
+fn a_split_brain_row_says_it_cannot_run_here() {
+    for id in ["redis-split-brain", "redis-split-brain-min-replicas"] {
+        let e = locklab_jepsen::run(&RunOptions::new(id), &mut |_| {}).expect_err(id);
+        assert!(
+            matches!(e, locklab_jepsen::RunError::CannotStage(_)),
+            "{id}: {e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("network namespaces") && text.contains("locklab check"),
+            "{text}"
+        );
+    }
+}

@@ -25,6 +25,11 @@ pub enum RunError {
     /// [`RunError::Environment`]): the message names the feature that builds it.
     #[error("{0}")]
     NotBuilt(String),
+    /// The scenario's fault cannot be staged here (exit 4, as
+    /// [`RunError::Environment`]): a split brain needs partitions between servers,
+    /// which runs on one loopback address cannot make.
+    #[error("{0}")]
+    CannotStage(String),
     /// The machine spoiled every attempt (exit 4, as [`RunError::Environment`]).
     #[error("environment unreliable, retried: {0}")]
     Unreliable(String),

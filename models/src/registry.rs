@@ -207,6 +207,9 @@ named! {
         Skew => "skew",
         /// A client is cut off from the servers; it runs on.
         Partition => "partition",
+        /// Sentinel split brain: the master and one client are cut off from the
+        /// Sentinels and the replicas; both sides run on, and no process dies.
+        Split => "split",
         /// A request takes effect but its reply is lost (an etcd release, a ZooKeeper
         /// create).
         Drop => "drop",
@@ -286,6 +289,10 @@ named! {
         RedisFailover => "redis-failover",
         /// `redis-failover-wait`.
         RedisFailoverWait => "redis-failover-wait",
+        /// `redis-split-brain`.
+        RedisSplitBrain => "redis-split-brain",
+        /// `redis-split-brain-min-replicas`.
+        RedisSplitBrainMinReplicas => "redis-split-brain-min-replicas",
         /// `redlock`.
         Redlock => "redlock",
         /// `redlock-restart`.
@@ -373,7 +380,7 @@ impl Family {
     pub fn about(self) -> &'static str {
         match self {
             Family::Inventory => "What a lock is for: buyers take units from a stock level. Without a lock, updates are lost and units oversold; one conditional statement, an optimistic version check or a compare-and-set keeps the count right without any lock at all.",
-            Family::Redis => "The recipes people deploy on Redis, step by step from `GET`/`SET` to `SET NX PX` with a compare-and-delete script, Redisson's reentrant hash, fencing tokens and `WAIT`: each fixes the last one's break and meets a new one — a crash without a TTL, a pause past the lease, a delete of someone else's lock, and the failover that promotes a replica which never saw the lock.",
+            Family::Redis => "The recipes people deploy on Redis, step by step from `GET`/`SET` to `SET NX PX` with a compare-and-delete script, Redisson's reentrant hash, fencing tokens and `WAIT`: each fixes the last one's break and meets a new one — a crash without a TTL, a pause past the lease, a delete of someone else's lock, the failover that promotes a replica which never saw the lock, and — with nothing crashed — the split brain in which two masters grant it.",
             Family::Redlock => "Redlock asks a majority of independent Redis nodes for the same lock, counting its own clock against the lease. A node that restarts empty hands out a second majority; the delayed restart that is supposed to fix it, a node's clock that jumps, and a holder's pause are decided here.",
             Family::Sql => "Locks built from a database: a unique key with a reaper, a lease row taken over by a compare-and-set, `GET_LOCK` and advisory locks owned by a session, and `SELECT … FOR UPDATE`. The database keeps the lock consistent; a killed session, a paused holder past its lease, or a pool that shares sessions breaks what the client believes.",
             Family::Etcd => "etcd's leases keep a key alive while the holder's keep-alives arrive; its revisions order the waiters. The single-key lock, the revision recipe of `concurrency.Mutex`, and the `Lock` RPC meet pauses, partitions, lost replies and revoked leases.",
@@ -398,7 +405,7 @@ impl Family {
     pub fn faults(self) -> &'static [Fault] {
         match self {
             Family::Inventory => &[],
-            Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover],
+            Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover, Fault::Split],
             Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump],
             Family::Sql => &[Fault::Pause, Fault::Crash, Fault::Kill, Fault::Skew],
             Family::Etcd => &[

@@ -65,6 +65,8 @@ impl RedisLock {
             wait: self.wait,
             fencing: self.fencing,
             faults: Budget::of(&p.faults),
+            down_after: Sentinel::of(scenario).down_after,
+            min_replicas_lag: Sentinel::of(scenario).min_replicas_lag,
             horizon: 2 * p.ttl + 1,
             tail,
             properties: scenario.properties,
@@ -84,6 +86,40 @@ impl Build for RedisLock {
         tail: u64,
     ) -> Option<Box<dyn progress::Judge>> {
         Some(Box::new(self.model(scenario, p, tail)))
+    }
+}
+
+/// How the servers of a row are set up, where a row's lesson is in that set-up rather
+/// than in its clients: Sentinel's `down-after-milliseconds` and the master's
+/// `min-replicas-to-write 1` / `min-replicas-max-lag`. A protocol file checked in a
+/// row's environment gets the same servers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sentinel {
+    /// Ticks a master must be unreachable before Sentinel promotes a replica (counted
+    /// only where the row cuts the master off: a crashed master's failover is untimed).
+    pub down_after: u64,
+    /// `min-replicas-max-lag` in ticks, when the master refuses writes without a
+    /// replica that acknowledged within it.
+    pub min_replicas_lag: Option<u64>,
+}
+
+impl Sentinel {
+    /// Sentinel waits a lease (the default TTL's two ticks) before it promotes.
+    const DOWN_AFTER: u64 = 2;
+
+    /// The servers of `scenario`'s row.
+    pub fn of(scenario: &Scenario) -> Sentinel {
+        match scenario.id.parse::<ScenarioId>().ok() {
+            Some(ScenarioId::RedisSplitBrain) => Sentinel {
+                down_after: Self::DOWN_AFTER,
+                min_replicas_lag: None,
+            },
+            Some(ScenarioId::RedisSplitBrainMinReplicas) => Sentinel {
+                down_after: Self::DOWN_AFTER,
+                min_replicas_lag: Some(1),
+            },
+            _ => Sentinel::default(),
+        }
     }
 }
 
@@ -108,6 +144,10 @@ pub fn scenarios() -> Vec<Scenario> {
     let failover = Params {
         replicas: 1,
         ..one(Fault::Failover)
+    };
+    let split = Params {
+        replicas: 1,
+        ..Params::BASE.with_faults(&[(Fault::Split, 1), (Fault::Failover, 1)])
     };
     let redis = Family::Redis;
     vec![
@@ -264,6 +304,28 @@ pub fn scenarios() -> Vec<Scenario> {
             lesson: "WAIT 1 is safe with one replica; with --replicas 2 Sentinel may promote the lagging one and the lock is lost again.",
             defaults: failover,
             model: &const { RedisLock::new(SetPxLua, Unique).wait(1) },
+        },
+        Scenario {
+            id: ScenarioId::RedisSplitBrain.name(),
+            family: redis,
+            protocol: "SET NX PX + compare-and-delete behind Sentinel (down-after: one lease)",
+            faults: "split brain: the master and one client cut off from the Sentinels and the replica; no process dies",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "Nothing crashed: the old master, cut off with a client, still grants the lock on its side while Sentinel promotes the replica on the other — two masters, two holders. Replication speed does not matter; the grant on the old master never could reach the new one.",
+            defaults: split.clone(),
+            model: &const { RedisLock::new(SetPxLua, Unique) },
+        },
+        Scenario {
+            id: ScenarioId::RedisSplitBrainMinReplicas.name(),
+            family: redis,
+            protocol: "same, the master set to min-replicas-to-write 1, min-replicas-max-lag 1 tick",
+            faults: "split brain, as redis-split-brain",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "min-replicas-max-lag only bounds how long the old master keeps accepting writes; a lock it grants inside that lag still runs for its whole lease. The window is lag + TTL against Sentinel's down-after: here 1 + 2 ticks against 2, so it remains (with --ttl 1 it closes).",
+            defaults: split,
+            model: &const { RedisLock::new(SetPxLua, Unique) },
         },
     ]
 }

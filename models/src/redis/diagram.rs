@@ -55,14 +55,9 @@ impl RedisLockModel {
             .map(|(i, c)| c.process.lane(i, phase_words(c).1, c.lease_until, c.phase))
             .collect();
         for (i, n) in s.nodes.iter().enumerate() {
-            let role = if !n.up {
-                "demoted".to_string()
-            } else if i == s.master as usize {
-                "master".to_string()
-            } else if n.stream.is_empty() {
-                "replica".to_string()
-            } else {
-                format!("replica, {} behind", n.stream.len())
+            let role = match super::narration::node_role(s, i) {
+                "replica" if !n.stream.is_empty() => format!("replica, {} behind", n.stream.len()),
+                role => role.to_string(),
             };
             let key = held(&n.db, s.now);
             out.push(LaneState {
@@ -88,12 +83,9 @@ impl RedisLockModel {
             let (Action::Step(c) | Action::Renew(c)) = *a else {
                 return Exchange::default();
             };
-            let mut x = Exchange::arrow(
-                client(c),
-                master,
-                command_text(cmd),
-                Some(reply_text(reply)),
-            );
+            // To the node the client reaches: across a split, the isolated old master.
+            let to = RedisLockModel::target(s, c as usize).map_or(master, node);
+            let mut x = Exchange::arrow(client(c), to, command_text(cmd), Some(reply_text(reply)));
             if matches!(a, Action::Renew(_)) {
                 x.arrows[0].label = format!("watchdog: {}", x.arrows[0].label);
             }
@@ -155,9 +147,29 @@ impl RedisLockModel {
                 }],
                 marks: vec![crate::diagram::Mark {
                     lane: Some(master),
-                    label: "demoted".into(),
+                    label: if s.split.is_some() {
+                        "cut off: still master on its side".into()
+                    } else {
+                        "demoted".into()
+                    },
                     fault: true,
                 }],
+            },
+            Action::Heal(c) => mark(client(c), "partition heals".into(), false),
+            Action::Split(c) => Exchange {
+                arrows: Vec::new(),
+                marks: vec![
+                    crate::diagram::Mark {
+                        lane: Some(master),
+                        label: format!("⚡ cut off (with c{c}) from Sentinel and replicas"),
+                        fault: true,
+                    },
+                    crate::diagram::Mark {
+                        lane: Some(client(c)),
+                        label: format!("⚡ cut off: reaches only redis{}", s.master),
+                        fault: true,
+                    },
+                ],
             },
             _ => WORDS.mark(a.client_fault()),
         }

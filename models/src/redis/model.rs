@@ -45,8 +45,15 @@ pub struct RedisLockModel {
     /// Take an `INCR` fencing token and present it to the resource.
     pub fencing: bool,
     /// Faults the checker may inject: process pauses (GC), client crashes, Sentinel
-    /// failovers.
+    /// failovers, a split brain.
     pub faults: Budget,
+    /// Ticks the master must have been cut off before Sentinel promotes a replica
+    /// (`down-after-milliseconds`), in a model with the split fault; a failover of a
+    /// crashed master is not timed (any instant).
+    pub down_after: u64,
+    /// `min-replicas-to-write 1` with `min-replicas-max-lag` this many ticks: a master
+    /// cut off from its replicas for longer refuses writes (`NOREPLICAS`).
+    pub min_replicas_lag: Option<u64>,
     /// Faults strike before here; the clock stops here unless `tail` says otherwise.
     pub horizon: u64,
     /// Past the horizon, time may run this many ticks further while a deadline is still
@@ -130,6 +137,21 @@ pub struct RedisLockState {
     pub reentrancy_broken: Option<u8>,
     /// The client refused by a master that held no key at all.
     pub refused_free: Option<u8>,
+    /// The split brain in force, if any.
+    pub split: Option<Split>,
+}
+
+/// A split brain: the master of the moment and one client cut off from the Sentinels,
+/// the replicas and the other clients. The isolated side runs on: that client keeps
+/// talking to that node, which keeps answering as a master.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Split {
+    /// The isolated node (the master when the cut came).
+    pub node: u8,
+    /// The client on its side.
+    pub client: u8,
+    /// When the cut came.
+    pub since: u64,
 }
 
 /// Copies the nodes and clients as plain memory (both are `Copy`): a search clones a
@@ -163,6 +185,13 @@ pub enum Action {
     Crash(u8),
     /// Fault: Sentinel promotes this replica.
     Failover(u8),
+    /// Fault: the master and this client are cut off from the Sentinels, the replicas
+    /// and the other clients.
+    Split(u8),
+    /// The split around this client heals: a demoted old master rejoins as a replica of
+    /// the new one (a full sync: what it granted alone is gone); a master that kept its
+    /// place resynchronises its replicas.
+    Heal(u8),
 }
 
 /// A step's next state, with the command it sent and its reply.
@@ -280,6 +309,26 @@ impl RedisLockModel {
         }
     }
 
+    /// The node client `c` reaches: the master, or the isolated node for the client
+    /// on its side of a split; `None` while a split cuts it off from the only master
+    /// (its request times out, and it tries again).
+    pub(super) fn target(s: &RedisLockState, c: usize) -> Option<usize> {
+        match s.split {
+            Some(x) if x.client as usize == c => Some(x.node as usize),
+            Some(x) if x.node == s.master => None,
+            _ => Some(s.master as usize),
+        }
+    }
+
+    /// Whether node `m` refuses writes now: cut off from its replicas for longer than
+    /// `min-replicas-max-lag`.
+    fn no_replicas(&self, s: &RedisLockState, m: usize) -> bool {
+        match (self.min_replicas_lag, s.split) {
+            (Some(lag), Some(x)) => x.node as usize == m && s.now > x.since + lag,
+            _ => false,
+        }
+    }
+
     fn send(
         &self,
         s: &mut RedisLockState,
@@ -287,7 +336,12 @@ impl RedisLockModel {
         cmd: &RedisCommand,
         release: bool,
     ) -> RedisReply {
-        let m = s.master as usize;
+        let Some(m) = Self::target(s, c) else {
+            return RedisReply::Error("timeout: the master is cut off".into());
+        };
+        if cmd.is_write() && self.no_replicas(s, m) {
+            return RedisReply::Error("NOREPLICAS Not enough good replicas to write.".into());
+        }
         let before = s.nodes[m];
         let (reply, foreign) = s.nodes[m].exec(c as u8, cmd, s.now, release);
         // `exec` changes the creator only with the keyspace, and nothing else.
@@ -297,7 +351,9 @@ impl RedisLockModel {
         }
         // Like Redis, only writes that changed the keyspace enter the stream (a refused
         // SET NX is not replicated), so busy retries do not grow the offset.
-        if cmd.is_write() && changed {
+        // An isolated node's writes reach no replica: the cut.
+        let isolated = s.split.is_some_and(|x| x.node as usize == m);
+        if cmd.is_write() && changed && !isolated {
             s.offset += 1;
             topology::propagate(&mut s.nodes, m, cmd, s.now, c as u8);
         }
@@ -307,6 +363,12 @@ impl RedisLockModel {
     fn step(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
         if cl.process.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
+            return None;
+        }
+        // Cut off from the master, a client's command waits (its retries time out)
+        // until a master is on its side again.
+        let sends = !matches!(cl.phase, Phase::Idle | Phase::Critical(_));
+        if sends && Self::target(st, c).is_none() {
             return None;
         }
         let mut s = st.clone();
@@ -343,7 +405,7 @@ impl RedisLockModel {
             }
             Phase::Acquire(k) => {
                 let cmd = self.command(Request::Acquire(k), said, s.now)?;
-                let master = s.nodes[s.master as usize];
+                let master = Self::target(&s, c).map(|m| s.nodes[m]);
                 let reply = exchange!(&mut s, cmd, false);
                 match protocol::acquired(self.protocol, k, said, &reply) {
                     Acquired::Next => {
@@ -357,8 +419,9 @@ impl RedisLockModel {
                         }
                         // Refused by a master that held no key and that the refusal
                         // left as it was: not a step of a longer way in.
-                        let unchanged = s.nodes[s.master as usize] == master;
-                        if unchanged && Self::holds_nothing(&s) {
+                        let unchanged = Self::target(&s, c).map(|m| s.nodes[m]) == master;
+                        let answered = !matches!(reply, RedisReply::Error(_));
+                        if unchanged && answered && Self::holds_nothing(&s, c) {
                             s.refused_free.get_or_insert(c as u8);
                         }
                         let tries = protocol::attempts(self.protocol);
@@ -400,7 +463,11 @@ impl RedisLockModel {
                     s.clients[c].lease_until = None;
                     Phase::Acquire(0)
                 } else {
-                    let got = topology::acked(&s.nodes, s.master as usize, s.offset, cl.wait_for.1);
+                    // An isolated client's master has no replica to count.
+                    let got = match s.split {
+                        Some(x) if x.client as usize == c => 0,
+                        _ => topology::acked(&s.nodes, s.master as usize, s.offset, cl.wait_for.1),
+                    };
                     // `WAIT n timeout` returns short at its timeout, which a client
                     // sets below its lease: here, the last moment before the lease
                     // runs out. Too few replicas have the grant, so the client gives
@@ -606,6 +673,7 @@ impl RedisLockModel {
                     || r == m
                     || !st.nodes[r].up
                     || self.faults_over(st)
+                    || !self.sentinels_see_master_down(st)
                 {
                     return None;
                 }
@@ -615,6 +683,40 @@ impl RedisLockModel {
                 s.epoch += 1;
                 s.offset = 0;
                 s.budget.spend(Fault::Failover);
+                self.settle(&mut s);
+                Some(s)
+            }
+            Action::Split(c) => {
+                let cl = &st.clients[c as usize];
+                if !st.budget.has(Fault::Split)
+                    || st.split.is_some()
+                    || st.nodes.len() < 2
+                    || matches!(cl.phase, Phase::Done | Phase::Crashed)
+                    || self.faults_over(st)
+                {
+                    return None;
+                }
+                let mut s = st.clone();
+                s.split = Some(Split {
+                    node: s.master,
+                    client: c,
+                    since: s.now,
+                });
+                s.budget.spend(Fault::Split);
+                Some(s)
+            }
+            Action::Heal(c) => {
+                let x = st.split.filter(|x| x.client == c)?;
+                let mut s = st.clone();
+                let (old, m) = (x.node as usize, s.master as usize);
+                let master = s.nodes[m];
+                for (i, n) in s.nodes.iter_mut().enumerate() {
+                    if i != m && (n.up || i == old) {
+                        n.resync_from(master);
+                        n.rejoin();
+                    }
+                }
+                s.split = None;
                 self.settle(&mut s);
                 Some(s)
             }
@@ -642,10 +744,25 @@ impl RedisLockModel {
         }
     }
 
+    /// Whether Sentinel may promote a replica: in a model with a split brain, only once
+    /// the master has been cut off from it for `down_after` ticks (the row has no kill:
+    /// Sentinel fails over only a master it cannot reach); elsewhere at any instant (the
+    /// master crashed).
+    fn sentinels_see_master_down(&self, s: &RedisLockState) -> bool {
+        if !self.faults.has(Fault::Split) {
+            return true;
+        }
+        s.split
+            .is_some_and(|x| x.node == s.master && s.now >= x.since + self.down_after)
+    }
+
     /// Whether the master holds no key but the fencing counter: nothing any client
     /// could be refused for.
-    fn holds_nothing(s: &RedisLockState) -> bool {
-        let db = &s.nodes[s.master as usize].db;
+    fn holds_nothing(s: &RedisLockState, c: usize) -> bool {
+        let Some(m) = Self::target(s, c) else {
+            return false;
+        };
+        let db = &s.nodes[m].db;
         db.keys
             .keys()
             .all(|k| k == super::keys::FENCE_KEY || db.live(k, s.now).is_none())
@@ -741,6 +858,7 @@ impl Model for RedisLockModel {
             foreign_release: None,
             reentrancy_broken: None,
             refused_free: None,
+            split: None,
         }]
     }
 
@@ -754,6 +872,10 @@ impl Model for RedisLockModel {
         for r in 0..s.nodes.len() as u8 {
             out.push(Action::Replicate(r));
             out.push(Action::Failover(r));
+        }
+        if self.faults.has(Fault::Split) {
+            out.extend((0..s.clients.len() as u8).map(Action::Split));
+            out.extend((0..s.clients.len() as u8).map(Action::Heal));
         }
     }
 

@@ -38,6 +38,20 @@ pub(super) fn phase_words(c: &Client) -> (String, &'static str) {
     (story.to_string(), lane)
 }
 
+/// A node's role in words: master, replica, the isolated old master of a split brain,
+/// or a master Sentinel demoted.
+pub(super) fn node_role(s: &RedisLockState, i: usize) -> &'static str {
+    let n = &s.nodes[i];
+    let isolated = s.split.is_some_and(|x| x.node as usize == i);
+    match (isolated, n.up, i == s.master as usize) {
+        (true, true, _) => "master, cut off",
+        (true, false, _) => "old master, cut off: still grants on its side",
+        (false, false, _) => "demoted",
+        (false, true, true) => "master",
+        (false, true, false) => "replica",
+    }
+}
+
 /// No symmetry: clients hold distinct values and nodes distinct roles. Encoding the
 /// state itself spares the default's clone of every generated state.
 impl Symmetry for RedisLockModel {
@@ -57,13 +71,7 @@ impl Narrate for RedisLockModel {
             lines.push(format!("c{i}: {what}{belief}{tags}"));
         }
         for (i, n) in s.nodes.iter().enumerate() {
-            let role = if !n.up {
-                "demoted"
-            } else if i == s.master as usize {
-                "master"
-            } else {
-                "replica"
-            };
+            let role = node_role(s, i);
             let creator = n
                 .creator
                 .map(|c| format!(" (set by c{c})"))
@@ -122,8 +130,28 @@ impl Narrate for RedisLockModel {
             Action::Renew(c) => format!("c{c}'s watchdog: {}", cmd(c)),
             Action::Tick => format!("time passes to t={}", s.now + 1),
             Action::Replicate(r) => format!("redis{r} applies a replicated write"),
-            Action::Failover(r) => format!(
-                "Sentinel promotes replica redis{r} to master; clients are redirected to it"
+            Action::Failover(r) => match s.split {
+                Some(x) => format!(
+                    "Sentinel, unable to reach redis{} for {} tick(s), promotes replica redis{r} to master; the clients on its side are redirected to it — redis{}, cut off, still acts as master for c{}",
+                    x.node, self.down_after, x.node, x.client
+                ),
+                None => format!(
+                    "Sentinel promotes replica redis{r} to master; clients are redirected to it"
+                ),
+            },
+            Action::Heal(_) => match s.split {
+                Some(x) if x.node != s.master => format!(
+                    "the partition heals: Sentinel turns redis{} into a replica of redis{}, whose full sync wipes what it granted alone; c{} is redirected to redis{}",
+                    x.node, s.master, x.client, s.master
+                ),
+                _ => format!(
+                    "the partition heals: the replicas resynchronise from the master redis{}",
+                    s.master
+                ),
+            },
+            Action::Split(c) => format!(
+                "⚡ a partition cuts the master redis{} and c{c} off from the Sentinels, the replicas and the other clients; both sides run on, nothing crashed",
+                s.master
             ),
             _ => WORDS.story(a.client_fault()),
         }
@@ -146,15 +174,29 @@ impl Narrate for RedisLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        a.client_fault().is_some_and(|(f, _)| f.is_fault()) || matches!(a, Action::Failover(_))
+        a.client_fault().is_some_and(|(f, _)| f.is_fault())
+            || matches!(a, Action::Failover(_) | Action::Split(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, RedisLockState)]) -> String {
         let failover = happened(path, |a| matches!(a, Action::Failover(_)));
+        let split = happened(path, |a| matches!(a, Action::Split(_)));
         let paused = happened(path, |a| matches!(a, Action::Pause(_)));
         let crashed = happened(path, |a| matches!(a, Action::Crash(_)));
         let last = path.last().map(|(_, s)| s);
         let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
+        if property == Property::MutualExclusion && split && failover {
+            let old = last.and_then(|s| s.split).map_or(0, |x| x.node);
+            let lag = match self.min_replicas_lag {
+                Some(l) => format!(
+                    " min-replicas-max-lag let redis{old} accept writes for {l} tick(s) after the cut, and a lock granted then runs for its whole lease."
+                ),
+                None => String::new(),
+            };
+            return format!(
+                "Split brain: redis{old}, cut off with a client, went on granting the lock while Sentinel promoted a replica on the other side; two masters each granted it, so {pair} both hold the lock — and no process crashed.{lag}"
+            );
+        }
         if let Protocol::Described(_) = self.protocol {
             // A user's steps: say what the path shows, not what a catalog row's
             // protocol would mean by it.

@@ -11,17 +11,18 @@ impl Progress for RedisLockModel {
         s.clients.iter().map(|c| c.phase.stage()).collect()
     }
 
-    /// A client's own steps, its watchdog and the end of its pause are owed to it; a
-    /// replica applies what it was sent; the clock ticks. Pauses, crashes and
-    /// failovers may never come.
+    /// A client's own steps, its watchdog, the end of its pause and of its split are owed
+    /// to it; a replica applies what it was sent; the clock ticks. Pauses, crashes,
+    /// failovers and splits may never come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
-            Action::Step(c) | Action::Renew(c) | Action::Resume(c) => {
+            // A partition heals, in the end (Jepsen's nemesis always heals).
+            Action::Step(c) | Action::Renew(c) | Action::Resume(c) | Action::Heal(c) => {
                 Some(progress::client(c.into()))
             }
             Action::Tick => Some(progress::CLOCK),
             Action::Replicate(r) => Some(progress::server(r.into())),
-            Action::Pause(_) | Action::Crash(_) | Action::Failover(_) => None,
+            Action::Pause(_) | Action::Crash(_) | Action::Failover(_) | Action::Split(_) => None,
         }
     }
 

@@ -128,6 +128,11 @@ impl Node {
         }
     }
 
+    /// Joins the topology again (an old master healed back as a replica).
+    pub fn rejoin(&mut self) {
+        self.up = true;
+    }
+
     /// A full sync: becomes a copy of `master`, with nothing pending.
     pub fn resync_from(&mut self, master: &Node) {
         self.db = master.db.clone();

@@ -101,6 +101,7 @@ enum Op<'a> {
     Append(&'a RedisCommand, u64, u8),
     ClearStream,
     Demote,
+    Rejoin,
     ResyncFrom(NodeRef),
 }
 
@@ -120,6 +121,7 @@ impl Op<'_> {
             Op::Append(cmd, at, client) => n.append(cmd, at, client),
             Op::ClearStream => n.stream.clear(),
             Op::Demote => n.demote(),
+            Op::Rejoin => n.rejoin(),
             Op::ResyncFrom(from) => n.resync_from(&from),
         }
         None
@@ -215,6 +217,13 @@ impl NodeRef {
     /// [`Node::demote`].
     pub fn demote(&mut self) {
         self.apply(Op::Demote);
+    }
+
+    /// [`Node::rejoin`].
+    pub fn rejoin(&mut self) {
+        if !self.up {
+            self.apply(Op::Rejoin);
+        }
     }
 
     /// [`Node::rename_clients`] for at most eight clients; a node that names no client

@@ -6,6 +6,7 @@ use crate::kernel::Budget;
 use crate::progress;
 use crate::protocol::by_address::ByAddress;
 use crate::protocol::Environment;
+use crate::redis::catalog::Sentinel;
 use crate::redis::protocol::{Protocol, ValueKind};
 use crate::redis::RedisLockModel;
 use crate::registry::{Fault, Property};
@@ -76,6 +77,8 @@ impl RedisDescribed {
             wait: None,
             fencing: self.0.fences(),
             faults: Budget::of(&p.faults),
+            down_after: Sentinel::of(scenario).down_after,
+            min_replicas_lag: Sentinel::of(scenario).min_replicas_lag,
             horizon: 2 * p.ttl + 1,
             tail,
             properties: scenario.properties,
