@@ -6,7 +6,8 @@
 #   bash ci/setup.sh --only redis,sql     a `run` build and the servers of those families
 #
 # Everything: the real servers the backend tests start themselves (never as services),
-# libfaketime for clock faults, protoc for etcd-client's build script, headless Chromium
+# libfaketime for clock faults, protoc for etcd-client's build script, iproute2 and
+# nftables for network namespaces and partitions between servers, headless Chromium
 # to render and test the diagram pages, Spin (the speed anchor), and Python with
 # redis-py and kazoo for the example lock clients. Families: redis (Redis, Sentinel,
 # Redlock; libfaketime; redis-py), sql (MariaDB, PostgreSQL), etcd, zookeeper (with a
@@ -42,7 +43,9 @@ if [ "$#" -gt 0 ]; then
   done
 fi
 
-packages=(protobuf-compiler)
+# iproute2 and nftables: the hosts of their own (network namespaces, partitions
+# between servers) that runs and the servers' tests make.
+packages=(protobuf-compiler iproute2 nftables)
 for f in "${families[@]}"; do
   read -r -a more <<< "${family_packages[$f]}"
   packages+=("${more[@]}")

@@ -189,6 +189,12 @@ pub fn run_plan<F: Family>(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
     let scenario = catalog::find(plan.id.name()).map_err(|e| RunError::Internal(e.to_string()))?;
+    // What a `kill -9`ed run left of its hosts (namespaces, links) goes first, once per
+    // process; its servers died with it (PR_SET_PDEATHSIG).
+    static REAPED: std::sync::Once = std::sync::Once::new();
+    REAPED.call_once(|| {
+        locklab_servers::net::reap();
+    });
     let clients = options.clients.unwrap_or(plan.clients);
     if !(2..=64).contains(&clients) {
         return Err(RunError::BadOption(format!(

@@ -13,6 +13,9 @@
 //!   was killed before it could.
 //! - [`port`]: ports below the kernel's ephemeral range, each held by a lock file while
 //!   its server may use it, so nothing takes one between its pick and the server's bind.
+//! - [`net`]: hosts of their own — a network namespace per node on a bridge the lab
+//!   owns, partitions between any of them (nftables), removed on drop and, after a
+//!   `kill -9`, by the next start's [`net::reap`].
 //! - [`redis`]: `redis-server` and Sentinel.
 //! - [`mariadb`] and [`postgres`]: the SQL servers, each with its own cluster.
 //! - [`etcd`]: one etcd member or a cluster of three.
@@ -39,6 +42,7 @@ macro_rules! process_field {
 
 pub mod etcd;
 pub mod mariadb;
+pub mod net;
 pub mod port;
 pub mod postgres;
 pub mod process;

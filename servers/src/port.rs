@@ -70,7 +70,7 @@ fn pick_range() -> (u16, u16) {
 
 /// Where the lock files live (one per port, shared by every locklab process of the
 /// machine). Made world-writable with the sticky bit, as `/tmp` is.
-fn lock_dir() -> Option<PathBuf> {
+pub(crate) fn lock_dir() -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join("locklab-ports");
     if !dir.is_dir() {
@@ -82,11 +82,17 @@ fn lock_dir() -> Option<PathBuf> {
 
 /// Takes the port's lock file without waiting: `None` when another process holds it.
 fn try_lock(dir: &std::path::Path, port: u16) -> Option<File> {
+    try_lock_name(dir, &port.to_string())
+}
+
+/// Takes the lock file `NAME.lock` without waiting (a port's, a lab subnet's): `None`
+/// when another process holds it.
+pub(crate) fn try_lock_name(dir: &std::path::Path, name: &str) -> Option<File> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(dir.join(format!("{port}.lock")))
+        .open(dir.join(format!("{name}.lock")))
         .ok()?;
     // SAFETY: flock(2) on a descriptor this function owns.
     let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
