@@ -259,6 +259,8 @@ fn every_plan_is_tested() {
         "redis-setnx-no-ttl",
         "redis-setnx-expire",
         "redis-get-then-del",
+        "redis-split-brain",
+        "redis-split-brain-min-replicas",
         // Tested in tests/run_sql.rs.
         "mysql-getlock-conn-kill",
         "sql-for-update-outside-tx",
@@ -423,6 +425,71 @@ fn ctrl_c_stops_every_server() {
     );
 }
 
+/// The hosts (network namespaces, the bridge and its veths) of harness process `pid`.
+fn hosts_of(pid: u32) -> Vec<String> {
+    let ns = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip");
+    let links = Command::new("ip")
+        .args(["-o", "link", "show"])
+        .output()
+        .expect("ip");
+    let text =
+        String::from_utf8_lossy(&ns.stdout).to_string() + &String::from_utf8_lossy(&links.stdout);
+    let (ns, hex) = (format!("locklab-{pid}-"), format!("{pid:x}-"));
+    text.lines()
+        .filter(|l| {
+            l.contains(&ns) || l.contains(&format!(" lb{hex}")) || l.contains(&format!(" lv{hex}"))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// `kill -9` of a split-brain run: its servers die with it (the parent-death signal
+/// reaches into the namespaces); its hosts cannot remove themselves, and the next
+/// run's start removes them — no namespace, link or firewall table (they live in the
+/// namespaces) is left. Ctrl-C removes them at once.
+#[test]
+fn a_killed_split_brain_run_leaves_nothing_once_the_next_run_starts() {
+    let _one = alone();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let keep = dir.path().display().to_string();
+    let mut child =
+        harness::start_recording(&["run", "redis-split-brain", "--out", &keep], dir.path(), 4);
+    let pid = child.id();
+    assert!(!hosts_of(pid).is_empty(), "hosts are up before the kill");
+    assert!(
+        !servers_of(pid).is_empty(),
+        "servers are up before the kill"
+    );
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    let left = wait_gone(pid);
+    assert!(left.is_empty(), "servers left behind: {left:?}");
+    assert!(
+        !hosts_of(pid).is_empty(),
+        "a kill -9 cannot remove its hosts"
+    );
+    let next = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(["run", "redis-lua", "--duration", "0.5"])
+        .output()
+        .expect("the next run");
+    assert!(next.status.code().is_some(), "{next:?}");
+    assert!(hosts_of(pid).is_empty(), "left: {:?}", hosts_of(pid));
+
+    // A fresh dir: the recording it waits for is the new run's.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let keep = dir.path().display().to_string();
+    let mut child =
+        harness::start_recording(&["run", "redis-split-brain", "--out", &keep], dir.path(), 4);
+    let pid = child.id();
+    assert!(!hosts_of(pid).is_empty(), "hosts are up before Ctrl-C");
+    harness::interrupt(&mut child);
+    assert!(wait_gone(pid).is_empty());
+    assert!(hosts_of(pid).is_empty(), "left: {:?}", hosts_of(pid));
+}
+
 /// A run of the scenario's own lock that does not realise its plan (here: a kill planned
 /// long after the workload is over) is not reported as the row's answer: the next
 /// seed is tried, each discarded attempt says why, and when no attempt realises it the
@@ -454,20 +521,58 @@ fn an_unrealised_plan_is_retried_then_unknown() {
     assert_eq!(r.agreement.verdict, Verdict::Unknown, "{:#?}", r.agreement);
 }
 
-/// The split-brain rows are modelled but cannot be staged on one loopback address: a
-/// run says why and what to do (exit 4 on the command line), never a verdict.
+/// Split brain, staged with hosts of their own: the master's namespace cut off from the
+/// Sentinels' and the replicas' (nftables), c0 still reaching it; Sentinel promotes a
+/// replica and c1 is granted there while c0 holds the lock on the first master — two
+/// holders, no process killed, as the model says; with min-replicas-to-write the same
+/// (c0 is granted inside the lag). The history shows the cut, the promotion, and nothing
+/// of the lab is left afterwards.
 #[test]
-fn a_split_brain_row_says_it_cannot_run_here() {
-    for id in ["redis-split-brain", "redis-split-brain-min-replicas"] {
-        let e = locklab_jepsen::run(&RunOptions::new(id), &mut |_| {}).expect_err(id);
-        assert!(
-            matches!(e, locklab_jepsen::RunError::CannotStage(_)),
-            "{id}: {e:?}"
+fn split_brain_gives_two_holders_without_a_kill_and_leaves_no_host_behind() {
+    for (id, seed) in [
+        ("redis-split-brain", 1),
+        ("redis-split-brain", 2),
+        ("redis-split-brain-min-replicas", 1),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = agrees_with(&RunOptions {
+            seed,
+            keep: Some(dir.path().to_path_buf()),
+            ..RunOptions::new(id)
+        });
+        assert_eq!(
+            check(&r, Property::MutualExclusion),
+            Verdict::Violation,
+            "{id}"
         );
-        let text = e.to_string();
         assert!(
-            text.contains("network namespaces") && text.contains("locklab check"),
-            "{text}"
+            r.topology.contains("each on a host of its own"),
+            "{}",
+            r.topology
         );
+        let h = runs::kept_history(dir.path());
+        let isolated = run_check::nemesis(&h, "isolate");
+        let promoted = run_check::nemesis(&h, "failover");
+        assert!(
+            isolated.len() == 1 && isolated[0].1.is_none(),
+            "{isolated:?}"
+        );
+        assert!(
+            promoted.len() == 1
+                && promoted[0].0.starts_with("replica")
+                && promoted[0].2 > isolated[0].2,
+            "{promoted:?}"
+        );
+        assert!(
+            run_check::nemesis(&h, "kill").is_empty(),
+            "no process is killed in a split brain"
+        );
+        let pid = std::process::id();
+        let left = Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .expect("ip");
+        let left = String::from_utf8_lossy(&left.stdout).to_string();
+        assert!(!left.contains(&format!("locklab-{pid}-")), "{left}");
     }
 }

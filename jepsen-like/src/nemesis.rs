@@ -139,6 +139,7 @@ fn happened<S: Servers>(event: Event, targets: &Targets<'_, S>, log: &Log) -> bo
         Event::FirstGrant => log.grants() > 0,
         Event::Entered(Target::Client(c)) => log.entered(Some(c)),
         Event::Entered(_) => log.entered(None),
+        Event::FailedOver => targets.cluster().failed_over(),
         Event::KeyOn(t) => {
             let cluster = targets.cluster();
             resolve(&*cluster, t).is_ok_and(|i| cluster.holds_key(i, targets.key))

@@ -89,7 +89,12 @@ impl<F: Family> Plan<F> {
     pub fn faults_realised(&self) -> Vec<Fault> {
         let mut faults = F::lock_realises(&self.lock);
         for step in &self.faults {
-            if let Realises::Fault(f) = F::realises(&step.action) {
+            let realised = match F::realises(&step.action) {
+                Realises::Fault(f) => vec![f],
+                Realises::Faults(fs) => fs.to_vec(),
+                _ => Vec::new(),
+            };
+            for f in realised {
                 if !faults.contains(&f) {
                     faults.push(f);
                 }
@@ -124,6 +129,14 @@ impl<F: Family> Plan<F> {
         for (n, step) in self.faults.iter().enumerate() {
             let why = match F::realises(&step.action) {
                 Realises::Fault(f) if modelled.contains(&f) => continue,
+                Realises::Faults(fs) if fs.iter().all(|f| modelled.contains(f)) => continue,
+                Realises::Faults(fs) => format!(
+                    "injects {}",
+                    fs.iter()
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
                 Realises::Heal | Realises::Steer => continue,
                 Realises::Fault(f) => format!("injects {f}"),
                 Realises::Beyond => "injects a fault the model has no word for".to_string(),

@@ -140,9 +140,6 @@ fn run_family<F: Planned>(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    if let Some(why) = needs_nodes(&options.id) {
-        return Err(RunError::CannotStage(why));
-    }
     let plan = plan::<F>(&options.id).ok_or_else(|| RunError::UnknownId {
         id: options.id.clone(),
         known: runnable()
@@ -158,22 +155,6 @@ fn run_family<F: Planned>(
         Some(r) => F::with_replicas(plan, r).map_err(RunError::BadOption)?,
     };
     run_plan(plan, options, progress)
-}
-
-/// Why row `id` has no real run yet, when its fault is a partition between servers:
-/// every server of today's runs listens on one loopback address, where a Sentinel
-/// cannot be cut from its master while a client still reaches it.
-pub fn needs_nodes(id: &str) -> Option<String> {
-    use locklab_models::registry::ScenarioId::{RedisSplitBrain, RedisSplitBrainMinReplicas};
-    let row = id.parse::<locklab_models::registry::ScenarioId>().ok()?;
-    matches!(row, RedisSplitBrain | RedisSplitBrainMinReplicas).then(|| {
-        format!(
-            "{id} cannot run here yet: a split brain cuts the master and a client off from the \
-             Sentinels and the replica while both sides run on, which needs each server on a \
-             host of its own (network namespaces) with partitions between them; runs today \
-             put every server on one loopback address. Its model is checked: locklab check {id}"
-        )
-    })
 }
 
 /// The lock that runs a user's described protocol, by its family; an error when this

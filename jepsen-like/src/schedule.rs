@@ -49,6 +49,10 @@ impl Serialize for Target {
 pub enum Realises {
     /// This fault of the model's.
     Fault(Fault),
+    /// These faults of the model's, at once: a partition that cuts a master off from
+    /// its Sentinels is the model's split, and the promotion Sentinel then makes on its
+    /// own is the model's failover.
+    Faults(&'static [Fault]),
     /// The end of a fault (a resume, a healed partition): nothing of its own.
     Heal,
     /// No fault to the model: it steers the run into an interleaving the model's
@@ -186,6 +190,9 @@ pub enum Event {
     Entered(Target),
     /// The node (or the primary) holds the lock's record.
     KeyOn(Target),
+    /// The servers' own failover put a new primary in place (Sentinel promoted a
+    /// replica).
+    FailedOver,
 }
 
 impl std::fmt::Display for Event {
@@ -195,6 +202,7 @@ impl std::fmt::Display for Event {
             Event::Entered(Target::AnyClient) => f.write_str("a client enters"),
             Event::Entered(t) => write!(f, "{t} enters"),
             Event::KeyOn(t) => write!(f, "the {t} has the lock's key"),
+            Event::FailedOver => f.write_str("the failover"),
         }
     }
 }

@@ -61,6 +61,19 @@ pub trait Servers: Send + Sized + 'static {
     /// Carries out a family fault.
     fn apply(&mut self, action: &Self::Action) -> Result<(), String>;
 
+    /// Whether the servers' own failover has put a new primary in place (Sentinel
+    /// promoted a replica) during the run.
+    fn failed_over(&self) -> bool {
+        false
+    }
+
+    /// The endpoints client `client` connects to, of the run's `addrs` (one per client
+    /// node): all of them, unless the topology gives clients different sides (a split
+    /// brain's pinned client).
+    fn addrs_for(&self, _client: u32, addrs: &[String]) -> Vec<String> {
+        addrs.to_vec()
+    }
+
     /// Called every 100 ms during the workload: a family follows what its own
     /// machinery decides (Redis: Sentinel's failover, retargeting the proxy in front
     /// of the primary), recording it in the history.

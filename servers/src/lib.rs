@@ -141,9 +141,9 @@ pub trait Server: Send {
         self.process().port()
     }
 
-    /// `127.0.0.1:port`.
+    /// `ip:port`: `127.0.0.1`, or its lab host's address.
     fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port())
+        format!("{}:{}", self.process().ip(), self.port())
     }
 
     /// The data dir.

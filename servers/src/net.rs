@@ -416,13 +416,25 @@ fn owner(name: &str) -> Option<u32> {
 /// Removes every namespace and link a lab of a process that is gone left behind (a
 /// `kill -9` skips Drop). Returns what it removed; nothing when labs cannot be made here.
 pub fn reap() -> Vec<String> {
+    remove_where(|pid| !alive(pid))
+}
+
+/// Removes every lab of this process, for an interrupt handler that exits without
+/// running Drop (the processes inside are killed with their namespaces).
+pub fn remove_own() -> Vec<String> {
+    let me = std::process::id();
+    remove_where(|pid| pid == me)
+}
+
+/// Removes the namespaces and links of labs whose owning process `doomed` picks.
+fn remove_where(doomed: impl Fn(u32) -> bool) -> Vec<String> {
     let mut removed = Vec::new();
     let namespaces = run("ip", &["netns", "list"]).unwrap_or_default();
     for name in namespaces
         .lines()
         .filter_map(|l| l.split_whitespace().next())
     {
-        if owner(name).is_some_and(|pid| !alive(pid)) {
+        if owner(name).is_some_and(&doomed) {
             remove_netns(name);
             removed.push(name.to_string());
         }
@@ -433,7 +445,7 @@ pub fn reap() -> Vec<String> {
         let Some(name) = line.split(": ").nth(1).and_then(|n| n.split('@').next()) else {
             continue;
         };
-        if owner(name).is_some_and(|pid| !alive(pid)) && run("ip", &["link", "del", name]).is_ok() {
+        if owner(name).is_some_and(&doomed) && run("ip", &["link", "del", name]).is_ok() {
             removed.push(name.to_string());
         }
     }

@@ -10,6 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::net::Host;
 use crate::port::{self, PortLease};
 use crate::scratch::ScratchDir;
 use crate::{reaper, Server, ServerError};
@@ -26,6 +27,8 @@ pub struct ServerProcess {
     child: Option<Child>,
     port: PortLease,
     dir: ScratchDir,
+    /// The lab host it runs on (its namespace and address); `None`: loopback.
+    host: Option<Host>,
 }
 
 impl ServerProcess {
@@ -44,6 +47,7 @@ impl ServerProcess {
             child: None,
             port,
             dir,
+            host: None,
         })
     }
 
@@ -52,11 +56,24 @@ impl ServerProcess {
     pub fn start<S: Server>(
         binary: &'static str,
         family: &str,
+        make: impl FnMut(ServerProcess) -> S,
+    ) -> Result<S, ServerError> {
+        Self::start_on(binary, family, None, make)
+    }
+
+    /// As [`ServerProcess::start`], in `host`'s namespace on its address when given
+    /// (a node of a [`crate::net::Lab`]).
+    pub fn start_on<S: Server>(
+        binary: &'static str,
+        family: &str,
+        host: Option<&Host>,
         mut make: impl FnMut(ServerProcess) -> S,
     ) -> Result<S, ServerError> {
         let mut last = None;
         for _ in 0..5 {
-            let mut server = make(ServerProcess::reserve(binary, family)?);
+            let mut process = ServerProcess::reserve(binary, family)?;
+            process.host = host.cloned();
+            let mut server = make(process);
             match server.launch() {
                 Ok(()) => return Ok(server),
                 Err(e @ ServerError::Missing { .. }) => return Err(e),
@@ -86,6 +103,18 @@ impl ServerProcess {
         self.dir.path()
     }
 
+    /// The address it listens on: its lab host's, or loopback.
+    pub fn ip(&self) -> std::net::Ipv4Addr {
+        self.host
+            .as_ref()
+            .map_or(std::net::Ipv4Addr::LOCALHOST, |h| h.addr)
+    }
+
+    /// The lab host it runs on, if any.
+    pub fn host(&self) -> Option<&Host> {
+        self.host.as_ref()
+    }
+
     /// The process id while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
@@ -97,7 +126,11 @@ impl ServerProcess {
 
     /// Spawns `cmd` in the data dir, its output appended to the log, as the leader of
     /// its own process group, to die with the spawning thread.
-    pub fn spawn(&mut self, mut cmd: Command) -> Result<(), ServerError> {
+    pub fn spawn(&mut self, cmd: Command) -> Result<(), ServerError> {
+        let mut cmd = match &self.host {
+            Some(h) => in_netns(&h.netns, &cmd),
+            None => cmd,
+        };
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -221,6 +254,22 @@ impl ServerProcess {
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
+}
+
+/// `cmd` run inside `netns` (`ip netns exec` execs it: the child is the program).
+fn in_netns(netns: &str, cmd: &Command) -> Command {
+    let mut wrapped = Command::new("ip");
+    wrapped
+        .args(["netns", "exec", netns])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(v) => wrapped.env(key, v),
+            None => wrapped.env_remove(key),
+        };
+    }
+    wrapped
 }
 
 impl Drop for ServerProcess {

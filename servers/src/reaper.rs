@@ -44,7 +44,7 @@ pub fn count() -> usize {
 }
 
 /// SIGCONT (a paused server cannot die otherwise) and SIGKILL to every registered
-/// process group, then removes their data dirs. Not async-signal-safe: call it from a
+/// process group, then removes their data dirs and this process's labs. Not async-signal-safe: call it from a
 /// signal-handling thread.
 pub fn kill_all() {
     let pids: Vec<u32> = live().iter().copied().collect();
@@ -61,4 +61,6 @@ pub fn kill_all() {
     for dir in gone {
         let _ = std::fs::remove_dir_all(&dir);
     }
+    // The hosts of a split-brain run, and whatever still runs in them.
+    crate::net::remove_own();
 }

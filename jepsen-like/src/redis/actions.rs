@@ -12,6 +12,11 @@ use crate::schedule::{FamilyAction, Realises};
 /// A Redis-only fault.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RedisAction {
+    /// Split brain: the master's host cut off (nftables, in the run's lab) from the
+    /// Sentinels' and the replicas' hosts; the clients pinned to it still reach it.
+    Isolate(Target),
+    /// End the isolation: Sentinel turns the old master into a replica of the new.
+    HealIsolation(Target),
     /// Stop replication from a master: its replicas' sync is refused and their links
     /// killed (a replica that replicates as its own ACL user is spared).
     CutReplication(Target),
@@ -25,7 +30,8 @@ impl FamilyAction for RedisAction {
     fn realises(&self) -> Realises {
         match self {
             RedisAction::CutReplication(_) => Realises::Fault(Fault::Failover),
-            RedisAction::HealReplication(_) => Realises::Heal,
+            RedisAction::Isolate(_) => Realises::Faults(&[Fault::Split, Fault::Failover]),
+            RedisAction::HealReplication(_) | RedisAction::HealIsolation(_) => Realises::Heal,
         }
     }
 
@@ -33,12 +39,31 @@ impl FamilyAction for RedisAction {
         match self {
             RedisAction::CutReplication(_) => "cut-replication",
             RedisAction::HealReplication(_) => "heal-replication",
+            RedisAction::Isolate(_) => "isolate",
+            RedisAction::HealIsolation(_) => "heal-isolation",
+        }
+    }
+
+    /// An isolation names both sides: the target alone would name whichever node is
+    /// the primary when it runs (after a failover, the new one).
+    fn target_name(&self) -> Option<&'static str> {
+        match self {
+            RedisAction::Isolate(_) => {
+                Some("the first master and its pinned client | the replicas and the Sentinels")
+            }
+            RedisAction::HealIsolation(_) => {
+                Some("the first master | the replicas and the Sentinels, healed")
+            }
+            _ => None,
         }
     }
 
     fn target(&self) -> Target {
         match self {
-            RedisAction::CutReplication(t) | RedisAction::HealReplication(t) => *t,
+            RedisAction::CutReplication(t)
+            | RedisAction::HealReplication(t)
+            | RedisAction::Isolate(t)
+            | RedisAction::HealIsolation(t) => *t,
         }
     }
 }
@@ -49,6 +74,9 @@ impl RedisAction {
         let (acl, cut) = match self {
             RedisAction::CutReplication(_) => (["-psync", "-sync"], true),
             RedisAction::HealReplication(_) => (["+psync", "+sync"], false),
+            RedisAction::Isolate(_) | RedisAction::HealIsolation(_) => {
+                return Err("an isolation is the lab's, not the master's".into())
+            }
         };
         let answer = master.cli(&["ACL", "SETUSER", "default", acl[0], acl[1]]);
         if answer != "OK" {

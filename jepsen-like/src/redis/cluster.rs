@@ -2,17 +2,21 @@
 //! ports with temp data dirs: one node; a master with replicas watched by three
 //! Sentinels; or independent Redlock nodes. Sentinel's failover is followed here: the
 //! proxy in front of the primary is pointed at the master Sentinel names, as a
-//! Sentinel-aware client would reconnect.
+//! Sentinel-aware client would reconnect. A split-brain topology puts every server on
+//! a host of its own ([`Lab`]), so the master can be cut off from its Sentinels and
+//! replicas while a client pinned to it still reaches it.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use locklab_servers::net::{Cut, Lab};
 use locklab_servers::{RedisServer, Sentinel, Server, ServerConfig, ServerError};
 use serde_json::json;
 
 use super::actions::RedisAction;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
+use crate::schedule::FamilyAction;
 use crate::schedule::Target;
 use crate::servers::Servers;
 use crate::RunError;
@@ -31,12 +35,26 @@ pub enum Shape {
         /// never promotes it): the other replicas are the ones that can lag, and one of
         /// them is what a failover promotes.
         replica1_apart: bool,
+        /// Every server on a host of its own, for a split brain.
+        split: Option<SplitBrain>,
     },
     /// `n0` … independent nodes.
     Redlock {
         /// How many.
         nodes: usize,
     },
+}
+
+/// A split-brain topology: every server (master, replicas, three Sentinels) on a host of
+/// its own in a lab, and two endpoints in front of the master — one that follows
+/// Sentinel (every client's but one) and one that stays with the first master (the
+/// pinned client's: the client cut off on the master's side).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SplitBrain {
+    /// The client that stays with the first master.
+    pub pinned: u32,
+    /// `min-replicas-to-write 1` with this `min-replicas-max-lag` (s) on every server.
+    pub min_replicas_lag_s: Option<u32>,
 }
 
 /// The ACL user `replica1` replicates as when it is set apart.
@@ -54,6 +72,11 @@ pub struct RedisCluster {
     /// The master address the Sentinels named at the last tick.
     followed: Option<String>,
     failed_over: bool,
+    split: Option<SplitBrain>,
+    /// The master is cut off from its Sentinels now (or was).
+    isolated: bool,
+    /// The hosts of a split-brain topology; dropped after the servers (last field).
+    lab: Option<Lab>,
 }
 
 fn start(config: ServerConfig) -> Result<RedisServer, RunError> {
@@ -81,19 +104,46 @@ impl RedisCluster {
     /// The Sentinels' addresses (none outside the failover shape): not proxied, no
     /// fault cuts them.
     pub fn sentinel_addrs(&self) -> Vec<String> {
-        self.sentinels
-            .iter()
-            .map(|s| format!("127.0.0.1:{}", s.port()))
-            .collect()
+        self.sentinels.iter().map(|s| s.addr()).collect()
     }
 
-    fn sentinel(replicas: usize, apart: bool, fake_clock: bool) -> Result<Self, RunError> {
+    /// The lab of a split-brain topology: a host per server.
+    fn lab(replicas: usize) -> Result<Lab, RunError> {
+        let mut names = vec!["master".to_string()];
+        names.extend((1..=replicas).map(|i| format!("replica{i}")));
+        names.extend((1..=3).map(|i| format!("sentinel{i}")));
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        Lab::new(&names).map_err(|e| {
+            RunError::CannotStage(format!(
+                "a split brain needs each server on a host of its own: {e}"
+            ))
+        })
+    }
+
+    fn sentinel(
+        replicas: usize,
+        apart: bool,
+        fake_clock: bool,
+        split: Option<SplitBrain>,
+    ) -> Result<Self, RunError> {
+        let lab = split.map(|_| Self::lab(replicas)).transpose()?;
+        let host = |name: &str| lab.as_ref().and_then(|l| l.host(name).ok().cloned());
         // Every server knows the replication user: any of them may become master.
-        let config = || {
+        let config = |name: &str| {
             let mut c = ServerConfig {
                 fake_clock,
+                host: host(name),
                 ..ServerConfig::default()
             };
+            if let Some(lag) = split.and_then(|s| s.min_replicas_lag_s) {
+                // One configuration for every server, as deployments have it.
+                c.args.extend([
+                    "--min-replicas-to-write".to_string(),
+                    "1".into(),
+                    "--min-replicas-max-lag".into(),
+                    lag.to_string(),
+                ]);
+            }
             if apart {
                 // Each word its own argument: redis-server joins them into one
                 // configuration line.
@@ -104,14 +154,15 @@ impl RedisCluster {
             }
             c
         };
-        let master = start(config())?;
+        let master = start(config("master"))?;
         let mport = master.port().to_string();
+        let mip = master.process().ip();
         let mut names = vec!["master".to_string()];
         let mut servers = vec![master];
         for i in 1..=replicas {
-            let mut c = config();
+            let mut c = config(&format!("replica{i}"));
             c.args
-                .extend(["--replicaof".into(), "127.0.0.1".into(), mport.clone()]);
+                .extend(["--replicaof".into(), mip.to_string(), mport.clone()]);
             if i == 1 && apart {
                 c.args.extend(
                     [
@@ -129,8 +180,12 @@ impl RedisCluster {
             servers.push(start(c)?);
         }
         let mut sentinels = Vec::new();
-        for _ in 0..3 {
-            sentinels.push(Sentinel::start(MASTER_NAME, servers[0].port()).map_err(environment)?);
+        for i in 1..=3 {
+            let h = host(&format!("sentinel{i}"));
+            sentinels.push(
+                Sentinel::start_on(h.as_ref(), MASTER_NAME, mip, servers[0].port())
+                    .map_err(environment)?,
+            );
         }
         for (name, s) in names.iter().zip(&servers).skip(1) {
             wait_until(
@@ -153,7 +208,32 @@ impl RedisCluster {
             primary: Some(0),
             followed: None,
             failed_over: false,
+            split,
+            isolated: false,
+            lab,
         })
+    }
+
+    /// Cuts the master's host off from every replica's and Sentinel's (both ways).
+    fn isolate(&mut self) -> Result<(), String> {
+        let lab = self
+            .lab
+            .as_ref()
+            .ok_or("an isolation needs the split-brain topology's hosts")?;
+        let others = lab
+            .hosts()
+            .iter()
+            .filter(|h| h.name != "master")
+            .map(|h| h.name.clone())
+            .collect();
+        lab.partition(&Cut {
+            from: vec!["master".into()],
+            to: others,
+            one_way: false,
+        })
+        .map_err(|e| e.to_string())?;
+        self.isolated = true;
+        Ok(())
     }
 
     /// The Redis version, for the header.
@@ -192,7 +272,8 @@ impl Servers for RedisCluster {
             Shape::Sentinel {
                 replicas,
                 replica1_apart,
-            } => return Self::sentinel(replicas, replica1_apart, fake_clock),
+                split,
+            } => return Self::sentinel(replicas, replica1_apart, fake_clock, split),
             Shape::Single => (vec!["redis".to_string()], vec![start(config())?], Some(0)),
             Shape::Redlock { nodes } => {
                 let mut servers = Vec::new();
@@ -209,6 +290,9 @@ impl Servers for RedisCluster {
             primary,
             followed: None,
             failed_over: false,
+            split: None,
+            isolated: false,
+            lab: None,
         })
     }
 
@@ -225,17 +309,37 @@ impl Servers for RedisCluster {
     }
 
     fn client_nodes(&self) -> Vec<usize> {
-        match self.primary {
-            // The proxy in front of node 0 follows the master through failovers.
-            Some(_) => vec![0],
-            None => (0..self.servers.len()).collect(),
+        match (self.primary, self.split) {
+            // The first proxy in front of node 0 follows the master through failovers;
+            // a split brain's second stays with the first master.
+            (Some(_), Some(_)) => vec![0, 0],
+            (Some(_), None) => vec![0],
+            (None, _) => (0..self.servers.len()).collect(),
         }
     }
 
     fn endpoint_names(&self) -> Vec<String> {
-        match self.primary {
-            Some(_) => vec!["Sentinel's master".into()],
-            None => self.names.clone(),
+        match (self.primary, self.split) {
+            (Some(_), Some(s)) => vec![
+                "Sentinel's master".into(),
+                format!("the first master (c{}'s side)", s.pinned),
+            ],
+            (Some(_), None) => vec!["Sentinel's master".into()],
+            (None, _) => self.names.clone(),
+        }
+    }
+
+    fn failed_over(&self) -> bool {
+        self.failed_over
+    }
+
+    /// In a split brain, the pinned client reaches only the first master, the others
+    /// only Sentinel's.
+    fn addrs_for(&self, client: u32, addrs: &[String]) -> Vec<String> {
+        match (self.split, addrs) {
+            (Some(s), [_, pinned]) if client == s.pinned => vec![pinned.clone()],
+            (Some(_), [follower, _]) => vec![follower.clone()],
+            _ => addrs.to_vec(),
         }
     }
 
@@ -251,9 +355,15 @@ impl Servers for RedisCluster {
     }
 
     fn apply(&mut self, action: &RedisAction) -> Result<(), String> {
-        let master = self.resolve(match action {
-            RedisAction::CutReplication(t) | RedisAction::HealReplication(t) => *t,
-        })?;
+        match action {
+            RedisAction::Isolate(_) => return self.isolate(),
+            RedisAction::HealIsolation(_) => {
+                let lab = self.lab.as_ref().ok_or("no hosts to heal")?;
+                return lab.heal().map_err(|e| e.to_string());
+            }
+            _ => {}
+        }
+        let master = self.resolve(action.target())?;
         action.apply(master)
     }
 
@@ -268,13 +378,25 @@ impl Servers for RedisCluster {
             self.failed_over = true;
             if let Some((_, proxy)) = proxies.iter().find(|(n, _)| *n == 0) {
                 proxy.retarget(&addr);
+                // The clients outside a split were cut off from the old master; the new
+                // one they reach.
+                if self.split.is_some() {
+                    proxy.heal();
+                }
             }
             let new = self.servers.iter().position(|s| s.addr() == addr);
             self.primary = new.or(self.primary);
             let name = new.map_or_else(|| addr.clone(), |i| self.names[i].clone());
+            let note = match self.split {
+                Some(s) => format!(
+                    "Sentinel promoted {name}; the clients outside the cut now reach it, c{} still reaches the first master",
+                    s.pinned
+                ),
+                None => format!("Sentinel promoted {name}; clients now reach it"),
+            };
             log.nemesis(
                 json!({"fault": "failover", "target": name, "addr": addr}),
-                Some(format!("Sentinel promoted {name}; clients now reach it")),
+                Some(note),
             );
         }
         self.followed = Some(addr);
@@ -289,12 +411,13 @@ impl Servers for RedisCluster {
             .collect();
         let mut text = list.join(", ");
         if !self.sentinels.is_empty() {
-            let ports: Vec<String> = self
-                .sentinels
-                .iter()
-                .map(|s| s.port().to_string())
-                .collect();
-            text.push_str(&format!(" + sentinels on {}", ports.join(", ")));
+            text.push_str(&format!(
+                " + sentinels on {}",
+                self.sentinel_addrs().join(", ")
+            ));
+        }
+        if self.lab.is_some() {
+            text.push_str(" (each on a host of its own)");
         }
         text
     }
@@ -309,7 +432,7 @@ impl Servers for RedisCluster {
                 return Some(format!("sentinel {} entered TILT mode", i + 1));
             }
         }
-        if !self.sentinels.is_empty() && primary_killed && !self.failed_over {
+        if !self.sentinels.is_empty() && (primary_killed || self.isolated) && !self.failed_over {
             return Some("Sentinel did not fail over during the run".into());
         }
         None

@@ -4,7 +4,7 @@
 //! reproduce on every run rather than when the workload happens to be on time.
 
 use super::actions::RedisAction;
-use super::cluster::Shape;
+use super::cluster::{Shape, SplitBrain};
 use super::locks::RedisLock;
 use super::Redis;
 use crate::plan::{Plan, Planned};
@@ -89,6 +89,7 @@ fn failover(id: ScenarioId, lock: RedisLock, story: &'static str) -> RedisPlan {
         shape: Shape::Sentinel {
             replicas: 1,
             replica1_apart: false,
+            split: None,
         },
         lock,
         ttl_ms: 30_000,
@@ -105,6 +106,50 @@ fn failover(id: ScenarioId, lock: RedisLock, story: &'static str) -> RedisPlan {
         faults: vec![
             at(0, cut(Primary)),
             after(Event::KeyOn(Primary), 100, Action::Kill(Primary)),
+        ],
+        story,
+    }
+}
+
+/// Split brain, with no process killed: the master's host cut off from the Sentinels'
+/// and the replica's (c0 pinned to the master, still reaching it; the other clients
+/// cut off from it), Sentinel promotes the replica after its down-after (1 s), the
+/// other clients follow it; the cut heals 1.5 s after the promotion. c0 works long
+/// enough that it is still inside when another client gets in on the new master.
+fn split_brain(
+    id: ScenarioId,
+    replicas: usize,
+    min_replicas_lag_s: Option<u32>,
+    story: &'static str,
+) -> RedisPlan {
+    Plan {
+        id,
+        shape: Shape::Sentinel {
+            replicas,
+            replica1_apart: false,
+            split: Some(SplitBrain {
+                pinned: 0,
+                min_replicas_lag_s,
+            }),
+        },
+        lock: RedisLock::Lua,
+        ttl_ms: 30_000,
+        work_ms: 9_000,
+        clients: 2,
+        duration_ms: 12_000,
+        client_delay_ms: 300,
+        fake_clock: false,
+        beyond_model: None,
+        faults: vec![
+            at(0, Action::Family(RedisAction::Isolate(Primary))),
+            // The clients outside the cut lose the master too (the proxy that follows
+            // Sentinel): they reach the next one once Sentinel names it.
+            at(0, Action::Partition(Primary)),
+            after(
+                Event::FailedOver,
+                1_500,
+                Action::Family(RedisAction::HealIsolation(Primary)),
+            ),
         ],
         story,
     }
@@ -247,6 +292,18 @@ pub fn plans() -> Vec<RedisPlan> {
                 "holders WAIT for 1 replica before entering; then replication is cut and the master killed mid-section, Sentinel promotes the replica",
             )
         },
+        split_brain(
+            ScenarioId::RedisSplitBrain,
+            1,
+            None,
+            "the master and c0 are cut off from the Sentinels and the replica (network namespaces, nftables); c0 is granted on the master; Sentinel promotes the replica; c1 is granted there; the cut heals 1.5 s later",
+        ),
+        split_brain(
+            ScenarioId::RedisSplitBrainMinReplicas,
+            2,
+            Some(2),
+            "as redis-split-brain with two replicas, every server with min-replicas-to-write 1, min-replicas-max-lag 2: c0 is granted inside the lag; Sentinel promotes a replica, which has the other; c1 is granted there",
+        ),
         redlock(ScenarioId::Redlock, Vec::new(), "no fault: clients contend for a majority of 5 nodes"),
         Plan {
             work_ms: 5_000,
@@ -326,7 +383,7 @@ pub fn plans() -> Vec<RedisPlan> {
 /// answered by `replica1` alone; the master dies; Sentinel, which may not pick
 /// `replica1`, promotes a replica that never saw the lock.
 pub fn with_replicas(mut plan: RedisPlan, replicas: usize) -> Result<RedisPlan, String> {
-    let Shape::Sentinel { .. } = plan.shape else {
+    let Shape::Sentinel { split, .. } = plan.shape else {
         return Err(format!("--replicas: {} has no replicas", plan.id));
     };
     if !(1..=4).contains(&replicas) {
@@ -336,6 +393,7 @@ pub fn with_replicas(mut plan: RedisPlan, replicas: usize) -> Result<RedisPlan, 
     plan.shape = Shape::Sentinel {
         replicas,
         replica1_apart: lagging,
+        split,
     };
     if lagging {
         plan.faults = vec![

@@ -222,6 +222,7 @@ impl<F: Family> Connecting<'_, F> {
                 process: Process::Client(index),
                 log: Arc::clone(self.log),
             };
+            let addrs = &self.servers.addrs_for(index, addrs);
             let client = self
                 .runtime
                 .block_on(F::connect(self.servers, addrs, commands))?;

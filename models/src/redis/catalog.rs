@@ -319,12 +319,15 @@ pub fn scenarios() -> Vec<Scenario> {
         Scenario {
             id: ScenarioId::RedisSplitBrainMinReplicas.name(),
             family: redis,
-            protocol: "same, the master set to min-replicas-to-write 1, min-replicas-max-lag 1 tick",
+            protocol: "same with two replicas, every server set to min-replicas-to-write 1, min-replicas-max-lag 1 tick",
             faults: "split brain, as redis-split-brain",
             properties: MX_FR,
             expected: Violates(MX),
-            lesson: "min-replicas-max-lag only bounds how long the old master keeps accepting writes; a lock it grants inside that lag still runs for its whole lease. The window is lag + TTL against Sentinel's down-after: here 1 + 2 ticks against 2, so it remains (with --ttl 1 it closes).",
-            defaults: split,
+            lesson: "min-replicas-max-lag only bounds how long the old master keeps accepting writes; a lock it grants inside that lag still runs for its whole lease while the promoted master, which has the other replica, grants it again. The window is lag + TTL against Sentinel's down-after: here 1 + 2 ticks against 2, so it remains (with --ttl 1 it closes). With --replicas 1 the promoted master refuses writes too, until the partition heals and the old master rejoins as its replica — a full sync that wipes the lock its client still believes it holds.",
+            defaults: Params {
+                replicas: 2,
+                ..split
+            },
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
     ]

@@ -320,12 +320,21 @@ impl RedisLockModel {
         }
     }
 
-    /// Whether node `m` refuses writes now: cut off from its replicas for longer than
-    /// `min-replicas-max-lag`.
+    /// Whether node `m` refuses writes now under `min-replicas-to-write 1` (set on
+    /// every server, as one configuration file is): the isolated node once it has been
+    /// cut off from its replicas for longer than `min-replicas-max-lag`; a master with
+    /// no replica at all (a promoted one whose only peer is cut off) at once.
     fn no_replicas(&self, s: &RedisLockState, m: usize) -> bool {
-        match (self.min_replicas_lag, s.split) {
-            (Some(lag), Some(x)) => x.node as usize == m && s.now > x.since + lag,
-            _ => false,
+        let Some(lag) = self.min_replicas_lag else {
+            return false;
+        };
+        match s.split {
+            Some(x) if x.node as usize == m => s.now > x.since + lag,
+            _ => !s
+                .nodes
+                .iter()
+                .enumerate()
+                .any(|(i, n)| i != m && n.up && s.split.is_none_or(|x| x.node as usize != i)),
         }
     }
 

@@ -5,7 +5,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::server::{cli, ping, BINARY, FAMILY};
+use std::net::Ipv4Addr;
+
+use super::server::{cli_at, ping_at, BINARY, FAMILY};
+use crate::net::Host;
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
 
@@ -22,12 +25,23 @@ impl Sentinel {
     /// `master_name`, with a quorum of 2 and Sentinel's fastest useful timings
     /// (down after 1 s, failover timeout 3 s).
     pub fn start(master_name: &str, master_port: u16) -> Result<Self, ServerError> {
+        Self::start_on(None, master_name, Ipv4Addr::LOCALHOST, master_port)
+    }
+
+    /// As [`Sentinel::start`], on lab host `host` (when given), watching the master at
+    /// `master_ip:master_port`.
+    pub fn start_on(
+        host: Option<&Host>,
+        master_name: &str,
+        master_ip: Ipv4Addr,
+        master_port: u16,
+    ) -> Result<Self, ServerError> {
         let monitor = format!(
-            "sentinel monitor {master_name} 127.0.0.1 {master_port} 2\n\
+            "sentinel monitor {master_name} {master_ip} {master_port} 2\n\
              sentinel down-after-milliseconds {master_name} 1000\n\
              sentinel failover-timeout {master_name} 3000"
         );
-        ServerProcess::start(BINARY, FAMILY, |process| Sentinel {
+        ServerProcess::start_on(BINARY, FAMILY, host, |process| Sentinel {
             process,
             master_name: master_name.to_string(),
             monitor: monitor.clone(),
@@ -36,7 +50,7 @@ impl Sentinel {
 
     /// Runs a command through `redis-cli` against this Sentinel.
     pub fn cli(&self, args: &[&str]) -> String {
-        cli(self.port(), args)
+        cli_at(self.process.ip(), self.port(), args)
     }
 
     /// The master's `host:port` as this Sentinel names it now.
@@ -76,8 +90,9 @@ impl Server for Sentinel {
         std::fs::write(
             &path,
             format!(
-                "port {}\nbind 127.0.0.1\ndir {}\n{}\n",
+                "port {}\nbind {}\nprotected-mode no\ndir {}\n{}\n",
                 self.port(),
+                self.process.ip(),
                 self.dir().display(),
                 self.monitor
             ),
@@ -85,8 +100,8 @@ impl Server for Sentinel {
         let mut cmd = Command::new(BINARY);
         cmd.arg(&path).arg("--sentinel");
         self.process.spawn(cmd)?;
-        let port = self.port();
-        self.process.wait_ready(READY_TIMEOUT, || ping(port))
+        let (ip, port) = (self.process.ip(), self.port());
+        self.process.wait_ready(READY_TIMEOUT, || ping_at(ip, port))
     }
 
     /// Sentinel's state is its rewritten configuration: it starts over from the

@@ -25,6 +25,8 @@ pub struct ServerConfig {
     /// Run under libfaketime, its offset read from `clock` in the data dir at every
     /// clock read, so [`RedisServer::set_clock`] can jump or speed up its clock.
     pub fake_clock: bool,
+    /// The lab host to run on (its namespace, its address); `None`: loopback.
+    pub host: Option<crate::net::Host>,
 }
 
 /// A running redis-server.
@@ -40,7 +42,12 @@ const FAKETIME_PRELOAD: &str = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so
 
 /// Whether a Redis server (or Sentinel) answers `PING` on `port`.
 pub fn ping(port: u16) -> bool {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    ping_at(Ipv4Addr::LOCALHOST, port)
+}
+
+/// Whether a Redis server (or Sentinel) answers `PING` at `ip:port`.
+pub fn ping_at(ip: Ipv4Addr, port: u16) -> bool {
+    let addr = SocketAddr::from((ip, port));
     let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
         return false;
     };
@@ -55,7 +62,14 @@ pub fn ping(port: u16) -> bool {
 /// Runs `redis-cli -p port args…` and returns its output (for assertions and controls
 /// that must not go through the code under test).
 pub fn cli(port: u16, args: &[&str]) -> String {
+    cli_at(Ipv4Addr::LOCALHOST, port, args)
+}
+
+/// Runs `redis-cli -h ip -p port args…` and returns its output.
+pub fn cli_at(ip: Ipv4Addr, port: u16, args: &[&str]) -> String {
     Command::new("redis-cli")
+        .arg("-h")
+        .arg(ip.to_string())
         .arg("-p")
         .arg(port.to_string())
         .args(args)
@@ -72,7 +86,8 @@ impl RedisServer {
 
     /// Starts a replica of `master` and waits until its link to the master is up.
     pub fn start_replica_of(master: &RedisServer) -> Result<Self, ServerError> {
-        let s = Self::start_with(&["--replicaof", "127.0.0.1", &master.port().to_string()])?;
+        let master_ip = master.process.ip().to_string();
+        let s = Self::start_with(&["--replicaof", &master_ip, &master.port().to_string()])?;
         let start = Instant::now();
         while start.elapsed() < READY_TIMEOUT {
             if s.info("replication").contains("master_link_status:up") {
@@ -98,9 +113,11 @@ impl RedisServer {
 
     /// Starts a server as configured.
     pub fn start_config(config: ServerConfig) -> Result<Self, ServerError> {
-        ServerProcess::start(BINARY, FAMILY, |process| RedisServer {
-            process,
-            config: config.clone(),
+        ServerProcess::start_on(BINARY, FAMILY, config.host.as_ref(), |process| {
+            RedisServer {
+                process,
+                config: config.clone(),
+            }
         })
     }
 
@@ -121,7 +138,7 @@ impl RedisServer {
 
     /// Runs a command through `redis-cli` and returns its output.
     pub fn cli(&self, args: &[&str]) -> String {
-        cli(self.port(), args)
+        cli_at(self.process.ip(), self.port(), args)
     }
 
     /// `INFO section`.
@@ -138,7 +155,7 @@ impl Server for RedisServer {
         cmd.arg("--port")
             .arg(self.port().to_string())
             .arg("--bind")
-            .arg("127.0.0.1")
+            .arg(self.process.ip().to_string())
             .arg("--save")
             .arg("")
             .arg("--appendonly")
@@ -156,10 +173,14 @@ impl Server for RedisServer {
                 .env("FAKETIME_TIMESTAMP_FILE", &clock)
                 .env("FAKETIME_NO_CACHE", "1");
         }
+        if self.process.host().is_some() {
+            // Reached from the other hosts of its lab, never from beyond it.
+            cmd.arg("--protected-mode").arg("no");
+        }
         cmd.args(&self.config.args);
         self.process.spawn(cmd)?;
-        let port = self.port();
-        self.process.wait_ready(READY_TIMEOUT, || ping(port))
+        let (ip, port) = (self.process.ip(), self.port());
+        self.process.wait_ready(READY_TIMEOUT, || ping_at(ip, port))
     }
 
     /// `SAVE`: the snapshot a restart with data loads.
