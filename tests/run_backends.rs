@@ -427,23 +427,7 @@ fn ctrl_c_stops_every_server() {
 
 /// The hosts (network namespaces, the bridge and its veths) of harness process `pid`.
 fn hosts_of(pid: u32) -> Vec<String> {
-    let ns = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .expect("ip");
-    let links = Command::new("ip")
-        .args(["-o", "link", "show"])
-        .output()
-        .expect("ip");
-    let text =
-        String::from_utf8_lossy(&ns.stdout).to_string() + &String::from_utf8_lossy(&links.stdout);
-    let (ns, hex) = (format!("locklab-{pid}-"), format!("{pid:x}-"));
-    text.lines()
-        .filter(|l| {
-            l.contains(&ns) || l.contains(&format!(" lb{hex}")) || l.contains(&format!(" lv{hex}"))
-        })
-        .map(str::to_string)
-        .collect()
+    locklab_servers::net::left_of(pid)
 }
 
 /// `kill -9` of a split-brain run: its servers die with it (the parent-death signal

@@ -426,27 +426,51 @@ pub fn remove_own() -> Vec<String> {
     remove_where(|pid| pid == me)
 }
 
+/// Names of lab namespaces or links, each with its owning process.
+type Owned = Vec<(String, u32)>;
+
+/// The machine's namespaces and links that belong to labs.
+fn lab_names() -> (Owned, Owned) {
+    let owned = |name: &str| owner(name).map(|pid| (name.to_string(), pid));
+    let namespaces = run("ip", &["netns", "list"]).unwrap_or_default();
+    let namespaces = namespaces
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(owned)
+        .collect();
+    let links = run("ip", &["-o", "link", "show"]).unwrap_or_default();
+    // "12: lb1a2b-0: <BROADCAST,…" (a veth shows as "lv…-0@if11").
+    let links = links
+        .lines()
+        .filter_map(|l| l.split(": ").nth(1).and_then(|n| n.split('@').next()))
+        .filter_map(owned)
+        .collect();
+    (namespaces, links)
+}
+
+/// What the machine still has of the labs of process `pid`: the names of their
+/// namespaces and links (empty once they are gone).
+pub fn left_of(pid: u32) -> Vec<String> {
+    let (namespaces, links) = lab_names();
+    namespaces
+        .into_iter()
+        .chain(links)
+        .filter(|(_, owner)| *owner == pid)
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// Removes the namespaces and links of labs whose owning process `doomed` picks.
 fn remove_where(doomed: impl Fn(u32) -> bool) -> Vec<String> {
     let mut removed = Vec::new();
-    let namespaces = run("ip", &["netns", "list"]).unwrap_or_default();
-    for name in namespaces
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-    {
-        if owner(name).is_some_and(&doomed) {
-            remove_netns(name);
-            removed.push(name.to_string());
-        }
+    let (namespaces, links) = lab_names();
+    for (name, _) in namespaces.into_iter().filter(|(_, pid)| doomed(*pid)) {
+        remove_netns(&name);
+        removed.push(name);
     }
-    let links = run("ip", &["-o", "link", "show"]).unwrap_or_default();
-    for line in links.lines() {
-        // "12: lb1a2b-0: <BROADCAST,…" (a veth shows as "lv…-0@if11").
-        let Some(name) = line.split(": ").nth(1).and_then(|n| n.split('@').next()) else {
-            continue;
-        };
-        if owner(name).is_some_and(&doomed) && run("ip", &["link", "del", name]).is_ok() {
-            removed.push(name.to_string());
+    for (name, _) in links.into_iter().filter(|(_, pid)| doomed(*pid)) {
+        if run("ip", &["link", "del", &name]).is_ok() {
+            removed.push(name);
         }
     }
     removed

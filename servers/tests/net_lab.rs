@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use locklab_servers::net::{reap, Cut, Host, Lab, GATEWAY};
+use locklab_servers::net::{left_of, reap, Cut, Host, Lab, GATEWAY};
 
 const PORT: u16 = 6379;
 
@@ -92,28 +92,6 @@ fn running(pid: u32) -> bool {
 
 fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
-}
-
-/// What of the lab `tag` (namespaces with `pid` in their names, and its bridge) the
-/// machine still has.
-fn left_of(pid: u32) -> Vec<String> {
-    let ns = Command::new("ip")
-        .args(["netns", "list"])
-        .output()
-        .expect("ip");
-    let links = Command::new("ip")
-        .args(["-o", "link", "show"])
-        .output()
-        .expect("ip");
-    let text =
-        String::from_utf8_lossy(&ns.stdout).to_string() + &String::from_utf8_lossy(&links.stdout);
-    let (dec, hex) = (format!("locklab-{pid}-"), format!("{pid:x}-"));
-    text.lines()
-        .filter(|l| {
-            l.contains(&dec) || l.contains(&format!(" lb{hex}")) || l.contains(&format!(" lv{hex}"))
-        })
-        .map(str::to_string)
-        .collect()
 }
 
 #[test]
