@@ -451,10 +451,7 @@ fn a_killed_split_brain_run_leaves_nothing_once_the_next_run_starts() {
     let _ = child.wait();
     let left = wait_gone(pid);
     assert!(left.is_empty(), "servers left behind: {left:?}");
-    assert!(
-        !hosts_of(pid).is_empty(),
-        "a kill -9 cannot remove its hosts"
-    );
+    // Its hosts wait for the next start (which may be another locklab process's).
     let next = Command::new(env!("CARGO_BIN_EXE_locklab"))
         .args(["run", "redis-lua", "--duration", "0.5"])
         .output()
