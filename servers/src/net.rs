@@ -87,6 +87,8 @@ pub struct Lab {
     hosts: Vec<Host>,
     /// Every namespace made so far (all of `hosts` once made).
     made: Vec<String>,
+    /// The harness-side ends of the veth pairs made so far.
+    veths: Vec<String>,
     /// Holds the subnet against other locklab processes while the lab lives.
     _lock: Option<File>,
 }
@@ -175,6 +177,7 @@ impl Lab {
             subnet,
             hosts: Vec::new(),
             made: Vec::new(),
+            veths: Vec::new(),
             _lock: lock,
         };
         let gateway = format!("{}/24", lab.gateway());
@@ -190,6 +193,7 @@ impl Lab {
             run("ip", &["netns", "add", &host.netns])?;
             lab.made.push(host.netns.clone());
             let (outside, inside) = (format!("lv{tag}-{i}"), format!("lp{tag}-{i}"));
+            lab.veths.push(outside.clone());
             run(
                 "ip",
                 &[
@@ -387,10 +391,15 @@ fn remove_netns(netns: &str) {
 
 impl Drop for Lab {
     fn drop(&mut self) {
+        // Deleting one end of a veth pair deletes both at once; a deleted namespace
+        // takes its end with it only later, when the kernel gets to it (seen: both
+        // veths still listed right after the namespaces went).
+        for veth in self.veths.drain(..) {
+            let _ = run("ip", &["link", "del", &veth]);
+        }
         for netns in self.made.drain(..) {
             remove_netns(&netns);
         }
-        // The veths went with their namespaces; the bridge is the harness's own.
         let _ = run("ip", &["link", "del", &self.bridge]);
     }
 }
@@ -464,14 +473,16 @@ pub fn left_of(pid: u32) -> Vec<String> {
 fn remove_where(doomed: impl Fn(u32) -> bool) -> Vec<String> {
     let mut removed = Vec::new();
     let (namespaces, links) = lab_names();
-    for (name, _) in namespaces.into_iter().filter(|(_, pid)| doomed(*pid)) {
-        remove_netns(&name);
-        removed.push(name);
-    }
+    // Links first, as Drop does: a veth whose namespace goes first lingers until the
+    // kernel gets to it.
     for (name, _) in links.into_iter().filter(|(_, pid)| doomed(*pid)) {
         if run("ip", &["link", "del", &name]).is_ok() {
             removed.push(name);
         }
+    }
+    for (name, _) in namespaces.into_iter().filter(|(_, pid)| doomed(*pid)) {
+        remove_netns(&name);
+        removed.push(name);
     }
     removed
 }
