@@ -149,18 +149,28 @@ fn paused<K: Rows>(
 /// The rows of MariaDB with a reaper or a skewed client clock.
 fn mariadb_timed() -> Vec<Plan<Sql<MariaDb>>> {
     vec![
-        paused(
-            ScenarioId::MysqlUniqueReaper,
-            SqlLock::UniqueReaped { by_id: false },
-            true,
-            "the holder stalls 1.5 s mid-section (twice); a reaper deletes rows older than 0.5 s; release is DELETE by name",
-        ),
-        paused(
-            ScenarioId::MysqlUniqueReaperFenced,
-            SqlLock::UniqueReaped { by_id: true },
-            true,
-            "the holder stalls 1.5 s mid-section (twice); a reaper deletes rows older than 0.5 s; release by id, the id a fencing token",
-        ),
+        // Sections of 300 ms (under the reaper's 0.5 s): the lock is held nearly all the
+        // time, so the stalled holder's DELETE by name, when it resumes, finds another
+        // client's row — with 60 ms sections it found the lock free in one fresh-clone
+        // run in about twenty, and the foreign delete the model finds did not happen.
+        Plan {
+            work_ms: 300,
+            ..paused(
+                ScenarioId::MysqlUniqueReaper,
+                SqlLock::UniqueReaped { by_id: false },
+                true,
+                "the holder stalls 1.5 s mid-section (twice); a reaper deletes rows older than 0.5 s; release is DELETE by name",
+            )
+        },
+        Plan {
+            work_ms: 300,
+            ..paused(
+                ScenarioId::MysqlUniqueReaperFenced,
+                SqlLock::UniqueReaped { by_id: true },
+                true,
+                "the holder stalls 1.5 s mid-section (twice); a reaper deletes rows older than 0.5 s; release by id, the id a fencing token",
+            )
+        },
         Plan {
             shape: Shape {
                 lock_row: true,
