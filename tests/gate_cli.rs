@@ -496,3 +496,44 @@ fn a_client_that_dies_before_init_is_exit_4() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// Random rounds in a gate: each round its own seed, its own outcome and JUnit suite;
+/// the broken DEL fails every round (no plan scripted its pause), and a round that
+/// shrinks prints the smallest schedule it saw break.
+#[cfg(feature = "backends")]
+#[test]
+fn random_rounds_each_run_with_their_own_seed_and_fail_the_broken_del() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = format!(
+        "name = \"plain DEL\"\nclient = {}\n[options]\nduration = 12.0\n[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random:pause\"\nrounds = 2\nshrink_runs = 0\nrequire = [\"at-least-as-safe-as-model\", \"no-foreign-release\"]\n",
+        python("examples/broken-del/lock_client.py", &[])
+    );
+    let (code, json, cases) = gate_on(dir.path(), &config);
+    assert_eq!(code, Some(1), "{json:#}");
+    let scenarios = json["scenarios"].as_array().expect("scenarios");
+    let seeds: Vec<u64> = scenarios
+        .iter()
+        .filter_map(|s| s["seed"].as_u64())
+        .collect();
+    assert_eq!(seeds, [1, 1001], "{json:#}");
+    for s in scenarios {
+        assert_eq!(s["nemesis"]["kinds"], serde_json::json!(["pause"]), "{s:#}");
+        assert!(s["nemesis"]["broken"]
+            .as_array()
+            .is_some_and(|b| b.iter().any(|p| p == "no foreign release")));
+    }
+    let suites: Vec<&str> = cases.iter().map(|c| c.classname.as_str()).collect();
+    assert!(
+        suites.contains(&"locklab.redis-lua (random, seed 1)")
+            && suites.contains(&"locklab.redis-lua (random, seed 1001)"),
+        "{suites:?}"
+    );
+    assert!(
+        cases
+            .iter()
+            .filter(|c| c.name == "no-foreign-release")
+            .all(|c| c.failure.is_some()),
+        "{cases:#?}"
+    );
+    assert!(dir.path().join("out/01-redis-lua-round2.html").is_file());
+}

@@ -557,3 +557,41 @@ fn split_brain_gives_two_holders_without_a_kill_and_leaves_no_host_behind() {
         assert!(!left.contains(&format!("locklab-{pid}-")), "{left}");
     }
 }
+
+/// A random nemesis on the fenced row: its pauses and crashes make two lease holders
+/// (reported, as in the planned run) but never a stale write the resource accepts —
+/// nothing the lock promises breaks, so nothing is shrunk, and the run is as safe as
+/// the model with the same faults.
+#[test]
+fn a_random_nemesis_breaks_nothing_the_fenced_lock_promises() {
+    let options = RunOptions {
+        duration: Some(Duration::from_secs(15)),
+        random: Some(locklab_jepsen::random::RandomNemesis::parse("random").expect("spec")),
+        ..RunOptions::new("redis-lua-fenced")
+    };
+    let r = run_alone(&options);
+    let n = r
+        .nemesis
+        .as_ref()
+        .expect("a random run reports its nemesis");
+    assert!(n.faults >= 1, "{n:?}");
+    assert!(n.broken.is_empty() && n.shrunk.is_none(), "{n:?}");
+    assert_eq!(
+        r.agreement.at_least_as_safe,
+        locklab_jepsen::agreement::Answer::Yes,
+        "{:#?}",
+        r.agreement
+    );
+    let budget: Vec<String> = r
+        .model
+        .params
+        .faults
+        .iter()
+        .map(|(f, n)| format!("{f}={n}"))
+        .collect();
+    assert_eq!(
+        budget.join(","),
+        n.model_faults,
+        "held against the model with the run's faults"
+    );
+}

@@ -34,6 +34,21 @@ fn bad_options_exit_2_naming_the_flag() {
     let out = locklab(&["run", "redis-lua", "--replicas", "2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--replicas"));
+    // A random nemesis: a bad spec, a kind the row's model lacks, a run too short for
+    // one fault, a shrink budget without a nemesis, a row without a lock.
+    for (args, says) in [
+        (&["--nemesis", "chaos"][..], "--nemesis"),
+        (&["--nemesis", "random:partition"][..], "no partition fault"),
+        (&["--nemesis", "random", "--duration", "2"][..], "too short"),
+        (&["--shrink-runs", "3"][..], "--nemesis"),
+    ] {
+        let out = locklab(&[&["run", "redis-lua"][..], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+    let out = locklab(&["run", "inventory-no-lock", "--nemesis", "random"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--nemesis"), "{}", stderr(&out));
     let out = locklab(&["run", "redis-lua", "--format", "json", "--clients", "0"]);
     assert_eq!(out.status.code(), Some(2));
     let json: serde_json::Value =

@@ -347,3 +347,67 @@ fn a_killed_harness_leaves_no_client() {
         }
     }
 }
+
+fn random(spec: &str) -> Option<locklab_jepsen::random::RandomNemesis> {
+    Some(locklab_jepsen::random::RandomNemesis::parse(spec).expect("a nemesis spec"))
+}
+
+/// No plan scripts a pause here (`redis-lua` has no fault): the random nemesis draws
+/// pauses and crashes, the broken DEL (no owner check) releases another client's lock
+/// after a pause past its lease, and the shrinker cuts the schedule down to one pause
+/// it saw break again — printed as a plan, its replay's history kept.
+#[test]
+fn a_random_nemesis_finds_the_broken_del_and_shrinks_it_to_one_pause() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = RunOptions {
+        lock: Some(client("examples/broken-del/lock_client.py", &[]).lock("plain DEL")),
+        duration: Some(Duration::from_secs(15)),
+        keep: Some(dir.path().to_path_buf()),
+        random: random("random"),
+        ..RunOptions::new("redis-lua")
+    };
+    let r = run_holding(&alone(), &options);
+    let n = r
+        .nemesis
+        .as_ref()
+        .expect("a random run reports its nemesis");
+    assert_eq!(n.kinds, ["pause", "crash"]);
+    assert!(n.faults >= 1 && n.model_faults.contains("pause="), "{n:?}");
+    assert!(
+        n.broken.iter().any(|b| b == "no foreign release"),
+        "{n:?}\n{:#?}",
+        r.agreement
+    );
+    // The recipe's model with the same faults keeps its owner check: the client is
+    // less safe than the row's protocol, which a gate fails on.
+    assert_eq!(
+        r.agreement.at_least_as_safe,
+        locklab_jepsen::agreement::Answer::No
+    );
+    assert!(
+        n.active.iter().any(|a| a.starts_with("client-pause c")),
+        "the pause that broke it is named: {n:?}"
+    );
+    let s = n.shrunk.as_ref().expect("a violation is shrunk");
+    assert!(s.reproduced, "{s:?}");
+    assert_eq!(s.plan.len(), 1, "{s:?}");
+    let ms: u64 = s.plan[0]
+        .rsplit("for ")
+        .next()
+        .and_then(|m| m.trim_end_matches(" ms").parse().ok())
+        .unwrap_or(0);
+    assert!(
+        s.plan[0].starts_with("at 0.50 s: client-pause any client") && ms > 2_000,
+        "one pause past the 2 s lease: {s:?}"
+    );
+    assert!(
+        s.violated.iter().any(|v| v == "no foreign release"),
+        "{s:?}"
+    );
+    assert!(s.replays <= locklab_jepsen::random::DEFAULT_SHRINK_RUNS);
+    let kept = dir.path().join(format!("shrink-{}", s.replays));
+    assert!(
+        kept.join("history.jsonl").is_file() || s.replays > 1,
+        "each replay's history is kept beside the run's"
+    );
+}

@@ -11,7 +11,8 @@
 //! - [`workload`] and [`counter`]: clients looping acquire → read-modify-write of a
 //!   counter no fault reaches (fenced where the lock has tokens), or of the lock's own
 //!   servers' counter → release;
-//! - [`plan`]: how a scenario runs; [`runner`]: one run end to end; [`agreement`]: the
+//! - [`plan`]: how a scenario runs; [`random`]: faults drawn at random instead, and
+//!   the shrinker; [`runner`]: one run end to end; [`agreement`]: the
 //!   run against the model; [`custom`]: your own lock in a scenario; [`external`]: a
 //!   lock client in any language.
 //!
@@ -36,6 +37,7 @@ pub mod log;
 pub mod nemesis;
 pub mod plan;
 pub mod proxy;
+pub mod random;
 pub mod redis;
 pub mod registry;
 pub mod runner;

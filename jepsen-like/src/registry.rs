@@ -113,6 +113,12 @@ pub fn run(
                     lock.name()
                 )));
             }
+            if options.random.is_some() {
+                return Err(RunError::BadOption(format!(
+                    "--nemesis: {} runs buyers without a lock's client faults; a random nemesis needs a lock row",
+                    options.id
+                )));
+            }
             let backend = crate::sql::inventory::Backend::parse(options.backend.as_deref())?;
             crate::sql::inventory::run::run(options, strategy, backend, progress)
         }

@@ -23,6 +23,7 @@ use crate::custom::CustomLock;
 use crate::external::ClientProblem;
 use crate::family::Family;
 use crate::plan::Plan;
+use crate::random::{self, NemesisReport, RandomNemesis};
 use crate::RunError;
 
 mod attempt;
@@ -60,6 +61,8 @@ pub struct RunOptions {
     /// A user's protocol the run is held against instead of the row's: its model in
     /// the row's environment (the lock that runs it is [`RunOptions::lock`]).
     pub protocol: Option<locklab_models::protocol::Described>,
+    /// `--nemesis random[:kinds]`: faults drawn at random instead of the row's plan.
+    pub random: Option<RandomNemesis>,
 }
 
 /// The budget of the checks of one history (`--timeout`, `--memory`).
@@ -98,6 +101,7 @@ impl RunOptions {
             check_budget: CheckBudget::default(),
             backend: None,
             protocol: None,
+            random: None,
         }
     }
 }
@@ -120,6 +124,15 @@ pub enum Progress {
     Checking,
     /// The environment spoiled an attempt; retrying.
     Retrying(String),
+    /// A random nemesis's shrinker replays a smaller schedule.
+    Shrinking {
+        /// This replay's number.
+        replay: u32,
+        /// Replays allowed.
+        budget: u32,
+        /// Faults in the schedule replayed.
+        faults: usize,
+    },
 }
 
 /// The result of a run.
@@ -174,6 +187,10 @@ pub struct RunReport {
     /// exit), read back from the history.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub client_problems: Vec<ClientProblem>,
+    /// What a random nemesis did (`--nemesis random`): its faults, those active where
+    /// the history broke, and the smallest schedule the shrinker saw break.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nemesis: Option<NemesisReport>,
     /// The recorded history, read back, when the HTML report was asked for: the run's
     /// page draws its lanes from it.
     #[serde(skip)]
@@ -201,17 +218,30 @@ pub fn run_plan<F: Family>(
             "--clients must be between 2 and 64, got {clients}"
         )));
     }
-    let duration = options
-        .duration
-        .unwrap_or(Duration::from_millis(plan.duration_ms));
+    let duration = options.duration.unwrap_or(match options.random {
+        Some(_) => random::DEFAULT_DURATION,
+        None => Duration::from_millis(plan.duration_ms),
+    });
     if duration.is_zero() || duration > Duration::from_secs(600) {
         return Err(RunError::BadOption(format!(
             "--duration must be between 0 and 600 s, got {duration:?}"
         )));
     }
+    let (plan, mut nemesis) = match &options.random {
+        Some(r) => {
+            let (plan, report) = random::plan(plan, r, &scenario, options.seed, clients, duration)?;
+            (plan, Some(report))
+        }
+        None => (plan, None),
+    };
+    let overrides = catalog::Overrides {
+        replicas: options.replicas,
+        faults: nemesis.as_ref().map(|n| n.model_faults.clone()),
+        ..catalog::Overrides::default()
+    };
     let model = match &options.protocol {
-        Some(d) => described_report(d, plan.id.name(), options.replicas)?,
-        None => model_report(plan.id.name(), options.replicas)?,
+        Some(d) => described_report(d, plan.id.name(), &overrides)?,
+        None => model_report(plan.id.name(), &overrides)?,
     };
     let expected = violated(&model)?;
     let started = Instant::now();
@@ -220,27 +250,45 @@ pub fn run_plan<F: Family>(
         progress(Progress::Starting(attempt));
         // Each attempt draws its own timing, so a retry is not the same doomed run.
         let seed = options.seed.wrapping_add(u64::from(attempt - 1));
-        let attempted =
-            Attempt::start(&plan, scenario.family, options, clients, seed).and_then(|mut a| {
-                let executed = a.execute(options, duration, seed, progress);
-                a.stop(executed, options)
-            });
-        match attempted {
-            Ok(mut done) => {
-                progress(Progress::Checking);
-                let checked = check(
-                    &done.path,
-                    options.html,
-                    options.check_budget,
-                    &scenario,
-                    &expected,
-                    std::mem::take(&mut done.unfired),
-                )?;
+        let once = Once {
+            plan: &plan,
+            scenario: &scenario,
+            options,
+            clients,
+            expected: &expected,
+        };
+        match once.run(seed, duration, progress) {
+            Ok((mut done, checked)) => {
                 if let Some(why) = unrealised(&checked.agreement, options) {
                     if attempt < options.max_attempts.max(1) {
                         progress(Progress::Retrying(why.clone()));
                         unreliable.push(format!("attempt {attempt}: {why}"));
                         continue;
+                    }
+                }
+                if let Some(n) = nemesis.as_mut() {
+                    n.unfired = std::mem::take(&mut done.unfired);
+                    n.active.clone_from(&checked.at_violation.0);
+                    // What the row promises and the history broke: a fenced lock's
+                    // two holders (found, reported) are not what it promises.
+                    let wanted: Vec<String> = checked
+                        .agreement
+                        .rows
+                        .iter()
+                        .filter(|r| r.observed == Some(locklab_traces::check::Verdict::Violation))
+                        .flat_map(|r| r.from.iter().map(|f| f.to_string()))
+                        .collect();
+                    n.broken.clone_from(&wanted);
+                    let budget = options.random.as_ref().map_or(0, |r| r.shrink_runs);
+                    if !wanted.is_empty() && budget > 0 {
+                        n.shrunk = Some(random::shrink_run(
+                            &once,
+                            checked.at_violation.1,
+                            &wanted,
+                            budget,
+                            seed,
+                            progress,
+                        )?);
                     }
                 }
                 let mut report = checked.report;
@@ -276,6 +324,7 @@ pub fn run_plan<F: Family>(
                         .map(|l| progress_against_model(plan.id.name(), options, l)),
                     liveness: checked.liveness,
                     client_problems: checked.client_problems,
+                    nemesis,
                     recorded: checked.history,
                 });
             }
@@ -287,6 +336,50 @@ pub fn run_plan<F: Family>(
         }
     }
     Err(RunError::Unreliable(unreliable.join("; ")))
+}
+
+/// One attempt of a plan, checked: what stays the same between a run's attempts and a
+/// shrinker's replays.
+pub(crate) struct Once<'a, F: Family> {
+    pub(crate) plan: &'a Plan<F>,
+    pub(crate) scenario: &'a catalog::Scenario,
+    pub(crate) options: &'a RunOptions,
+    pub(crate) clients: usize,
+    pub(crate) expected: &'a [Property],
+}
+
+impl<F: Family> Once<'_, F> {
+    /// Starts the servers, runs the workload under the plan's faults for `duration`,
+    /// stops everything and checks the history.
+    pub(crate) fn run(
+        &self,
+        seed: u64,
+        duration: Duration,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<(attempt::Attempted, Checked), RunError> {
+        let options = self.options;
+        let mut done = Attempt::start(self.plan, self.scenario.family, options, self.clients, seed)
+            .and_then(|mut a| {
+                let executed = a.execute(options, duration, seed, progress);
+                a.stop(executed, options)
+            })?;
+        progress(Progress::Checking);
+        // A random schedule's last faults may come after every client stopped: that
+        // leaves nothing untested, unlike a plan's fault that never fired.
+        let unfired = match options.random {
+            Some(_) => Vec::new(),
+            None => std::mem::take(&mut done.unfired),
+        };
+        let checked = check(
+            &done.path,
+            options.html,
+            options.check_budget,
+            self.scenario,
+            self.expected,
+            unfired,
+        )?;
+        Ok((done, checked))
+    }
 }
 
 /// Why an attempt did not realise its plan, when it did not and another attempt may:
@@ -319,6 +412,9 @@ pub(crate) struct Checked {
     pub(crate) timeline: Option<Vec<String>>,
     pub(crate) liveness: Option<Liveness>,
     pub(crate) client_problems: Vec<ClientProblem>,
+    /// The faults active where the history broke, and how many client faults had been
+    /// taken by then (for a random nemesis).
+    pub(crate) at_violation: (Vec<String>, Option<usize>),
     /// The history itself, kept for the run's diagram page (`--html`).
     pub(crate) history: Option<locklab_traces::format::History>,
 }
@@ -331,15 +427,11 @@ const STUCK_LEASES: u64 = 4;
 /// The least watch for the liveness observation, also for locks with no lease.
 const STUCK_FLOOR: Duration = Duration::from_secs(2);
 
-/// The model's report for `id` at the run's bounds (`replicas` replicas where given):
-/// what the run is held against, carried in the run's report so its page draws the
-/// model without checking it again.
-pub fn model_report(id: &str, replicas: Option<usize>) -> Result<catalog::Report, RunError> {
-    let overrides = catalog::Overrides {
-        replicas,
-        ..catalog::Overrides::default()
-    };
-    catalog::check(id, &overrides, Limits::default(), &mut |_| {})
+/// The model's report for `id` at the run's bounds (`overrides`: `--replicas`, a
+/// random nemesis's fault budget): what the run is held against, carried in the run's
+/// report so its page draws the model without checking it again.
+pub fn model_report(id: &str, overrides: &catalog::Overrides) -> Result<catalog::Report, RunError> {
+    catalog::check(id, overrides, Limits::default(), &mut |_| {})
         .map_err(|e| RunError::BadOption(e.to_string()))
 }
 
@@ -368,13 +460,9 @@ fn progress_against_model(
 pub fn described_report(
     d: &locklab_models::protocol::Described,
     id: &str,
-    replicas: Option<usize>,
+    overrides: &catalog::Overrides,
 ) -> Result<catalog::Report, RunError> {
-    let overrides = catalog::Overrides {
-        replicas,
-        ..catalog::Overrides::default()
-    };
-    locklab_models::protocol::check(d, id, &overrides, Limits::default())
+    locklab_models::protocol::check(d, id, overrides, Limits::default())
         .map_err(|e| RunError::BadOption(e.to_string()))
 }
 
@@ -424,7 +512,9 @@ pub(crate) fn check(
     let agreement = compare(scenario, expected, &report, exercised);
     let timeline = offending_window(&history, &report);
     let liveness = liveness::after_crash(&history, STUCK_LEASES, STUCK_FLOOR);
+    let at_violation = crate::random::at_violation(&history, &report);
     Ok(Checked {
+        at_violation,
         report,
         agreement,
         timeline,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use locklab_jepsen::external::ExternalClient;
+use locklab_jepsen::random::{NemesisReport, RandomNemesis};
 use locklab_jepsen::{
     run as run_scenario, CheckBudget, CustomLock, Progress, RunError, RunOptions, RunReport,
 };
@@ -58,6 +59,15 @@ pub struct Args {
     /// request counts as unknown (`info`).
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     client_timeout: Option<Duration>,
+    /// `random` or `random:KIND,…` (pause, crash, partition, drop): instead of the
+    /// row's planned faults, the row's client faults at random times drawn from
+    /// `--seed` over `--duration` (default 60 s), held against the model with the same
+    /// faults; a violation is shrunk to a smallest schedule that still breaks.
+    #[arg(long, value_name = "SPEC", value_parser = parse_nemesis)]
+    nemesis: Option<RandomNemesis>,
+    /// Replays the shrinker may make after a random nemesis's violation (0: none).
+    #[arg(long, value_name = "N", default_value_t = locklab_jepsen::random::DEFAULT_SHRINK_RUNS, requires = "nemesis")]
+    shrink_runs: u32,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -85,6 +95,11 @@ fn inventory_backends() -> clap::builder::ValueParser {
 #[cfg(not(feature = "sql"))]
 fn inventory_backends() -> clap::builder::ValueParser {
     clap::builder::ValueParser::string()
+}
+
+/// `--nemesis`.
+fn parse_nemesis(s: &str) -> Result<RandomNemesis, String> {
+    RandomNemesis::parse(s)
 }
 
 /// Parses a positive number of seconds, at most 600.
@@ -173,6 +188,10 @@ pub fn run(args: Args) -> u8 {
         backend: args.backend.clone(),
         keep: args.keep.clone(),
         html: args.html.is_some(),
+        random: args.nemesis.clone().map(|n| RandomNemesis {
+            shrink_runs: args.shrink_runs,
+            ..n
+        }),
         check_budget: CheckBudget {
             timeout: args.timeout,
             memory: args.memory,
@@ -196,6 +215,13 @@ pub fn run(args: Args) -> u8 {
         )),
         Progress::Checking => bar.set_message("checking the history"),
         Progress::Retrying(why) => bar.println(format!("environment unreliable, retrying: {why}")),
+        Progress::Shrinking {
+            replay,
+            budget,
+            faults,
+        } => bar.set_message(format!(
+            "shrinking: replay {replay}/{budget} with {faults} fault(s)"
+        )),
     });
     bar.finish_and_clear();
     let report = match result {
@@ -349,8 +375,62 @@ fn text(r: &RunReport) -> String {
             out.push_str(&format!("  {l}\n"));
         }
     }
+    if let Some(n) = &r.nemesis {
+        out.push_str(&nemesis_text(n));
+    }
     if let Some(h) = &r.history {
         out.push_str(&format!("\nhistory: {}\n", h.display()));
+    }
+    out
+}
+
+/// A random nemesis's part of the report: what it drew, what was active where the
+/// history broke, and the shrunk schedule as a plan.
+fn nemesis_text(n: &NemesisReport) -> String {
+    let mut out = format!(
+        "\nrandom nemesis: {} fault(s) of {}; held against the model with faults={}\n",
+        n.faults,
+        n.kinds.join(", "),
+        n.model_faults
+    );
+    if n.broken.is_empty() {
+        out.push_str("  found: no violation of what the lock promises in this row\n");
+    } else {
+        out.push_str(&format!("  found: {} VIOLATION\n", n.broken.join(", ")));
+    }
+    for u in &n.unfired {
+        out.push_str(&format!("  not taken: {u}\n"));
+    }
+    if !n.active.is_empty() {
+        out.push_str("  active in the offending window:\n");
+        for a in &n.active {
+            out.push_str(&format!("    {a}\n"));
+        }
+    }
+    if let Some(s) = &n.shrunk {
+        if s.reproduced {
+            out.push_str(&format!(
+                "  shrunk from {} fault(s) ({} taken before the violation) to {} in {} replay(s); this schedule broke again ({}), {:.1} s, replay seed {}:\n",
+                n.faults,
+                s.from_faults,
+                s.plan.len(),
+                s.replays,
+                s.violated.join(", "),
+                s.duration_ms as f64 / 1000.0,
+                s.seed.map_or("?".to_string(), |x| x.to_string())
+            ));
+            if s.plan.is_empty() {
+                out.push_str("    (no fault: the lock breaks on its own)\n");
+            }
+            for line in &s.plan {
+                out.push_str(&format!("    {line}\n"));
+            }
+        } else {
+            out.push_str(&format!(
+                "  not shrunk: the violation did not come back in {} replay(s) of the {} fault(s) taken before it\n",
+                s.replays, s.from_faults
+            ));
+        }
     }
     out
 }

@@ -118,11 +118,9 @@ fn refused_tries(history: &History, marked: &BTreeSet<usize>) -> BTreeSet<usize>
     lines
 }
 
-/// The timeline around the most telling violated check of `report` (mutual
-/// exclusion first), showing the processes it names and every fault; `None` when
-/// nothing was violated.
-pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String>> {
-    let violated: Vec<&CheckReport> = PRIORITY
+/// The violated checks that quote operations, the most telling first.
+fn violated_checks(report: &Report) -> Vec<&CheckReport> {
+    PRIORITY
         .iter()
         .filter_map(|p| {
             report
@@ -130,8 +128,14 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
                 .iter()
                 .find(|c| c.property == *p && c.verdict == Verdict::Violation && !c.ops.is_empty())
         })
-        .collect();
-    let primary = violated.first()?;
+        .collect()
+}
+
+/// From the first to the last moment (ns, the history's clock) of the operations the
+/// most telling violated check of `report` quotes: where a random nemesis looks for
+/// the faults that were active; `None` when nothing was violated.
+pub fn violation_span(history: &History, report: &Report) -> Option<(u64, u64)> {
+    let primary = *violated_checks(report).first()?;
     let by_line: BTreeMap<usize, &Event> = history.events.iter().map(|(l, e)| (*l, e)).collect();
     let mut spans: Vec<u64> = Vec::new();
     for o in &primary.ops {
@@ -140,7 +144,16 @@ pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String
             spans.push(span_end(history, o.line, e));
         }
     }
-    let (lo, hi) = (*spans.iter().min()?, *spans.iter().max()?);
+    Some((*spans.iter().min()?, *spans.iter().max()?))
+}
+
+/// The timeline around the most telling violated check of `report` (mutual
+/// exclusion first), showing the processes it names and every fault; `None` when
+/// nothing was violated.
+pub fn offending_window(history: &History, report: &Report) -> Option<Vec<String>> {
+    let violated = violated_checks(report);
+    let by_line: BTreeMap<usize, &Event> = history.events.iter().map(|(l, e)| (*l, e)).collect();
+    let (lo, hi) = violation_span(history, report)?;
     let (from, to) = (lo.saturating_sub(MARGIN_NS), hi.saturating_add(MARGIN_NS));
     // Other checks' operations inside the window are marked too (the lost write
     // inside the overlap, say), and their processes shown.

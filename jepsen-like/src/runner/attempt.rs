@@ -37,15 +37,15 @@ const KEY: &str = "locklab:lock";
 const COUNTER: &str = "locklab:counter";
 
 /// What an attempt left behind.
-pub(super) struct Attempted {
+pub(crate) struct Attempted {
     /// Held until the history is checked: removed when dropped, unless `--keep`'s.
-    pub(super) _dir: RunDir,
-    pub(super) path: PathBuf,
-    pub(super) topology: String,
-    pub(super) schedule: Vec<serde_json::Value>,
-    pub(super) events: u64,
+    pub(crate) _dir: RunDir,
+    pub(crate) path: PathBuf,
+    pub(crate) topology: String,
+    pub(crate) schedule: Vec<serde_json::Value>,
+    pub(crate) events: u64,
     /// The plan's fault steps that never fired, each with why.
-    pub(super) unfired: Vec<String>,
+    pub(crate) unfired: Vec<String>,
 }
 
 /// One client, ready: its lock, its connections and the counter it works on.
@@ -114,7 +114,10 @@ impl<'p, F: Family> Attempt<'p, F> {
         clients: usize,
         seed: u64,
     ) -> Result<Self, RunError> {
-        let schedule = Schedule::jittered(&plan.faults, 20, seed);
+        // A random nemesis's schedule is random already, and its shrinker replays exact
+        // times.
+        let jitter = if options.random.is_some() { 0 } else { 20 };
+        let schedule = Schedule::jittered(&plan.faults, jitter, seed);
         let mut servers = F::Servers::start(&plan.shape, plan.fake_clock)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)

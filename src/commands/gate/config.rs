@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use locklab_jepsen::external::{ExternalClient, INIT_TIMEOUT, REPLY_TIMEOUT};
+use locklab_jepsen::random::RandomNemesis;
 use locklab_traces::check::Property;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
@@ -104,6 +105,9 @@ struct RawScenario {
     id: Spanned<String>,
     client: Option<Spanned<Vec<String>>>,
     require: Option<Spanned<Vec<Requirement>>>,
+    nemesis: Option<Spanned<String>>,
+    rounds: Option<Spanned<u32>>,
+    shrink_runs: Option<Spanned<u32>>,
 }
 
 /// One scenario to run, and what must hold in it.
@@ -115,6 +119,11 @@ pub struct Scenario {
     pub client: ExternalClient,
     /// What must hold.
     pub require: Vec<Requirement>,
+    /// `nemesis = "random[:kinds]"`: faults drawn at random instead of the row's plan.
+    pub nemesis: Option<RandomNemesis>,
+    /// Runs of the scenario, each with its own seed (random rounds; 1 without a
+    /// nemesis).
+    pub rounds: u32,
 }
 
 /// A config, checked.
@@ -247,10 +256,53 @@ pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
             Some(c) => client(c, "scenario.client")?,
             None => default_client.clone(),
         };
+        let nemesis = s
+            .nemesis
+            .as_ref()
+            .map(|n| {
+                RandomNemesis::parse(n.get_ref()).map_err(|e| at(n.span(), "scenario.nemesis", e))
+            })
+            .transpose()?;
+        let nemesis = match (nemesis, &s.shrink_runs) {
+            (Some(n), Some(r)) => Some(RandomNemesis {
+                shrink_runs: *r.get_ref(),
+                ..n
+            }),
+            (None, Some(r)) => {
+                return Err(at(
+                    r.span(),
+                    "scenario.shrink_runs",
+                    "shrink_runs shrinks what a random nemesis finds: add nemesis = \"random\""
+                        .into(),
+                ))
+            }
+            (n, None) => n,
+        };
+        let rounds = match &s.rounds {
+            None => 1,
+            Some(r) if nemesis.is_none() => {
+                return Err(at(
+                    r.span(),
+                    "scenario.rounds",
+                    "rounds repeat a random nemesis with new seeds: add nemesis = \"random\""
+                        .into(),
+                ))
+            }
+            Some(r) if (1..=100).contains(r.get_ref()) => *r.get_ref(),
+            Some(r) => {
+                return Err(at(
+                    r.span(),
+                    "scenario.rounds",
+                    format!("expected 1 to 100 rounds, got {}", r.get_ref()),
+                ))
+            }
+        };
         scenarios.push(Scenario {
             id: id.clone(),
             client,
             require,
+            nemesis,
+            rounds,
         });
     }
     Ok(Config {
@@ -319,6 +371,22 @@ mod tests {
             vec![Requirement::AtLeastAsSafeAsModel],
             "the default requirement"
         );
+        assert_eq!(
+            (c.scenarios[0].nemesis.as_ref(), c.scenarios[0].rounds),
+            (None, 1)
+        );
+
+        let c = parse(
+            &format!("{SH}[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random:pause\"\nrounds = 3\nshrink_runs = 4\n"),
+            Path::new("/repo"),
+        )
+        .expect("parses");
+        let n = c.scenarios[0].nemesis.as_ref().expect("a random nemesis");
+        assert_eq!(
+            n.kinds.as_deref(),
+            Some(&[locklab_models::registry::Fault::Pause][..])
+        );
+        assert_eq!((n.shrink_runs, c.scenarios[0].rounds), (4, 3));
     }
 
     #[test]
@@ -358,6 +426,28 @@ mod tests {
         assert!(e.starts_with("4: scenario.require:"), "{e}");
         let e = err(&format!("{SH}[[scenario]]\nid = \"redis-lua\"\nrequire = [\"fencing\", \"agrees-with-model\", \"fencing\"]\n"));
         assert!(e.contains("twice"), "{e}");
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nrounds = 3\n"
+        ));
+        assert!(
+            e.starts_with("4: scenario.rounds:") && e.contains("nemesis"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random:jump\"\n"
+        ));
+        assert!(
+            e.starts_with("4: scenario.nemesis:") && e.contains("\"jump\""),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random\"\nrounds = 0\n"
+        ));
+        assert!(e.starts_with("5: scenario.rounds:"), "{e}");
+        let e = err(&format!(
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nshrink_runs = 2\n"
+        ));
+        assert!(e.starts_with("4: scenario.shrink_runs:"), "{e}");
         let e = err("client = [\"/bin/sh\"\n");
         assert!(e.starts_with("1:") || e.starts_with("2:"), "{e}");
     }

@@ -55,10 +55,15 @@ pub fn document(name: &str, scenarios: &[ScenarioOutcome]) -> String {
             .iter()
             .filter(|j| matches!(j.result, Result::Error | Result::Unknown))
             .count();
+        // Random rounds of one scenario are suites of their own, told apart by seed.
+        let suite = match s.nemesis {
+            Some(_) => format!("{} (random, seed {})", s.id, s.seed),
+            None => s.id.clone(),
+        };
         let _ = writeln!(
             out,
             "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{fails}\" errors=\"{errors}\" time=\"{:.3}\">",
-            xml(&s.id),
+            xml(&suite),
             s.requirements.len(),
             s.wall_ms as f64 / 1000.0
         );
@@ -66,7 +71,7 @@ pub fn document(name: &str, scenarios: &[ScenarioOutcome]) -> String {
             let _ = write!(
                 out,
                 "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">",
-                xml(&format!("locklab.{}", s.id)),
+                xml(&format!("locklab.{suite}")),
                 xml(j.requirement.name())
             );
             let (tag, kind) = match j.result {

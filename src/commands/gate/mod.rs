@@ -15,11 +15,16 @@ use std::path::{Path, PathBuf};
 
 use locklab_jepsen::agreement::Agreement;
 use locklab_jepsen::external::ClientProblem;
+use locklab_jepsen::random::NemesisReport;
 use locklab_jepsen::{run as run_scenario, CheckBudget, Progress, RunOptions};
 use locklab_traces::escape::escape;
 use serde::Serialize;
 
 use self::config::Config;
+
+/// Seeds between two random rounds of a scenario: a run's retries take the seeds just
+/// after its own, so rounds stay apart.
+const ROUND_SEEDS: u64 = 1_000;
 use self::verdict::{judge, Judged, Result};
 use crate::bad_input;
 use crate::commands::check_history::verdict_word;
@@ -47,6 +52,11 @@ pub struct Args {
 pub struct ScenarioOutcome {
     /// The catalog id.
     pub id: String,
+    /// The seed it ran with (random rounds: one per round).
+    pub seed: u64,
+    /// What a random nemesis did, and the schedule its shrinker saw break.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nemesis: Option<NemesisReport>,
     /// The client command it ran with.
     pub command: Vec<String>,
     /// The run's wall time (ms).
@@ -102,13 +112,30 @@ pub fn run(args: Args) -> u8 {
         .unwrap_or_else(|| args.out.join("junit.xml"));
     crate::commands::run::install_interrupt_handler();
     let bar = spinner(args.format, "starting");
-    let total = config.scenarios.len();
+    // A scenario with random rounds runs once per round, each round its own seed and
+    // its own outcome.
+    let runs: Vec<(usize, &config::Scenario, Option<u32>)> = config
+        .scenarios
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            let rounds = (s.nemesis.is_some()).then_some(s.rounds);
+            (0..s.rounds).map(move |r| (i, s, rounds.map(|_| r)))
+        })
+        .collect();
+    let total = runs.len();
     let mut outcomes = Vec::new();
-    for (i, s) in config.scenarios.iter().enumerate() {
-        let stem = format!("{:02}-{}", i + 1, s.id);
-        let label = format!("[{}/{total}] {}", i + 1, s.id);
+    for (n, (i, s, round)) in runs.into_iter().enumerate() {
+        let (stem, seed) = match round {
+            Some(r) => (
+                format!("{:02}-{}-round{}", i + 1, s.id, r + 1),
+                config.seed.wrapping_add(u64::from(r) * ROUND_SEEDS),
+            ),
+            None => (format!("{:02}-{}", i + 1, s.id), config.seed),
+        };
+        let label = format!("[{}/{total}] {}", n + 1, s.id);
         bar.set_message(format!("{label}: starting servers"));
-        let outcome = run_one(&config, s, &args.out, &stem, &mut |p| match p {
+        let outcome = run_one(&config, s, &args.out, &stem, seed, &mut |p| match p {
             Progress::Running { elapsed, total, .. } => bar.set_message(format!(
                 "{label}: running {:.1}/{:.1} s",
                 elapsed.as_secs_f64(),
@@ -117,6 +144,9 @@ pub fn run(args: Args) -> u8 {
             Progress::Checking => bar.set_message(format!("{label}: checking the history")),
             Progress::Retrying(why) => {
                 bar.println(format!("{label}: environment unreliable, retrying: {why}"))
+            }
+            Progress::Shrinking { replay, budget, .. } => {
+                bar.set_message(format!("{label}: shrinking, replay {replay}/{budget}"))
             }
             Progress::Starting(_) => {}
         });
@@ -169,6 +199,7 @@ fn run_one(
     s: &config::Scenario,
     out: &Path,
     stem: &str,
+    seed: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> ScenarioOutcome {
     let keep = out.join(stem);
@@ -177,8 +208,9 @@ fn run_one(
     let options = RunOptions {
         clients: config.clients,
         duration: config.duration,
-        seed: config.seed,
+        seed,
         keep: Some(keep),
+        random: s.nemesis.clone(),
         html: true,
         lock: Some(s.client.clone().lock(&config.name)),
         check_budget: CheckBudget {
@@ -189,6 +221,8 @@ fn run_one(
     };
     let mut outcome = ScenarioOutcome {
         id: s.id.clone(),
+        seed,
+        nemesis: None,
         command: s.client.command.clone(),
         wall_ms: 0,
         history: None,
@@ -241,6 +275,7 @@ fn run_one(
     outcome.history = report.history.clone();
     outcome.client_problems = report.client_problems.clone();
     outcome.agreement = Some(report.agreement);
+    outcome.nemesis = report.nemesis;
     outcome
 }
 
@@ -266,6 +301,20 @@ fn line_for(o: &ScenarioOutcome) -> String {
         );
         for a in &j.also_found {
             let _ = writeln!(t, "  {:<24} {:<26} {:<8} also found: {a}", "", "", "");
+        }
+    }
+    if let Some(s) = o.nemesis.as_ref().and_then(|n| n.shrunk.as_ref()) {
+        if s.reproduced {
+            let _ = writeln!(
+                t,
+                "  {:<24} random nemesis (seed {}): smallest schedule that broke again, {} fault(s):",
+                "",
+                o.seed,
+                s.plan.len()
+            );
+            for line in &s.plan {
+                let _ = writeln!(t, "  {:<24}   {line}", "");
+            }
         }
     }
     if !o.client_problems.is_empty() {

@@ -45,7 +45,7 @@ pub fn run(
     }
 
     let scenario = catalog::find(id).map_err(|e| RunError::Internal(e.to_string()))?;
-    let model = crate::runner::model_report(id, None)?;
+    let model = crate::runner::model_report(id, &locklab_models::catalog::Overrides::default())?;
     let expected = crate::runner::violated(&model)?;
     let clients = options.clients.unwrap_or(BUYERS);
     if !(2..=64).contains(&clients) {
@@ -178,6 +178,7 @@ pub fn run(
         liveness: None,
         progress: None,
         client_problems: checked.client_problems,
+        nemesis: None,
         recorded: checked.history,
     })
 }

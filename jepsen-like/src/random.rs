@@ -1,0 +1,603 @@
+//! `--nemesis random[:kinds]`: Jepsen's generator instead of a row's hand-written plan.
+//! The nemesis mixes the row's client faults (pauses, crashes, partitions, lost
+//! replies — those its family's model knows) at random times drawn from the seed, the
+//! history is judged as in every run, and the run is held against the model with the
+//! same kinds of fault, so a random run can find what no plan scripted and still say
+//! whether the model allows it. On a violation a shrinker replays ever smaller
+//! schedules — the faults taken before the violation, then fewer, then shorter — and
+//! keeps a smaller one only when a replay of it broke again: the smallest schedule it
+//! reports is one it saw break, never one it guessed would.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use locklab_models::catalog::Scenario;
+use locklab_models::registry::Fault;
+use locklab_traces::check::{Report, Verdict};
+use locklab_traces::format::{History, OpKind};
+use locklab_traces::timeline::violation_span;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+
+use crate::family::{ActionOf, Family};
+use crate::plan::Plan;
+use crate::runner::{Once, Progress};
+use crate::schedule::{Action, FamilyAction, Step, Target, When};
+use crate::RunError;
+
+/// The faults a random nemesis can mix into any family's run: each is suffered by the
+/// client that next reaches the middle of its critical section, which the workload
+/// realises the same way in every family.
+pub const CLIENT_KINDS: [Fault; 4] = [Fault::Pause, Fault::Crash, Fault::Partition, Fault::Drop];
+
+/// A random run's length unless `--duration` says otherwise: long enough for a few
+/// dozen faults.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(60);
+
+/// What a random run's faults do, for reports.
+const STORY: &str = "random nemesis: the row's client faults at random times drawn from the seed, one at a time, each suffered by the next client to reach the middle of its critical section";
+
+/// Replays of a shrinker unless `--shrink-runs` says otherwise.
+pub const DEFAULT_SHRINK_RUNS: u32 = 12;
+
+/// Times each smaller schedule is replayed (each with its own seed) before the
+/// shrinker gives up on it: one replay that does not break proves nothing.
+const TRIES: u32 = 2;
+
+/// Where a replayed schedule's first fault goes (ms after the workload starts): room
+/// for a first grant, so the fault has a holder to hit.
+const LEAD_MS: u64 = 500;
+
+/// `--nemesis random[:kinds]` as asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RandomNemesis {
+    /// The kinds to mix; `None`: every client fault the row's family knows.
+    pub kinds: Option<Vec<Fault>>,
+    /// Replays the shrinker may make after a violation; 0: no shrinking.
+    pub shrink_runs: u32,
+}
+
+impl RandomNemesis {
+    /// Parses `random` or `random:pause,crash`.
+    ///
+    /// # Errors
+    /// Anything else, or an unknown fault name, with what is accepted.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let (head, kinds) = match spec.split_once(':') {
+            Some((h, k)) => (h, Some(k)),
+            None => (spec, None),
+        };
+        if head != "random" {
+            return Err(format!(
+                "expected `random` or `random:KIND,…` (kinds: {}), got {spec:?}",
+                names(&CLIENT_KINDS)
+            ));
+        }
+        let kinds = kinds
+            .map(|k| {
+                k.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|name| {
+                        name.parse::<Fault>()
+                            .ok()
+                            .filter(|f| CLIENT_KINDS.contains(f))
+                            .ok_or_else(|| {
+                                format!(
+                                    "unknown kind {name:?}; a random nemesis mixes: {}",
+                                    names(&CLIENT_KINDS)
+                                )
+                            })
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        if kinds.as_ref().is_some_and(Vec::is_empty) {
+            return Err(format!(
+                "`random:` names no kind; a random nemesis mixes: {}",
+                names(&CLIENT_KINDS)
+            ));
+        }
+        Ok(RandomNemesis {
+            kinds,
+            shrink_runs: DEFAULT_SHRINK_RUNS,
+        })
+    }
+
+    /// The kinds this run mixes into `scenario`: those asked for (or all), each one its
+    /// family's model knows, so the run can be held against that model.
+    ///
+    /// # Errors
+    /// A kind the family's model has no word for, or a family with none.
+    pub fn kinds_for(&self, scenario: &Scenario) -> Result<Vec<Fault>, RunError> {
+        let known: Vec<Fault> = CLIENT_KINDS
+            .into_iter()
+            .filter(|f| scenario.family.faults().contains(f))
+            .collect();
+        if known.is_empty() {
+            return Err(RunError::BadOption(format!(
+                "--nemesis random: {}'s model knows none of the client faults a random nemesis mixes ({})",
+                scenario.id,
+                names(&CLIENT_KINDS)
+            )));
+        }
+        match &self.kinds {
+            None => Ok(known),
+            Some(asked) => match asked.iter().find(|k| !known.contains(k)) {
+                Some(k) => Err(RunError::BadOption(format!(
+                    "--nemesis random:{k}: {}'s model has no {k} fault, so a run with it could not be held against the model; it knows: {}",
+                    scenario.id,
+                    names(&known)
+                ))),
+                None => Ok(asked.clone()),
+            },
+        }
+    }
+}
+
+fn names(kinds: &[Fault]) -> String {
+    kinds
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The run's shape, for drawing a schedule.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Shape {
+    /// Run length (ms).
+    pub(crate) duration_ms: u64,
+    /// The lease (ms).
+    pub(crate) ttl_ms: u64,
+    /// Time inside a critical section (ms).
+    pub(crate) work_ms: u64,
+    /// Clients: a crash takes one for good, so at most all but one crash.
+    pub(crate) clients: usize,
+}
+
+/// A random schedule of `kinds` over `shape`, one fault at a time, drawn from `seed`:
+/// gaps of one to three rounds of lease and work (at least 0.4 s) between them, pauses
+/// and partitions from half a lease to three leases — some shorter than the lease,
+/// harmless to a lease lock, some far past it — each followed by a lease of the run.
+pub(crate) fn generate<A: FamilyAction>(kinds: &[Fault], seed: u64, shape: Shape) -> Vec<Step<A>> {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x7261_6e64_6f6d_6e65);
+    let round = (2 * (shape.ttl_ms + shape.work_ms)).max(400);
+    let shortest = (shape.ttl_ms / 2).max(50);
+    let longest = 3 * shape.ttl_ms.max(100);
+    let mut crashes_left = shape.clients.saturating_sub(1);
+    let mut steps = Vec::new();
+    // The first fault falls where at least one fits.
+    let first_room = shape
+        .duration_ms
+        .saturating_sub(LEAD_MS + shortest + shape.ttl_ms)
+        .max(1);
+    let mut at = LEAD_MS + rng.random_range(0..round.min(first_room));
+    // Each fault leaves a lease after it to show what it did.
+    while at + shortest + shape.ttl_ms < shape.duration_ms {
+        let usable: Vec<Fault> = kinds
+            .iter()
+            .copied()
+            .filter(|k| *k != Fault::Crash || crashes_left > 0)
+            .collect();
+        if usable.is_empty() {
+            break;
+        }
+        let kind = usable[rng.random_range(0..usable.len())];
+        let ms = match kind {
+            Fault::Pause | Fault::Partition => {
+                let room = shape.duration_ms - shape.ttl_ms - at;
+                rng.random_range(shortest..=longest.min(room))
+            }
+            _ => 0,
+        };
+        if kind == Fault::Crash {
+            crashes_left -= 1;
+        }
+        steps.push(Step {
+            when: When::At(at),
+            action: Action::client(kind, Target::AnyClient, ms),
+        });
+        at += ms + rng.random_range(round / 2..=round * 3 / 2);
+    }
+    steps
+}
+
+/// `plan` with its faults replaced by a random schedule of `nemesis`'s kinds drawn from
+/// `seed` over `duration`, and the report's first lines.
+pub(crate) fn plan<F: Family>(
+    plan: Plan<F>,
+    nemesis: &RandomNemesis,
+    scenario: &Scenario,
+    seed: u64,
+    clients: usize,
+    duration: Duration,
+) -> Result<(Plan<F>, NemesisReport), RunError> {
+    let kinds = nemesis.kinds_for(scenario)?;
+    let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+    let shape = Shape {
+        duration_ms,
+        ttl_ms: plan.ttl_ms,
+        work_ms: plan.work_ms,
+        clients,
+    };
+    let faults: Vec<Step<ActionOf<F>>> = generate(&kinds, seed, shape);
+    if faults.is_empty() {
+        let need = LEAD_MS + (plan.ttl_ms / 2).max(50) + plan.ttl_ms + 100;
+        return Err(RunError::BadOption(format!(
+            "--duration {:.1} s is too short for a random nemesis on {}: a fault and a lease after it need at least {:.1} s",
+            duration.as_secs_f64(),
+            scenario.id,
+            need as f64 / 1000.0
+        )));
+    }
+    let report = NemesisReport {
+        kinds: kinds.iter().map(|k| k.name().to_string()).collect(),
+        faults: faults.len(),
+        model_faults: model_faults(&faults),
+        ..NemesisReport::default()
+    };
+    let plan = Plan {
+        faults,
+        duration_ms,
+        story: STORY,
+        beyond_model: None,
+        ..plan
+    };
+    Ok((plan, report))
+}
+
+/// Shrinks a random run's violation by replaying `once`'s plan with smaller schedules
+/// (see [`shrink`]); `taken` client faults had been taken by the violation's end;
+/// `wanted` is what it violated. A replay the machine spoiled counts as one that did not
+/// break.
+pub(crate) fn shrink_run<F: Family>(
+    once: &Once<'_, F>,
+    taken: Option<usize>,
+    wanted: &[String],
+    budget: u32,
+    seed: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Shrunk, RunError> {
+    let all = once.plan.faults.clone();
+    let taken_steps = all[..taken.unwrap_or(all.len()).min(all.len())].to_vec();
+    let mut n = 0u32;
+    let mut replay = |steps: &[Step<ActionOf<F>>], duration_ms: u64, _try: u32| {
+        n += 1;
+        progress(Progress::Shrinking {
+            replay: n,
+            budget,
+            faults: steps.len(),
+        });
+        let plan = Plan {
+            faults: steps.to_vec(),
+            duration_ms,
+            ..once.plan.clone()
+        };
+        let mut options = once.options.clone();
+        options.html = false;
+        options.keep = once
+            .options
+            .keep
+            .as_ref()
+            .map(|k| k.join(format!("shrink-{n}")));
+        let replay_seed = seed.wrapping_add(100 + u64::from(n));
+        let replay = Once {
+            plan: &plan,
+            options: &options,
+            ..*once
+        };
+        match replay.run(replay_seed, Duration::from_millis(duration_ms), progress) {
+            Ok((_, checked)) => Ok((violated_names(&checked.report), replay_seed)),
+            Err(RunError::Unreliable(_)) => Ok((Vec::new(), replay_seed)),
+            Err(e) => Err(e),
+        }
+    };
+    shrink(
+        taken_steps,
+        all,
+        wanted,
+        once.plan.ttl_ms,
+        budget,
+        &mut replay,
+    )
+}
+
+/// The model's fault budget for `steps`: each kind as often as the schedule has it
+/// (at most 8, the models' largest budget), `none` for an empty schedule.
+pub(crate) fn model_faults<A: FamilyAction>(steps: &[Step<A>]) -> String {
+    let mut counts: Vec<(Fault, usize)> = Vec::new();
+    for s in steps {
+        if let Action::Client { fault, .. } = s.action {
+            match counts.iter_mut().find(|(f, _)| *f == fault) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((fault, 1)),
+            }
+        }
+    }
+    if counts.is_empty() {
+        return "none".into();
+    }
+    counts
+        .iter()
+        .map(|(f, n)| format!("{f}={}", (*n).min(8)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What a random nemesis did, in the run's report.
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
+pub struct NemesisReport {
+    /// The kinds mixed.
+    pub kinds: Vec<String>,
+    /// Faults drawn.
+    pub faults: usize,
+    /// The model's fault budget the run was held against (`pause=8,crash=1`).
+    pub model_faults: String,
+    /// Faults drawn that no client took (the run ended first), counted.
+    pub unfired: Vec<String>,
+    /// What the history broke of the row's properties (by check name); empty: nothing
+    /// the lock promises (other findings are the report's "also found").
+    pub broken: Vec<String>,
+    /// The faults active in the offending window (from the history), when something was
+    /// violated.
+    pub active: Vec<String>,
+    /// The shrinker's result, when a violation was shrunk.
+    pub shrunk: Option<Shrunk>,
+}
+
+/// The smallest schedule the shrinker saw break.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct Shrunk {
+    /// Whether any replay broke: `false` means the violation did not come back in the
+    /// replays allowed, and `schedule` is the faults taken before it, not shrunk.
+    pub reproduced: bool,
+    /// The schedule, as in a history header.
+    pub schedule: Vec<serde_json::Value>,
+    /// The same as a plan a person can read, one fault per line.
+    pub plan: Vec<String>,
+    /// The replay's length (ms).
+    pub duration_ms: u64,
+    /// The seed of the replay that broke with it (`--seed` reproduces the clients'
+    /// think times; the schedule is this one).
+    pub seed: Option<u64>,
+    /// What that replay violated.
+    pub violated: Vec<String>,
+    /// Faults before shrinking (those taken by the violation's end) and after.
+    pub from_faults: usize,
+    /// Replays made.
+    pub replays: u32,
+}
+
+/// What a checked history says about where its violation was: the faults active in
+/// its span and how many client faults had been taken by its end (a random schedule's
+/// faults are taken in order, so that many of its steps led up to it).
+pub(crate) fn at_violation(history: &History, report: &Report) -> (Vec<String>, Option<usize>) {
+    let Some((lo, hi)) = violation_span(history, report) else {
+        return (Vec::new(), None);
+    };
+    let mut active = Vec::new();
+    let mut taken = 0;
+    for (_, e) in &history.events {
+        if e.op != OpKind::Nemesis || e.time > hi {
+            continue;
+        }
+        let Some(v) = &e.value else { continue };
+        let fault = v.get("fault").and_then(|f| f.as_str()).unwrap_or("");
+        let target = v.get("target").and_then(|t| t.as_str()).unwrap_or("");
+        // The nemesis records each request against "any client"; the client that takes
+        // it records the fault again under its own name.
+        let taken_fault = (matches!(
+            fault,
+            "client-pause" | "client-crash" | "client-partition" | "client-drop"
+        ) && target != "any client")
+            || (fault == "skipped" && target.starts_with("client-"));
+        if taken_fault {
+            taken += 1;
+        }
+        let ms = v.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
+        let end = e.time.saturating_add(ms.saturating_mul(1_000_000));
+        if taken_fault && fault != "skipped" && end >= lo {
+            let mut line = format!("{fault} {target} at {:.3} s", e.time as f64 / 1e9);
+            if ms > 0 {
+                let _ = write!(line, " for {ms} ms");
+            }
+            active.push(line);
+        }
+    }
+    (active, Some(taken))
+}
+
+/// The properties `report` found violated, by name.
+pub(crate) fn violated_names(report: &Report) -> Vec<String> {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.verdict == Verdict::Violation)
+        .map(|c| c.property.name().to_string())
+        .collect()
+}
+
+/// One replay of a schedule: `(steps, duration_ms, try)` → what it violated (empty
+/// when nothing), with the seed it ran under.
+pub(crate) type Replay<'a, A> =
+    dyn FnMut(&[Step<A>], u64, u32) -> Result<(Vec<String>, u64), RunError> + 'a;
+
+/// Shrinks `taken` (the random schedule's steps taken by the violation's end, `all`
+/// the whole schedule) to a smallest schedule that still violates one of `wanted`,
+/// in at most `budget` replays: first the steps taken, rebased to start at once; then
+/// fewer steps (halves, quarters, … one at a time); then each pause or partition
+/// halved while it still breaks.
+pub(crate) fn shrink<A: FamilyAction>(
+    taken: Vec<Step<A>>,
+    all: Vec<Step<A>>,
+    wanted: &[String],
+    ttl_ms: u64,
+    budget: u32,
+    replay: &mut Replay<'_, A>,
+) -> Result<Shrunk, RunError> {
+    let from_faults = taken.len();
+    let mut s = Shrinker {
+        wanted,
+        ttl_ms,
+        budget,
+        replays: 0,
+        replay,
+        last: None,
+    };
+    let mut current = rebase(&taken);
+    if !s.breaks(&current)? {
+        let whole = rebase(&all);
+        if whole == current || !s.breaks(&whole)? {
+            return Ok(s.report(&current, false, from_faults));
+        }
+        current = whole;
+    }
+    let mut chunk = current.len().div_ceil(2);
+    while current.len() > 1 && chunk > 0 {
+        let mut i = 0;
+        while i < current.len() && current.len() > 1 {
+            let mut candidate = current.clone();
+            candidate.drain(i..(i + chunk).min(current.len()));
+            let candidate = rebase(&candidate);
+            if !candidate.is_empty() && s.breaks(&candidate)? {
+                current = candidate;
+            } else {
+                i += chunk;
+            }
+        }
+        if chunk == 1 {
+            break;
+        }
+        chunk = chunk.div_ceil(2).min(chunk - 1).max(1);
+    }
+    for i in 0..current.len() {
+        loop {
+            let Action::Client { fault, target, ms } = current[i].action.clone() else {
+                break;
+            };
+            if ms / 2 < 50 {
+                break;
+            }
+            let mut candidate = current.clone();
+            candidate[i].action = Action::Client {
+                fault,
+                target,
+                ms: ms / 2,
+            };
+            if s.breaks(&candidate)? {
+                current = candidate;
+            } else {
+                break;
+            }
+        }
+    }
+    Ok(s.report(&current, true, from_faults))
+}
+
+struct Shrinker<'r, 'a, A> {
+    wanted: &'r [String],
+    ttl_ms: u64,
+    budget: u32,
+    replays: u32,
+    replay: &'r mut Replay<'a, A>,
+    /// The last schedule that broke: what it violated and under which seed.
+    last: Option<(Vec<String>, u64)>,
+}
+
+impl<A: FamilyAction> Shrinker<'_, '_, A> {
+    /// Whether a replay of `steps` broke one of the wanted properties, within the
+    /// budget; an exhausted budget says no.
+    fn breaks(&mut self, steps: &[Step<A>]) -> Result<bool, RunError> {
+        for t in 0..TRIES {
+            if self.replays >= self.budget {
+                return Ok(false);
+            }
+            self.replays += 1;
+            let (violated, seed) = (self.replay)(steps, duration_ms(steps, self.ttl_ms), t)?;
+            if violated.iter().any(|v| self.wanted.contains(v)) {
+                self.last = Some((violated, seed));
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn report(&self, steps: &[Step<A>], reproduced: bool, from_faults: usize) -> Shrunk {
+        let (violated, seed) = match (&self.last, reproduced) {
+            (Some((v, s)), true) => (v.clone(), Some(*s)),
+            _ => (Vec::new(), None),
+        };
+        Shrunk {
+            reproduced,
+            schedule: steps.iter().map(Step::to_json).collect(),
+            plan: steps.iter().map(plan_line).collect(),
+            duration_ms: duration_ms(steps, self.ttl_ms),
+            seed,
+            violated,
+            from_faults,
+            replays: self.replays,
+        }
+    }
+}
+
+/// `steps` moved so the first starts [`LEAD_MS`] after the workload, their gaps kept.
+fn rebase<A: FamilyAction>(steps: &[Step<A>]) -> Vec<Step<A>> {
+    let first = steps.iter().find_map(|s| match s.when {
+        When::At(at) => Some(at),
+        When::After { .. } => None,
+    });
+    let shift = first.map_or(0, |f| f.saturating_sub(LEAD_MS));
+    steps
+        .iter()
+        .map(|s| Step {
+            when: match s.when {
+                When::At(at) => When::At(at - shift),
+                w => w,
+            },
+            action: s.action.clone(),
+        })
+        .collect()
+}
+
+/// A replay's length: to the end of its last fault, then time for what it did to show
+/// (a stalled holder's release lands after its pause).
+fn duration_ms<A: FamilyAction>(steps: &[Step<A>], ttl_ms: u64) -> u64 {
+    let end = steps
+        .iter()
+        .map(|s| {
+            let at = match s.when {
+                When::At(at) => at,
+                When::After { delay_ms, .. } => delay_ms,
+            };
+            let ms = match s.action {
+                Action::Client { ms, .. } => ms,
+                _ => 0,
+            };
+            at + ms
+        })
+        .max()
+        .unwrap_or(0);
+    end + 1_000 + 2 * ttl_ms
+}
+
+/// One step as a plan line: `at 0.50 s: client-pause any client for 1200 ms`.
+fn plan_line<A: FamilyAction>(s: &Step<A>) -> String {
+    let when = match s.when {
+        When::At(at) => format!("at {:.2} s", at as f64 / 1000.0),
+        When::After {
+            event, delay_ms, ..
+        } => format!("{delay_ms} ms after {event}"),
+    };
+    let mut line = format!("{when}: {} {}", s.action.name(), s.action.target());
+    if let Action::Client { ms, .. } = s.action {
+        if ms > 0 {
+            let _ = write!(line, " for {ms} ms");
+        }
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests;

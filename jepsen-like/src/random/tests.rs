@@ -1,0 +1,187 @@
+use super::*;
+use crate::schedule::Realises;
+
+#[derive(Clone, Debug, PartialEq)]
+struct NoOwn;
+
+impl FamilyAction for NoOwn {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn realises(&self) -> Realises {
+        Realises::Beyond
+    }
+    fn target(&self) -> Target {
+        Target::Primary
+    }
+}
+
+const SHAPE: Shape = Shape {
+    duration_ms: 60_000,
+    ttl_ms: 500,
+    work_ms: 60,
+    clients: 3,
+};
+
+fn ms_of(s: &Step<NoOwn>) -> u64 {
+    match s.action {
+        Action::Client { ms, .. } => ms,
+        _ => 0,
+    }
+}
+
+fn at_of(s: &Step<NoOwn>) -> u64 {
+    match s.when {
+        When::At(at) => at,
+        When::After { .. } => u64::MAX,
+    }
+}
+
+#[test]
+fn parse_reads_kinds_and_names_what_it_refuses() {
+    assert_eq!(RandomNemesis::parse("random").map(|r| r.kinds), Ok(None));
+    assert_eq!(
+        RandomNemesis::parse("random:pause, crash").map(|r| r.kinds),
+        Ok(Some(vec![Fault::Pause, Fault::Crash]))
+    );
+    let e = RandomNemesis::parse("random:jump").unwrap_err();
+    assert!(
+        e.contains("\"jump\"") && e.contains("pause, crash, partition, drop"),
+        "{e}"
+    );
+    assert!(RandomNemesis::parse("chaos")
+        .unwrap_err()
+        .contains("\"chaos\""));
+    assert!(RandomNemesis::parse("random:").is_err());
+}
+
+#[test]
+fn kinds_are_those_the_rows_model_knows() {
+    let lua = locklab_models::catalog::find("redis-lua").expect("row");
+    let r = RandomNemesis::parse("random").expect("parses");
+    assert_eq!(
+        r.kinds_for(&lua).ok(),
+        Some(vec![Fault::Pause, Fault::Crash])
+    );
+    let e = RandomNemesis::parse("random:partition")
+        .expect("parses")
+        .kinds_for(&lua)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no partition fault") && e.contains("knows: pause, crash"),
+        "{e}"
+    );
+}
+
+#[test]
+fn one_seed_one_schedule_inside_the_run_with_room_after_the_last_fault() {
+    let kinds = [Fault::Pause, Fault::Crash];
+    let a: Vec<Step<NoOwn>> = generate(&kinds, 7, SHAPE);
+    assert_eq!(a, generate::<NoOwn>(&kinds, 7, SHAPE));
+    assert_ne!(a, generate::<NoOwn>(&kinds, 8, SHAPE));
+    assert!(a.len() >= 20, "{} faults in 60 s", a.len());
+    let crashes = a
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.action,
+                Action::Client {
+                    fault: Fault::Crash,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(crashes <= 2, "{crashes} crashes for 3 clients");
+    for w in a.windows(2) {
+        assert!(
+            at_of(&w[0]) + ms_of(&w[0]) < at_of(&w[1]),
+            "overlapping: {w:?}"
+        );
+    }
+    let last = a.last().expect("faults");
+    assert!(at_of(last) + ms_of(last) + SHAPE.ttl_ms <= SHAPE.duration_ms);
+    // A short run gets shorter pauses, never one that runs past its end.
+    for seed in 0..20 {
+        let tight = Shape {
+            duration_ms: 6_000,
+            ttl_ms: 2_000,
+            ..SHAPE
+        };
+        let s: Vec<Step<NoOwn>> = generate(&[Fault::Pause], seed, tight);
+        assert!(!s.is_empty(), "seed {seed}");
+        assert!(
+            s.iter().all(|x| at_of(x) + ms_of(x) + 2_000 <= 6_000),
+            "{s:?}"
+        );
+    }
+    // Some pauses fit in a lease and some run far past it.
+    let pauses: Vec<u64> = a.iter().map(ms_of).filter(|m| *m > 0).collect();
+    assert!(
+        pauses.iter().any(|m| *m < 500) && pauses.iter().any(|m| *m > 1000),
+        "{pauses:?}"
+    );
+    assert!(model_faults(&a).starts_with("pause=") || model_faults(&a).starts_with("crash="));
+    assert_eq!(model_faults::<NoOwn>(&[]), "none");
+}
+
+fn pause(at: u64, ms: u64) -> Step<NoOwn> {
+    Step {
+        when: When::At(at),
+        action: Action::client(Fault::Pause, Target::AnyClient, ms),
+    }
+}
+
+#[test]
+fn the_shrinker_keeps_only_what_breaks_and_only_what_it_saw_break() {
+    // A stand-in for the servers: a schedule "breaks" when it holds a pause of more
+    // than 700 ms (the lease, say, and some).
+    let taken = vec![
+        pause(3_000, 300),
+        pause(5_000, 1_800),
+        pause(8_000, 200),
+        pause(9_000, 900),
+    ];
+    let wanted = vec!["no foreign release".to_string()];
+    let mut calls = 0;
+    let mut replay = |steps: &[Step<NoOwn>], _duration: u64, t: u32| {
+        calls += 1;
+        let broke = steps.iter().any(|s| ms_of(s) > 700);
+        Ok((
+            if broke { wanted.clone() } else { Vec::new() },
+            40 + u64::from(t),
+        ))
+    };
+    let s = shrink(taken.clone(), taken, &wanted, 500, 40, &mut replay).expect("shrinks");
+    assert!(s.reproduced);
+    assert_eq!(s.plan.len(), 1, "{:?}", s.plan);
+    // Halved while it still broke: 1800 → 900; 450 would not.
+    assert_eq!(s.plan[0], "at 0.50 s: client-pause any client for 900 ms");
+    assert_eq!(s.violated, wanted);
+    assert_eq!(s.from_faults, 4);
+    assert_eq!(s.replays, calls);
+    assert!(s.replays <= 40);
+    assert_eq!(s.duration_ms, 500 + 900 + 1_000 + 1_000);
+}
+
+#[test]
+fn a_violation_that_never_comes_back_is_not_shrunk() {
+    let taken = vec![pause(3_000, 1_800)];
+    let mut replay = |_: &[Step<NoOwn>], _: u64, _: u32| Ok((Vec::new(), 1));
+    let s = shrink(
+        taken.clone(),
+        taken,
+        &["mutual exclusion".into()],
+        500,
+        6,
+        &mut replay,
+    )
+    .expect("runs");
+    assert!(!s.reproduced);
+    assert_eq!(s.seed, None);
+    assert_eq!(
+        s.replays, 2,
+        "the schedule itself, twice; the whole is the same"
+    );
+}
