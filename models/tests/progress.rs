@@ -218,3 +218,52 @@ fn threads_change_nothing() {
         }
     }
 }
+
+/// The old state predicate `liveness` ("a lock that nothing will free while a client
+/// waits") and the temporal `eventually-free` give the same answer on every row that
+/// states the predicate, at the default bounds: the predicate is kept (its verdict is
+/// in the catalog and the history checks) only because the two never disagree.
+#[test]
+fn the_old_liveness_predicate_equals_eventually_free_on_every_row() {
+    use locklab_models::registry::Property;
+    let mut compared = Vec::new();
+    for s in catalog::scenarios() {
+        if !s.properties.contains(&Property::Liveness) {
+            continue;
+        }
+        let report = catalog::check(s.id, &Overrides::default(), Limits::default(), &mut |_| {})
+            .expect("a catalog row");
+        let predicate = match &report.verdict {
+            catalog::Verdict::Holds => false,
+            catalog::Verdict::Violated(p) => p.contains(&Property::Liveness),
+            catalog::Verdict::Unknown => panic!("{}: no safety verdict", s.id),
+        };
+        let temporal = match kept(s.id, Promise::EventuallyFree) {
+            Kept::Holds => false,
+            Kept::Violated { .. } => true,
+            Kept::Unknown { why } => {
+                // An undecided promise cannot contradict the predicate, nor confirm it.
+                compared.push(format!("{} unknown ({why})", s.id));
+                continue;
+            }
+        };
+        assert_eq!(
+            predicate,
+            temporal,
+            "{}: the liveness predicate says {}, eventually-free says {}",
+            s.id,
+            if predicate { "violated" } else { "holds" },
+            if temporal { "broken" } else { "kept" }
+        );
+        compared.push(format!(
+            "{} {}",
+            s.id,
+            if temporal { "broken" } else { "kept" }
+        ));
+    }
+    // Nine rows state it: the four stuck ones, and the crash rows of the lease and
+    // session locks.
+    assert!(compared.len() >= 9, "{compared:?}");
+    let broken: Vec<&String> = compared.iter().filter(|c| c.ends_with("broken")).collect();
+    assert_eq!(broken.len(), STUCK.len(), "{broken:?}");
+}
