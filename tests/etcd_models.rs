@@ -48,7 +48,43 @@ fn every_etcd_row_reaches_its_verdict() {
             "etcd-unlock-retry",
             "etcd-unlock-retry-guarded",
             "etcd-leader-churn",
+            "etcd-leader-isolated",
         ],
+    );
+}
+
+/// The leader cut off from its quorum changes leaders, never holders: even cut twice,
+/// no two clients are inside at once (where Sentinel's split brain breaks); the holder
+/// keeps its lease through the cut, which is told as a cut, not a kill.
+#[test]
+fn an_isolated_leader_grants_nothing_and_the_holder_keeps_its_lease() {
+    let o = locklab_models::catalog::Overrides {
+        faults: Some("failover=2".into()),
+        ..Default::default()
+    };
+    let r = locklab_models::catalog::check(
+        "etcd-leader-isolated",
+        &o,
+        locklab_models::check::Limits::default(),
+        &mut |_| {},
+    )
+    .expect("a row");
+    assert_eq!(r.verdict, Verdict::Holds);
+    let row = locklab_models::catalog::find("etcd-leader-isolated").expect("a row");
+    assert!(row.faults.contains("cut off") && row.lesson.contains("Sentinel"));
+    let m = EtcdLock::new(Lock::Recipe, Work::Outside)
+        .leader_cut()
+        .model(MX, &Params::BASE.with_faults(&[(Fault::Failover, 1)]));
+    use Action::*;
+    let (s, told) = models::walk(&m, &[Step(0), Step(0), Tick, Failover, Tick]);
+    assert!(
+        told[3].contains("cut off from the other members") && !told[3].contains("killed"),
+        "{told:?}"
+    );
+    assert_eq!(s.clients[0].phase, Phase::Critical(0), "{s:#?}");
+    assert!(
+        s.etcd.leases.contains_key(&1),
+        "restarted by the new leader: {s:#?}"
     );
 }
 

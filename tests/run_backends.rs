@@ -283,6 +283,7 @@ fn every_plan_is_tested() {
         "etcd-unlock-retry",
         "etcd-unlock-retry-guarded",
         "etcd-leader-churn",
+        "etcd-leader-isolated",
         "etcd-lock-expired-waiter",
         // Tested in tests/run_zk.rs.
         "zk-sequential",

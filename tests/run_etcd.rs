@@ -355,6 +355,48 @@ fn leader_churn_keeps_a_dead_holders_lock_past_its_ttl_and_then_frees_it() {
     );
 }
 
+/// The leader cut off from its quorum on hosts of its own: the history names the
+/// member cut off and the heal, etcd's logs show the others electing a new leader, and
+/// the holder working through the cut keeps its lock — no two holders, as the model
+/// says (where Sentinel's split brain grants twice).
+#[test]
+fn an_isolated_leader_changes_leaders_not_holders() {
+    let (r, history) = agrees("etcd-leader-isolated");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    assert!(
+        r.topology.contains("each on a host of its own"),
+        "{}",
+        r.topology
+    );
+    let faults: Vec<(String, String)> = history
+        .events
+        .iter()
+        .map(|(_, e)| e)
+        .filter(|e| e.op == OpKind::Nemesis)
+        .filter_map(|e| {
+            let v = e.value.as_ref()?;
+            Some((
+                v["fault"].as_str()?.to_string(),
+                v["target"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let cut = faults
+        .iter()
+        .find(|(f, _)| f == "isolate-leader")
+        .unwrap_or_else(|| panic!("the cut is recorded: {faults:?}"));
+    assert!(["e1", "e2", "e3"].contains(&cut.1.as_str()), "{faults:?}");
+    assert!(
+        faults.iter().any(|(f, _)| f == "heal-isolation"),
+        "{faults:?}"
+    );
+    assert!(
+        r.agreement.exercised.sections >= 2,
+        "the lock was granted again after the cut: {:?}",
+        r.agreement.exercised
+    );
+}
+
 /// The find-out row: the model's correct server refuses a waiter whose lease went while
 /// it queued; Debian's etcd 3.4.23 grants it, on a key that no longer exists, and then
 /// grants the lock to another client too (etcd issue 11456). The history lines are the

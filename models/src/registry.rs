@@ -345,6 +345,8 @@ named! {
         EtcdUnlockRetryGuarded => "etcd-unlock-retry-guarded",
         /// `etcd-leader-churn`.
         EtcdLeaderChurn => "etcd-leader-churn",
+        /// `etcd-leader-isolated`.
+        EtcdLeaderIsolated => "etcd-leader-isolated",
         /// `zk-sequential`.
         ZkSequential => "zk-sequential",
         /// `zk-sequential-pause`.

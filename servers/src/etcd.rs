@@ -1,6 +1,7 @@
-//! `etcd` (Debian's 3.4) as one member or a cluster of three on 127.0.0.1, each member
-//! with its own client and peer ports and its own data dir, with the tuned timeouts of
-//! BACKENDS.md (heartbeat 50 ms, election 300 ms). Readiness and the leader are read
+//! `etcd` (Debian's 3.4) as one member or a cluster of three on 127.0.0.1 — or each
+//! member on a host of its own in a [`Lab`], so that a partition can cut a member off
+//! from the others — each member with its own client and peer ports and its own data
+//! dir, with the tuned timeouts of BACKENDS.md (heartbeat 50 ms, election 300 ms). Readiness and the leader are read
 //! from the member's HTTP endpoints (`/health`, the gRPC gateway's
 //! `/v3/maintenance/status`), never through the client under test.
 
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::net::Lab;
 use crate::port::{self, PortLease};
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
@@ -30,9 +32,9 @@ pub struct EtcdMember {
     initial_cluster: String,
 }
 
-/// A one-shot HTTP/1.0 request to a member's client port; the body of the answer.
-fn http(port: u16, method: &str, path: &str, body: &str) -> Option<String> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+/// A one-shot HTTP/1.0 request to a member's client address; the body of the answer.
+fn http(ip: Ipv4Addr, port: u16, method: &str, path: &str, body: &str) -> Option<String> {
+    let addr = SocketAddr::from((ip, port));
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
     s.set_read_timeout(Some(Duration::from_millis(1000))).ok()?;
     let req = format!(
@@ -53,9 +55,13 @@ fn json_str<'a>(json: &'a str, field: &str) -> Option<&'a str> {
 }
 
 impl EtcdMember {
-    fn reserve(name: String) -> Result<Self, ServerError> {
+    fn reserve(name: String, lab: Option<&Lab>) -> Result<Self, ServerError> {
+        let host = lab
+            .map(|l| l.host(&name).cloned())
+            .transpose()
+            .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))?;
         Ok(EtcdMember {
-            process: ServerProcess::reserve(BINARY, FAMILY)?,
+            process: ServerProcess::reserve(BINARY, FAMILY)?.on(host),
             name,
             peer_port: port::lease()?,
             initial_cluster: String::new(),
@@ -63,12 +69,13 @@ impl EtcdMember {
     }
 
     fn peer_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.peer_port.port())
+        format!("http://{}:{}", self.process.ip(), self.peer_port.port())
     }
 
-    /// `http://127.0.0.1:PORT`, what clients connect to.
+    /// `http://IP:PORT` (`127.0.0.1`, or its lab host's address), what clients connect
+    /// to.
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port())
+        format!("http://{}:{}", self.process.ip(), self.port())
     }
 
     /// The member's name (`e1`, `e2`, …).
@@ -104,21 +111,28 @@ impl EtcdMember {
 
     /// Whether the member answers `/health` with a leader behind it.
     pub fn healthy(&self) -> bool {
-        http(self.port(), "GET", "/health", "").is_some_and(|b| b.contains("\"health\":\"true\""))
+        http(self.process.ip(), self.port(), "GET", "/health", "")
+            .is_some_and(|b| b.contains("\"health\":\"true\""))
     }
 
     /// `(its member id, the leader's member id)` as the member reports them.
     pub fn status(&self) -> Option<(String, String)> {
-        let b = http(self.port(), "POST", "/v3/maintenance/status", "{}")?;
+        let b = http(
+            self.process.ip(),
+            self.port(),
+            "POST",
+            "/v3/maintenance/status",
+            "{}",
+        )?;
         let me = json_str(&b, "member_id")?.to_string();
         let leader = json_str(&b, "leader")?.to_string();
         Some((me, leader))
     }
 
     fn wait_healthy(&mut self) -> Result<(), ServerError> {
-        let port = self.port();
+        let (ip, port) = (self.process.ip(), self.port());
         self.process.wait_ready(READY_TIMEOUT, || {
-            http(port, "GET", "/health", "").is_some_and(|b| b.contains("\"health\":\"true\""))
+            http(ip, port, "GET", "/health", "").is_some_and(|b| b.contains("\"health\":\"true\""))
         })
     }
 }
@@ -158,8 +172,14 @@ impl EtcdCluster {
 
     /// `n` members, all healthy with one leader.
     pub fn start(n: usize) -> Result<Self, ServerError> {
+        Self::start_on(n, None)
+    }
+
+    /// `n` members, each on the host of `lab` named after it (`e1`, `e2`, …) when
+    /// given, all healthy with one leader.
+    pub fn start_on(n: usize, lab: Option<&Lab>) -> Result<Self, ServerError> {
         let mut members = (1..=n)
-            .map(|i| EtcdMember::reserve(format!("e{i}")))
+            .map(|i| EtcdMember::reserve(format!("e{i}"), lab))
             .collect::<Result<Vec<_>, _>>()?;
         let initial = members
             .iter()

@@ -88,6 +88,13 @@ impl ServerProcess {
         }))
     }
 
+    /// The same reserved process, to run in `host`'s namespace on its address (a node
+    /// of a [`crate::net::Lab`]); `None`: loopback.
+    pub fn on(mut self, host: Option<Host>) -> Self {
+        self.host = host;
+        self
+    }
+
     /// The program's name.
     pub fn binary(&self) -> &'static str {
         self.binary

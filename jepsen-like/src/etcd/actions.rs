@@ -18,6 +18,13 @@ pub enum EtcdAction {
     /// `lease revoke` of the lease of the client queued last for the lock (its key goes
     /// with it), as when that lease expires while its owner waits.
     RevokeLastWaiter,
+    /// The leader's host cut off from the other members' (both ways; the clients still
+    /// reach it): it cannot commit, and the others elect a new leader. Needs the
+    /// cluster's members on hosts of their own. The history names the leader cut off;
+    /// the other side is every other member.
+    IsolateLeader,
+    /// Every cut healed.
+    HealIsolation,
 }
 
 impl FamilyAction for EtcdAction {
@@ -25,20 +32,34 @@ impl FamilyAction for EtcdAction {
         match self {
             EtcdAction::ChurnLeader => "churn-leader",
             EtcdAction::RevokeLastWaiter => "revoke-waiter-lease",
+            EtcdAction::IsolateLeader => "isolate-leader",
+            EtcdAction::HealIsolation => "heal-isolation",
         }
     }
 
-    /// A leader change is the model's failover; a revoked waiter's lease its revoke.
+    /// A leader change — killed or cut off — is the model's failover; a revoked
+    /// waiter's lease its revoke.
     fn realises(&self) -> Realises {
         match self {
-            EtcdAction::ChurnLeader => Realises::Fault(Fault::Failover),
+            EtcdAction::ChurnLeader | EtcdAction::IsolateLeader => Realises::Fault(Fault::Failover),
             EtcdAction::RevokeLastWaiter => Realises::Fault(Fault::Revoke),
+            EtcdAction::HealIsolation => Realises::Heal,
+        }
+    }
+
+    /// The heal names what it heals: by then the primary is the new leader.
+    fn target_name(&self) -> Option<&'static str> {
+        match self {
+            EtcdAction::HealIsolation => Some("the first leader | the other members, healed"),
+            _ => None,
         }
     }
 
     fn target(&self) -> Target {
         match self {
-            EtcdAction::ChurnLeader => Target::Primary,
+            EtcdAction::ChurnLeader | EtcdAction::IsolateLeader | EtcdAction::HealIsolation => {
+                Target::Primary
+            }
             EtcdAction::RevokeLastWaiter => Target::AnyClient,
         }
     }

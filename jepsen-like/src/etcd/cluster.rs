@@ -14,6 +14,7 @@ use std::time::Duration;
 use locklab_implementations::etcd::history::event_log;
 use locklab_implementations::etcd::EtcdSession;
 use locklab_models::etcd::spec::{EtcdCommand, EtcdReply, LOCK_PREFIX};
+use locklab_servers::net::{Cut, Lab};
 use locklab_servers::{EtcdCluster, Server};
 use locklab_traces::Process;
 
@@ -33,14 +34,19 @@ const ELECTION_WAIT: Duration = Duration::from_secs(5);
 pub enum Shape {
     /// Three members, `e1` … `e3`.
     Three,
+    /// Three members, each on a host of its own (a [`Lab`]), so that a partition can
+    /// cut one off from the others.
+    ThreeOnHosts,
 }
 
-/// A running etcd cluster. Dropping it kills every member.
+/// A running etcd cluster. Dropping it kills every member, then removes their hosts.
 pub struct EtcdRunCluster {
     cluster: EtcdCluster,
     /// The run's history, once a client connected: where the nemesis's own requests
     /// go.
     log: OnceLock<Arc<Log>>,
+    /// The members' hosts, for [`Shape::ThreeOnHosts`]; dropped after the members.
+    lab: Option<Lab>,
 }
 
 impl EtcdRunCluster {
@@ -100,6 +106,36 @@ impl EtcdRunCluster {
         restarted.map_err(|e| e.to_string())
     }
 
+    /// Cuts the leader's host off from the other members' (both ways), the clients'
+    /// side untouched.
+    fn isolate_leader(&mut self) -> Result<(), String> {
+        let lab = self
+            .lab
+            .as_ref()
+            .ok_or("cutting the leader off needs the members on hosts of their own")?;
+        let leader = self
+            .leader_now()
+            .ok_or("the members agree on no leader to cut off")?;
+        let names: Vec<String> = self
+            .cluster
+            .members()
+            .iter()
+            .map(|m| m.name().to_string())
+            .collect();
+        let others = names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != leader)
+            .map(|(_, n)| n.clone())
+            .collect();
+        lab.partition(&Cut {
+            from: vec![names[leader].clone()],
+            to: others,
+            one_way: false,
+        })
+        .map_err(|e| e.to_string())
+    }
+
     /// Finds the key queued last under the lock's prefix and revokes its lease, with
     /// requests of the nemesis's own that the history records.
     fn revoke_last_waiter(&mut self) -> Result<(), String> {
@@ -149,13 +185,20 @@ impl Servers for EtcdRunCluster {
     type Action = EtcdAction;
 
     fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
-        let cluster = match shape {
-            Shape::Three => EtcdCluster::three(),
-        }
-        .map_err(|e| RunError::Environment(e.to_string()))?;
+        let lab = match shape {
+            Shape::Three => None,
+            Shape::ThreeOnHosts => Some(Lab::new(&["e1", "e2", "e3"]).map_err(|e| {
+                RunError::CannotStage(format!(
+                    "cutting a leader off from its quorum needs each member on a host of its own: {e}"
+                ))
+            })?),
+        };
+        let cluster = EtcdCluster::start_on(3, lab.as_ref())
+            .map_err(|e| RunError::Environment(e.to_string()))?;
         Ok(EtcdRunCluster {
             cluster,
             log: OnceLock::new(),
+            lab,
         })
     }
 
@@ -202,6 +245,13 @@ impl Servers for EtcdRunCluster {
         match action {
             EtcdAction::ChurnLeader => self.churn_leader(),
             EtcdAction::RevokeLastWaiter => self.revoke_last_waiter(),
+            EtcdAction::IsolateLeader => self.isolate_leader(),
+            EtcdAction::HealIsolation => self
+                .lab
+                .as_ref()
+                .ok_or("no hosts to heal")?
+                .heal()
+                .map_err(|e| e.to_string()),
         }
     }
 
@@ -212,7 +262,12 @@ impl Servers for EtcdRunCluster {
             .iter()
             .map(|m| format!("{} {}", m.name(), m.addr()))
             .collect();
-        format!("etcd cluster: {}", list.join(", "))
+        let hosts = if self.lab.is_some() {
+            " (each on a host of its own)"
+        } else {
+            ""
+        };
+        format!("etcd cluster: {}{hosts}", list.join(", "))
     }
 
     fn tools(&self) -> Vec<(String, String)> {

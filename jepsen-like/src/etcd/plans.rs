@@ -149,6 +149,22 @@ pub fn plans() -> Vec<EtcdPlan> {
             )
         },
         EtcdPlan {
+            // The holder works through the whole cut, so that a lease lost to it would
+            // show as a second holder.
+            shape: Shape::ThreeOnHosts,
+            work_ms: 2_500,
+            duration_ms: 8_000,
+            ..recipe(
+                ScenarioId::EtcdLeaderIsolated,
+                Work::Unfenced,
+                vec![
+                    after_entry(300, Action::Family(EtcdAction::IsolateLeader)),
+                    after_entry(3_000, Action::Family(EtcdAction::HealIsolation)),
+                ],
+                "300 ms into the first section the leader's host is cut off from the other two members' (network namespaces, nftables; the clients still reach it); they elect a new leader; the cut heals 3 s later; the holder works 2.5 s",
+            )
+        },
+        EtcdPlan {
             work_ms: 1_000,
             duration_ms: 6_000,
             ..plan(

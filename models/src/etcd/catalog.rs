@@ -16,12 +16,27 @@ pub struct EtcdLock {
     pub lock: Lock,
     /// What the critical section does.
     pub work: Work,
+    /// The model's leader change is a partition that cuts the leader off from the other
+    /// members (it runs on, but cannot commit), not a kill: only the story differs.
+    pub leader_cut: bool,
 }
 
 impl EtcdLock {
     /// `lock` with `work`.
     pub const fn new(lock: Lock, work: Work) -> EtcdLock {
-        EtcdLock { lock, work }
+        EtcdLock {
+            lock,
+            work,
+            leader_cut: false,
+        }
+    }
+
+    /// The same lock, its leader cut off from the quorum rather than killed.
+    pub const fn leader_cut(self) -> EtcdLock {
+        EtcdLock {
+            leader_cut: true,
+            ..self
+        }
     }
 }
 
@@ -57,6 +72,7 @@ impl EtcdLock {
             horizon: p.ttl * (u64::from(failovers) + 2) + 2,
             tail: 0,
             properties,
+            leader_cut: self.leader_cut,
         }
     }
 }
@@ -175,6 +191,17 @@ pub fn scenarios() -> Vec<Scenario> {
             lesson: "A new leader restarts every lease's TTL, so a dead holder's lock is freed later, but it is freed: nobody keeps the lease alive.",
             defaults: Params::BASE.with_faults(&[(Fault::Crash, 1), (Fault::Failover, 2)]),
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
+        },
+        Scenario {
+            id: ScenarioId::EtcdLeaderIsolated.name(),
+            family: etcd,
+            protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns) on three members",
+            faults: "the leader cut off from the other two members (a partition: it runs on)",
+            properties: MX,
+            expected: Holds,
+            lesson: "Unlike Sentinel's split brain, the isolated leader cannot grant anything: every write needs a quorum, so the minority side commits nothing, and the majority's new leader restarts every lease's TTL — the holder keeps its lock through the partition. The quorum protects the lock's record, not a holder cut off with the old leader: its lease still runs out (etcd-lease-partition).",
+            defaults: one(Fault::Failover),
+            model: &const { EtcdLock::new(RECIPE, Work::Outside).leader_cut() },
         },
     ]
 }

@@ -81,6 +81,9 @@ pub struct EtcdLockModel {
     pub tail: u64,
     /// Which properties this row checks.
     pub properties: &'static [Property],
+    /// A leader change is the leader cut off from the quorum, not killed (the story's
+    /// words).
+    pub leader_cut: bool,
 }
 
 /// Where a client is in its program.

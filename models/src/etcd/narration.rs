@@ -132,6 +132,9 @@ impl Narrate for EtcdLockModel {
             }
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
             Action::Revoke(c) => said(format!("operator revokes queued c{c}'s lease")),
+            Action::Failover if self.leader_cut => {
+                "the leader is cut off from the other members: it cannot commit, and they elect a new leader, which restarts every lease's TTL".to_string()
+            }
             Action::Failover => {
                 "the leader is killed; the new leader restarts every lease's TTL".to_string()
             }
