@@ -311,3 +311,26 @@ fn the_librarys_lock_is_shared_under_the_pause_too() {
     assert_agrees(&r);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
 }
+
+/// The leader cut off from its quorum on hosts of its own: the history names the
+/// server cut off and the heal, and no two clients hold the lock — the quorum protects
+/// it, as the model says (where Sentinel's split brain grants twice). The holder's 6 s
+/// session outlives the 2.5 s the others take to notice the lost leader.
+#[test]
+fn an_isolated_leader_grants_nothing() {
+    let (r, h) = agrees_kept("zk-leader-isolated");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    assert!(
+        r.topology.contains("each on a host of its own"),
+        "{}",
+        r.topology
+    );
+    let cut = nemesis(&h, "isolate-leader");
+    assert_eq!(cut.len(), 1, "{cut:?}");
+    assert!(
+        ["zk1", "zk2", "zk3"].contains(&cut[0].0.as_str()),
+        "{cut:?}"
+    );
+    assert!(cut[0].1.is_none(), "the cut was made: {cut:?}");
+    assert_eq!(nemesis(&h, "heal-isolation").len(), 1);
+}

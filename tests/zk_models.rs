@@ -43,7 +43,36 @@ fn every_zk_row_reaches_its_verdict() {
             "zk-until-lost",
             "zk-create-conn-loss",
             "zk-herd",
+            "zk-leader-isolated",
         ],
+    );
+}
+
+/// The leader cut off from its quorum changes leaders, never holders: the new leader
+/// gives every session a fresh timeout, so the holder keeps its node; told as a cut.
+#[test]
+fn an_isolated_leader_restarts_every_session_and_grants_nothing() {
+    assert_eq!(run("zk-leader-isolated").verdict, Verdict::Holds);
+    let m = ZkLock::new(RECIPE, Work::Outside).model(
+        &[Property::MutualExclusion],
+        &Params::BASE.with_faults(&[(Fault::Failover, 1)]),
+    );
+    use Action::*;
+    let before = models::walk(&m, &[Step(0), Step(0), Step(0), Step(0), Tick]).0;
+    let (after, told) =
+        models::walk(&m, &[Step(0), Step(0), Step(0), Step(0), Tick, Failover]);
+    let deadline = |s: &locklab_models::zk::ZkLockState| {
+        s.zk.sessions.values().map(|x| x.deadline.lo).collect::<Vec<_>>()
+    };
+    assert!(
+        deadline(&after).iter().zip(deadline(&before)).all(|(a, b)| *a > b),
+        "fresh timeouts: {:?} after {:?}",
+        deadline(&after),
+        deadline(&before)
+    );
+    assert!(
+        told[5].contains("cut off from the other servers") && told[5].contains("fresh timeout"),
+        "{told:?}"
     );
 }
 

@@ -361,6 +361,8 @@ named! {
         ZkCreateConnLoss => "zk-create-conn-loss",
         /// `zk-herd`.
         ZkHerd => "zk-herd",
+        /// `zk-leader-isolated`.
+        ZkLeaderIsolated => "zk-leader-isolated",
     }
 }
 
@@ -418,7 +420,13 @@ impl Family {
                 Fault::Failover,
                 Fault::Revoke,
             ],
-            Family::Zk => &[Fault::Pause, Fault::Crash, Fault::Partition, Fault::Drop],
+            Family::Zk => &[
+                Fault::Pause,
+                Fault::Crash,
+                Fault::Partition,
+                Fault::Drop,
+                Fault::Failover,
+            ],
         }
     }
 }

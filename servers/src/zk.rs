@@ -1,5 +1,6 @@
 //! ZooKeeper (Debian's 3.8 jars under `/usr/share/java`, run by `java`) as one
-//! standalone server or an ensemble of three on 127.0.0.1, each server with its own
+//! standalone server or an ensemble of three on 127.0.0.1 — or each server on a host of
+//! its own in a [`Lab`], so that a partition can cut one off — each server with its own
 //! `myid`, data dir, client, quorum and election ports, a small JVM heap and the
 //! BACKENDS.md tick (500 ms: session timeouts from 1 s to 10 s). Readiness and the
 //! leader are read with the `srvr` four-letter word, never through the client under test.
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::net::Lab;
 use crate::port::{self, PortLease};
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
@@ -65,9 +67,14 @@ pub struct ZkServer {
     ensemble: String,
 }
 
-/// A four-letter word sent to a client port; the answer.
+/// A four-letter word sent to a client port on 127.0.0.1; the answer.
 pub fn four_letter(port: u16, word: &str) -> Option<String> {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    four_letter_at(Ipv4Addr::LOCALHOST, port, word)
+}
+
+/// A four-letter word sent to a client address; the answer.
+pub fn four_letter_at(ip: Ipv4Addr, port: u16, word: &str) -> Option<String> {
+    let addr = SocketAddr::from((ip, port));
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok()?;
     s.set_read_timeout(Some(Duration::from_millis(1000))).ok()?;
     s.write_all(word.as_bytes()).ok()?;
@@ -88,9 +95,13 @@ fn mode_of(srvr: &str) -> Option<Mode> {
 }
 
 impl ZkServer {
-    fn reserve(myid: u32) -> Result<Self, ServerError> {
+    fn reserve(myid: u32, lab: Option<&Lab>) -> Result<Self, ServerError> {
+        let host = lab
+            .map(|l| l.host(&format!("zk{myid}")).cloned())
+            .transpose()
+            .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))?;
         Ok(ZkServer {
-            process: ServerProcess::reserve(BINARY, FAMILY)?,
+            process: ServerProcess::reserve(BINARY, FAMILY)?.on(host),
             myid,
             quorum_port: port::lease()?,
             election_port: port::lease()?,
@@ -105,8 +116,9 @@ impl ZkServer {
 
     fn server_line(&self) -> String {
         format!(
-            "server.{}=127.0.0.1:{}:{}",
+            "server.{}={}:{}:{}",
             self.myid,
+            self.process.ip(),
             self.quorum_port.port(),
             self.election_port.port()
         )
@@ -121,10 +133,11 @@ impl ZkServer {
         std::fs::write(dir.join("log4j.properties"), LOG4J)?;
         let cfg = format!(
             "tickTime={TICK_MS}\ninitLimit=10\nsyncLimit=5\ndataDir={}\nclientPort={}\n\
-             clientPortAddress=127.0.0.1\nadmin.enableServer=false\n\
+             clientPortAddress={}\nadmin.enableServer=false\n\
              4lw.commands.whitelist=ruok,srvr,mntr,stat\n{}",
             data.display(),
             self.port(),
+            self.process.ip(),
             self.ensemble
         );
         std::fs::write(dir.join("zoo.cfg"), cfg)
@@ -165,13 +178,13 @@ impl ZkServer {
 
     /// What the server says it is (`srvr`), `None` while it does not serve.
     pub fn mode(&self) -> Option<Mode> {
-        four_letter(self.port(), "srvr").and_then(|a| mode_of(&a))
+        four_letter_at(self.process.ip(), self.port(), "srvr").and_then(|a| mode_of(&a))
     }
 
     fn wait_serving(&mut self) -> Result<(), ServerError> {
-        let port = self.port();
+        let (ip, port) = (self.process.ip(), self.port());
         self.process.wait_ready(READY_TIMEOUT, || {
-            four_letter(port, "srvr").is_some_and(|a| mode_of(&a).is_some())
+            four_letter_at(ip, port, "srvr").is_some_and(|a| mode_of(&a).is_some())
         })
     }
 }
@@ -212,8 +225,14 @@ impl ZkEnsemble {
 
     /// `n` servers (standalone for 1), all serving with one leader.
     pub fn start(n: usize) -> Result<Self, ServerError> {
+        Self::start_on(n, None)
+    }
+
+    /// `n` servers, each on the host of `lab` named after it (`zk1`, `zk2`, …) when
+    /// given, all serving with one leader.
+    pub fn start_on(n: usize, lab: Option<&Lab>) -> Result<Self, ServerError> {
         let mut servers = (1..=n as u32)
-            .map(ZkServer::reserve)
+            .map(|i| ZkServer::reserve(i, lab))
             .collect::<Result<Vec<_>, _>>()?;
         let lines = if n > 1 {
             servers

@@ -17,6 +17,12 @@ pub enum ZkAction {
     /// Every server that is down (killed by an earlier step) starts again with its data
     /// and rejoins the ensemble.
     RestartKilled,
+    /// The leader's host cut off from the other servers' (both ways; the clients still
+    /// reach it): it loses its quorum, and the others elect a new leader. Needs the
+    /// servers on hosts of their own. The history names the leader cut off.
+    IsolateLeader,
+    /// Every cut healed.
+    HealIsolation,
 }
 
 impl FamilyAction for ZkAction {
@@ -24,14 +30,19 @@ impl FamilyAction for ZkAction {
         match self {
             ZkAction::LoseCreateReply => "lose-create-reply",
             ZkAction::RestartKilled => "restart-killed",
+            ZkAction::IsolateLeader => "isolate-leader",
+            ZkAction::HealIsolation => "heal-isolation",
         }
     }
 
-    /// A lost create reply is the model's dropped reply; the servers coming back end a
-    /// leader election the model has no word for.
+    /// A lost create reply is the model's dropped reply; a leader cut off is the
+    /// model's leader change; the servers coming back after a kill end an election the
+    /// plans do not ask the model about.
     fn realises(&self) -> Realises {
         match self {
             ZkAction::LoseCreateReply => Realises::Fault(Fault::Drop),
+            ZkAction::IsolateLeader => Realises::Fault(Fault::Failover),
+            ZkAction::HealIsolation => Realises::Heal,
             ZkAction::RestartKilled => Realises::Beyond,
         }
     }
@@ -41,13 +52,15 @@ impl FamilyAction for ZkAction {
             ZkAction::LoseCreateReply => Target::AnyClient,
             // Named by `target_name`: which servers are down is known only then.
             ZkAction::RestartKilled => Target::Primary,
+            ZkAction::IsolateLeader | ZkAction::HealIsolation => Target::Primary,
         }
     }
 
     fn target_name(&self) -> Option<&'static str> {
         match self {
-            ZkAction::LoseCreateReply => None,
+            ZkAction::LoseCreateReply | ZkAction::IsolateLeader => None,
             ZkAction::RestartKilled => Some("killed servers"),
+            ZkAction::HealIsolation => Some("the first leader | the other servers, healed"),
         }
     }
 }

@@ -15,6 +15,7 @@ use std::time::Duration;
 use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::zk::{make_lock_dir, ZkSession, ZkWire};
 use locklab_models::zk::spec::{ZkCommand, ZkReply};
+use locklab_servers::net::{Cut, Lab};
 use locklab_servers::zk::Mode;
 use locklab_servers::{Server, ZkEnsemble};
 
@@ -32,11 +33,19 @@ use crate::RunError;
 pub enum Shape {
     /// Three servers, `zk1` … `zk3`.
     Three,
+    /// Three servers, each on a host of its own (a [`Lab`]), so that a partition can
+    /// cut one off from the others; clients ask for sessions of `session_ms`.
+    ThreeOnHosts {
+        /// The session timeout clients ask for (ms).
+        session_ms: u64,
+    },
 }
 
-/// A running ensemble. Dropping it kills every server.
+/// A running ensemble. Dropping it kills every server, then removes their hosts.
 pub struct ZkRunCluster {
     ensemble: ZkEnsemble,
+    /// The servers' hosts, for [`Shape::ThreeOnHosts`]; dropped after the servers.
+    lab: Option<Lab>,
     /// The session timeout clients ask for.
     session: Duration,
     /// The lost-create-reply trap every client's proxies share.
@@ -98,13 +107,23 @@ impl Servers for ZkRunCluster {
     type Action = ZkAction;
 
     fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
-        let ensemble = match shape {
-            Shape::Three => ZkEnsemble::three(),
-        }
-        .map_err(|e| RunError::Environment(e.to_string()))?;
+        let lab = match shape {
+            Shape::Three => None,
+            Shape::ThreeOnHosts { .. } => Some(Lab::new(&["zk1", "zk2", "zk3"]).map_err(|e| {
+                RunError::CannotStage(format!(
+                    "cutting a leader off from its quorum needs each server on a host of its own: {e}"
+                ))
+            })?),
+        };
+        let ensemble = ZkEnsemble::start_on(3, lab.as_ref())
+            .map_err(|e| RunError::Environment(e.to_string()))?;
         Ok(ZkRunCluster {
             ensemble,
-            session: Duration::from_secs(2),
+            lab,
+            session: match shape {
+                Shape::Three => Duration::from_secs(2),
+                Shape::ThreeOnHosts { session_ms } => Duration::from_millis(*session_ms),
+            },
             trap: Arc::default(),
         })
     }
@@ -143,6 +162,32 @@ impl Servers for ZkRunCluster {
 
     fn apply(&mut self, action: &ZkAction) -> Result<(), String> {
         match action {
+            ZkAction::IsolateLeader => {
+                let lab = self
+                    .lab
+                    .as_ref()
+                    .ok_or("cutting the leader off needs the servers on hosts of their own")?;
+                let leader = self.primary().ok_or("no server says it leads")?;
+                let names = self.node_names();
+                let others = names
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != leader)
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                lab.partition(&Cut {
+                    from: vec![names[leader].clone()],
+                    to: others,
+                    one_way: false,
+                })
+                .map_err(|e| e.to_string())
+            }
+            ZkAction::HealIsolation => self
+                .lab
+                .as_ref()
+                .ok_or("no hosts to heal")?
+                .heal()
+                .map_err(|e| e.to_string()),
             ZkAction::LoseCreateReply => {
                 self.trap.store(true, Ordering::SeqCst);
                 Ok(())
@@ -174,7 +219,12 @@ impl Servers for ZkRunCluster {
             .enumerate()
             .map(|(i, s)| format!("zk{} {}", i + 1, s.addr()))
             .collect();
-        format!("ZooKeeper ensemble: {}", list.join(", "))
+        let hosts = if self.lab.is_some() {
+            " (each on a host of its own)"
+        } else {
+            ""
+        };
+        format!("ZooKeeper ensemble: {}{hosts}", list.join(", "))
     }
 
     fn tools(&self) -> Vec<(String, String)> {
@@ -182,7 +232,7 @@ impl Servers for ZkRunCluster {
             .ensemble
             .servers()
             .first()
-            .and_then(|s| locklab_servers::zk::four_letter(s.port(), "srvr"))
+            .and_then(|s| locklab_servers::zk::four_letter_at(s.process().ip(), s.port(), "srvr"))
             .and_then(|a| {
                 a.lines()
                     .find_map(|l| l.strip_prefix("Zookeeper version:"))

@@ -178,5 +178,16 @@ pub fn scenarios() -> Vec<Scenario> {
                 )
             },
         },
+        Scenario {
+            id: ScenarioId::ZkLeaderIsolated.name(),
+            family: zk,
+            protocol: "ephemeral-sequential recipe on a three-server ensemble",
+            faults: "the leader cut off from the other two servers (a partition: it runs on)",
+            properties: MX,
+            expected: Holds,
+            lesson: "Unlike Sentinel's split brain, the isolated leader cannot grant anything: a create needs a quorum, so the minority side commits nothing and drops its clients, which reconnect to the majority within their session timeout; the new leader gives every session a fresh timeout, so the holder keeps its node. The quorum protects the lock's record, not a holder cut off with the old leader: its session still expires (zk-until-lost).",
+            defaults: one(Fault::Failover),
+            model: &const { ZkLock::new(RECIPE, Work::Outside) },
+        },
     ]
 }

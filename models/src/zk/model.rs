@@ -192,6 +192,9 @@ pub enum Action {
     Heal(u8),
     /// Fault: the client's create takes effect, its reply is lost.
     Drop(u8),
+    /// Fault: the leader is cut off from the quorum; the others elect a new leader,
+    /// which gives every session a fresh timeout.
+    Failover,
 }
 
 /// A step's next state, with the request it sent and its reply.
@@ -207,8 +210,12 @@ pub fn lock_path(name: &str) -> String {
 impl ZkLockModel {
     /// Whether time matters: some fault makes a session time out.
     fn timed(&self) -> bool {
-        self.faults
-            .any(&[Fault::Pause, Fault::Crash, Fault::Partition])
+        self.faults.any(&[
+            Fault::Pause,
+            Fault::Crash,
+            Fault::Partition,
+            Fault::Failover,
+        ])
     }
 
     /// The prefix the client's create asks for.
@@ -509,6 +516,19 @@ impl ZkLockModel {
                 e.state.budget.spend(Fault::Drop);
                 Some(e)
             }
+            Action::Failover => {
+                if !s.budget.has(Fault::Failover) || self.faults_over(st) {
+                    return None;
+                }
+                // The new leader knows every session from its log and starts each one's
+                // timeout afresh (ZooKeeper's session tracker on a leader's start).
+                let now = s.now;
+                for session in s.zk.sessions.values_mut() {
+                    session.deadline = crate::spec::Window::at(now + session.timeout);
+                }
+                s.budget.spend(Fault::Failover);
+                Some(Effect::plain(s))
+            }
             // Pause, resume, crash, partition, heal: the kernel's.
             _ => {
                 let (f, c) = a.client_fault()?;
@@ -624,7 +644,7 @@ impl Model for ZkLockModel {
             out.extend(Action::client_faults(c));
             out.extend([Action::Suspend(c), Action::Drop(c)]);
         }
-        out.push(Action::Tick);
+        out.extend([Action::Tick, Action::Failover]);
     }
 
     fn next_state(&self, s: &ZkLockState, a: Action) -> Option<ZkLockState> {

@@ -182,6 +182,7 @@ impl Narrate for ZkLockModel {
                 }
             }
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
+            Action::Failover => "the leader is cut off from the other servers: they elect a new leader, which gives every session a fresh timeout".to_string(),
             _ => WORDS.story(a.client_fault()),
         }
     }
@@ -203,7 +204,8 @@ impl Narrate for ZkLockModel {
     }
 
     fn is_fault(&self, a: &Action) -> bool {
-        a.client_fault().is_some_and(|(f, _)| f.is_fault()) || matches!(a, Action::Drop(_))
+        a.client_fault().is_some_and(|(f, _)| f.is_fault())
+            || matches!(a, Action::Drop(_) | Action::Failover)
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, ZkLockState)]) -> String {

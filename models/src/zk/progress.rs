@@ -14,7 +14,8 @@ impl Progress for ZkLockModel {
 
     /// A client's requests, pings, its stop at SUSPENDED and the end of its pause or
     /// partition are owed to it (the ensemble's expiries come with the clock's
-    /// ticks); pauses, crashes, partitions and lost replies may never come.
+    /// ticks); pauses, crashes, partitions, lost replies and leader changes may never
+    /// come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
             Action::Step(c)
@@ -23,7 +24,11 @@ impl Progress for ZkLockModel {
             | Action::Resume(c)
             | Action::Heal(c) => Some(progress::client(c.into())),
             Action::Tick => Some(progress::CLOCK),
-            Action::Pause(_) | Action::Crash(_) | Action::Partition(_) | Action::Drop(_) => None,
+            Action::Pause(_)
+            | Action::Crash(_)
+            | Action::Partition(_)
+            | Action::Drop(_)
+            | Action::Failover => None,
         }
     }
 
