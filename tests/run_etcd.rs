@@ -14,7 +14,7 @@ use locklab_traces::{Event, History, OpKind, Phase, Process};
 mod run_check;
 #[path = "common/runs.rs"]
 mod runs;
-use run_check::{check, check_of};
+use run_check::{check, check_of, nemesis};
 use runs::{assert_agrees, run_alone};
 
 /// The run of `id`, its history kept in `dir` and read back.
@@ -368,28 +368,11 @@ fn an_isolated_leader_changes_leaders_not_holders() {
         "{}",
         r.topology
     );
-    let faults: Vec<(String, String)> = history
-        .events
-        .iter()
-        .map(|(_, e)| e)
-        .filter(|e| e.op == OpKind::Nemesis)
-        .filter_map(|e| {
-            let v = e.value.as_ref()?;
-            Some((
-                v["fault"].as_str()?.to_string(),
-                v["target"].as_str()?.to_string(),
-            ))
-        })
-        .collect();
-    let cut = faults
-        .iter()
-        .find(|(f, _)| f == "isolate-leader")
-        .unwrap_or_else(|| panic!("the cut is recorded: {faults:?}"));
-    assert!(["e1", "e2", "e3"].contains(&cut.1.as_str()), "{faults:?}");
-    assert!(
-        faults.iter().any(|(f, _)| f == "heal-isolation"),
-        "{faults:?}"
-    );
+    let cut = nemesis(&history, "isolate-leader");
+    assert_eq!(cut.len(), 1, "{cut:?}");
+    assert!(["e1", "e2", "e3"].contains(&cut[0].0.as_str()), "{cut:?}");
+    assert!(cut[0].1.is_none(), "the cut was made: {cut:?}");
+    assert_eq!(nemesis(&history, "heal-isolation").len(), 1);
     assert!(
         r.agreement.exercised.sections >= 2,
         "the lock was granted again after the cut: {:?}",

@@ -59,13 +59,18 @@ fn an_isolated_leader_restarts_every_session_and_grants_nothing() {
     );
     use Action::*;
     let before = models::walk(&m, &[Step(0), Step(0), Step(0), Step(0), Tick]).0;
-    let (after, told) =
-        models::walk(&m, &[Step(0), Step(0), Step(0), Step(0), Tick, Failover]);
+    let (after, told) = models::walk(&m, &[Step(0), Step(0), Step(0), Step(0), Tick, Failover]);
     let deadline = |s: &locklab_models::zk::ZkLockState| {
-        s.zk.sessions.values().map(|x| x.deadline.lo).collect::<Vec<_>>()
+        s.zk.sessions
+            .values()
+            .map(|x| x.deadline.lo)
+            .collect::<Vec<_>>()
     };
     assert!(
-        deadline(&after).iter().zip(deadline(&before)).all(|(a, b)| *a > b),
+        deadline(&after)
+            .iter()
+            .zip(deadline(&before))
+            .all(|(a, b)| *a > b),
         "fresh timeouts: {:?} after {:?}",
         deadline(&after),
         deadline(&before)

@@ -27,6 +27,7 @@ use crate::random::{self, NemesisReport, RandomNemesis};
 use crate::RunError;
 
 mod attempt;
+mod random_run;
 
 use attempt::Attempt;
 
@@ -229,7 +230,8 @@ pub fn run_plan<F: Family>(
     }
     let (plan, mut nemesis) = match &options.random {
         Some(r) => {
-            let (plan, report) = random::plan(plan, r, &scenario, options.seed, clients, duration)?;
+            let (plan, report) =
+                random_run::plan(plan, r, &scenario, options.seed, clients, duration)?;
             (plan, Some(report))
         }
         None => (plan, None),
@@ -281,7 +283,7 @@ pub fn run_plan<F: Family>(
                     n.broken.clone_from(&wanted);
                     let budget = options.random.as_ref().map_or(0, |r| r.shrink_runs);
                     if !wanted.is_empty() && budget > 0 {
-                        n.shrunk = Some(random::shrink_run(
+                        n.shrunk = Some(random_run::shrink_run(
                             &once,
                             checked.at_violation.1,
                             &wanted,

@@ -304,6 +304,24 @@ impl Lab {
         Ok(())
     }
 
+    /// Cuts node `name` off from every other node (both ways); the gateway's side, the
+    /// harness's clients, still reaches it: a leader (or master) isolated from its
+    /// quorum (or its Sentinels).
+    pub fn isolate(&self, name: &str) -> Result<(), NetError> {
+        self.host(name)?;
+        let others = self
+            .hosts
+            .iter()
+            .filter(|h| h.name != name)
+            .map(|h| h.name.clone())
+            .collect();
+        self.partition(&Cut {
+            from: vec![name.to_string()],
+            to: others,
+            one_way: false,
+        })
+    }
+
     /// Drops `percent` of the packets `host` receives, at random: a lossy link.
     pub fn lossy(&self, host: &str, percent: u8) -> Result<(), NetError> {
         let h = self.host(host)?;

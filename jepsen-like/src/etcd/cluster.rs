@@ -14,7 +14,7 @@ use std::time::Duration;
 use locklab_implementations::etcd::history::event_log;
 use locklab_implementations::etcd::EtcdSession;
 use locklab_models::etcd::spec::{EtcdCommand, EtcdReply, LOCK_PREFIX};
-use locklab_servers::net::{Cut, Lab};
+use locklab_servers::net::Lab;
 use locklab_servers::{EtcdCluster, Server};
 use locklab_traces::Process;
 
@@ -116,24 +116,8 @@ impl EtcdRunCluster {
         let leader = self
             .leader_now()
             .ok_or("the members agree on no leader to cut off")?;
-        let names: Vec<String> = self
-            .cluster
-            .members()
-            .iter()
-            .map(|m| m.name().to_string())
-            .collect();
-        let others = names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| *i != leader)
-            .map(|(_, n)| n.clone())
-            .collect();
-        lab.partition(&Cut {
-            from: vec![names[leader].clone()],
-            to: others,
-            one_way: false,
-        })
-        .map_err(|e| e.to_string())
+        lab.isolate(self.cluster.members()[leader].name())
+            .map_err(|e| e.to_string())
     }
 
     /// Finds the key queued last under the lock's prefix and revokes its lease, with

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use locklab_servers::net::{Cut, Lab};
+use locklab_servers::net::Lab;
 use locklab_servers::{RedisServer, Sentinel, Server, ServerConfig, ServerError};
 use serde_json::json;
 
@@ -220,18 +220,7 @@ impl RedisCluster {
             .lab
             .as_ref()
             .ok_or("an isolation needs the split-brain topology's hosts")?;
-        let others = lab
-            .hosts()
-            .iter()
-            .filter(|h| h.name != "master")
-            .map(|h| h.name.clone())
-            .collect();
-        lab.partition(&Cut {
-            from: vec!["master".into()],
-            to: others,
-            one_way: false,
-        })
-        .map_err(|e| e.to_string())?;
+        lab.isolate("master").map_err(|e| e.to_string())?;
         self.isolated = true;
         Ok(())
     }

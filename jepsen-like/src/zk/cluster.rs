@@ -15,7 +15,7 @@ use std::time::Duration;
 use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::zk::{make_lock_dir, ZkSession, ZkWire};
 use locklab_models::zk::spec::{ZkCommand, ZkReply};
-use locklab_servers::net::{Cut, Lab};
+use locklab_servers::net::Lab;
 use locklab_servers::zk::Mode;
 use locklab_servers::{Server, ZkEnsemble};
 
@@ -168,19 +168,8 @@ impl Servers for ZkRunCluster {
                     .as_ref()
                     .ok_or("cutting the leader off needs the servers on hosts of their own")?;
                 let leader = self.primary().ok_or("no server says it leads")?;
-                let names = self.node_names();
-                let others = names
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| *i != leader)
-                    .map(|(_, n)| n.clone())
-                    .collect();
-                lab.partition(&Cut {
-                    from: vec![names[leader].clone()],
-                    to: others,
-                    one_way: false,
-                })
-                .map_err(|e| e.to_string())
+                lab.isolate(&format!("zk{}", leader + 1))
+                    .map_err(|e| e.to_string())
             }
             ZkAction::HealIsolation => self
                 .lab
