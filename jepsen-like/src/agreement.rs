@@ -85,6 +85,12 @@ pub struct Exercised {
     pub expects_sections: bool,
     /// The fault steps of the plan that never fired, each with why.
     pub unfired: Vec<String>,
+    /// Why the model's verdict is bounded below what the run did, when it is (a random
+    /// schedule with more faults of a kind than the model was checked with): then what
+    /// the model keeps is not proven kept at the run's faults, and a run that breaks it
+    /// is not proven less safe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_bound: Option<String>,
 }
 
 impl Exercised {
@@ -272,7 +278,12 @@ pub fn compare(
                 .collect();
             unknown_because.push(format!("{property} undecided ({})", why.join("; ")));
         }
+        // A model verdict of "kept" within a smaller fault budget than the run's
+        // proves nothing about the run's faults; "broken" does (budgets are upper
+        // bounds: what breaks with 8 pauses breaks with 12).
+        let bounded = !model_violated && exercised.model_bound.is_some();
         let agrees = match observed {
+            Some(_) if bounded => None,
             Some(Verdict::Ok) => Some(!model_violated),
             Some(Verdict::Violation) => Some(model_violated),
             _ => None,
@@ -281,6 +292,7 @@ pub fn compare(
             (_, None) => None,
             (true, Some(_)) => Some(true),
             (false, Some(Verdict::Ok)) => Some(true),
+            (false, Some(Verdict::Violation)) if bounded => None,
             (false, Some(Verdict::Violation)) => Some(false),
             (false, Some(Verdict::Unknown)) => None,
         };
@@ -313,10 +325,18 @@ pub fn compare(
         })
         .collect();
     let tested = unknown_because.is_empty();
+    if let Some(why) = &exercised.model_bound {
+        if rows
+            .iter()
+            .any(|r| !r.model_violated && r.observed.is_some())
+        {
+            unknown_because.push(why.clone());
+        }
+    }
     let answer = |f: fn(&Row) -> Option<bool>| {
         if rows.iter().any(|r| f(r) == Some(false)) {
             Answer::No
-        } else if tested {
+        } else if tested && !rows.iter().any(|r| r.observed.is_some() && f(r).is_none()) {
             Answer::Yes
         } else {
             Answer::Unknown

@@ -201,9 +201,12 @@ pub(crate) fn generate<A: FamilyAction>(kinds: &[Fault], seed: u64, shape: Shape
     steps
 }
 
-/// The model's fault budget for `steps`: each kind as often as the schedule has it
-/// (at most 8, the models' largest budget), `none` for an empty schedule.
-pub(crate) fn model_faults<A: FamilyAction>(steps: &[Step<A>]) -> String {
+/// The most of one fault kind a model is checked with: the catalog's largest budget,
+/// past which the state spaces stop fitting a CI run.
+pub const MODEL_FAULT_CAP: usize = 8;
+
+/// How often each client fault kind occurs in `steps`, in first-seen order.
+fn fault_counts<A: FamilyAction>(steps: &[Step<A>]) -> Vec<(Fault, usize)> {
     let mut counts: Vec<(Fault, usize)> = Vec::new();
     for s in steps {
         if let Action::Client { fault, .. } = s.action {
@@ -213,14 +216,38 @@ pub(crate) fn model_faults<A: FamilyAction>(steps: &[Step<A>]) -> String {
             }
         }
     }
+    counts
+}
+
+/// The model's fault budget for `steps`: each kind as often as the schedule has it
+/// (at most [`MODEL_FAULT_CAP`]), `none` for an empty schedule.
+pub(crate) fn model_faults<A: FamilyAction>(steps: &[Step<A>]) -> String {
+    let counts = fault_counts(steps);
     if counts.is_empty() {
         return "none".into();
     }
     counts
         .iter()
-        .map(|(f, n)| format!("{f}={}", (*n).min(8)))
+        .map(|(f, n)| format!("{f}={}", (*n).min(MODEL_FAULT_CAP)))
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Why the model's budget is smaller than the schedule, when it is: a model that
+/// keeps a property with 8 pauses has not shown it keeps it with 12, so a run that
+/// breaks it there is not proven less safe than the model.
+pub(crate) fn model_cap<A: FamilyAction>(steps: &[Step<A>]) -> Option<String> {
+    let over: Vec<String> = fault_counts(steps)
+        .into_iter()
+        .filter(|(_, n)| *n > MODEL_FAULT_CAP)
+        .map(|(f, n)| format!("{n} {f}"))
+        .collect();
+    (!over.is_empty()).then(|| {
+        format!(
+            "the model was checked with at most {MODEL_FAULT_CAP} faults of each kind and the run drew {}: what the model keeps is kept only up to that bound",
+            over.join(", ")
+        )
+    })
 }
 
 /// What a random nemesis did, in the run's report.

@@ -368,9 +368,9 @@ impl<F: Family> Once<'_, F> {
         progress(Progress::Checking);
         // A random schedule's last faults may come after every client stopped: that
         // leaves nothing untested, unlike a plan's fault that never fired.
-        let unfired = match options.random {
-            Some(_) => Vec::new(),
-            None => std::mem::take(&mut done.unfired),
+        let (unfired, model_bound) = match options.random {
+            Some(_) => (Vec::new(), crate::random::model_cap(&self.plan.faults)),
+            None => (std::mem::take(&mut done.unfired), None),
         };
         let checked = check(
             &done.path,
@@ -379,6 +379,7 @@ impl<F: Family> Once<'_, F> {
             self.scenario,
             self.expected,
             unfired,
+            model_bound,
         )?;
         Ok((done, checked))
     }
@@ -482,7 +483,8 @@ pub fn violated(model: &catalog::Report) -> Result<Vec<Property>, RunError> {
 }
 
 /// Checks the history at `path` and compares it with the model's `expected` verdict;
-/// `unfired` are the fault steps that never fired (empty for a run without faults).
+/// `unfired` are the fault steps that never fired (empty for a run without faults);
+/// `model_bound` says why the model's verdict covers fewer faults than the run took.
 pub(crate) fn check(
     path: &Path,
     html: bool,
@@ -490,6 +492,7 @@ pub(crate) fn check(
     scenario: &catalog::Scenario,
     expected: &[Property],
     unfired: Vec<String>,
+    model_bound: Option<String>,
 ) -> Result<Checked, RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
     let history = locklab_traces::reader::read_path(path)
@@ -510,6 +513,7 @@ pub(crate) fn check(
             .count() as u64,
         expects_sections: scenario.family.takes_a_lock(),
         unfired,
+        model_bound,
     };
     let agreement = compare(scenario, expected, &report, exercised);
     let timeline = offending_window(&history, &report);

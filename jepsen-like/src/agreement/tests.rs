@@ -49,6 +49,7 @@ fn exercised() -> Exercised {
         sections: 12,
         expects_sections: true,
         unfired: Vec::new(),
+        model_bound: None,
     }
 }
 
@@ -108,6 +109,7 @@ fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
         unfired: vec![
             "client-pause any client: waited 5000 ms for a client enters, which never came".into(),
         ],
+        model_bound: None,
     };
     let a = compare(&s, &expected, &quiet, nothing);
     assert_eq!(a.at_least_as_safe, Answer::Unknown, "{a:#?}");
@@ -128,10 +130,64 @@ fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
             sections: 0,
             expects_sections: true,
             unfired: Vec::new(),
+            model_bound: None,
         },
     );
     assert_eq!(a.at_least_as_safe, Answer::No);
     assert_eq!(a.verdict, Verdict::Violation);
+}
+
+/// A random run with more faults of a kind than the model was checked with: the
+/// model keeping no foreign release within its bound does not make a run that breaks
+/// it "less safe" — unknown, with the bound as the reason; what the model breaks
+/// within its bound still counts.
+#[test]
+fn a_model_checked_with_fewer_faults_than_the_run_cannot_call_it_less_safe() {
+    let s = catalog::find("redis-lua-pause").expect("row");
+    let expected = expected_at_defaults(&s);
+    let bound = Exercised {
+        model_bound: Some("the model was checked with at most 8 faults of each kind".into()),
+        ..exercised()
+    };
+    let broke = report(&[
+        (Property::MutualExclusion, Verdict::Violation),
+        (Property::NoForeignRelease, Verdict::Violation),
+    ]);
+    let a = compare(&s, &expected, &broke, bound.clone());
+    assert_eq!(a.at_least_as_safe, Answer::Unknown, "{a:#?}");
+    assert_eq!(a.exact, Answer::Unknown);
+    assert_eq!(
+        a.verdict,
+        Verdict::Violation,
+        "the violation itself is proof"
+    );
+    assert!(
+        a.unknown_because.iter().any(|w| w.contains("at most 8")),
+        "{a:#?}"
+    );
+    let me = a
+        .rows
+        .iter()
+        .find(|r| r.property == Property::MutualExclusion);
+    assert_eq!(
+        me.and_then(|r| r.agrees),
+        Some(true),
+        "broken within the bound"
+    );
+
+    // A run that keeps everything is at least as safe whatever the bound; that it
+    // agrees is what the bound leaves open.
+    let kept = report(&[
+        (Property::MutualExclusion, Verdict::Ok),
+        (Property::NoForeignRelease, Verdict::Ok),
+    ]);
+    let a = compare(&s, &expected, &kept, bound);
+    assert_eq!(a.at_least_as_safe, Answer::Yes, "{a:#?}");
+    assert_eq!(
+        a.exact,
+        Answer::No,
+        "the model breaks mutual exclusion within 8 faults"
+    );
 }
 
 /// A violation of a check no model property is compared with shows in the

@@ -126,6 +126,22 @@ fn one_seed_one_schedule_inside_the_run_with_room_after_the_last_fault() {
     assert_eq!(model_faults::<NoOwn>(&[]), "none");
 }
 
+/// Past the model's cap the budget stops growing, and the run says its model is
+/// bounded below what it did.
+#[test]
+fn a_schedule_past_the_cap_is_held_against_a_bounded_model_and_says_so() {
+    let few: Vec<Step<NoOwn>> = (0..8).map(|i| pause(i * 1_000, 100)).collect();
+    assert_eq!(model_faults(&few), "pause=8");
+    assert_eq!(model_cap(&few), None);
+    let many: Vec<Step<NoOwn>> = (0..12).map(|i| pause(i * 1_000, 100)).collect();
+    assert_eq!(model_faults(&many), "pause=8");
+    let why = model_cap(&many).expect("bounded");
+    assert!(
+        why.contains("at most 8") && why.contains("12 pause"),
+        "{why}"
+    );
+}
+
 fn pause(at: u64, ms: u64) -> Step<NoOwn> {
     Step {
         when: When::At(at),

@@ -146,6 +146,7 @@ pub fn run(
         &scenario,
         &expected,
         Vec::new(),
+        None,
     )?;
     let bought = outcomes.iter().filter(|o| **o == Purchase::Bought).count();
     let mut report = checked.report;
