@@ -266,6 +266,7 @@ fn every_plan_is_tested() {
         "sql-for-update-outside-tx",
         "mysql-unique-crash",
         "mysql-lease-dbtime-pause",
+        "mysql-lease-dbtime-jump",
         "pg-advisory",
         "mysql-unique-reaper",
         "mysql-unique-reaper-fenced",

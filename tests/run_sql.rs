@@ -89,6 +89,23 @@ fn a_client_clock_ahead_takes_a_held_lease() {
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
 }
 
+/// The database's own clock steps 3 s ahead (MariaDB under libfaketime) while the
+/// first holder works: its 2 s lease by `NOW()` reads as expired and the next client
+/// takes the row — no pause, no skew, one clock.
+#[test]
+fn the_database_clock_jumping_ahead_hands_a_held_lease_to_the_next_client() {
+    let r = agrees("mysql-lease-dbtime-jump");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+    assert!(
+        r.schedule
+            .iter()
+            .any(|s| s["fault"] == "clock" && s["target"] == "primary"),
+        "{:?}",
+        r.schedule
+    );
+}
+
 #[test]
 fn a_sequence_token_keeps_the_resource_safe_after_pg_terminate_backend() {
     let r = agrees("pg-advisory-fenced");

@@ -21,7 +21,7 @@ fn faults(f: &str) -> Overrides {
 #[test]
 fn every_sql_row_reaches_its_verdict() {
     let sql = family_ids(Family::Sql);
-    assert_eq!(sql.len(), 12);
+    assert_eq!(sql.len(), 13);
     each_reaches_its_verdict(&sql);
 }
 
@@ -132,6 +132,27 @@ fn database_time_does_not_survive_a_pause() {
 }
 
 #[test]
+fn the_database_clock_jumping_ahead_ends_a_lease_no_real_time_ran_out() {
+    let r = run("mysql-lease-dbtime-jump", Overrides::default());
+    let t = story(&r, Property::MutualExclusion);
+    assert!(
+        before(
+            &t,
+            "mariadb's clock jumps 3 ahead",
+            "c1 (session 1): UPDATE locks"
+        ),
+        "{t}"
+    );
+    assert!(!t.contains("time passes"), "no real time passes: {t}");
+    assert_eq!(inside(&last_state(&r, Property::MutualExclusion)), 2, "{t}");
+    // The same lease without the jump holds.
+    assert_eq!(
+        run("mysql-lease-dbtime-jump", faults("none")).verdict,
+        Verdict::Holds
+    );
+}
+
+#[test]
 fn killed_sessions_free_session_and_row_locks() {
     for (id, kill, lock) in [
         (
@@ -219,6 +240,6 @@ fn sql_faults_are_the_families_own() {
     let e = params(&s, &faults("failover")).expect_err("a Redis fault");
     assert_eq!(
         e.to_string(),
-        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew"
+        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew, jump"
     );
 }

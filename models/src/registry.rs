@@ -198,7 +198,8 @@ named! {
         Failover => "failover",
         /// A node crashes and restarts without its data.
         Restart => "restart",
-        /// A node's clock jumps ahead.
+        /// A server's clock jumps ahead (a Redlock node's; the SQL server's, which its
+        /// `NOW()` reads).
         Jump => "jump",
         /// The server kills the holder's database session (`KILL CONNECTION`,
         /// `pg_terminate_backend`).
@@ -313,6 +314,8 @@ named! {
         MysqlLeaseClockSkew => "mysql-lease-clock-skew",
         /// `mysql-lease-dbtime-pause`.
         MysqlLeaseDbtimePause => "mysql-lease-dbtime-pause",
+        /// `mysql-lease-dbtime-jump`.
+        MysqlLeaseDbtimeJump => "mysql-lease-dbtime-jump",
         /// `mysql-getlock-conn-kill`.
         MysqlGetlockConnKill => "mysql-getlock-conn-kill",
         /// `sql-for-update`.
@@ -411,7 +414,13 @@ impl Family {
             Family::Inventory => &[],
             Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover, Fault::Split],
             Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump],
-            Family::Sql => &[Fault::Pause, Fault::Crash, Fault::Kill, Fault::Skew],
+            Family::Sql => &[
+                Fault::Pause,
+                Fault::Crash,
+                Fault::Kill,
+                Fault::Skew,
+                Fault::Jump,
+            ],
             Family::Etcd => &[
                 Fault::Pause,
                 Fault::Crash,

@@ -40,6 +40,7 @@ macro_rules! process_field {
     };
 }
 
+pub mod clock;
 pub mod etcd;
 pub mod mariadb;
 pub mod net;

@@ -35,6 +35,8 @@ pub const USER: (&str, &str) = ("lockuser", "lockpw");
 #[derive(Debug)]
 pub struct MariaDbServer {
     process: ServerProcess,
+    /// Runs under libfaketime ([`MariaDbServer::set_clock`] moves its clock).
+    fake_clock: bool,
 }
 
 /// Whether something on `port` sends a MySQL handshake (protocol version 10), which
@@ -70,7 +72,29 @@ fn run(cmd: &mut Command, binary: &'static str) -> Result<String, ServerError> {
 impl MariaDbServer {
     /// Starts a server with an empty `locks` database and the clients' user.
     pub fn start() -> Result<Self, ServerError> {
-        ServerProcess::start(BINARY, FAMILY, |process| MariaDbServer { process })
+        Self::start_with(false)
+    }
+
+    /// As [`MariaDbServer::start`], under libfaketime when `fake_clock`, so that
+    /// [`MariaDbServer::set_clock`] can move the clock its `NOW()` reads.
+    pub fn start_with(fake_clock: bool) -> Result<Self, ServerError> {
+        ServerProcess::start(BINARY, FAMILY, |process| MariaDbServer {
+            process,
+            fake_clock,
+        })
+    }
+
+    /// Sets the server's clock offset (`"+3"`: 3 s ahead), read at its next clock read;
+    /// an error for a server not started under libfaketime.
+    pub fn set_clock(&self, spec: &str) -> Result<(), ServerError> {
+        if !self.fake_clock {
+            return Err(ServerError::Io(std::io::Error::other(
+                "this server was not started under libfaketime",
+            )));
+        }
+        crate::clock::FakeClock::in_dir(self.dir())
+            .set(spec)
+            .map_err(ServerError::Io)
     }
 
     fn data(&self) -> PathBuf {
@@ -147,6 +171,9 @@ impl Server for MariaDbServer {
             // The lock rows test exclusion, not durability: skip the fsync per commit.
             .arg("--innodb-flush-log-at-trx-commit=2")
             .arg("--skip-name-resolve");
+        if self.fake_clock {
+            crate::clock::FakeClock::in_dir(&d).wrap(&mut cmd, "")?;
+        }
         self.process.spawn(cmd)?;
         let port = self.port();
         self.process.wait_ready(READY_TIMEOUT, || greets(port))?;

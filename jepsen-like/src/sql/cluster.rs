@@ -38,8 +38,10 @@ pub trait SqlKind: Send + Sync + 'static {
     type Server: Server + 'static;
     /// The history header's `backend`.
     const BACKEND: Backend;
-    /// Starts it.
-    fn start() -> Result<Self::Server, ServerError>;
+    /// Starts it, under libfaketime when `fake_clock`.
+    fn start(fake_clock: bool) -> Result<Self::Server, ServerError>;
+    /// Moves the clock of a server started under libfaketime (`"+3"`: 3 s ahead).
+    fn set_clock(server: &Self::Server, offset: &str) -> Result<(), String>;
     /// The URL a client uses through the proxy at `addr`.
     fn url(addr: &str) -> String;
     /// Runs SQL as the operator, for set-up and faults.
@@ -65,13 +67,20 @@ pub struct MariaDb;
 #[derive(Debug)]
 pub struct Postgres;
 
+/// Why PostgreSQL's clock is not faked.
+const NO_PG_CLOCK: &str = "PostgreSQL does not run under libfaketime here: under an offset ahead its timers (statement_timeout) stop firing, which changes more than its clock";
+
 impl SqlKind for MariaDb {
     type Server = MariaDbServer;
     const BACKEND: Backend = Backend::Mariadb;
     const BINARY: &'static str = locklab_servers::mariadb::BINARY;
 
-    fn start() -> Result<MariaDbServer, ServerError> {
-        MariaDbServer::start()
+    fn start(fake_clock: bool) -> Result<MariaDbServer, ServerError> {
+        MariaDbServer::start_with(fake_clock)
+    }
+
+    fn set_clock(server: &MariaDbServer, offset: &str) -> Result<(), String> {
+        server.set_clock(offset).map_err(|e| e.to_string())
     }
 
     fn url(addr: &str) -> String {
@@ -121,8 +130,17 @@ impl SqlKind for Postgres {
     const BACKEND: Backend = Backend::Postgres;
     const BINARY: &'static str = "postgres";
 
-    fn start() -> Result<PostgresServer, ServerError> {
+    /// Never under libfaketime: its timers stop firing under an offset ahead
+    /// (`locklab_servers::clock`), which would change more than its clock.
+    fn start(fake_clock: bool) -> Result<PostgresServer, ServerError> {
+        if fake_clock {
+            return Err(ServerError::Io(std::io::Error::other(NO_PG_CLOCK)));
+        }
         PostgresServer::start()
+    }
+
+    fn set_clock(_server: &PostgresServer, _offset: &str) -> Result<(), String> {
+        Err(NO_PG_CLOCK.into())
     }
 
     fn url(addr: &str) -> String {
@@ -223,8 +241,8 @@ impl<K: SqlKind> Servers for SqlCluster<K> {
     type Shape = Shape;
     type Action = SqlAction;
 
-    fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
-        let server = K::start().map_err(|e| RunError::Environment(e.to_string()))?;
+    fn start(shape: &Shape, fake_clock: bool) -> Result<Self, RunError> {
+        let server = K::start(fake_clock).map_err(|e| RunError::Environment(e.to_string()))?;
         K::sql(&server, &K::schema(shape.lock_row)).map_err(RunError::Environment)?;
         Ok(SqlCluster {
             server,
@@ -253,6 +271,13 @@ impl<K: SqlKind> Servers for SqlCluster<K> {
 
     fn holds_key(&self, i: usize, key: &str) -> bool {
         i == 0 && self.holder(key).is_some()
+    }
+
+    fn set_clock(&mut self, i: usize, offset: &str) -> Result<(), String> {
+        if i != 0 {
+            return Err(format!("no node {i}"));
+        }
+        K::set_clock(&self.server, offset)
     }
 
     fn apply(&mut self, action: &SqlAction) -> Result<(), String> {

@@ -38,12 +38,14 @@ impl<K: SqlKind> Family for Sql<K> {
     const BACKEND: Backend = K::BACKEND;
 
     /// Whatever ends the holder's session — the server killing it, the server dying
-    /// and coming back, the connection cut — is the model's killed session.
+    /// and coming back, the connection cut — is the model's killed session; the
+    /// server's clock set ahead is its clock jump.
     fn realises(action: &Action<ActionOf<Self>>) -> Realises {
         match action {
             Action::Kill(_) | Action::Stop(_) | Action::Restart { .. } | Action::Partition(_) => {
                 Realises::Fault(Fault::Kill)
             }
+            Action::Clock { .. } => Realises::Fault(Fault::Jump),
             Action::HealPartition(_) | Action::Resume(_) => Realises::Heal,
             Action::Client { fault, .. } => Realises::Fault(*fault),
             Action::Family(a) => a.realises(),

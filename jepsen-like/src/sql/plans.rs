@@ -110,6 +110,23 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
             story: "the holder stalls 1.5 s mid-section with a 0.5 s lease on the database's clock",
             ..session_killed(ScenarioId::MysqlLeaseDbtimePause, SqlLock::LeaseDbTime, "")
         },
+        Plan {
+            shape: Shape {
+                lock_row: true,
+                reaper_ms: None,
+                pool: None,
+            },
+            fake_clock: true,
+            faults: vec![after_entry(
+                200,
+                Action::Clock {
+                    target: Primary,
+                    offset: "+3".into(),
+                },
+            )],
+            story: "MariaDB's clock (libfaketime) jumps 3 s ahead 0.2 s into the first holder's 1.5 s section, with a 2 s lease on the database's clock",
+            ..session_killed(ScenarioId::MysqlLeaseDbtimeJump, SqlLock::LeaseDbTime, "")
+        },
     ];
     plans.extend(mariadb_timed());
     plans

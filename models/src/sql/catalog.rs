@@ -192,6 +192,17 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true }) },
         },
         Scenario {
+            id: ScenarioId::MysqlLeaseDbtimeJump.name(),
+            family: sql,
+            protocol: "lease row UPDATE … WHERE last_lock_time < NOW() - ttl: the database's clock",
+            faults: "the database server's clock jumps ahead > TTL while a client holds",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "NOW() takes the clients' clocks out of the lease but puts the server's in: when the database's clock steps ahead (NTP, a VM restored, date -s), every lease reads as expired at once and the next client takes the row while the holder still works.",
+            defaults: one(Fault::Jump),
+            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true }) },
+        },
+        Scenario {
             id: ScenarioId::MysqlGetlockConnKill.name(),
             family: sql,
             protocol: "SELECT GET_LOCK('lock', 0); SELECT RELEASE_LOCK('lock')",

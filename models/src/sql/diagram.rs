@@ -34,9 +34,13 @@ impl SqlLockModel {
                 .map(client)
         };
         if let Some(r) = s.db.rows.values().find(|r| !r.owner.is_empty()) {
+            // Drawn on the real time axis: a time by the server's clock is moved back by
+            // how far that clock runs ahead.
+            let real = |t: u64| t.saturating_sub(s.db_ahead);
             let until = match self.lock {
-                Lock::Lease { .. } => r.last_lock_time.map(|l| l + self.ttl + 1),
-                Lock::UniqueKey { reaper: true, .. } => Some(r.created + self.ttl + 1),
+                Lock::Lease { db_time: true } => r.last_lock_time.map(|l| real(l + self.ttl + 1)),
+                Lock::Lease { db_time: false } => r.last_lock_time.map(|l| l + self.ttl + 1),
+                Lock::UniqueKey { reaper: true, .. } => Some(real(r.created + self.ttl + 1)),
                 _ => None,
             };
             let lane = (0..s.clients.len()).map(client).find(|c| *c == r.owner);
@@ -70,10 +74,13 @@ impl SqlLockModel {
             .collect();
         let dead = s.db.sessions.iter().filter(|x| !x.alive).count();
         let holder = self.holder(s);
-        let status = match (&holder, dead) {
+        let mut status = match (&holder, dead) {
             (_, 0) => "up".to_string(),
             (_, n) => format!("{n} session(s) gone"),
         };
+        if s.db_ahead > 0 {
+            status.push_str(&format!(", clock +{}", s.db_ahead));
+        }
         out.push(LaneState {
             lane: SERVER.into(),
             status,
@@ -138,6 +145,11 @@ impl SqlLockModel {
                 true,
             ),
             Action::Skew(c) => mark(client(c), format!("⚡ clock jumps +{}", self.ttl + 1), true),
+            Action::Jump => mark(
+                SERVER.into(),
+                format!("⚡ server clock jumps +{}", self.ttl + 1),
+                true,
+            ),
             _ => WORDS.mark(a.client_fault()),
         }
     }

@@ -48,7 +48,7 @@ pub struct SqlLockModel {
     /// Faults the checker may inject: client pauses and crashes (the server then
     /// closes the client's session), sessions killed by the server (`KILL
     /// CONNECTION`, `pg_terminate_backend`), client clocks jumping ahead by more than
-    /// the TTL.
+    /// the TTL, the server's own clock jumping ahead by more than the TTL.
     pub faults: Budget,
     /// The clock stops here.
     pub horizon: u64,
@@ -119,8 +119,12 @@ pub struct Client {
 /// The whole system.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SqlLockState {
-    /// The server's clock.
+    /// Real time: the clients' clocks run from it (plus their skew), leases are
+    /// believed by it.
     pub now: u64,
+    /// How far the server's clock runs ahead of real time: `NOW()`, a row's `created`
+    /// and a lease's `last_lock_time` by the database's clock are `now + db_ahead`.
+    pub db_ahead: u64,
     /// The server.
     pub db: SqlState,
     /// Client `c` at index `c`: its rows' `owner` is `owner(c)` (`c0`), and every
@@ -160,12 +164,22 @@ pub enum Action {
     Kill(u8),
     /// Fault: the client's clock jumps ahead by more than the TTL.
     Skew(u8),
+    /// Fault: the server's clock jumps ahead by more than the TTL (an NTP step, a VM
+    /// restored from a snapshot, an operator's `date -s`).
+    Jump,
 }
 
 /// A step's next state, with the session, statement and reply it sent.
 pub(super) type Effect = crate::kernel::Effect<SqlLockState, (u8, SqlCommand, SqlReply)>;
 
 client_faults!(Action: Pause, Resume, Crash);
+
+impl SqlLockState {
+    /// The server's clock: what `NOW()` returns.
+    pub fn db_now(&self) -> u64 {
+        self.now + self.db_ahead
+    }
+}
 
 /// A client's name, as its rows' `owner` column holds it.
 pub fn owner(c: usize) -> String {
@@ -196,7 +210,7 @@ impl SqlLockModel {
         let mut sent = None;
         let name = owner(c);
         let mut send = |s: &mut SqlLockState, cmd: SqlCommand| -> Option<SqlReply> {
-            let (reply, db) = apply(&s.db, via, &cmd, s.now)?;
+            let (reply, db) = apply(&s.db, via, &cmd, s.db_now())?;
             s.db = db;
             sent = Some((via, cmd, reply.clone()));
             Some(reply)
@@ -324,9 +338,16 @@ impl SqlLockModel {
     /// expired later, a lease a client believes it holds.
     pub(super) fn pending(&self, s: &SqlLockState) -> bool {
         let ttl = self.ttl;
+        // A row's times are the server's, but a lease on the clients' clocks is written
+        // by their clocks (real time and a skew).
+        let db_now = s.db_now();
+        let row_now = match self.lock {
+            Lock::Lease { db_time: false } => s.now,
+            _ => db_now,
+        };
         self.lock.timed()
             && (s.db.rows.values().any(|r| {
-                r.created + ttl >= s.now || r.last_lock_time.is_some_and(|t| t + ttl >= s.now)
+                r.created + ttl >= db_now || r.last_lock_time.is_some_and(|t| t + ttl >= row_now)
             }) || s
                 .clients
                 .iter()
@@ -349,7 +370,7 @@ impl SqlLockModel {
                 let due =
                     s.db.rows
                         .values()
-                        .any(|r| SqlState::reapable(r, s.now, self.ttl));
+                        .any(|r| SqlState::reapable(r, s.db_now(), self.ttl));
                 if !reaper || !due {
                     return None;
                 }
@@ -361,7 +382,7 @@ impl SqlLockModel {
                     tx: None,
                 });
                 let reaper_session = (db.sessions.len() - 1) as u8;
-                let (reply, mut db) = apply(&db, reaper_session, &cmd, s.now)?;
+                let (reply, mut db) = apply(&db, reaper_session, &cmd, s.db_now())?;
                 db.sessions.pop();
                 s.db = db;
                 Some(Effect {
@@ -390,6 +411,22 @@ impl SqlLockModel {
                 }
                 cl.skew = self.ttl + 1;
                 s.budget.spend(Fault::Skew);
+                Some(Effect::plain(s))
+            }
+            Action::Jump => {
+                // Only a timed lock reads the server's clock, and a jump while nobody
+                // holds changes nothing a waiter reads: the lock is free either way.
+                let holding = s.clients.iter().any(|c| c.phase.holding());
+                if !s.budget.has(Fault::Jump)
+                    || !self.lock.timed()
+                    || s.db_ahead > 0
+                    || !holding
+                    || self.faults_over(st)
+                {
+                    return None;
+                }
+                s.db_ahead = self.ttl + 1;
+                s.budget.spend(Fault::Jump);
                 Some(Effect::plain(s))
             }
             // Pause, resume, crash: the kernel's.
@@ -506,6 +543,7 @@ impl Model for SqlLockModel {
             .collect();
         vec![SqlLockState {
             now: 0,
+            db_ahead: 0,
             db,
             clients,
             resource: Resource::default(),
@@ -529,6 +567,7 @@ impl Model for SqlLockModel {
         }
         out.push(Action::Tick);
         out.push(Action::Reap);
+        out.push(Action::Jump);
     }
 
     fn next_state(&self, s: &SqlLockState, a: Action) -> Option<SqlLockState> {

@@ -128,6 +128,14 @@ impl Narrate for SqlLockModel {
         if self.lock.timed() {
             lines.push(format!("clock t={}", s.now));
         }
+        if s.db_ahead > 0 {
+            lines.push(format!(
+                "{}'s clock: t={} ({} ahead)",
+                self.dialect.server(),
+                s.db_now(),
+                s.db_ahead
+            ));
+        }
         for (i, c) in s.clients.iter().enumerate() {
             let (what, _) = phase_words(c);
             let session = if c.phase.holding() {
@@ -145,7 +153,7 @@ impl Narrate for SqlLockModel {
             let tags = c.process.tags();
             lines.push(format!("c{i}: {what}{session}{belief}{skew}{tags}"));
         }
-        lines.extend(server_lines(self, &s.db, s.now));
+        lines.extend(server_lines(self, &s.db, s.db_now()));
         if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
             lines.push(s.resource.describe());
         }
@@ -188,6 +196,12 @@ impl Narrate for SqlLockModel {
                 self.dialect.kill_text(x)
             ),
             Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
+            Action::Jump => format!(
+                "{}'s clock jumps {} ahead: NOW() reads t={}",
+                self.dialect.server(),
+                self.ttl + 1,
+                s.db_now() + self.ttl + 1
+            ),
             _ => WORDS.story(a.client_fault()),
         }
     }
@@ -210,12 +224,13 @@ impl Narrate for SqlLockModel {
 
     fn is_fault(&self, a: &Action) -> bool {
         a.client_fault().is_some_and(|(f, _)| f.is_fault())
-            || matches!(a, Action::Kill(_) | Action::Skew(_))
+            || matches!(a, Action::Kill(_) | Action::Skew(_) | Action::Jump)
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, SqlLockState)]) -> String {
         let killed = happened(path, |a| matches!(a, Action::Kill(_)));
         let skewed = happened(path, |a| matches!(a, Action::Skew(_)));
+        let jumped = happened(path, |a| matches!(a, Action::Jump));
         let paused = happened(path, |a| matches!(a, Action::Pause(_)));
         let last = path.last().map(|(_, s)| s);
         let pair = pair(&last.map(|s| self.in_critical(s)).unwrap_or_default());
@@ -229,6 +244,9 @@ impl Narrate for SqlLockModel {
             ),
             Property::MutualExclusion if killed => format!(
                 "The lock belonged to the holder's session, and the server killed that session: the lock was freed at once while the holder, which sent no statement, worked on outside the database; {pair} are inside together."
+            ),
+            Property::MutualExclusion if jumped => format!(
+                "The database's clock jumped more than the TTL ahead while the holder worked: `last_lock_time < NOW() - ttl` read the holder's lease as expired and the next UPDATE took it, though no real time had passed — one clock for every client, but still a clock: {pair} both hold the lease row."
             ),
             Property::MutualExclusion if skewed => format!(
                 "The client's clock ran more than the TTL ahead, so its `last_lock_time < now - ttl` found the holder's lease expired: {pair} both hold the lease row."

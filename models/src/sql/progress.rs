@@ -19,7 +19,11 @@ impl Progress for SqlLockModel {
             Action::Step { client: c, .. } | Action::Resume(c) => Some(progress::client(c.into())),
             Action::Tick => Some(progress::CLOCK),
             Action::Reap => Some(progress::server(0)),
-            Action::Pause(_) | Action::Crash(_) | Action::Kill(_) | Action::Skew(_) => None,
+            Action::Pause(_)
+            | Action::Crash(_)
+            | Action::Kill(_)
+            | Action::Skew(_)
+            | Action::Jump => None,
         }
     }
 

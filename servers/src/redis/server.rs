@@ -38,7 +38,7 @@ pub struct RedisServer {
 
 /// Plain `faketime` deadlocks redis-server's jemalloc at start; with tcmalloc preloaded
 /// first it works (BACKENDS.md).
-const FAKETIME_PRELOAD: &str = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4:/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+const FAKETIME_PRELOAD: &str = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4";
 
 /// Whether a Redis server (or Sentinel) answers `PING` on `port`.
 pub fn ping(port: u16) -> bool {
@@ -130,10 +130,7 @@ impl RedisServer {
                 "this server was not started under libfaketime",
             ));
         }
-        // Write-then-rename: the server may read the file at any instant.
-        let tmp = self.dir().join("clock.tmp");
-        std::fs::write(&tmp, format!("{spec}\n"))?;
-        std::fs::rename(tmp, self.dir().join("clock"))
+        crate::clock::FakeClock::in_dir(self.dir()).set(spec)
     }
 
     /// Runs a command through `redis-cli` and returns its output.
@@ -165,13 +162,7 @@ impl Server for RedisServer {
             .arg("--dir")
             .arg(self.dir());
         if self.config.fake_clock {
-            let clock = self.dir().join("clock");
-            if !clock.exists() {
-                std::fs::write(&clock, "+0\n")?;
-            }
-            cmd.env("LD_PRELOAD", FAKETIME_PRELOAD)
-                .env("FAKETIME_TIMESTAMP_FILE", &clock)
-                .env("FAKETIME_NO_CACHE", "1");
+            crate::clock::FakeClock::in_dir(self.dir()).wrap(&mut cmd, FAKETIME_PRELOAD)?;
         }
         if self.process.host().is_some() {
             // Reached from the other hosts of its lab, never from beyond it.

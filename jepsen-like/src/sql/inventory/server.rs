@@ -43,8 +43,8 @@ impl StockServer {
     pub fn start(backend: Backend) -> Result<StockServer, RunError> {
         let env = |e: locklab_servers::ServerError| RunError::Environment(e.to_string());
         let server = match backend {
-            Backend::MariaDb => Running::MariaDb(MariaDb::start().map_err(env)?),
-            Backend::Postgres => Running::Postgres(Postgres::start().map_err(env)?),
+            Backend::MariaDb => Running::MariaDb(MariaDb::start(false).map_err(env)?),
+            Backend::Postgres => Running::Postgres(Postgres::start(false).map_err(env)?),
             Backend::Redis => Running::Redis(RedisServer::start().map_err(env)?),
         };
         let addr = server.server().addr();
