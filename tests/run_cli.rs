@@ -46,6 +46,15 @@ fn bad_options_exit_2_naming_the_flag() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
+    // A server fault the row's model knows but its servers cannot take: PostgreSQL's
+    // clock is not faked.
+    let out = locklab(&["run", "pg-advisory", "--nemesis", "random:jump"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot take a jump"),
+        "{}",
+        stderr(&out)
+    );
     let out = locklab(&["run", "inventory-no-lock", "--nemesis", "random"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("--nemesis"), "{}", stderr(&out));

@@ -16,7 +16,7 @@ mod run_check;
 #[path = "common/runs.rs"]
 mod runs;
 use run_check::{check, nemesis};
-use runs::{agrees, agrees_with, assert_agrees, plan_kept};
+use runs::{agrees, agrees_with, assert_agrees, plan_kept, run_alone};
 
 /// The same, keeping the history in `dir`.
 fn agrees_kept(id: &str, dir: &std::path::Path) -> RunReport {
@@ -104,6 +104,40 @@ fn the_database_clock_jumping_ahead_hands_a_held_lease_to_the_next_client() {
         "{:?}",
         r.schedule
     );
+}
+
+/// A random nemesis of clock jumps on MariaDB (a server fault, drawn as a step of the
+/// schedule): the lease by `NOW()` breaks, the model with the same jumps allows it,
+/// and the shrinker brings it down to one jump it saw break.
+#[test]
+fn a_random_clock_nemesis_breaks_a_database_time_lease_and_shrinks_to_one_jump() {
+    let options = RunOptions {
+        duration: Some(std::time::Duration::from_secs(12)),
+        seed: 5,
+        random: Some(locklab_jepsen::random::RandomNemesis::parse("random:jump").expect("spec")),
+        ..RunOptions::new("mysql-lease-dbtime-pause")
+    };
+    let r = run_alone(&options);
+    let n = r
+        .nemesis
+        .as_ref()
+        .expect("a random run reports its nemesis");
+    assert!(n.model_faults.starts_with("jump="), "{n:?}");
+    assert!(n.broken.iter().any(|b| b == "mutual exclusion"), "{n:?}");
+    assert!(
+        n.active.iter().any(|a| a.starts_with("clock mariadb")),
+        "{n:?}"
+    );
+    assert_ne!(
+        r.agreement.at_least_as_safe,
+        locklab_jepsen::agreement::Answer::No,
+        "the model with the same jumps allows it: {:#?}",
+        r.agreement
+    );
+    let s = n.shrunk.as_ref().expect("a violation is shrunk");
+    assert!(s.reproduced, "{s:?}");
+    assert_eq!(s.plan.len(), 1, "{s:?}");
+    assert!(s.plan[0].contains("clock primary to +"), "{s:?}");
 }
 
 #[test]

@@ -148,6 +148,22 @@ pub trait Family: Sized + Send + Sync + 'static {
         None
     }
 
+    /// A server fault of kind `kind` a random nemesis may draw for this row, as one
+    /// step the model's `kind` stands for: a Redlock node restarted empty, a node's
+    /// clock set ahead, the holder's database session killed. `nth` counts the faults
+    /// of this kind drawn before (a clock jumps further each time); `pick` chooses
+    /// among the nodes. `None`: the row's servers cannot take it (the default).
+    fn random_server_fault(
+        _shape: &ShapeOf<Self>,
+        _lock: &Self::Lock,
+        _ttl: Duration,
+        _kind: locklab_models::registry::Fault,
+        _nth: u32,
+        _pick: u64,
+    ) -> Option<Action<ActionOf<Self>>> {
+        None
+    }
+
     /// The Jepsen workload the scenario's lock reproduces (etcd's `lock-set`), for
     /// the report.
     fn jepsen_workload(_lock: &Self::Lock) -> Option<&'static str> {

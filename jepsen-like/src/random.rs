@@ -1,6 +1,8 @@
 //! `--nemesis random[:kinds]`: Jepsen's generator instead of a row's hand-written plan.
-//! The nemesis mixes the row's client faults (pauses, crashes, partitions, lost
-//! replies — those its family's model knows) at random times drawn from the seed, the
+//! The nemesis mixes the row's faults — client faults (pauses, crashes, partitions,
+//! lost replies) and server faults (a server's clock jumping ahead, the holder's
+//! session killed), those its family's model knows and its servers
+//! can take — at random times drawn from the seed, the
 //! history is judged as in every run, and the run is held against the model with the
 //! same kinds of fault, so a random run can find what no plan scripted and still say
 //! whether the model allows it. On a violation a shrinker replays ever smaller
@@ -28,12 +30,39 @@ use crate::RunError;
 /// realises the same way in every family.
 pub const CLIENT_KINDS: [Fault; 4] = [Fault::Pause, Fault::Crash, Fault::Partition, Fault::Drop];
 
+/// The server faults a random nemesis can mix where the row's servers take them
+/// ([`crate::family::Family::random_server_fault`]): a server's clock set ahead (a
+/// Redlock node's, MariaDB's), the holder's database session killed. Each is one step
+/// whose every timing the row's model allows. Not yet: a Redlock node's restart (a
+/// delayed-restart row's model allows it only a lease after the crash, so it takes a
+/// kill and a later start, which the shrinker would have to keep together) and
+/// failovers (each takes a replica, so they run out).
+pub const SERVER_KINDS: [Fault; 2] = [Fault::Jump, Fault::Kill];
+
+/// Every kind a random nemesis may be asked for.
+fn any_kind(f: Fault) -> bool {
+    CLIENT_KINDS.contains(&f) || SERVER_KINDS.contains(&f)
+}
+
+/// Every kind a random nemesis may be asked for, as words.
+fn all_names() -> String {
+    format!("{}, {}", names(&CLIENT_KINDS), names(&SERVER_KINDS))
+}
+
+/// A clock jump's length: one and a half leases in whole seconds (libfaketime's
+/// offsets), at least one.
+pub(crate) fn jump_seconds(ttl: Duration) -> u64 {
+    (u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX) * 3 / 2)
+        .div_ceil(1000)
+        .max(1)
+}
+
 /// A random run's length unless `--duration` says otherwise: long enough for a few
 /// dozen faults.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(60);
 
 /// What a random run's faults do, for reports.
-pub(crate) const STORY: &str = "random nemesis: the row's client faults at random times drawn from the seed, one at a time, each suffered by the next client to reach the middle of its critical section";
+pub(crate) const STORY: &str = "random nemesis: the row's faults at random times drawn from the seed, one at a time; a client fault suffered by the next client to reach the middle of its critical section, a server fault at once";
 
 /// Replays of a shrinker unless `--shrink-runs` says otherwise.
 pub const DEFAULT_SHRINK_RUNS: u32 = 12;
@@ -49,7 +78,8 @@ pub(crate) const LEAD_MS: u64 = 500;
 /// `--nemesis random[:kinds]` as asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RandomNemesis {
-    /// The kinds to mix; `None`: every client fault the row's family knows.
+    /// The kinds to mix; `None`: every fault the row's family's model knows and its
+    /// servers can take.
     pub kinds: Option<Vec<Fault>>,
     /// Replays the shrinker may make after a violation; 0: no shrinking.
     pub shrink_runs: u32,
@@ -68,7 +98,7 @@ impl RandomNemesis {
         if head != "random" {
             return Err(format!(
                 "expected `random` or `random:KIND,…` (kinds: {}), got {spec:?}",
-                names(&CLIENT_KINDS)
+                all_names()
             ));
         }
         let kinds = kinds
@@ -79,11 +109,11 @@ impl RandomNemesis {
                     .map(|name| {
                         name.parse::<Fault>()
                             .ok()
-                            .filter(|f| CLIENT_KINDS.contains(f))
+                            .filter(|f| any_kind(*f))
                             .ok_or_else(|| {
                                 format!(
                                     "unknown kind {name:?}; a random nemesis mixes: {}",
-                                    names(&CLIENT_KINDS)
+                                    all_names()
                                 )
                             })
                     })
@@ -93,7 +123,7 @@ impl RandomNemesis {
         if kinds.as_ref().is_some_and(Vec::is_empty) {
             return Err(format!(
                 "`random:` names no kind; a random nemesis mixes: {}",
-                names(&CLIENT_KINDS)
+                all_names()
             ));
         }
         Ok(RandomNemesis {
@@ -103,27 +133,45 @@ impl RandomNemesis {
     }
 
     /// The kinds this run mixes into `scenario`: those asked for (or all), each one its
-    /// family's model knows, so the run can be held against that model.
+    /// family's model knows, so the run can be held against that model, and — for a
+    /// server fault — one the row's servers can take (`serves`).
     ///
     /// # Errors
-    /// A kind the family's model has no word for, or a family with none.
-    pub fn kinds_for(&self, scenario: &Scenario) -> Result<Vec<Fault>, RunError> {
+    /// A kind the family's model has no word for or the servers cannot take, or a
+    /// row with none.
+    pub fn kinds_for(
+        &self,
+        scenario: &Scenario,
+        serves: &dyn Fn(Fault) -> bool,
+    ) -> Result<Vec<Fault>, RunError> {
+        let modelled = |f: &Fault| scenario.family.faults().contains(f);
         let known: Vec<Fault> = CLIENT_KINDS
             .into_iter()
-            .filter(|f| scenario.family.faults().contains(f))
+            .filter(modelled)
+            .chain(
+                SERVER_KINDS
+                    .into_iter()
+                    .filter(modelled)
+                    .filter(|f| serves(*f)),
+            )
             .collect();
         if known.is_empty() {
             return Err(RunError::BadOption(format!(
-                "--nemesis random: {}'s model knows none of the client faults a random nemesis mixes ({})",
+                "--nemesis random: {}'s model knows none of the faults a random nemesis mixes ({})",
                 scenario.id,
-                names(&CLIENT_KINDS)
+                all_names()
             )));
         }
         match &self.kinds {
             None => Ok(known),
             Some(asked) => match asked.iter().find(|k| !known.contains(k)) {
-                Some(k) => Err(RunError::BadOption(format!(
+                Some(k) if !modelled(k) => Err(RunError::BadOption(format!(
                     "--nemesis random:{k}: {}'s model has no {k} fault, so a run with it could not be held against the model; it knows: {}",
+                    scenario.id,
+                    names(&known)
+                ))),
+                Some(k) => Err(RunError::BadOption(format!(
+                    "--nemesis random:{k}: {}'s servers cannot take a {k} here (a clock jump only where the server runs under libfaketime: Redlock's nodes, MariaDB; a killed session only on SQL servers); this row mixes: {}",
                     scenario.id,
                     names(&known)
                 ))),
@@ -154,16 +202,26 @@ pub(crate) struct Shape {
     pub(crate) clients: usize,
 }
 
+/// A server fault as the family makes it: `(kind, nth of its kind, pick)` → its step.
+pub(crate) type ServerFault<'a, A> = dyn Fn(Fault, u32, u64) -> Option<Action<A>> + 'a;
+
 /// A random schedule of `kinds` over `shape`, one fault at a time, drawn from `seed`:
 /// gaps of one to three rounds of lease and work (at least 0.4 s) between them, pauses
 /// and partitions from half a lease to three leases — some shorter than the lease,
-/// harmless to a lease lock, some far past it — each followed by a lease of the run.
-pub(crate) fn generate<A: FamilyAction>(kinds: &[Fault], seed: u64, shape: Shape) -> Vec<Step<A>> {
+/// harmless to a lease lock, some far past it — each followed by a lease of the run;
+/// a server fault made by `server`.
+pub(crate) fn generate<A: FamilyAction>(
+    kinds: &[Fault],
+    seed: u64,
+    shape: Shape,
+    server: &ServerFault<'_, A>,
+) -> Vec<Step<A>> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x7261_6e64_6f6d_6e65);
     let round = (2 * (shape.ttl_ms + shape.work_ms)).max(400);
     let shortest = (shape.ttl_ms / 2).max(50);
     let longest = 3 * shape.ttl_ms.max(100);
     let mut crashes_left = shape.clients.saturating_sub(1);
+    let mut drawn: Vec<(Fault, u32)> = Vec::new();
     let mut steps = Vec::new();
     // The first fault falls where at least one fits.
     let first_room = shape
@@ -192,9 +250,28 @@ pub(crate) fn generate<A: FamilyAction>(kinds: &[Fault], seed: u64, shape: Shape
         if kind == Fault::Crash {
             crashes_left -= 1;
         }
+        let action = if CLIENT_KINDS.contains(&kind) {
+            Action::client(kind, Target::AnyClient, ms)
+        } else {
+            let nth = match drawn.iter_mut().find(|(f, _)| *f == kind) {
+                Some((_, n)) => {
+                    *n += 1;
+                    *n
+                }
+                None => {
+                    drawn.push((kind, 0));
+                    0
+                }
+            };
+            let pick = rng.random::<u64>();
+            let Some(action) = server(kind, nth, pick) else {
+                break;
+            };
+            action
+        };
         steps.push(Step {
             when: When::At(at),
-            action: Action::client(kind, Target::AnyClient, ms),
+            action,
         });
         at += ms + rng.random_range(round / 2..=round * 3 / 2);
     }
@@ -205,15 +282,20 @@ pub(crate) fn generate<A: FamilyAction>(kinds: &[Fault], seed: u64, shape: Shape
 /// past which the state spaces stop fitting a CI run.
 pub const MODEL_FAULT_CAP: usize = 8;
 
-/// How often each client fault kind occurs in `steps`, in first-seen order.
-fn fault_counts<A: FamilyAction>(steps: &[Step<A>]) -> Vec<(Fault, usize)> {
+/// What a step is to the model: the fault it realises, if any (a family's
+/// [`crate::family::Family::realises`]).
+pub(crate) type Realised<'a, A> = dyn Fn(&Action<A>) -> Option<Fault> + 'a;
+
+/// How often each fault kind occurs in `steps`, in first-seen order.
+fn fault_counts<A: FamilyAction>(
+    steps: &[Step<A>],
+    realised: &Realised<'_, A>,
+) -> Vec<(Fault, usize)> {
     let mut counts: Vec<(Fault, usize)> = Vec::new();
-    for s in steps {
-        if let Action::Client { fault, .. } = s.action {
-            match counts.iter_mut().find(|(f, _)| *f == fault) {
-                Some((_, n)) => *n += 1,
-                None => counts.push((fault, 1)),
-            }
+    for fault in steps.iter().filter_map(|s| realised(&s.action)) {
+        match counts.iter_mut().find(|(f, _)| *f == fault) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((fault, 1)),
         }
     }
     counts
@@ -221,8 +303,11 @@ fn fault_counts<A: FamilyAction>(steps: &[Step<A>]) -> Vec<(Fault, usize)> {
 
 /// The model's fault budget for `steps`: each kind as often as the schedule has it
 /// (at most [`MODEL_FAULT_CAP`]), `none` for an empty schedule.
-pub(crate) fn model_faults<A: FamilyAction>(steps: &[Step<A>]) -> String {
-    let counts = fault_counts(steps);
+pub(crate) fn model_faults<A: FamilyAction>(
+    steps: &[Step<A>],
+    realised: &Realised<'_, A>,
+) -> String {
+    let counts = fault_counts(steps, realised);
     if counts.is_empty() {
         return "none".into();
     }
@@ -236,8 +321,11 @@ pub(crate) fn model_faults<A: FamilyAction>(steps: &[Step<A>]) -> String {
 /// Why the model's budget is smaller than the schedule, when it is: a model that
 /// keeps a property with 8 pauses has not shown it keeps it with 12, so a run that
 /// breaks it there is not proven less safe than the model.
-pub(crate) fn model_cap<A: FamilyAction>(steps: &[Step<A>]) -> Option<String> {
-    let over: Vec<String> = fault_counts(steps)
+pub(crate) fn model_cap<A: FamilyAction>(
+    steps: &[Step<A>],
+    realised: &Realised<'_, A>,
+) -> Option<String> {
+    let over: Vec<String> = fault_counts(steps, realised)
         .into_iter()
         .filter(|(_, n)| *n > MODEL_FAULT_CAP)
         .map(|(f, n)| format!("{n} {f}"))
@@ -294,9 +382,12 @@ pub struct Shrunk {
     pub replays: u32,
 }
 
+/// How the history names the server faults a random nemesis draws.
+const SERVER_STEPS: [&str; 2] = ["clock", "kill-holder-session"];
+
 /// What a checked history says about where its violation was: the faults active in
-/// its span and how many client faults had been taken by its end (a random schedule's
-/// faults are taken in order, so that many of its steps led up to it).
+/// its span and how many faults had been taken by its end (a random schedule's faults
+/// are taken in order, so that many of its steps led up to it).
 pub(crate) fn at_violation(history: &History, report: &Report) -> (Vec<String>, Option<usize>) {
     let Some((lo, hi)) = violation_span(history, report) else {
         return (Vec::new(), None);
@@ -317,12 +408,14 @@ pub(crate) fn at_violation(history: &History, report: &Report) -> (Vec<String>, 
             "client-pause" | "client-crash" | "client-partition" | "client-drop"
         ) && target != "any client")
             || (fault == "skipped" && target.starts_with("client-"));
-        if taken_fault {
+        // A server fault is recorded once, as the nemesis carries it out.
+        let server_fault = SERVER_STEPS.contains(&fault);
+        if taken_fault || server_fault {
             taken += 1;
         }
         let ms = v.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
         let end = e.time.saturating_add(ms.saturating_mul(1_000_000));
-        if taken_fault && fault != "skipped" && end >= lo {
+        if (taken_fault && fault != "skipped" && end >= lo) || (server_fault && e.time >= lo) {
             let mut line = format!("{fault} {target} at {:.3} s", e.time as f64 / 1e9);
             if ms > 0 {
                 let _ = write!(line, " for {ms} ms");
@@ -515,10 +608,14 @@ fn plan_line<A: FamilyAction>(s: &Step<A>) -> String {
         } => format!("{delay_ms} ms after {event}"),
     };
     let mut line = format!("{when}: {} {}", s.action.name(), s.action.target());
-    if let Action::Client { ms, .. } = s.action {
-        if ms > 0 {
+    match &s.action {
+        Action::Client { ms, .. } if *ms > 0 => {
             let _ = write!(line, " for {ms} ms");
         }
+        Action::Clock { offset, .. } => {
+            let _ = write!(line, " to {offset} s");
+        }
+        _ => {}
     }
     line
 }

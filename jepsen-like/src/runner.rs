@@ -369,7 +369,10 @@ impl<F: Family> Once<'_, F> {
         // A random schedule's last faults may come after every client stopped: that
         // leaves nothing untested, unlike a plan's fault that never fired.
         let (unfired, model_bound) = match options.random {
-            Some(_) => (Vec::new(), crate::random::model_cap(&self.plan.faults)),
+            Some(_) => (
+                Vec::new(),
+                crate::random::model_cap(&self.plan.faults, &random_run::realised::<F>),
+            ),
             None => (std::mem::take(&mut done.unfired), None),
         };
         let checked = check(

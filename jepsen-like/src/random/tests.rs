@@ -23,6 +23,19 @@ const SHAPE: Shape = Shape {
     clients: 3,
 };
 
+/// A family whose servers take no fault.
+fn no_server(_: Fault, _: u32, _: u64) -> Option<Action<NoOwn>> {
+    None
+}
+
+/// What a client step realises (the tests' steps are all client faults).
+fn client_fault(a: &Action<NoOwn>) -> Option<Fault> {
+    match a {
+        Action::Client { fault, .. } => Some(*fault),
+        _ => None,
+    }
+}
+
 fn ms_of(s: &Step<NoOwn>) -> u64 {
     match s.action {
         Action::Client { ms, .. } => ms,
@@ -44,9 +57,13 @@ fn parse_reads_kinds_and_names_what_it_refuses() {
         RandomNemesis::parse("random:pause, crash").map(|r| r.kinds),
         Ok(Some(vec![Fault::Pause, Fault::Crash]))
     );
-    let e = RandomNemesis::parse("random:jump").unwrap_err();
+    assert_eq!(
+        RandomNemesis::parse("random:pause,kill,jump").map(|r| r.kinds),
+        Ok(Some(vec![Fault::Pause, Fault::Kill, Fault::Jump]))
+    );
+    let e = RandomNemesis::parse("random:failover").unwrap_err();
     assert!(
-        e.contains("\"jump\"") && e.contains("pause, crash, partition, drop"),
+        e.contains("\"failover\"") && e.contains("pause, crash, partition, drop, jump, kill"),
         "{e}"
     );
     assert!(RandomNemesis::parse("chaos")
@@ -59,27 +76,74 @@ fn parse_reads_kinds_and_names_what_it_refuses() {
 fn kinds_are_those_the_rows_model_knows() {
     let lua = locklab_models::catalog::find("redis-lua").expect("row");
     let r = RandomNemesis::parse("random").expect("parses");
+    let none = |_: Fault| false;
     assert_eq!(
-        r.kinds_for(&lua).ok(),
+        r.kinds_for(&lua, &none).ok(),
         Some(vec![Fault::Pause, Fault::Crash])
     );
     let e = RandomNemesis::parse("random:partition")
         .expect("parses")
-        .kinds_for(&lua)
+        .kinds_for(&lua, &none)
         .unwrap_err()
         .to_string();
     assert!(
         e.contains("no partition fault") && e.contains("knows: pause, crash"),
         "{e}"
     );
+    // Server faults: only where the model knows them and the servers take them.
+    let redlock = locklab_models::catalog::find("redlock").expect("row");
+    let jump_only = |f: Fault| f == Fault::Jump;
+    assert_eq!(
+        r.kinds_for(&redlock, &jump_only).ok(),
+        Some(vec![Fault::Pause, Fault::Jump])
+    );
+    let e = RandomNemesis::parse("random:jump")
+        .expect("parses")
+        .kinds_for(&redlock, &|_| false)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("servers cannot take a jump"), "{e}");
+}
+
+/// A server kind draws the family's step, its count of the kind growing, and the
+/// model's budget counts it as what the family says it realises.
+#[test]
+fn server_faults_are_the_familys_steps_and_count_in_the_models_budget() {
+    let server = |kind: Fault, nth: u32, pick: u64| {
+        (kind == Fault::Jump).then(|| Action::Clock {
+            target: Target::Node(usize::try_from(pick % 5).unwrap_or(0)),
+            offset: format!("+{}", 15 * (nth + 1)),
+        })
+    };
+    let steps: Vec<Step<NoOwn>> = generate(&[Fault::Pause, Fault::Jump], 3, SHAPE, &server);
+    let offsets: Vec<u32> = steps
+        .iter()
+        .filter_map(|s| match &s.action {
+            Action::Clock { offset, .. } => offset.trim_start_matches('+').parse().ok(),
+            _ => None,
+        })
+        .collect();
+    assert!(offsets.len() > 1, "{steps:?}");
+    assert!(offsets.windows(2).all(|w| w[0] < w[1]), "{offsets:?}");
+    let realised = |a: &Action<NoOwn>| match a {
+        Action::Clock { .. } => Some(Fault::Jump),
+        other => client_fault(other),
+    };
+    let budget = model_faults(&steps, &realised);
+    assert!(
+        budget.contains("jump=") && budget.contains("pause="),
+        "{budget}"
+    );
+    assert_eq!(jump_seconds(Duration::from_millis(10_000)), 15);
+    assert_eq!(jump_seconds(Duration::from_millis(500)), 1);
 }
 
 #[test]
 fn one_seed_one_schedule_inside_the_run_with_room_after_the_last_fault() {
     let kinds = [Fault::Pause, Fault::Crash];
-    let a: Vec<Step<NoOwn>> = generate(&kinds, 7, SHAPE);
-    assert_eq!(a, generate::<NoOwn>(&kinds, 7, SHAPE));
-    assert_ne!(a, generate::<NoOwn>(&kinds, 8, SHAPE));
+    let a: Vec<Step<NoOwn>> = generate(&kinds, 7, SHAPE, &no_server);
+    assert_eq!(a, generate::<NoOwn>(&kinds, 7, SHAPE, &no_server));
+    assert_ne!(a, generate::<NoOwn>(&kinds, 8, SHAPE, &no_server));
     assert!(a.len() >= 20, "{} faults in 60 s", a.len());
     let crashes = a
         .iter()
@@ -109,7 +173,7 @@ fn one_seed_one_schedule_inside_the_run_with_room_after_the_last_fault() {
             ttl_ms: 2_000,
             ..SHAPE
         };
-        let s: Vec<Step<NoOwn>> = generate(&[Fault::Pause], seed, tight);
+        let s: Vec<Step<NoOwn>> = generate(&[Fault::Pause], seed, tight, &no_server);
         assert!(!s.is_empty(), "seed {seed}");
         assert!(
             s.iter().all(|x| at_of(x) + ms_of(x) + 2_000 <= 6_000),
@@ -122,8 +186,11 @@ fn one_seed_one_schedule_inside_the_run_with_room_after_the_last_fault() {
         pauses.iter().any(|m| *m < 500) && pauses.iter().any(|m| *m > 1000),
         "{pauses:?}"
     );
-    assert!(model_faults(&a).starts_with("pause=") || model_faults(&a).starts_with("crash="));
-    assert_eq!(model_faults::<NoOwn>(&[]), "none");
+    assert!(
+        model_faults(&a, &client_fault).starts_with("pause=")
+            || model_faults(&a, &client_fault).starts_with("crash=")
+    );
+    assert_eq!(model_faults::<NoOwn>(&[], &client_fault), "none");
 }
 
 /// Past the model's cap the budget stops growing, and the run says its model is
@@ -131,11 +198,11 @@ fn one_seed_one_schedule_inside_the_run_with_room_after_the_last_fault() {
 #[test]
 fn a_schedule_past_the_cap_is_held_against_a_bounded_model_and_says_so() {
     let few: Vec<Step<NoOwn>> = (0..8).map(|i| pause(i * 1_000, 100)).collect();
-    assert_eq!(model_faults(&few), "pause=8");
-    assert_eq!(model_cap(&few), None);
+    assert_eq!(model_faults(&few, &client_fault), "pause=8");
+    assert_eq!(model_cap(&few, &client_fault), None);
     let many: Vec<Step<NoOwn>> = (0..12).map(|i| pause(i * 1_000, 100)).collect();
-    assert_eq!(model_faults(&many), "pause=8");
-    let why = model_cap(&many).expect("bounded");
+    assert_eq!(model_faults(&many, &client_fault), "pause=8");
+    let why = model_cap(&many, &client_fault).expect("bounded");
     assert!(
         why.contains("at most 8") && why.contains("12 pause"),
         "{why}"

@@ -7,12 +7,12 @@ use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::registry::Backend;
 
 use super::client::RedisClient;
-use super::cluster::{RedisCluster, MASTER_NAME};
+use super::cluster::{RedisCluster, Shape, MASTER_NAME};
 use super::locks::{self, RedisLock};
 use crate::external::ExternalEndpoints;
 use crate::family::ActionOf;
 use crate::family::{CommandLog, Family};
-use crate::schedule::{Action, Realises};
+use crate::schedule::{Action, Realises, Target};
 use crate::RunError;
 use locklab_models::registry::Fault;
 
@@ -50,6 +50,26 @@ impl Family for Redis {
 
     fn lock_realises(lock: &RedisLock) -> Vec<Fault> {
         lock.realises()
+    }
+
+    /// A Redlock node's clock set further ahead each time (by one and a half leases,
+    /// whole seconds); the other shapes take none yet.
+    fn random_server_fault(
+        shape: &Shape,
+        _lock: &RedisLock,
+        ttl: Duration,
+        kind: Fault,
+        nth: u32,
+        pick: u64,
+    ) -> Option<Action<ActionOf<Self>>> {
+        let Shape::Redlock { nodes } = *shape else {
+            return None;
+        };
+        let target = Target::Node(usize::try_from(pick % nodes.max(1) as u64).ok()?);
+        (kind == Fault::Jump).then(|| Action::Clock {
+            target,
+            offset: format!("+{}", u64::from(nth + 1) * crate::random::jump_seconds(ttl)),
+        })
     }
 
     async fn connect(

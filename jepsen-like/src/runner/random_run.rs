@@ -13,8 +13,17 @@ use crate::random::{
     generate, model_faults, shrink, violated_names, NemesisReport, RandomNemesis, Shape, Shrunk,
     LEAD_MS, STORY,
 };
-use crate::schedule::Step;
+use crate::schedule::{Action, Realises, Step};
 use crate::RunError;
+use locklab_models::registry::Fault;
+
+/// The model fault a step of family `F` realises, if any.
+pub(crate) fn realised<F: Family>(action: &Action<ActionOf<F>>) -> Option<Fault> {
+    match F::realises(action) {
+        Realises::Fault(f) => Some(f),
+        _ => None,
+    }
+}
 
 /// `plan` with its faults replaced by a random schedule of `nemesis`'s kinds drawn from
 /// `seed` over `duration`, and the report's first lines.
@@ -26,7 +35,11 @@ pub(crate) fn plan<F: Family>(
     clients: usize,
     duration: Duration,
 ) -> Result<(Plan<F>, NemesisReport), RunError> {
-    let kinds = nemesis.kinds_for(scenario)?;
+    let ttl = Duration::from_millis(plan.ttl_ms);
+    let server = |kind: Fault, nth: u32, pick: u64| {
+        F::random_server_fault(&plan.shape, &plan.lock, ttl, kind, nth, pick)
+    };
+    let kinds = nemesis.kinds_for(scenario, &|kind| server(kind, 0, 0).is_some())?;
     let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
     let shape = Shape {
         duration_ms,
@@ -34,7 +47,7 @@ pub(crate) fn plan<F: Family>(
         work_ms: plan.work_ms,
         clients,
     };
-    let faults: Vec<Step<ActionOf<F>>> = generate(&kinds, seed, shape);
+    let faults: Vec<Step<ActionOf<F>>> = generate(&kinds, seed, shape, &server);
     if faults.is_empty() {
         let need = LEAD_MS + (plan.ttl_ms / 2).max(50) + plan.ttl_ms + 100;
         return Err(RunError::BadOption(format!(
@@ -47,14 +60,17 @@ pub(crate) fn plan<F: Family>(
     let report = NemesisReport {
         kinds: kinds.iter().map(|k| k.name().to_string()).collect(),
         faults: faults.len(),
-        model_faults: model_faults(&faults),
+        model_faults: model_faults(&faults, &realised::<F>),
         ..NemesisReport::default()
     };
+    // A clock fault needs servers started under libfaketime.
+    let fake_clock = plan.fake_clock || kinds.contains(&Fault::Jump);
     let plan = Plan {
         faults,
         duration_ms,
         story: STORY,
         beyond_model: None,
+        fake_clock,
         ..plan
     };
     Ok((plan, report))

@@ -38,6 +38,8 @@ pub trait SqlKind: Send + Sync + 'static {
     type Server: Server + 'static;
     /// The history header's `backend`.
     const BACKEND: Backend;
+    /// Whether its clock can be faked ([`SqlKind::start`] with `fake_clock`).
+    const FAKES_CLOCK: bool;
     /// Starts it, under libfaketime when `fake_clock`.
     fn start(fake_clock: bool) -> Result<Self::Server, ServerError>;
     /// Moves the clock of a server started under libfaketime (`"+3"`: 3 s ahead).
@@ -73,6 +75,7 @@ const NO_PG_CLOCK: &str = "PostgreSQL does not run under libfaketime here: under
 impl SqlKind for MariaDb {
     type Server = MariaDbServer;
     const BACKEND: Backend = Backend::Mariadb;
+    const FAKES_CLOCK: bool = true;
     const BINARY: &'static str = locklab_servers::mariadb::BINARY;
 
     fn start(fake_clock: bool) -> Result<MariaDbServer, ServerError> {
@@ -128,6 +131,7 @@ impl SqlKind for MariaDb {
 impl SqlKind for Postgres {
     type Server = PostgresServer;
     const BACKEND: Backend = Backend::Postgres;
+    const FAKES_CLOCK: bool = false;
     const BINARY: &'static str = "postgres";
 
     /// Never under libfaketime: its timers stop firing under an offset ahead

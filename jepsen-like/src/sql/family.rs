@@ -9,15 +9,16 @@ use std::time::Duration;
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::registry::Backend;
 
+use super::actions::SqlAction;
 use super::client::SqlClient;
-use super::cluster::{MariaDb, Postgres, SqlCluster, SqlKind};
+use super::cluster::{MariaDb, Postgres, Shape, SqlCluster, SqlKind};
 use super::counter::SqlCounter;
 use super::locks::{self, SqlLock};
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
 use crate::family::ActionOf;
 use crate::family::{CommandLog, Family};
-use crate::schedule::{Action, FamilyAction, Realises};
+use crate::schedule::{Action, FamilyAction, Realises, Target};
 use crate::RunError;
 use locklab_models::registry::Fault;
 
@@ -50,6 +51,29 @@ impl<K: SqlKind> Family for Sql<K> {
             Action::Client { fault, .. } => Realises::Fault(*fault),
             Action::Family(a) => a.realises(),
             _ => Realises::Beyond,
+        }
+    }
+
+    /// The holder's session killed, for a lock that lives in it; for a lock that
+    /// reads a clock, on a server whose clock can be faked, that clock set further
+    /// ahead each time (by one and a half leases, whole seconds).
+    fn random_server_fault(
+        _shape: &Shape,
+        lock: &SqlLock,
+        ttl: Duration,
+        kind: Fault,
+        nth: u32,
+        _pick: u64,
+    ) -> Option<Action<ActionOf<Self>>> {
+        match kind {
+            Fault::Kill if lock.held_by_session() => {
+                Some(Action::Family(SqlAction::KillHolderSession))
+            }
+            Fault::Jump if K::FAKES_CLOCK && lock.timed() => Some(Action::Clock {
+                target: Target::Primary,
+                offset: format!("+{}", u64::from(nth + 1) * crate::random::jump_seconds(ttl)),
+            }),
+            _ => None,
         }
     }
 

@@ -59,6 +59,26 @@ impl SqlLock {
         matches!(self, SqlLock::ForUpdateInTx | SqlLock::AdvisoryXact)
     }
 
+    /// Whether the lock lives in the holder's session (a session lock, a row or
+    /// advisory lock of its transaction), so killing that session frees it and the
+    /// operator can find the session to kill.
+    pub fn held_by_session(self) -> bool {
+        matches!(
+            self,
+            SqlLock::Session
+                | SqlLock::SessionFenced
+                | SqlLock::ForUpdate
+                | SqlLock::ForUpdateInTx
+                | SqlLock::AdvisoryXact
+        )
+    }
+
+    /// Whether the lock reads a clock (a lease, a reaper's age), so a clock jump can
+    /// change what it grants.
+    pub fn timed(self) -> bool {
+        matches!(self.lease(std::time::Duration::ZERO), Lease::Fixed(_))
+    }
+
     /// Whether the lock takes a row made once, up front (a `FOR UPDATE` or lease row).
     pub fn needs_row(self) -> bool {
         matches!(

@@ -419,13 +419,13 @@ impl SqlLockModel {
                 let holding = s.clients.iter().any(|c| c.phase.holding());
                 if !s.budget.has(Fault::Jump)
                     || !self.lock.timed()
-                    || s.db_ahead > 0
                     || !holding
                     || self.faults_over(st)
                 {
                     return None;
                 }
-                s.db_ahead = self.ttl + 1;
+                // Past the TTL, a longer jump expires nothing more.
+                s.db_ahead += self.ttl + 1;
                 s.budget.spend(Fault::Jump);
                 Some(Effect::plain(s))
             }
