@@ -434,10 +434,10 @@ mod tests {
             "{e}"
         );
         let e = err(&format!(
-            "{SH}[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random:jump\"\n"
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random:failover\"\n"
         ));
         assert!(
-            e.starts_with("4: scenario.nemesis:") && e.contains("\"jump\""),
+            e.starts_with("4: scenario.nemesis:") && e.contains("\"failover\""),
             "{e}"
         );
         let e = err(&format!(
