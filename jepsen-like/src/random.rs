@@ -10,6 +10,7 @@
 //! keeps a smaller one only when a replay of it broke again: the smallest schedule it
 //! reports is one it saw break, never one it guessed would.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -382,13 +383,38 @@ pub struct Shrunk {
     pub replays: u32,
 }
 
-/// How the history names the server faults a random nemesis draws.
-const SERVER_STEPS: [&str; 2] = ["clock", "kill-holder-session"];
+/// The history's names for a schedule's faults, taken from the schedule's own steps:
+/// a client fault is recorded twice (the nemesis's request against "any client", then
+/// again by the client that takes it), a server fault once, as the nemesis carries it out.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FaultNames {
+    client: BTreeSet<String>,
+    server: BTreeSet<String>,
+}
 
-/// What a checked history says about where its violation was: the faults active in
-/// its span and how many faults had been taken by its end (a random schedule's faults
-/// are taken in order, so that many of its steps led up to it).
-pub(crate) fn at_violation(history: &History, report: &Report) -> (Vec<String>, Option<usize>) {
+impl FaultNames {
+    /// The names `steps` are recorded under.
+    pub(crate) fn of<A: FamilyAction>(steps: &[Step<A>]) -> Self {
+        let mut names = FaultNames::default();
+        for step in steps {
+            let name = step.action.name().into_owned();
+            match step.action {
+                Action::Client { .. } => names.client.insert(name),
+                _ => names.server.insert(name),
+            };
+        }
+        names
+    }
+}
+
+/// What a checked history says about where its violation was: the faults (of those
+/// `names` knows) active in its span and how many had been taken by its end (a random
+/// schedule's faults are taken in order, so that many of its steps led up to it).
+pub(crate) fn at_violation(
+    history: &History,
+    report: &Report,
+    names: &FaultNames,
+) -> (Vec<String>, Option<usize>) {
     let Some((lo, hi)) = violation_span(history, report) else {
         return (Vec::new(), None);
     };
@@ -401,21 +427,21 @@ pub(crate) fn at_violation(history: &History, report: &Report) -> (Vec<String>, 
         let Some(v) = &e.value else { continue };
         let fault = v.get("fault").and_then(|f| f.as_str()).unwrap_or("");
         let target = v.get("target").and_then(|t| t.as_str()).unwrap_or("");
-        // The nemesis records each request against "any client"; the client that takes
-        // it records the fault again under its own name.
-        let taken_fault = (matches!(
-            fault,
-            "client-pause" | "client-crash" | "client-partition" | "client-drop"
-        ) && target != "any client")
-            || (fault == "skipped" && target.starts_with("client-"));
-        // A server fault is recorded once, as the nemesis carries it out.
-        let server_fault = SERVER_STEPS.contains(&fault);
-        if taken_fault || server_fault {
+        // A step that could not be taken is recorded skipped, as "skipped client-pause
+        // c1": it is still one of the schedule's steps passed.
+        let skipped = fault == "skipped"
+            && target
+                .split_whitespace()
+                .next()
+                .is_some_and(|f| names.client.contains(f) || names.server.contains(f));
+        let client_fault = names.client.contains(fault) && target != "any client";
+        let server_fault = names.server.contains(fault);
+        if client_fault || server_fault || skipped {
             taken += 1;
         }
         let ms = v.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
         let end = e.time.saturating_add(ms.saturating_mul(1_000_000));
-        if (taken_fault && fault != "skipped" && end >= lo) || (server_fault && e.time >= lo) {
+        if (client_fault && end >= lo) || (server_fault && e.time >= lo) {
             let mut line = format!("{fault} {target} at {:.3} s", e.time as f64 / 1e9);
             if ms > 0 {
                 let _ = write!(line, " for {ms} ms");

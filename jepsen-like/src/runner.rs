@@ -375,15 +375,14 @@ impl<F: Family> Once<'_, F> {
             ),
             None => (std::mem::take(&mut done.unfired), None),
         };
-        let checked = check(
-            &done.path,
-            options.html,
-            options.check_budget,
-            self.scenario,
-            self.expected,
+        let against = Against {
+            scenario: self.scenario,
+            expected: self.expected,
             unfired,
             model_bound,
-        )?;
+            faults: crate::random::FaultNames::of(&self.plan.faults),
+        };
+        let checked = check(&done.path, options.html, options.check_budget, against)?;
         Ok((done, checked))
     }
 }
@@ -485,17 +484,27 @@ pub fn violated(model: &catalog::Report) -> Result<Vec<Property>, RunError> {
     }
 }
 
-/// Checks the history at `path` and compares it with the model's `expected` verdict;
-/// `unfired` are the fault steps that never fired (empty for a run without faults);
-/// `model_bound` says why the model's verdict covers fewer faults than the run took.
+/// What a recorded history is held against: the row, the model's verdict and what the
+/// run knows about its own faults.
+pub(crate) struct Against<'a> {
+    /// The catalog row.
+    pub(crate) scenario: &'a catalog::Scenario,
+    /// The properties the model says are violated.
+    pub(crate) expected: &'a [Property],
+    /// The fault steps that never fired (empty for a run without faults).
+    pub(crate) unfired: Vec<String>,
+    /// Why the model's verdict covers fewer faults than the run took.
+    pub(crate) model_bound: Option<String>,
+    /// The names the run's faults are recorded under.
+    pub(crate) faults: crate::random::FaultNames,
+}
+
+/// Checks the history at `path` and compares it with the model's verdict.
 pub(crate) fn check(
     path: &Path,
     html: bool,
     budget: CheckBudget,
-    scenario: &catalog::Scenario,
-    expected: &[Property],
-    unfired: Vec<String>,
-    model_bound: Option<String>,
+    against: Against<'_>,
 ) -> Result<Checked, RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
     let history = locklab_traces::reader::read_path(path)
@@ -514,14 +523,14 @@ pub(crate) fn check(
             .iter()
             .filter(|(_, e)| e.op == OpKind::Enter)
             .count() as u64,
-        expects_sections: scenario.family.takes_a_lock(),
-        unfired,
-        model_bound,
+        expects_sections: against.scenario.family.takes_a_lock(),
+        unfired: against.unfired,
+        model_bound: against.model_bound,
     };
-    let agreement = compare(scenario, expected, &report, exercised);
+    let agreement = compare(against.scenario, against.expected, &report, exercised);
     let timeline = offending_window(&history, &report);
     let liveness = liveness::after_crash(&history, STUCK_LEASES, STUCK_FLOOR);
-    let at_violation = crate::random::at_violation(&history, &report);
+    let at_violation = crate::random::at_violation(&history, &report, &against.faults);
     Ok(Checked {
         at_violation,
         report,

@@ -13,7 +13,8 @@ use super::server::StockServer;
 use super::store::Store;
 use super::Backend;
 use crate::log::Log;
-use crate::runner::{check, run_dir, Progress, RunOptions, RunReport};
+use crate::random::FaultNames;
+use crate::runner::{check, run_dir, Against, Progress, RunOptions, RunReport};
 use crate::RunError;
 
 /// Buyers when `--clients` does not say (the model row's bound).
@@ -139,15 +140,14 @@ pub fn run(
         )));
     }
     progress(Progress::Checking);
-    let checked = check(
-        &path,
-        options.html,
-        options.check_budget,
-        &scenario,
-        &expected,
-        Vec::new(),
-        None,
-    )?;
+    let against = Against {
+        scenario: &scenario,
+        expected: &expected,
+        unfired: Vec::new(),
+        model_bound: None,
+        faults: FaultNames::default(),
+    };
+    let checked = check(&path, options.html, options.check_budget, against)?;
     let bought = outcomes.iter().filter(|o| **o == Purchase::Bought).count();
     let mut report = checked.report;
     let mut history = Some(path.clone());
