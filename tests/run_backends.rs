@@ -267,6 +267,7 @@ fn every_plan_is_tested() {
         "mysql-unique-crash",
         "mysql-lease-dbtime-pause",
         "mysql-lease-dbtime-jump",
+        "mysql-lease-no-cas",
         "pg-advisory",
         "mysql-unique-reaper",
         "mysql-unique-reaper-fenced",

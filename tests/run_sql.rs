@@ -89,6 +89,17 @@ fn a_client_clock_ahead_takes_a_held_lease() {
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
 }
 
+/// Check-then-set on real MariaDB, no fault: clients that start together each see
+/// the lease row free and each UPDATE takes it; no release is anyone else's (each
+/// release names its own owner).
+#[test]
+fn checking_a_lease_then_taking_it_lets_two_clients_in_on_mariadb() {
+    let r = agrees("mysql-lease-no-cas");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
+    assert!(r.schedule.is_empty(), "{:?}", r.schedule);
+}
+
 /// The database's own clock steps 3 s ahead (MariaDB under libfaketime) while the
 /// first holder works: its 2 s lease by `NOW()` reads as expired and the next client
 /// takes the row — no pause, no skew, one clock.

@@ -21,7 +21,7 @@ fn faults(f: &str) -> Overrides {
 #[test]
 fn every_sql_row_reaches_its_verdict() {
     let sql = family_ids(Family::Sql);
-    assert_eq!(sql.len(), 13);
+    assert_eq!(sql.len(), 14);
     each_reaches_its_verdict(&sql);
 }
 
@@ -127,6 +127,48 @@ fn database_time_does_not_survive_a_pause() {
     assert!(t.contains("[PAUSED]"), "{t}");
     assert_eq!(
         run("mysql-lease-dbtime-pause", faults("skew=1")).verdict,
+        Verdict::Holds
+    );
+}
+
+/// Check-then-set with no fault: both clients' SELECTs see the row free before either
+/// UPDATE, and both UPDATEs succeed; the same lease taken by one compare-and-set
+/// UPDATE holds at the same bounds.
+#[test]
+fn checking_a_lease_then_taking_it_lets_two_clients_in_without_a_fault() {
+    let r = run("mysql-lease-no-cas", Overrides::default());
+    assert_eq!(
+        r.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion])
+    );
+    let t = story(&r, Property::MutualExclusion);
+    let check =
+        "SELECT COUNT(*) FROM locks WHERE name = 'lock' AND last_lock_time < NOW() - 2 -> 1 row(s)";
+    assert!(
+        before(
+            &t,
+            &format!("c1 (session 1): {check}"),
+            "c0 (session 0): UPDATE locks SET owner = 'c0'"
+        ) || before(
+            &t,
+            &format!("c0 (session 0): {check}"),
+            "c1 (session 1): UPDATE locks SET owner = 'c1'"
+        ),
+        "both checks come before the takes: {t}"
+    );
+    assert!(
+        t.contains(
+            "UPDATE locks SET owner = 'c1', last_lock_time = NOW() WHERE name = 'lock' -> 1 row(s)"
+        ),
+        "{t}"
+    );
+    assert!(
+        !t.contains("FAULT") && !t.contains("pauses"),
+        "no fault: {t}"
+    );
+    assert_eq!(inside(&last_state(&r, Property::MutualExclusion)), 2, "{t}");
+    assert_eq!(
+        run("mysql-lease-dbtime-pause", faults("none")).verdict,
         Verdict::Holds
     );
 }

@@ -282,6 +282,24 @@ async fn lease_db_time(r: &mut Replay<'_>) {
     r.send(1, acquire("c1")).await;
     tokio::time::sleep(Duration::from_millis(1_000)).await;
     r.send(1, acquire("c1")).await;
+    // Check-then-set (`mysql-lease-no-cas`): both checks see the row free, both takes
+    // succeed, and the row is then held.
+    r.send(0, insert("nocas", "")).await;
+    let check = || SqlCommand::LeaseCheck {
+        name: "nocas".into(),
+        now: None,
+        ttl: 500,
+    };
+    let take = |owner: &str| SqlCommand::LeaseTake {
+        name: "nocas".into(),
+        owner: owner.into(),
+        now: None,
+    };
+    assert_eq!(r.send(0, check()).await, SqlReply::Rows(1));
+    assert_eq!(r.send(1, check()).await, SqlReply::Rows(1));
+    r.send(0, take("c0")).await;
+    assert_eq!(r.send(1, take("c1")).await, SqlReply::Rows(1));
+    assert_eq!(r.send(2, check()).await, SqlReply::Rows(0));
 }
 
 /// `SELECT … FOR UPDATE NOWAIT` in transactions: the row lock excludes, the work inside

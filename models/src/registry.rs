@@ -310,6 +310,8 @@ named! {
         MysqlUniqueReaper => "mysql-unique-reaper",
         /// `mysql-unique-reaper-fenced`.
         MysqlUniqueReaperFenced => "mysql-unique-reaper-fenced",
+        /// `mysql-lease-no-cas`.
+        MysqlLeaseNoCas => "mysql-lease-no-cas",
         /// `mysql-lease-clock-skew`.
         MysqlLeaseClockSkew => "mysql-lease-clock-skew",
         /// `mysql-lease-dbtime-pause`.

@@ -116,6 +116,38 @@ async fn exec_inner(c: &mut MySqlConnection, cmd: &SqlCommand) -> Result<SqlRepl
             .execute(&mut *c)
             .await?,
         ),
+        SqlCommand::LeaseCheck { name, now, ttl } => {
+            let count: i64 = match now {
+                Some(t) => sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM locks WHERE name = ? AND last_lock_time < ? - ?",
+                )
+                .bind(name)
+                .bind(i64_of(*t))
+                .bind(i64_of(*ttl)),
+                None => sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM locks WHERE name = ? AND last_lock_time < CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - ?",
+                )
+                .bind(name)
+                .bind(i64_of(*ttl)),
+            }
+            .fetch_one(&mut *c)
+            .await?;
+            SqlReply::Rows(u64::try_from(count).unwrap_or(0))
+        }
+        SqlCommand::LeaseTake { name, owner, now } => rows(
+            match now {
+                Some(t) => sqlx::query("UPDATE locks SET owner = ?, last_lock_time = ? WHERE name = ?")
+                    .bind(owner)
+                    .bind(i64_of(*t)),
+                None => sqlx::query(
+                    "UPDATE locks SET owner = ?, last_lock_time = CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) WHERE name = ?",
+                )
+                .bind(owner),
+            }
+            .bind(name)
+            .execute(&mut *c)
+            .await?,
+        ),
         SqlCommand::LeaseRelease { name, owner } => rows(
             sqlx::query("UPDATE locks SET owner = '', last_lock_time = 0 WHERE name = ? AND owner = ?")
                 .bind(name)

@@ -114,6 +114,38 @@ async fn exec_inner(c: &mut PgConnection, cmd: &SqlCommand) -> Result<SqlReply, 
             .execute(&mut *c)
             .await?,
         ),
+        SqlCommand::LeaseCheck { name, now, ttl } => {
+            let count: i64 = match now {
+                Some(t) => sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM locks WHERE name = $1 AND last_lock_time < $2 - $3",
+                )
+                .bind(name)
+                .bind(i64_of(*t))
+                .bind(i64_of(*ttl)),
+                None => sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM locks WHERE name = $1 AND last_lock_time < (extract(epoch from clock_timestamp()) * 1000)::bigint - $2",
+                )
+                .bind(name)
+                .bind(i64_of(*ttl)),
+            }
+            .fetch_one(&mut *c)
+            .await?;
+            SqlReply::Rows(u64::try_from(count).unwrap_or(0))
+        }
+        SqlCommand::LeaseTake { name, owner, now } => rows(
+            match now {
+                Some(t) => sqlx::query("UPDATE locks SET owner = $1, last_lock_time = $2 WHERE name = $3")
+                    .bind(owner)
+                    .bind(i64_of(*t)),
+                None => sqlx::query(
+                    "UPDATE locks SET owner = $1, last_lock_time = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE name = $2",
+                )
+                .bind(owner),
+            }
+            .bind(name)
+            .execute(&mut *c)
+            .await?,
+        ),
         SqlCommand::LeaseRelease { name, owner } => rows(
             sqlx::query("UPDATE locks SET owner = '', last_lock_time = 0 WHERE name = $1 AND owner = $2")
                 .bind(name)

@@ -32,6 +32,8 @@ pub enum SqlLock {
     },
     /// A lease row with the database's clock.
     LeaseDbTime,
+    /// The same row checked by a `SELECT` and taken by an unconditional `UPDATE`.
+    LeaseNoCas,
     /// `BEGIN; SELECT … FOR UPDATE`, the work outside the transaction.
     ForUpdate,
     /// `BEGIN; SELECT … FOR UPDATE`, the work in the same transaction.
@@ -47,6 +49,7 @@ impl SqlLock {
     pub fn lease(self, ttl: std::time::Duration) -> Lease {
         match self {
             SqlLock::LeaseDbTime
+            | SqlLock::LeaseNoCas
             | SqlLock::LeaseClientTime { .. }
             | SqlLock::UniqueReaped { .. } => Lease::Fixed(ttl),
             _ => Lease::Unbounded,
@@ -86,6 +89,7 @@ impl SqlLock {
             SqlLock::ForUpdate
                 | SqlLock::ForUpdateInTx
                 | SqlLock::LeaseDbTime
+                | SqlLock::LeaseNoCas
                 | SqlLock::LeaseClientTime { .. }
         )
     }
@@ -117,6 +121,7 @@ pub fn build(
         }
         // The lock's row was made when the client connected (`build` cannot wait).
         SqlLock::LeaseDbTime => Box::new(LeaseLock::on_row(session, key, true)),
+        SqlLock::LeaseNoCas => Box::new(LeaseLock::on_row(session, key, true).check_then_set()),
         SqlLock::ForUpdate | SqlLock::ForUpdateInTx => {
             Box::new(TxLock::for_update_on_row(session, key))
         }

@@ -116,6 +116,21 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
                 reaper_ms: None,
                 pool: None,
             },
+            // No fault: clients that start together all check the free row before
+            // any of them writes it.
+            clients: 4,
+            work_ms: 300,
+            duration_ms: 3_000,
+            faults: Vec::new(),
+            story: "no fault: four clients start together, each SELECTs the lease row, sees it free, and UPDATEs it",
+            ..session_killed(ScenarioId::MysqlLeaseNoCas, SqlLock::LeaseNoCas, "")
+        },
+        Plan {
+            shape: Shape {
+                lock_row: true,
+                reaper_ms: None,
+                pool: None,
+            },
             fake_clock: true,
             faults: vec![after_entry(
                 200,

@@ -170,6 +170,17 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, REAPED_BY_ID).fenced() },
         },
         Scenario {
+            id: ScenarioId::MysqlLeaseNoCas.name(),
+            family: sql,
+            protocol: "lease row: SELECT … WHERE last_lock_time < NOW() - ttl, then UPDATE locks SET owner, last_lock_time = NOW() WHERE name (no compare-and-set)",
+            faults: "none",
+            properties: MX_FR,
+            expected: Violates(MX),
+            lesson: "Checking the lease and taking it in two statements lets two clients both see it free (or expired) before either writes: both UPDATEs succeed and both hold. The expiry must be the UPDATE's own WHERE, a compare-and-set, as mysql-lease-dbtime-pause does.",
+            defaults: Params::BASE,
+            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true, cas: false }) },
+        },
+        Scenario {
             id: ScenarioId::MysqlLeaseClockSkew.name(),
             family: sql,
             protocol: "lease row: UPDATE locks SET owner, last_lock_time = ?now WHERE last_lock_time < ?now - ttl, now from the client",
@@ -178,7 +189,7 @@ pub fn scenarios() -> Vec<Scenario> {
             expected: Violates(MX),
             lesson: "A lease compared against the client's clock is only as good as that clock: a client running ahead sees every lease expired.",
             defaults: one(Fault::Skew),
-            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: false }) },
+            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: false, cas: true }) },
         },
         Scenario {
             id: ScenarioId::MysqlLeaseDbtimePause.name(),
@@ -189,7 +200,7 @@ pub fn scenarios() -> Vec<Scenario> {
             expected: Violates(MX),
             lesson: "NOW() gives every client one clock, which fixes skew but not pauses: a holder stopped past its lease shares the section.",
             defaults: one(Fault::Pause),
-            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true }) },
+            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true, cas: true }) },
         },
         Scenario {
             id: ScenarioId::MysqlLeaseDbtimeJump.name(),
@@ -200,7 +211,7 @@ pub fn scenarios() -> Vec<Scenario> {
             expected: Violates(MX),
             lesson: "NOW() takes the clients' clocks out of the lease but puts the server's in: when the database's clock steps ahead (NTP, a VM restored, date -s), every lease reads as expired at once and the next client takes the row while the holder still works.",
             defaults: one(Fault::Jump),
-            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true }) },
+            model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true, cas: true }) },
         },
         Scenario {
             id: ScenarioId::MysqlGetlockConnKill.name(),

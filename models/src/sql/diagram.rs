@@ -38,8 +38,10 @@ impl SqlLockModel {
             // how far that clock runs ahead.
             let real = |t: u64| t.saturating_sub(s.db_ahead);
             let until = match self.lock {
-                Lock::Lease { db_time: true } => r.last_lock_time.map(|l| real(l + self.ttl + 1)),
-                Lock::Lease { db_time: false } => r.last_lock_time.map(|l| l + self.ttl + 1),
+                Lock::Lease { db_time: true, .. } => {
+                    r.last_lock_time.map(|l| real(l + self.ttl + 1))
+                }
+                Lock::Lease { db_time: false, .. } => r.last_lock_time.map(|l| l + self.ttl + 1),
                 Lock::UniqueKey { reaper: true, .. } => Some(real(r.created + self.ttl + 1)),
                 _ => None,
             };

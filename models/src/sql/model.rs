@@ -342,7 +342,7 @@ impl SqlLockModel {
         // by their clocks (real time and a skew).
         let db_now = s.db_now();
         let row_now = match self.lock {
-            Lock::Lease { db_time: false } => s.now,
+            Lock::Lease { db_time: false, .. } => s.now,
             _ => db_now,
         };
         self.lock.timed()

@@ -18,6 +18,9 @@ pub enum Lock {
     Lease {
         /// `T` is the database's `NOW()`, not the client's clock.
         db_time: bool,
+        /// The expiry is checked in the `UPDATE` itself (compare-and-set); otherwise a
+        /// `SELECT` checks it and an unconditional `UPDATE` takes the row.
+        cas: bool,
     },
     /// MySQL `GET_LOCK` / `RELEASE_LOCK`: a lock owned by the session.
     GetLock,
@@ -74,11 +77,33 @@ impl Lock {
                 name,
                 owner: owner.into(),
             },
-            (Lock::Lease { db_time }, _) => SqlCommand::LeaseAcquire {
+            (Lock::Lease { db_time, cas: true }, _) => SqlCommand::LeaseAcquire {
                 name,
                 owner: owner.into(),
                 now: (!db_time).then_some(clock),
                 ttl,
+            },
+            (
+                Lock::Lease {
+                    db_time,
+                    cas: false,
+                },
+                0,
+            ) => SqlCommand::LeaseCheck {
+                name,
+                now: (!db_time).then_some(clock),
+                ttl,
+            },
+            (
+                Lock::Lease {
+                    db_time,
+                    cas: false,
+                },
+                _,
+            ) => SqlCommand::LeaseTake {
+                name,
+                owner: owner.into(),
+                now: (!db_time).then_some(clock),
             },
             (Lock::GetLock, _) => SqlCommand::GetLock { name },
             (Lock::ForUpdate | Lock::AdvisoryXact, 0) => SqlCommand::Begin,
@@ -96,6 +121,7 @@ impl Lock {
         match (self, reply) {
             (_, SqlReply::ConnectionLost) => Acquired::Lost,
             (Lock::ForUpdate | Lock::AdvisoryXact, _) if k == 0 => Acquired::Next,
+            (Lock::Lease { cas: false, .. }, SqlReply::Rows(1)) if k == 0 => Acquired::Next,
             (Lock::UniqueKey { .. }, SqlReply::Inserted(_))
             | (Lock::Lease { .. }, SqlReply::Rows(1))
             | (Lock::GetLock, SqlReply::Int(1))

@@ -121,6 +121,26 @@ pub enum SqlCommand {
         /// Lease length.
         ttl: u64,
     },
+    /// `SELECT COUNT(*) FROM locks WHERE name = ? AND last_lock_time < T - ttl`: the
+    /// check half of a check-then-set takeover.
+    LeaseCheck {
+        /// Row name.
+        name: String,
+        /// The client's clock, or `None` for `NOW()`.
+        now: Option<u64>,
+        /// Lease length.
+        ttl: u64,
+    },
+    /// `UPDATE locks SET owner = ?, last_lock_time = T WHERE name = ?`: the set half,
+    /// with no condition on what the check saw (no compare-and-set).
+    LeaseTake {
+        /// Row name.
+        name: String,
+        /// New owner.
+        owner: String,
+        /// The client's clock, or `None` for `NOW()`.
+        now: Option<u64>,
+    },
     /// `UPDATE locks SET owner = '', last_lock_time = <min> WHERE name = ? AND owner = ?`.
     LeaseRelease {
         /// Row name.
@@ -330,6 +350,30 @@ pub fn apply(
                 _ => SqlReply::Rows(0),
             }
         }
+        SqlCommand::LeaseCheck {
+            name,
+            now: client_now,
+            ttl,
+        } => {
+            let t = client_now.unwrap_or(now);
+            let expired = s
+                .rows
+                .get(name)
+                .is_some_and(|r| r.last_lock_time.is_none_or(|last| last + ttl < t));
+            SqlReply::Rows(u64::from(expired))
+        }
+        SqlCommand::LeaseTake {
+            name,
+            owner,
+            now: client_now,
+        } => match s.rows.get_mut(name) {
+            Some(r) => {
+                r.owner = owner.clone();
+                r.last_lock_time = Some(client_now.unwrap_or(now));
+                SqlReply::Rows(1)
+            }
+            None => SqlReply::Rows(0),
+        },
         SqlCommand::LeaseRelease { name, owner } => match s.rows.get_mut(name) {
             Some(r) if r.owner == *owner => {
                 r.owner.clear();
@@ -456,6 +500,8 @@ impl SqlCommand {
             SqlCommand::Insert { name, .. }
             | SqlCommand::DeleteByName { name }
             | SqlCommand::LeaseAcquire { name, .. }
+            | SqlCommand::LeaseCheck { name, .. }
+            | SqlCommand::LeaseTake { name, .. }
             | SqlCommand::LeaseRelease { name, .. }
             | SqlCommand::GetLock { name }
             | SqlCommand::ReleaseLock { name }

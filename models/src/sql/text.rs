@@ -23,6 +23,14 @@ pub fn statement_text(cmd: &SqlCommand) -> String {
                 "UPDATE locks SET owner = '{owner}', last_lock_time = {t} WHERE name = '{name}' AND last_lock_time < {t} - {ttl}"
             )
         }
+        SqlCommand::LeaseCheck { name, now, ttl } => {
+            let t = now.map_or("NOW()".to_string(), |t| t.to_string());
+            format!("SELECT COUNT(*) FROM locks WHERE name = '{name}' AND last_lock_time < {t} - {ttl}")
+        }
+        SqlCommand::LeaseTake { name, owner, now } => {
+            let t = now.map_or("NOW()".to_string(), |t| t.to_string());
+            format!("UPDATE locks SET owner = '{owner}', last_lock_time = {t} WHERE name = '{name}'")
+        }
         SqlCommand::LeaseRelease { name, owner } => format!(
             "UPDATE locks SET owner = '', last_lock_time = MIN WHERE name = '{name}' AND owner = '{owner}'"
         ),

@@ -24,6 +24,9 @@ pub struct LeaseLock {
     key: String,
     owner: String,
     db_time: bool,
+    /// The expiry is checked by the `UPDATE` itself; otherwise by a `SELECT` before an
+    /// unconditional `UPDATE` (`mysql-lease-no-cas`).
+    cas: bool,
     /// How far this client's clock runs ahead (the skew fault, without faking the
     /// whole process's clock).
     ahead: std::time::Duration,
@@ -33,6 +36,8 @@ pub struct LeaseLock {
 pub const LEASE_CLIENT_TIME: &str = ScenarioId::MysqlLeaseClockSkew.name();
 /// `mysql-lease-dbtime-pause`: `T` is the database's `NOW()`.
 pub const LEASE_DB_TIME: &str = ScenarioId::MysqlLeaseDbtimePause.name();
+/// `mysql-lease-no-cas`: checked by a `SELECT`, taken by an unconditional `UPDATE`.
+pub const LEASE_NO_CAS: &str = ScenarioId::MysqlLeaseNoCas.name();
 
 impl LeaseLock {
     /// A handle on the lease row `key` (created, unowned, if missing); `db_time` takes
@@ -49,8 +54,16 @@ impl LeaseLock {
             key: key.into(),
             owner: fresh_owner(),
             db_time,
+            cas: true,
             ahead: std::time::Duration::ZERO,
         }
+    }
+
+    /// Check-then-set, as the write-up warns against: a `SELECT` sees the lease free or
+    /// expired, then an `UPDATE … WHERE name = ?` takes the row whatever happened in
+    /// between. Two clients can both take it (`mysql-lease-no-cas`); for teaching.
+    pub fn check_then_set(self) -> Self {
+        LeaseLock { cas: false, ..self }
     }
 
     /// This client's clock runs `ahead` of true time (`mysql-lease-clock-skew`'s
@@ -63,16 +76,16 @@ impl LeaseLock {
 impl DistributedLock for LeaseLock {
     fn info(&self) -> LockInfo {
         LockInfo {
-            protocol: if self.db_time {
-                LEASE_DB_TIME
-            } else {
-                LEASE_CLIENT_TIME
+            protocol: match (self.cas, self.db_time) {
+                (false, _) => LEASE_NO_CAS,
+                (true, true) => LEASE_DB_TIME,
+                (true, false) => LEASE_CLIENT_TIME,
             },
             key: self.key.clone(),
             owner: self.owner.clone(),
             reentrant: false,
             fenced: false,
-            teaching_only: !self.db_time,
+            teaching_only: !self.db_time || !self.cas,
         }
     }
 
@@ -91,17 +104,36 @@ impl DistributedLock for LeaseLock {
                     + self.ahead;
                 u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
             });
-            let cmd = SqlCommand::LeaseAcquire {
-                name: self.key.clone(),
-                owner: self.owner.clone(),
-                now,
-                ttl: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+            if !self.cas {
+                let check = SqlCommand::LeaseCheck {
+                    name: self.key.clone(),
+                    now,
+                    ttl,
+                };
+                match self.session.exec(check.clone()).await? {
+                    SqlReply::Rows(1) => {}
+                    SqlReply::Rows(0) => return Ok(Attempt::busy()),
+                    other => return Err(unexpected(&check, &other)),
+                }
+            }
+            let cmd = if self.cas {
+                SqlCommand::LeaseAcquire {
+                    name: self.key.clone(),
+                    owner: self.owner.clone(),
+                    now,
+                    ttl,
+                }
+            } else {
+                SqlCommand::LeaseTake {
+                    name: self.key.clone(),
+                    owner: self.owner.clone(),
+                    now,
+                }
             };
             match self.session.exec(cmd.clone()).await? {
                 SqlReply::Rows(1) => {}
-                SqlReply::Rows(0) => {
-                    return Ok(Attempt::busy())
-                }
+                SqlReply::Rows(0) => return Ok(Attempt::busy()),
                 other => return Err(unexpected(&cmd, &other)),
             }
             let held = Arc::new(RowHeld {

@@ -112,3 +112,37 @@ fn lease_update_compares_with_the_given_clock() {
     assert_eq!(run(&s, 1, rel("c1"), 1).0, SqlReply::Rows(0));
     assert_eq!(run(&s, 0, rel("c0"), 1).0, SqlReply::Rows(1));
 }
+
+#[test]
+fn check_then_set_lets_both_takers_write() {
+    let mut s = SqlState::new(2);
+    s.rows.insert(
+        LOCK_NAME.into(),
+        LockRow {
+            id: 1,
+            owner: String::new(),
+            created: 0,
+            last_lock_time: None,
+        },
+    );
+    let check = SqlCommand::LeaseCheck {
+        name: LOCK_NAME.into(),
+        now: None,
+        ttl: 2,
+    };
+    let take = |o: &str| SqlCommand::LeaseTake {
+        name: LOCK_NAME.into(),
+        owner: o.into(),
+        now: None,
+    };
+    assert_eq!(run(&s, 0, check.clone(), 0).0, SqlReply::Rows(1));
+    let (r, s) = run(&s, 0, take("c0"), 0);
+    assert_eq!(r, SqlReply::Rows(1));
+    // Held until t=2 by the database's clock; expired after it.
+    assert_eq!(run(&s, 1, check.clone(), 2).0, SqlReply::Rows(0));
+    assert_eq!(run(&s, 1, check, 3).0, SqlReply::Rows(1));
+    // The take asks nothing: it overwrites a live lease.
+    let (r, s) = run(&s, 1, take("c1"), 1);
+    assert_eq!(r, SqlReply::Rows(1));
+    assert_eq!(s.rows[LOCK_NAME].owner, "c1");
+}
