@@ -295,6 +295,7 @@ fn every_plan_is_tested() {
         "zk-until-lost",
         "zk-create-conn-loss",
         "zk-herd",
+        "zk-plain-znode",
         "zk-leader-isolated",
     ];
     for p in locklab_jepsen::runnable() {

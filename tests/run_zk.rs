@@ -292,6 +292,17 @@ fn the_herd_wakes_every_waiter_per_release_the_predecessor_watch_one() {
     assert!(one <= 1.5 && one < per, "predecessor: {p:?}, herd: {h:?}");
 }
 
+/// The plain-znode spin lock: one node, created by whoever gets there first. Still a
+/// lock, but every waiter watches that node, so each release wakes all of them.
+#[test]
+fn a_plain_znode_excludes_and_wakes_every_waiter() {
+    let r = agrees("zk-plain-znode");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let w = finding(&r, "watch wake-ups");
+    let per = w["per_release"].as_f64().expect("a number");
+    assert!(per > 1.5, "more than the predecessor watch's one: {w:?}");
+}
+
 /// zookeeper-client's own `Client::lock`, used as a plain lock, under the pause row:
 /// nothing in it notices the session ending under the stopped holder, so the lock is
 /// shared, as the model says of the recipe.

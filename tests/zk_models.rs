@@ -43,6 +43,7 @@ fn every_zk_row_reaches_its_verdict() {
             "zk-until-lost",
             "zk-create-conn-loss",
             "zk-herd",
+            "zk-plain-znode",
             "zk-leader-isolated",
         ],
     );
@@ -342,4 +343,60 @@ fn herd_holds_but_wakes_every_waiter_at_each_release() {
     );
     let lesson = find("zk-herd").expect("row").lesson;
     assert!(lesson.contains("O(N) vs O(1)"), "{lesson}");
+}
+
+/// The plain-znode spin lock holds, but its waiters are not queued: a release wakes
+/// every waiter, and the one that asked last may create first.
+#[test]
+fn a_plain_znode_excludes_but_grants_in_no_order() {
+    assert_eq!(run("zk-plain-znode").verdict, Verdict::Holds);
+    let p = Params {
+        clients: 3,
+        ..Params::BASE
+    };
+    let plain = Recipe {
+        sequential: false,
+        ..RECIPE
+    };
+    let m = ZkLock::new(plain, Work::Outside).model(MX, &p);
+    use Action::*;
+    let (s, told) = walk(
+        &m,
+        &[
+            Step(0),
+            Step(0), // create /lock/holder: c0 holds
+            Step(1),
+            Step(1), // create: NODEEXISTS
+            Step(1), // exists /lock/holder (watch)
+            Step(2),
+            Step(2), // create: NODEEXISTS
+            Step(2), // exists (watch)
+            Step(0),
+            Step(0),
+            Step(0), // read, write, delete
+            Step(2), // c2 reads its event
+            Step(2), // and creates first
+        ],
+    );
+    assert!(told[3].contains("NODEEXISTS"), "{told:?}");
+    assert!(
+        told[10].contains("watch fired for c1") && told[10].contains("watch fired for c2"),
+        "every waiter wakes: {told:?}"
+    );
+    assert_eq!(s.clients[2].phase, Phase::Critical(0), "{told:?}");
+    assert_eq!(s.clients[1].phase, Phase::Wait, "c1 asked first: {told:?}");
+    // No request order to judge FIFO by; both other promises hold.
+    let progress = locklab_models::catalog::progress(
+        "zk-plain-znode",
+        &locklab_models::catalog::Overrides::default(),
+        locklab_models::check::Limits::default(),
+    )
+    .expect("a row")
+    .expect("progress stated");
+    let promises: Vec<String> = progress.iter().map(|v| v.promise.to_string()).collect();
+    assert_eq!(
+        promises,
+        ["eventually-free", "starvation-free"],
+        "{progress:?}"
+    );
 }

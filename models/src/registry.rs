@@ -366,6 +366,8 @@ named! {
         ZkCreateConnLoss => "zk-create-conn-loss",
         /// `zk-herd`.
         ZkHerd => "zk-herd",
+        /// `zk-plain-znode`.
+        ZkPlainZnode => "zk-plain-znode",
         /// `zk-leader-isolated`.
         ZkLeaderIsolated => "zk-leader-isolated",
     }

@@ -20,8 +20,8 @@ use locklab_models::registry::ScenarioId;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use locklab_models::zk::model::{Recipe, WatchOn};
-use locklab_models::zk::spec::{sequence, ZkCommand, ZkReply};
+use locklab_models::zk::model::{Recipe, WatchOn, PLAIN_NODE};
+use locklab_models::zk::spec::{sequence, ZkCommand, ZkError, ZkReply};
 use zookeeper_client as zk;
 
 use super::session::{Woken, ZkSession, ZkWatch};
@@ -36,6 +36,9 @@ use crate::{Acquire, Acquiring};
 
 /// The catalog id of the recipe.
 pub const PROTOCOL: &str = ScenarioId::ZkSequential.name();
+
+/// The catalog id of the plain-znode spin lock (`Recipe::sequential` false).
+pub const PLAIN_PROTOCOL: &str = ScenarioId::ZkPlainZnode.name();
 
 /// The lock's parent node.
 pub const LOCK_DIR: &str = "/lock";
@@ -177,6 +180,15 @@ impl RecipeLock {
         self
     }
 
+    /// The catalog row its recipe is.
+    fn protocol(&self) -> &'static str {
+        if self.recipe.sequential {
+            PROTOCOL
+        } else {
+            PLAIN_PROTOCOL
+        }
+    }
+
     /// The session's id, as the server names it.
     pub fn session_id(&self) -> u64 {
         self.session.id()
@@ -273,6 +285,9 @@ impl RecipeLock {
             return busy;
         }
         let sent_at = Instant::now();
+        if !self.recipe.sequential {
+            return self.attempt_plain(sent_at).await;
+        }
         let (name, czxid) = self.ensure_node().await?;
         let herd = self.recipe.watch_on == WatchOn::Parent;
         let (reply, parent_watch) = self.session.exec_watched(self.list(herd)).await?;
@@ -318,6 +333,46 @@ impl RecipeLock {
         busy
     }
 
+    /// The plain-znode spin lock: create the one node; when it is there, watch it and
+    /// report busy (the next attempt waits on the watch, then creates again).
+    async fn attempt_plain(&self, sent_at: Instant) -> Result<Attempt, LockError> {
+        let busy = Ok(Attempt::Busy {
+            retry_after: Some(Duration::ZERO),
+            reason: None,
+        });
+        let path = format!("{LOCK_DIR}/{PLAIN_NODE}");
+        let create = ZkCommand::Create {
+            session: self.session.id(),
+            path: path.clone(),
+            data: String::new(),
+            ephemeral: true,
+            sequential: false,
+        };
+        match self.session.exec(create).await? {
+            ZkReply::Created { czxid, .. } => {
+                lock(&self.place).node = Some((PLAIN_NODE.to_string(), czxid));
+                return Ok(Attempt::Acquired(self.guard(
+                    PLAIN_NODE.to_string(),
+                    czxid,
+                    sent_at,
+                )));
+            }
+            ZkReply::Error(ZkError::NodeExists) => {}
+            other => return Err(unexpected("create", &other)),
+        }
+        let exists = ZkCommand::Exists {
+            session: self.session.id(),
+            path,
+            watch: true,
+        };
+        if let (ZkReply::Stat(Some(_)), Some(w)) = self.session.exec_watched(exists).await? {
+            lock(&self.place).watch = Some(w);
+            self.waited().await;
+        }
+        // Gone already: create again at once.
+        busy
+    }
+
     /// The guard of a grant: no lease of its own (the session's pings keep the node),
     /// lost when the session state says so, as the recipe is written.
     fn guard(&self, name: String, czxid: u64, sent_at: Instant) -> LockGuard {
@@ -331,7 +386,14 @@ impl RecipeLock {
         });
         let token = Some(czxid).filter(|_| self.fenced);
         // The guard names the node, which a write checked against the lock needs.
-        let guard = LockGuard::new(PROTOCOL, path, token, held, Lease::Unbounded, sent_at);
+        let guard = LockGuard::new(
+            self.protocol(),
+            path,
+            token,
+            held,
+            Lease::Unbounded,
+            sent_at,
+        );
         watch_session(
             self.session.client(),
             Arc::downgrade(&guard.ownership()),
@@ -376,12 +438,14 @@ pub(crate) fn watch_session(
 impl DistributedLock for RecipeLock {
     fn info(&self) -> LockInfo {
         LockInfo {
-            protocol: PROTOCOL,
+            protocol: self.protocol(),
             key: LOCK_DIR.into(),
             owner: self.owner.clone(),
             reentrant: false,
             fenced: self.fenced,
-            teaching_only: !self.recipe.protected || !self.recipe.stop_at_suspended,
+            teaching_only: !self.recipe.protected
+                || !self.recipe.stop_at_suspended
+                || !self.recipe.sequential,
         }
     }
 

@@ -150,6 +150,20 @@ pub fn plans() -> Vec<ZkPlan> {
             )
         },
         ZkPlan {
+            clients: 5,
+            duration_ms: 5_000,
+            ..plan(
+                ScenarioId::ZkPlainZnode,
+                Recipe {
+                    sequential: false,
+                    ..CURATOR
+                },
+                Work::Unfenced,
+                Vec::new(),
+                "no fault; 5 clients creating the one node /lock/holder, each waiter watching it and creating again when it goes",
+            )
+        },
+        ZkPlan {
             // The servers notice a lost leader only after syncLimit ticks (2.5 s here)
             // and the clients attached to it are dropped then: sessions must outlive
             // that and an election, as ZooKeeper's guide says they should. With the

@@ -69,6 +69,7 @@ pub const RECIPE: Recipe = Recipe {
     watch_on: WatchOn::Predecessor,
     protected: false,
     stop_at_suspended: true,
+    sequential: true,
 };
 
 const MX: &[Property] = &[Property::MutualExclusion];
@@ -172,6 +173,28 @@ pub fn scenarios() -> Vec<Scenario> {
                 ZkLock::new(
                     Recipe {
                         watch_on: WatchOn::Parent,
+                        ..RECIPE
+                    },
+                    Work::Outside,
+                )
+            },
+        },
+        Scenario {
+            id: ScenarioId::ZkPlainZnode.name(),
+            family: zk,
+            protocol: "plain-znode spin lock: create /lock/holder (ephemeral); on NODEEXISTS watch it and create again when it goes; release deletes it",
+            faults: "none; 3 clients",
+            properties: MX,
+            expected: Holds,
+            lesson: "The create is atomic, so one node is one holder and the session's end frees it; but the waiters are not queued: each release wakes every waiter to race for the next create (the herd, as zk-herd), and whoever wins need not have waited longest — there is no request order to be fair to, where the sequential recipe grants in order.",
+            defaults: Params {
+                clients: 3,
+                ..Params::BASE
+            },
+            model: &const {
+                ZkLock::new(
+                    Recipe {
+                        sequential: false,
                         ..RECIPE
                     },
                     Work::Outside,

@@ -17,7 +17,9 @@ use crate::kernel::{
 use crate::registry::{Fault, Property};
 use crate::resource::{Access, Resource};
 
-use super::spec::{apply, sequence, SessionId, ZkCommand, ZkReply, ZkState, COUNTER, LOCK_DIR};
+use super::spec::{
+    apply, sequence, SessionId, ZkCommand, ZkError, ZkReply, ZkState, COUNTER, LOCK_DIR,
+};
 
 /// What a waiter watches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,7 +45,15 @@ pub struct Recipe {
     /// have expired); `false` stops only when told the session is lost, which a
     /// partitioned client hears when it reaches the ensemble again.
     pub stop_at_suspended: bool,
+    /// Each client creates its own sequential node and the lowest owns (the recipe);
+    /// `false` is the plain-znode spin lock: every client creates the one node
+    /// [`PLAIN_NODE`], the create that succeeds owns, the others watch that node and
+    /// try again when it goes (`watch_on` and `protected` then do not apply).
+    pub sequential: bool,
 }
+
+/// The one node of the plain-znode lock, under `/lock`.
+pub const PLAIN_NODE: &str = "holder";
 
 impl Recipe {
     /// Curator's `InterProcessMutex` as its documentation asks it used: predecessor
@@ -52,6 +62,7 @@ impl Recipe {
         watch_on: WatchOn::Predecessor,
         protected: true,
         stop_at_suspended: true,
+        sequential: true,
     };
 }
 
@@ -265,6 +276,27 @@ impl ZkLockModel {
                 }
                 _ => return None,
             },
+            Phase::Create if !self.recipe.sequential => {
+                let cmd = ZkCommand::Create {
+                    session,
+                    path: lock_path(PLAIN_NODE),
+                    data: String::new(),
+                    ephemeral: true,
+                    sequential: false,
+                };
+                match send(&mut s, cmd) {
+                    ZkReply::Created { czxid, .. } => {
+                        s.clients[c].node = Some(PLAIN_NODE.into());
+                        s.clients[c].token = czxid;
+                        Phase::Critical(0)
+                    }
+                    ZkReply::Error(ZkError::NodeExists) => {
+                        s.clients[c].pred = Some(PLAIN_NODE.into());
+                        Phase::Watch
+                    }
+                    _ => self.give_up(&mut s, c),
+                }
+            }
             Phase::Create => {
                 let cmd = ZkCommand::Create {
                     session,
@@ -325,7 +357,7 @@ impl ZkLockModel {
                 };
                 match send(&mut s, cmd) {
                     ZkReply::Stat(Some(_)) => Phase::Wait,
-                    ZkReply::Stat(None) => Phase::List,
+                    ZkReply::Stat(None) => self.try_again(),
                     _ => self.give_up(&mut s, c),
                 }
             }
@@ -338,7 +370,7 @@ impl ZkLockModel {
                     ZkReply::Notified(n) => {
                         let woken = &mut s.clients[c].wakeups;
                         *woken = woken.saturating_add(n.len() as u8);
-                        Phase::List
+                        self.try_again()
                     }
                     _ => self.give_up(&mut s, c),
                 }
@@ -404,6 +436,16 @@ impl ZkLockModel {
         };
         s.clients[c].phase = next;
         Some(Effect { state: s, sent })
+    }
+
+    /// Where a waiter goes when what it watched is gone: list the queue again, or (the
+    /// plain node) create again.
+    fn try_again(&self) -> Phase {
+        if self.recipe.sequential {
+            Phase::List
+        } else {
+            Phase::Create
+        }
     }
 
     /// The client stops: its session expired (or its node is gone with it).

@@ -50,7 +50,9 @@ impl Progress for ZkLockModel {
         sequence(node).map(u64::from)
     }
 
+    /// The sequential recipe's requests are ordered by their nodes' sequence numbers;
+    /// the plain node's creates are not queued at all.
     fn ordered(&self) -> bool {
-        true
+        self.recipe.sequential
     }
 }
