@@ -83,8 +83,8 @@ fn session_locks_count_holds_and_refuse_other_sessions() {
     assert!(s.advisory.is_empty());
 }
 
-#[test]
-fn lease_update_compares_with_the_given_clock() {
+/// Two sessions and the lease row, free (its `last_lock_time` the minimum).
+fn free_lease_row() -> SqlState {
     let mut s = SqlState::new(2);
     s.rows.insert(
         LOCK_NAME.into(),
@@ -95,6 +95,12 @@ fn lease_update_compares_with_the_given_clock() {
             last_lock_time: None,
         },
     );
+    s
+}
+
+#[test]
+fn lease_update_compares_with_the_given_clock() {
+    let s = free_lease_row();
     let acq = |o: &str, now| SqlCommand::LeaseAcquire {
         name: LOCK_NAME.into(),
         owner: o.into(),
@@ -115,16 +121,7 @@ fn lease_update_compares_with_the_given_clock() {
 
 #[test]
 fn check_then_set_lets_both_takers_write() {
-    let mut s = SqlState::new(2);
-    s.rows.insert(
-        LOCK_NAME.into(),
-        LockRow {
-            id: 1,
-            owner: String::new(),
-            created: 0,
-            last_lock_time: None,
-        },
-    );
+    let s = free_lease_row();
     let check = SqlCommand::LeaseCheck {
         name: LOCK_NAME.into(),
         now: None,
