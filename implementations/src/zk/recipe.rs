@@ -15,6 +15,9 @@
 //! - `stop_at_suspended`: the guard is lost as soon as the connection is (Curator's
 //!   SUSPENDED, before the server can have expired the session), or only when the
 //!   client is told the session expired (LOST).
+//! - `sequential` false: not the recipe but the plain-znode spin lock
+//!   (`zk-plain-znode`): every owner creates the one ephemeral node `/lock/holder`, the
+//!   create that succeeds owns, the others watch that node and create again when it goes.
 
 use locklab_models::registry::ScenarioId;
 use std::sync::{Arc, Mutex, Weak};
