@@ -271,16 +271,16 @@ fn a_violation_that_never_comes_back_is_not_shrunk() {
 
 /// Two holders at once, after a client pause (requested, then taken by c0), a skipped
 /// pause and a server clock step; a server step after the overlap is not counted.
-const BROKEN: &str = r#"{"format":"locklab-history","version":1,"protocol":"t","backend":"redis","topology":"t","endpoints":["n0"],"nemesis":[],"tools":{}}
+const BROKEN: &str = r#"{"format":"locklab-history","version":1,"protocol":"t","topology":"t","endpoints":["n0"],"nemesis":[],"tools":{}}
 {"process":"nemesis","op":"nemesis","phase":"info","time":1000000,"value":{"fault":"client-pause","target":"any client","ms":900}}
 {"process":"nemesis","op":"nemesis","phase":"info","time":1100000,"value":{"fault":"client-pause","target":"c0","ms":900}}
 {"process":"nemesis","op":"nemesis","phase":"info","time":1200000,"value":{"fault":"skipped","target":"client-pause c1"}}
 {"process":0,"op":"enter","phase":"ok","time":1300000,"key":"lock"}
-{"process":"nemesis","op":"nemesis","phase":"info","time":1400000,"value":{"fault":"clock","target":"redis0"}}
+{"process":"nemesis","op":"nemesis","phase":"info","time":1400000,"value":{"fault":"clock","target":"node0"}}
 {"process":1,"op":"enter","phase":"ok","time":1500000,"key":"lock"}
 {"process":1,"op":"leave","phase":"ok","time":1600000,"key":"lock"}
 {"process":0,"op":"leave","phase":"ok","time":1700000,"key":"lock"}
-{"process":"nemesis","op":"nemesis","phase":"info","time":9000000,"value":{"fault":"clock","target":"redis0"}}
+{"process":"nemesis","op":"nemesis","phase":"info","time":9000000,"value":{"fault":"clock","target":"node0"}}
 "#;
 
 #[test]
@@ -305,7 +305,7 @@ fn the_faults_at_a_violation_are_named_by_the_schedules_own_steps() {
     assert_eq!(taken, Some(3), "{active:?}");
     assert_eq!(active.len(), 2, "{active:?}");
     assert!(active[0].starts_with("client-pause c0"), "{active:?}");
-    assert!(active[1].starts_with("clock redis0"), "{active:?}");
+    assert!(active[1].starts_with("clock node0"), "{active:?}");
     // Names the schedule does not have are not faults of it.
     let (none, taken) = at_violation(&history, &report, &FaultNames::default());
     assert!(none.is_empty());
