@@ -267,6 +267,21 @@ async fn lease_client_time(r: &mut Replay<'_>) {
     r.send(0, release("c0")).await;
     r.send(1, release("c1")).await;
     r.send(0, acquire("c0", 1_001_002)).await;
+    // Check-then-set on the client's clock: live at c0's time, run out 1 s later; the
+    // take overwrites whatever is there.
+    let check = |now: u64| SqlCommand::LeaseCheck {
+        name: "lease".into(),
+        now: Some(now),
+        ttl: 1_000,
+    };
+    assert_eq!(r.send(1, check(1_001_500)).await, SqlReply::Rows(0));
+    assert_eq!(r.send(1, check(1_002_003)).await, SqlReply::Rows(1));
+    let take = SqlCommand::LeaseTake {
+        name: "lease".into(),
+        owner: "c1".into(),
+        now: Some(1_001_600),
+    };
+    assert_eq!(r.send(1, take).await, SqlReply::Rows(1));
 }
 
 /// The same row on the database's clock (`NOW()`).

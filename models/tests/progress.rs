@@ -4,7 +4,7 @@
 use locklab_models::catalog::{self, Overrides};
 use locklab_models::check::Limits;
 use locklab_models::progress::{Kept, Lasso, Promise, Verdict};
-use locklab_models::registry::Family;
+use locklab_models::registry::{Family, ScenarioId};
 
 fn verdicts(id: &str) -> Vec<Verdict> {
     catalog::progress(id, &Overrides::default(), Limits::default())
@@ -168,7 +168,7 @@ fn fifo_is_judged_where_requests_are_ordered_and_holds_there() {
         let fifo = verdicts(s.id)
             .into_iter()
             .find(|v| v.promise == Promise::Fifo);
-        let ordered = (s.family == Family::Zk && s.id != "zk-plain-znode")
+        let ordered = (s.family == Family::Zk && s.id != ScenarioId::ZkPlainZnode.name())
             || (s.family == Family::Etcd && !s.id.starts_with("etcd-unlock-retry"));
         match fifo {
             Some(v) if ordered => assert!(matches!(v.kept, Kept::Holds), "{}: {v:?}", s.id),

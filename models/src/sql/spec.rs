@@ -34,6 +34,21 @@ pub struct LockRow {
     pub last_lock_time: Option<u64>,
 }
 
+impl LockRow {
+    /// `last_lock_time < t - ttl`: the lease is free (released rows hold the minimum
+    /// timestamp) or ran out by clock `t`. The compare-and-set `UPDATE` and the
+    /// check-then-set `SELECT` ask the same question.
+    fn lease_expired(&self, ttl: u64, t: u64) -> bool {
+        self.last_lock_time.is_none_or(|last| last + ttl < t)
+    }
+
+    /// `SET owner = ?, last_lock_time = t`.
+    fn take_lease(&mut self, owner: &str, t: u64) {
+        self.owner = owner.to_string();
+        self.last_lock_time = Some(t);
+    }
+}
+
 /// An open transaction.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tx {
@@ -342,9 +357,8 @@ pub fn apply(
         } => {
             let t = client_now.unwrap_or(now);
             match s.rows.get_mut(name) {
-                Some(r) if r.last_lock_time.is_none_or(|last| last + ttl < t) => {
-                    r.owner = owner.clone();
-                    r.last_lock_time = Some(t);
+                Some(r) if r.lease_expired(*ttl, t) => {
+                    r.take_lease(owner, t);
                     SqlReply::Rows(1)
                 }
                 _ => SqlReply::Rows(0),
@@ -356,10 +370,7 @@ pub fn apply(
             ttl,
         } => {
             let t = client_now.unwrap_or(now);
-            let expired = s
-                .rows
-                .get(name)
-                .is_some_and(|r| r.last_lock_time.is_none_or(|last| last + ttl < t));
+            let expired = s.rows.get(name).is_some_and(|r| r.lease_expired(*ttl, t));
             SqlReply::Rows(u64::from(expired))
         }
         SqlCommand::LeaseTake {
@@ -368,8 +379,7 @@ pub fn apply(
             now: client_now,
         } => match s.rows.get_mut(name) {
             Some(r) => {
-                r.owner = owner.clone();
-                r.last_lock_time = Some(client_now.unwrap_or(now));
+                r.take_lease(owner, client_now.unwrap_or(now));
                 SqlReply::Rows(1)
             }
             None => SqlReply::Rows(0),
