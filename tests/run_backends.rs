@@ -134,6 +134,30 @@ fn redlock_restart_without_persistence_gives_two_holders_every_time() {
     }
 }
 
+/// The same schedule as `redlock-restart`, which gives two holders on every seed, with
+/// every node writing an append-only file: the killed node comes back with the lock.
+#[test]
+fn redlock_restart_on_its_append_only_file_keeps_the_lock_every_time() {
+    for seed in 1..=seeds() {
+        let r = run_id("redlock-restart-aof", seed);
+        assert!(
+            r.agreement.agrees(),
+            "seed {seed}: {:#?}\n{:?}",
+            r.agreement,
+            r.timeline
+        );
+        assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+        // Every step fired (a step that did not would leave the agreement unknown).
+        assert!(r.agreement.exercised.unfired.is_empty(), "{:?}", r.schedule);
+        let planned = |fault: &str| {
+            r.schedule
+                .iter()
+                .any(|s| s["fault"] == fault && s["target"] == "node 2")
+        };
+        assert!(planned("kill") && planned("restart"), "{:?}", r.schedule);
+    }
+}
+
 #[test]
 fn redlock_clock_jump_and_pause_give_two_holders() {
     for id in ["redlock-clock-jump", "redlock-pause"] {
@@ -252,6 +276,7 @@ fn every_plan_is_tested() {
         "redis-del-unconditional",
         "redlock",
         "redlock-restart",
+        "redlock-restart-aof",
         "redlock-clock-jump",
         "redlock-pause",
         "redis-failover",
@@ -271,6 +296,7 @@ fn every_plan_is_tested() {
         "pg-advisory",
         "mysql-unique-reaper",
         "mysql-unique-reaper-fenced",
+        "mysql-unique-reaper-dies",
         "mysql-lease-clock-skew",
         "pg-advisory-fenced",
         "sql-for-update",

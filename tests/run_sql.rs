@@ -68,6 +68,29 @@ fn a_crashed_holders_unique_row_stays() {
 }
 
 #[test]
+fn a_dead_reaper_leaves_a_crashed_holders_row_like_no_reaper_at_all() {
+    let r = agrees("mysql-unique-reaper-dies");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    assert!(
+        r.schedule.iter().any(|s| s["fault"] == "stop-reaper"),
+        "{:?}",
+        r.schedule
+    );
+    let l = r.liveness.expect("a crash was recorded");
+    assert!(l.stuck, "{}", l.summary);
+    let p = r.progress.expect("compared with the model");
+    assert_eq!(
+        (p.model, p.agrees),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Violated,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
+        "{}",
+        p.summary
+    );
+}
+
+#[test]
 fn database_time_does_not_survive_a_holders_pause() {
     let r = agrees("mysql-lease-dbtime-pause");
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);

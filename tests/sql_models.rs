@@ -21,7 +21,7 @@ fn faults(f: &str) -> Overrides {
 #[test]
 fn every_sql_row_reaches_its_verdict() {
     let sql = family_ids(Family::Sql);
-    assert_eq!(sql.len(), 14);
+    assert_eq!(sql.len(), 15);
     each_reaches_its_verdict(&sql);
 }
 
@@ -87,6 +87,36 @@ fn reaper_story_deletes_a_paused_row_and_the_slow_holder_deletes_the_next() {
     assert!(
         fr.contains("deleted the row the next holder inserted"),
         "{fr}"
+    );
+}
+
+#[test]
+fn a_dead_reaper_leaves_a_crashed_holders_row_for_ever() {
+    let r = run("mysql-unique-reaper-dies", Overrides::default());
+    assert_eq!(r.verdict, Verdict::Violated(vec![Property::Liveness]));
+    let t = story(&r, Property::Liveness);
+    assert!(
+        t.contains(
+            "the reaper job dies (its host down, the job disabled); nothing restarts it FAULT"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("c0 crashes; the server sees its connection close FAULT"),
+        "{t}"
+    );
+    assert!(t.contains("reaper job: dead"), "{t}");
+    assert!(t.contains("locks = [('lock', id 1, owner 'c0'"), "{t}");
+    assert!(t.contains("The reaper job had died"), "{t}");
+    // The same crash with the reaper alive: the row is reaped and the lock comes free.
+    assert_eq!(
+        run("mysql-unique-reaper-dies", faults("crash=1")).verdict,
+        Verdict::Holds
+    );
+    // A dead reaper alone wedges nothing: every holder that lives releases.
+    assert_eq!(
+        run("mysql-unique-reaper-dies", faults("reaper-dies=1")).verdict,
+        Verdict::Holds
     );
 }
 
@@ -282,6 +312,6 @@ fn sql_faults_are_the_families_own() {
     let e = params(&s, &faults("failover")).expect_err("a Redis fault");
     assert_eq!(
         e.to_string(),
-        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew, jump"
+        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew, jump, reaper-dies"
     );
 }

@@ -216,6 +216,8 @@ named! {
         Drop => "drop",
         /// A client's lease is revoked while it waits (as when it expires).
         Revoke => "revoke",
+        /// The reaper job that deletes abandoned lock rows dies and is not restarted.
+        ReaperDies => "reaper-dies",
     }
 }
 
@@ -300,6 +302,8 @@ named! {
         RedlockRestart => "redlock-restart",
         /// `redlock-delayed-restart`.
         RedlockDelayedRestart => "redlock-delayed-restart",
+        /// `redlock-restart-aof`.
+        RedlockRestartAof => "redlock-restart-aof",
         /// `redlock-clock-jump`.
         RedlockClockJump => "redlock-clock-jump",
         /// `redlock-pause`.
@@ -310,6 +314,8 @@ named! {
         MysqlUniqueReaper => "mysql-unique-reaper",
         /// `mysql-unique-reaper-fenced`.
         MysqlUniqueReaperFenced => "mysql-unique-reaper-fenced",
+        /// `mysql-unique-reaper-dies`.
+        MysqlUniqueReaperDies => "mysql-unique-reaper-dies",
         /// `mysql-lease-no-cas`.
         MysqlLeaseNoCas => "mysql-lease-no-cas",
         /// `mysql-lease-clock-skew`.
@@ -424,6 +430,7 @@ impl Family {
                 Fault::Kill,
                 Fault::Skew,
                 Fault::Jump,
+                Fault::ReaperDies,
             ],
             Family::Etcd => &[
                 Fault::Pause,

@@ -32,6 +32,7 @@ const STUCK: &[(&str, &str)] = &[
     ("redis-setnx-no-ttl", "crashes"),
     ("redis-setnx-expire", "crashes"),
     ("mysql-unique-crash", "crashes"),
+    ("mysql-unique-reaper-dies", "crashes"),
     ("zk-create-conn-loss", "reply lost"),
 ];
 

@@ -42,6 +42,9 @@ pub enum Shape {
     Redlock {
         /// How many.
         nodes: usize,
+        /// Every node with `appendonly yes` and `appendfsync everysec`: a node
+        /// restarted on its data dir loads its keys from the append-only file.
+        aof: bool,
     },
 }
 
@@ -264,10 +267,17 @@ impl Servers for RedisCluster {
                 split,
             } => return Self::sentinel(replicas, replica1_apart, fake_clock, split),
             Shape::Single => (vec!["redis".to_string()], vec![start(config())?], Some(0)),
-            Shape::Redlock { nodes } => {
+            Shape::Redlock { nodes, aof } => {
                 let mut servers = Vec::new();
                 for _ in 0..nodes {
-                    servers.push(start(config())?);
+                    let mut c = config();
+                    if aof {
+                        // After the harness's own `--appendonly no`: the last wins.
+                        c.args.extend(
+                            ["--appendonly", "yes", "--appendfsync", "everysec"].map(String::from),
+                        );
+                    }
+                    servers.push(start(c)?);
                 }
                 ((0..nodes).map(|i| format!("n{i}")).collect(), servers, None)
             }

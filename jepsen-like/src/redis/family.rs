@@ -28,17 +28,14 @@ impl Family for Redis {
     const BACKEND: Backend = Backend::Redis;
 
     /// Killing the primary is Sentinel's failover; a node that dies and restarts
-    /// empty is Redlock's restart; a clock set ahead is its jump; cutting a Redlock node
+    /// (empty, or on its data where the row's nodes persist) is Redlock's restart; a clock set ahead is its jump; cutting a Redlock node
     /// off from every client only steers which nodes the first holder gets.
     fn realises(action: &Action<ActionOf<Self>>) -> Realises {
         match action {
             Action::Kill(_) | Action::Stop(_) if is_primary(action) => {
                 Realises::Fault(Fault::Failover)
             }
-            Action::Kill(_)
-            | Action::Restart {
-                keep_data: false, ..
-            } => Realises::Fault(Fault::Restart),
+            Action::Kill(_) | Action::Restart { .. } => Realises::Fault(Fault::Restart),
             Action::Clock { .. } => Realises::Fault(Fault::Jump),
             Action::Partition(_) => Realises::Steer,
             Action::HealPartition(_) | Action::Resume(_) => Realises::Heal,
@@ -62,7 +59,7 @@ impl Family for Redis {
         nth: u32,
         pick: u64,
     ) -> Option<Action<ActionOf<Self>>> {
-        let Shape::Redlock { nodes } = *shape else {
+        let Shape::Redlock { nodes, .. } = *shape else {
             return None;
         };
         let target = Target::Node(usize::try_from(pick % nodes.max(1) as u64).ok()?);

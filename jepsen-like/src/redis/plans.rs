@@ -158,7 +158,10 @@ fn split_brain(
 fn redlock(id: ScenarioId, faults: Vec<Step<RedisAction>>, story: &'static str) -> RedisPlan {
     Plan {
         id,
-        shape: Shape::Redlock { nodes: 5 },
+        shape: Shape::Redlock {
+            nodes: 5,
+            aof: false,
+        },
         lock: RedisLock::Redlock,
         ttl_ms: 10_000,
         work_ms: 40,
@@ -342,6 +345,29 @@ pub fn plans() -> Vec<RedisPlan> {
                 ScenarioId::RedlockDelayedRestart,
                 Vec::new(),
                 "n3, n4 are cut off while the first holder takes n0–n2; they heal; n2 is killed and restarts empty only after a lease (3.5 s > 3 s TTL)",
+            )
+        },
+        Plan {
+            shape: Shape::Redlock {
+                nodes: 5,
+                aof: true,
+            },
+            work_ms: 5_000,
+            // kill -9, then a start on its data dir: the append-only file is all it has.
+            faults: redlock_bare_majority(vec![
+                (200, Action::Kill(Node(2))),
+                (
+                    200,
+                    Action::Restart {
+                        target: Node(2),
+                        keep_data: true,
+                    },
+                ),
+            ]),
+            ..redlock(
+                ScenarioId::RedlockRestartAof,
+                Vec::new(),
+                "every node appendonly yes, appendfsync everysec; n3, n4 are cut off while the first holder takes n0–n2; they heal; n2 is killed (kill -9) and restarts at once on its data dir",
             )
         },
         Plan {

@@ -1,6 +1,6 @@
-//! The database's own fault: the server ends the session that holds the lock, as an
+//! The database's own faults: the server ends the session that holds the lock, as an
 //! operator's `KILL CONNECTION` / `pg_terminate_backend`, a `wait_timeout`, or a
-//! failover of the connection's proxy would.
+//! failover of the connection's proxy would; and the reaper job beside it dies.
 
 use locklab_models::registry::Fault;
 
@@ -16,18 +16,24 @@ pub const RUN_KEY: &str = "locklab:lock";
 pub enum SqlAction {
     /// Kill the session that holds the run's lock.
     KillHolderSession,
+    /// The reaper job stops for good, as its cron host going down would stop it.
+    StopReaper,
 }
 
 impl FamilyAction for SqlAction {
     fn name(&self) -> &'static str {
         match self {
             SqlAction::KillHolderSession => "kill-holder-session",
+            SqlAction::StopReaper => "stop-reaper",
         }
     }
 
-    /// The model's killed session.
+    /// The model's killed session, the model's dead reaper.
     fn realises(&self) -> Realises {
-        Realises::Fault(Fault::Kill)
+        match self {
+            SqlAction::KillHolderSession => Realises::Fault(Fault::Kill),
+            SqlAction::StopReaper => Realises::Fault(Fault::ReaperDies),
+        }
     }
 
     fn target(&self) -> Target {

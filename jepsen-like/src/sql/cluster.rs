@@ -292,6 +292,10 @@ impl<K: SqlKind> Servers for SqlCluster<K> {
                     .ok_or_else(|| format!("no session holds {RUN_KEY}"))?;
                 K::sql(&self.server, &K::kill_query(id)).map(drop)
             }
+            SqlAction::StopReaper => match self.reaper_ms.take() {
+                Some(_) => Ok(()),
+                None => Err("this run has no reaper job".into()),
+            },
         }
     }
 

@@ -54,11 +54,12 @@ impl<K: SqlKind> Family for Sql<K> {
         }
     }
 
-    /// The holder's session killed, for a lock that lives in it; for a lock that
+    /// The holder's session killed, for a lock that lives in it; the reaper job
+    /// stopped, where there is one; for a lock that
     /// reads a clock, on a server whose clock can be faked, that clock set further
     /// ahead each time (by one and a half leases, whole seconds).
     fn random_server_fault(
-        _shape: &Shape,
+        shape: &Shape,
         lock: &SqlLock,
         ttl: Duration,
         kind: Fault,
@@ -68,6 +69,9 @@ impl<K: SqlKind> Family for Sql<K> {
         match kind {
             Fault::Kill if lock.held_by_session() => {
                 Some(Action::Family(SqlAction::KillHolderSession))
+            }
+            Fault::ReaperDies if shape.reaper_ms.is_some() => {
+                Some(Action::Family(SqlAction::StopReaper))
             }
             Fault::Jump if K::FAKES_CLOCK && lock.timed() => Some(Action::Clock {
                 target: Target::Primary,

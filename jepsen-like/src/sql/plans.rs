@@ -178,7 +178,7 @@ fn paused<K: Rows>(
     }
 }
 
-/// The rows of MariaDB with a reaper or a skewed client clock.
+/// The rows of MariaDB with a reaper (alive or dead) or a skewed client clock.
 fn mariadb_timed() -> Vec<Plan<Sql<MariaDb>>> {
     vec![
         // Sections of 300 ms (under the reaper's 0.5 s): the lock is held nearly all the
@@ -201,6 +201,28 @@ fn mariadb_timed() -> Vec<Plan<Sql<MariaDb>>> {
                 SqlLock::UniqueReaped { by_id: true },
                 true,
                 "the holder stalls 1.5 s mid-section (twice); a reaper deletes rows older than 0.5 s; release by id, the id a fencing token",
+            )
+        },
+        Plan {
+            shape: Shape {
+                lock_row: false,
+                reaper_ms: Some(500),
+                pool: None,
+            },
+            faults: vec![
+                Step {
+                    when: When::At(0),
+                    action: Action::Family(SqlAction::StopReaper),
+                },
+                after_entry(0, Action::client(Fault::Crash, AnyClient, 0)),
+            ],
+            work_ms: 40,
+            ttl_ms: 500,
+            story: "the reaper job (rows older than 0.5 s) dies as the run starts; the first holder then crashes inside its section, and its committed row stays",
+            ..session_killed(
+                ScenarioId::MysqlUniqueReaperDies,
+                SqlLock::UniqueReaped { by_id: false },
+                "",
             )
         },
         Plan {

@@ -18,6 +18,10 @@ pub enum Restart {
     Immediate,
     /// Not before one TTL has passed, so every lock it granted has expired.
     AfterTtl,
+    /// As soon as the checker likes, with every key it had: each node appends every
+    /// write to a file before it replies (`appendonly yes`), and a killed process's
+    /// file is still there.
+    WithData,
 }
 
 /// A Redlock row's typed configuration; the node count, clients, TTL and fault budgets
@@ -40,9 +44,10 @@ impl Redlock {
             attempts: 2,
             faults: Budget::of(&p.faults),
             restart_delay: match self.restart {
-                Restart::Immediate => 0,
+                Restart::Immediate | Restart::WithData => 0,
                 Restart::AfterTtl => p.ttl,
             },
+            persistent: self.restart == Restart::WithData,
             horizon: p.ttl + 2,
             tail,
             protocol: None,
@@ -120,6 +125,19 @@ pub fn scenarios() -> Vec<Scenario> {
             defaults: one(Fault::Restart),
             model: &Redlock {
                 restart: Restart::AfterTtl,
+            },
+        },
+        Scenario {
+            id: ScenarioId::RedlockRestartAof.name(),
+            family: redlock,
+            protocol: "Redlock, every node appendonly yes (appendfsync everysec)",
+            faults: "node killed (kill -9) and restarted at once on its append-only file",
+            properties: MX,
+            expected: Holds,
+            lesson: "Redis appends each write to its append-only file before it replies, so a killed process loses nothing it acknowledged: the node comes back with the lock and its expiry, and no second majority forms. What appendfsync everysec can still lose is the last second of writes in a host crash or power cut, which only the operating system's page cache held — that is redlock-restart again, and why the delayed restart is still advised.",
+            defaults: one(Fault::Restart),
+            model: &Redlock {
+                restart: Restart::WithData,
             },
         },
         Scenario {

@@ -101,7 +101,13 @@ impl RedlockModel {
             }
             RlAction::Leave(c) => self.releases(s, c, "leaves, releases"),
             RlAction::Tick => Exchange::tick(s.now + 1),
+            RlAction::Crash(i) if self.persistent => {
+                mark(name(i), "⚡ killed, keys in its AOF".into(), true)
+            }
             RlAction::Crash(i) => mark(name(i), "⚡ crashes, keys lost".into(), true),
+            RlAction::Restart(i) if self.persistent => {
+                mark(name(i), "restarts from its AOF".into(), false)
+            }
             RlAction::Restart(i) => mark(name(i), "restarts empty".into(), false),
             RlAction::Jump(i) => mark(name(i), format!("⚡ clock jumps +{}", self.ttl), true),
             RlAction::Pause(_) | RlAction::Resume(_) => WORDS.mark(a.client_fault()),

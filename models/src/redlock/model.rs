@@ -36,6 +36,10 @@ pub struct RedlockModel {
     pub faults: Budget,
     /// Ticks a crashed node stays down before restarting.
     pub restart_delay: u64,
+    /// A crashed node comes back with every key it had, each with its expiry: it
+    /// appended every write to a file before replying (`appendonly yes`), and the
+    /// file outlives the process.
+    pub persistent: bool,
     /// Faults strike before here; the clock stops here unless `tail` says otherwise.
     pub horizon: u64,
     /// Past the horizon, time may run this many ticks further while a deadline is still
@@ -142,9 +146,10 @@ pub enum RlAction {
     Leave(u8),
     /// One tick.
     Tick,
-    /// Fault: a node crashes, losing its data (no persistence).
+    /// Fault: a node crashes, losing its data unless the model is
+    /// [`persistent`](RedlockModel::persistent).
     Crash(u8),
-    /// The node comes back, empty.
+    /// The node comes back, empty or with its append-only file's keys.
     Restart(u8),
     /// Fault: a node's clock jumps `ttl` ahead.
     Jump(u8),
@@ -380,7 +385,9 @@ impl RedlockModel {
                 let n = &mut s.nodes[i as usize];
                 s.budget.spend(Fault::Restart);
                 n.down_since = Some(s.now);
-                n.server = NodeRef::empty();
+                if !self.persistent {
+                    n.server = NodeRef::empty();
+                }
             }
             RlAction::Restart(i) => s.nodes[i as usize].down_since = None,
             RlAction::Jump(i) => {

@@ -104,8 +104,16 @@ impl Narrate for RedlockModel {
             }
             RlAction::Leave(c) => format!("c{c} leaves and releases everywhere"),
             RlAction::Tick => format!("time passes to t={}", s.now + 1),
+            RlAction::Crash(i) if self.persistent => format!(
+                "redis{} is killed; its keys are in its append-only file",
+                name(i)
+            ),
             RlAction::Crash(i) => format!(
                 "redis{} crashes; without persistence its keys are gone",
+                name(i)
+            ),
+            RlAction::Restart(i) if self.persistent => format!(
+                "redis{} restarts and loads its append-only file: its keys are back",
                 name(i)
             ),
             RlAction::Restart(i) => format!("redis{} restarts, empty", name(i)),

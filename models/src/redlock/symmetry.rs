@@ -264,6 +264,7 @@ mod tests {
             attempts: 2,
             faults: Budget::of(&[(Fault::Restart, 1)]),
             restart_delay: 2,
+            persistent: false,
             horizon: 4,
             tail: 0,
             protocol: None,

@@ -170,6 +170,17 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, REAPED_BY_ID).fenced() },
         },
         Scenario {
+            id: ScenarioId::MysqlUniqueReaperDies.name(),
+            family: sql,
+            protocol: "unique-key INSERT; a reaper job deletes rows older than the TTL; release DELETE … WHERE name",
+            faults: "the reaper job dies; a holder crashes",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "The reaper is what frees a crashed holder's row, so the lock is only as live as the reaper: once the job dies (its host down, a deploy that dropped it) the next crash leaves a row nothing deletes, and every waiter is stuck as if there were no reaper at all. The job must be watched and restarted like the database.",
+            defaults: Params::BASE.with_faults(&[(Fault::ReaperDies, 1), (Fault::Crash, 1)]),
+            model: &const { SqlLock::new(MySql, REAPED) },
+        },
+        Scenario {
             id: ScenarioId::MysqlLeaseNoCas.name(),
             family: sql,
             protocol: "lease row: SELECT … WHERE last_lock_time < NOW() - ttl, then UPDATE locks SET owner, last_lock_time = NOW() WHERE name (no compare-and-set)",

@@ -94,7 +94,7 @@ impl SqlLockModel {
         if matches!(self.lock, Lock::UniqueKey { reaper: true, .. }) {
             out.push(LaneState {
                 lane: "reaper".into(),
-                status: "every tick".into(),
+                status: if s.reaper_dead { "dead" } else { "every tick" }.into(),
                 ..LaneState::default()
             });
         }
@@ -152,6 +152,7 @@ impl SqlLockModel {
                 format!("⚡ server clock jumps +{}", self.ttl + 1),
                 true,
             ),
+            Action::ReaperDies => mark("reaper".into(), "⚡ the reaper job dies".into(), true),
             _ => WORDS.mark(a.client_fault()),
         }
     }

@@ -138,6 +138,8 @@ pub struct SqlLockState {
     pub budget: Budget,
     /// The client that deleted a lock row another client wrote, if any.
     pub foreign_release: Option<u8>,
+    /// The reaper job died: no row is reaped again.
+    pub reaper_dead: bool,
 }
 
 /// What can happen next.
@@ -167,6 +169,9 @@ pub enum Action {
     /// Fault: the server's clock jumps ahead by more than the TTL (an NTP step, a VM
     /// restored from a snapshot, an operator's `date -s`).
     Jump,
+    /// Fault: the reaper job dies (its cron host down, the job disabled by a deploy);
+    /// nothing restarts it.
+    ReaperDies,
 }
 
 /// A step's next state, with the session, statement and reply it sent.
@@ -329,6 +334,11 @@ impl SqlLockModel {
         self.lock.timed() && time::may_tick(s.now, stop, kept)
     }
 
+    /// Whether a live reaper job deletes rows past their age.
+    fn reaping(&self, s: &SqlLockState) -> bool {
+        matches!(self.lock, Lock::UniqueKey { reaper: true, .. }) && !s.reaper_dead
+    }
+
     /// Whether faults are over: past the horizon of a model with a tail.
     fn faults_over(&self, s: &SqlLockState) -> bool {
         time::faults_over(s.now, self.horizon, self.tail)
@@ -347,7 +357,8 @@ impl SqlLockModel {
         };
         self.lock.timed()
             && (s.db.rows.values().any(|r| {
-                r.created + ttl >= db_now || r.last_lock_time.is_some_and(|t| t + ttl >= row_now)
+                (r.created + ttl >= db_now && !s.reaper_dead)
+                    || r.last_lock_time.is_some_and(|t| t + ttl >= row_now)
             }) || s
                 .clients
                 .iter()
@@ -366,12 +377,11 @@ impl SqlLockModel {
                 Some(Effect::plain(s))
             }
             Action::Reap => {
-                let reaper = matches!(self.lock, Lock::UniqueKey { reaper: true, .. });
                 let due =
                     s.db.rows
                         .values()
                         .any(|r| SqlState::reapable(r, s.db_now(), self.ttl));
-                if !reaper || !due {
+                if !self.reaping(st) || !due {
                     return None;
                 }
                 let cmd = SqlCommand::Reap { ttl: self.ttl };
@@ -411,6 +421,14 @@ impl SqlLockModel {
                 }
                 cl.skew = self.ttl + 1;
                 s.budget.spend(Fault::Skew);
+                Some(Effect::plain(s))
+            }
+            Action::ReaperDies => {
+                if !s.budget.has(Fault::ReaperDies) || !self.reaping(st) || self.faults_over(st) {
+                    return None;
+                }
+                s.reaper_dead = true;
+                s.budget.spend(Fault::ReaperDies);
                 Some(Effect::plain(s))
             }
             Action::Jump => {
@@ -470,7 +488,7 @@ impl LockChecks for SqlLockModel {
     }
 
     /// A lock no one will ever free while a client waits for it: a row whose writer no
-    /// longer holds it and that no reaper deletes, or a session lock held by a session
+    /// longer holds it and that no live reaper deletes, or a session lock held by a session
     /// no client holds it through (the orphan a pool leaves).
     fn orphan(&self, s: &SqlLockState) -> Option<String> {
         let waiting = s
@@ -485,7 +503,7 @@ impl LockChecks for SqlLockModel {
                 .iter()
                 .any(|c| c.session == x && c.phase.holding())
         };
-        let unique = matches!(self.lock, Lock::UniqueKey { reaper: false, .. });
+        let unique = matches!(self.lock, Lock::UniqueKey { .. }) && !self.reaping(s);
         if let Some(r) = s.db.rows.get(LOCK_NAME).filter(|_| unique) {
             let writer = (0..s.clients.len()).find(|&c| owner(c) == r.owner);
             if writer.is_some_and(|c| !s.clients[c].phase.holding()) {
@@ -550,6 +568,7 @@ impl Model for SqlLockModel {
             commits: 0,
             budget: self.faults,
             foreign_release: None,
+            reaper_dead: false,
         }]
     }
 
@@ -567,6 +586,7 @@ impl Model for SqlLockModel {
         }
         out.push(Action::Tick);
         out.push(Action::Reap);
+        out.push(Action::ReaperDies);
         out.push(Action::Jump);
     }
 

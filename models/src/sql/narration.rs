@@ -154,6 +154,9 @@ impl Narrate for SqlLockModel {
             lines.push(format!("c{i}: {what}{session}{belief}{skew}{tags}"));
         }
         lines.extend(server_lines(self, &s.db, s.db_now()));
+        if s.reaper_dead {
+            lines.push("reaper job: dead".to_string());
+        }
         if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
             lines.push(s.resource.describe());
         }
@@ -196,6 +199,10 @@ impl Narrate for SqlLockModel {
                 self.dialect.kill_text(x)
             ),
             Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
+            Action::ReaperDies => {
+                "the reaper job dies (its host down, the job disabled); nothing restarts it"
+                    .to_string()
+            }
             Action::Jump => format!(
                 "{}'s clock jumps {} ahead: NOW() reads t={}",
                 self.dialect.server(),
@@ -224,7 +231,10 @@ impl Narrate for SqlLockModel {
 
     fn is_fault(&self, a: &Action) -> bool {
         a.client_fault().is_some_and(|(f, _)| f.is_fault())
-            || matches!(a, Action::Kill(_) | Action::Skew(_) | Action::Jump)
+            || matches!(
+                a,
+                Action::Kill(_) | Action::Skew(_) | Action::Jump | Action::ReaperDies
+            )
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, SqlLockState)]) -> String {
@@ -268,7 +278,12 @@ impl Narrate for SqlLockModel {
                 let what = last
                     .and_then(|s| self.orphan(s))
                     .unwrap_or_else(|| "a lock".to_string());
-                if self.pool.is_some() {
+                let reaper_died = happened(path, |a| matches!(a, Action::ReaperDies));
+                if reaper_died {
+                    format!(
+                        "The reaper job had died, so it no longer deletes rows past their age; the holder crashed after its INSERT committed, and {what} stays for ever: the waiting client can never insert its own. The reaper is part of the lock — it must be watched and restarted like the database."
+                    )
+                } else if self.pool.is_some() {
                     format!(
                         "The unlock went through another pooled backend than the lock (which answered f: you don't own a lock), so {what} stays held with no one to unlock it while a client waits."
                     )

@@ -12,8 +12,8 @@ impl Progress for SqlLockModel {
     }
 
     /// A client's statements and the end of its pause are owed to it, the reaper job
-    /// runs, the clock ticks; pauses, crashes, killed sessions and clock jumps may
-    /// never come.
+    /// runs while it lives, the clock ticks; pauses, crashes, killed sessions, clock
+    /// jumps and the reaper's death may never come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
             Action::Step { client: c, .. } | Action::Resume(c) => Some(progress::client(c.into())),
@@ -23,7 +23,8 @@ impl Progress for SqlLockModel {
             | Action::Crash(_)
             | Action::Kill(_)
             | Action::Skew(_)
-            | Action::Jump => None,
+            | Action::Jump
+            | Action::ReaperDies => None,
         }
     }
 
