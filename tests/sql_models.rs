@@ -21,7 +21,7 @@ fn faults(f: &str) -> Overrides {
 #[test]
 fn every_sql_row_reaches_its_verdict() {
     let sql = family_ids(Family::Sql);
-    assert_eq!(sql.len(), 15);
+    assert_eq!(sql.len(), 17);
     each_reaches_its_verdict(&sql);
 }
 
@@ -118,6 +118,62 @@ fn a_dead_reaper_leaves_a_crashed_holders_row_for_ever() {
         run("mysql-unique-reaper-dies", faults("reaper-dies=1")).verdict,
         Verdict::Holds
     );
+}
+
+#[test]
+fn a_lock_inside_the_transaction_is_released_before_the_commit() {
+    let r = run("sql-mutex-in-tx", Overrides::default());
+    assert_eq!(r.verdict, Verdict::Violated(vec![Property::ResourceSafety]));
+    let t = story(&r, Property::ResourceSafety);
+    assert!(
+        before(
+            &t,
+            "c0 returns from the synchronized method: the application's lock is free",
+            "c1 enters the synchronized method"
+        ),
+        "{t}"
+    );
+    // c1 reads the committed value though c0 has written: c0 has not committed yet.
+    assert!(t.contains("session 0 wrote 1 uncommitted"), "{t}");
+    assert!(
+        t.contains("c1 (session 1): SELECT n FROM counter -> 0"),
+        "{t}"
+    );
+    assert!(
+        before(
+            &t,
+            "c0 (session 0): COMMIT -> OK",
+            "c1 (session 1): UPDATE counter SET n = 1"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("the transaction around the method commits only after that"),
+        "{t}"
+    );
+}
+
+#[test]
+fn read_uncommitted_hides_the_window_until_a_transaction_rolls_back() {
+    let r = run("sql-mutex-in-tx-read-uncommitted", faults("none"));
+    assert_eq!(r.verdict, Verdict::Holds);
+    let r = run("sql-mutex-in-tx-read-uncommitted", Overrides::default());
+    assert_eq!(r.verdict, Verdict::Violated(vec![Property::ResourceSafety]));
+    let t = story(&r, Property::ResourceSafety);
+    assert!(
+        t.contains("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; BEGIN"),
+        "{t}"
+    );
+    // The dirty read, then the rollback under it.
+    assert!(
+        before(
+            &t,
+            "c1 (session 1): SELECT n FROM counter -> 1",
+            "KILL CONNECTION <session 0>"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("the rolled-back update lives on in it"), "{t}");
 }
 
 #[test]

@@ -348,6 +348,19 @@ async fn for_update(r: &mut Replay<'_>) {
     r.send(0, SqlCommand::Rollback).await;
 }
 
+/// MariaDB's `READ UNCOMMITTED`: a transaction at that level reads another's
+/// uncommitted write, and the committed value again once that one rolls back.
+/// (PostgreSQL accepts the level and never reads dirty data, so only MariaDB replays it.)
+async fn read_uncommitted(r: &mut Replay<'_>) {
+    r.send(0, SqlCommand::Begin).await;
+    r.send(0, SqlCommand::WriteCounter { value: 7 }).await;
+    r.send(1, SqlCommand::BeginReadUncommitted).await;
+    r.send(1, SqlCommand::ReadCounter).await;
+    r.send(0, SqlCommand::Rollback).await;
+    r.send(1, SqlCommand::ReadCounter).await;
+    r.send(1, SqlCommand::Commit).await;
+}
+
 /// MariaDB's `GET_LOCK`: one session at a time, re-entered by its holder, released only
 /// by it, freed when its session is killed.
 async fn get_lock(r: &mut Replay<'_>) {
@@ -427,7 +440,11 @@ async fn replay_every_row<'a>(
 #[tokio::test(flavor = "multi_thread")]
 async fn mariadb_answers_every_lock_statement_as_the_spec_says() {
     let server = MariaDbServer::start().unwrap_or_else(|e| panic!("cannot start mariadbd: {e}"));
-    replay_every_row(&server, &server.url(), get_lock).await;
+    replay_every_row(&server, &server.url(), async |r: &mut Replay<'_>| {
+        read_uncommitted(r).await;
+        get_lock(r).await;
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -330,6 +330,10 @@ named! {
         SqlForUpdate => "sql-for-update",
         /// `sql-for-update-outside-tx`.
         SqlForUpdateOutsideTx => "sql-for-update-outside-tx",
+        /// `sql-mutex-in-tx`.
+        SqlMutexInTx => "sql-mutex-in-tx",
+        /// `sql-mutex-in-tx-read-uncommitted`.
+        SqlMutexInTxReadUncommitted => "sql-mutex-in-tx-read-uncommitted",
         /// `pg-advisory`.
         PgAdvisory => "pg-advisory",
         /// `pg-advisory-fenced`.

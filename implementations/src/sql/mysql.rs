@@ -164,6 +164,13 @@ async fn exec_inner(c: &mut MySqlConnection, cmd: &SqlCommand) -> Result<SqlRepl
             let v: Option<i64> = sqlx::query_scalar(sql).bind(name).fetch_one(&mut *c).await?;
             v.map_or(SqlReply::Null, SqlReply::Int)
         }
+        SqlCommand::BeginReadUncommitted => {
+            // The level applies to the next transaction only.
+            c.execute("SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED")
+                .await?;
+            c.execute("BEGIN").await?;
+            SqlReply::Ok
+        }
         SqlCommand::Begin | SqlCommand::Commit | SqlCommand::Rollback => {
             let sql = match cmd {
                 SqlCommand::Begin => "BEGIN",

@@ -153,6 +153,11 @@ async fn exec_inner(c: &mut PgConnection, cmd: &SqlCommand) -> Result<SqlReply, 
                 .execute(&mut *c)
                 .await?,
         ),
+        SqlCommand::BeginReadUncommitted => {
+            // Accepted, and run as READ COMMITTED: PostgreSQL never reads dirty data.
+            c.execute("BEGIN ISOLATION LEVEL READ UNCOMMITTED").await?;
+            SqlReply::Ok
+        }
         SqlCommand::Begin | SqlCommand::Commit | SqlCommand::Rollback => {
             let sql = match cmd {
                 SqlCommand::Begin => "BEGIN",

@@ -200,7 +200,9 @@ impl Session {
             },
         };
         match cmd {
-            SqlCommand::Begin => self.in_tx.store(result.is_ok(), Ordering::Release),
+            SqlCommand::Begin | SqlCommand::BeginReadUncommitted => {
+                self.in_tx.store(result.is_ok(), Ordering::Release)
+            }
             // Sent is ended: committed, rolled back, or lost with its session.
             SqlCommand::Commit | SqlCommand::Rollback => self.in_tx.store(false, Ordering::Release),
             _ => {}

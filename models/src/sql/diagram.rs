@@ -5,7 +5,7 @@
 use crate::diagram::{client, resource_lane, resource_state, Exchange, Lane, LaneKind, LaneState};
 use crate::kernel::{ClientPhase, LockChecks, WorkStep};
 
-use super::model::{Action, SqlLockModel, SqlLockState};
+use super::model::{Action, Phase, SqlLockModel, SqlLockState};
 use super::narration::{phase_words, WORDS};
 use super::protocol::{Lock, Work};
 use super::text::{reply_text, statement_text};
@@ -125,6 +125,15 @@ impl SqlLockModel {
                     );
                 }
                 let cl = &s.clients[c as usize];
+                match (cl.phase, self.lock.in_process()) {
+                    (Phase::Acquire(1), true) => {
+                        return mark(client(c), "takes the app lock".into(), false)
+                    }
+                    (Phase::Release, true) => {
+                        return mark(client(c), "app lock released, COMMIT not yet".into(), false)
+                    }
+                    _ => {}
+                }
                 let after = e
                     .as_ref()
                     .map(|e| (e.state.clients[c as usize].phase, &e.state.resource));

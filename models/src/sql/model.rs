@@ -71,6 +71,9 @@ pub enum Phase {
     Critical(u8),
     /// Sending the release.
     Release,
+    /// An in-process lock released, its transaction — and the row lock its `UPDATE`
+    /// took — still open: `COMMIT` next.
+    Commit,
     /// Finished (or gave up after losing its connection).
     Done,
     /// Crashed for good.
@@ -81,7 +84,7 @@ impl ClientPhase for Phase {
     fn stage(self) -> Stage {
         match self {
             Phase::Acquire(_) => Stage::Queued,
-            Phase::Fence | Phase::Release => Stage::Holding,
+            Phase::Fence | Phase::Release | Phase::Commit => Stage::Holding,
             Phase::Critical(k) => Stage::Inside(k),
             Phase::Done => Stage::Done,
             Phase::Crashed => Stage::Crashed,
@@ -140,6 +143,9 @@ pub struct SqlLockState {
     pub foreign_release: Option<u8>,
     /// The reaper job died: no row is reaped again.
     pub reaper_dead: bool,
+    /// Who holds the application's in-process lock ([`Lock::LocalMutex`]): every
+    /// client is a thread of one process.
+    pub mutex: Option<u8>,
 }
 
 /// What can happen next.
@@ -221,6 +227,13 @@ impl SqlLockModel {
             Some(reply)
         };
         let next = match cl.phase {
+            Phase::Acquire(1) if self.lock.in_process() => {
+                if s.mutex.is_some() {
+                    return None;
+                }
+                s.mutex = Some(c as u8);
+                Phase::Critical(0)
+            }
             Phase::Acquire(k) => {
                 let cmd = self.lock.acquire(k, &name, s.now + cl.skew, self.ttl);
                 let reply = send(&mut s, cmd)?;
@@ -286,7 +299,11 @@ impl SqlLockModel {
                 }
                 Access::Refused | Access::Wrote => Phase::Release,
             },
-            Phase::Release => {
+            Phase::Release if self.lock.in_process() => {
+                s.mutex = None;
+                Phase::Commit
+            }
+            Phase::Release | Phase::Commit => {
                 let cmd = self.lock.release(&name, cl.token);
                 let foreign = match &cmd {
                     SqlCommand::DeleteByName { name: row } => {
@@ -318,6 +335,11 @@ impl SqlLockModel {
         s.clients[c].phase = next;
         if !next.holding() {
             s.clients[c].lease_until = None;
+        }
+        if next == Phase::Done && s.mutex == Some(c as u8) {
+            // A statement failed (its session gone): the exception leaves the
+            // synchronized method, and the lock with it.
+            s.mutex = None;
         }
         Some(Effect { state: s, sent })
     }
@@ -569,6 +591,7 @@ impl Model for SqlLockModel {
             budget: self.faults,
             foreign_release: None,
             reaper_dead: false,
+            mutex: None,
         }]
     }
 

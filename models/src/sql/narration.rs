@@ -48,6 +48,10 @@ pub(super) fn phase_words(c: &Client) -> (String, &'static str) {
         Phase::Fence => ("taking a fencing token", "fencing"),
         Phase::Critical(_) => ("IN CRITICAL SECTION", "inside"),
         Phase::Release => ("releasing", "releasing"),
+        Phase::Commit => (
+            "left the synchronized method; its transaction still open, COMMIT next",
+            "committing",
+        ),
         Phase::Done if c.lost => ("gave up (connection lost)", "gave up"),
         Phase::Done => ("done", "done"),
         Phase::Crashed => ("CRASHED", "crashed"),
@@ -157,6 +161,18 @@ impl Narrate for SqlLockModel {
         if s.reaper_dead {
             lines.push("reaper job: dead".to_string());
         }
+        if self.work == Work::InTx && s.commits > 0 {
+            lines.push(format!(
+                "committed: {} transaction(s) with a counter write",
+                s.commits
+            ));
+        }
+        if self.lock.in_process() {
+            lines.push(match s.mutex {
+                Some(c) => format!("application lock (synchronized): held by c{c}"),
+                None => "application lock (synchronized): free".to_string(),
+            });
+        }
         if self.work == Work::Outside && (self.fencing || s.resource.accepted > 0) {
             lines.push(s.resource.describe());
         }
@@ -179,6 +195,19 @@ impl Narrate for SqlLockModel {
                 let cl = &s.clients[c as usize];
                 let after = e.map(|e| e.state.clients[c as usize].phase);
                 let outside = "finishes its work outside the database";
+                match (cl.phase, self.lock.in_process()) {
+                    (Phase::Acquire(1), true) => {
+                        return format!(
+                            "c{c} enters the synchronized method: takes the application's lock"
+                        )
+                    }
+                    (Phase::Release, true) => {
+                        return format!(
+                            "c{c} returns from the synchronized method: the application's lock is free; the transaction around it is not committed yet"
+                        )
+                    }
+                    _ => {}
+                }
                 match (&sent, WorkStep::of(cl.phase, after)) {
                     (Some(_), _) => said(format!("c{c}")),
                     (None, Some(w)) => w.story(c, cl.token, self.fencing, outside),
@@ -291,6 +320,14 @@ impl Narrate for SqlLockModel {
                     format!(
                         "The holder crashed after its INSERT committed; nothing deletes {what}, so the waiting client can never insert its own."
                     )
+                }
+            }
+            Property::ResourceSafety if self.lock.in_process() => {
+                let rolled_back = killed;
+                if rolled_back {
+                    "Under READ UNCOMMITTED the next client read the holder's uncommitted write, and that transaction then rolled back (its session killed): the next client's write, built on a value that never existed, committed, and the rolled-back update lives on in it. READ UNCOMMITTED hides the window only until a transaction fails.".to_string()
+                } else {
+                    "The application's lock was released when the method returned, but the transaction around the method commits only after that: the next client took the lock and read the committed value — the old one, since the holder's write was not committed yet — and its UPDATE, once the holder's row lock was free, overwrote the holder's write. An update is lost though the lock excluded every section: the lock must be taken outside the transaction (or be the database's own, FOR UPDATE).".to_string()
                 }
             }
             Property::ResourceSafety => LOST_UPDATE.to_string(),

@@ -30,6 +30,14 @@ pub enum Lock {
     Advisory,
     /// `BEGIN; pg_advisory_xact_lock`, released by `COMMIT`.
     AdvisoryXact,
+    /// A lock inside the application process — Java's `synchronized` or a
+    /// `ReentrantLock` — around a method that runs in a transaction (Spring's
+    /// `@Transactional`): `BEGIN`, then the lock; the lock released as the method
+    /// returns, and only then the `COMMIT`.
+    LocalMutex {
+        /// The transaction runs at `READ UNCOMMITTED`.
+        read_uncommitted: bool,
+    },
 }
 
 /// Where the critical section's work happens.
@@ -66,13 +74,31 @@ impl Lock {
 
     /// Whether the release ends a transaction (`COMMIT`).
     pub fn transactional(self) -> bool {
-        matches!(self, Lock::ForUpdate | Lock::AdvisoryXact)
+        matches!(
+            self,
+            Lock::ForUpdate | Lock::AdvisoryXact | Lock::LocalMutex { .. }
+        )
     }
 
-    /// The statement of acquire stage `k`; `clock` is the client's own clock.
+    /// Whether the lock lives in the application process, not in the database: its
+    /// acquire stage 1 and its release send no statement.
+    pub fn in_process(self) -> bool {
+        matches!(self, Lock::LocalMutex { .. })
+    }
+
+    /// The statement of acquire stage `k`; `clock` is the client's own clock. (An
+    /// [`in_process`](Lock::in_process) lock's stage 1 is the application's lock, which
+    /// sends nothing: the model takes it itself.)
     pub fn acquire(self, k: u8, owner: &str, clock: u64, ttl: u64) -> SqlCommand {
         let name = LOCK_NAME.to_string();
         match (self, k) {
+            (
+                Lock::LocalMutex {
+                    read_uncommitted: true,
+                },
+                _,
+            ) => SqlCommand::BeginReadUncommitted,
+            (Lock::LocalMutex { .. }, _) => SqlCommand::Begin,
             (Lock::UniqueKey { .. }, _) => SqlCommand::Insert {
                 name,
                 owner: owner.into(),
@@ -120,12 +146,17 @@ impl Lock {
     pub fn acquired(self, k: u8, reply: &SqlReply) -> Acquired {
         match (self, reply) {
             (_, SqlReply::ConnectionLost) => Acquired::Lost,
-            (Lock::ForUpdate | Lock::AdvisoryXact, _) if k == 0 => Acquired::Next,
+            (Lock::ForUpdate | Lock::AdvisoryXact | Lock::LocalMutex { .. }, _) if k == 0 => {
+                Acquired::Next
+            }
             (Lock::Lease { cas: false, .. }, SqlReply::Rows(1)) if k == 0 => Acquired::Next,
             (Lock::UniqueKey { .. }, SqlReply::Inserted(_))
             | (Lock::Lease { .. }, SqlReply::Rows(1))
             | (Lock::GetLock, SqlReply::Int(1))
-            | (Lock::ForUpdate | Lock::Advisory | Lock::AdvisoryXact, _) => Acquired::Got,
+            | (
+                Lock::ForUpdate | Lock::Advisory | Lock::AdvisoryXact | Lock::LocalMutex { .. },
+                _,
+            ) => Acquired::Got,
             _ => Acquired::Busy,
         }
     }
@@ -141,7 +172,7 @@ impl Lock {
                 owner: owner.into(),
             },
             Lock::GetLock => SqlCommand::ReleaseLock { name },
-            Lock::ForUpdate | Lock::AdvisoryXact => SqlCommand::Commit,
+            Lock::ForUpdate | Lock::AdvisoryXact | Lock::LocalMutex { .. } => SqlCommand::Commit,
             Lock::Advisory => SqlCommand::AdvisoryUnlock { key: ADVISORY_KEY },
         }
     }

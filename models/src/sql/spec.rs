@@ -52,8 +52,11 @@ impl LockRow {
 /// An open transaction.
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Tx {
-    /// The `counter` value this transaction wrote, visible only to it until `COMMIT`.
+    /// The `counter` value this transaction wrote, visible only to it until `COMMIT`
+    /// (and to a transaction that reads uncommitted data).
     pub counter: Option<u8>,
+    /// `READ UNCOMMITTED`: its reads see other transactions' uncommitted writes.
+    pub dirty_reads: bool,
 }
 
 /// A connection's server side.
@@ -175,6 +178,10 @@ pub enum SqlCommand {
     },
     /// `BEGIN`.
     Begin,
+    /// MySQL's `SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED` and `BEGIN`: the
+    /// transaction's reads see other transactions' uncommitted writes. (PostgreSQL
+    /// accepts the level and runs it as `READ COMMITTED`; no row sends it there.)
+    BeginReadUncommitted,
     /// `COMMIT`.
     Commit,
     /// `ROLLBACK`.
@@ -187,9 +194,11 @@ pub enum SqlCommand {
         /// `FOR UPDATE NOWAIT`: answer [`SqlReply::LockNotAvailable`] instead of waiting.
         nowait: bool,
     },
-    /// `SELECT n FROM counter`.
+    /// `SELECT n FROM counter`: its own transaction's write, else the committed value
+    /// (else, under `READ UNCOMMITTED`, another transaction's uncommitted write).
     ReadCounter,
-    /// `UPDATE counter SET n = ?`.
+    /// `UPDATE counter SET n = ?` (waits while another open transaction has written the
+    /// row: the row lock its `UPDATE` took is held to its end).
     WriteCounter {
         /// New value.
         value: u8,
@@ -278,6 +287,14 @@ impl SqlState {
         self.row_locks.retain(|_, s| *s != session);
         self.named.retain(|_, (s, _)| *s != session);
         self.advisory.retain(|_, a| a.session != session);
+    }
+
+    /// Another session whose open transaction has written the `counter` row (and so
+    /// holds its row lock).
+    fn counter_writer(&self, session: u8) -> Option<usize> {
+        self.sessions.iter().enumerate().position(|(i, x)| {
+            i != session as usize && x.alive && x.tx.as_ref().is_some_and(|t| t.counter.is_some())
+        })
     }
 
     fn end_tx(&mut self, session: u8, commit: bool) {
@@ -420,6 +437,13 @@ pub fn apply(
             s.sessions[session as usize].tx = Some(Tx::default());
             SqlReply::Ok
         }
+        SqlCommand::BeginReadUncommitted => {
+            s.sessions[session as usize].tx = Some(Tx {
+                counter: None,
+                dirty_reads: true,
+            });
+            SqlReply::Ok
+        }
         SqlCommand::Commit | SqlCommand::Rollback => {
             s.end_tx(session, *cmd == SqlCommand::Commit);
             SqlReply::Ok
@@ -439,12 +463,16 @@ pub fn apply(
             SqlReply::Rows(u64::from(s.rows.contains_key(name)))
         }
         SqlCommand::ReadCounter => {
-            let own = s.sessions[session as usize]
-                .tx
-                .as_ref()
+            let tx = s.sessions[session as usize].tx.as_ref();
+            let own = tx.and_then(|t| t.counter);
+            let dirty = tx
+                .filter(|t| t.dirty_reads)
+                .and_then(|_| s.counter_writer(session))
+                .and_then(|w| s.sessions[w].tx.as_ref())
                 .and_then(|t| t.counter);
-            SqlReply::Int(i64::from(own.unwrap_or(s.counter)))
+            SqlReply::Int(i64::from(own.or(dirty).unwrap_or(s.counter)))
         }
+        SqlCommand::WriteCounter { .. } if s.counter_writer(session).is_some() => return None,
         SqlCommand::WriteCounter { value } => {
             match s.sessions[session as usize].tx.as_mut() {
                 Some(tx) => tx.counter = Some(*value),
@@ -524,6 +552,7 @@ impl SqlCommand {
             SqlCommand::DeleteById { .. }
             | SqlCommand::Reap { .. }
             | SqlCommand::Begin
+            | SqlCommand::BeginReadUncommitted
             | SqlCommand::Commit
             | SqlCommand::Rollback
             | SqlCommand::NextVal => None,

@@ -37,6 +37,9 @@ pub fn statement_text(cmd: &SqlCommand) -> String {
         SqlCommand::GetLock { name } => format!("SELECT GET_LOCK('{name}', 0)"),
         SqlCommand::ReleaseLock { name } => format!("SELECT RELEASE_LOCK('{name}')"),
         SqlCommand::Begin => "BEGIN".to_string(),
+        SqlCommand::BeginReadUncommitted => {
+            "SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; BEGIN".to_string()
+        }
         SqlCommand::Commit => "COMMIT".to_string(),
         SqlCommand::Rollback => "ROLLBACK".to_string(),
         SqlCommand::SelectForUpdate { name, nowait } => {

@@ -143,3 +143,23 @@ fn check_then_set_lets_both_takers_write() {
     assert_eq!(r, SqlReply::Rows(1));
     assert_eq!(s.rows[LOCK_NAME].owner, "c1");
 }
+
+#[test]
+fn an_uncommitted_counter_write_holds_the_row_and_only_dirty_reads_see_it() {
+    let s = SqlState::new(3);
+    let (_, s) = run(&s, 0, SqlCommand::Begin, 0);
+    let (_, s) = run(&s, 0, SqlCommand::WriteCounter { value: 5 }, 0);
+    let (_, s) = run(&s, 1, SqlCommand::Begin, 0);
+    assert_eq!(run(&s, 1, SqlCommand::ReadCounter, 0).0, SqlReply::Int(0));
+    assert!(
+        apply(&s, 1, &SqlCommand::WriteCounter { value: 1 }, 0).is_none(),
+        "waits for the writer's row lock"
+    );
+    let (_, s) = run(&s, 2, SqlCommand::BeginReadUncommitted, 0);
+    assert_eq!(run(&s, 2, SqlCommand::ReadCounter, 0).0, SqlReply::Int(5));
+    let (_, s) = run(&s, 0, SqlCommand::Rollback, 0);
+    assert_eq!(run(&s, 2, SqlCommand::ReadCounter, 0).0, SqlReply::Int(0));
+    let (r, s) = run(&s, 1, SqlCommand::WriteCounter { value: 1 }, 0);
+    assert_eq!(r, SqlReply::Rows(1), "the row lock went with the rollback");
+    assert!(apply(&s, 2, &SqlCommand::WriteCounter { value: 2 }, 0).is_none());
+}
