@@ -289,6 +289,7 @@ fn every_plan_is_tested() {
         // Tested in tests/run_sql.rs.
         "mysql-getlock-conn-kill",
         "sql-for-update-outside-tx",
+        "sql-mutex-in-tx",
         "mysql-unique-crash",
         "mysql-lease-dbtime-pause",
         "mysql-lease-dbtime-jump",

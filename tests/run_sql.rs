@@ -90,6 +90,15 @@ fn a_dead_reaper_leaves_a_crashed_holders_row_like_no_reaper_at_all() {
     );
 }
 
+/// The application's lock excludes every section, and the counter still loses updates:
+/// each holder's write commits 50 ms after the next client took the lock and read.
+#[test]
+fn a_lock_released_before_its_transaction_commits_loses_updates() {
+    let r = agrees("sql-mutex-in-tx");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Violation);
+}
+
 #[test]
 fn database_time_does_not_survive_a_holders_pause() {
     let r = agrees("mysql-lease-dbtime-pause");

@@ -13,6 +13,8 @@
 //! - [`TxLock`]: `BEGIN` + `SELECT … FOR UPDATE NOWAIT` (`sql-for-update`) or
 //!   `pg_try_advisory_xact_lock` (`pg-advisory-xact`), released by `COMMIT`; do the
 //!   work through [`TxLock::session`] so it commits with the release or not at all.
+//! - [`InProcessTxLock`]: a lock of the application process taken inside a
+//!   transaction and released before its `COMMIT` (`sql-mutex-in-tx`, teaching only).
 //!
 //! The waiting statements (`FOR UPDATE`, `pg_advisory_lock`) are sent as their
 //! non-waiting twins so one attempt never blocks; the acquire loop does the waiting.
@@ -83,11 +85,13 @@ impl HeldLock for RowHeld {
     }
 }
 
+mod in_process;
 mod lease;
 mod session;
 mod tx;
 mod unique;
 
+pub use in_process::{InProcessTxLock, MUTEX_IN_TX};
 pub use lease::{LeaseLock, LEASE_CLIENT_TIME, LEASE_DB_TIME};
 pub use session::{SessionKind, SessionLock, ADVISORY, ADVISORY_FENCED, GET_LOCK};
 pub use tx::{TxKind, TxLock, ADVISORY_XACT, FOR_UPDATE};

@@ -13,6 +13,8 @@ pub mod mysql;
 pub mod postgres;
 pub mod session;
 
-pub use locks::{advisory_key, reap, LeaseLock, SessionLock, TxLock, UniqueKeyLock};
+pub use locks::{
+    advisory_key, reap, InProcessTxLock, LeaseLock, SessionLock, TxLock, UniqueKeyLock,
+};
 pub use log::{SqlWire, Statement, StatementLog};
 pub use session::Session;

@@ -14,6 +14,9 @@ pub struct SqlClient {
     /// Its own connection through the run's proxy or, when the cluster has a pool, the one
     /// pool every client shares (made by the first client to connect).
     pub session: Arc<Session>,
+    /// The application's in-process lock: the run's clients are the threads of one
+    /// process, so they share it.
+    pub app_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Client for SqlClient {}

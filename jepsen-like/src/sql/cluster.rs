@@ -194,6 +194,8 @@ pub struct SqlCluster<K: SqlKind> {
     pool: Option<u32>,
     /// The run's one pool, made by the first client that connects.
     shared: Arc<std::sync::Mutex<Option<Arc<Session>>>>,
+    /// The application's in-process lock every client shares.
+    app_lock: Arc<tokio::sync::Mutex<()>>,
     kind: PhantomData<K>,
 }
 
@@ -215,13 +217,19 @@ impl<K: SqlKind> SqlCluster<K> {
         // Owned before the future: the servers themselves are not shared across threads.
         let url = addrs.first().map(|a| K::url(a));
         let (pool, shared) = (self.pool, Arc::clone(&self.shared));
+        let app_lock = Arc::clone(&self.app_lock);
         let CommandLog { process, log } = commands;
         let statements = event_recorder(process, log.base(), move |e| log.record_stamped(e));
         async move {
             let url = url.ok_or_else(|| RunError::Internal("no SQL endpoint".into()))?;
             let made = shared.lock().unwrap_or_else(|p| p.into_inner()).clone();
             let session = match (pool, made) {
-                (Some(_), Some(pool)) => return Ok(SqlClient { session: pool }),
+                (Some(_), Some(pool)) => {
+                    return Ok(SqlClient {
+                        session: pool,
+                        app_lock,
+                    })
+                }
                 (Some(size), None) => Session::connect_pool(&url, size, Some(statements)).await,
                 (None, _) => Session::connect(&url, Some(statements)).await,
             }
@@ -230,7 +238,7 @@ impl<K: SqlKind> SqlCluster<K> {
             if pool.is_some() {
                 *shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(session.clone());
             }
-            Ok(SqlClient { session })
+            Ok(SqlClient { session, app_lock })
         }
     }
 
@@ -253,6 +261,7 @@ impl<K: SqlKind> Servers for SqlCluster<K> {
             reaper_ms: shape.reaper_ms,
             pool: shape.pool,
             shared: Arc::default(),
+            app_lock: Arc::default(),
             kind: PhantomData,
         })
     }

@@ -1,7 +1,9 @@
 //! Which client lock a SQL scenario uses, and how one client builds it from its
 //! session.
 
-use locklab_implementations::sql::{LeaseLock, SessionLock, TxLock, UniqueKeyLock};
+use locklab_implementations::sql::{
+    InProcessTxLock, LeaseLock, SessionLock, TxLock, UniqueKeyLock,
+};
 use locklab_implementations::{DistributedLock, Lease};
 
 use super::client::SqlClient;
@@ -41,6 +43,12 @@ pub enum SqlLock {
     /// `BEGIN; SELECT pg_try_advisory_xact_lock`, the write in the same transaction
     /// (PostgreSQL).
     AdvisoryXact,
+    /// `BEGIN`, then the application's in-process lock; the work in the transaction;
+    /// the lock released, and the `COMMIT` sent this many ms later.
+    MutexInTx {
+        /// Between the release of the lock and the `COMMIT` (ms).
+        commit_after_ms: u64,
+    },
 }
 
 impl SqlLock {
@@ -59,7 +67,10 @@ impl SqlLock {
     /// Whether the work is done in the locking transaction, on the database's own
     /// `counter` row: it commits with the release or rolls back with the session.
     pub fn work_in_tx(self) -> bool {
-        matches!(self, SqlLock::ForUpdateInTx | SqlLock::AdvisoryXact)
+        matches!(
+            self,
+            SqlLock::ForUpdateInTx | SqlLock::AdvisoryXact | SqlLock::MutexInTx { .. }
+        )
     }
 
     /// Whether the lock lives in the holder's session (a session lock, a row or
@@ -128,5 +139,11 @@ pub fn build(
         SqlLock::AdvisoryXact => Box::new(
             TxLock::advisory_xact(session, key).map_err(|e| RunError::BadOption(e.to_string()))?,
         ),
+        SqlLock::MutexInTx { commit_after_ms } => Box::new(InProcessTxLock::new(
+            session,
+            key,
+            client.app_lock.clone(),
+            std::time::Duration::from_millis(commit_after_ms),
+        )),
     })
 }

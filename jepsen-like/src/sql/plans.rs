@@ -75,6 +75,24 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
                 "the first FOR UPDATE holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section, and the next client to finish its work after 2.5 s crashes holding the lock; every read and write is in the locking transaction",
             )
         },
+        Plan {
+            shape: Shape {
+                lock_row: false,
+                reaper_ms: None,
+                pool: None,
+            },
+            work_ms: 40,
+            duration_ms: 3_000,
+            faults: Vec::new(),
+            story: "no fault: three clients, the threads of one process, each run a synchronized method inside a transaction (read the counter, write it plus one); the lock is released as the method returns and the COMMIT follows 50 ms later",
+            ..session_killed(
+                ScenarioId::SqlMutexInTx,
+                SqlLock::MutexInTx {
+                    commit_after_ms: 50,
+                },
+                "",
+            )
+        },
         session_killed(
             ScenarioId::SqlForUpdateOutsideTx,
             SqlLock::ForUpdate,

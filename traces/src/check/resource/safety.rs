@@ -184,9 +184,9 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
                     .map(|o| {
                         op_ref(
                             o,
+                            // The line names the client already (`OpRef::process`).
                             format!(
-                                "c{} wrote {} over its read of {base}",
-                                o.process,
+                                "wrote {} over its read of {base}",
                                 shown(o.invoke.1.value.as_ref())
                             ),
                         )
@@ -196,7 +196,7 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
             None => update_ops
                 .iter()
                 .take(8)
-                .map(|o| op_ref(o, format!("{} by c{}", o.kind, o.process)))
+                .map(|o| op_ref(o, o.kind.to_string()))
                 .collect(),
         };
     } else {
