@@ -192,6 +192,21 @@ fn redlock_bare_majority(then: Vec<(u64, Action<RedisAction>)>) -> Vec<Step<Redi
     f
 }
 
+/// After the first holder's bare majority, n2 is killed (`kill -9`) 200 ms in and
+/// started again `down_ms` later, empty or on its data dir.
+fn n2_killed_and_restarted(down_ms: u64, keep_data: bool) -> Vec<Step<RedisAction>> {
+    redlock_bare_majority(vec![
+        (200, Action::Kill(Node(2))),
+        (
+            down_ms,
+            Action::Restart {
+                target: Node(2),
+                keep_data,
+            },
+        ),
+    ])
+}
+
 /// Every Redis and Redlock scenario `locklab run` can run.
 pub fn plans() -> Vec<RedisPlan> {
     vec![
@@ -310,16 +325,7 @@ pub fn plans() -> Vec<RedisPlan> {
         redlock(ScenarioId::Redlock, Vec::new(), "no fault: clients contend for a majority of 5 nodes"),
         Plan {
             work_ms: 5_000,
-            faults: redlock_bare_majority(vec![
-                (200, Action::Kill(Node(2))),
-                (
-                    200,
-                    Action::Restart {
-                        target: Node(2),
-                        keep_data: false,
-                    },
-                ),
-            ]),
+            faults: n2_killed_and_restarted(200, false),
             ..redlock(
                 ScenarioId::RedlockRestart,
                 Vec::new(),
@@ -330,17 +336,8 @@ pub fn plans() -> Vec<RedisPlan> {
             ttl_ms: 3_000,
             work_ms: 2_000,
             duration_ms: 8_000,
-            faults: redlock_bare_majority(vec![
-                (200, Action::Kill(Node(2))),
-                (
-                    // Down longer than a lease: every key it held has expired elsewhere.
-                    3_500,
-                    Action::Restart {
-                        target: Node(2),
-                        keep_data: false,
-                    },
-                ),
-            ]),
+            // Down longer than a lease: every key it held has expired elsewhere.
+            faults: n2_killed_and_restarted(3_500, false),
             ..redlock(
                 ScenarioId::RedlockDelayedRestart,
                 Vec::new(),
@@ -354,16 +351,7 @@ pub fn plans() -> Vec<RedisPlan> {
             },
             work_ms: 5_000,
             // kill -9, then a start on its data dir: the append-only file is all it has.
-            faults: redlock_bare_majority(vec![
-                (200, Action::Kill(Node(2))),
-                (
-                    200,
-                    Action::Restart {
-                        target: Node(2),
-                        keep_data: true,
-                    },
-                ),
-            ]),
+            faults: n2_killed_and_restarted(200, true),
             ..redlock(
                 ScenarioId::RedlockRestartAof,
                 Vec::new(),
