@@ -93,6 +93,19 @@ fn a_lock_released_before_its_transaction_commits_loses_updates() {
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Violation);
 }
 
+/// At `READ UNCOMMITTED` the next client reads the holder's write before it commits;
+/// when the holder's work then fails and rolls back, that read saw a value no committed
+/// write made, and the next client commits on top of it.
+#[test]
+fn read_uncommitted_commits_on_a_write_that_rolled_back() {
+    let r = agrees("sql-mutex-in-tx-read-uncommitted");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    assert_eq!(
+        check(&r, Property::ResourceLinearizability),
+        Verdict::Violation
+    );
+}
+
 #[test]
 fn database_time_does_not_survive_a_holders_pause() {
     let r = agrees("mysql-lease-dbtime-pause");

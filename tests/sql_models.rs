@@ -169,7 +169,7 @@ fn read_uncommitted_hides_the_window_until_a_transaction_rolls_back() {
         before(
             &t,
             "c1 (session 1): SELECT n FROM counter -> 1",
-            "KILL CONNECTION <session 0>"
+            "c0's method throws after its lock was released; c0 (session 0): ROLLBACK -> OK FAULT"
         ),
         "{t}"
     );
@@ -368,6 +368,6 @@ fn sql_faults_are_the_families_own() {
     let e = params(&s, &faults("failover")).expect_err("a Redis fault");
     assert_eq!(
         e.to_string(),
-        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew, jump, reaper-dies"
+        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew, jump, reaper-dies, rollback"
     );
 }

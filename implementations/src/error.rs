@@ -88,6 +88,14 @@ pub enum LockError {
     /// The configuration is unusable.
     #[error("invalid configuration: {0}")]
     InvalidConfig(String),
+    /// The release ended the lock's transaction with `ROLLBACK`, on purpose (a fault
+    /// asked for it), and the server answered: every write in it certainly did not
+    /// happen.
+    #[error("{key}: the transaction was rolled back, its writes undone")]
+    RolledBack {
+        /// The lock name.
+        key: String,
+    },
 }
 
 impl LockError {

@@ -197,6 +197,17 @@ impl LockGuard {
         held.release().await
     }
 
+    /// Releases as the end of a failed unit of work: the lock's transaction, where its
+    /// release ends one, rolls back ([`HeldLock::release_rolling_back`]). For fault
+    /// injection: a method that throws after its lock was released.
+    pub async fn release_rolling_back(mut self) -> Result<(), LockError> {
+        let Some(held) = self.held.take() else {
+            return Ok(());
+        };
+        self.cell.exit();
+        held.release_rolling_back().await
+    }
+
     /// Simulates a client crash: stops counting the hold (and so the watchdog) without
     /// telling the server. The lock stays taken until its lease runs out — forever for a
     /// lock without lease. For fault injection in tests and teaching.

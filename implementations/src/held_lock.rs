@@ -15,6 +15,13 @@ pub trait HeldLock: Send + Sync + 'static {
     /// Gives back one hold on the backend.
     fn release(&self) -> BoxFuture<'_, Result<(), LockError>>;
 
+    /// Gives it back as the release of a failed unit of work: a lock whose release
+    /// ends a transaction rolls it back ([`LockError::RolledBack`] once the server has
+    /// answered). The default, for a lock that ends no transaction: the release.
+    fn release_rolling_back(&self) -> BoxFuture<'_, Result<(), LockError>> {
+        self.release()
+    }
+
     /// Extends the lease to `lease` from now; [`LockError::NotHeld`] if the backend says
     /// the lock is no longer ours. The default: the protocol cannot renew.
     fn renew(&self, lease: Duration) -> BoxFuture<'_, Result<(), LockError>> {

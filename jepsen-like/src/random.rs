@@ -33,12 +33,13 @@ pub const CLIENT_KINDS: [Fault; 4] = [Fault::Pause, Fault::Crash, Fault::Partiti
 
 /// The server faults a random nemesis can mix where the row's servers take them
 /// ([`crate::family::Family::random_server_fault`]): a server's clock set ahead (a
-/// Redlock node's, MariaDB's), the holder's database session killed. Each is one step
+/// Redlock node's, MariaDB's), the holder's database session killed, the reaper job
+/// stopped for good (where a row has one). Each is one step
 /// whose every timing the row's model allows. Not yet: a Redlock node's restart (a
 /// delayed-restart row's model allows it only a lease after the crash, so it takes a
 /// kill and a later start, which the shrinker would have to keep together) and
 /// failovers (each takes a replica, so they run out).
-pub const SERVER_KINDS: [Fault; 2] = [Fault::Jump, Fault::Kill];
+pub const SERVER_KINDS: [Fault; 3] = [Fault::Jump, Fault::Kill, Fault::ReaperDies];
 
 /// Every kind a random nemesis may be asked for.
 fn any_kind(f: Fault) -> bool {

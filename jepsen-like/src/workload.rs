@@ -98,6 +98,9 @@ pub async fn client<C: Client>(
         let mut pending: Option<locklab_traces::format::Event> = None;
         let mut rolled_back = false;
         let mut lose_release_reply = false;
+        // The unit of work fails after its section: the release rolls its transaction
+        // back instead of committing it.
+        let mut roll_back = false;
         // Why the client stopped working before its write, when its lock said it lost.
         let mut stopped: Option<String> = None;
         match read(&*resource, me, token, log).await {
@@ -111,6 +114,7 @@ pub async fn client<C: Client>(
                         stopped = partition(&shared.log, id, ms, &client, &guard).await;
                     }
                     Some((Fault::Drop, _)) => lose_release_reply = true,
+                    Some((Fault::Rollback, _)) => roll_back = true,
                     Some((Fault::Crash, _)) => {
                         crash(log, id, "inside its critical section, holding the lock");
                         // A dead process releases nothing, but its connections close
@@ -183,14 +187,32 @@ pub async fn client<C: Client>(
                 }),
             );
         }
-        let released = guard.release().await;
+        if roll_back {
+            log.nemesis(
+                json!({"fault": "client-rollback", "target": format!("c{id}")}),
+                Some(format!(
+                    "c{id}'s work fails after its section: its release rolls the transaction back"
+                )),
+            );
+        }
+        let released = match roll_back {
+            true => guard.release_rolling_back().await,
+            false => guard.release().await,
+        };
         if in_tx {
             if let Some(mut done) = pending {
                 // The write took effect exactly if the COMMIT did; a COMMIT without its
-                // answer may have.
-                if let Err(e) = &released {
-                    done.phase = Phase::Info;
-                    done.note = Some(format!("its transaction's COMMIT: {e}"));
+                // answer may have; a ROLLBACK the server answered undid it for certain.
+                match &released {
+                    Ok(()) => {}
+                    Err(e @ LockError::RolledBack { .. }) => {
+                        done.phase = Phase::Fail;
+                        done.note = Some(e.to_string());
+                    }
+                    Err(e) => {
+                        done.phase = Phase::Info;
+                        done.note = Some(format!("its transaction's COMMIT: {e}"));
+                    }
                 }
                 log.record(done);
             }
@@ -200,6 +222,8 @@ pub async fn client<C: Client>(
         let (phase, note) = match released {
             Ok(()) => (Phase::Ok, None),
             Err(e @ LockError::NotHeld { .. }) => (Phase::Fail, Some(e.to_string())),
+            // The lock was given back; only the work was undone.
+            Err(e @ LockError::RolledBack { .. }) => (Phase::Ok, Some(e.to_string())),
             Err(e) => (Phase::Info, Some(e.to_string())),
         };
         let mut done = Log::event(me, OpKind::Release, phase);

@@ -218,6 +218,9 @@ named! {
         Revoke => "revoke",
         /// The reaper job that deletes abandoned lock rows dies and is not restarted.
         ReaperDies => "reaper-dies",
+        /// A client's transaction rolls back after the lock around its work was
+        /// released (the method throws after its synchronized block).
+        Rollback => "rollback",
     }
 }
 
@@ -435,6 +438,7 @@ impl Family {
                 Fault::Skew,
                 Fault::Jump,
                 Fault::ReaperDies,
+                Fault::Rollback,
             ],
             Family::Etcd => &[
                 Fault::Pause,

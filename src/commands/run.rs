@@ -59,11 +59,11 @@ pub struct Args {
     /// request counts as unknown (`info`).
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     client_timeout: Option<Duration>,
-    /// `random` or `random:KIND,…` (pause, crash, partition, drop; jump, kill): instead
-    /// of the row's planned faults, the row's faults its model knows and its servers
-    /// take, at random times drawn from `--seed` over `--duration` (default 60 s), held
-    /// against the model with the same faults; a violation is shrunk to a smallest
-    /// schedule that still breaks.
+    /// `random` or `random:KIND,…` (pause, crash, partition, drop; jump, kill,
+    /// reaper-dies): instead of the row's planned faults, the row's faults its model
+    /// knows and its servers take, at random times drawn from `--seed` over
+    /// `--duration` (default 60 s), held against the model with the same faults; a
+    /// violation is shrunk to a smallest schedule that still breaks.
     #[arg(long, value_name = "SPEC", value_parser = parse_nemesis)]
     nemesis: Option<RandomNemesis>,
     /// Replays the shrinker may make after a random nemesis's violation (0: none).

@@ -91,7 +91,7 @@ mod session;
 mod tx;
 mod unique;
 
-pub use in_process::{InProcessTxLock, MUTEX_IN_TX};
+pub use in_process::{InProcessTxLock, MUTEX_IN_TX, MUTEX_IN_TX_READ_UNCOMMITTED};
 pub use lease::{LeaseLock, LEASE_CLIENT_TIME, LEASE_DB_TIME};
 pub use session::{SessionKind, SessionLock, ADVISORY, ADVISORY_FENCED, GET_LOCK};
 pub use tx::{TxKind, TxLock, ADVISORY_XACT, FOR_UPDATE};

@@ -63,7 +63,8 @@ fn parse_reads_kinds_and_names_what_it_refuses() {
     );
     let e = RandomNemesis::parse("random:failover").unwrap_err();
     assert!(
-        e.contains("\"failover\"") && e.contains("pause, crash, partition, drop, jump, kill"),
+        e.contains("\"failover\"")
+            && e.contains("pause, crash, partition, drop, jump, kill, reaper-dies"),
         "{e}"
     );
     assert!(RandomNemesis::parse("chaos")

@@ -48,6 +48,8 @@ pub enum SqlLock {
     MutexInTx {
         /// Between the release of the lock and the `COMMIT` (ms).
         commit_after_ms: u64,
+        /// The transactions run at `READ UNCOMMITTED`.
+        read_uncommitted: bool,
     },
 }
 
@@ -139,11 +141,20 @@ pub fn build(
         SqlLock::AdvisoryXact => Box::new(
             TxLock::advisory_xact(session, key).map_err(|e| RunError::BadOption(e.to_string()))?,
         ),
-        SqlLock::MutexInTx { commit_after_ms } => Box::new(InProcessTxLock::new(
-            session,
-            key,
-            client.app_lock.clone(),
-            std::time::Duration::from_millis(commit_after_ms),
-        )),
+        SqlLock::MutexInTx {
+            commit_after_ms,
+            read_uncommitted,
+        } => {
+            let lock = InProcessTxLock::new(
+                session,
+                key,
+                client.app_lock.clone(),
+                std::time::Duration::from_millis(commit_after_ms),
+            );
+            match read_uncommitted {
+                true => Box::new(lock.read_uncommitted()),
+                false => Box::new(lock),
+            }
+        }
     })
 }

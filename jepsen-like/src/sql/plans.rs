@@ -89,6 +89,26 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
                 ScenarioId::SqlMutexInTx,
                 SqlLock::MutexInTx {
                     commit_after_ms: 50,
+                    read_uncommitted: false,
+                },
+                "",
+            )
+        },
+        Plan {
+            shape: Shape {
+                lock_row: false,
+                reaper_ms: None,
+                pool: None,
+            },
+            work_ms: 40,
+            duration_ms: 3_000,
+            faults: vec![after_entry(0, Action::client(Fault::Rollback, AnyClient, 0))],
+            story: "as sql-mutex-in-tx at READ UNCOMMITTED: the first client to finish its work after the first entry throws once its lock is released, and its transaction rolls back 50 ms later; the next client has read its uncommitted write by then",
+            ..session_killed(
+                ScenarioId::SqlMutexInTxReadUncommitted,
+                SqlLock::MutexInTx {
+                    commit_after_ms: 50,
+                    read_uncommitted: true,
                 },
                 "",
             )

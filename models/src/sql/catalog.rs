@@ -272,11 +272,11 @@ pub fn scenarios() -> Vec<Scenario> {
             id: ScenarioId::SqlMutexInTxReadUncommitted.name(),
             family: sql,
             protocol: "the same method at READ UNCOMMITTED (MySQL): the next client reads the holder's uncommitted write",
-            faults: "the session of a client that left the method is killed before its COMMIT",
+            faults: "a client's method throws after its lock is released: its transaction rolls back",
             properties: MX_RES,
             expected: Violates(RES),
             lesson: "Reading uncommitted data does close the window without a fault: the next client sees the holder's write and its own UPDATE waits for the commit. But a transaction that rolls back after its lock was released has already handed its write on: the next client commits a value built on an update that never happened.",
-            defaults: one(Fault::Kill),
+            defaults: one(Fault::Rollback),
             model: &const { SqlLock::new(MySql, Lock::LocalMutex { read_uncommitted: true }).in_tx() },
         },
         Scenario {

@@ -162,6 +162,7 @@ impl SqlLockModel {
                 true,
             ),
             Action::ReaperDies => mark("reaper".into(), "⚡ the reaper job dies".into(), true),
+            Action::Rollback(c) => mark(client(c), "⚡ method throws: ROLLBACK".into(), true),
             _ => WORDS.mark(a.client_fault()),
         }
     }

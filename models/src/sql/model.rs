@@ -178,6 +178,9 @@ pub enum Action {
     /// Fault: the reaper job dies (its cron host down, the job disabled by a deploy);
     /// nothing restarts it.
     ReaperDies,
+    /// Fault: a client that released its in-process lock rolls its transaction back
+    /// instead of committing it (the method throws after the synchronized block).
+    Rollback(u8),
 }
 
 /// A step's next state, with the session, statement and reply it sent.
@@ -445,6 +448,25 @@ impl SqlLockModel {
                 s.budget.spend(Fault::Skew);
                 Some(Effect::plain(s))
             }
+            Action::Rollback(c) => {
+                let cl = &st.clients[c as usize];
+                if !s.budget.has(Fault::Rollback)
+                    || cl.phase != Phase::Commit
+                    || cl.process.paused
+                    || self.faults_over(st)
+                {
+                    return None;
+                }
+                let cmd = SqlCommand::Rollback;
+                let (reply, db) = apply(&s.db, cl.session, &cmd, s.db_now())?;
+                s.db = db;
+                s.clients[c as usize].phase = Phase::Done;
+                s.budget.spend(Fault::Rollback);
+                Some(Effect {
+                    state: s,
+                    sent: Some((cl.session, cmd, reply)),
+                })
+            }
             Action::ReaperDies => {
                 if !s.budget.has(Fault::ReaperDies) || !self.reaping(st) || self.faults_over(st) {
                     return None;
@@ -603,6 +625,7 @@ impl Model for SqlLockModel {
             }
             out.extend(Action::client_faults(c));
             out.push(Action::Skew(c));
+            out.push(Action::Rollback(c));
         }
         for x in 0..sessions {
             out.push(Action::Kill(x));

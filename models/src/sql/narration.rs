@@ -228,6 +228,9 @@ impl Narrate for SqlLockModel {
                 self.dialect.kill_text(x)
             ),
             Action::Skew(c) => format!("c{c}'s clock jumps {} ahead", self.ttl + 1),
+            Action::Rollback(c) => said(format!(
+                "c{c}'s method throws after its lock was released; c{c}"
+            )),
             Action::ReaperDies => {
                 "the reaper job dies (its host down, the job disabled); nothing restarts it"
                     .to_string()
@@ -262,7 +265,11 @@ impl Narrate for SqlLockModel {
         a.client_fault().is_some_and(|(f, _)| f.is_fault())
             || matches!(
                 a,
-                Action::Kill(_) | Action::Skew(_) | Action::Jump | Action::ReaperDies
+                Action::Kill(_)
+                    | Action::Skew(_)
+                    | Action::Jump
+                    | Action::ReaperDies
+                    | Action::Rollback(_)
             )
     }
 
@@ -323,9 +330,9 @@ impl Narrate for SqlLockModel {
                 }
             }
             Property::ResourceSafety if self.lock.in_process() => {
-                let rolled_back = killed;
+                let rolled_back = killed || happened(path, |a| matches!(a, Action::Rollback(_)));
                 if rolled_back {
-                    "Under READ UNCOMMITTED the next client read the holder's uncommitted write, and that transaction then rolled back (its session killed): the next client's write, built on a value that never existed, committed, and the rolled-back update lives on in it. READ UNCOMMITTED hides the window only until a transaction fails.".to_string()
+                    "Under READ UNCOMMITTED the next client read the holder's uncommitted write, and that transaction then rolled back: the next client's write, built on a value that never existed, committed, and the rolled-back update lives on in it. READ UNCOMMITTED hides the window only until a transaction fails.".to_string()
                 } else {
                     "The application's lock was released when the method returned, but the transaction around the method commits only after that: the next client took the lock and read the committed value — the old one, since the holder's write was not committed yet — and its UPDATE, once the holder's row lock was free, overwrote the holder's write. An update is lost though the lock excluded every section: the lock must be taken outside the transaction (or be the database's own, FOR UPDATE).".to_string()
                 }

@@ -24,7 +24,8 @@ impl Progress for SqlLockModel {
             | Action::Kill(_)
             | Action::Skew(_)
             | Action::Jump
-            | Action::ReaperDies => None,
+            | Action::ReaperDies
+            | Action::Rollback(_) => None,
         }
     }
 

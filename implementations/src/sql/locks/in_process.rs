@@ -22,6 +22,8 @@ use crate::lock::{DistributedLock, LockInfo};
 
 /// `sql-mutex-in-tx`.
 pub const MUTEX_IN_TX: &str = ScenarioId::SqlMutexInTx.name();
+/// `sql-mutex-in-tx-read-uncommitted`.
+pub const MUTEX_IN_TX_READ_UNCOMMITTED: &str = ScenarioId::SqlMutexInTxReadUncommitted.name();
 
 /// The application's lock (one per process: every handle of a run shares it) taken
 /// inside a transaction on the handle's own session.
@@ -31,6 +33,7 @@ pub struct InProcessTxLock {
     key: String,
     mutex: Arc<Mutex<()>>,
     commit_after: Duration,
+    read_uncommitted: bool,
 }
 
 impl InProcessTxLock {
@@ -48,6 +51,23 @@ impl InProcessTxLock {
             key: key.into(),
             mutex,
             commit_after,
+            read_uncommitted: false,
+        }
+    }
+
+    /// The same, its transactions at `READ UNCOMMITTED` (MySQL: they read each other's
+    /// uncommitted writes; PostgreSQL runs the level as `READ COMMITTED`).
+    pub fn read_uncommitted(self) -> Self {
+        InProcessTxLock {
+            read_uncommitted: true,
+            ..self
+        }
+    }
+
+    fn protocol(&self) -> &'static str {
+        match self.read_uncommitted {
+            true => MUTEX_IN_TX_READ_UNCOMMITTED,
+            false => MUTEX_IN_TX,
         }
     }
 
@@ -60,20 +80,35 @@ impl InProcessTxLock {
 
 struct Held {
     session: Arc<Session>,
+    key: String,
     guard: StdMutex<Option<OwnedMutexGuard<()>>>,
     commit_after: Duration,
 }
 
+impl Held {
+    /// The method returns: its lock is free before its transaction ends with `end`.
+    async fn end(&self, end: SqlCommand) -> Result<(), LockError> {
+        drop(self.guard.lock().unwrap_or_else(|p| p.into_inner()).take());
+        tokio::time::sleep(self.commit_after).await;
+        match self.session.exec(end.clone()).await? {
+            SqlReply::Ok => Ok(()),
+            other => Err(unexpected(&end, &other)),
+        }
+    }
+}
+
 impl HeldLock for Held {
     fn release(&self) -> BoxFuture<'_, Result<(), LockError>> {
+        Box::pin(self.end(SqlCommand::Commit))
+    }
+
+    /// The method threw after its lock was released: the transaction rolls back.
+    fn release_rolling_back(&self) -> BoxFuture<'_, Result<(), LockError>> {
         Box::pin(async move {
-            // The method returns: its lock is free before its transaction ends.
-            drop(self.guard.lock().unwrap_or_else(|p| p.into_inner()).take());
-            tokio::time::sleep(self.commit_after).await;
-            match self.session.exec(SqlCommand::Commit).await? {
-                SqlReply::Ok => Ok(()),
-                other => Err(unexpected(&SqlCommand::Commit, &other)),
-            }
+            self.end(SqlCommand::Rollback).await?;
+            Err(LockError::RolledBack {
+                key: self.key.clone(),
+            })
         })
     }
 }
@@ -81,7 +116,7 @@ impl HeldLock for Held {
 impl DistributedLock for InProcessTxLock {
     fn info(&self) -> LockInfo {
         LockInfo {
-            protocol: MUTEX_IN_TX,
+            protocol: self.protocol(),
             key: self.key.clone(),
             owner: format!("session {}", self.session.id()),
             reentrant: false,
@@ -95,15 +130,21 @@ impl DistributedLock for InProcessTxLock {
     fn try_acquire(&self, lease: Lease) -> BoxFuture<'_, Result<Attempt, LockError>> {
         Box::pin(async move {
             let sent_at = Instant::now();
-            self.session.exec(SqlCommand::Begin).await?;
+            let begin = if self.read_uncommitted {
+                SqlCommand::BeginReadUncommitted
+            } else {
+                SqlCommand::Begin
+            };
+            self.session.exec(begin).await?;
             let guard = self.mutex.clone().lock_owned().await;
             let held = Arc::new(Held {
                 session: self.session.clone(),
+                key: self.key.clone(),
                 guard: StdMutex::new(Some(guard)),
                 commit_after: self.commit_after,
             });
             Ok(Attempt::Acquired(LockGuard::new(
-                MUTEX_IN_TX,
+                self.protocol(),
                 &self.key,
                 None,
                 held,
