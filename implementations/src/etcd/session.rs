@@ -70,6 +70,9 @@ pub fn request_key(cmd: &EtcdCommand) -> Option<&str> {
 /// How long a request may take before the client gives up on it (outcome unknown).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How soon a failed keep-alive is tried again.
+const KEEP_ALIVE_RETRY: Duration = Duration::from_millis(100);
+
 /// A client connection to the cluster, logging every request.
 #[derive(Clone)]
 pub struct EtcdSession {
@@ -168,7 +171,14 @@ impl EtcdSession {
         timeout: Option<Duration>,
         stalled_until: Arc<Mutex<Option<Instant>>>,
     ) -> Result<Self, LockError> {
-        let mut opts = etcd_client::ConnectOptions::new().with_connect_timeout(REQUEST_TIMEOUT);
+        // A member cut off from its quorum holds every request until it times out, and a
+        // keep-alive stuck there lets the lease run out on the majority while the client
+        // could have reached it. Go's clientv3 sends its keep-alives requiring a leader,
+        // so a leaderless member refuses them at once and the next try goes elsewhere;
+        // every request here does the same.
+        let mut opts = etcd_client::ConnectOptions::new()
+            .with_connect_timeout(REQUEST_TIMEOUT)
+            .with_require_leader(true);
         if let Some(t) = timeout {
             opts = opts.with_timeout(t);
         }
@@ -398,10 +408,15 @@ impl EtcdSession {
     pub fn keep_alive(&self, lease: LeaseId, ttl: Duration) -> tokio::task::JoinHandle<()> {
         let me = self.clone();
         tokio::spawn(async move {
+            let mut wait = ttl / 3;
             loop {
-                tokio::time::sleep(ttl / 3).await;
-                match me.exec(EtcdCommand::KeepAlive { lease }).await {
-                    Ok(EtcdReply::Alive { .. }) | Err(_) => {}
+                tokio::time::sleep(wait).await;
+                wait = match me.exec(EtcdCommand::KeepAlive { lease }).await {
+                    Ok(EtcdReply::Alive { .. }) => ttl / 3,
+                    // A failed try (no leader where it landed, a timeout) is retried
+                    // soon rather than a third of the TTL later, so that a member that
+                    // refused it does not cost the lease.
+                    Err(_) => KEEP_ALIVE_RETRY.min(ttl / 3),
                     Ok(_) => return,
                 }
             }
