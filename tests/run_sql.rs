@@ -104,6 +104,9 @@ fn read_uncommitted_commits_on_a_write_that_rolled_back() {
         check(&r, Property::ResourceLinearizability),
         Verdict::Violation
     );
+    // The final value moved past what the acknowledged updates add up to: the rolled
+    // back write's unit survived in the next client's update.
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Violation);
 }
 
 #[test]

@@ -443,3 +443,39 @@ fn a_quorum_lock_may_refuse_while_nobody_holds_it() {
     let double = split(true).acquire(1, 20, 22, 500, None).check();
     violation(&double, Property::LockLinearizability, "double grant");
 }
+
+/// A write reported failed whose value a later update built on: the final read moves
+/// past what the acknowledged updates add up to, which no history where each update
+/// took effect once can show — a violation naming the failed write, never "as
+/// expected".
+#[test]
+fn change_from_a_failed_write_is_not_as_expected() {
+    let mut b = Build::new();
+    b.history.header.resource = Some(ResourceSpec::Counter { initial: 0 });
+    let b = b
+        // c0 writes 1 over its read of 0 and is told the write failed (rolled back)...
+        .read(0, 0, 1, None)
+        .ev(0, OpKind::Write, Phase::Invoke, 2, |e| {
+            e.value = Some(1.into())
+        })
+        .ev(0, OpKind::Write, Phase::Fail, 3, |_| {})
+        // ...but c1 read its 1 and wrote 2.
+        .read(1, 4, 5, Some(1))
+        .write(1, 6, 7, 2, None)
+        .read(2, 10, 11, Some(2));
+    let r = b.check();
+    let safety = check_of(&r, Property::ResourceSafety);
+    assert_eq!(safety.verdict, Verdict::Violation, "{}", safety.summary);
+    assert_eq!(safety.stats.get("unexplained_change"), Some(&1.into()));
+    assert!(
+        safety.summary.contains("final read shows 2"),
+        "{}",
+        safety.summary
+    );
+    assert_eq!(safety.ops.len(), 1, "{:?}", safety.ops);
+    assert!(
+        safety.ops[0].description.contains("reported failed"),
+        "{:?}",
+        safety.ops
+    );
+}

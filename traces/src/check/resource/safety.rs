@@ -136,7 +136,19 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
         ResourceSpec::Inventory { .. } => (sold - initial).max(0),
         _ => 0,
     };
-    let lost = final_read.map(|f| (delta.abs() - (f - initial).abs()).max(0));
+    // The final read's move measured along the updates' direction: short of their sum,
+    // updates were lost; past it (or the wrong way), the value moved by changes no
+    // acknowledged update made — a write reported failed took effect, or a read saw one
+    // that was undone. Either is impossible if every update took effect once.
+    let (lost, phantom) = match final_read {
+        Some(f) => {
+            let along = (f - initial) * if delta < 0 { -1 } else { 1 };
+            let lost = (delta.abs() - along).clamp(0, delta.abs());
+            let phantom = (along - delta.abs()).max(0) + (-along).max(0);
+            (Some(lost), phantom)
+        }
+        None => (None, 0),
+    };
     let mut report = CheckReport::new(Property::ResourceSafety, Verdict::Ok, "");
     report = report
         .stat("updates", updates)
@@ -149,13 +161,23 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
     if let Some(l) = lost {
         report = report.stat("lost_updates", l);
     }
+    if phantom > 0 {
+        report = report.stat("unexplained_change", phantom);
+    }
     let lost = lost.unwrap_or(0);
-    if lost > 0 || oversold > 0 {
+    if lost > 0 || oversold > 0 || phantom > 0 {
         report.verdict = Verdict::Violation;
         let mut parts = Vec::new();
         if lost > 0 {
             parts.push(format!(
                 "{lost} update(s) lost: {updates} updates should have moved the value from {initial} to {}, the final read shows {}",
+                initial + delta,
+                final_read.unwrap_or_default()
+            ));
+        }
+        if phantom > 0 {
+            parts.push(format!(
+                "{phantom} unit(s) of change no acknowledged update made: {updates} updates should have moved the value from {initial} to {}, the final read shows {} — a write reported failed took effect, or a client built on one that was undone",
                 initial + delta,
                 final_read.unwrap_or_default()
             ));
@@ -173,7 +195,34 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
             by_base.entry(*r).or_default().push(op);
         }
         let clash = by_base.iter().find(|(_, ops)| ops.len() > 1);
+        let failed: Vec<&Operation> = ops
+            .iter()
+            .copied()
+            // A refused compare-and-set is the protocol working, not a suspect.
+            .filter(|o| matches!(o.kind, OpKind::Write | OpKind::Decrement))
+            .filter(|o| o.outcome == Outcome::Fail)
+            .collect();
         report.ops = match clash {
+            None if phantom > 0 && !failed.is_empty() => {
+                report.explanation.push(format!(
+                    "{} write(s) reported failed — certainly not applied, by their own account — yet the value moved past what the acknowledged ones add up to",
+                    failed.len()
+                ));
+                failed
+                    .iter()
+                    .take(8)
+                    .map(|o| {
+                        op_ref(
+                            o,
+                            format!(
+                                "{} {} reported failed",
+                                o.kind,
+                                shown(o.invoke.1.value.as_ref())
+                            ),
+                        )
+                    })
+                    .collect()
+            }
             Some((base, ops)) => {
                 report.explanation.push(format!(
                     "{} accepted writes started from the same read of {base}: all but one update were lost",
