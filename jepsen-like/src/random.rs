@@ -223,6 +223,8 @@ pub(crate) fn generate<A: FamilyAction>(
     let shortest = (shape.ttl_ms / 2).max(50);
     let longest = 3 * shape.ttl_ms.max(100);
     let mut crashes_left = shape.clients.saturating_sub(1);
+    // The reaper stops for good: a second stop would find nothing to stop.
+    let mut reaper_alive = true;
     let mut drawn: Vec<(Fault, u32)> = Vec::new();
     let mut steps = Vec::new();
     // The first fault falls where at least one fits.
@@ -237,6 +239,7 @@ pub(crate) fn generate<A: FamilyAction>(
             .iter()
             .copied()
             .filter(|k| *k != Fault::Crash || crashes_left > 0)
+            .filter(|k| *k != Fault::ReaperDies || reaper_alive)
             .collect();
         if usable.is_empty() {
             break;
@@ -251,6 +254,9 @@ pub(crate) fn generate<A: FamilyAction>(
         };
         if kind == Fault::Crash {
             crashes_left -= 1;
+        }
+        if kind == Fault::ReaperDies {
+            reaper_alive = false;
         }
         let action = if CLIENT_KINDS.contains(&kind) {
             Action::client(kind, Target::AnyClient, ms)

@@ -312,3 +312,20 @@ fn the_faults_at_a_violation_are_named_by_the_schedules_own_steps() {
     assert!(none.is_empty());
     assert_eq!(taken, Some(0));
 }
+
+/// The reaper stops for good, so a schedule stops it once however long the run.
+#[test]
+fn the_reaper_is_stopped_at_most_once() {
+    let server =
+        |kind: Fault, _: u32, _: u64| (kind == Fault::ReaperDies).then_some(Action::Family(NoOwn));
+    for seed in 0..20 {
+        let steps: Vec<Step<NoOwn>> =
+            generate(&[Fault::Pause, Fault::ReaperDies], seed, SHAPE, &server);
+        let stops = steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Family(_)))
+            .count();
+        assert!(stops <= 1, "seed {seed}: {steps:?}");
+        assert!(steps.len() > 2, "seed {seed}: the pauses go on: {steps:?}");
+    }
+}
