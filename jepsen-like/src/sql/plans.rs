@@ -75,44 +75,18 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
                 "the first FOR UPDATE holder's session is killed (KILL CONNECTION) 0.2 s into its 1.5 s section, and the next client to finish its work after 2.5 s crashes holding the lock; every read and write is in the locking transaction",
             )
         },
-        Plan {
-            shape: Shape {
-                lock_row: false,
-                reaper_ms: None,
-                pool: None,
-            },
-            work_ms: 40,
-            duration_ms: 3_000,
-            faults: Vec::new(),
-            story: "no fault: three clients, the threads of one process, each run a synchronized method inside a transaction (read the counter, write it plus one); the lock is released as the method returns and the COMMIT follows 50 ms later",
-            ..session_killed(
-                ScenarioId::SqlMutexInTx,
-                SqlLock::MutexInTx {
-                    commit_after_ms: 50,
-                    read_uncommitted: false,
-                },
-                "",
-            )
-        },
-        Plan {
-            shape: Shape {
-                lock_row: false,
-                reaper_ms: None,
-                pool: None,
-            },
-            work_ms: 40,
-            duration_ms: 3_000,
-            faults: vec![after_entry(0, Action::client(Fault::Rollback, AnyClient, 0))],
-            story: "as sql-mutex-in-tx at READ UNCOMMITTED: the first client to finish its work after the first entry throws once its lock is released, and its transaction rolls back 50 ms later; the next client has read its uncommitted write by then",
-            ..session_killed(
-                ScenarioId::SqlMutexInTxReadUncommitted,
-                SqlLock::MutexInTx {
-                    commit_after_ms: 50,
-                    read_uncommitted: true,
-                },
-                "",
-            )
-        },
+        mutex_in_tx(
+            ScenarioId::SqlMutexInTx,
+            false,
+            Vec::new(),
+            "no fault: three clients, the threads of one process, each run a synchronized method inside a transaction (read the counter, write it plus one); the lock is released as the method returns and the COMMIT follows 50 ms later",
+        ),
+        mutex_in_tx(
+            ScenarioId::SqlMutexInTxReadUncommitted,
+            true,
+            vec![after_entry(0, Action::client(Fault::Rollback, AnyClient, 0))],
+            "as sql-mutex-in-tx at READ UNCOMMITTED: the first client to finish its work after the first entry throws once its lock is released, and its transaction rolls back 50 ms later; the next client has read its uncommitted write by then",
+        ),
         session_killed(
             ScenarioId::SqlForUpdateOutsideTx,
             SqlLock::ForUpdate,
@@ -407,5 +381,34 @@ pub fn with_partition<K: Rows>(id: ScenarioId) -> Option<Plan<Sql<K>>> {
 impl<K: Rows> Planned for Sql<K> {
     fn plans() -> Vec<Plan<Self>> {
         K::rows()
+    }
+}
+
+/// A JVM lock inside `@Transactional` (write-up 000): no lock row, no reaper; the
+/// method's work is short and the COMMIT follows its lock's release 50 ms later.
+fn mutex_in_tx<K: Rows>(
+    id: ScenarioId,
+    read_uncommitted: bool,
+    faults: Vec<Step<SqlAction>>,
+    story: &'static str,
+) -> Plan<Sql<K>> {
+    Plan {
+        shape: Shape {
+            lock_row: false,
+            reaper_ms: None,
+            pool: None,
+        },
+        work_ms: 40,
+        duration_ms: 3_000,
+        faults,
+        story,
+        ..session_killed(
+            id,
+            SqlLock::MutexInTx {
+                commit_after_ms: 50,
+                read_uncommitted,
+            },
+            "",
+        )
     }
 }
