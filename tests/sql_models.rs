@@ -174,6 +174,29 @@ fn read_uncommitted_hides_the_window_until_a_transaction_rolls_back() {
         "{t}"
     );
     assert!(t.contains("the rolled-back update lives on in it"), "{t}");
+    // The diagram's server lane carries the uncommitted write while it is pending, and
+    // drops it at the rollback.
+    let s = r
+        .stories
+        .iter()
+        .find(|s| s.property == Property::ResourceSafety)
+        .expect("a story");
+    let server = |step: &locklab_models::checkable::StoryStep| {
+        step.scene
+            .lanes
+            .iter()
+            .find(|l| l.lane == "server")
+            .map(|l| l.status.clone())
+            .unwrap_or_default()
+    };
+    let update = s
+        .steps
+        .iter()
+        .find(|st| st.action.contains("UPDATE counter SET n = 1"))
+        .expect("c0's update");
+    assert_eq!(server(update), "up; s0: n=1 uncommitted");
+    let rollback = s.steps.iter().find(|st| st.fault).expect("the rollback");
+    assert_eq!(server(rollback), "up");
 }
 
 #[test]

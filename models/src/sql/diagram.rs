@@ -83,6 +83,10 @@ impl SqlLockModel {
         if s.db_ahead > 0 {
             status.push_str(&format!(", clock +{}", s.db_ahead));
         }
+        // What a rollback would undo, and what a READ UNCOMMITTED reader already sees.
+        for (x, v) in super::narration::uncommitted(&s.db) {
+            status.push_str(&format!("; s{x}: n={v} uncommitted"));
+        }
         out.push(LaneState {
             lane: SERVER.into(),
             status,

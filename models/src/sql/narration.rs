@@ -107,14 +107,8 @@ fn server_lines(m: &SqlLockModel, db: &SqlState, now: u64) -> Vec<String> {
         lines.push(format!("{server}: session(s) {} gone", dead.join(", ")));
     }
     if m.work == Work::InTx {
-        let pending: Vec<String> = db
-            .sessions
-            .iter()
-            .enumerate()
-            .filter_map(|(x, s)| {
-                let v = s.tx.as_ref()?.counter?;
-                Some(format!("session {x} wrote {v} uncommitted"))
-            })
+        let pending: Vec<String> = uncommitted(db)
+            .map(|(x, v)| format!("session {x} wrote {v} uncommitted"))
             .collect();
         let extra = if pending.is_empty() {
             String::new()
@@ -341,4 +335,12 @@ impl Narrate for SqlLockModel {
             Property::Reentrancy => "A re-entry was refused.".to_string(),
         }
     }
+}
+
+/// The counter writes of open transactions, by session: what a rollback would undo.
+pub(super) fn uncommitted(db: &SqlState) -> impl Iterator<Item = (usize, u8)> + '_ {
+    db.sessions
+        .iter()
+        .enumerate()
+        .filter_map(|(x, s)| Some((x, s.tx.as_ref()?.counter?)))
 }
