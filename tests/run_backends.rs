@@ -228,14 +228,37 @@ fn redis_failover_shows_two_holders_every_time() {
 }
 
 /// The rows with no test of their own: each runs and agrees with the model.
-const MUST_AGREE: [&str; 6] = [
+const MUST_AGREE: [&str; 5] = [
     "redis-get-set",
     "redis-timestamp-value",
     "redis-reentrant",
     "redis-reentrant-pause",
     "redis-reentrant-thread-id",
-    "redlock-delayed-restart",
 ];
+
+/// A node killed while it holds the first holder's key and restarted empty only after
+/// a lease: one holder at a time, as the model says. The holder's release then finds
+/// its key on two nodes of five and answers "not held"; the lock check reads that as a
+/// quorum lock's release, never as a double grant (it once did, on three seeds of four).
+#[test]
+fn redlock_delayed_restart_keeps_one_holder_and_its_lock_history_is_a_lock() {
+    for seed in 1..=seeds() {
+        let r = run_id("redlock-delayed-restart", seed);
+        assert!(
+            r.agreement.agrees(),
+            "seed {seed}: {:#?}\n{:?}",
+            r.agreement,
+            r.timeline
+        );
+        assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+        assert_eq!(
+            check(&r, Property::LockLinearizability),
+            Verdict::Ok,
+            "seed {seed}: {:?}",
+            r.timeline
+        );
+    }
+}
 
 #[test]
 fn every_redis_row_runs_and_agrees_with_the_model() {

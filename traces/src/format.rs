@@ -60,8 +60,9 @@ pub struct Header {
     /// than at it (etcd): the lock check then holds nothing after a TTL against the lock.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub late_expiry: bool,
-    /// Whether the lock may refuse while nobody holds it (a quorum lock's split vote):
-    /// the lock check then holds no refusal against the lock.
+    /// Whether the lock may refuse while nobody holds it (a quorum lock's split vote),
+    /// and answer a holder's release "not held" when nodes that had its key died: the
+    /// lock check then holds neither against the lock.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub spurious_refusals: bool,
     /// The lock model the lock operations follow (absent: [`LockModel::Lease`]).

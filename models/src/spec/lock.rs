@@ -24,7 +24,10 @@ pub struct LockSpec {
     pub late_expiry: bool,
     /// Whether the lock may refuse while nobody holds it: a quorum lock (Redlock) under
     /// contention, when every contender took a minority of the nodes and each saw the
-    /// others' keys as "busy". A refusal then tells nothing about the holder.
+    /// others' keys as "busy". A refusal then tells nothing about the holder. Nor does
+    /// a holder's release answered "not held": its deletes reached every node it could,
+    /// but fewer than a quorum still had its key (a node died, or came back empty), so
+    /// the lock is given up all the same.
     pub spurious_refusals: bool,
 }
 
@@ -226,6 +229,14 @@ impl Spec for LockSpec {
                 _ => (LockOutput::NotHeld, expired),
             });
         }
+        if self.spurious_refusals
+            && mine
+            && h.count == 1
+            && matches!(input, LockInput::Release { .. })
+            && h.maybe_live(at)
+        {
+            outcomes.push((LockOutput::NotHeld, Self::without_holder(state)));
+        }
         let refused = (LockOutput::Busy, state.clone());
         if self.spurious_refusals
             && matches!(input, LockInput::Acquire { .. })
@@ -402,6 +413,36 @@ mod tests {
             1,
             "{late:?}"
         );
+    }
+
+    /// A Redlock holder whose node died mid-lease gets "not held" from its release
+    /// (fewer than a quorum still had its key), yet it did give the lock up: only a
+    /// quorum lock may answer so, and the lock is free after it.
+    #[test]
+    fn a_quorum_lock_may_release_as_not_held() {
+        let acquire = LockInput::Acquire {
+            owner: 1,
+            lease: Some(10),
+        };
+        let release = LockInput::Release { owner: 1 };
+        let strict = LockSpec::default();
+        let (_, held) = only(strict.step(&strict.init(), &acquire, Window::at(0)));
+        let (o, _) = only(strict.step(&held, &release, Window::at(5)));
+        assert_eq!(o, LockOutput::Released);
+        let quorum = LockSpec {
+            spurious_refusals: true,
+            ..LockSpec::default()
+        };
+        let outs = quorum.step(&held, &release, Window::at(5));
+        let free = outs
+            .iter()
+            .find(|(o, _)| *o == LockOutput::NotHeld)
+            .map(|(_, s)| s.clone())
+            .expect("not held is allowed");
+        assert_eq!(free.holder, None);
+        // Another client's release is still refused without freeing anything.
+        let other = quorum.step(&held, &LockInput::Release { owner: 2 }, Window::at(5));
+        assert!(other.iter().all(|(_, s)| s.holder.is_some()), "{other:?}");
     }
 
     #[test]
