@@ -21,6 +21,11 @@ fn chromium() -> String {
 
 /// Loads `page` and dumps the DOM after its scripts ran, with the console on stderr.
 fn load(page: &Path) -> Output {
+    load_at(page, "")
+}
+
+/// As [`load`], at `fragment` (`#step=1`, or empty).
+fn load_at(page: &Path, fragment: &str) -> Output {
     let profile = tempfile::tempdir().expect("profile dir");
     Command::new(chromium())
         .args([
@@ -37,7 +42,7 @@ fn load(page: &Path) -> Output {
             "--dump-dom",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", page.display()))
+        .arg(format!("file://{}{fragment}", page.display()))
         .output()
         .expect("runs chromium")
 }
@@ -92,4 +97,55 @@ fn pages_render_in_chromium_without_script_errors() {
     ] {
         assert_renders(&dir.path().join(format!("{id}.html")));
     }
+}
+
+/// A step's address opens the story at that step: the step highlighted, those before it
+/// dimmed, those after it hidden, its state beside the caption, and the lesson kept
+/// for the last step.
+#[test]
+fn a_step_link_opens_the_story_at_that_step() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("failover.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(["check", "redis-failover", "--html"])
+        .arg(&page)
+        .output()
+        .expect("runs locklab");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = load_at(&page, "#step=1");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        dom.contains("data-diagram=\"ready\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        dom.contains("Step 1 of 3: c0: SET lock c0 NX PX 2"),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("class=\"why later\""),
+        "the lesson waits for the last step"
+    );
+    assert!(
+        ["row past", "row current", "future\""]
+            .iter()
+            .all(|c| dom.contains(c)),
+        "{dom}"
+    );
+    assert!(
+        dom.contains("redis1 (replica): lock=-, 1 write(s) not yet replicated"),
+        "the state beside the caption"
+    );
+    let last = String::from_utf8_lossy(&load_at(&page, "#step=3").stdout).into_owned();
+    assert!(last.contains("Step 3 of 3"), "{last}");
+    assert!(
+        !last.contains("why later"),
+        "the lesson shows at the last step"
+    );
 }

@@ -160,10 +160,16 @@ pub fn model_section(s: &Scenario, r: &Report, cast: &Cast) -> String {
 
 fn story_section(story: &Story) -> String {
     let initial_title = "initial state".to_string();
+    // A clock that never moves (a model without time) says nothing: no "t=0" on every row.
+    let timed = story
+        .steps
+        .iter()
+        .any(|st| st.scene.now != story.cast.initial.now);
+    let at = |now: Option<u64>| now.filter(|_| timed).map(|t| format!("t={t}"));
     let mut rows = vec![Row {
         step: 0,
         label: "start".into(),
-        time: story.cast.initial.now.map(|t| format!("t={t}")),
+        time: at(story.cast.initial.now),
         title: &initial_title,
         fault: false,
         scene: &story.cast.initial,
@@ -172,7 +178,7 @@ fn story_section(story: &Story) -> String {
         rows.push(Row {
             step: st.n,
             label: st.n.to_string(),
-            time: st.scene.now.map(|t| format!("t={t}")),
+            time: at(st.scene.now),
             title: &st.action,
             fault: st.fault,
             scene: &st.scene,

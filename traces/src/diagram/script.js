@@ -1,50 +1,103 @@
-// Step-by-step mode: each story's rows are revealed one at a time (→/n/space next,
-// ←/p previous, Home the initial state, End everything); without script the whole
-// diagram shows, as in print.
+// Step-by-step mode: a story's rows are revealed one at a time. The current step is
+// highlighted, the ones before it dimmed, the ones after it hidden; the lesson ("why it
+// broke") waits for the last step; the state after the step shows beside the caption.
+// "All steps" is its own mode, not the last step. Keys act only on the story that has
+// focus (click it or tab to it), so the page still scrolls by keyboard; the address
+// (#step=N, or #story=S&step=N past the first story) links to a step. Without script
+// the whole diagram shows, as in print.
 (function () {
   "use strict";
   var stories = Array.prototype.slice.call(document.querySelectorAll("section.story"));
-  var active = stories[0] || null;
-  function show(sec, k) {
-    var rows = sec.querySelectorAll("svg.seq g.row");
-    var last = rows.length - 1;
-    k = Math.max(0, Math.min(last, k));
-    sec.dataset.at = String(k);
+  function rowsOf(sec) { return sec.querySelectorAll("svg.seq g.row"); }
+  function lastOf(sec) {
+    var rows = rowsOf(sec);
+    var last = 0;
+    for (var i = 0; i < rows.length; i++) { last = Math.max(last, Number(rows[i].getAttribute("data-step"))); }
+    return last;
+  }
+  function link(sec, k) {
+    if (!window.history || !history.replaceState) { return; }
+    var s = stories.indexOf(sec);
+    var h = k === null ? "" : (s > 0 ? "#story=" + s + "&step=" + k : "#step=" + k);
+    try { history.replaceState(null, "", h || window.location.pathname + window.location.search); } catch (e) { /* a file: URL may refuse */ }
+  }
+  // k === null: every step at once.
+  function show(sec, k, keep) {
+    var rows = rowsOf(sec);
+    var last = lastOf(sec);
+    var all = k === null;
+    if (!all) { k = Math.max(0, Math.min(last, k)); }
+    sec.dataset.at = all ? "all" : String(k);
     for (var i = 0; i < rows.length; i++) {
       var n = Number(rows[i].getAttribute("data-step"));
-      rows[i].classList.toggle("future", n > k);
-      rows[i].classList.toggle("current", n === k && k !== last);
+      rows[i].classList.toggle("future", !all && n > k);
+      rows[i].classList.toggle("past", !all && n < k);
+      rows[i].classList.toggle("current", !all && n === k);
     }
     var items = sec.querySelectorAll("ol.steps > li");
     var text = "";
+    var state = "";
     for (var j = 0; j < items.length; j++) {
-      var on = Number(items[j].getAttribute("data-step")) === k;
-      items[j].classList.toggle("on", on && k !== last);
-      if (on) { text = items[j].getAttribute("data-say") || ""; }
+      var on = !all && Number(items[j].getAttribute("data-step")) === k;
+      items[j].classList.toggle("on", on);
+      if (on) {
+        text = items[j].getAttribute("data-say") || "";
+        var pre = items[j].querySelector("pre");
+        state = pre ? pre.textContent : "";
+      }
     }
+    var why = sec.querySelector(".why");
+    if (why) { why.classList.toggle("later", !all && k < last); }
     var cap = sec.querySelector(".caption");
-    if (cap) { cap.textContent = (k === last ? "All steps. " : "Step " + k + " of " + last + ": ") + text; }
+    if (cap) { cap.textContent = all ? "All steps." : "Step " + k + " of " + last + ": " + text; }
+    var panel = sec.querySelector(".statepanel");
+    if (panel) {
+      panel.hidden = all || !state;
+      var out = panel.querySelector("pre");
+      if (out) { out.textContent = state; }
+    }
+    if (!keep) { link(sec, all ? null : k); }
   }
+  function at(sec) { return sec.dataset.at === "all" ? null : Number(sec.dataset.at || 0); }
   stories.forEach(function (sec) {
-    var at = function () { return Number(sec.dataset.at || 0); };
-    var on = function (sel, f) { var b = sec.querySelector(sel); if (b) { b.addEventListener("click", function () { active = sec; f(); }); } };
-    on("button.prev", function () { show(sec, at() - 1); });
-    on("button.next", function () { show(sec, at() + 1); });
+    if (!sec.querySelector(".controls")) { return; }
+    sec.setAttribute("tabindex", "0");
+    var on = function (sel, f) {
+      var b = sec.querySelector(sel);
+      if (b) { b.addEventListener("click", function () { f(); sec.focus({ preventScroll: true }); }); }
+    };
+    // From "all steps", next starts at the beginning and previous at the end.
+    on("button.prev", function () { var k = at(sec); show(sec, k === null ? lastOf(sec) : k - 1); });
+    on("button.next", function () { var k = at(sec); show(sec, k === null ? 0 : k + 1); });
     on("button.first", function () { show(sec, 0); });
-    on("button.all", function () { show(sec, 1e9); });
-    sec.addEventListener("click", function () { active = sec; });
-    show(sec, 1e9);
+    on("button.all", function () { show(sec, null); });
+    var items = sec.querySelectorAll("ol.steps > li > span");
+    for (var i = 0; i < items.length; i++) {
+      items[i].addEventListener("click", function (e) {
+        show(sec, Number(e.currentTarget.parentNode.getAttribute("data-step")));
+      });
+    }
+    sec.addEventListener("keydown", function (e) {
+      if (e.altKey || e.ctrlKey || e.metaKey || e.target !== sec) { return; }
+      var k = at(sec);
+      if (e.key === "ArrowRight" || e.key === "n") { show(sec, k === null ? 0 : k + 1); }
+      else if (e.key === "ArrowLeft" || e.key === "p") { show(sec, k === null ? lastOf(sec) : k - 1); }
+      else if (e.key === "Home") { show(sec, 0); }
+      else if (e.key === "End") { show(sec, null); }
+      else { return; }
+      e.preventDefault();
+    });
+    show(sec, null, true);
   });
-  document.addEventListener("keydown", function (e) {
-    if (!active || e.altKey || e.ctrlKey || e.metaKey) { return; }
-    var k = Number(active.dataset.at || 0);
-    if (e.key === "ArrowRight" || e.key === "n" || e.key === " " || e.key === "PageDown") { show(active, k + 1); }
-    else if (e.key === "ArrowLeft" || e.key === "p" || e.key === "PageUp") { show(active, k - 1); }
-    else if (e.key === "Home") { show(active, 0); }
-    else if (e.key === "End") { show(active, 1e9); }
-    else { return; }
-    e.preventDefault();
-  });
+  // A deep link: #step=3 (the first story), #story=1&step=3.
+  var m = /^#(?:story=(\d+)&)?step=(\d+)$/.exec(window.location.hash || "");
+  if (m) {
+    var target = stories[Number(m[1] || 0)];
+    if (target && target.querySelector(".controls")) {
+      show(target, Number(m[2]), true);
+      target.scrollIntoView();
+    }
+  }
   document.documentElement.setAttribute("data-diagram", "ready");
   // The whole page's height once every step shows: ci/render-pages.sh sizes its
   // screenshot to it, so a long story is one picture rather than its first screen.

@@ -15,9 +15,9 @@ const LEFT: f64 = 64.0;
 /// Width of one lane, at most and at least: diagrams with many lanes narrow them to
 /// fit a 1400-pixel window.
 const LANE_MAX: f64 = 196.0;
-const LANE_MIN: f64 = 150.0;
+const LANE_MIN: f64 = 128.0;
 /// Width the lanes share before they narrow.
-const FIT: f64 = 1230.0;
+const FIT: f64 = 1150.0;
 /// Room to the right of the last lane for its status.
 const RIGHT: f64 = 110.0;
 /// Height of the lane headers.
