@@ -50,6 +50,12 @@ pub const LOCK_DIR: &str = "/lock";
 /// tries again at once, waiting on the same watch, so a release is seen within this).
 const WATCH_SLICE: Duration = Duration::from_millis(200);
 
+/// How often, and how many times, a release whose delete got no answer tries again
+/// (Curator's guaranteed delete): past a session timeout's worth, the session is gone
+/// and its nodes with it.
+const GUARANTEED_DELETE_PAUSE: Duration = Duration::from_millis(200);
+const GUARANTEED_DELETE_TRIES: u32 = 100;
+
 fn backend(e: zk::Error) -> LockError {
     LockError::backend(e)
 }
@@ -138,8 +144,24 @@ impl HeldLock for Held {
                 path: self.path.clone(),
                 version: None,
             };
-            let deleted = self.session.exec(cmd).await;
+            let deleted = self.session.exec(cmd.clone()).await;
             lock(&self.place).node = None;
+            if deleted.is_err() {
+                // No answer: the node may still be there, held by a session that lives
+                // on and wedging every waiter behind it. Curator's guaranteed delete
+                // goes on trying in the background until the delete (or the node's
+                // absence) is confirmed or the session is gone; the release itself
+                // stays unknown.
+                let session = self.session.clone();
+                tokio::spawn(async move {
+                    for _ in 0..GUARANTEED_DELETE_TRIES {
+                        tokio::time::sleep(GUARANTEED_DELETE_PAUSE).await;
+                        if session.exec(cmd.clone()).await.is_ok() {
+                            return;
+                        }
+                    }
+                });
+            }
             match deleted? {
                 ZkReply::Ok => Ok(()),
                 // Gone with the session: it was not ours any more.
