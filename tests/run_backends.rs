@@ -120,14 +120,7 @@ fn redlock_holds_without_faults() {
 /// off), so the window cannot be missed: every seed shows two holders.
 #[test]
 fn redlock_restart_without_persistence_gives_two_holders_every_time() {
-    for seed in 1..=seeds() {
-        let r = run_id("redlock-restart", seed);
-        assert!(
-            r.agreement.agrees(),
-            "seed {seed}: {:#?}\n{:?}",
-            r.agreement,
-            r.timeline
-        );
+    for (_, r) in agreeing_seeds("redlock-restart") {
         assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
         let timeline = r.timeline.expect("timeline").join("\n");
         assert!(timeline.contains("FAULT restart n2"), "{timeline}");
@@ -138,14 +131,7 @@ fn redlock_restart_without_persistence_gives_two_holders_every_time() {
 /// every node writing an append-only file: the killed node comes back with the lock.
 #[test]
 fn redlock_restart_on_its_append_only_file_keeps_the_lock_every_time() {
-    for seed in 1..=seeds() {
-        let r = run_id("redlock-restart-aof", seed);
-        assert!(
-            r.agreement.agrees(),
-            "seed {seed}: {:#?}\n{:?}",
-            r.agreement,
-            r.timeline
-        );
+    for (_, r) in agreeing_seeds("redlock-restart-aof") {
         assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
         // Every step fired (a step that did not would leave the agreement unknown).
         assert!(r.agreement.exercised.unfired.is_empty(), "{:?}", r.schedule);
@@ -194,6 +180,20 @@ fn wait_1_with_two_replicas_fails_over_to_the_lagging_one() {
 
 /// Seeds of the "every time" tests: 3 in the default test command (each failover run
 /// takes ~13 s); `LOCKLAB_SEEDS=10` for the long run the README names.
+/// `id` run on every seed, each run asserted to agree with the model.
+fn agreeing_seeds(id: &str) -> impl Iterator<Item = (u64, RunReport)> + '_ {
+    (1..=seeds()).map(move |seed| {
+        let r = run_id(id, seed);
+        assert!(
+            r.agreement.agrees(),
+            "{id} seed {seed}: {:#?}\n{:?}",
+            r.agreement,
+            r.timeline
+        );
+        (seed, r)
+    })
+}
+
 fn seeds() -> u64 {
     std::env::var("LOCKLAB_SEEDS")
         .ok()
@@ -242,14 +242,7 @@ const MUST_AGREE: [&str; 5] = [
 /// quorum lock's release, never as a double grant (it once did, on three seeds of four).
 #[test]
 fn redlock_delayed_restart_keeps_one_holder_and_its_lock_history_is_a_lock() {
-    for seed in 1..=seeds() {
-        let r = run_id("redlock-delayed-restart", seed);
-        assert!(
-            r.agreement.agrees(),
-            "seed {seed}: {:#?}\n{:?}",
-            r.agreement,
-            r.timeline
-        );
+    for (seed, r) in agreeing_seeds("redlock-delayed-restart") {
         assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
         assert_eq!(
             check(&r, Property::LockLinearizability),
