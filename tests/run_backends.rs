@@ -293,6 +293,7 @@ fn every_plan_is_tested() {
         "redlock",
         "redlock-restart",
         "redlock-restart-aof",
+        "redlock-delayed-restart",
         "redlock-clock-jump",
         "redlock-pause",
         "redis-failover",

@@ -244,6 +244,19 @@ fn a_crashed_holders_lock_is_free_again_after_its_lease() {
         "{}",
         p.summary
     );
+    // The revision recipe grants the lowest create revision still waiting: in order,
+    // as the model's fifo says.
+    let o = r.order.expect("the grant order compared with the model");
+    assert_eq!(
+        (o.model, o.agrees),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Holds,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
+        "{} / {}",
+        o.observed,
+        o.summary
+    );
 }
 
 #[test]

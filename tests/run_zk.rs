@@ -161,8 +161,23 @@ fn a_write_checked_against_the_lock_node_in_one_multi_is_refused_once_the_node_i
 fn a_crashed_holders_node_goes_with_its_session() {
     let r = agrees("zk-sequential");
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
-    let l = r.liveness.expect("a crash was recorded");
+    let l = r.liveness.as_ref().expect("a crash was recorded");
     assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+    // Every grant went to the lowest sequential node still waiting, as the model's
+    // fifo says: agreement within the run.
+    let grants = finding(&r, "request order")["grants"].as_u64().unwrap_or(0);
+    assert!(grants >= 2, "{grants}");
+    let o = r.order.expect("the grant order compared with the model");
+    assert_eq!(
+        (o.model, o.agrees),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Holds,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
+        "{} / {}",
+        o.observed,
+        o.summary
+    );
 }
 
 /// The leader killed (kill -9) right after the first entry and restarted 2 s later:

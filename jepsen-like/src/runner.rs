@@ -12,7 +12,7 @@ use locklab_models::check::Limits;
 use locklab_models::registry::{Property, Verdict};
 use locklab_traces::check::liveness::{self, Liveness};
 
-use crate::agreement::progress::ProgressAgreement;
+use crate::agreement::progress::{OrderAgreement, ProgressAgreement};
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::OpKind;
 use locklab_traces::timeline::offending_window;
@@ -184,6 +184,9 @@ pub struct RunReport {
     /// That observation beside the model's `eventually-free` verdict (agreement within
     /// the run's horizon), when there is one to compare.
     pub progress: Option<ProgressAgreement>,
+    /// The order of the run's grants (where the service numbers its requests: ZooKeeper,
+    /// etcd's recipe) beside the model's `fifo` verdict.
+    pub order: Option<OrderAgreement>,
     /// What external clients did wrong (garbage, unanswered or unasked-for replies, an
     /// exit), read back from the history.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -298,6 +301,16 @@ pub fn run_plan<F: Family>(
                     report.source = "the run's history (not kept: --keep DIR keeps it)".into();
                     done.path.clear();
                 }
+                let order = report
+                    .findings
+                    .iter()
+                    .find(|f| f.name == locklab_traces::backend::order::NAME)
+                    .map(|f| {
+                        crate::agreement::progress::compare_order(
+                            model_progress(plan.id.name(), options).as_deref(),
+                            f,
+                        )
+                    });
                 return Ok(RunReport {
                     id: plan.id.to_string(),
                     seed,
@@ -324,6 +337,7 @@ pub fn run_plan<F: Family>(
                         .liveness
                         .as_ref()
                         .map(|l| progress_against_model(plan.id.name(), options, l)),
+                    order,
                     liveness: checked.liveness,
                     client_problems: checked.client_problems,
                     nemesis,
@@ -447,17 +461,25 @@ fn progress_against_model(
     options: &RunOptions,
     observed: &Liveness,
 ) -> ProgressAgreement {
+    crate::agreement::progress::compare(model_progress(id, options).as_deref(), observed)
+}
+
+/// The model's progress verdicts at the run's bounds (`None` for a user's protocol
+/// file, which has no progress model yet, or a row that judges none).
+fn model_progress(
+    id: &str,
+    options: &RunOptions,
+) -> Option<Vec<locklab_models::progress::Verdict>> {
     let overrides = catalog::Overrides {
         replicas: options.replicas,
         ..catalog::Overrides::default()
     };
-    let model = match options.protocol {
+    match options.protocol {
         Some(_) => None,
         None => catalog::progress(id, &overrides, Limits::default())
             .ok()
             .flatten(),
-    };
-    crate::agreement::progress::compare(model.as_deref(), observed)
+    }
 }
 
 /// The model's report for a user's protocol `d` in row `id`'s environment, at the

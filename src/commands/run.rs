@@ -354,6 +354,14 @@ fn text(r: &RunReport) -> String {
             p.summary
         ));
     }
+    if let Some(o) = &r.order {
+        out.push_str(&format!(
+            "  {:<22} {} — {}\n",
+            "grant order vs model",
+            answer_word(o.agrees),
+            o.summary
+        ));
+    }
     if !r.client_problems.is_empty() {
         out.push_str(&format!(
             "\nthe client program did {} thing(s) the protocol does not allow (recorded in the history, never a verdict):\n",

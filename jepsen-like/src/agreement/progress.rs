@@ -9,10 +9,11 @@ use serde::Serialize;
 
 use locklab_models::progress::{Kept, Promise, Verdict};
 use locklab_traces::check::liveness::Liveness;
+use locklab_traces::check::report::{Finding, Verdict as CheckVerdict};
 
 use super::Answer;
 
-/// The model's `eventually-free` verdict, as the comparison reads it.
+/// A model progress verdict (`eventually-free`, `fifo`), as a comparison reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelSays {
@@ -73,6 +74,69 @@ pub fn compare(model: Option<&[Verdict]>, observed: &Liveness) -> ProgressAgreem
         agrees,
         at_least_as_live: live,
         summary,
+    }
+}
+
+/// The order of a run's grants beside the model's `fifo` verdict.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct OrderAgreement {
+    /// The model's `fifo` verdict.
+    pub model: ModelSays,
+    /// Whether the run proved a grant over an earlier request still waiting.
+    pub observed_out_of_order: bool,
+    /// Whether the run showed what the model says: in order where the model says FIFO
+    /// holds (within the run), a grant out of order where it says it breaks. Unknown
+    /// where the model says it can break and this run's grants happened to keep the
+    /// order, or where the model does not judge FIFO.
+    pub agrees: Answer,
+    /// The run's grants, as the history finding counts them.
+    pub observed: String,
+    /// One sentence.
+    pub summary: String,
+}
+
+/// The history's request-order finding beside the model's verdicts (`None`: the model
+/// judges no progress).
+pub fn compare_order(model: Option<&[Verdict]>, finding: &Finding) -> OrderAgreement {
+    let kept = model.and_then(|m| {
+        m.iter()
+            .find(|v| v.promise == Promise::Fifo)
+            .map(|v| &v.kept)
+    });
+    let broken = finding.verdict == CheckVerdict::Violation;
+    let (word, agrees, summary) = match kept {
+        Some(Kept::Holds) if broken => (
+            ModelSays::Holds,
+            Answer::No,
+            "the model says grants follow request order; the run shows one that did not",
+        ),
+        Some(Kept::Holds) => (
+            ModelSays::Holds,
+            Answer::Yes,
+            "grants followed request order, as the model says — within the run, not a proof",
+        ),
+        Some(Kept::Violated { .. }) if broken => (
+            ModelSays::Violated,
+            Answer::Yes,
+            "a grant passed over an earlier request, as the model's story says it can",
+        ),
+        Some(Kept::Violated { .. }) => (
+            ModelSays::Violated,
+            Answer::Unknown,
+            "the model says a grant can pass over an earlier request; this run's did not",
+        ),
+        Some(Kept::Unknown { .. }) | None => (
+            ModelSays::Unknown,
+            Answer::Unknown,
+            "the model does not judge the order of grants here",
+        ),
+    };
+    OrderAgreement {
+        model: word,
+        observed_out_of_order: broken,
+        agrees,
+        observed: finding.summary.clone(),
+        summary: summary.to_string(),
     }
 }
 

@@ -13,6 +13,7 @@ use crate::format::{Backend, CommandValue, History, OpKind, Phase};
 use crate::ops::Paired;
 
 pub mod etcd;
+pub mod order;
 pub mod redis;
 pub mod sql;
 pub mod zk;
@@ -29,18 +30,21 @@ pub fn foreign_release(history: &History, paired: &Paired) -> Option<CheckReport
 }
 
 /// What else the history's `command` events show, outside the verdict: whether the
-/// servers behaved as one Redis; how many clients a ZooKeeper release wakes.
+/// servers behaved as one Redis; how many clients a ZooKeeper release wakes; whether
+/// ZooKeeper's and etcd's queues granted in request order ([`order`]).
 pub fn findings(history: &History, paired: &Paired, budget: &Budget) -> Vec<Finding> {
     match history.header.backend {
         Backend::Redis => redis::one_redis::check(history, paired, budget)
             .into_iter()
             .collect(),
-        Backend::Zookeeper => zk::wakeups::check(history).into_iter().collect(),
-        Backend::Mariadb
-        | Backend::Postgres
-        | Backend::Etcd
-        | Backend::Imported
-        | Backend::Simulated => Vec::new(),
+        Backend::Zookeeper => zk::wakeups::check(history)
+            .into_iter()
+            .chain(order::check(&zk::requests(paired), paired, "czxid"))
+            .collect(),
+        Backend::Etcd => order::check(&etcd::requests(paired), paired, "create revision")
+            .into_iter()
+            .collect(),
+        Backend::Mariadb | Backend::Postgres | Backend::Imported | Backend::Simulated => Vec::new(),
     }
 }
 

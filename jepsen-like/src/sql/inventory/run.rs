@@ -178,6 +178,7 @@ pub fn run(
         timeline: checked.timeline,
         liveness: None,
         progress: None,
+        order: None,
         client_problems: checked.client_problems,
         nemesis: None,
         recorded: checked.history,
