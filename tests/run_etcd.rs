@@ -27,7 +27,7 @@ fn recorded_in(id: &str, dir: &Path) -> (RunReport, History) {
     let history = locklab_traces::reader::read_path(&path).expect("the history reads back");
     // The etcd requests are etcd's vocabulary, not Redis's: no "one Redis" finding.
     assert!(
-        r.report.findings.is_empty(),
+        r.report.findings.iter().all(|f| f.name != "one Redis"),
         "{id}: {:?}",
         r.report.findings
     );
