@@ -3,7 +3,7 @@
 //! every etcd request the clients sent as a `command` event.
 #![cfg(feature = "backends")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use locklab_jepsen::{RunOptions, RunReport};
@@ -40,17 +40,18 @@ fn recorded_in(id: &str, dir: &Path) -> (RunReport, History) {
     (r, history)
 }
 
-fn run_dir(id: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("locklab-run-etcd-test-{}-{id}", std::process::id()))
+/// A directory for `id`'s history, removed when dropped — also when the test fails.
+fn run_dir(id: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("locklab-run-etcd-test-{id}-"))
+        .tempdir()
+        .expect("a temp dir")
 }
 
 /// The run of `id`, its history read back, where the run breaks the lock itself or
 /// not as the model says.
 fn recorded(id: &str) -> (RunReport, History) {
-    let dir = run_dir(id);
-    let out = recorded_in(id, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+    recorded_in(id, run_dir(id).path())
 }
 
 /// The run of `id` agreeing with the model, its history read back; etcd's late lease
@@ -134,7 +135,8 @@ fn assert_stopped(history: &History) {
 #[test]
 fn a_stopped_holders_lease_expires_and_the_next_waiter_enters() {
     let dir = run_dir("etcd-lease-pause");
-    let (r, history) = recorded_in("etcd-lease-pause", &dir);
+    let dir = dir.path();
+    let (r, history) = recorded_in("etcd-lease-pause", dir);
     assert_agrees(&r);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     assert_ne!(check(&r, Property::LockLinearizability), Verdict::Violation);
@@ -145,8 +147,7 @@ fn a_stopped_holders_lease_expires_and_the_next_waiter_enters() {
     // Jepsen's name for this workload, in the report and the history's header.
     assert_eq!(r.jepsen_workload.as_deref(), Some("lock-set"));
     assert_eq!(history.header.tools["jepsen-workload"], "lock-set");
-    exports_to_edn_with_the_same_verdicts(&r, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
+    exports_to_edn_with_the_same_verdicts(&r, dir);
 }
 
 /// The run's history, written out as Jepsen EDN by `locklab export`, is a history
