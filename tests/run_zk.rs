@@ -167,17 +167,7 @@ fn a_crashed_holders_node_goes_with_its_session() {
     // fifo says: agreement within the run.
     let grants = finding(&r, "request order")["grants"].as_u64().unwrap_or(0);
     assert!(grants >= 2, "{grants}");
-    let o = r.order.expect("the grant order compared with the model");
-    assert_eq!(
-        (o.model, o.agrees),
-        (
-            locklab_jepsen::agreement::progress::ModelSays::Holds,
-            locklab_jepsen::agreement::Answer::Yes
-        ),
-        "{} / {}",
-        o.observed,
-        o.summary
-    );
+    runs::assert_grants_in_request_order(&r);
 }
 
 /// The leader killed (kill -9) right after the first entry and restarted 2 s later:

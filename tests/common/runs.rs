@@ -85,3 +85,23 @@ pub fn plan_kept<F: Family>(plan: Plan<F>) -> (RunReport, History) {
     let r = run_plan(plan, &options, &mut |_| {}).unwrap_or_else(|e| panic!("{id}: {e}"));
     (r, kept_history(dir.path()))
 }
+
+/// The run's grants followed request order, as the model's `fifo` says: agreement
+/// within the run.
+pub fn assert_grants_in_request_order(r: &RunReport) {
+    let o = r
+        .order
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}: the grant order was not compared with the model", r.id));
+    assert_eq!(
+        (o.model, o.agrees),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Holds,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
+        "{}: {} / {}",
+        r.id,
+        o.observed,
+        o.summary
+    );
+}
