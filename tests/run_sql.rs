@@ -204,8 +204,13 @@ fn a_sequence_token_keeps_the_resource_safe_after_pg_terminate_backend() {
 #[test]
 fn work_in_the_locking_transaction_rolls_back_with_a_killed_session_or_a_crash() {
     for id in ["sql-for-update", "pg-advisory-xact"] {
-        let dir = std::env::temp_dir().join(format!("locklab-run-sql-{id}-{}", std::process::id()));
-        let r = agrees_kept(id, &dir);
+        // Removed when dropped, also when an assertion below fails.
+        let kept = tempfile::Builder::new()
+            .prefix(&format!("locklab-run-sql-{id}-"))
+            .tempdir()
+            .expect("a temp dir");
+        let dir = kept.path();
+        let r = agrees_kept(id, dir);
         // Every statement is in the history as a command event, the lock's among them.
         let history = std::fs::read_to_string(dir.join("history.jsonl")).expect("history");
         let statement = if id == "sql-for-update" {
@@ -219,7 +224,6 @@ fn work_in_the_locking_transaction_rolls_back_with_a_killed_session_or_a_crash()
                 .any(|l| l.contains("\"op\":\"command\"") && l.contains(statement)),
             "{id}: no {statement} command event"
         );
-        let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok, "{id}");
         assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
         assert!(
