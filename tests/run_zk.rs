@@ -165,7 +165,9 @@ fn a_crashed_holders_node_goes_with_its_session() {
     assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
     // Every grant went to the lowest sequential node still waiting, as the model's
     // fifo says: agreement within the run.
-    let grants = finding(&r, "request order")["grants"].as_u64().unwrap_or(0);
+    let grants = finding(&r, locklab_traces::backend::order::NAME)["grants"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(grants >= 2, "{grants}");
     runs::assert_grants_in_request_order(&r);
 }
