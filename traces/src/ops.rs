@@ -21,22 +21,23 @@ pub enum Outcome {
     Unknown,
 }
 
-/// An invocation and its completion.
-#[derive(Clone, Debug)]
-pub struct Operation {
+/// An invocation and its completion, borrowed from the history they were read from:
+/// copies of the events were a quarter of a large history's check.
+#[derive(Clone, Copy, Debug)]
+pub struct Operation<'h> {
     /// The client.
     pub process: u32,
     /// What it did.
     pub kind: OpKind,
     /// The invocation event and its line.
-    pub invoke: (usize, Event),
+    pub invoke: (usize, &'h Event),
     /// The completion event and its line (`None`: never completed).
-    pub completion: Option<(usize, Event)>,
+    pub completion: Option<(usize, &'h Event)>,
     /// How it ended.
     pub outcome: Outcome,
 }
 
-impl Operation {
+impl Operation<'_> {
     /// When it was invoked (ns).
     pub fn call(&self) -> u64 {
         self.invoke.1.time
@@ -96,24 +97,24 @@ impl Operation {
 
 /// A history split into operations and point events.
 #[derive(Clone, Debug, Default)]
-pub struct Paired {
+pub struct Paired<'h> {
     /// Operations in invocation order.
-    pub ops: Vec<Operation>,
+    pub ops: Vec<Operation<'h>>,
     /// Critical-section markers, nemesis actions and raw commands, with their lines.
-    pub points: Vec<(usize, Event)>,
+    pub points: Vec<(usize, &'h Event)>,
     /// The latest time in the history.
     pub end_time: u64,
 }
 
 /// Pairs the events of `history`.
-pub fn pair(history: &History) -> Result<Paired, HistoryError> {
+pub fn pair(history: &History) -> Result<Paired<'_>, HistoryError> {
     let src = history.source.as_str();
     let mut paired = Paired::default();
     let mut pending: HashMap<u32, usize> = HashMap::new();
     for (line, event) in &history.events {
         paired.end_time = paired.end_time.max(event.time);
         if event.op.is_point() {
-            paired.points.push((*line, event.clone()));
+            paired.points.push((*line, event));
             continue;
         }
         let process = match event.process {
@@ -148,7 +149,7 @@ pub fn pair(history: &History) -> Result<Paired, HistoryError> {
                 paired.ops.push(Operation {
                     process,
                     kind: event.op,
-                    invoke: (*line, event.clone()),
+                    invoke: (*line, event),
                     completion: None,
                     outcome: Outcome::Unknown,
                 });
@@ -191,7 +192,7 @@ pub fn pair(history: &History) -> Result<Paired, HistoryError> {
                     Phase::Fail => Outcome::Fail,
                     _ => Outcome::Unknown,
                 };
-                op.completion = Some((*line, event.clone()));
+                op.completion = Some((*line, event));
             }
         }
     }

@@ -54,6 +54,8 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
     let mut history = History {
         source: source.to_string(),
         header,
+        // Exact, not doubled: a grown vector of 170,000 events held 15 MB it never used.
+        events: Vec::with_capacity(lines.len()),
         ..History::default()
     };
     for (n, line) in numbered {

@@ -29,6 +29,9 @@ pub use command::{RedisCommand, RedisReply};
 mod exec;
 use exec::exec;
 
+mod keyspace;
+pub use keyspace::Keyspace;
+
 pub mod lua;
 
 mod words;
@@ -57,7 +60,7 @@ pub struct Entry {
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RedisState {
     /// Every key that has not been deleted (it may have expired: see [`RedisState::live`]).
-    pub keys: BTreeMap<String, Entry>,
+    pub keys: Keyspace,
 }
 
 impl RedisState {
@@ -210,7 +213,7 @@ impl Spec for RedisSpec {
             .filter(|k| {
                 state
                     .keys
-                    .get(*k)
+                    .get(k)
                     .is_some_and(|e| maybe_live(e.deadline, at) && maybe_expired(e.deadline, at))
             })
             .collect();
@@ -219,7 +222,7 @@ impl Spec for RedisSpec {
             let mut next = state.clone();
             for (i, k) in straddled.iter().enumerate() {
                 if expired & (1 << i) != 0 {
-                    next.keys.remove(*k);
+                    next.keys.remove(k);
                 }
             }
             let reply = exec(&mut next, cmd, self.clock(at));

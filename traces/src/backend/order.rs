@@ -131,7 +131,7 @@ mod tests {
     use crate::ops::pair;
 
     /// Grants of `clients` at 10, 20, 30… ms.
-    fn granted(clients: &[u32]) -> Paired {
+    fn granted(clients: &[u32]) -> History {
         let mut h = History::default();
         let mut line = 1;
         for (i, &c) in clients.iter().enumerate() {
@@ -143,7 +143,7 @@ mod tests {
                 line += 1;
             }
         }
-        pair(&h).expect("pairs")
+        h
     }
 
     fn asked(client: u32, position: Option<u64>, ms: u64) -> Request {
@@ -157,7 +157,8 @@ mod tests {
 
     #[test]
     fn grants_in_request_order_keep_it() {
-        let paired = granted(&[0, 1, 2]);
+        let h = granted(&[0, 1, 2]);
+        let paired = pair(&h).expect("pairs");
         let requests = [
             asked(0, Some(5), 1),
             asked(1, Some(6), 2),
@@ -171,7 +172,8 @@ mod tests {
     /// c1 asked first (6) but c2 (7) was granted before it: proven.
     #[test]
     fn a_grant_over_an_earlier_request_is_shown() {
-        let paired = granted(&[0, 2, 1]);
+        let h = granted(&[0, 2, 1]);
+        let paired = pair(&h).expect("pairs");
         let requests = [
             asked(0, Some(5), 1),
             asked(1, Some(6), 2),
@@ -192,7 +194,8 @@ mod tests {
     /// not held against the order, though its last known number is low.
     #[test]
     fn an_unknown_request_proves_nothing() {
-        let paired = granted(&[0, 2, 1]);
+        let h = granted(&[0, 2, 1]);
+        let paired = pair(&h).expect("pairs");
         let requests = [
             asked(0, Some(5), 1),
             asked(1, Some(1), 2),

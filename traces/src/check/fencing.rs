@@ -78,8 +78,8 @@ pub fn check(paired: &Paired) -> CheckReport {
 /// the same token from another holder, was: (the earlier write, its token, the write,
 /// its token, whether stale rather than shared).
 fn first_violation<'a>(
-    accepted: &[(&'a Operation, u64)],
-) -> Option<(&'a Operation, u64, &'a Operation, u64, bool)> {
+    accepted: &[(&'a Operation<'a>, u64)],
+) -> Option<(&'a Operation<'a>, u64, &'a Operation<'a>, u64, bool)> {
     // The highest token among writes that surely completed before each write began:
     // sweep writes by invocation time against writes sorted by completion time.
     let mut by_ret: Vec<_> = accepted

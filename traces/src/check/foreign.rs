@@ -39,7 +39,7 @@ fn lease_ns(op: &Operation) -> Option<u64> {
 /// (refusals left out), by invocation time, with the latest completion among each
 /// prefix (an unknown outcome counts as never completing).
 struct OwnerOps<'a> {
-    ops: Vec<&'a Operation>,
+    ops: Vec<&'a Operation<'a>>,
     latest_ret: Vec<u64>,
 }
 

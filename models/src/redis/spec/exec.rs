@@ -242,7 +242,7 @@ fn pexpire(s: &mut RedisState, key: &str, ms: u64, clock: Clock) -> RedisReply {
 }
 
 fn hincrby(s: &mut RedisState, key: &str, field: &str, by: i64) -> Result<i64, RedisReply> {
-    let entry = s.keys.entry(key.to_string()).or_insert_with(|| Entry {
+    let entry = s.keys.get_or_insert_with(key, || Entry {
         value: Value::Hash(BTreeMap::new()),
         deadline: None,
     });

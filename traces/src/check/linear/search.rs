@@ -23,6 +23,7 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::Arc;
 use std::time::Instant;
 
 use locklab_models::spec::{Spec, Window};
@@ -103,7 +104,10 @@ struct Seen<T> {
     /// Per pair: full leading words, where its tail starts in `words`, tail length.
     keys: Vec<(u32, u32, u32)>,
     words: Vec<u64>,
-    states: Vec<StateSet<T>>,
+    /// Shared with the search's current state and its stack: a 50,000-operation
+    /// history lifts 50,000 states, each a whole keyspace, and copies of them were half
+    /// of a check's memory.
+    states: Vec<Arc<StateSet<T>>>,
 }
 
 const NONE: u32 = u32::MAX;
@@ -122,13 +126,13 @@ impl<T: Eq + Clone> Seen<T> {
     /// What the cache holds, in bytes (close enough to hold a budget to).
     fn bytes(&self) -> usize {
         self.words.len() * 8
-            + self.states.len() * (std::mem::size_of::<StateSet<T>>() + 16)
+            + self.states.len() * (std::mem::size_of::<StateSet<T>>() + 32)
             + self.heads.len() * 16
     }
 
     /// Records the pair of the set `(full, tail)` and `state`; false if it was already
     /// there.
-    fn insert(&mut self, hash: u64, full: u32, tail: &[u64], state: &StateSet<T>) -> bool {
+    fn insert(&mut self, hash: u64, full: u32, tail: &[u64], state: &Arc<StateSet<T>>) -> bool {
         let head = self.heads.entry(hash).or_insert(NONE);
         let mut at = *head;
         while at != NONE {
@@ -136,7 +140,7 @@ impl<T: Eq + Clone> Seen<T> {
             let (f, start, len) = self.keys[i];
             if f == full
                 && self.words[start as usize..][..len as usize] == *tail
-                && self.states[i] == *state
+                && *self.states[i] == **state
             {
                 return false;
             }
@@ -158,7 +162,7 @@ impl<T: Eq + Clone> Seen<T> {
         *head = index;
         self.keys.push((full, start, len));
         self.words.extend_from_slice(tail);
-        self.states.push(state.clone());
+        self.states.push(Arc::clone(state));
         true
     }
 }
@@ -166,7 +170,7 @@ impl<T: Eq + Clone> Seen<T> {
 /// A lifted operation: what to restore when it is taken back.
 struct Frame<T> {
     op: usize,
-    before: StateSet<T>,
+    before: Arc<StateSet<T>>,
     /// Committed as read-only: no alternative is tried in its place.
     committed: bool,
 }
@@ -199,7 +203,7 @@ struct Search<'a, S: Spec> {
     linearized_hash: u64,
     /// Each operation's share of that hash.
     op_hashes: Vec<u64>,
-    state: StateSet<S::State>,
+    state: Arc<StateSet<S::State>>,
     stack: Vec<Frame<S::State>>,
     seen: Seen<S::State>,
     longest: Vec<usize>,
@@ -285,7 +289,7 @@ impl<'a, S: Spec> Search<'a, S> {
             tail: Vec::new(),
             linearized_hash: 0,
             op_hashes: (0..n).map(op_hash).collect(),
-            state: StateSet::Start,
+            state: Arc::new(StateSet::Start),
             stack: Vec::new(),
             seen: Seen::new(),
             longest: Vec::new(),
@@ -346,6 +350,7 @@ impl<'a, S: Spec> Search<'a, S> {
         after.hash(&mut h);
         let hash = h.finish() ^ self.linearized_hash ^ self.op_hashes[op];
         let full = self.key_with(op);
+        let after = Arc::new(after);
         if !self.seen.insert(hash, full, &self.tail, &after) {
             return false;
         }
@@ -374,7 +379,7 @@ impl<'a, S: Spec> Search<'a, S> {
             let op = at / 2;
             if self.read_only[op] {
                 if let Some(after) = successor_set(&self.state, &self.ops[op], self.windows[op]) {
-                    if after == self.state {
+                    if after == *self.state {
                         return Some((at, after));
                     }
                 }
