@@ -91,12 +91,12 @@ fn client_fault(history: &History, fault: &str) -> (u32, u64, u64) {
         .map(|(_, e)| e)
         .find(|e| {
             e.op == OpKind::Nemesis
-                && e.value.as_ref().is_some_and(|v| {
+                && e.value_json().is_some_and(|v| {
                     v["fault"] == fault && v["target"].as_str().is_some_and(|t| t != "any client")
                 })
         })
         .unwrap_or_else(|| panic!("a client's {fault} in the history"));
-    let value = struck.value.as_ref().expect("a fault's value");
+    let value = struck.value_json().expect("a fault's value");
     let client = value["target"]
         .as_str()
         .and_then(|t| t.strip_prefix('c'))
@@ -336,10 +336,7 @@ fn leader_churn_keeps_a_dead_holders_lock_past_its_ttl_and_then_frees_it() {
         .iter()
         .map(|(_, e)| e)
         .filter(|e| {
-            e.op == OpKind::Nemesis
-                && e.value
-                    .as_ref()
-                    .is_some_and(|v| v["fault"] == "churn-leader")
+            e.op == OpKind::Nemesis && e.value_json().is_some_and(|v| v["fault"] == "churn-leader")
         })
         .collect();
     assert_eq!(churns.len(), 2, "two leader changes");
@@ -419,8 +416,7 @@ fn debians_etcd_grants_the_lock_rpc_to_a_waiter_whose_lease_was_revoked() {
         note(granted)
     );
     let answered = granted
-        .value
-        .as_ref()
+        .value_json()
         .and_then(|v| v["return"].as_u64())
         .expect("its reply time");
     assert!(

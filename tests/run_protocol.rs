@@ -39,7 +39,7 @@ fn commands(h: &locklab_traces::format::History, is: impl Fn(&serde_json::Value)
     h.events
         .iter()
         .filter(|(_, e)| e.op == OpKind::Command)
-        .filter(|(_, e)| e.value.as_ref().is_some_and(|v| is(&v["command"])))
+        .filter(|(_, e)| e.value_json().is_some_and(|v| is(&v["command"])))
         .count()
 }
 
@@ -87,7 +87,7 @@ fn a_sequence_value_protocol_agrees_with_its_model_under_a_pause() {
     assert_eq!(check(&r, Property::NoForeignRelease), Verdict::Ok);
     let sets_a_sequence = h.events.iter().any(|(_, e)| {
         e.op == OpKind::Command
-            && e.value.as_ref().is_some_and(|v| {
+            && e.value_json().is_some_and(|v| {
                 v["command"]["set"]["value"]
                     .as_str()
                     .is_some_and(|x| x.parse::<u64>().is_ok())

@@ -304,8 +304,8 @@ fn granted_again_after(h: &History, since: u64) {
     let answered = after(OpKind::Command).any(|e| {
         granted.contains(&e.process)
             && e.value
-                .clone()
-                .and_then(|v| serde_json::from_value::<CommandValue>(v).ok())
+                .as_ref()
+                .and_then(|v| v.parse::<CommandValue>().ok())
                 .is_some_and(|v| v.session.is_some() && v.reply.is_some())
     });
     assert!(

@@ -56,7 +56,7 @@ fn requests(h: &History) -> Vec<(String, ZkCommand, Option<ZkReply>)> {
         .iter()
         .filter(|(_, e)| e.op == OpKind::Command)
         .filter_map(|(_, e)| {
-            let v: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
+            let v: CommandValue = e.value.as_ref()?.parse().ok()?;
             let c: ZkCommand = serde_json::from_value(v.command).ok()?;
             let r = v.reply.and_then(|r| serde_json::from_value(r).ok());
             Some((e.process.to_string(), c, r))

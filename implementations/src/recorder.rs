@@ -193,7 +193,7 @@ pub fn exchange_event<W: Wire>(process: Process, exchange: &Exchange<W>, offset_
             .and_then(|r| serde_json::to_value(r).ok()),
         return_time: offset_ns.saturating_add(exchange.done_ns),
     };
-    event.value = serde_json::to_value(value).ok();
+    event.value = serde_json::to_value(value).ok().map(Into::into);
     let command = W::command_text(&exchange.command);
     event.note = Some(match &exchange.reply {
         Some(r) => format!("{command} -> {}", W::reply_text(r)),

@@ -112,7 +112,7 @@ impl Log {
     /// Records a nemesis action or observation.
     pub fn nemesis(&self, value: Value, note: Option<String>) {
         let mut e = Log::event(Process::NEMESIS, OpKind::Nemesis, Phase::Info);
-        e.value = Some(value);
+        e.value = Some(value.into());
         e.note = note;
         self.record(e);
     }

@@ -431,7 +431,7 @@ pub(crate) fn at_violation(
         if e.op != OpKind::Nemesis || e.time > hi {
             continue;
         }
-        let Some(v) = &e.value else { continue };
+        let Some(v) = &e.value_json() else { continue };
         let fault = v.get("fault").and_then(|f| f.as_str()).unwrap_or("");
         let target = v.get("target").and_then(|t| t.as_str()).unwrap_or("");
         // A step that could not be taken is recorded skipped, as "skipped client-pause

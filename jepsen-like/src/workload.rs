@@ -387,7 +387,7 @@ pub async fn read(resource: &dyn Counter, me: Process, token: Option<u64>, log: 
     };
     let mut done = Log::event(me, OpKind::Read, phase);
     done.key = Some(resource.key().to_string());
-    done.value = value;
+    done.value = value.map(Into::into);
     done.token = token;
     done.note = note;
     log.record(done);
@@ -420,7 +420,7 @@ async fn write(
 ) -> Write {
     let mut inv = Log::event(me, OpKind::Write, Phase::Invoke);
     inv.key = Some(resource.key().to_string());
-    inv.value = Some(Value::from(value));
+    inv.value = Some(Value::from(value).into());
     inv.token = token;
     log.record(inv);
     let outcome = resource.write(value, token, lock_key).await;

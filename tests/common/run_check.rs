@@ -30,7 +30,7 @@ pub fn nemesis(h: &History, fault: &str) -> Vec<(String, Option<String>, u64)> {
         .iter()
         .filter(|(_, e)| e.op == OpKind::Nemesis)
         .filter_map(|(_, e)| {
-            let v = e.value.as_ref()?;
+            let v = e.value_json()?;
             let target = v.get("target")?.as_str()?.to_string();
             (v.get("fault")?.as_str()? == fault).then(|| (target, e.note.clone(), e.time))
         })

@@ -140,10 +140,11 @@ fn bare(path: &std::path::Path, fmt: InputFormat) -> Bare {
                 .iter()
                 .filter(|o| !(o.outcome == Outcome::Fail && o.kind != OpKind::Cas))
                 .map(|o| {
-                    let arg = o.invoke.1.value.as_ref();
+                    let arg = o.invoke.1.value_json();
+                    let arg = arg.as_ref();
                     let op = match o.kind {
                         OpKind::Read if o.outcome == Outcome::Ok => {
-                            EtcdOp::Read(Some(int(o.result_value()).unwrap_or(-1)))
+                            EtcdOp::Read(Some(int(o.result_value().as_ref()).unwrap_or(-1)))
                         }
                         OpKind::Read => EtcdOp::Read(None),
                         OpKind::Write => EtcdOp::Write(int(arg).unwrap_or(0)),
@@ -167,9 +168,9 @@ fn bare(path: &std::path::Path, fmt: InputFormat) -> Bare {
                 .map(|o| {
                     let key = o.key().unwrap_or("").to_string();
                     let op = match o.kind {
-                        OpKind::Get => KvOp::Get(key, text(o.result_value())),
-                        OpKind::Put => KvOp::Put(key, text(o.invoke.1.value.as_ref())),
-                        _ => KvOp::Append(key, text(o.invoke.1.value.as_ref())),
+                        OpKind::Get => KvOp::Get(key, text(o.result_value().as_ref())),
+                        OpKind::Put => KvOp::Put(key, text(o.invoke.1.value_json().as_ref())),
+                        _ => KvOp::Append(key, text(o.invoke.1.value_json().as_ref())),
                     };
                     operation(o, op)
                 })

@@ -79,7 +79,7 @@ pub fn to_edn(history: &History) -> String {
             &mut out,
             event,
             process,
-            invocation_value(event, invocation),
+            invocation_value(event, invocation).as_ref(),
             index,
         );
         if let (Process::Client(c), Phase::Info) = (event.process, event.phase) {
@@ -155,7 +155,7 @@ pub fn knossos_refusal(text: &str, fs: &[&str]) -> Result<Option<String>, Histor
 /// invocation alone. Knossos takes an `:ok` completion's value as the operation's (an
 /// `:ok :write` without one would write nil) and insists that a `:fail` repeats its
 /// invocation's; a read's result is its own.
-fn invocation_value<'a>(completion: &Event, invocation: Option<&'a Event>) -> Option<&'a Value> {
+fn invocation_value(completion: &Event, invocation: Option<&Event>) -> Option<Value> {
     let carried = match completion.phase {
         Phase::Ok => !matches!(completion.op, OpKind::Read | OpKind::Get),
         Phase::Fail => true,
@@ -164,7 +164,7 @@ fn invocation_value<'a>(completion: &Event, invocation: Option<&'a Event>) -> Op
     if !carried || completion.value.is_some() {
         return None;
     }
-    invocation.and_then(|i| i.value.as_ref())
+    invocation.and_then(Event::value_json)
 }
 
 fn op(out: &mut String, e: &Event, process: Written, copied: Option<&Value>, index: usize) {
@@ -189,7 +189,7 @@ fn op(out: &mut String, e: &Event, process: Written, copied: Option<&Value>, ind
         out.push_str(", :key ");
         string(out, k);
     }
-    if let Some(v) = &e.value {
+    if let Some(v) = &e.value_json() {
         out.push_str(", :value ");
         value(out, v);
     } else if let Some(v) = copied {
@@ -219,8 +219,8 @@ fn op(out: &mut String, e: &Event, process: Written, copied: Option<&Value>, ind
 /// op (the op is what locklab reads back from `:f`).
 fn f(e: &Event) -> String {
     if e.op == OpKind::Nemesis && e.process == Process::NEMESIS {
-        let fault = e
-            .value
+        let v = e.value_json();
+        let fault = v
             .as_ref()
             .and_then(|v| v.get("fault"))
             .and_then(Value::as_str)
@@ -326,7 +326,7 @@ mod tests {
         let mut b = Event::new(Process::Client(0), OpKind::Acquire, Phase::Ok, 150);
         b.token = Some(7);
         let mut n = Event::new(Process::NEMESIS, OpKind::Nemesis, Phase::Info, 160);
-        n.value = Some(serde_json::json!({"fault": "pause", "target": "c0"}));
+        n.value = Some(serde_json::json!({"fault": "pause", "target": "c0"}).into());
         h.events = vec![(2, a), (3, b), (4, n)];
         let edn = to_edn(&h);
         let lines: Vec<&str> = edn.lines().filter(|l| !l.starts_with(';')).collect();

@@ -85,8 +85,8 @@ impl Operation<'_> {
     }
 
     /// The completion's value, for reads.
-    pub fn result_value(&self) -> Option<&serde_json::Value> {
-        self.completion.as_ref().and_then(|(_, e)| e.value.as_ref())
+    pub fn result_value(&self) -> Option<serde_json::Value> {
+        self.completion.as_ref().and_then(|(_, e)| e.value_json())
     }
 
     /// The line of the invocation.

@@ -20,7 +20,8 @@ const MAX_LINES: usize = 60;
 fn describe(e: &Event) -> String {
     let mut s = match (e.op, e.phase) {
         (OpKind::Nemesis, _) => {
-            let v = e.value.as_ref();
+            let v = e.value_json();
+            let v = v.as_ref();
             let fault = v
                 .and_then(|v| v.get("fault"))
                 .and_then(Value::as_str)
@@ -47,7 +48,7 @@ fn describe(e: &Event) -> String {
             format!("{op} {phase}")
         }
     };
-    if let Some(v) = &e.value {
+    if let Some(v) = &e.value_json() {
         if e.op != OpKind::Nemesis {
             s.push_str(&format!(" {v}"));
         }

@@ -88,8 +88,7 @@ fn a_delete_of_another_clients_node_is_a_foreign_release() {
         .iter()
         .find(|(_, e)| {
             e.op == OpKind::Command
-                && e.value
-                    .as_ref()
+                && e.value_json()
                     .is_some_and(|v| v["command"]["delete"].is_object())
         })
         .map(|(l, _)| *l)

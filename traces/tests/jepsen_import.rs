@@ -127,8 +127,8 @@ fn jepsen_record_literals_parse_as_their_maps() {
     let (_, nemesis) = &h.events[2];
     assert_eq!(nemesis.process, Process::NEMESIS);
     assert_eq!(
-        nemesis.value.as_ref().and_then(|v| v.get("fault")),
-        Some(&serde_json::json!("start-partition"))
+        nemesis.value_json().and_then(|v| v.get("fault").cloned()),
+        Some(serde_json::json!("start-partition"))
     );
     assert_eq!(h.events[4].1.time, 4000);
     assert_eq!(verdict(&h), Verdict::Ok);

@@ -48,7 +48,7 @@ mod tests {
         assert_eq!(e.key.as_deref(), Some("lock/a"));
         assert_eq!(e.note.as_deref(), Some("del lock/a -> 1"));
         let v: CommandValue =
-            serde_json::from_value(e.value.unwrap_or_default()).expect("a command value");
+            e.value.expect("a value").parse().expect("a command value");
         assert_eq!(v.return_time, 20);
         let back: EtcdCommand = serde_json::from_value(v.command).expect("a command");
         assert_eq!(back, r.command);

@@ -29,7 +29,7 @@ mod tests {
         assert_eq!(e.key.as_deref(), Some("k"));
         assert_eq!(e.note.as_deref(), Some("DEL k -> (integer) 1"));
         let v: CommandValue =
-            serde_json::from_value(e.value.unwrap_or_default()).expect("a command value");
+            e.value.expect("a value").parse().expect("a command value");
         assert_eq!((v.node, v.return_time), (2, 120));
         let back: RedisCommand = serde_json::from_value(v.command).expect("a command");
         assert_eq!(back, ex.command);

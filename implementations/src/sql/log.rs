@@ -60,7 +60,7 @@ mod tests {
         assert_eq!(e.key.as_deref(), Some("k"));
         assert_eq!(e.note.as_deref(), Some("SELECT GET_LOCK('k', 0) -> 1"));
         let v: CommandValue =
-            serde_json::from_value(e.value.unwrap_or_default()).expect("a command value");
+            e.value.expect("a value").parse().expect("a command value");
         assert_eq!((v.session, v.return_time), (Some(42), 120));
         let back: SqlCommand = serde_json::from_value(v.command).expect("a statement");
         assert_eq!(back, st.command);

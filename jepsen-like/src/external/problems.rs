@@ -119,7 +119,7 @@ pub fn in_history(history: &History) -> Vec<ClientProblem> {
         .map(|(_, e)| e)
         .filter(|e| e.op == OpKind::Nemesis)
         .filter_map(|e| {
-            let v = e.value.as_ref()?;
+            let v = e.value_json()?;
             if v.get("fault")?.as_str()? != FAULT {
                 return None;
             }

@@ -135,9 +135,9 @@ where
         };
         let read = e
             .value
-            .clone()
+            .as_ref()
             .ok_or_else(|| "no value".to_string())
-            .and_then(|v| serde_json::from_value::<CommandValue>(v).map_err(|x| x.to_string()))
+            .and_then(|v| v.parse::<CommandValue>().map_err(|x| x.to_string()))
             .and_then(|v| {
                 let command = serde_json::from_value::<S::Input>(v.command)
                     .map_err(|x| format!("not a command of this backend: {x}"))?;

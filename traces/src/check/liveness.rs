@@ -61,7 +61,7 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
         .map(|(_, e)| e.process.to_string())
         .collect();
     let (crash_at, crashed, fault) = history.events.iter().find_map(|(_, e)| {
-        let v = e.value.as_ref()?;
+        let v = e.value_json()?;
         let fault = v.get("fault")?.as_str()?;
         if e.op != OpKind::Nemesis || !FAULTS.contains(&fault) {
             return None;
@@ -205,7 +205,7 @@ mod tests {
             e
         };
         let mut crash = Event::new(Process::NEMESIS, OpKind::Nemesis, Phase::Info, 10 * ms);
-        crash.value = Some(json!({"fault": "client-crash", "target": "c0"}));
+        crash.value = Some(json!({"fault": "client-crash", "target": "c0"}).into());
         let mut events = vec![
             acquire(0, Phase::Invoke, 0),
             acquire(0, Phase::Ok, 1),
@@ -254,7 +254,7 @@ mod tests {
             e
         };
         let mut lost = Event::new(Process::NEMESIS, OpKind::Nemesis, Phase::Info, 10 * ms);
-        lost.value = Some(json!({"fault": "lost-reply", "target": "c0"}));
+        lost.value = Some(json!({"fault": "lost-reply", "target": "c0"}).into());
         let events = vec![
             acquire(0, Phase::Invoke, 5),
             acquire(1, Phase::Invoke, 5),

@@ -90,7 +90,7 @@ fn refused(e: &Event) -> bool {
         OpKind::Command => e
             .value
             .as_ref()
-            .and_then(|v| serde_json::from_value::<CommandValue>(v.clone()).ok())
+            .and_then(|v| v.parse::<CommandValue>().ok())
             .is_some_and(|c| c.reply.as_ref().is_none_or(|r| r == "nil")),
         _ => false,
     }
@@ -214,7 +214,7 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
     let nodes: BTreeSet<usize> = in_window
         .iter()
         .filter(|(_, e)| e.op == OpKind::Command)
-        .filter_map(|(_, e)| serde_json::from_value::<CommandValue>(e.value.clone()?).ok())
+        .filter_map(|(_, e)| e.value.as_ref()?.parse::<CommandValue>().ok())
         .map(|c| c.node)
         .collect();
     let backend = history.header.backend;
@@ -354,7 +354,8 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Excha
         }],
     };
     if e.op == OpKind::Nemesis {
-        let v = e.value.as_ref();
+        let v = e.value_json();
+        let v = v.as_ref();
         let get = |k: &str| v.and_then(|v| v.get(k)).map(short).unwrap_or_default();
         return Some(mark(
             "nemesis".into(),
@@ -378,7 +379,7 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Excha
     let token = e.token.map_or(String::new(), |t| format!(" (token {t})"));
     Some(match e.op {
         OpKind::Command => {
-            let cv: CommandValue = serde_json::from_value(e.value.clone()?).ok()?;
+            let cv: CommandValue = e.value.as_ref()?.parse().ok()?;
             let (cmd, reply) = command_words(backend, &cv);
             arrow(format!("node{}", cv.node), cmd, reply)
         }
@@ -396,9 +397,8 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Excha
         ),
         op => {
             let v = e
-                .value
-                .as_ref()
-                .map_or(String::new(), |v| format!(" {}", short(v)));
+                .value_json()
+                .map_or(String::new(), |v| format!(" {}", short(&v)));
             arrow(
                 "resource".into(),
                 format!("{}{v}{token}", op_name(op)),

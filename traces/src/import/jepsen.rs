@@ -284,7 +284,7 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
     let mut e = if process == Process::NEMESIS && nemesis_op.is_none_or(|k| k == OpKind::Nemesis) {
         let mut e = Event::new(process, OpKind::Nemesis, phase, 0);
         e.value = if semantics == Semantics::Locklab && named_nemesis {
-            value
+            value.map(Into::into)
         } else {
             let mut detail = serde_json::Map::new();
             if let Some(f) = f {
@@ -300,7 +300,7 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
             if !named_nemesis {
                 detail.insert("process".into(), proc_edn.to_json());
             }
-            Some(Value::Object(detail))
+            Some(Value::Object(detail).into())
         };
         e.note = note("note").or_else(|| note("error"));
         e
@@ -314,7 +314,7 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
             _ => op_kind(name)?,
         };
         let mut e = Event::new(process, kind, phase, 0);
-        e.value = value;
+        e.value = value.map(Into::into);
         e.key = note("key");
         if semantics == Semantics::Knossos {
             e.note = note("error");

@@ -56,10 +56,10 @@ fn parse_op(rest: &str, time: u64) -> Result<Event, String> {
         (Edn::Nil, _) => None,
         // `:timed-out` on an unknown or failed completion says nothing about the value.
         (Edn::Keyword(_), Phase::Info | Phase::Fail) => None,
-        (v, _) => Some(v.to_json()),
+        (v, _) => Some(v.to_json().into()),
     };
     if kind == OpKind::Nemesis {
-        e.value = Some(serde_json::json!({ "fault": name, "value": value.to_json() }));
+        e.value = Some(serde_json::json!({ "fault": name, "value": value.to_json() }).into());
     }
     Ok(e)
 }

@@ -285,7 +285,7 @@ pub fn record(setup: &Setup, run: &Run) -> locklab_traces::format::History {
             Some(Ans::Granted(token)) => done.token = Some(token),
             // An inventory read may record the stock alone or as an object.
             Some(Ans::Value(v)) if setup.stock && op.call.is_multiple_of(2000) => {
-                done.value = Some(serde_json::json!({ "stock": v }))
+                done.value = Some(serde_json::json!({ "stock": v }).into())
             }
             Some(Ans::Value(v)) => done.value = Some(v.into()),
             Some(Ans::Busy | Ans::NotHeld | Ans::Rejected) => done.phase = Phase::Fail,

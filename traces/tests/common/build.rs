@@ -147,7 +147,7 @@ impl Build {
             OpKind::Read,
             Phase::Ok,
             to,
-            |e| e.value = value.map(Into::into),
+            |e| e.value = value.map(|v| serde_json::Value::from(v).into()),
         )
     }
 
@@ -155,7 +155,7 @@ impl Build {
     pub fn write(self, p: u32, from: u64, to: u64, value: i64, token: Option<u64>) -> Self {
         self.ev(p, OpKind::Write, Phase::Invoke, from, |e| {
             e.token = token;
-            e.value = Some(value.into())
+            e.value = Some(serde_json::Value::from(value).into())
         })
         .ev(p, OpKind::Write, Phase::Ok, to, |_| {})
     }
@@ -174,7 +174,9 @@ impl Build {
         if let Some(r) = reply {
             value["reply"] = r;
         }
-        self.ev(p, OpKind::Command, phase, from, |e| e.value = Some(value))
+        self.ev(p, OpKind::Command, phase, from, |e| {
+            e.value = Some(value.into())
+        })
     }
 
     /// Every check the history calls for.

@@ -78,16 +78,16 @@ pub fn encode_register(
         RegisterInput::Read => inv.op = OpKind::Read,
         RegisterInput::Write(v) => {
             inv.op = OpKind::Write;
-            inv.value = Some((*v).into());
+            inv.value = Some(serde_json::Value::from(*v).into());
         }
         RegisterInput::Cas { from, to } => {
             inv.op = OpKind::Cas;
-            inv.value = Some(serde_json::json!([from, to]));
+            inv.value = Some(serde_json::json!([from, to]).into());
         }
     }
     match output {
         Some(RegisterOutput::Value(v)) => {
-            done.value = Some(v.map_or(serde_json::Value::Null, Into::into));
+            done.value = Some(v.map_or(serde_json::Value::Null, Into::into).into());
             Phase::Ok
         }
         Some(RegisterOutput::CasFailed) => Phase::Fail,

@@ -154,19 +154,22 @@ impl Recorded for Kv {
             KvInput::Get(_) => inv.op = OpKind::Get,
             KvInput::Put(_, v) => {
                 inv.op = OpKind::Put;
-                inv.value = Some(v.clone().into());
+                inv.value = Some(serde_json::Value::from(v.clone()).into());
             }
             KvInput::Append(_, v) => {
                 inv.op = OpKind::Append;
-                inv.value = Some(v.clone().into());
+                inv.value = Some(serde_json::Value::from(v.clone()).into());
             }
         }
         if let Some(KvOutput::Value(v)) = &op.output {
             // A recorder may write an empty value as null.
-            done.value = Some(match v.is_empty() && op.call.is_multiple_of(2000) {
-                true => serde_json::Value::Null,
-                false => v.clone().into(),
-            });
+            done.value = Some(
+                match v.is_empty() && op.call.is_multiple_of(2000) {
+                    true => serde_json::Value::Null,
+                    false => v.clone().into(),
+                }
+                .into(),
+            );
         }
         Phase::Ok
     }
@@ -259,14 +262,14 @@ impl Recorded for Inventory {
                 if let Some(n) = new_version {
                     v["new_version"] = (*n).into();
                 }
-                inv.value = Some(v);
+                inv.value = Some(v.into());
             }
         }
         match &op.output {
             Some(InventoryOutput::Read {
                 stock,
                 version: Some(v),
-            }) => done.value = Some(json!({"stock": stock, "version": v})),
+            }) => done.value = Some(json!({"stock": stock, "version": v}).into()),
             Some(InventoryOutput::Read {
                 stock,
                 version: None,

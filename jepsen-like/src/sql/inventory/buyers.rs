@@ -150,7 +150,7 @@ impl Buyer {
         if let Some(log) = &self.log {
             let mut e = Log::event(Process::Client(self.id), op, Phase::Invoke);
             e.key = Some(KEY.into());
-            e.value = value;
+            e.value = value.map(Into::into);
             log.record(e);
         }
     }
@@ -159,7 +159,7 @@ impl Buyer {
         if let Some(log) = &self.log {
             let mut e = Log::event(Process::Client(self.id), op, phase);
             e.key = Some(KEY.into());
-            e.value = value;
+            e.value = value.map(Into::into);
             e.note = note;
             log.record(e);
         }

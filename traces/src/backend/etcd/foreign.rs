@@ -189,7 +189,7 @@ mod tests {
             if let Some(r) = reply {
                 v["reply"] = json!(r);
             }
-            e.value = Some(v);
+            e.value = Some(v.into());
             h.events.push((i + 2, e));
         }
         h

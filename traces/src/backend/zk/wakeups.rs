@@ -27,8 +27,8 @@ pub fn check(history: &History) -> Option<Finding> {
         }
         let Some(v) = e
             .value
-            .clone()
-            .and_then(|v| serde_json::from_value::<CommandValue>(v).ok())
+            .as_ref()
+            .and_then(|v| v.parse::<CommandValue>().ok())
         else {
             continue;
         };

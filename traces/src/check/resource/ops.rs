@@ -70,7 +70,8 @@ pub(super) fn register_op(
     src: &str,
 ) -> Result<LinOp<RegisterSpec>, HistoryError> {
     let line = op.line();
-    let arg = op.invoke.1.value.as_ref();
+    let arg = op.invoke.1.value_json();
+    let arg = arg.as_ref();
     Ok(match op.kind {
         // What an operation of unknown outcome returned (`:timed-out`) says nothing.
         OpKind::Read if op.outcome == Outcome::Unknown => lin(spec, op, RegisterInput::Read, None),
@@ -81,7 +82,7 @@ pub(super) fn register_op(
                     RegisterOutput::Value(Some(*initial))
                 }
                 (None | Some(Value::Null), _) => RegisterOutput::Value(None),
-                (v, _) => RegisterOutput::Value(Some(int(v, src, line, "read")?)),
+                (v, _) => RegisterOutput::Value(Some(int(v.as_ref(), src, line, "read")?)),
             };
             lin(spec, op, RegisterInput::Read, Some(out))
         }
@@ -124,11 +125,12 @@ pub(super) fn kv_op(
         .key()
         .ok_or_else(|| HistoryError::at(src, line, format!("{} needs a \"key\"", op.kind)))?
         .to_string();
-    let arg = op.invoke.1.value.as_ref();
+    let arg = op.invoke.1.value_json();
+    let arg = arg.as_ref();
     Ok(match op.kind {
         OpKind::Get if op.outcome == Outcome::Unknown => lin(spec, op, KvInput::Get(key), None),
         OpKind::Get => {
-            let v = text(op.result_value(), src, line, "get")?;
+            let v = text(op.result_value().as_ref(), src, line, "get")?;
             lin(spec, op, KvInput::Get(key), Some(KvOutput::Value(v)))
         }
         OpKind::Put => lin(
@@ -154,7 +156,8 @@ pub(super) fn inventory_op(
     src: &str,
 ) -> Result<LinOp<InventorySpec>, HistoryError> {
     let line = op.line();
-    let arg = op.invoke.1.value.as_ref();
+    let arg = op.invoke.1.value_json();
+    let arg = arg.as_ref();
     let done = if op.outcome == Outcome::Ok {
         InventoryOutput::Done
     } else {
@@ -171,7 +174,7 @@ pub(super) fn inventory_op(
                     version: m.get("version").and_then(Value::as_u64),
                 },
                 v => InventoryOutput::Read {
-                    stock: int(v, src, line, "read")?,
+                    stock: int(v.as_ref(), src, line, "read")?,
                     version: None,
                 },
             };

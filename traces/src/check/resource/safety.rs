@@ -79,7 +79,7 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
             (OpKind::Decrement, Outcome::Ok) => Some(
                 -op.invoke
                     .1
-                    .value
+                    .value_json()
                     .as_ref()
                     .and_then(Value::as_i64)
                     .unwrap_or(1),
@@ -88,7 +88,8 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
             // value by an amount the accounting cannot know.
             (OpKind::Write | OpKind::Cas, Outcome::Ok) if !writes_are_updates => return None,
             (OpKind::Write | OpKind::Cas, Outcome::Ok) => {
-                let arg = op.invoke.1.value.as_ref();
+                let arg = op.invoke.1.value_json();
+                let arg = arg.as_ref();
                 let w = match op.kind {
                     OpKind::Cas => arg.and_then(|v| v.get("stock").or_else(|| v.get(1))),
                     _ => arg,
@@ -217,7 +218,7 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
                             format!(
                                 "{} {} reported failed",
                                 o.kind,
-                                shown(o.invoke.1.value.as_ref())
+                                shown(o.invoke.1.value_json().as_ref())
                             ),
                         )
                     })
@@ -236,7 +237,7 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
                             // The line names the client already (`OpRef::process`).
                             format!(
                                 "wrote {} over its read of {base}",
-                                shown(o.invoke.1.value.as_ref())
+                                shown(o.invoke.1.value_json().as_ref())
                             ),
                         )
                     })
