@@ -141,23 +141,32 @@ impl Agreement {
         self.exact == Answer::Yes
     }
 
-    /// One line: the verdict, the agreement, and anything else found
-    /// (`ok — agrees with the model; also found: lock linearizability VIOLATION (not
-    /// compared for this scenario)`).
+    /// One line: the verdict, what it comes from when no compared property gave it,
+    /// and the agreement (`VIOLATION (lock linearizability: a check not compared with
+    /// the model for this scenario)  —  the properties compared agree with the model`).
+    ///
+    /// A violation only an uncompared check found is named beside the verdict, so that
+    /// "VIOLATION" and "agrees" do not read as a contradiction.
     pub fn headline(&self) -> String {
-        let mut line = format!("{}  —  {}", verdict_word(self.verdict), self.standing());
+        let mut line = verdict_word(self.verdict).to_string();
         if !self.also_found.is_empty() {
-            let found: Vec<String> = self
-                .also_found
-                .iter()
-                .map(|a| format!("{} VIOLATION", a.check.name()))
-                .collect();
+            let found: Vec<&str> = self.also_found.iter().map(|a| a.check.name()).collect();
+            let what = match found.len() {
+                1 => "a check",
+                _ => "checks",
+            };
             line.push_str(&format!(
-                "; also found: {} (not compared for this scenario)",
+                " ({}: {what} not compared with the model for this scenario)",
                 found.join(", ")
             ));
         }
-        line
+        let standing = match self.exact {
+            Answer::Yes if !self.also_found.is_empty() => {
+                "the properties compared agree with the model".to_string()
+            }
+            _ => self.standing(),
+        };
+        format!("{line}  —  {standing}")
     }
 
     /// How the run stands against the model, in words.
