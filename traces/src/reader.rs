@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::error::HistoryError;
-use crate::format::{Event, Header, History, FORMAT_NAME, FORMAT_VERSION};
+use crate::format::{Event, EventValue, Header, History, FORMAT_NAME, FORMAT_VERSION};
 
 /// Reads a history file.
 pub fn read_path(path: &Path) -> Result<History, HistoryError> {
@@ -60,7 +60,12 @@ pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
     };
     for (n, line) in numbered {
         match serde_json::from_str::<Event>(line) {
-            Ok(event) => history.events.push((n, event)),
+            Ok(event) => {
+                if let Some(why) = event.value.as_ref().and_then(unreadable) {
+                    return Err(HistoryError::at(source, n, format!("bad event: {why}")));
+                }
+                history.events.push((n, event))
+            }
             Err(e) if torn_tail && n == lines.len() => history.warnings.push(format!(
                 "{source}:{n}: last line is incomplete (a write cut short by a crash?), ignored: {e}"
             )),
@@ -96,6 +101,39 @@ pub(crate) fn parse_header(source: &str, line: usize, text: &str) -> Result<Head
     Ok(header)
 }
 
+/// Why a value kept as text would not read back as JSON data, if it would not.
+///
+/// An event's value is kept as text and read when a check needs it. serde_json checks
+/// the text's syntax but not its depth on the way in, and refuses past 128 levels when
+/// the value is read, so a value nested that deep is refused here, at its line, not
+/// read as nothing later.
+fn unreadable(value: &EventValue) -> Option<String> {
+    const SHALLOW: usize = 64;
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in value.text().bytes() {
+        match (in_string, escaped, b) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (true, false, _) => {}
+            (false, _, b'"') => in_string = true,
+            (false, _, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, _, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if deepest <= SHALLOW {
+        return None;
+    }
+    value
+        .parse::<serde_json::Value>()
+        .err()
+        .map(|e| format!("its value cannot be read ({e})"))
+}
+
 fn describe_json_error(e: &serde_json::Error, what: &str) -> String {
     use serde_json::error::Category;
     match e.classify() {
@@ -105,5 +143,40 @@ fn describe_json_error(e: &serde_json::Error, what: &str) -> String {
         Category::Syntax => format!("malformed {what}: not valid JSON ({e})"),
         Category::Data => format!("bad {what}: {e}"),
         Category::Io => format!("cannot read {what}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    fn with_value(depth: usize) -> String {
+        format!(
+            "{{\"format\":\"locklab-history\",\"version\":1}}\n{{\"process\":0,\"op\":\"write\",\"phase\":\"invoke\",\"time\":1,\"value\":{}1{}}}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    }
+
+    /// A value too deep to read back is an error at its line, as it was when values
+    /// were read whole; one that reads back is kept.
+    #[test]
+    fn a_value_nested_too_deep_is_an_error_at_its_line() {
+        let e = parse("h.jsonl", &with_value(300)).expect_err("too deep");
+        let text = e.to_string();
+        assert!(
+            text.contains("h.jsonl:2") && text.contains("its value cannot be read"),
+            "{text}"
+        );
+        let ok = parse("h.jsonl", &with_value(100)).expect("reads");
+        assert_eq!(ok.events.len(), 1);
+        let strings = "[\"[[[[\",\"\\\"{{{{\"]";
+        let quoted = format!(
+            "{{\"format\":\"locklab-history\",\"version\":1}}\n{{\"process\":0,\"op\":\"write\",\"phase\":\"invoke\",\"time\":1,\"value\":{strings}}}\n"
+        );
+        assert!(
+            parse("h.jsonl", &quoted).is_ok(),
+            "brackets inside strings do not count"
+        );
     }
 }
