@@ -394,8 +394,10 @@ pub struct EventValue(Box<serde_json::value::RawValue>);
 impl EventValue {
     /// The value as JSON data.
     pub fn json(&self) -> Value {
-        // The text was checked to be JSON when it was read or made, and any JSON text
-        // reads as a `Value`.
+        // Never taken for a value read from a history: the JSONL reader refuses one it
+        // cannot read back (nested 128 levels or more), and the EDN reader bounds
+        // nesting at 128 levels counting the event map's own, so a value is at most
+        // 127 deep, which serde_json reads.
         serde_json::from_str(self.0.get()).unwrap_or(Value::Null)
     }
 

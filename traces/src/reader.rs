@@ -104,9 +104,9 @@ pub(crate) fn parse_header(source: &str, line: usize, text: &str) -> Result<Head
 /// Why a value kept as text would not read back as JSON data, if it would not.
 ///
 /// An event's value is kept as text and read when a check needs it. serde_json checks
-/// the text's syntax but not its depth on the way in, and refuses past 128 levels when
-/// the value is read, so a value nested that deep is refused here, at its line, not
-/// read as nothing later.
+/// the text's syntax but not its depth on the way in, and refuses 128 levels or more
+/// when the value is read, so a value nested that deep is refused here, at its line,
+/// not read as nothing later.
 fn unreadable(value: &EventValue) -> Option<String> {
     const SHALLOW: usize = 64;
     let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
