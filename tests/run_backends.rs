@@ -144,6 +144,68 @@ fn redlock_restart_on_its_append_only_file_keeps_the_lock_every_time() {
     }
 }
 
+/// The network splits n0, n1 with c0 from n2 with c1, c2 for 3 s: the history names the
+/// sides, c0 is granted on its majority while the split stands, and no acquire the
+/// minority side began inside the split is granted before it heals — on every seed.
+#[test]
+fn redlock_split_majorities_grants_only_the_majority_side() {
+    use locklab_traces::format::{OpKind, Phase, Process};
+    for seed in 1..=seeds() {
+        let (r, h) = runs::run_kept(RunOptions {
+            seed,
+            ..RunOptions::new("redlock-split-majorities")
+        });
+        runs::assert_agrees(&r);
+        assert_eq!(
+            check(&r, Property::MutualExclusion),
+            Verdict::Ok,
+            "seed {seed}"
+        );
+        let fault_at = |name: &str| {
+            h.events
+                .iter()
+                .map(|(_, e)| e)
+                .find(|e| {
+                    e.op == OpKind::Nemesis && e.value_json().is_some_and(|v| v["fault"] == name)
+                })
+                .unwrap_or_else(|| panic!("seed {seed}: no {name} in the history"))
+        };
+        let (split, heal) = (fault_at("split"), fault_at("heal-split"));
+        assert_eq!(
+            split.value_json().map(|v| v["target"].clone()),
+            Some("n0, n1 with c0 | n2 with c1, c2".into()),
+            "seed {seed}"
+        );
+        // Each acquire inside the split, from invocation to grant, by client.
+        let mut invoked = std::collections::HashMap::new();
+        let mut granted_inside = Vec::new();
+        for (_, e) in &h.events {
+            let (Process::Client(c), OpKind::Acquire) = (e.process, e.op) else {
+                continue;
+            };
+            match e.phase {
+                Phase::Invoke => {
+                    invoked.insert(c, e.time);
+                }
+                Phase::Ok
+                    if invoked.get(&c).is_some_and(|&t| t > split.time) && e.time < heal.time =>
+                {
+                    granted_inside.push(c)
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            granted_inside.contains(&0),
+            "seed {seed}: c0 never granted in the split"
+        );
+        assert!(
+            granted_inside.iter().all(|&c| c == 0),
+            "seed {seed}: the minority side was granted inside the split: {granted_inside:?}"
+        );
+    }
+}
+
 #[test]
 fn redlock_clock_jump_and_pause_give_two_holders() {
     for id in ["redlock-clock-jump", "redlock-pause"] {
@@ -296,6 +358,7 @@ fn every_plan_is_tested() {
         "redlock-delayed-restart",
         "redlock-clock-jump",
         "redlock-pause",
+        "redlock-split-majorities",
         "redis-failover",
         "redis-failover-wait",
         "redis-setnx-no-ttl",

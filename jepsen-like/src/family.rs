@@ -97,7 +97,8 @@ pub trait Family: Sized + Send + Sync + 'static {
     fn realises(action: &Action<ActionOf<Self>>) -> Realises {
         match action {
             Action::Client { fault, .. } => Realises::Fault(*fault),
-            Action::Resume(_) | Action::HealPartition(_) => Realises::Heal,
+            Action::Split { .. } => Realises::Fault(locklab_models::registry::Fault::Partition),
+            Action::Resume(_) | Action::HealPartition(_) | Action::HealSplit => Realises::Heal,
             Action::Family(a) => a.realises(),
             _ => Realises::Beyond,
         }

@@ -83,6 +83,9 @@ pub struct Targets<'a, S> {
     pub proxies: &'a [(usize, ProxyControl)],
     /// Client faults.
     pub clients: &'a ClientFaults,
+    /// Each client's own proxies, by client index (empty where the family's clients
+    /// share the run's): what a split cuts.
+    pub own: &'a [Vec<ProxyControl>],
     /// The lock's key, for [`Event::KeyOn`].
     pub key: &'a str,
     /// When the clients stop: each step that waited for an event leaves them at least
@@ -229,7 +232,7 @@ pub fn run<S: Servers>(
         let mut cluster = targets.cluster();
         let name = match &step.action {
             Action::Family(a) => a.target_name().map(str::to_string),
-            _ => None,
+            a => a.sides(&cluster.node_names(), targets.own.len()),
         }
         .unwrap_or_else(|| name_of(&*cluster, step.action.target()));
         let killed_primary = matches!(
@@ -307,6 +310,11 @@ fn apply<S: Servers>(
             return Ok(());
         }
         Action::Family(a) => return cluster.apply(a),
+        Action::Split { nodes, clients } => return split(targets.own, *nodes, *clients),
+        Action::HealSplit => {
+            targets.own.iter().flatten().for_each(ProxyControl::heal);
+            return Ok(());
+        }
         _ => {}
     }
     let i = resolve(cluster, action.target())?;
@@ -327,7 +335,28 @@ fn apply<S: Servers>(
         Action::Partition(_) => proxy(i)?.cut(),
         Action::HealPartition(_) => proxy(i)?.heal(),
         Action::Clock { offset, .. } => cluster.set_clock(i, offset)?,
-        Action::Client { .. } | Action::Family(_) => {}
+        Action::Client { .. } | Action::Family(_) | Action::Split { .. } | Action::HealSplit => {}
+    }
+    Ok(())
+}
+
+/// Cuts each client's own proxy to every node across the split (the nodes of mask
+/// `nodes` and the clients of mask `clients` on one side), and heals the rest.
+fn split(own: &[Vec<ProxyControl>], nodes: u32, clients: u32) -> Result<(), String> {
+    if own.is_empty() || own.iter().any(Vec::is_empty) {
+        return Err(
+            "a split needs every client's own proxies; this family's clients share the run's"
+                .into(),
+        );
+    }
+    for (c, proxies) in own.iter().enumerate() {
+        let client_first = clients >> c & 1 == 1;
+        for (i, p) in proxies.iter().enumerate() {
+            match (nodes >> i & 1 == 1) == client_first {
+                true => p.heal(),
+                false => p.cut(),
+            }
+        }
     }
     Ok(())
 }

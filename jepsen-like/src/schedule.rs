@@ -105,6 +105,18 @@ pub enum Action<A> {
     Partition(Target),
     /// End a partition.
     HealPartition(Target),
+    /// Split the network in two, as Jepsen's partitions do: the nodes of mask `nodes`
+    /// and the clients of mask `clients` on one side, every other node and client on
+    /// the other. Each client's own proxies to the nodes across are cut; nothing
+    /// crosses until [`Action::HealSplit`].
+    Split {
+        /// Bit `i`: node `i` is on the first side.
+        nodes: u32,
+        /// Bit `c`: client `c` is on the first side.
+        clients: u32,
+    },
+    /// End the split.
+    HealSplit,
     /// Set a server's libfaketime clock (`"+31"`: jump 31 s ahead).
     Clock {
         /// The server.
@@ -146,6 +158,8 @@ impl<A: FamilyAction> Action<A> {
             Action::Restart { .. } => "restart",
             Action::Partition(_) => "partition",
             Action::HealPartition(_) => "heal-partition",
+            Action::Split { .. } => "split",
+            Action::HealSplit => "heal-split",
             Action::Clock { .. } => "clock",
             Action::Family(a) => a.name(),
         })
@@ -164,7 +178,38 @@ impl<A: FamilyAction> Action<A> {
             | Action::Clock { target, .. }
             | Action::Client { target, .. } => *target,
             Action::Family(a) => a.target(),
+            // Every client: the history names the sides ([`Action::sides`]).
+            Action::Split { .. } | Action::HealSplit => Target::AnyClient,
         }
+    }
+
+    /// A split's sides as the history names them (`n0, n1 with c0 | n2 with c1, c2`),
+    /// from the run's node names and its number of clients.
+    pub fn sides(&self, nodes: &[String], clients: usize) -> Option<String> {
+        let (node_mask, client_mask) = match self {
+            Action::Split { nodes, clients } => (*nodes, *clients),
+            Action::HealSplit => return Some("every side, healed".into()),
+            _ => return None,
+        };
+        let side = |first: bool| {
+            let ns: Vec<&str> = (0..nodes.len())
+                .filter(|&i| (node_mask >> i & 1 == 1) == first)
+                .map(|i| nodes[i].as_str())
+                .collect();
+            let cs: Vec<String> = (0..clients)
+                .filter(|&c| (client_mask >> c & 1 == 1) == first)
+                .map(|c| format!("c{c}"))
+                .collect();
+            let ns = match ns.is_empty() {
+                true => "no node".to_string(),
+                false => ns.join(", "),
+            };
+            match cs.is_empty() {
+                true => format!("{ns} (no client)"),
+                false => format!("{ns} with {}", cs.join(", ")),
+            }
+        };
+        Some(format!("{} | {}", side(true), side(false)))
     }
 
     /// The action as JSON with `target` named by `name` (a node's name in the run, or
@@ -269,7 +314,25 @@ impl<A: FamilyAction> Step<A> {
 
     /// The planned step as JSON, for the header.
     pub fn to_json(&self) -> Value {
-        let mut v = self.action.to_json(&self.action.target().to_string());
+        let target = match self.action {
+            // The run's node names and client count are not known here: bits name them.
+            Action::Split { nodes, clients } => {
+                let bits = |mask: u32, what: &str| {
+                    let on: Vec<String> = (0..32)
+                        .filter(|b| mask >> b & 1 == 1)
+                        .map(|b| format!("{what}{b}"))
+                        .collect();
+                    on.join(", ")
+                };
+                format!(
+                    "{} with {} | every other node and client",
+                    bits(nodes, "node "),
+                    bits(clients, "c")
+                )
+            }
+            _ => self.action.target().to_string(),
+        };
+        let mut v = self.action.to_json(&target);
         match self.when {
             When::At(ms) => v["at_ms"] = json!(ms),
             When::After {

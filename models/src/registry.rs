@@ -206,7 +206,8 @@ named! {
         Kill => "kill",
         /// A client's clock jumps ahead by more than the lease.
         Skew => "skew",
-        /// A client is cut off from the servers; it runs on.
+        /// A client is cut off from the servers, or the network splits the nodes and
+        /// the clients into two sides (Redlock); everyone runs on.
         Partition => "partition",
         /// Sentinel split brain: the master and one client are cut off from the
         /// Sentinels and the replicas; both sides run on, and no process dies.
@@ -311,6 +312,8 @@ named! {
         RedlockClockJump => "redlock-clock-jump",
         /// `redlock-pause`.
         RedlockPause => "redlock-pause",
+        /// `redlock-split-majorities`.
+        RedlockSplitMajorities => "redlock-split-majorities",
         /// `mysql-unique-crash`.
         MysqlUniqueCrash => "mysql-unique-crash",
         /// `mysql-unique-reaper`.
@@ -405,7 +408,7 @@ impl Family {
         match self {
             Family::Inventory => "What a lock is for: buyers take units from a stock level. Without a lock, updates are lost and units oversold; one conditional statement, an optimistic version check or a compare-and-set keeps the count right without any lock at all.",
             Family::Redis => "The recipes people deploy on Redis, step by step from `GET`/`SET` to `SET NX PX` with a compare-and-delete script, Redisson's reentrant hash, fencing tokens and `WAIT`: each fixes the last one's break and meets a new one — a crash without a TTL, a pause past the lease, a delete of someone else's lock, the failover that promotes a replica which never saw the lock, and — with nothing crashed — the split brain in which two masters grant it.",
-            Family::Redlock => "Redlock asks a majority of independent Redis nodes for the same lock, counting its own clock against the lease. A node that restarts empty hands out a second majority; the delayed restart that is supposed to fix it, a node's clock that jumps, and a holder's pause are decided here.",
+            Family::Redlock => "Redlock asks a majority of independent Redis nodes for the same lock, counting its own clock against the lease. A node that restarts empty hands out a second majority; the delayed restart that is supposed to fix it, a node's clock that jumps, a holder's pause and a network split are decided here.",
             Family::Sql => "Locks built from a database: a unique key with a reaper, a lease row taken over by a compare-and-set, `GET_LOCK` and advisory locks owned by a session, and `SELECT … FOR UPDATE`. The database keeps the lock consistent; a killed session, a paused holder past its lease, or a pool that shares sessions breaks what the client believes.",
             Family::Etcd => "etcd's leases keep a key alive while the holder's keep-alives arrive; its revisions order the waiters. The single-key lock, the revision recipe of `concurrency.Mutex`, and the `Lock` RPC meet pauses, partitions, lost replies and revoked leases.",
             Family::Zk => "ZooKeeper's ephemeral node lives as long as its session; sequential nodes queue the waiters, each watching the one before it. A paused or cut-off holder whose session expires, a create whose reply is lost, and the herd of a watch on every child are decided here.",
@@ -430,7 +433,7 @@ impl Family {
         match self {
             Family::Inventory => &[],
             Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover, Fault::Split],
-            Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump],
+            Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump, Fault::Partition],
             Family::Sql => &[
                 Fault::Pause,
                 Fault::Crash,

@@ -96,7 +96,7 @@ fn kinds_are_those_the_rows_model_knows() {
     let jump_only = |f: Fault| f == Fault::Jump;
     assert_eq!(
         r.kinds_for(&redlock, &jump_only).ok(),
-        Some(vec![Fault::Pause, Fault::Jump])
+        Some(vec![Fault::Pause, Fault::Partition, Fault::Jump])
     );
     let e = RandomNemesis::parse("random:jump")
         .expect("parses")

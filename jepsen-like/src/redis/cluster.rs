@@ -78,6 +78,8 @@ pub struct RedisCluster {
     split: Option<SplitBrain>,
     /// The master is cut off from its Sentinels now (or was).
     isolated: bool,
+    /// Independent Redlock nodes.
+    redlock: bool,
     /// The hosts of a split-brain topology; dropped after the servers (last field).
     lab: Option<Lab>,
 }
@@ -108,6 +110,11 @@ impl RedisCluster {
     /// fault cuts them.
     pub fn sentinel_addrs(&self) -> Vec<String> {
         self.sentinels.iter().map(|s| s.addr()).collect()
+    }
+
+    /// Whether these are independent Redlock nodes.
+    pub fn is_redlock(&self) -> bool {
+        self.redlock
     }
 
     /// The lab of a split-brain topology: a host per server.
@@ -213,6 +220,7 @@ impl RedisCluster {
             failed_over: false,
             split,
             isolated: false,
+            redlock: false,
             lab,
         })
     }
@@ -291,6 +299,7 @@ impl Servers for RedisCluster {
             failed_over: false,
             split: None,
             isolated: false,
+            redlock: matches!(shape, Shape::Redlock { .. }),
             lab: None,
         })
     }

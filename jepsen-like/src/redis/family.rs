@@ -38,7 +38,8 @@ impl Family for Redis {
             Action::Kill(_) | Action::Restart { .. } => Realises::Fault(Fault::Restart),
             Action::Clock { .. } => Realises::Fault(Fault::Jump),
             Action::Partition(_) => Realises::Steer,
-            Action::HealPartition(_) | Action::Resume(_) => Realises::Heal,
+            Action::Split { .. } => Realises::Fault(Fault::Partition),
+            Action::HealPartition(_) | Action::Resume(_) | Action::HealSplit => Realises::Heal,
             Action::Client { fault, .. } => Realises::Fault(*fault),
             Action::Family(a) => crate::schedule::FamilyAction::realises(a),
             _ => Realises::Beyond,
@@ -69,12 +70,15 @@ impl Family for Redis {
         })
     }
 
+    /// A Redlock client gets proxies of its own (a split cuts some of its nodes and
+    /// not others); every other client shares the run's, which add no second hop to
+    /// the races a single server's rows time.
     async fn connect(
-        _servers: &RedisCluster,
+        servers: &RedisCluster,
         addrs: &[String],
         commands: CommandLog,
     ) -> Result<RedisClient, RunError> {
-        locks::connect(addrs, commands).await
+        locks::connect(addrs, commands, servers.is_redlock()).await
     }
 
     /// The proxied servers, and the Sentinels themselves (not proxied: no fault cuts

@@ -14,6 +14,7 @@ use locklab_models::registry::Fault;
 
 use super::client::RedisClient;
 use crate::family::CommandLog;
+use crate::proxy::ClientProxies;
 use crate::RunError;
 
 /// A Redis lock of the catalog.
@@ -95,7 +96,21 @@ fn node_options() -> NodeOptions {
 }
 
 /// Connects one client to every address; node `i` of its commands is `addrs[i]`.
-pub async fn connect(addrs: &[String], commands: CommandLog) -> Result<RedisClient, RunError> {
+/// With `own_proxies`, through proxies of its own in front of them.
+pub async fn connect(
+    addrs: &[String],
+    commands: CommandLog,
+    own_proxies: bool,
+) -> Result<RedisClient, RunError> {
+    let proxies =
+        match own_proxies {
+            true => Some(ClientProxies::start(addrs).await.map_err(|e| {
+                RunError::Environment(format!("a client's proxies to {addrs:?}: {e}"))
+            })?),
+            false => None,
+        };
+    let through = proxies.as_ref().map(ClientProxies::addrs);
+    let addrs = through.as_deref().unwrap_or(addrs);
     let CommandLog { process, log } = commands;
     let base = log.base();
     let recorder = event_recorder(process, base, move |e| log.record_stamped(e));
@@ -112,7 +127,7 @@ pub async fn connect(addrs: &[String], commands: CommandLog) -> Result<RedisClie
                 .map_err(|e| RunError::Environment(format!("connecting to {addr}: {e}")))?,
         );
     }
-    Ok(RedisClient { nodes })
+    Ok(RedisClient { nodes, proxies })
 }
 
 /// Client `index`'s `lock` on `key`.

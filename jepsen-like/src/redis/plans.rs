@@ -388,6 +388,31 @@ pub fn plans() -> Vec<RedisPlan> {
                 "the holder stalls 2.5 s mid-section with a 1 s lease",
             )
         },
+        Plan {
+            // The model's three nodes. A 1 s lease: a holder's release that the split
+            // swallows leaves keys that block the majority side for a lease at most.
+            shape: Shape::Redlock {
+                nodes: 3,
+                aof: false,
+            },
+            ttl_ms: 1_000,
+            duration_ms: 5_000,
+            faults: vec![
+                at(
+                    500,
+                    Action::Split {
+                        nodes: 0b011,
+                        clients: 0b001,
+                    },
+                ),
+                at(3_500, Action::HealSplit),
+            ],
+            ..redlock(
+                ScenarioId::RedlockSplitMajorities,
+                Vec::new(),
+                "the network splits for 3 s: n0, n1 with c0 | n2 with c1, c2; then it heals",
+            )
+        },
     ]
 }
 

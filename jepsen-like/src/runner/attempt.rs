@@ -20,7 +20,7 @@ use crate::counter::Counter;
 use crate::custom::ClientContext;
 use crate::deadline::Deadline;
 use crate::external::wiretap::{self, Heard};
-use crate::family::{ActionOf, CommandLog, Family};
+use crate::family::{ActionOf, Client, CommandLog, Family};
 use crate::log::Log;
 use crate::nemesis::{self, ClientFaults, Done, Targets};
 use crate::plan::Plan;
@@ -314,6 +314,15 @@ impl<F: Family> Attempt<'_, F> {
         let (servers, log, runtime, schedule) =
             (&self.servers, &self.log, &self.runtime, &self.schedule);
         let ready = std::mem::take(&mut self.clients);
+        let own: Vec<Vec<_>> = ready
+            .iter()
+            .map(|r| {
+                r.client
+                    .own_proxies()
+                    .map(|p| p.controls())
+                    .unwrap_or_default()
+            })
+            .collect();
         let final_reader = &self.final_reader;
         let start = Instant::now();
         let end = Arc::new(Deadline::new(
@@ -325,12 +334,13 @@ impl<F: Family> Attempt<'_, F> {
         let (nemesis_done, nemesis_wait) = mpsc::channel::<()>();
         let (tick_done, tick_wait) = mpsc::channel::<()>();
         let done = std::thread::scope(|scope| {
-            let (faults_n, controls, end_n) = (&*faults, &controls, &*end);
+            let (faults_n, controls, end_n, own) = (&*faults, &controls, &*end, &own);
             let nemesis = scope.spawn(move || {
                 let targets = Targets {
                     cluster: servers,
                     proxies: controls,
                     clients: faults_n,
+                    own,
                     key: KEY,
                     end: end_n,
                     grace,

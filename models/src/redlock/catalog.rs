@@ -162,5 +162,22 @@ pub fn scenarios() -> Vec<Scenario> {
             defaults: one(Fault::Pause),
             model: &REDLOCK,
         },
+        Scenario {
+            id: ScenarioId::RedlockSplitMajorities.name(),
+            family: redlock,
+            protocol: "Redlock",
+            faults: "network partition: nodes and clients split into two sides, later healed",
+            properties: MX,
+            expected: Holds,
+            lesson: "A partition alone cannot give Redlock two holders: only one side of a split can hold a majority of the nodes, so a client on the other side counts too few grants, releases what it got and retries. The keys the majority side wrote outlive the heal. Redlock breaks when a node forgets (a restart), a clock runs wrong or a holder pauses, not when the network splits.",
+            // Three nodes ask the same question as five (only one side of any split
+            // holds a majority) in a twentieth of the states.
+            defaults: Params {
+                nodes: 3,
+                ..Params::BASE
+            }
+            .with_faults(&[(Fault::Partition, 1)]),
+            model: &REDLOCK,
+        },
     ]
 }

@@ -77,10 +77,12 @@ impl RedlockModel {
                     .apply(s, a)
                     .is_some_and(|n| n.nodes[i as usize].got & (1 << c) != 0);
                 let down = s.nodes[i as usize].down_since.is_some();
-                let reply = match (ok, down) {
-                    (true, _) => "OK",
-                    (false, true) => "(error) connection refused",
-                    (false, false) => "(nil)",
+                let cut = s.nodes[i as usize].cut & (1 << c) != 0;
+                let reply = match (ok, down, cut) {
+                    (true, ..) => "OK",
+                    (false, _, true) => "✂ lost in the partition (timeout)",
+                    (false, true, false) => "(error) connection refused",
+                    (false, false, false) => "(nil)",
                 };
                 Exchange::arrow(
                     client(c),
@@ -110,6 +112,11 @@ impl RedlockModel {
             }
             RlAction::Restart(i) => mark(name(i), "restarts empty".into(), false),
             RlAction::Jump(i) => mark(name(i), format!("⚡ clock jumps +{}", self.ttl), true),
+            RlAction::Split(nodes, clients) => {
+                let (a, b) = super::narration::sides(s, nodes, clients);
+                Exchange::mark(None, format!("⚡ network split: {a} | {b}"), true)
+            }
+            RlAction::Heal => Exchange::mark(None, "partition healed", false),
             RlAction::Pause(_) | RlAction::Resume(_) => WORDS.mark(a.client_fault()),
         }
     }
@@ -120,7 +127,7 @@ impl RedlockModel {
         let arrows = s
             .nodes
             .iter()
-            .filter(|n| n.tried & bit != 0 && n.down_since.is_none())
+            .filter(|n| n.tried & bit != 0 && n.down_since.is_none() && n.cut & bit == 0)
             .map(|n| Arrow {
                 from: client(c),
                 to: node(n.name),

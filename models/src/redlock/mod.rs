@@ -9,5 +9,7 @@ pub mod model;
 pub mod narration;
 mod progress;
 mod symmetry;
+#[cfg(test)]
+mod tests;
 
 pub use model::{RedlockModel, RedlockState, RlAction, RlClient, RlNode, RlPhase};

@@ -32,7 +32,8 @@ pub struct RedlockModel {
     /// Acquisition attempts per client.
     pub attempts: u8,
     /// Faults the checker may inject: nodes crashing and restarting without their
-    /// data, clock jumps (one node's clock leaps `ttl` ahead), client pauses.
+    /// data, clock jumps (one node's clock leaps `ttl` ahead), client pauses, and
+    /// partitions that split the nodes and the clients into two sides.
     pub faults: Budget,
     /// Ticks a crashed node stays down before restarting.
     pub restart_delay: u64,
@@ -67,6 +68,8 @@ pub struct RlNode {
     pub tried: u8,
     /// Bit `c`: and it succeeded.
     pub got: u8,
+    /// Bit `c`: a partition stands between client `c` and this node.
+    pub cut: u8,
     /// Its name in stories (kept through canonical sorting).
     pub name: u8,
 }
@@ -153,6 +156,13 @@ pub enum RlAction {
     Restart(u8),
     /// Fault: a node's clock jumps `ttl` ahead.
     Jump(u8),
+    /// Fault: the network splits in two. The nodes in the first mask and the
+    /// clients in the second are on one side, every other node and client on the
+    /// other; nothing crosses until it heals. Node 0 is always on the first side,
+    /// so each split is offered once; the other side may have clients and no node.
+    Split(u8, u8),
+    /// The partition heals.
+    Heal,
     /// Fault: a client pauses.
     Pause(u8),
     /// It resumes.
@@ -215,7 +225,7 @@ impl RedlockModel {
             let cmd = d.0.release_command(0, &fill);
             let now = s.now;
             for n in &mut s.nodes {
-                if let (None, Some(cmd)) = (n.down_since, &cmd) {
+                if let (None, Some(cmd), 0) = (n.down_since, &cmd, n.cut & bit) {
                     n.server.exec(c as u8, cmd, now + n.offset, true);
                 }
                 n.tried &= !bit;
@@ -231,7 +241,7 @@ impl RedlockModel {
         for n in &mut s.nodes {
             // Only the client's own value can be deleted: other nodes stay shared.
             let holds = n.server.db.live(LOCK_KEY, now + n.offset).is_some();
-            if n.down_since.is_none() && holds {
+            if n.down_since.is_none() && n.cut & bit == 0 && holds {
                 n.server.exec(c as u8, &cmd, now + n.offset, true);
             }
             n.tried &= !bit;
@@ -290,6 +300,20 @@ impl RedlockModel {
                 .down_since
                 .is_some_and(|t| s.now >= t + self.restart_delay),
             RlAction::Jump(_) => s.budget.has(Fault::Jump) && !self.faults_over(s),
+            RlAction::Split(nodes, clients) => {
+                let all_nodes = (1u16 << s.nodes.len()) - 1;
+                let everyone = (1u16 << s.clients.len()) - 1;
+                // Every node on one side is a split too: the clients on the other are
+                // cut off from all of them (a client's partition in a run).
+                s.budget.has(Fault::Partition)
+                    && !self.faults_over(s)
+                    && s.nodes.iter().all(|n| n.cut == 0)
+                    && nodes & 1 != 0
+                    && u16::from(nodes) <= all_nodes
+                    && u16::from(clients) <= everyone
+                    && !(u16::from(nodes) == all_nodes && u16::from(clients) == everyone)
+            }
+            RlAction::Heal => s.nodes.iter().any(|n| n.cut != 0),
             RlAction::Pause(_) | RlAction::Resume(_) => a.client_fault().is_some_and(|(f, c)| {
                 let cl = &s.clients[c];
                 f.enabled(&cl.process, &s.budget, cl.phase)
@@ -331,7 +355,11 @@ impl RedlockModel {
                 let bit = 1u8 << c;
                 let n = &mut s.nodes[i];
                 n.tried |= bit;
-                if let (None, Some(d)) = (n.down_since, self.protocol) {
+                if n.cut & bit != 0 {
+                    // Lost in the partition: the client times out on this node. A
+                    // request that arrives and loses only its reply would leave a key
+                    // the client does not count, which keeps it out, never lets it in.
+                } else if let (None, Some(d)) = (n.down_since, self.protocol) {
                     let value = client_value(c as u8);
                     let fill = Self::fill(&value, self.ttl, s.now);
                     if let Some(cmd) = d.0.acquire_command(0, &fill) {
@@ -394,6 +422,23 @@ impl RedlockModel {
                 s.budget.spend(Fault::Jump);
                 s.nodes[i as usize].offset += self.ttl;
             }
+            RlAction::Split(nodes, clients) => {
+                s.budget.spend(Fault::Partition);
+                let everyone = ((1u16 << s.clients.len()) - 1) as u8;
+                for (i, n) in s.nodes.iter_mut().enumerate() {
+                    let first_side = nodes & (1 << i) != 0;
+                    n.cut = if first_side {
+                        everyone & !clients
+                    } else {
+                        clients
+                    };
+                }
+            }
+            RlAction::Heal => {
+                for n in &mut s.nodes {
+                    n.cut = 0;
+                }
+            }
             RlAction::Pause(_) | RlAction::Resume(_) => {
                 if let Some((f, c)) = a.client_fault() {
                     let cl = &mut s.clients[c];
@@ -418,6 +463,7 @@ impl Model for RedlockModel {
                 down_since: None,
                 tried: 0,
                 got: 0,
+                cut: 0,
                 name: i as u8,
             })
             .collect();
@@ -449,6 +495,14 @@ impl Model for RedlockModel {
         out.push(RlAction::Tick);
         for i in 0..s.nodes.len() as u8 {
             out.extend([RlAction::Crash(i), RlAction::Restart(i), RlAction::Jump(i)]);
+        }
+        // A split names its sides by 8-bit masks: up to 8 nodes and 8 clients.
+        if self.faults.has(Fault::Partition) && s.nodes.len() <= 8 && s.clients.len() <= 8 {
+            let (nodes, clients) = (1u16 << s.nodes.len(), 1u16 << s.clients.len());
+            for n in (1..nodes).step_by(2) {
+                out.extend((0..clients).map(|c| RlAction::Split(n as u8, c as u8)));
+            }
+            out.push(RlAction::Heal);
         }
     }
 

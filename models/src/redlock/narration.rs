@@ -68,7 +68,12 @@ impl Narrate for RedlockModel {
             } else {
                 String::new()
             };
-            lines.push(format!("redis{}: {state}{clock}", n.name));
+            let cut = if n.cut != 0 {
+                format!(", cut off from {}", client_names(n.cut))
+            } else {
+                String::new()
+            };
+            lines.push(format!("redis{}: {state}{clock}{cut}", n.name));
         }
         lines
     }
@@ -79,6 +84,13 @@ impl Narrate for RedlockModel {
             RlAction::Send(c, i) => {
                 let after = self.apply(s, a);
                 let ok = after.is_some_and(|n| n.nodes[i as usize].got & (1 << c) != 0);
+                if s.nodes[i as usize].cut & (1 << c) != 0 {
+                    return format!(
+                        "c{c}: {} to redis{} is lost in the partition (times out)",
+                        self.step_text(c, false, s.now),
+                        name(i)
+                    );
+                }
                 format!(
                     "c{c}: {} on redis{} -> {}",
                     self.step_text(c, false, s.now),
@@ -118,6 +130,11 @@ impl Narrate for RedlockModel {
             ),
             RlAction::Restart(i) => format!("redis{} restarts, empty", name(i)),
             RlAction::Jump(i) => format!("redis{}'s clock jumps {} ahead", name(i), self.ttl),
+            RlAction::Split(nodes, clients) => {
+                let (a, b) = sides(s, nodes, clients);
+                format!("the network splits: {a} | {b}")
+            }
+            RlAction::Heal => "the partition heals".into(),
             RlAction::Pause(_) | RlAction::Resume(_) => WORDS.story(a.client_fault()),
         }
     }
@@ -140,7 +157,10 @@ impl Narrate for RedlockModel {
 
     fn is_fault(&self, a: &RlAction) -> bool {
         a.client_fault().is_some_and(|(f, _)| f.is_fault())
-            || matches!(a, RlAction::Crash(_) | RlAction::Jump(_))
+            || matches!(
+                a,
+                RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Split(..)
+            )
     }
 
     fn why(&self, _: Property, path: &[(Option<RlAction>, RedlockState)]) -> String {
@@ -163,4 +183,36 @@ impl Narrate for RedlockModel {
             "Two clients hold a majority at once.".into()
         }
     }
+}
+
+/// `c0, c2` for the clients of bit mask `bits`.
+fn client_names(bits: u8) -> String {
+    let names: Vec<String> = (0..8)
+        .filter(|c| bits & (1 << c) != 0)
+        .map(|c| format!("c{c}"))
+        .collect();
+    names.join(", ")
+}
+
+/// The two sides of a split, each its nodes then its clients (`redis0, redis1 with c0`).
+pub(super) fn sides(s: &RedlockState, nodes: u8, clients: u8) -> (String, String) {
+    let everyone = ((1u16 << s.clients.len()) - 1) as u8;
+    let side = |first: bool, clients: u8| {
+        let names: Vec<String> = s
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| (nodes & (1 << i) != 0) == first)
+            .map(|(_, n)| format!("redis{}", n.name))
+            .collect();
+        let names = match names.is_empty() {
+            true => "no node".to_string(),
+            false => names.join(", "),
+        };
+        match clients {
+            0 => format!("{names} (no client)"),
+            c => format!("{names} with {}", client_names(c)),
+        }
+    };
+    (side(true, clients), side(false, everyone & !clients))
 }

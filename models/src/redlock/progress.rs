@@ -13,7 +13,7 @@ impl Progress for RedlockModel {
 
     /// A client's SETs, its decision, its leaving and the end of its pause are owed to
     /// it; a crashed node restarts once its delay is over; the clock ticks. Node
-    /// crashes, clock jumps and pauses may never come.
+    /// crashes, clock jumps, splits and pauses may never come; a split heals.
     fn fairness(&self, a: &RlAction) -> Option<Class> {
         match *a {
             RlAction::Send(c, _)
@@ -24,7 +24,12 @@ impl Progress for RedlockModel {
             // One class for every node's restart: the graph sorts the nodes, so a
             // place is not a node; with one crash at a time it is the same promise.
             RlAction::Restart(_) => Some(progress::server(0)),
-            RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Pause(_) => None,
+            // A partition heals in the end, as Jepsen's nemesis always heals: a class
+            // of its own beside the restarts'.
+            RlAction::Heal => Some(progress::server(1)),
+            RlAction::Crash(_) | RlAction::Jump(_) | RlAction::Split(..) | RlAction::Pause(_) => {
+                None
+            }
         }
     }
 

@@ -154,6 +154,7 @@ fn client_places(s: &RedlockState) -> SmallVec<[[u8; 8]; 6]> {
             *f = u64::from(n.tried & bit != 0) << 63
                 | u64::from(n.got & bit != 0) << 62
                 | u64::from(n.server.creator == Some(c as u8)) << 61
+                | u64::from(n.cut & bit != 0) << 60
                 | shape;
         }
         facts[..s.nodes.len()].sort_unstable();
@@ -216,7 +217,7 @@ fn arrange(
 /// Sorts the nodes by everything but their names, which the canonical form has reset.
 fn sort_nodes(s: &mut RedlockState) {
     s.nodes
-        .sort_unstable_by_key(|n| (n.tried, n.got, n.offset, n.down_since, n.server));
+        .sort_unstable_by_key(|n| (n.tried, n.got, n.cut, n.offset, n.down_since, n.server));
 }
 
 /// Moves client `c` to place `to[c]`: its record, its bits on every node, and its name
@@ -233,6 +234,7 @@ fn rename_clients(s: &mut RedlockState, to: &[u8]) {
     for n in &mut s.nodes {
         n.tried = moved(n.tried);
         n.got = moved(n.got);
+        n.cut = moved(n.cut);
         n.server.rename_clients(to, client_value);
     }
     let old = s.clients.clone();
@@ -377,6 +379,7 @@ mod tests {
                 for n in &mut c.nodes {
                     n.tried = moved(n.tried);
                     n.got = moved(n.got);
+                    n.cut = moved(n.cut);
                     let mut server: Node = (*n.server).clone();
                     server.creator = server.creator.map(|k| to[k as usize]);
                     for e in server.db.keys.values_mut() {
@@ -400,10 +403,18 @@ mod tests {
 
     #[test]
     fn the_canonical_form_joins_exactly_the_states_brute_force_joins() {
-        let m = RedlockModel {
+        joins_exactly_what_brute_force_joins(&RedlockModel {
             faults: Budget::of(&[(Fault::Restart, 1), (Fault::Jump, 1), (Fault::Pause, 1)]),
             ..model()
-        };
+        });
+        // A split tells clients and nodes apart by which side they are on.
+        joins_exactly_what_brute_force_joins(&RedlockModel {
+            faults: Budget::of(&[(Fault::Partition, 1)]),
+            ..model()
+        });
+    }
+
+    fn joins_exactly_what_brute_force_joins(m: &RedlockModel) {
         let mut seen = std::collections::HashSet::new();
         let mut queue: std::collections::VecDeque<_> = m.init_states().into();
         let (mut by_form, mut by_brute) = (HashMap::new(), HashMap::new());
@@ -412,8 +423,8 @@ mod tests {
             if seen.len() >= 30_000 || !seen.insert(s.clone()) {
                 continue;
             }
-            let form = form(&m, &s);
-            let brute = brute_form(&m, &s);
+            let form = form(m, &s);
+            let brute = brute_form(m, &s);
             assert_eq!(
                 by_form.entry(form.clone()).or_insert(brute.clone()),
                 &brute,
