@@ -258,20 +258,7 @@ mod tests {
     use crate::registry::Fault;
 
     fn model() -> RedlockModel {
-        RedlockModel {
-            nodes: 3,
-            clients: 3,
-            ttl: 2,
-            drift: 1,
-            attempts: 2,
-            faults: Budget::of(&[(Fault::Restart, 1)]),
-            restart_delay: 2,
-            persistent: false,
-            horizon: 4,
-            tail: 0,
-            protocol: None,
-            quorum: None,
-        }
+        crate::redlock::tests::small(3, Budget::of(&[(Fault::Restart, 1)]), 2)
     }
 
     fn play(m: &RedlockModel, steps: &[RlAction]) -> RedlockState {

@@ -9,21 +9,27 @@ use crate::registry::Fault;
 use super::model::{RedlockModel, RedlockState, RlAction, RlPhase};
 use RlAction::{Decide, Heal, Send, Split};
 
-fn model() -> RedlockModel {
+/// Three nodes, lease 2, drift 1, two attempts each, time to t=4: the small Redlock the
+/// unit tests play steps on.
+pub(super) fn small(clients: usize, faults: Budget, restart_delay: u64) -> RedlockModel {
     RedlockModel {
         nodes: 3,
-        clients: 2,
+        clients,
         ttl: 2,
         drift: 1,
         attempts: 2,
-        faults: Budget::of(&[(Fault::Partition, 1)]),
-        restart_delay: 0,
+        faults,
+        restart_delay,
         persistent: false,
         horizon: 4,
         tail: 0,
         protocol: None,
         quorum: None,
     }
+}
+
+fn model() -> RedlockModel {
+    small(2, Budget::of(&[(Fault::Partition, 1)]), 0)
 }
 
 fn play(m: &RedlockModel, steps: &[RlAction]) -> RedlockState {
