@@ -151,8 +151,8 @@ async fn the_recipes_requests_are_recorded_in_the_specs_words() {
     );
     assert!(
         has(
-            &|c, r| matches!(c, ZkCommand::Create { path, ephemeral: true, sequential: true, .. } if path == "/lock/b-n-")
-                && matches!(r, Some(ZkReply::Created { path, .. }) if path.starts_with("/lock/b-n-00000"))
+            &|c, r| matches!(c, ZkCommand::Create { path, ephemeral: true, sequential: true, .. } if path == "/lock/b-0-n-")
+                && matches!(r, Some(ZkReply::Created { path, .. }) if path.starts_with("/lock/b-0-n-00000"))
         ),
         "{text:#?}"
     );

@@ -7,9 +7,13 @@
 //!
 //! How it is written is the model's [`Recipe`], so a catalog row's variant runs as the
 //! model states it:
-//! - `protected`: the name carries the owner id (`/lock/<owner>-n-<sequence>`), so a
-//!   create retried after a lost reply first looks for the node it already made; without
-//!   it (`/lock/n-<sequence>`) the retry is blind and the first node is left behind;
+//! - `protected`: the name carries the owner id and the number of the owner's
+//!   acquisition (`/lock/<owner>-<acquisition>-n-<sequence>`), so a create retried after
+//!   a lost reply first looks for the node this acquisition already made — never one an
+//!   earlier acquisition's unconfirmed release left behind, which its guaranteed delete
+//!   may still remove (Curator's protected mode takes a fresh id per acquisition for
+//!   the same reason); without it (`/lock/n-<sequence>`) the retry is blind and the
+//!   first node is left behind;
 //! - `watch_on`: a waiter watches only its predecessor (`exists` with a watch: one
 //!   wake-up per release), or `/lock`'s children (every waiter wakes at every change);
 //! - `stop_at_suspended`: the guard is lost as soon as the connection is (Curator's
@@ -104,6 +108,8 @@ struct Place {
     node: Option<(String, u64)>,
     /// The watch it waits on, across attempts.
     watch: Option<ZkWatch>,
+    /// Releases so far: the number of the acquisition under way, in its nodes' names.
+    released: u64,
 }
 
 /// One owner of the lock, on its own session.
@@ -145,7 +151,11 @@ impl HeldLock for Held {
                 version: None,
             };
             let deleted = self.session.exec(cmd.clone()).await;
-            lock(&self.place).node = None;
+            {
+                let mut place = lock(&self.place);
+                place.node = None;
+                place.released += 1;
+            }
             if deleted.is_err() {
                 // No answer: the node may still be there, held by a session that lives
                 // on and wedging every waiter behind it. Curator's guaranteed delete
@@ -219,10 +229,11 @@ impl RecipeLock {
         self.session.id()
     }
 
-    /// The prefix its creates ask for: with the owner id when protected.
+    /// The prefix its creates ask for: with the owner id and the acquisition's number
+    /// when protected.
     fn prefix(&self) -> String {
         if self.recipe.protected {
-            format!("{}-n-", self.owner)
+            format!("{}-{}-n-", self.owner, lock(&self.place).released)
         } else {
             "n-".to_string()
         }
