@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::deadline::Deadline;
 use crate::log::Log;
 use crate::proxy::ProxyControl;
+use locklab_models::kernel::split::on_first_side;
 use locklab_models::registry::Fault;
 
 use crate::schedule::{Action, Event, FamilyAction, Schedule, Target, When};
@@ -350,9 +351,9 @@ fn split(own: &[Vec<ProxyControl>], nodes: u32, clients: u32) -> Result<(), Stri
         );
     }
     for (c, proxies) in own.iter().enumerate() {
-        let client_first = clients >> c & 1 == 1;
+        let client_first = on_first_side(clients.into(), c);
         for (i, p) in proxies.iter().enumerate() {
-            match (nodes >> i & 1 == 1) == client_first {
+            match on_first_side(nodes.into(), i) == client_first {
                 true => p.heal(),
                 false => p.cut(),
             }

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+use locklab_models::kernel::split;
 use locklab_models::registry::Fault;
 
 use rand::rngs::StdRng;
@@ -191,25 +192,13 @@ impl<A: FamilyAction> Action<A> {
             Action::HealSplit => return Some("every side, healed".into()),
             _ => return None,
         };
-        let side = |first: bool| {
-            let ns: Vec<&str> = (0..nodes.len())
-                .filter(|&i| (node_mask >> i & 1 == 1) == first)
-                .map(|i| nodes[i].as_str())
-                .collect();
-            let cs: Vec<String> = (0..clients)
-                .filter(|&c| (client_mask >> c & 1 == 1) == first)
-                .map(|c| format!("c{c}"))
-                .collect();
-            let ns = match ns.is_empty() {
-                true => "no node".to_string(),
-                false => ns.join(", "),
-            };
-            match cs.is_empty() {
-                true => format!("{ns} (no client)"),
-                false => format!("{ns} with {}", cs.join(", ")),
-            }
-        };
-        Some(format!("{} | {}", side(true), side(false)))
+        let clients: Vec<String> = (0..clients).map(|c| format!("c{c}")).collect();
+        Some(split::sides(
+            nodes,
+            node_mask.into(),
+            &clients,
+            client_mask.into(),
+        ))
     }
 
     /// The action as JSON with `target` named by `name` (a node's name in the run, or
@@ -319,7 +308,7 @@ impl<A: FamilyAction> Step<A> {
             Action::Split { nodes, clients } => {
                 let bits = |mask: u32, what: &str| {
                     let on: Vec<String> = (0..32)
-                        .filter(|b| mask >> b & 1 == 1)
+                        .filter(|&b| split::on_first_side(mask.into(), b))
                         .map(|b| format!("{what}{b}"))
                         .collect();
                     on.join(", ")

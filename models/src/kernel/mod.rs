@@ -23,6 +23,7 @@ mod checks;
 mod client_fault;
 mod effect;
 mod process;
+pub mod split;
 mod stage;
 pub mod time;
 mod words;

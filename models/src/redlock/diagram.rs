@@ -113,8 +113,8 @@ impl RedlockModel {
             RlAction::Restart(i) => mark(name(i), "restarts empty".into(), false),
             RlAction::Jump(i) => mark(name(i), format!("⚡ clock jumps +{}", self.ttl), true),
             RlAction::Split(nodes, clients) => {
-                let (a, b) = super::narration::sides(s, nodes, clients);
-                Exchange::mark(None, format!("⚡ network split: {a} | {b}"), true)
+                let sides = super::narration::sides(s, nodes, clients);
+                Exchange::mark(None, format!("⚡ network split: {sides}"), true)
             }
             RlAction::Heal => Exchange::mark(None, "partition healed", false),
             RlAction::Pause(_) | RlAction::Resume(_) => WORDS.mark(a.client_fault()),

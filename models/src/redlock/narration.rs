@@ -131,8 +131,7 @@ impl Narrate for RedlockModel {
             RlAction::Restart(i) => format!("redis{} restarts, empty", name(i)),
             RlAction::Jump(i) => format!("redis{}'s clock jumps {} ahead", name(i), self.ttl),
             RlAction::Split(nodes, clients) => {
-                let (a, b) = sides(s, nodes, clients);
-                format!("the network splits: {a} | {b}")
+                format!("the network splits: {}", sides(s, nodes, clients))
             }
             RlAction::Heal => "the partition heals".into(),
             RlAction::Pause(_) | RlAction::Resume(_) => WORDS.story(a.client_fault()),
@@ -194,25 +193,9 @@ fn client_names(bits: u8) -> String {
     names.join(", ")
 }
 
-/// The two sides of a split, each its nodes then its clients (`redis0, redis1 with c0`).
-pub(super) fn sides(s: &RedlockState, nodes: u8, clients: u8) -> (String, String) {
-    let everyone = ((1u16 << s.clients.len()) - 1) as u8;
-    let side = |first: bool, clients: u8| {
-        let names: Vec<String> = s
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| (nodes & (1 << i) != 0) == first)
-            .map(|(_, n)| format!("redis{}", n.name))
-            .collect();
-        let names = match names.is_empty() {
-            true => "no node".to_string(),
-            false => names.join(", "),
-        };
-        match clients {
-            0 => format!("{names} (no client)"),
-            c => format!("{names} with {}", client_names(c)),
-        }
-    };
-    (side(true, clients), side(false, everyone & !clients))
+/// The two sides of a split, as [`crate::kernel::split::sides`] tells them.
+pub(super) fn sides(s: &RedlockState, nodes: u8, clients: u8) -> String {
+    let node_names: Vec<String> = s.nodes.iter().map(|n| format!("redis{}", n.name)).collect();
+    let client_names: Vec<String> = (0..s.clients.len()).map(|c| format!("c{c}")).collect();
+    crate::kernel::split::sides(&node_names, nodes.into(), &client_names, clients.into())
 }
