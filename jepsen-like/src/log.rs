@@ -19,6 +19,8 @@ pub struct Log {
     grants: AtomicU64,
     /// Bit `c` is set once client `c` (< 64) entered its critical section.
     entered: AtomicU64,
+    /// Bit `c` is set while client `c` (< 64) is inside its critical section.
+    inside: AtomicU64,
 }
 
 impl Log {
@@ -32,6 +34,7 @@ impl Log {
             write_errors: AtomicU64::new(0),
             grants: AtomicU64::new(0),
             entered: AtomicU64::new(0),
+            inside: AtomicU64::new(0),
         })
     }
 
@@ -70,6 +73,10 @@ impl Log {
             }
             (OpKind::Enter, _, Process::Client(c)) if c < 64 => {
                 self.entered.fetch_or(1 << c, Ordering::Relaxed);
+                self.inside.fetch_or(1 << c, Ordering::Relaxed);
+            }
+            (OpKind::Leave, _, Process::Client(c)) if c < 64 => {
+                self.inside.fetch_and(!(1 << c), Ordering::Relaxed);
             }
             _ => {}
         }
@@ -87,6 +94,13 @@ impl Log {
             None => bits != 0,
             Some(c) => c < 64 && bits & (1 << c) != 0,
         }
+    }
+
+    /// Whether a client other than `c` is inside its critical section now (as far as
+    /// its own `enter` and `leave` say: a client that crashed inside stays inside).
+    pub fn another_inside(&self, c: u32) -> bool {
+        let mine = if c < 64 { 1 << c } else { 0 };
+        self.inside.load(Ordering::Relaxed) & !mine != 0
     }
 
     /// The instant the run clock counts from, for recorders that stamp their own

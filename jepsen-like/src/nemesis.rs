@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::deadline::Deadline;
 use crate::log::Log;
-use crate::proxy::ProxyControl;
+use crate::proxy::{Cut, ProxyControl};
 use locklab_models::kernel::split::on_first_side;
 use locklab_models::registry::Fault;
 
@@ -30,6 +30,9 @@ pub struct ClientFault {
     pub fault: Fault,
     /// How long it lasts.
     pub ms: u64,
+    /// A pause that runs on until another client is inside (see
+    /// [`crate::schedule::Action::Client`]).
+    pub overstay: bool,
 }
 
 impl std::fmt::Display for ClientFault {
@@ -302,10 +305,16 @@ fn apply<S: Servers>(
             .ok_or_else(|| format!("no proxy in front of node {i}"))
     };
     match action {
-        Action::Client { fault, target, ms } => {
+        Action::Client {
+            fault,
+            target,
+            ms,
+            overstay,
+        } => {
             let fault = ClientFault {
                 fault: *fault,
                 ms: *ms,
+                overstay: *overstay,
             };
             targets.clients.request(client(*target)?, fault);
             return Ok(());
@@ -313,7 +322,9 @@ fn apply<S: Servers>(
         Action::Family(a) => return cluster.apply(a),
         Action::Split { nodes, clients } => return split(targets.own, *nodes, *clients),
         Action::HealSplit => {
-            targets.own.iter().flatten().for_each(ProxyControl::heal);
+            for p in targets.own.iter().flatten() {
+                p.heal_because(Cut::Split);
+            }
             return Ok(());
         }
         _ => {}
@@ -354,8 +365,8 @@ fn split(own: &[Vec<ProxyControl>], nodes: u32, clients: u32) -> Result<(), Stri
         let client_first = on_first_side(clients.into(), c);
         for (i, p) in proxies.iter().enumerate() {
             match on_first_side(nodes.into(), i) == client_first {
-                true => p.heal(),
-                false => p.cut(),
+                true => p.heal_because(Cut::Split),
+                false => p.cut_because(Cut::Split),
             }
         }
     }

@@ -49,8 +49,9 @@ pub trait Tap: Send + Sync + 'static {
 
 struct State {
     target: Mutex<String>,
-    /// Bumped on every cut or retarget: connections of an older generation close.
-    generation: watch::Sender<(u64, bool)>,
+    /// Bumped on every cut or retarget: connections of an older generation close. Beside
+    /// it, the causes of the cut in force ([`Cut`] bits; 0: open).
+    generation: watch::Sender<(u64, u8)>,
     /// A lost reply asked for and not yet taken: shared by the proxies it was asked of,
     /// so that only the first request through any of them loses its reply.
     loss: Mutex<Option<Arc<AtomicBool>>>,
@@ -115,7 +116,7 @@ impl Proxy {
     ) -> std::io::Result<Proxy> {
         let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0))).await?;
         let addr = listener.local_addr()?;
-        let (generation, _) = watch::channel((0u64, false));
+        let (generation, _) = watch::channel((0u64, 0u8));
         let state = Arc::new(State {
             target: Mutex::new(target.to_string()),
             generation,
@@ -152,6 +153,19 @@ impl Drop for Proxy {
     }
 }
 
+/// Why a proxy is cut. Each cause is healed on its own, so that one fault's end does not
+/// end another's: a client's own partition healing in the middle of a split leaves the
+/// split in place, and the split's heal leaves a partition the nemesis made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// The nemesis's partition of a server ([`ProxyControl::cut`]).
+    Nemesis = 1,
+    /// A client cut off for a while ([`ClientProxies::cut_for`]).
+    Client = 2,
+    /// A split of the network in two.
+    Split = 4,
+}
+
 /// Cuts, heals and retargets a [`Proxy`]; usable outside the runtime.
 #[derive(Clone)]
 pub struct ProxyControl {
@@ -161,7 +175,21 @@ pub struct ProxyControl {
 impl ProxyControl {
     /// Drops every connection and refuses new ones until [`ProxyControl::heal`].
     pub fn cut(&self) {
-        self.state.generation.send_modify(|g| *g = (g.0 + 1, true));
+        self.cut_because(Cut::Nemesis);
+    }
+
+    /// Drops every connection and refuses new ones until `why` is healed (and every
+    /// other cause in force too).
+    pub fn cut_because(&self, why: Cut) {
+        self.state
+            .generation
+            .send_modify(|g| *g = (g.0 + 1, g.1 | why as u8));
+    }
+
+    /// Ends the cut for `why`; the proxy accepts connections again once no other cause
+    /// holds it cut.
+    pub fn heal_because(&self, why: Cut) {
+        self.state.generation.send_modify(|g| g.1 &= !(why as u8));
     }
 
     /// Refuses new connections for `d`; the open ones stay.
@@ -173,9 +201,9 @@ impl ProxyControl {
             .unwrap_or_else(|p| p.into_inner()) = Some(Instant::now() + d);
     }
 
-    /// Accepts connections again.
+    /// Ends the nemesis's partition ([`ProxyControl::cut`]).
     pub fn heal(&self) {
-        self.state.generation.send_modify(|g| g.1 = false);
+        self.heal_because(Cut::Nemesis);
     }
 
     /// Forwards new connections to `target` and drops the old ones (which went to the
@@ -271,12 +299,12 @@ impl ClientProxies {
     pub fn cut_for(&self, d: Duration) {
         let controls = self.controls();
         for c in &controls {
-            c.cut();
+            c.cut_because(Cut::Client);
         }
         tokio::spawn(async move {
             tokio::time::sleep(d).await;
             for c in &controls {
-                c.heal();
+                c.heal_because(Cut::Client);
             }
         });
     }
@@ -305,7 +333,7 @@ async fn accept_loop(listener: TcpListener, state: Arc<State>) {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .is_some_and(|t| Instant::now() < t);
-        if cut || refused {
+        if cut != 0 || refused {
             drop(client);
             continue;
         }
@@ -389,5 +417,67 @@ async fn forward(client: TcpStream, server: TcpStream, state: &State) {
             lost.notified().await;
             tokio::time::sleep(REPLY_GRACE).await;
         } => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cut, Proxy};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::{TcpListener, TcpStream};
+
+    /// An echo server on loopback: the proxy's target.
+    async fn echo() -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = [0u8; 16];
+                    while let Ok(n @ 1..) = s.read(&mut buf).await {
+                        if s.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    /// Whether a new connection through the proxy gets its byte echoed.
+    async fn open(proxy: &Proxy) -> bool {
+        let Ok(mut s) = TcpStream::connect(proxy.addr()).await else {
+            return false;
+        };
+        let mut b = [0u8; 1];
+        s.write_all(b"x").await.is_ok()
+            && matches!(
+                tokio::time::timeout(std::time::Duration::from_secs(5), s.read(&mut b)).await,
+                Ok(Ok(1))
+            )
+    }
+
+    #[tokio::test]
+    async fn each_cause_of_a_cut_heals_on_its_own() {
+        let proxy = Proxy::start(&echo().await).await.expect("proxy");
+        let p = proxy.control();
+        assert!(open(&proxy).await);
+        p.cut_because(Cut::Client);
+        p.cut_because(Cut::Split);
+        assert!(!open(&proxy).await);
+        // The split heals while the client's own partition lasts: still cut.
+        p.heal_because(Cut::Split);
+        assert!(!open(&proxy).await);
+        p.heal_because(Cut::Client);
+        assert!(open(&proxy).await);
+        p.cut();
+        p.heal_because(Cut::Split);
+        assert!(
+            !open(&proxy).await,
+            "a split's heal leaves the nemesis's cut"
+        );
+        p.heal();
+        assert!(open(&proxy).await);
     }
 }

@@ -524,7 +524,13 @@ pub(crate) fn shrink<A: FamilyAction>(
     }
     for i in 0..current.len() {
         loop {
-            let Action::Client { fault, target, ms } = current[i].action.clone() else {
+            let Action::Client {
+                fault,
+                target,
+                ms,
+                overstay,
+            } = current[i].action.clone()
+            else {
                 break;
             };
             if ms / 2 < 50 {
@@ -535,6 +541,7 @@ pub(crate) fn shrink<A: FamilyAction>(
                 fault,
                 target,
                 ms: ms / 2,
+                overstay,
             };
             if s.breaks(&candidate)? {
                 current = candidate;
@@ -642,8 +649,11 @@ fn plan_line<A: FamilyAction>(s: &Step<A>) -> String {
     };
     let mut line = format!("{when}: {} {}", s.action.name(), s.action.target());
     match &s.action {
-        Action::Client { ms, .. } if *ms > 0 => {
+        Action::Client { ms, overstay, .. } if *ms > 0 => {
             let _ = write!(line, " for {ms} ms");
+            if *overstay {
+                line.push_str(", then until another client is inside");
+            }
         }
         Action::Clock { offset, .. } => {
             let _ = write!(line, " to {offset} s");

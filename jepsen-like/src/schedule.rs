@@ -137,6 +137,12 @@ pub enum Action<A> {
         target: Target,
         /// How long it lasts (a pause, a partition); 0 for a fault without a length.
         ms: u64,
+        /// A pause that, once `ms` are over, runs on (at most as long again) until
+        /// another client is inside its section: a scripted replay of the model's
+        /// story, where the stalled holder resumes while someone else holds the lock.
+        /// A random nemesis's pauses last exactly `ms`, so that a shrunk plan says how
+        /// long the pause that broke the lock really was.
+        overstay: bool,
     },
     /// A fault of the family's own.
     Family(A),
@@ -145,7 +151,23 @@ pub enum Action<A> {
 impl<A: FamilyAction> Action<A> {
     /// A client fault `fault` on `target`, lasting `ms` (0: no length).
     pub fn client(fault: Fault, target: Target, ms: u64) -> Self {
-        Action::Client { fault, target, ms }
+        Action::Client {
+            fault,
+            target,
+            ms,
+            overstay: false,
+        }
+    }
+
+    /// A pause of `target` for `ms` that then runs on until another client is inside
+    /// (see [`Action::Client`]'s `overstay`).
+    pub fn pause_until_another(target: Target, ms: u64) -> Self {
+        Action::Client {
+            fault: Fault::Pause,
+            target,
+            ms,
+            overstay: true,
+        }
     }
 
     /// Its name in the history (`kill`, `cut-replication`, `client-pause`).
@@ -208,7 +230,12 @@ impl<A: FamilyAction> Action<A> {
         match self {
             Action::Restart { keep_data, .. } => v["keep_data"] = json!(keep_data),
             Action::Clock { offset, .. } => v["offset"] = json!(offset),
-            Action::Client { ms, .. } if *ms > 0 => v["ms"] = json!(ms),
+            Action::Client { ms, overstay, .. } if *ms > 0 => {
+                v["ms"] = json!(ms);
+                if *overstay {
+                    v["until"] = json!("another client is inside");
+                }
+            }
             _ => {}
         }
         v

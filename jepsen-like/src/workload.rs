@@ -108,14 +108,16 @@ pub async fn client<C: Client>(
                 tokio::time::sleep(shared.work).await;
                 // The model's client faults, realised on this client: adding one to the
                 // model and an arm here is all a new client fault needs.
-                match shared.faults.take(id).map(|f| (f.fault, f.ms)) {
-                    Some((Fault::Pause, ms)) => pause(log, id, ms, &*lock, &client).await,
-                    Some((Fault::Partition, ms)) => {
+                match shared.faults.take(id).map(|f| (f.fault, f.ms, f.overstay)) {
+                    Some((Fault::Pause, ms, overstay)) => {
+                        pause(log, id, ms, overstay, &*lock, &client).await
+                    }
+                    Some((Fault::Partition, ms, _)) => {
                         stopped = partition(&shared.log, id, ms, &client, &guard).await;
                     }
-                    Some((Fault::Drop, _)) => lose_release_reply = true,
-                    Some((Fault::Rollback, _)) => roll_back = true,
-                    Some((Fault::Crash, _)) => {
+                    Some((Fault::Drop, ..)) => lose_release_reply = true,
+                    Some((Fault::Rollback, ..)) => roll_back = true,
+                    Some((Fault::Crash, ..)) => {
                         crash(log, id, "inside its critical section, holding the lock");
                         // A dead process releases nothing, but its connections close
                         // with it: the guard is abandoned (no release sent), and the
@@ -126,7 +128,7 @@ pub async fn client<C: Client>(
                         guard.abandon();
                         return;
                     }
-                    Some((other, _)) => log.nemesis(
+                    Some((other, ..)) => log.nemesis(
                         json!({"fault": "skipped", "target": format!("client-{other} c{id}")}),
                         Some(format!("{other} is no fault a client can suffer here")),
                     ),
@@ -297,18 +299,49 @@ impl AttemptObserver for Tries<'_> {
 /// A stop-the-world stall of this client, as the nemesis asked: its connections'
 /// background traffic (etcd's lease keep-alives) stops with it, and so does a lock
 /// client that is a process of its own (`SIGSTOP`).
-async fn pause(log: &Log, id: u32, ms: u64, lock: &dyn DistributedLock, client: &impl Client) {
+async fn pause(
+    log: &Log,
+    id: u32,
+    ms: u64,
+    overstay: bool,
+    lock: &dyn DistributedLock,
+    client: &impl Client,
+) {
     log.nemesis(
         json!({"fault": "client-pause", "target": format!("c{id}"), "ms": ms}),
         Some(format!("c{id} stalls inside its critical section")),
     );
     client.stall(Duration::from_millis(ms));
     lock.stall(Duration::from_millis(ms)).await;
+    // The model's pause ends while another client holds the lock: that is where a stale
+    // holder's write or release does its harm. A scripted pause that ended in the few
+    // milliseconds between two holders showed nothing (one run in thirty of
+    // redis-del-unconditional on a loaded machine), so it runs on, a slice at a time and
+    // at most as long again, until someone else is inside.
+    let slice = Duration::from_millis(PAUSE_SLICE_MS);
+    let mut over = 0;
+    while overstay && !log.another_inside(id) && over < ms {
+        client.stall(slice);
+        lock.stall(slice).await;
+        over += PAUSE_SLICE_MS;
+    }
+    let note = match (over, log.another_inside(id)) {
+        (0, _) => None,
+        (_, true) => Some(format!(
+            "c{id} stayed paused {over} ms longer, until another client was inside"
+        )),
+        (_, false) => Some(format!(
+            "c{id} stayed paused {over} ms longer and nobody else got in"
+        )),
+    };
     log.nemesis(
         json!({"fault": "client-resume", "target": format!("c{id}")}),
-        None,
+        note,
     );
 }
+
+/// How finely a pause that waits for another holder looks again.
+const PAUSE_SLICE_MS: u64 = 10;
 
 /// This client is cut off from the lock servers for `ms`, as the nemesis asked, and
 /// works on meanwhile for as long as its lock does not tell it it lost the lock (a lease

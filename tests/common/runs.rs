@@ -26,7 +26,22 @@ pub fn alone() -> MutexGuard<'static, ()> {
 /// Runs `options` on the machine `_held` holds, for a test that looks at what is left
 /// of the run before another may start.
 pub fn run_holding(_held: &MutexGuard<'static, ()>, options: &RunOptions) -> RunReport {
-    run(options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
+    let mut options = options.clone();
+    if options.keep.is_none() {
+        // A run that fails a test once and then passes a hundred times is only
+        // understood from its history: every run keeps its own (one directory per row
+        // and seed, replaced by the next), named on stderr, which the test harness
+        // shows for a failing test only.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("runs")
+            .join(format!("{}-seed-{}", options.id, options.seed));
+        let _ = std::fs::remove_dir_all(&dir);
+        if std::fs::create_dir_all(&dir).is_ok() {
+            eprintln!("{}: history kept in {}", options.id, dir.display());
+            options.keep = Some(dir);
+        }
+    }
+    run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
 }
 
 /// Runs `options` alone.

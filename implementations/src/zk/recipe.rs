@@ -110,6 +110,9 @@ struct Place {
     watch: Option<ZkWatch>,
     /// Releases so far: the number of the acquisition under way, in its nodes' names.
     released: u64,
+    /// A create of this acquisition got no answer and its node was not found since
+    /// (the look itself failed): it may be there, so the next attempt looks first.
+    unsure: bool,
 }
 
 /// One owner of the lock, on its own session.
@@ -155,6 +158,7 @@ impl HeldLock for Held {
                 let mut place = lock(&self.place);
                 place.node = None;
                 place.released += 1;
+                place.unsure = false;
             }
             if deleted.is_err() {
                 // No answer: the node may still be there, held by a session that lives
@@ -258,6 +262,17 @@ impl RecipeLock {
             return Ok(n);
         }
         let prefix = self.prefix();
+        // Curator looks before it creates again: a second node of our own behind the
+        // first would wait on itself until the session ends.
+        if self.recipe.protected && lock(&self.place).unsure {
+            if let Some(found) = self.find_node(&prefix).await? {
+                let mut place = lock(&self.place);
+                place.unsure = false;
+                place.node = Some(found.clone());
+                return Ok(found);
+            }
+            lock(&self.place).unsure = false;
+        }
         let create = ZkCommand::Create {
             session: self.session.id(),
             path: format!("{LOCK_DIR}/{prefix}"),
@@ -273,7 +288,12 @@ impl RecipeLock {
             Ok(other) => return Err(unexpected("create", &other)),
             // The create may have happened. Blind: the next attempt creates again.
             Err(e) if !self.recipe.protected => return Err(e),
-            Err(e) => self.find_node(&prefix).await?.ok_or(e)?,
+            Err(e) => {
+                lock(&self.place).unsure = true;
+                let found = self.find_node(&prefix).await?.ok_or(e)?;
+                lock(&self.place).unsure = false;
+                found
+            }
         };
         lock(&self.place).node = Some(made.clone());
         Ok(made)

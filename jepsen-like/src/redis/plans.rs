@@ -51,7 +51,7 @@ fn single(id: ScenarioId, lock: RedisLock) -> RedisPlan {
 
 /// A holder stalls mid-section longer than its lease, twice.
 fn paused(id: ScenarioId, lock: RedisLock, story: &'static str) -> RedisPlan {
-    let pause = |ms| Action::client(Fault::Pause, AnyClient, ms);
+    let pause = |ms| Action::pause_until_another(AnyClient, ms);
     Plan {
         ttl_ms: 500,
         work_ms: 60,
@@ -380,7 +380,7 @@ pub fn plans() -> Vec<RedisPlan> {
             work_ms: 60,
             faults: vec![at(
                 500,
-                Action::client(Fault::Pause, AnyClient, 2_500),
+                Action::pause_until_another(AnyClient, 2_500),
             )],
             ..redlock(
                 ScenarioId::RedlockPause,

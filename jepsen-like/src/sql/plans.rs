@@ -116,7 +116,7 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
             faults: vec![
                 after_entry(
                     0,
-                    Action::client(Fault::Pause, AnyClient, 1_500),
+                    Action::pause_until_another(AnyClient, 1_500),
                 ),
             ],
             story: "the holder stalls 1.5 s mid-section with a 0.5 s lease on the database's clock",
@@ -167,7 +167,7 @@ fn paused<K: Rows>(
     reaper: bool,
     story: &'static str,
 ) -> Plan<Sql<K>> {
-    let pause = |ms| Action::client(Fault::Pause, AnyClient, ms);
+    let pause = |ms| Action::pause_until_another(AnyClient, ms);
     Plan {
         shape: Shape {
             lock_row: !reaper,

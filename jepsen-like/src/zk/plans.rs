@@ -72,7 +72,7 @@ fn paused(id: ScenarioId, work: Work, story: &'static str) -> ZkPlan {
         work,
         vec![after_entry(
             0,
-            Action::client(Fault::Pause, AnyClient, 5_000),
+            Action::pause_until_another(AnyClient, 5_000),
         )],
         story,
     )
