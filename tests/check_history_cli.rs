@@ -184,21 +184,31 @@ fn html_report_escapes_every_text() {
     let html = dir.path().join("report.html");
     let out = check_history(&file, &["--html", html.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    let page = std::fs::read_to_string(&html).expect("report written");
-    assert_eq!(
-        page.matches("</script>").count(),
-        1,
-        "only the template's own </script>"
-    );
+    // locklab's own page, and porcupine-rs's beside it: both escape every text.
+    let ours = std::fs::read_to_string(&html).expect("report written");
+    assert!(ours.contains("VIOLATION"), "the verdict is on the page");
     assert!(
-        !page.contains("<img"),
-        "markup from the history leaked into the page"
+        ours.contains("report.linearizability.html"),
+        "it links the search's drawing"
     );
-    assert!(
-        page.contains("\\u003cimg") || page.contains("&lt;img"),
-        "the text is still shown, escaped"
-    );
-    assert!(page.contains("nemesis"), "nemesis events are annotated");
+    let beside = dir.path().join("report.linearizability.html");
+    let porcupine = std::fs::read_to_string(&beside).expect("the search's drawing written");
+    for page in [&ours, &porcupine] {
+        assert_eq!(
+            page.matches("</script>").count(),
+            1,
+            "only the template's own </script>"
+        );
+        assert!(
+            !page.contains("<img"),
+            "markup from the history leaked into the page"
+        );
+        assert!(
+            page.contains("\\u003cimg") || page.contains("&lt;img"),
+            "the text is still shown, escaped"
+        );
+        assert!(page.contains("nemesis"), "nemesis events are shown");
+    }
 }
 
 /// A Jepsen history of nemesis events only, or an empty one, is not bad input under

@@ -149,3 +149,31 @@ fn a_step_link_opens_the_story_at_that_step() {
         "the lesson shows at the last step"
     );
 }
+
+/// `check-history --html` draws an imported history (Porcupine's, no lock, ten
+/// clients) in the same page frame: it renders, its script finishes, and it says the
+/// verdict.
+#[test]
+fn a_checked_history_page_renders_in_chromium() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("kv.html");
+    let history =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/tests/data/porcupine/kv/c10-bad.txt");
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("check-history")
+        .arg(&history)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .expect("runs locklab");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_renders(&page);
+    let dom = String::from_utf8_lossy(&load(&page).stdout).into_owned();
+    assert!(dom.contains("VIOLATION"), "{dom}");
+    assert!(dom.contains("kv.linearizability.html"), "{dom}");
+}

@@ -40,7 +40,9 @@ pub struct Args {
     /// (exit 3), never a violation.
     #[arg(long, value_name = "MB", default_value = "1024", value_parser = parse_megabytes)]
     memory: usize,
-    /// Write porcupine-rs's visualization, with nemesis annotations, to this HTML file.
+    /// Draw the history, its verdicts and the operations they name in this HTML file
+    /// (self-contained; porcupine-rs's drawing of the linearizability search, when one
+    /// ran, is written beside it as FILE's stem + `.linearizability.html`).
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
     /// Output format.
@@ -125,11 +127,28 @@ pub fn run(args: Args) -> u8 {
         Ok(r) => r,
         Err(e) => return crate::bad_file(args.format, &e.to_string()),
     };
-    let html = args.html.as_deref().map(|p| (p, report.html.as_ref()));
-    if let Err(code) = emit(args.format, html, &report, || text(&report)) {
+    if let Some(path) = args.html.as_deref() {
+        if let Err(e) = write_pages(path, &history, &report) {
+            return bad_input(args.format, &format!("--html {}: {e}", path.display()));
+        }
+    }
+    if let Err(code) = emit(args.format, None, &report, || text(&report)) {
         return code;
     }
     report.verdict.exit_code() as u8
+}
+
+/// locklab's page of the history at `path`, and porcupine-rs's drawing of the
+/// linearizability search, when one ran, beside it (`r.html` → `r.linearizability.html`).
+fn write_pages(path: &std::path::Path, history: &History, report: &Report) -> std::io::Result<()> {
+    let mut link = None;
+    if let Some(page) = &report.html {
+        let beside = path.with_extension("linearizability.html");
+        std::fs::write(&beside, &page.html)?;
+        link = beside.file_name().map(|n| n.to_string_lossy().into_owned());
+    }
+    let page = locklab_traces::diagram::history_page(history, report, link.as_deref());
+    std::fs::write(path, page)
 }
 
 /// The verdict in capitals, as the text reports show it.

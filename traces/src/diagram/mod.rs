@@ -3,6 +3,7 @@
 //! its recorded history, and the index over the catalog. Hand-written SVG in one
 //! self-contained document; every text escaped.
 
+pub mod history_page;
 pub mod index;
 pub mod lasso;
 pub mod model;
@@ -11,6 +12,7 @@ pub mod run;
 pub mod run_page;
 pub mod svg;
 
+pub use history_page::history_page;
 pub use index::{index_page, IndexRow};
 pub use model::model_page;
 pub use run::{run_diagram, RunDiagram};

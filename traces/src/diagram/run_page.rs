@@ -113,7 +113,7 @@ pub fn run_page(
         );
     }
     body.push_str("<div class=\"side\">");
-    body.push_str(&run_section(diagram));
+    body.push_str(&run_section(diagram, "The real run"));
     let _ = write!(
         body,
         "<div class=\"model\"><h2>The model's shortest counterexample</h2>{}</div></div>",
@@ -122,7 +122,8 @@ pub fn run_page(
     document(&format!("{} — real run and model — locklab", s.id), &body)
 }
 
-fn run_section(d: &RunDiagram) -> String {
+/// The lanes of `d` under the heading `title` (`The real run`).
+pub(crate) fn run_section(d: &RunDiagram, title: &str) -> String {
     let initial = locklab_models::diagram::Scene::default();
     let mut rows = vec![Row {
         step: 0,
@@ -159,13 +160,14 @@ fn run_section(d: &RunDiagram) -> String {
         ""
     };
     format!(
-        "<section class=\"story run\"><h2>The real run <span class=\"muted\">({} – {} ms)</span></h2>\
-<p>Drawn from the recorded history: {why}. Times are ms since the run started; leases as the clients believed them. \
+        "<section class=\"story run\"><h2>{title} <span class=\"muted\">({} – {} ms)</span></h2>\
+<p>Drawn from the recorded history: {why}. Times are ms on the history's clock (a run's counts from its start); leases as the clients believed them. \
 Red arrows and marks are the operations the checks name. {hidden} events in the window are not drawn (invocations, refused or unanswered tries{more}).</p>\
 {LEGEND}{CONTROLS}{empty}<div class=\"scroll\">{svg}</div>\
 <details class=\"noprint\"><summary>The events drawn</summary><ol class=\"steps\" start=\"0\">{list}</ol></details></section>",
         d.window.0 / 1_000_000,
         d.window.1 / 1_000_000,
+        title = escape(title),
         why = escape(&d.why),
         hidden = d.hidden,
         more = if d.rows.len() >= 60 {
