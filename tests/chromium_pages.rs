@@ -47,6 +47,22 @@ fn load_at(page: &Path, fragment: &str) -> Output {
         .expect("runs chromium")
 }
 
+/// Runs `locklab ARGS --html PAGE`, which finds a violation (exit 1).
+fn write_page(args: &[&str], page: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .args(args)
+        .arg("--html")
+        .arg(page)
+        .output()
+        .expect("runs locklab");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn assert_renders(page: &Path) {
     let out = load(page);
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -106,17 +122,7 @@ fn pages_render_in_chromium_without_script_errors() {
 fn a_step_link_opens_the_story_at_that_step() {
     let dir = tempfile::tempdir().expect("temp dir");
     let page = dir.path().join("failover.html");
-    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(["check", "redis-failover", "--html"])
-        .arg(&page)
-        .output()
-        .expect("runs locklab");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    write_page(&["check", "redis-failover"], &page);
     let out = load_at(&page, "#step=1");
     let dom = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -159,19 +165,7 @@ fn a_checked_history_page_renders_in_chromium() {
     let page = dir.path().join("kv.html");
     let history =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/tests/data/porcupine/kv/c10-bad.txt");
-    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .arg("check-history")
-        .arg(&history)
-        .arg("--html")
-        .arg(&page)
-        .output()
-        .expect("runs locklab");
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    write_page(&["check-history", history.to_str().expect("utf-8")], &page);
     assert_renders(&page);
     let dom = String::from_utf8_lossy(&load(&page).stdout).into_owned();
     assert!(dom.contains("VIOLATION"), "{dom}");
