@@ -21,6 +21,8 @@ pub struct Log {
     entered: AtomicU64,
     /// Bit `c` is set while client `c` (< 64) is inside its critical section.
     inside: AtomicU64,
+    /// Entries into a critical section so far, by any client.
+    entries: AtomicU64,
 }
 
 impl Log {
@@ -35,6 +37,7 @@ impl Log {
             grants: AtomicU64::new(0),
             entered: AtomicU64::new(0),
             inside: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
         })
     }
 
@@ -74,6 +77,7 @@ impl Log {
             (OpKind::Enter, _, Process::Client(c)) if c < 64 => {
                 self.entered.fetch_or(1 << c, Ordering::Relaxed);
                 self.inside.fetch_or(1 << c, Ordering::Relaxed);
+                self.entries.fetch_add(1, Ordering::Relaxed);
             }
             (OpKind::Leave, _, Process::Client(c)) if c < 64 => {
                 self.inside.fetch_and(!(1 << c), Ordering::Relaxed);
@@ -103,6 +107,11 @@ impl Log {
         self.inside.load(Ordering::Relaxed) & !mine != 0
     }
 
+    /// Entries into a critical section so far, by any client.
+    pub fn entries(&self) -> u64 {
+        self.entries.load(Ordering::Relaxed)
+    }
+
     /// The instant the run clock counts from, for recorders that stamp their own
     /// events on it (the clients' Redis commands).
     pub fn base(&self) -> Instant {
@@ -125,10 +134,20 @@ impl Log {
 
     /// Records a nemesis action or observation.
     pub fn nemesis(&self, value: Value, note: Option<String>) {
+        self.record(Log::nemesis_event(value, note));
+    }
+
+    /// Records a nemesis action stamped at `at` (an instant already past: its note
+    /// could only be written later).
+    pub fn nemesis_at(&self, at: Instant, value: Value, note: Option<String>) {
+        self.record_at(Log::nemesis_event(value, note), at);
+    }
+
+    fn nemesis_event(value: Value, note: Option<String>) -> Event {
         let mut e = Log::event(Process::NEMESIS, OpKind::Nemesis, Phase::Info);
         e.value = Some(value.into());
         e.note = note;
-        self.record(e);
+        e
     }
 
     /// Events recorded so far.

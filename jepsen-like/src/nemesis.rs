@@ -30,7 +30,7 @@ pub struct ClientFault {
     pub fault: Fault,
     /// How long it lasts.
     pub ms: u64,
-    /// A pause that runs on until another client is inside (see
+    /// A pause whose holder steps on once another client has entered (see
     /// [`crate::schedule::Action::Client`]).
     pub overstay: bool,
 }

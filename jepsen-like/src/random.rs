@@ -652,7 +652,7 @@ fn plan_line<A: FamilyAction>(s: &Step<A>) -> String {
         Action::Client { ms, overstay, .. } if *ms > 0 => {
             let _ = write!(line, " for {ms} ms");
             if *overstay {
-                line.push_str(", then until another client is inside");
+                line.push_str(", then steps on once another client has entered");
             }
         }
         Action::Clock { offset, .. } => {

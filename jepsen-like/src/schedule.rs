@@ -137,11 +137,12 @@ pub enum Action<A> {
         target: Target,
         /// How long it lasts (a pause, a partition); 0 for a fault without a length.
         ms: u64,
-        /// A pause that, once `ms` are over, runs on (at most as long again) until
-        /// another client is inside its section: a scripted replay of the model's
-        /// story, where the stalled holder resumes while someone else holds the lock.
-        /// A random nemesis's pauses last exactly `ms`, so that a shrunk plan says how
-        /// long the pause that broke the lock really was.
+        /// A pause whose holder, once resumed, takes its next step only when another
+        /// client has just entered its section (waiting a quarter of `ms` at most): a
+        /// scripted replay of the model's story, where the stale holder steps on while
+        /// someone else holds the lock. A random nemesis's paused holders step on at
+        /// once, so that a shrunk plan says all there was to the pause that broke the
+        /// lock.
         overstay: bool,
     },
     /// A fault of the family's own.
@@ -159,8 +160,8 @@ impl<A: FamilyAction> Action<A> {
         }
     }
 
-    /// A pause of `target` for `ms` that then runs on until another client is inside
-    /// (see [`Action::Client`]'s `overstay`).
+    /// A pause of `target` for `ms` whose holder then steps on once another client has
+    /// entered (see [`Action::Client`]'s `overstay`).
     pub fn pause_until_another(target: Target, ms: u64) -> Self {
         Action::Client {
             fault: Fault::Pause,
@@ -233,7 +234,7 @@ impl<A: FamilyAction> Action<A> {
             Action::Client { ms, overstay, .. } if *ms > 0 => {
                 v["ms"] = json!(ms);
                 if *overstay {
-                    v["until"] = json!("another client is inside");
+                    v["then"] = json!("steps on once another client has entered");
                 }
             }
             _ => {}

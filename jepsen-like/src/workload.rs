@@ -313,34 +313,41 @@ async fn pause(
     );
     client.stall(Duration::from_millis(ms));
     lock.stall(Duration::from_millis(ms)).await;
-    // The model's pause ends while another client holds the lock: that is where a stale
-    // holder's write or release does its harm. A scripted pause that ended in the few
-    // milliseconds between two holders showed nothing (one run in thirty of
-    // redis-del-unconditional on a loaded machine), so it runs on, a slice at a time and
-    // at most as long again, until someone else is inside.
-    let slice = Duration::from_millis(PAUSE_SLICE_MS);
-    let mut over = 0;
-    while overstay && !log.another_inside(id) && over < ms {
-        client.stall(slice);
-        lock.stall(slice).await;
-        over += PAUSE_SLICE_MS;
+    let resumed = Instant::now();
+    // The model's stale holder takes its next step while another client holds the lock:
+    // that is where its write or release does its harm. A scripted pause whose holder
+    // stepped on in the few milliseconds between two holders showed nothing (one run in
+    // thirty of redis-del-unconditional on a loaded machine), so the resumed holder's
+    // next step waits, a quarter of the pause at most, until another client has just
+    // entered: it then lands early in that client's section, not at its end. The wait
+    // is the harness's own, after the stall: a stopped process or session resumed in
+    // slices would get a few moments to renew or ping in between. This client is
+    // inside, so any new entry is another's.
+    let entries = log.entries();
+    let entered = || log.entries() > entries && log.another_inside(id);
+    let mut waited = 0;
+    while overstay && !entered() && waited < ms / 4 {
+        tokio::time::sleep(Duration::from_millis(PAUSE_SLICE_MS)).await;
+        waited += PAUSE_SLICE_MS;
     }
-    let note = match (over, log.another_inside(id)) {
-        (0, _) => None,
-        (_, true) => Some(format!(
-            "c{id} stayed paused {over} ms longer, until another client was inside"
+    let note = match (overstay, entered()) {
+        (false, _) => None,
+        (true, true) => Some(format!(
+            "c{id}'s next step waited {waited} ms, until another client had entered"
         )),
-        (_, false) => Some(format!(
-            "c{id} stayed paused {over} ms longer and nobody else got in"
+        (true, false) => Some(format!(
+            "c{id}'s next step waited {waited} ms and nobody else entered"
         )),
     };
-    log.nemesis(
+    // Stamped when the stall ended: the wait after it is this client's, not the pause.
+    log.nemesis_at(
+        resumed,
         json!({"fault": "client-resume", "target": format!("c{id}")}),
         note,
     );
 }
 
-/// How finely a pause that waits for another holder looks again.
+/// How finely a resumed holder waiting for another to enter looks again.
 const PAUSE_SLICE_MS: u64 = 10;
 
 /// This client is cut off from the lock servers for `ms`, as the nemesis asked, and
