@@ -250,7 +250,13 @@ pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResu
     let first = (partitions.len() > 1).then_some(FIRST_SLICE);
     let decided = in_two_rounds(partitions.len(), first, budget.deadline, |open, slice| {
         let mut unsettled = Vec::new();
-        for &i in open {
+        // Smallest first: a machine that stalls through the first round's slices leaves
+        // the cheap illegal key unsettled too, and searched after a hard legal one to
+        // the end it came only after gigabytes (c50-bad in a fresh clone beside another:
+        // the test process was killed at 24 GB).
+        let mut order = open.to_vec();
+        order.sort_by_key(|&i| partitions[i].len());
+        for i in order {
             let ops = &partitions[i];
             let b = match slice {
                 Some(s) => Budget {
