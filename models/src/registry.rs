@@ -485,6 +485,15 @@ impl Verdict {
             Verdict::Unknown => 3,
         }
     }
+
+    /// The verdict in capitals, as the text reports and the pages show it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Ok => "OK",
+            Verdict::Violation => "VIOLATION",
+            Verdict::Unknown => "UNKNOWN",
+        }
+    }
 }
 
 impl Property {

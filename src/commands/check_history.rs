@@ -153,11 +153,7 @@ fn write_pages(path: &std::path::Path, history: &History, report: &Report) -> st
 
 /// The verdict in capitals, as the text reports show it.
 pub fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Ok => "OK",
-        Verdict::Violation => "VIOLATION",
-        Verdict::Unknown => "UNKNOWN",
-    }
+    v.word()
 }
 
 /// The report for people.

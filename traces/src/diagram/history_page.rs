@@ -12,13 +12,14 @@ use crate::check::{Report, Verdict};
 use crate::escape::escape;
 use crate::format::History;
 
-/// The verdict as a class of the page's style and a word.
+/// The verdict as a class of the page's style and its word.
 fn verdict(v: Verdict) -> (&'static str, &'static str) {
-    match v {
-        Verdict::Ok => ("holds", "OK"),
-        Verdict::Violation => ("violated", "VIOLATION"),
-        Verdict::Unknown => ("muted", "UNKNOWN"),
-    }
+    let class = match v {
+        Verdict::Ok => "holds",
+        Verdict::Violation => "violated",
+        Verdict::Unknown => "muted",
+    };
+    (class, v.word())
 }
 
 /// The whole page for `history` as `report` judged it; `linearizability` is the file
