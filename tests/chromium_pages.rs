@@ -26,6 +26,12 @@ fn load(page: &Path) -> Output {
 
 /// As [`load`], at `fragment` (`#step=1`, or empty).
 fn load_at(page: &Path, fragment: &str) -> Output {
+    browse(page, fragment, &["--dump-dom"])
+}
+
+/// Headless Chromium on `page` at `fragment` in a 1400-pixel-wide window, with `what`
+/// (`--dump-dom`, `--screenshot=…`).
+fn browse(page: &Path, fragment: &str, what: &[&str]) -> Output {
     let profile = tempfile::tempdir().expect("profile dir");
     Command::new(chromium())
         .args([
@@ -37,14 +43,33 @@ fn load_at(page: &Path, fragment: &str) -> Output {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
+            "--hide-scrollbars",
+            "--window-size=1400,1400",
             "--enable-logging=stderr",
             "--v=0",
-            "--dump-dom",
         ])
+        .args(what)
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}{fragment}", page.display()))
         .output()
         .expect("runs chromium")
+}
+
+/// A screenshot of `page` at `fragment`, as PNG bytes.
+fn screenshot(page: &Path, fragment: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let png = dir.path().join("shot.png");
+    let out = browse(
+        page,
+        fragment,
+        &[&format!("--screenshot={}", png.display())],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::read(&png).expect("the screenshot")
 }
 
 /// Runs `locklab ARGS --html PAGE`, which finds a violation (exit 1).
@@ -170,4 +195,98 @@ fn a_checked_history_page_renders_in_chromium() {
     let dom = String::from_utf8_lossy(&load(&page).stdout).into_owned();
     assert!(dom.contains("VIOLATION"), "{dom}");
     assert!(dom.contains("kv.linearizability.html"), "{dom}");
+}
+
+/// Stepping through `redis-failover` changes the picture at every step, keeps the
+/// lesson for the last one, and draws the crux: the replication that never happened,
+/// from the old master to the replica Sentinel promotes.
+#[test]
+fn stepping_through_the_failover_story_shows_each_step_and_the_lost_replication() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("failover.html");
+    write_page(&["check", "redis-failover"], &page);
+    let shots: Vec<Vec<u8>> = (0..=3)
+        .map(|k| screenshot(&page, &format!("#step={k}")))
+        .collect();
+    for k in 1..shots.len() {
+        assert_ne!(
+            shots[k - 1],
+            shots[k],
+            "steps {} and {k} look the same",
+            k - 1
+        );
+    }
+    for k in 0..3 {
+        let dom =
+            String::from_utf8_lossy(&load_at(&page, &format!("#step={k}")).stdout).into_owned();
+        assert!(
+            dom.contains("class=\"why later\""),
+            "step {k} shows the lesson"
+        );
+    }
+    let dom = String::from_utf8_lossy(&load(&page).stdout).into_owned();
+    assert!(
+        dom.contains("class=\"arrow lost\" data-from=\"redis0\" data-to=\"redis1\""),
+        "no lost replication arrow: {dom}"
+    );
+    assert!(dom.contains("never replicated: SET lock c0"), "{dom}");
+}
+
+/// Every page of `locklab report` fits a 1400-pixel window: neither the page nor any
+/// diagram's box scrolls sideways (the page's script measures both).
+#[test]
+fn every_report_page_fits_a_1400_pixel_window() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("report")
+        .arg(dir.path())
+        .output()
+        .expect("runs locklab");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut pages: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("the pages")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "html"))
+        .collect();
+    pages.sort();
+    assert!(pages.len() > 40, "{pages:?}");
+    let wide: Vec<String> = pages
+        .iter()
+        .filter_map(|p| {
+            let dom = String::from_utf8_lossy(&load(p).stdout).into_owned();
+            (!dom.contains("data-overflow=\"0\"")).then(|| {
+                let at = dom
+                    .find("data-overflow=")
+                    .map_or("no measure", |i| &dom[i..(i + 22).min(dom.len())]);
+                format!("{}: {at}", p.display())
+            })
+        })
+        .collect();
+    assert!(wide.is_empty(), "pages wider than 1400 px: {wide:?}");
+}
+
+/// A real failover run's page draws each master in its own lane: the first holder's
+/// `SET` reaches the old master, the second holder's the replica Sentinel promoted.
+#[test]
+fn the_failover_run_page_has_a_lane_per_master_and_a_set_to_each() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("run.html");
+    write_page(&["run", "redis-failover", "--seed", "1"], &page);
+    let dom = String::from_utf8_lossy(&load(&page).stdout).into_owned();
+    for lane in ["master", "replica1"] {
+        assert!(
+            dom.contains(&format!("<title>{lane}</title>")),
+            "no lane {lane}: {dom}"
+        );
+        let to = format!("data-to=\"server:{lane}\"");
+        let set = dom
+            .match_indices(&to)
+            .any(|(i, _)| dom[i..(i + 600).min(dom.len())].contains("SET locklab:lock"));
+        assert!(set, "no SET drawn to {lane}");
+    }
 }

@@ -79,6 +79,10 @@ pub struct Arrow {
     pub reply: Option<String>,
     /// The message is an injected fault (a promotion, a kill).
     pub fault: bool,
+    /// The message never arrived: a write that was never replicated, a request a cut
+    /// dropped. Drawn dashed and crossed out: the crux of most stories.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lost: bool,
 }
 
 /// Something that happened at one lane (or across the diagram, for `lane: None`) and
@@ -117,6 +121,7 @@ impl Exchange {
                 label: label.into(),
                 reply,
                 fault: false,
+                lost: false,
             }],
             marks: Vec::new(),
         }

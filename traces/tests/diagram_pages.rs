@@ -117,6 +117,7 @@ fn every_text_is_escaped() {
             time: None,
             title: hostile,
             fault: false,
+            gap: Some(hostile.into()),
             scene: &scene,
         }],
     );

@@ -6,12 +6,12 @@ use locklab_traces::check::{check_history, Options};
 use locklab_traces::diagram::run_diagram;
 use locklab_traces::reader::parse;
 
-const HISTORY: &str = r#"{"format":"locklab-history","version":1,"protocol":"redis-failover","backend":"redis","topology":"master + replica","endpoints":["Sentinel's master"],"nemesis":[],"tools":{}}
+const HISTORY: &str = r#"{"format":"locklab-history","version":1,"protocol":"redis-failover","backend":"redis","topology":"master + replica","endpoints":["master"],"nemesis":[],"tools":{}}
 {"process":0,"op":"acquire","phase":"invoke","time":1000000,"key":"lock","lease_ns":30000000000}
 {"process":0,"op":"command","phase":"ok","time":1000000,"key":"lock","value":{"node":0,"command":{"set":{"key":"lock","value":"aa","nx":true,"px":30000}},"reply":"ok","return":1200000},"note":"SET lock aa NX PX 30000 -> OK"}
 {"process":0,"op":"acquire","phase":"ok","time":1300000,"key":"lock"}
 {"process":0,"op":"enter","phase":"ok","time":1400000,"key":"lock"}
-{"process":"nemesis","op":"nemesis","phase":"info","time":2000000,"value":{"fault":"failover","target":"replica1"}}
+{"process":"nemesis","op":"nemesis","phase":"info","time":2000000,"value":{"fault":"failover","target":"replica1","endpoint":0}}
 {"process":1,"op":"acquire","phase":"invoke","time":2500000,"key":"lock","lease_ns":30000000000}
 {"process":1,"op":"command","phase":"ok","time":2500000,"key":"lock","value":{"node":0,"command":{"set":{"key":"lock","value":"bb","nx":true,"px":30000}},"reply":"nil","return":2600000},"note":"SET lock bb NX PX 30000 -> (nil)"}
 {"process":1,"op":"acquire","phase":"fail","time":2700000,"key":"lock","note":"busy"}
@@ -29,10 +29,23 @@ fn a_run_draws_commands_faults_and_the_overlap() {
     let report = check_history(&history, &Options::default()).expect("checks");
     let d = run_diagram(&history, &report);
     let ids: Vec<&str> = d.lanes.iter().map(|l| l.id.as_str()).collect();
-    assert_eq!(ids, ["c0", "c1", "node0", "nemesis", "resource"]);
-    // The endpoint's lane is named for what it reaches: after the failover, the same
-    // lane is the promoted replica.
-    assert_eq!(d.lanes[2].label, "Sentinel's master");
+    // One lane per server, not per endpoint: the failover moves the endpoint from the
+    // old master to the promoted replica, and each SET lands on the server it reached.
+    assert_eq!(
+        ids,
+        [
+            "c0",
+            "c1",
+            "server:master",
+            "server:replica1",
+            "nemesis",
+            "resource"
+        ]
+    );
+    assert_eq!(
+        (d.lanes[2].label.as_str(), d.lanes[3].label.as_str()),
+        ("master", "replica1")
+    );
     assert!(d.why.contains("mutual exclusion"), "{}", d.why);
     let arrows: Vec<_> = d
         .rows
@@ -40,16 +53,23 @@ fn a_run_draws_commands_faults_and_the_overlap() {
         .flat_map(|r| &r.scene.exchange.arrows)
         .collect();
     assert!(arrows.iter().any(|a| a.from == "c0"
-        && a.to == "node0"
+        && a.to == "server:master"
         && a.label == "SET lock aa NX PX 30000"
         && a.reply.as_deref() == Some("OK")));
+    assert!(arrows
+        .iter()
+        .any(|a| a.from == "c1" && a.to == "server:replica1" && a.label.starts_with("SET lock")));
     // The busy try and the failed acquire are counted, not drawn.
     assert!(!arrows.iter().any(|a| a.label.contains(" bb ")));
     assert!(d.hidden >= 2);
+    // The failover is drawn as the nemesis promoting the server that has a lane.
     let fault = d.rows.iter().find(|r| r.fault).expect("the failover row");
-    assert!(fault.scene.exchange.marks[0]
-        .label
-        .contains("failover replica1"));
+    let promote = &fault.scene.exchange.arrows[0];
+    assert_eq!(
+        (promote.from.as_str(), promote.to.as_str()),
+        ("nemesis", "server:replica1")
+    );
+    assert!(promote.label.contains("promoted"), "{}", promote.label);
     // Both inside after c1 enters: the row is shaded as an overlap.
     let both = d
         .rows
@@ -88,6 +108,7 @@ fn a_run_draws_commands_faults_and_the_overlap() {
                 time: None,
                 title: &r.title,
                 fault: r.fault,
+                gap: None,
                 scene: &r.scene,
             })
             .collect::<Vec<_>>(),

@@ -326,17 +326,6 @@ impl Servers for RedisCluster {
         }
     }
 
-    fn endpoint_names(&self) -> Vec<String> {
-        match (self.primary, self.split) {
-            (Some(_), Some(s)) => vec![
-                "Sentinel's master".into(),
-                format!("the first master (c{}'s side)", s.pinned),
-            ],
-            (Some(_), None) => vec!["Sentinel's master".into()],
-            (None, _) => self.names.clone(),
-        }
-    }
-
     fn failed_over(&self) -> bool {
         self.failed_over
     }
@@ -403,7 +392,9 @@ impl Servers for RedisCluster {
                 None => format!("Sentinel promoted {name}; clients now reach it"),
             };
             log.nemesis(
-                json!({"fault": "failover", "target": name, "addr": addr}),
+                // Endpoint 0 follows Sentinel: from here on it reaches `name`, which is
+                // how a drawing of the run tells the old master from the new.
+                json!({"fault": "failover", "target": name, "addr": addr, "endpoint": 0}),
                 Some(note),
             );
         }

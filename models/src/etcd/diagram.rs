@@ -156,6 +156,27 @@ impl EtcdLockModel {
                     let mut x = Exchange::tick(s.now + 1);
                     x.marks
                         .extend(Exchange::mark(Some(ETCD.into()), gone.join("; "), false).marks);
+                    // A lease ends only when its keep-alives stopped arriving: its
+                    // holder is paused or cut off and is not told.
+                    if let Some(e) = &e {
+                        x.arrows.extend(
+                            s.etcd
+                                .leases
+                                .keys()
+                                .filter(|l| !e.state.etcd.leases.contains_key(l))
+                                .filter_map(|l| {
+                                    let c = s.clients.iter().position(|c| c.lease == Some(*l))?;
+                                    Some(crate::diagram::Arrow {
+                                        from: ETCD.into(),
+                                        to: client(c),
+                                        label: format!("✗ lease {l:x} expired: not heard"),
+                                        reply: None,
+                                        fault: true,
+                                        lost: true,
+                                    })
+                                }),
+                        );
+                    }
                     x
                 }
             }

@@ -128,7 +128,25 @@ impl RedisLockModel {
                 }
             }
             Action::Renew(c) => mark(client(c), "watchdog".into(), false),
-            Action::Tick => Exchange::tick(s.now + 1),
+            Action::Tick => {
+                let mut t = Exchange::tick(s.now + 1);
+                // A lease running out is the crux of the pause rows: the key goes, and
+                // Redis tells nobody.
+                if let Some(e) = &e {
+                    for (i, n) in s.nodes.iter().enumerate() {
+                        let after = e.state.nodes.get(i).and_then(|n| held(&n.db, e.state.now));
+                        if held(&n.db, s.now).is_some() && after.is_none() {
+                            let whose = n.creator.map_or(String::new(), |c| format!("c{c}'s "));
+                            t.marks.push(crate::diagram::Mark {
+                                lane: Some(node(i)),
+                                label: format!("{whose}key expires: nobody told"),
+                                fault: false,
+                            });
+                        }
+                    }
+                }
+                t
+            }
             Action::Replicate(r) => {
                 let what = s.nodes[r as usize]
                     .stream
@@ -138,13 +156,7 @@ impl RedisLockModel {
                 Exchange::arrow(master, node(r), format!("replicate: {what}"), None)
             }
             Action::Failover(r) => Exchange {
-                arrows: vec![Arrow {
-                    from: "sentinel".into(),
-                    to: node(r),
-                    label: "⚡ promote to master".into(),
-                    reply: None,
-                    fault: true,
-                }],
+                arrows: Self::failover_arrows(s, r),
                 marks: vec![crate::diagram::Mark {
                     lane: Some(master),
                     label: if s.split.is_some() {
@@ -173,5 +185,50 @@ impl RedisLockModel {
             },
             _ => WORDS.mark(a.client_fault()),
         }
+    }
+
+    /// A failover's arrows: the promotion; the writes the promoted replica never got,
+    /// drawn from the old master crossed out (the lesson of `redis-failover`); and the
+    /// clients Sentinel redirects to the new master.
+    fn failover_arrows(s: &RedisLockState, r: u8) -> Vec<Arrow> {
+        let arrow = |from: String, to: String, label: String, lost: bool| Arrow {
+            from,
+            to,
+            label,
+            reply: None,
+            fault: true,
+            lost,
+        };
+        let redirect = |c: usize| Arrow {
+            fault: false,
+            ..arrow(
+                "sentinel".into(),
+                client(c),
+                format!("master is now {}", node(r)),
+                false,
+            )
+        };
+        let mut out = vec![arrow(
+            "sentinel".into(),
+            node(r),
+            "⚡ promote to master".into(),
+            false,
+        )];
+        out.extend(s.nodes[r as usize].stream.iter().map(|(cmd, _, _)| {
+            arrow(
+                node(s.master),
+                node(r),
+                format!("✗ never replicated: {}", command_text(cmd)),
+                true,
+            )
+        }));
+        // Across a split the cut-off client stays with the old master.
+        let pinned = s.split.map(|sp| sp.client as usize);
+        out.extend(
+            (0..s.clients.len())
+                .filter(|&c| Some(c) != pinned)
+                .map(redirect),
+        );
+        out
     }
 }

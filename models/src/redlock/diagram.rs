@@ -134,6 +134,7 @@ impl RedlockModel {
                 label: self.step_text(c, true, s.now),
                 reply: None,
                 fault: false,
+                lost: false,
             })
             .collect();
         Exchange {

@@ -154,11 +154,27 @@ impl SqlLockModel {
                 ),
                 None => mark("reaper".into(), "runs".into(), false),
             },
-            Action::Kill(x) => mark(
-                SERVER.into(),
-                format!("⚡ {}", self.dialect.kill_text(x)),
-                true,
-            ),
+            Action::Kill(x) => {
+                let mut k = mark(
+                    SERVER.into(),
+                    format!("⚡ {}", self.dialect.kill_text(x)),
+                    true,
+                );
+                // The crux: the server ends the session and frees what it held; the
+                // client that lived on it is not told until its next statement.
+                k.arrows
+                    .extend(s.clients.iter().position(|c| c.session == x).map(|c| {
+                        crate::diagram::Arrow {
+                            from: SERVER.into(),
+                            to: client(c),
+                            label: format!("✗ session {x} ended, its locks freed: not heard"),
+                            reply: None,
+                            fault: true,
+                            lost: true,
+                        }
+                    }));
+                k
+            }
             Action::Skew(c) => mark(client(c), format!("⚡ clock jumps +{}", self.ttl + 1), true),
             Action::Jump => mark(
                 SERVER.into(),

@@ -89,6 +89,7 @@ impl ZkLockModel {
                     label: format!("watch: {} changed", n.path),
                     reply: None,
                     fault: false,
+                    lost: false,
                 })
             })
             .collect()
@@ -116,6 +117,7 @@ impl ZkLockModel {
                             got.to_string()
                         }),
                         fault,
+                        lost: false,
                     }],
                     marks: Vec::new(),
                 }
@@ -150,6 +152,23 @@ impl ZkLockModel {
                         t.marks
                             .extend(mark(ZK.into(), &gone.join("; "), false).marks);
                     }
+                    // The crux of every ZooKeeper story: a session expires only while
+                    // its client cannot hear the ensemble, so the news never reaches it.
+                    t.arrows.extend(
+                        s.zk.sessions
+                            .keys()
+                            .filter(|id| !e.state.zk.sessions.contains_key(id))
+                            .filter_map(|id| {
+                                Some(Arrow {
+                                    from: ZK.into(),
+                                    to: Self::session_lane(s, *id)?,
+                                    label: format!("✗ session {id} expired: not heard"),
+                                    reply: None,
+                                    fault: true,
+                                    lost: true,
+                                })
+                            }),
+                    );
                 }
                 t
             }

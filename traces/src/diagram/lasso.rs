@@ -48,6 +48,7 @@ fn lasso_section(lasso: &Lasso, cast: &Cast) -> String {
         time: cast.initial.now.map(|t| format!("t={t}")),
         title: &initial_title,
         fault: false,
+        gap: None,
         scene: &cast.initial,
     }];
     for st in &lasso.steps {
@@ -62,6 +63,7 @@ fn lasso_section(lasso: &Lasso, cast: &Cast) -> String {
             time: st.scene.now.map(|t| format!("t={t}")),
             title: &st.action,
             fault: st.fault,
+            gap: None,
             scene: &st.scene,
         });
     }
@@ -81,6 +83,7 @@ fn lasso_section(lasso: &Lasso, cast: &Cast) -> String {
                 time: scene.now.map(|t| format!("t={t}")),
                 title: &forever,
                 fault: false,
+                gap: None,
                 scene,
             });
         }

@@ -143,6 +143,7 @@ pub fn model_section(s: &Scenario, r: &Report, cast: &Cast) -> String {
             time: cast.initial.now.map(|t| format!("t={t}")),
             title: "initial state",
             fault: false,
+            gap: None,
             scene: &cast.initial,
         }];
         let _ = write!(
@@ -172,6 +173,7 @@ fn story_section(story: &Story) -> String {
         time: at(story.cast.initial.now),
         title: &initial_title,
         fault: false,
+        gap: None,
         scene: &story.cast.initial,
     }];
     for st in &story.steps {
@@ -181,6 +183,7 @@ fn story_section(story: &Story) -> String {
             time: at(st.scene.now),
             title: &st.action,
             fault: st.fault,
+            gap: None,
             scene: &st.scene,
         });
     }

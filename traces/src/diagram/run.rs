@@ -211,42 +211,53 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
         .iter()
         .filter_map(|(_, e)| e.process.client())
         .collect();
-    let nodes: BTreeSet<usize> = in_window
-        .iter()
-        .filter(|(_, e)| e.op == OpKind::Command)
-        .filter_map(|(_, e)| e.value.as_ref()?.parse::<CommandValue>().ok())
-        .map(|c| c.node)
-        .collect();
     let backend = history.header.backend;
+    // Command events are written when their reply comes; draw everything in time order.
+    let mut ordered: Vec<&(usize, Event)> = history.events.iter().collect();
+    ordered.sort_by_key(|(line, e)| (e.time, *line));
+    // The servers the window's commands reached, each its own lane, in the order they
+    // were first reached: through a failover, the old master and the new one.
+    let mut servers: Vec<Lane> = Vec::new();
+    let mut reach = Reach::new(history, backend);
+    for (_, e) in &ordered {
+        reach.apply(e);
+        if e.time < from || e.time > to || e.op != OpKind::Command {
+            continue;
+        }
+        if let Some(cv) = e
+            .value
+            .as_ref()
+            .and_then(|v| v.parse::<CommandValue>().ok())
+        {
+            let lane = reach.lane(cv.node);
+            if !servers.iter().any(|l| l.id == lane.id) {
+                servers.push(lane);
+            }
+        }
+    }
     let mut lanes: Vec<Lane> = clients
         .iter()
         .map(|c| Lane::new(format!("c{c}"), format!("c{c}"), LaneKind::Client))
         .collect();
-    if nodes.is_empty() {
+    if servers.is_empty() {
         lanes.push(Lane::new(
             "lock",
             format!("{backend} (lock)"),
             LaneKind::Node,
         ));
     }
-    for n in &nodes {
-        let name = match history.header.endpoints.get(*n) {
-            Some(name) => name.clone(),
-            None => format!("{backend} node {n}"),
-        };
-        lanes.push(Lane::new(format!("node{n}"), name, LaneKind::Node));
-    }
+    let lock_lane = servers.is_empty();
+    lanes.extend(servers);
     lanes.push(Lane::new("nemesis", "nemesis", LaneKind::Agent));
     lanes.push(resource_lane());
 
     let mut tracker = Tracker::default();
     let mut candidates: Vec<(Rank, RunRow)> = Vec::new();
     let mut hidden = 0;
-    // Command events are written when their reply comes; draw everything in time order.
-    let mut ordered: Vec<&(usize, Event)> = history.events.iter().collect();
-    ordered.sort_by_key(|(line, e)| (e.time, *line));
+    let mut reach = Reach::new(history, backend);
     for (line, e) in ordered {
         tracker.apply(e);
+        reach.apply(e);
         if e.time < from || e.time > to {
             continue;
         }
@@ -256,7 +267,7 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
             continue;
         }
         let bad = offending.contains(line);
-        let Some(exchange) = draw(e, bad, nodes.is_empty(), backend) else {
+        let Some(exchange) = draw(e, bad, lock_lane, &reach, &lanes) else {
             hidden += 1;
             continue;
         };
@@ -342,9 +353,62 @@ fn phase_word(p: Phase) -> &'static str {
     }
 }
 
+/// Which server each client endpoint reaches, as the history tells it: the header
+/// names what each endpoint reaches at the start, and a failover's nemesis event
+/// (`{"fault":"failover","target":"replica1","endpoint":0}`) moves the endpoint that
+/// follows Sentinel (endpoint 0 in histories that do not say) to the promoted server.
+struct Reach {
+    backend: Backend,
+    now: Vec<String>,
+}
+
+impl Reach {
+    fn new(history: &History, backend: Backend) -> Self {
+        Reach {
+            backend,
+            now: history.header.endpoints.clone(),
+        }
+    }
+
+    fn apply(&mut self, e: &Event) {
+        if e.op != OpKind::Nemesis {
+            return;
+        }
+        let Some(v) = e.value_json() else { return };
+        if v.get("fault").and_then(Value::as_str) != Some("failover") {
+            return;
+        }
+        let Some(target) = v.get("target").and_then(Value::as_str) else {
+            return;
+        };
+        let endpoint = v
+            .get("endpoint")
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(0);
+        if let Some(slot) = self.now.get_mut(endpoint) {
+            *slot = target.to_string();
+        }
+    }
+
+    /// The lane of the server endpoint `node` reaches now.
+    fn lane(&self, node: usize) -> Lane {
+        match self.now.get(node) {
+            Some(name) => Lane::new(format!("server:{name}"), name.clone(), LaneKind::Node),
+            None => Lane::new(
+                format!("node{node}"),
+                format!("{} node {node}", self.backend),
+                LaneKind::Node,
+            ),
+        }
+    }
+}
+
 /// One event as a message or a mark; `lock_lane`: lock operations are drawn as
-/// messages to one lock lane (no command events to show the servers).
-fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Exchange> {
+/// messages to one lock lane (no command events to show the servers). A failover is
+/// drawn as the nemesis promoting the server, when that server has a lane.
+fn draw(e: &Event, bad: bool, lock_lane: bool, reach: &Reach, lanes: &[Lane]) -> Option<Exchange> {
+    let backend = reach.backend;
     let mark = |lane: String, label: String, fault: bool| Exchange {
         arrows: Vec::new(),
         marks: vec![Mark {
@@ -357,6 +421,20 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Excha
         let v = e.value_json();
         let v = v.as_ref();
         let get = |k: &str| v.and_then(|v| v.get(k)).map(short).unwrap_or_default();
+        let promoted = format!("server:{}", get("target"));
+        if get("fault") == "failover" && lanes.iter().any(|l| l.id == promoted) {
+            return Some(Exchange {
+                arrows: vec![Arrow {
+                    from: "nemesis".into(),
+                    to: promoted,
+                    label: "⚡ failover: promoted to master".into(),
+                    reply: None,
+                    fault: true,
+                    lost: false,
+                }],
+                marks: Vec::new(),
+            });
+        }
         return Some(mark(
             "nemesis".into(),
             format!("⚡ {} {}", get("fault"), get("target"))
@@ -373,6 +451,7 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Excha
             label,
             reply,
             fault: bad,
+            lost: false,
         }],
         marks: Vec::new(),
     };
@@ -381,7 +460,7 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, backend: Backend) -> Option<Excha
         OpKind::Command => {
             let cv: CommandValue = e.value.as_ref()?.parse().ok()?;
             let (cmd, reply) = command_words(backend, &cv);
-            arrow(format!("node{}", cv.node), cmd, reply)
+            arrow(reach.lane(cv.node).id, cmd, reply)
         }
         OpKind::Enter => mark(c.clone(), "enters".into(), bad),
         OpKind::Leave => mark(c.clone(), "leaves".into(), bad),

@@ -3,6 +3,9 @@
 
 use std::fmt::Write;
 
+/// A stretch at least this long between two drawn rows gets a break mark.
+const QUIET_MS: u64 = 400;
+
 use locklab_models::catalog::{Cast, Report, Scenario};
 
 use super::model::{header, model_section};
@@ -131,18 +134,25 @@ pub(crate) fn run_section(d: &RunDiagram, title: &str) -> String {
         time: Some(format!("{} ms", d.window.0 / 1_000_000)),
         title: "the window starts",
         fault: false,
+        gap: None,
         scene: &initial,
     }];
     let mut list = String::from(
         "<li value=\"0\" data-step=\"0\" data-say=\"the window starts\">the window starts</li>",
     );
+    let mut before = d.window.0 / 1_000_000;
     for (i, r) in d.rows.iter().enumerate() {
+        // Rows are evenly spaced whatever lies between them: a long quiet stretch is
+        // marked where it was left out, so 1 ms and 2 s do not look the same.
+        let quiet = r.at_ms.saturating_sub(before);
+        before = r.at_ms;
         rows.push(Row {
             step: i + 1,
             label: (i + 1).to_string(),
             time: Some(format!("{} ms", r.at_ms)),
             title: &r.title,
             fault: r.fault,
+            gap: (quiet >= QUIET_MS).then(|| format!("+{:.1} s", quiet as f64 / 1000.0)),
             scene: &r.scene,
         });
         let _ = write!(

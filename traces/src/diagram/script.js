@@ -102,4 +102,11 @@
   // The whole page's height once every step shows: ci/render-pages.sh sizes its
   // screenshot to it, so a long story is one picture rather than its first screen.
   document.documentElement.setAttribute("data-height", String(document.documentElement.scrollHeight));
+  // How far the page, or any diagram's box, would scroll sideways at this window's
+  // width (0: it fits); the tests read it at 1400 px.
+  var wide = document.documentElement.scrollWidth - document.documentElement.clientWidth;
+  Array.prototype.forEach.call(document.querySelectorAll(".scroll"), function (b) {
+    wide = Math.max(wide, b.scrollWidth - b.clientWidth);
+  });
+  document.documentElement.setAttribute("data-overflow", String(Math.max(0, wide)));
 })();

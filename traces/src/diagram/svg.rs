@@ -13,10 +13,11 @@ use crate::escape::escape;
 /// Width of the step-number column.
 const LEFT: f64 = 64.0;
 /// Width of one lane, at most and at least: diagrams with many lanes narrow them to
-/// fit a 1400-pixel window.
+/// fit a 1400-pixel window (labels are clipped to their lane, whole in the titles).
 const LANE_MAX: f64 = 196.0;
-const LANE_MIN: f64 = 128.0;
-/// Width the lanes share before they narrow.
+const LANE_MIN: f64 = 72.0;
+/// Width the lanes share before they narrow: a 1400-pixel window less the page's
+/// margins and scrollbar, the step column and the last lane's status.
 const FIT: f64 = 1150.0;
 /// Room to the right of the last lane for its status.
 const RIGHT: f64 = 110.0;
@@ -43,6 +44,8 @@ pub struct Row<'a> {
     pub title: &'a str,
     /// The step is an injected fault.
     pub fault: bool,
+    /// A long quiet stretch left out before this row (`+2.3 s`), drawn as a break.
+    pub gap: Option<String>,
     /// What it shows.
     pub scene: &'a Scene,
 }
@@ -78,7 +81,13 @@ impl Layout<'_> {
 
 fn row_height(scene: &Scene) -> f64 {
     let n = scene.exchange.arrows.len().max(1) as f64;
-    ROW_H + ARROW_STEP * (n - 1.0)
+    ROW_H + ARROW_STEP * (n - 1.0) + if marks_below(scene) { ARROW_STEP } else { 0.0 }
+}
+
+/// A row with messages and a lane's mark draws the mark below the messages, in a
+/// strip of its own, so neither covers the other's words.
+fn marks_below(scene: &Scene) -> bool {
+    !scene.exchange.arrows.is_empty() && scene.exchange.marks.iter().any(|m| m.lane.is_some())
 }
 
 /// Text clipped to about `max` pixels at `per` pixels a character, with an ellipsis
@@ -242,6 +251,19 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
             r#"<rect class="faultbar" x="0" y="{y:.1}" width="5" height="{h:.1}"/>"#
         );
     }
+    if let Some(gap) = &r.gap {
+        // A break across the diagram: the time axis is cut here.
+        let _ = write!(
+            out,
+            r#"<g class="gap"><title>{} of quiet left out</title><path class="break" d="M0,{:.1} L{:.1},{:.1}"/>"#,
+            escape(gap),
+            y + 1.0,
+            g.width,
+            y + 1.0
+        );
+        text(out, 10.0, y + 52.0, "gapt", "start", &format!("≈ {gap}"));
+        out.push_str("</g>");
+    }
     text(out, 10.0, y + 20.0, "stepn", "start", &r.label);
     if let Some(t) = &r.time {
         text(out, 10.0, y + 36.0, "time", "start", t);
@@ -299,11 +321,42 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
         let ya = y + 38.0 + ARROW_STEP * k as f64;
         let dir = if x2 >= x1 { 1.0 } else { -1.0 };
         let (s, e) = (x1 + 8.0 * dir, x2 - 8.0 * dir);
-        let cls = if a.fault { "msg fault" } else { "msg" };
+        let cls = match (a.fault, a.lost) {
+            (_, true) => "msg fault lost",
+            (true, false) => "msg fault",
+            (false, false) => "msg",
+        };
+        // A message that never arrived has no head.
+        let head = if a.lost {
+            ""
+        } else {
+            r#" marker-end="url(#ah)""#
+        };
+        // One group per message, named by its ends: a page (or a test) finds "the SET
+        // c1 sent to redis1" without reading coordinates.
         let _ = write!(
             out,
-            r#"<line class="{cls}" x1="{s:.1}" y1="{ya:.1}" x2="{e:.1}" y2="{ya:.1}" marker-end="url(#ah)"/>"#
+            r#"<g class="arrow{}" data-from="{}" data-to="{}"><line class="{cls}" x1="{s:.1}" y1="{ya:.1}" x2="{e:.1}" y2="{ya:.1}"{head}/>"#,
+            if a.lost { " lost" } else { "" },
+            escape(&a.from),
+            escape(&a.to)
         );
+        if a.lost {
+            // The cross where the message would have arrived.
+            let (cx, cy) = (e - 10.0 * dir, ya);
+            let _ = write!(
+                out,
+                r#"<path class="cross" d="M{:.1},{:.1} L{:.1},{:.1} M{:.1},{:.1} L{:.1},{:.1}"/>"#,
+                cx - 6.0,
+                cy - 6.0,
+                cx + 6.0,
+                cy + 6.0,
+                cx - 6.0,
+                cy + 6.0,
+                cx + 6.0,
+                cy - 6.0
+            );
+        }
         let span = (x2 - x1).abs().max(g.lane_w);
         let label = fit(&a.label, span + g.lane_w * 0.5, CHAR_W);
         let lcls = if a.fault { "msgt faultt" } else { "msgt" };
@@ -335,6 +388,7 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
                 );
             }
         }
+        out.push_str("</g>");
     }
     for m in &scene.exchange.marks {
         let cls = if m.fault { "mark fault" } else { "mark" };
@@ -346,7 +400,11 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
                 // (a family drawn as a single lane) starts at its left edge.
                 let lo = LEFT + w / 2.0;
                 let cx = x.clamp(lo, (g.width - w / 2.0 - 2.0).max(lo));
-                let ym = y + h / 2.0 + 6.0;
+                let ym = if marks_below(scene) {
+                    y + h - 10.0
+                } else {
+                    y + h / 2.0 + 6.0
+                };
                 let _ = write!(
                     out,
                     r#"<g class="{cls}"><rect x="{:.1}" y="{:.1}" width="{w:.1}" height="20" rx="4"/>"#,
