@@ -195,6 +195,15 @@ fn a_checked_history_page_renders_in_chromium() {
     let dom = String::from_utf8_lossy(&load(&page).stdout).into_owned();
     assert!(dom.contains("VIOLATION"), "{dom}");
     assert!(dom.contains("kv.linearizability.html"), "{dom}");
+    // Porcupine's logs have no times: rows say where they are in the history, not
+    // "0 ms"; and ten clients fit a 1400-pixel window, without a lock or nemesis lane
+    // the history has no event for.
+    assert!(dom.contains("positions in the history") && !dom.contains(">0 ms<"));
+    assert!(
+        dom.contains("data-overflow=\"0\""),
+        "ten clients scroll sideways"
+    );
+    assert!(!dom.contains("<title>nemesis</title>") && !dom.contains("(lock)</title>"));
 }
 
 /// Stepping through `redis-failover` changes the picture at every step, keeps the
@@ -289,4 +298,40 @@ fn the_failover_run_page_has_a_lane_per_master_and_a_set_to_each() {
             .any(|(i, _)| dom[i..(i + 600).min(dom.len())].contains("SET locklab:lock"));
         assert!(set, "no SET drawn to {lane}");
     }
+    // The model's failover step links to the run's faults, and run rows to model steps.
+    let step = dom
+        .find("<span>Sentinel promotes replica")
+        .map(|i| &dom[i..(i + 400).min(dom.len())])
+        .expect("the model's failover step");
+    assert!(
+        step.contains("class=\"peer\" href=\"#story=0&amp;step="),
+        "{step}"
+    );
+    assert!(dom.contains("↔ model step 1"), "{dom}");
+}
+
+/// Lecture mode (`#play`): the story plays itself a step every few seconds and stops at
+/// the last step with the lesson shown. Chromium's virtual time runs the timers.
+#[test]
+fn lecture_mode_plays_the_story_to_its_lesson() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let page = dir.path().join("failover.html");
+    write_page(&["check", "redis-failover"], &page);
+    let at = |budget_ms: u32| {
+        let out = browse(
+            &page,
+            "#play",
+            &[&format!("--virtual-time-budget={budget_ms}"), "--dump-dom"],
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let early = at(1000);
+    assert!(early.contains("Step 0 of 3"), "{early}");
+    assert!(early.contains("❚❚ pause") && early.contains("class=\"why later\""));
+    let done = at(20_000);
+    assert!(done.contains("Step 3 of 3"), "{done}");
+    assert!(
+        done.contains("▶ play") && !done.contains("why later"),
+        "{done}"
+    );
 }

@@ -6,6 +6,7 @@
 pub mod history_page;
 pub mod index;
 pub mod lasso;
+pub mod links;
 pub mod model;
 pub mod page;
 pub mod run;

@@ -2,6 +2,7 @@
 //! shortest counterexample as a sequence diagram with the closing "why it broke"; a
 //! scenario that holds shows its participants and says there is no counterexample.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use locklab_models::catalog::{Cast, Expected, Report, Scenario, Story, Verdict};
@@ -9,6 +10,7 @@ use locklab_models::catalog::{Cast, Expected, Report, Scenario, Story, Verdict};
 use locklab_models::progress::Verdict as Promised;
 
 use super::lasso::progress_section;
+use super::links::rows_text;
 use super::page::{document, CONTROLS, LEGEND};
 use super::svg::{sequence, Row};
 use crate::escape::escape;
@@ -128,6 +130,17 @@ pub fn header(s: &Scenario, r: &Report) -> String {
 
 /// The diagrams: one section per story, or the cast and a note when there is none.
 pub fn model_section(s: &Scenario, r: &Report, cast: &Cast) -> String {
+    model_section_linked(s, r, cast, None)
+}
+
+/// As [`model_section`], the first story's steps linked to the rows of a real run that
+/// realise them (`links`: step → rows of the page's first story, the run).
+pub fn model_section_linked(
+    s: &Scenario,
+    r: &Report,
+    cast: &Cast,
+    links: Option<&BTreeMap<usize, Vec<usize>>>,
+) -> String {
     let mut out = String::new();
     if r.stories.is_empty() {
         let note = match r.verdict {
@@ -153,13 +166,13 @@ pub fn model_section(s: &Scenario, r: &Report, cast: &Cast) -> String {
             sequence(&cast.lanes, &rows)
         );
     }
-    for story in &r.stories {
-        out.push_str(&story_section(story));
+    for (i, story) in r.stories.iter().enumerate() {
+        out.push_str(&story_section(story, links.filter(|_| i == 0)));
     }
     out
 }
 
-fn story_section(story: &Story) -> String {
+fn story_section(story: &Story, links: Option<&BTreeMap<usize, Vec<usize>>>) -> String {
     let initial_title = "initial state".to_string();
     // A clock that never moves (a model without time) says nothing: no "t=0" on every row.
     let timed = story
@@ -195,12 +208,22 @@ fn story_section(story: &Story) -> String {
         state(&story.initial)
     );
     for st in &story.steps {
+        let peer = links
+            .and_then(|l| l.get(&st.n))
+            .filter(|rows| !rows.is_empty());
         let _ = write!(
             list,
-            "<li value=\"{n}\" data-step=\"{n}\" data-say=\"{a}{f}\"{cls}><span>{a}{f}</span><details><summary>state after</summary><pre>{s}</pre></details></li>",
+            "<li value=\"{n}\" data-step=\"{n}\" data-say=\"{a}{f}{say}\"{cls}><span>{a}{f}</span>{link}<details><summary>state after</summary><pre>{s}</pre></details></li>",
             n = st.n,
             a = escape(&st.action),
             f = if st.fault { " ⚡ FAULT" } else { "" },
+            say = peer.map_or(String::new(), |rows| format!(" (the run's {})", rows_text(rows))),
+            // The link opens the run at the last of its rows, the ones before it shown.
+            link = peer.map_or(String::new(), |rows| format!(
+                " <a class=\"peer\" href=\"#story=0&amp;step={}\">↔ the run's {}</a>",
+                rows.last().copied().unwrap_or(0),
+                rows_text(rows)
+            )),
             cls = if st.fault { " class=\"fault\"" } else { "" },
             s = state(&st.state)
         );

@@ -29,9 +29,14 @@ pub struct RunRow {
     pub title: String,
     /// When, in ms since the run started.
     pub at_ms: u64,
+    /// When, on the history's own clock (ns, or a logical count: see
+    /// [`RunDiagram::logical`]).
+    pub at: u64,
     /// Whether it is the nemesis's event (a fault or a heal), which the page draws in the
     /// fault colour.
     pub fault: bool,
+    /// The client lane whose event it is (`None`: the nemesis's).
+    pub who: Option<String>,
     /// What it shows.
     pub scene: Scene,
 }
@@ -44,6 +49,9 @@ pub struct RunDiagram {
     pub rows: Vec<RunRow>,
     /// The window drawn (ns since the run started).
     pub window: (u64, u64),
+    /// The history's times are positions, not nanoseconds (an imported history
+    /// without real times, such as Porcupine's logs): rows show `t=N`, not `0 ms`.
+    pub logical: bool,
     /// Why this window.
     pub why: String,
     /// Events in the window left out: refused tries, invocations, rows past the limit.
@@ -239,16 +247,22 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
         .iter()
         .map(|c| Lane::new(format!("c{c}"), format!("c{c}"), LaneKind::Client))
         .collect();
-    if servers.is_empty() {
+    // Lanes only for what the window has: a key-value history has no lock, a run
+    // without faults no nemesis.
+    let has = |f: &dyn Fn(OpKind) -> bool| in_window.iter().any(|(_, e)| f(e.op));
+    let lock_ops = has(&|op| matches!(op, OpKind::Acquire | OpKind::Release | OpKind::Renew));
+    let lock_lane = servers.is_empty();
+    if lock_lane && lock_ops {
         lanes.push(Lane::new(
             "lock",
             format!("{backend} (lock)"),
             LaneKind::Node,
         ));
     }
-    let lock_lane = servers.is_empty();
     lanes.extend(servers);
-    lanes.push(Lane::new("nemesis", "nemesis", LaneKind::Agent));
+    if has(&|op| op == OpKind::Nemesis) {
+        lanes.push(Lane::new("nemesis", "nemesis", LaneKind::Agent));
+    }
     lanes.push(resource_lane());
 
     let mut tracker = Tracker::default();
@@ -272,16 +286,34 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
             continue;
         };
         let who = e.process.to_string();
+        // A fault says what it did, not "nemesis Info".
+        let what = match e.op {
+            OpKind::Nemesis => {
+                let v = e.value_json();
+                let get = |k: &str| {
+                    v.as_ref()
+                        .and_then(|v| v.get(k))
+                        .map(short)
+                        .unwrap_or_default()
+                };
+                format!("⚡ {} {}", get("fault"), get("target"))
+                    .trim_end()
+                    .to_string()
+            }
+            op => format!("{} {:?}", op_name(op), e.phase),
+        };
         let title = match &e.note {
-            Some(n) => format!("{who}: {} {:?} — {n}", op_name(e.op), e.phase),
-            None => format!("{who}: {} {:?}", op_name(e.op), e.phase),
+            Some(n) => format!("{who}: {what} — {n}"),
+            None => format!("{who}: {what}"),
         };
         candidates.push((
             rank(e, bad),
             RunRow {
                 title: if bad { format!("✗ {title}") } else { title },
                 at_ms: e.time / 1_000_000,
+                at: e.time,
                 fault: e.op == OpKind::Nemesis,
+                who: client_id(e.process),
                 scene: Scene {
                     now: Some(e.time / 1_000_000),
                     exchange,
@@ -302,6 +334,12 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
         lanes,
         rows,
         window: (from, to),
+        // Imported times that all fit in 10 ms are the importer's line numbers.
+        logical: backend == Backend::Imported
+            && history
+                .events
+                .last()
+                .is_none_or(|(_, e)| e.time < 10_000_000),
         why,
         hidden,
     }

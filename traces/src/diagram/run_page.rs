@@ -1,18 +1,20 @@
 //! The run's page: the real run's lanes beside the model's diagram of the same
 //! scenario — two views of one failure — with the table of where they agree.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// A stretch at least this long between two drawn rows gets a break mark.
-const QUIET_MS: u64 = 400;
 
 use locklab_models::catalog::{Cast, Report, Scenario};
 
-use super::model::{header, model_section};
+use super::links::align;
+use super::model::{header, model_section_linked};
 use super::page::{document, CONTROLS, LEGEND};
 use super::run::RunDiagram;
 use super::svg::{sequence, Row};
 use crate::escape::escape;
+
+/// A stretch at least this long between two drawn rows gets a break mark.
+const QUIET_MS: u64 = 400;
 
 /// One property as the model expects it and as the run saw it.
 #[derive(Clone, Debug)]
@@ -115,23 +117,39 @@ pub fn run_page(
             escape(l)
         );
     }
+    // The run is the page's first story, the model's first counterexample its second.
+    let links = model.stories.first().map(|st| align(st, diagram));
     body.push_str("<div class=\"side\">");
-    body.push_str(&run_section(diagram, "The real run"));
+    body.push_str(&run_section_linked(
+        diagram,
+        "The real run",
+        links.as_ref().map(|l| &l.to_model),
+    ));
     let _ = write!(
         body,
         "<div class=\"model\"><h2>The model's shortest counterexample</h2>{}</div></div>",
-        model_section(s, model, cast)
+        model_section_linked(s, model, cast, links.as_ref().map(|l| &l.to_run))
     );
     document(&format!("{} — real run and model — locklab", s.id), &body)
 }
 
 /// The lanes of `d` under the heading `title` (`The real run`).
 pub(crate) fn run_section(d: &RunDiagram, title: &str) -> String {
+    run_section_linked(d, title, None)
+}
+
+/// As [`run_section`], each row linked to the model step it realises (`links`: row →
+/// step of the page's second story).
+fn run_section_linked(
+    d: &RunDiagram,
+    title: &str,
+    links: Option<&BTreeMap<usize, usize>>,
+) -> String {
     let initial = locklab_models::diagram::Scene::default();
     let mut rows = vec![Row {
         step: 0,
         label: "window".into(),
-        time: Some(format!("{} ms", d.window.0 / 1_000_000)),
+        time: Some(when(d, d.window.0)),
         title: "the window starts",
         fault: false,
         gap: None,
@@ -144,23 +162,32 @@ pub(crate) fn run_section(d: &RunDiagram, title: &str) -> String {
     for (i, r) in d.rows.iter().enumerate() {
         // Rows are evenly spaced whatever lies between them: a long quiet stretch is
         // marked where it was left out, so 1 ms and 2 s do not look the same.
-        let quiet = r.at_ms.saturating_sub(before);
+        let quiet = if d.logical {
+            0
+        } else {
+            r.at_ms.saturating_sub(before)
+        };
         before = r.at_ms;
         rows.push(Row {
             step: i + 1,
             label: (i + 1).to_string(),
-            time: Some(format!("{} ms", r.at_ms)),
+            time: Some(when(d, r.at)),
             title: &r.title,
             fault: r.fault,
             gap: (quiet >= QUIET_MS).then(|| format!("+{:.1} s", quiet as f64 / 1000.0)),
             scene: &r.scene,
         });
+        let peer = links.and_then(|l| l.get(&(i + 1)));
         let _ = write!(
             list,
-            "<li value=\"{n}\" data-step=\"{n}\" data-say=\"{t}\"{cls}><span>{ms} ms — {t}</span></li>",
+            "<li value=\"{n}\" data-step=\"{n}\" data-say=\"{t}{say}\"{cls}><span>{ms} — {t}</span>{link}</li>",
             n = i + 1,
             t = escape(&r.title),
-            ms = r.at_ms,
+            say = peer.map_or(String::new(), |k| format!(" (model step {k})")),
+            link = peer.map_or(String::new(), |k| format!(
+                " <a class=\"peer\" href=\"#story=1&amp;step={k}\">↔ model step {k}</a>"
+            )),
+            ms = when(d, r.at),
             cls = if r.fault { " class=\"fault\"" } else { "" }
         );
     }
@@ -170,13 +197,18 @@ pub(crate) fn run_section(d: &RunDiagram, title: &str) -> String {
         ""
     };
     format!(
-        "<section class=\"story run\"><h2>{title} <span class=\"muted\">({} – {} ms)</span></h2>\
-<p>Drawn from the recorded history: {why}. Times are ms on the history's clock (a run's counts from its start); leases as the clients believed them. \
+        "<section class=\"story run\"><h2>{title} <span class=\"muted\">({} – {})</span></h2>\
+<p>Drawn from the recorded history: {why}. {clock} leases as the clients believed them. \
 Red arrows and marks are the operations the checks name. {hidden} events in the window are not drawn (invocations, refused or unanswered tries{more}).</p>\
 {LEGEND}{CONTROLS}{empty}<div class=\"scroll\">{svg}</div>\
 <details class=\"noprint\"><summary>The events drawn</summary><ol class=\"steps\" start=\"0\">{list}</ol></details></section>",
-        d.window.0 / 1_000_000,
-        d.window.1 / 1_000_000,
+        when(d, d.window.0),
+        when(d, d.window.1),
+        clock = if d.logical {
+            "Times are positions in the history (it has no real times), not ms;"
+        } else {
+            "Times are ms on the history's clock (a run's counts from its start);"
+        },
         title = escape(title),
         why = escape(&d.why),
         hidden = d.hidden,
@@ -187,4 +219,14 @@ Red arrows and marks are the operations the checks name. {hidden} events in the 
         },
         svg = sequence(&d.lanes, &rows),
     )
+}
+
+/// A time of `d`'s history as the page prints it: `2716 ms`, or `t=42` on a logical
+/// clock.
+fn when(d: &RunDiagram, ns: u64) -> String {
+    if d.logical {
+        format!("t={ns}")
+    } else {
+        format!("{} ms", ns / 1_000_000)
+    }
 }

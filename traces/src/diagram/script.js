@@ -3,7 +3,8 @@
 // broke") waits for the last step; the state after the step shows beside the caption.
 // "All steps" is its own mode, not the last step. Keys act only on the story that has
 // focus (click it or tab to it), so the page still scrolls by keyboard; the address
-// (#step=N, or #story=S&step=N past the first story) links to a step. Without script
+// (#step=N, or #story=S&step=N past the first story) links to a step, and #play opens
+// the first story in lecture mode (one step every few seconds). Without script
 // the whole diagram shows, as in print.
 (function () {
   "use strict";
@@ -59,13 +60,42 @@
     if (!keep) { link(sec, all ? null : k); }
   }
   function at(sec) { return sec.dataset.at === "all" ? null : Number(sec.dataset.at || 0); }
+  // Lecture mode: from the start (or the current step), one step every few seconds,
+  // a fault's step held longer; it stops at the last step, where the lesson shows.
+  var PAUSE_MS = 2600;
+  function stop(sec) {
+    if (sec.lecture) { clearTimeout(sec.lecture); sec.lecture = null; }
+    var b = sec.querySelector("button.play");
+    if (b) { b.textContent = "▶ play"; }
+    sec.classList.remove("playing");
+  }
+  function play(sec) {
+    var k = at(sec);
+    if (k === null || k >= lastOf(sec)) { k = 0; }
+    show(sec, k);
+    var b = sec.querySelector("button.play");
+    if (b) { b.textContent = "❚❚ pause"; }
+    sec.classList.add("playing");
+    var tick = function () {
+      var n = at(sec);
+      if (n === null || n >= lastOf(sec)) { stop(sec); return; }
+      show(sec, n + 1);
+      if (n + 1 >= lastOf(sec)) { stop(sec); return; }
+      var fault = sec.querySelector("ol.steps > li.fault[data-step=\"" + (n + 1) + "\"]");
+      sec.lecture = setTimeout(tick, fault ? PAUSE_MS * 1.6 : PAUSE_MS);
+    };
+    sec.lecture = setTimeout(tick, PAUSE_MS);
+  }
+  function toggle(sec) { if (sec.lecture) { stop(sec); } else { play(sec); } }
   stories.forEach(function (sec) {
     if (!sec.querySelector(".controls")) { return; }
     sec.setAttribute("tabindex", "0");
+    // Any other control takes the story out of lecture mode.
     var on = function (sel, f) {
       var b = sec.querySelector(sel);
-      if (b) { b.addEventListener("click", function () { f(); sec.focus({ preventScroll: true }); }); }
+      if (b) { b.addEventListener("click", function () { if (sel !== "button.play") { stop(sec); } f(); sec.focus({ preventScroll: true }); }); }
     };
+    on("button.play", function () { toggle(sec); });
     // From "all steps", next starts at the beginning and previous at the end.
     on("button.prev", function () { var k = at(sec); show(sec, k === null ? lastOf(sec) : k - 1); });
     on("button.next", function () { var k = at(sec); show(sec, k === null ? 0 : k + 1); });
@@ -79,6 +109,8 @@
     }
     sec.addEventListener("keydown", function (e) {
       if (e.altKey || e.ctrlKey || e.metaKey || e.target !== sec) { return; }
+      if (e.key === " ") { toggle(sec); e.preventDefault(); return; }
+      stop(sec);
       var k = at(sec);
       if (e.key === "ArrowRight" || e.key === "n") { show(sec, k === null ? 0 : k + 1); }
       else if (e.key === "ArrowLeft" || e.key === "p") { show(sec, k === null ? lastOf(sec) : k - 1); }
@@ -89,15 +121,26 @@
     });
     show(sec, null, true);
   });
-  // A deep link: #step=3 (the first story), #story=1&step=3.
-  var m = /^#(?:story=(\d+)&)?step=(\d+)$/.exec(window.location.hash || "");
-  if (m) {
+  // Read before anything moves the address: playing rewrites it step by step.
+  var opened = window.location.hash;
+  if (opened === "#play" && stories[0] && stories[0].querySelector(".controls")) {
+    play(stories[0]);
+    stories[0].scrollIntoView();
+  }
+  // A deep link: #step=3 (the first story), #story=1&step=3; also how a run page's
+  // rows and the model's steps link to each other, so it is followed on every change.
+  function follow() {
+    var m = /^#(?:story=(\d+)&)?step=(\d+)$/.exec(window.location.hash || "");
+    if (!m) { return; }
     var target = stories[Number(m[1] || 0)];
     if (target && target.querySelector(".controls")) {
+      stop(target);
       show(target, Number(m[2]), true);
       target.scrollIntoView();
     }
   }
+  if (opened !== "#play") { follow(); }
+  window.addEventListener("hashchange", follow);
   document.documentElement.setAttribute("data-diagram", "ready");
   // The whole page's height once every step shows: ci/render-pages.sh sizes its
   // screenshot to it, so a long story is one picture rather than its first screen.
