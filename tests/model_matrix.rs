@@ -58,6 +58,15 @@ fn the_crux_of_each_family_is_drawn_as_a_message_that_never_arrived() {
             .any(|(f, t, l)| f == "zk" && t == "c0" && l.contains("expired: not heard")),
         "{zk:?}"
     );
+    // The partition itself is drawn as a cut on the holder's lane.
+    let r = run("zk-until-lost", Overrides::default());
+    assert!(
+        r.stories[0]
+            .steps
+            .iter()
+            .any(|st| st.scene.lanes.iter().any(|l| l.lane == "c0" && l.cut)),
+        "no cut drawn"
+    );
     let sql = lost_arrows("mysql-getlock-conn-kill", Property::MutualExclusion);
     assert!(
         sql.iter()

@@ -64,6 +64,10 @@ pub struct LaneState {
     pub critical: bool,
     /// Down, paused, crashed, demoted: drawn faded.
     pub impaired: bool,
+    /// A client cut off from the servers (a partition): drawn as a wall between its
+    /// lane and theirs for as long as the cut lasts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 /// A message between two lanes, with the reply that came back.

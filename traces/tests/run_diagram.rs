@@ -116,3 +116,37 @@ fn a_run_draws_commands_faults_and_the_overlap() {
     assert!(svg.contains("SET lock &lt;b&gt; NX PX 30000") && !svg.contains("<b>"));
     assert!(svg.contains("row overlap"));
 }
+
+/// A client's partition is drawn as a cut on its lane from the `client-partition` to the
+/// `client-heal`.
+#[test]
+fn a_partitioned_client_is_cut_off_until_it_heals() {
+    let history = parse(
+        "cut.jsonl",
+        r#"{"format":"locklab-history","version":1,"protocol":"etcd-lease-partition","backend":"etcd","topology":"t","nemesis":[],"tools":{}}
+{"process":0,"op":"acquire","phase":"invoke","time":1000000,"key":"lock","lease_ns":2000000000}
+{"process":0,"op":"acquire","phase":"ok","time":1100000,"key":"lock"}
+{"process":0,"op":"enter","phase":"ok","time":1200000,"key":"lock"}
+{"process":"nemesis","op":"nemesis","phase":"info","time":2000000,"value":{"fault":"client-partition","target":"c0","ms":3000}}
+{"process":0,"op":"leave","phase":"ok","time":3000000,"key":"lock"}
+{"process":"nemesis","op":"nemesis","phase":"info","time":4000000,"value":{"fault":"client-heal","target":"c0"}}
+{"process":0,"op":"release","phase":"invoke","time":5000000,"key":"lock"}
+{"process":0,"op":"release","phase":"ok","time":5100000,"key":"lock"}
+"#,
+    )
+    .expect("history");
+    let report = check_history(&history, &Options::default()).expect("checks");
+    let d = run_diagram(&history, &report);
+    let cut_at = |ms: u64| {
+        d.rows
+            .iter()
+            .filter(|r| r.at == ms * 1_000_000)
+            .flat_map(|r| &r.scene.lanes)
+            .any(|l| l.lane == "c0" && l.cut)
+    };
+    assert!(
+        !cut_at(1) && cut_at(2) && cut_at(3),
+        "cut from the partition on"
+    );
+    assert!(!cut_at(4) && !cut_at(5), "healed");
+}

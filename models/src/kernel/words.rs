@@ -87,7 +87,10 @@ impl Process {
             status.push_str(", cut off");
         }
         let impaired = self.paused || self.partitioned || phase.crashed();
-        client_state(c, status, lease_until, phase.critical(), impaired)
+        LaneState {
+            cut: self.partitioned,
+            ..client_state(c, status, lease_until, phase.critical(), impaired)
+        }
     }
 }
 

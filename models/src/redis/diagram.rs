@@ -68,6 +68,7 @@ impl RedisLockModel {
                 owner: n.creator.map(client),
                 critical: false,
                 impaired: !n.up,
+                ..LaneState::default()
             });
         }
         let inside = self.in_critical(s);

@@ -58,6 +58,7 @@ impl RedlockModel {
                 owner: n.server.creator.map(client),
                 critical: false,
                 impaired: n.down_since.is_some(),
+                ..LaneState::default()
             });
         }
         let inside: Vec<usize> = (0..s.clients.len())

@@ -26,7 +26,8 @@ pub const LEGEND: &str =
 <span><i class=\"lc\"></i>client inside the critical section</span>\
 <span><i class=\"lo\"></i>two inside at once</span>\
 <span><i class=\"lf\"></i>injected fault</span>\
-<span><i class=\"ll\"></i>a message that never arrived</span></div>";
+<span><i class=\"ll\"></i>a message that never arrived</span>\
+<span><i class=\"lw\"></i>a partition: the client cut off from the servers</span></div>";
 
 /// The step-by-step buttons and the caption of the current step.
 pub const CONTROLS: &str = "<div class=\"controls noprint\"><button class=\"first\" type=\"button\">start</button>\

@@ -152,10 +152,29 @@ struct Tracker {
     inside: BTreeSet<u32>,
     lease_ns: BTreeMap<u32, u64>,
     until_ms: BTreeMap<u32, u64>,
+    /// Clients a `client-partition` cut off and no `client-heal` has healed yet.
+    cut: BTreeSet<u32>,
 }
 
 impl Tracker {
     fn apply(&mut self, e: &Event) {
+        if e.op == OpKind::Nemesis {
+            let v = e.value_json();
+            let get = |k: &str| v.as_ref().and_then(|v| v.get(k)).and_then(Value::as_str);
+            let client = get("target")
+                .and_then(|t| t.strip_prefix('c'))
+                .and_then(|n| n.parse::<u32>().ok());
+            match (get("fault"), client) {
+                (Some("client-partition"), Some(c)) => {
+                    self.cut.insert(c);
+                }
+                (Some("client-heal"), Some(c)) => {
+                    self.cut.remove(&c);
+                }
+                _ => {}
+            }
+            return;
+        }
         let Some(c) = e.process.client() else { return };
         match (e.op, e.phase) {
             (OpKind::Acquire | OpKind::Renew, Phase::Invoke) => {
@@ -186,13 +205,22 @@ impl Tracker {
             .iter()
             .map(|c| {
                 let inside = self.inside.contains(c);
-                client_state(
-                    c,
-                    if inside { "inside" } else { "" },
-                    self.until_ms.get(c).copied(),
-                    inside,
-                    false,
-                )
+                let cut = self.cut.contains(c);
+                LaneState {
+                    cut,
+                    ..client_state(
+                        c,
+                        match (inside, cut) {
+                            (true, true) => "inside, cut off",
+                            (true, false) => "inside",
+                            (false, true) => "cut off",
+                            (false, false) => "",
+                        },
+                        self.until_ms.get(c).copied(),
+                        inside,
+                        cut,
+                    )
+                }
             })
             .collect();
         let inside: Vec<usize> = self.inside.iter().map(|c| *c as usize).collect();

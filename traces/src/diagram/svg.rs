@@ -284,6 +284,22 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
         };
         let x = g.x_at(i);
         bars(out, g, l, st, x, y, h);
+        if st.cut {
+            // The partition as a wall between the client and the servers to its right,
+            // its first row marked with scissors.
+            let xw = x + g.lane_w * 0.42;
+            let began = prev.and_then(|p| state_of(p, &l.id)).is_none_or(|p| !p.cut);
+            let _ = write!(
+                out,
+                r#"<g class="cut"><title>{} is cut off from the servers</title><line class="wall" x1="{xw:.1}" y1="{y:.1}" x2="{xw:.1}" y2="{:.1}"/>"#,
+                escape(&l.label),
+                y + h
+            );
+            if began {
+                text(out, xw, y + 14.0, "wallt", "middle", "✂");
+            }
+            out.push_str("</g>");
+        }
         let Some(w) = &said[i] else { continue };
         if let Some(b) = &w.bar {
             let b = fit(b, g.lane_w * 0.7 - 16.0, SMALL_W);
