@@ -34,12 +34,12 @@ pub const CLIENT_KINDS: [Fault; 4] = [Fault::Pause, Fault::Crash, Fault::Partiti
 /// The server faults a random nemesis can mix where the row's servers take them
 /// ([`crate::family::Family::random_server_fault`]): a server's clock set ahead (a
 /// Redlock node's, MariaDB's), the holder's database session killed, the reaper job
-/// stopped for good (where a row has one). Each is one step
-/// whose every timing the row's model allows. Not yet: a Redlock node's restart (a
-/// delayed-restart row's model allows it only a lease after the crash, so it takes a
-/// kill and a later start, which the shrinker would have to keep together) and
-/// failovers (each takes a replica, so they run out).
-pub const SERVER_KINDS: [Fault; 3] = [Fault::Jump, Fault::Kill, Fault::ReaperDies];
+/// stopped for good (where a row has one), a Sentinel failover (the master killed,
+/// Sentinel promoting a replica: one per replica, after which the kind is spent). Each
+/// is one step whose every timing the row's model allows. Not yet: a Redlock node's
+/// restart (a delayed-restart row's model allows it only a lease after the crash, so
+/// it takes a kill and a later start, which the shrinker would have to keep together).
+pub const SERVER_KINDS: [Fault; 4] = [Fault::Jump, Fault::Kill, Fault::ReaperDies, Fault::Failover];
 
 /// Every kind a random nemesis may be asked for.
 fn any_kind(f: Fault) -> bool {
@@ -173,7 +173,7 @@ impl RandomNemesis {
                     names(&known)
                 ))),
                 Some(k) => Err(RunError::BadOption(format!(
-                    "--nemesis random:{k}: {}'s servers cannot take a {k} here (a clock jump only where the server runs under libfaketime: Redlock's nodes, MariaDB; a killed session only on SQL servers); this row mixes: {}",
+                    "--nemesis random:{k}: {}'s servers cannot take a {k} here (a clock jump only where the server runs under libfaketime: Redlock's nodes, MariaDB; a killed session only on SQL servers; a failover only behind Sentinel); this row mixes: {}",
                     scenario.id,
                     names(&known)
                 ))),
@@ -226,6 +226,8 @@ pub(crate) fn generate<A: FamilyAction>(
     // The reaper stops for good: a second stop would find nothing to stop.
     let mut reaper_alive = true;
     let mut drawn: Vec<(Fault, u32)> = Vec::new();
+    // Kinds the servers can take no more of (every replica promoted).
+    let mut spent: Vec<Fault> = Vec::new();
     let mut steps = Vec::new();
     // The first fault falls where at least one fits.
     let first_room = shape
@@ -240,6 +242,7 @@ pub(crate) fn generate<A: FamilyAction>(
             .copied()
             .filter(|k| *k != Fault::Crash || crashes_left > 0)
             .filter(|k| *k != Fault::ReaperDies || reaper_alive)
+            .filter(|k| !spent.contains(k))
             .collect();
         if usable.is_empty() {
             break;
@@ -273,7 +276,10 @@ pub(crate) fn generate<A: FamilyAction>(
             };
             let pick = rng.random::<u64>();
             let Some(action) = server(kind, nth, pick) else {
-                break;
+                // The servers take no more of it: draw again from the rest, at the
+                // same time.
+                spent.push(kind);
+                continue;
             };
             action
         };

@@ -61,10 +61,14 @@ fn parse_reads_kinds_and_names_what_it_refuses() {
         RandomNemesis::parse("random:pause,kill,jump").map(|r| r.kinds),
         Ok(Some(vec![Fault::Pause, Fault::Kill, Fault::Jump]))
     );
-    let e = RandomNemesis::parse("random:failover").unwrap_err();
+    assert_eq!(
+        RandomNemesis::parse("random:failover").map(|r| r.kinds),
+        Ok(Some(vec![Fault::Failover]))
+    );
+    let e = RandomNemesis::parse("random:restart").unwrap_err();
     assert!(
-        e.contains("\"failover\"")
-            && e.contains("pause, crash, partition, drop, jump, kill, reaper-dies"),
+        e.contains("\"restart\"")
+            && e.contains("pause, crash, partition, drop, jump, kill, reaper-dies, failover"),
         "{e}"
     );
     assert!(RandomNemesis::parse("chaos")
@@ -326,6 +330,25 @@ fn the_reaper_is_stopped_at_most_once() {
             .filter(|s| matches!(s.action, Action::Family(_)))
             .count();
         assert!(stops <= 1, "seed {seed}: {steps:?}");
+        assert!(steps.len() > 2, "seed {seed}: the pauses go on: {steps:?}");
+    }
+}
+
+/// A kind the servers run out of (a failover per replica) is drawn until they take no
+/// more, and the other faults go on after it.
+#[test]
+fn a_spent_server_kind_is_drawn_no_more_and_the_rest_go_on() {
+    let server = |kind: Fault, nth: u32, _: u64| {
+        (kind == Fault::Failover && nth < 1).then_some(Action::Kill(Target::Primary))
+    };
+    for seed in 0..20 {
+        let steps: Vec<Step<NoOwn>> =
+            generate(&[Fault::Pause, Fault::Failover], seed, SHAPE, &server);
+        let kills = steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Kill(_)))
+            .count();
+        assert!(kills <= 1, "seed {seed}: {steps:?}");
         assert!(steps.len() > 2, "seed {seed}: the pauses go on: {steps:?}");
     }
 }

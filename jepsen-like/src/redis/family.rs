@@ -51,7 +51,7 @@ impl Family for Redis {
     }
 
     /// A Redlock node's clock set further ahead each time (by one and a half leases,
-    /// whole seconds); the other shapes take none yet.
+    /// whole seconds); behind Sentinel, a failover per replica.
     fn random_server_fault(
         shape: &Shape,
         _lock: &RedisLock,
@@ -60,14 +60,30 @@ impl Family for Redis {
         nth: u32,
         pick: u64,
     ) -> Option<Action<ActionOf<Self>>> {
-        let Shape::Redlock { nodes, .. } = *shape else {
-            return None;
-        };
-        let target = Target::Node(usize::try_from(pick % nodes.max(1) as u64).ok()?);
-        (kind == Fault::Jump).then(|| Action::Clock {
-            target,
-            offset: format!("+{}", u64::from(nth + 1) * crate::random::jump_seconds(ttl)),
-        })
+        match (*shape, kind) {
+            (Shape::Redlock { nodes, .. }, Fault::Jump) => {
+                let target = Target::Node(usize::try_from(pick % nodes.max(1) as u64).ok()?);
+                Some(Action::Clock {
+                    target,
+                    offset: format!("+{}", u64::from(nth + 1) * crate::random::jump_seconds(ttl)),
+                })
+            }
+            // The master killed, as the failover rows' plans do; Sentinel promotes a
+            // replica. Each failover takes one: a split brain's shape fails over by
+            // its cut, not by a kill.
+            (
+                Shape::Sentinel {
+                    replicas,
+                    replica1_apart,
+                    split: None,
+                },
+                Fault::Failover,
+            ) if usize::try_from(nth).is_ok_and(|n| n < replicas - usize::from(replica1_apart)) => {
+                // A replica set apart is never promoted.
+                Some(Action::Kill(Target::Primary))
+            }
+            _ => None,
+        }
     }
 
     /// A Redlock client gets proxies of its own (a split cuts some of its nodes and
