@@ -203,6 +203,19 @@ impl Servers for EtcdRunCluster {
         self.leader_now()
     }
 
+    /// locklab's own client reaches the cluster as one endpoint set and records every
+    /// request as endpoint 0's, whichever member served it: endpoint 0 is named for
+    /// all of them, so a drawing never puts a request on a member it may not have
+    /// reached. (An external client's wiretap records each member's own index.)
+    fn endpoint_names(&self) -> Vec<String> {
+        let names = self.node_names();
+        let mut out = names.clone();
+        if let Some(first) = out.first_mut() {
+            *first = format!("cluster ({})", names.join(", "));
+        }
+        out
+    }
+
     fn client_nodes(&self) -> Vec<usize> {
         (0..self.cluster.members().len()).collect()
     }
