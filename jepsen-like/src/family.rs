@@ -165,6 +165,16 @@ pub trait Family: Sized + Send + Sync + 'static {
         None
     }
 
+    /// What follows random server fault `action` on servers of `shape`, after how many
+    /// ms: a killed Redlock node's restart. `None`: nothing.
+    fn random_follow_up(
+        _shape: &ShapeOf<Self>,
+        _action: &Action<ActionOf<Self>>,
+        _ttl: Duration,
+    ) -> Option<(u64, Action<ActionOf<Self>>)> {
+        None
+    }
+
     /// The Jepsen workload the scenario's lock reproduces (etcd's `lock-set`), for
     /// the report.
     fn jepsen_workload(_lock: &Self::Lock) -> Option<&'static str> {

@@ -36,10 +36,16 @@ pub const CLIENT_KINDS: [Fault; 4] = [Fault::Pause, Fault::Crash, Fault::Partiti
 /// Redlock node's, MariaDB's), the holder's database session killed, the reaper job
 /// stopped for good (where a row has one), a Sentinel failover (the master killed,
 /// Sentinel promoting a replica: one per replica, after which the kind is spent). Each
-/// is one step whose every timing the row's model allows. Not yet: a Redlock node's
-/// restart (a delayed-restart row's model allows it only a lease after the crash, so
-/// it takes a kill and a later start, which the shrinker would have to keep together).
-pub const SERVER_KINDS: [Fault; 4] = [Fault::Jump, Fault::Kill, Fault::ReaperDies, Fault::Failover];
+/// is one step whose every timing the row's model allows — or, a Redlock node's
+/// restart, a kill and a start a lease and a half later (within every restart model:
+/// empty, on its data, or delayed past the lease), which the shrinker keeps together.
+pub const SERVER_KINDS: [Fault; 5] = [
+    Fault::Jump,
+    Fault::Kill,
+    Fault::ReaperDies,
+    Fault::Failover,
+    Fault::Restart,
+];
 
 /// Every kind a random nemesis may be asked for.
 fn any_kind(f: Fault) -> bool {
@@ -204,8 +210,10 @@ pub(crate) struct Shape {
     pub(crate) clients: usize,
 }
 
-/// A server fault as the family makes it: `(kind, nth of its kind, pick)` → its step.
-pub(crate) type ServerFault<'a, A> = dyn Fn(Fault, u32, u64) -> Option<Action<A>> + 'a;
+/// A server fault as the family makes it: `(kind, nth of its kind, pick)` → its steps,
+/// each with its delay (ms) after the fault's time: one step, or a kill and the
+/// restart that follows it.
+pub(crate) type ServerFault<'a, A> = dyn Fn(Fault, u32, u64) -> Option<Vec<(u64, Action<A>)>> + 'a;
 
 /// A random schedule of `kinds` over `shape`, one fault at a time, drawn from `seed`:
 /// gaps of one to three rounds of lease and work (at least 0.4 s) between them, pauses
@@ -275,13 +283,20 @@ pub(crate) fn generate<A: FamilyAction>(
                 }
             };
             let pick = rng.random::<u64>();
-            let Some(action) = server(kind, nth, pick) else {
+            let Some(actions) = server(kind, nth, pick).filter(|a| !a.is_empty()) else {
                 // The servers take no more of it: draw again from the rest, at the
                 // same time.
                 spent.push(kind);
                 continue;
             };
-            action
+            // A restart follows its kill: the next fault comes after both.
+            let last = actions.iter().map(|(d, _)| *d).max().unwrap_or(0);
+            steps.extend(actions.into_iter().map(|(delay, action)| Step {
+                when: When::At(at + delay),
+                action,
+            }));
+            at += last + rng.random_range(round / 2..=round * 3 / 2);
+            continue;
         };
         steps.push(Step {
             when: When::At(at),
@@ -516,7 +531,7 @@ pub(crate) fn shrink<A: FamilyAction>(
         while i < current.len() && current.len() > 1 {
             let mut candidate = current.clone();
             candidate.drain(i..(i + chunk).min(current.len()));
-            let candidate = rebase(&candidate);
+            let candidate = rebase(&without_orphans(candidate));
             if !candidate.is_empty() && s.breaks(&candidate)? {
                 current = candidate;
             } else {
@@ -606,6 +621,23 @@ impl<A: FamilyAction> Shrinker<'_, '_, A> {
 }
 
 /// `steps` moved so the first starts [`LEAD_MS`] after the workload, their gaps kept.
+/// `steps` without a restart whose kill was dropped: alone, it would restart a running
+/// server at once, which a delayed-restart row's model never does.
+fn without_orphans<A: FamilyAction>(steps: Vec<Step<A>>) -> Vec<Step<A>> {
+    let mut killed: Vec<Target> = Vec::new();
+    steps
+        .into_iter()
+        .filter(|s| match &s.action {
+            Action::Kill(t) => {
+                killed.push(*t);
+                true
+            }
+            Action::Restart { target, .. } => killed.contains(target),
+            _ => true,
+        })
+        .collect()
+}
+
 fn rebase<A: FamilyAction>(steps: &[Step<A>]) -> Vec<Step<A>> {
     let first = steps.iter().find_map(|s| match s.when {
         When::At(at) => Some(at),

@@ -24,7 +24,7 @@ const SHAPE: Shape = Shape {
 };
 
 /// A family whose servers take no fault.
-fn no_server(_: Fault, _: u32, _: u64) -> Option<Action<NoOwn>> {
+fn no_server(_: Fault, _: u32, _: u64) -> Option<Vec<(u64, Action<NoOwn>)>> {
     None
 }
 
@@ -65,10 +65,12 @@ fn parse_reads_kinds_and_names_what_it_refuses() {
         RandomNemesis::parse("random:failover").map(|r| r.kinds),
         Ok(Some(vec![Fault::Failover]))
     );
-    let e = RandomNemesis::parse("random:restart").unwrap_err();
+    let e = RandomNemesis::parse("random:lag").unwrap_err();
     assert!(
-        e.contains("\"restart\"")
-            && e.contains("pause, crash, partition, drop, jump, kill, reaper-dies, failover"),
+        e.contains("\"lag\"")
+            && e.contains(
+                "pause, crash, partition, drop, jump, kill, reaper-dies, failover, restart"
+            ),
         "{e}"
     );
     assert!(RandomNemesis::parse("chaos")
@@ -115,9 +117,14 @@ fn kinds_are_those_the_rows_model_knows() {
 #[test]
 fn server_faults_are_the_familys_steps_and_count_in_the_models_budget() {
     let server = |kind: Fault, nth: u32, pick: u64| {
-        (kind == Fault::Jump).then(|| Action::Clock {
-            target: Target::Node(usize::try_from(pick % 5).unwrap_or(0)),
-            offset: format!("+{}", 15 * (nth + 1)),
+        (kind == Fault::Jump).then(|| {
+            vec![(
+                0,
+                Action::Clock {
+                    target: Target::Node(usize::try_from(pick % 5).unwrap_or(0)),
+                    offset: format!("+{}", 15 * (nth + 1)),
+                },
+            )]
         })
     };
     let steps: Vec<Step<NoOwn>> = generate(&[Fault::Pause, Fault::Jump], 3, SHAPE, &server);
@@ -320,8 +327,9 @@ fn the_faults_at_a_violation_are_named_by_the_schedules_own_steps() {
 /// The reaper stops for good, so a schedule stops it once however long the run.
 #[test]
 fn the_reaper_is_stopped_at_most_once() {
-    let server =
-        |kind: Fault, _: u32, _: u64| (kind == Fault::ReaperDies).then_some(Action::Family(NoOwn));
+    let server = |kind: Fault, _: u32, _: u64| {
+        (kind == Fault::ReaperDies).then(|| vec![(0, Action::Family(NoOwn))])
+    };
     for seed in 0..20 {
         let steps: Vec<Step<NoOwn>> =
             generate(&[Fault::Pause, Fault::ReaperDies], seed, SHAPE, &server);
@@ -339,7 +347,7 @@ fn the_reaper_is_stopped_at_most_once() {
 #[test]
 fn a_spent_server_kind_is_drawn_no_more_and_the_rest_go_on() {
     let server = |kind: Fault, nth: u32, _: u64| {
-        (kind == Fault::Failover && nth < 1).then_some(Action::Kill(Target::Primary))
+        (kind == Fault::Failover && nth < 1).then(|| vec![(0, Action::Kill(Target::Primary))])
     };
     for seed in 0..20 {
         let steps: Vec<Step<NoOwn>> =
@@ -350,5 +358,92 @@ fn a_spent_server_kind_is_drawn_no_more_and_the_rest_go_on() {
             .count();
         assert!(kills <= 1, "seed {seed}: {steps:?}");
         assert!(steps.len() > 2, "seed {seed}: the pauses go on: {steps:?}");
+    }
+}
+
+/// A restart is a kill and a start a lease and a half later, drawn together; the next
+/// fault comes after both.
+#[test]
+fn a_restart_is_a_kill_then_a_start_and_the_next_fault_waits_for_both() {
+    let server = |kind: Fault, _: u32, _: u64| {
+        (kind == Fault::Restart).then(|| {
+            vec![
+                (0, Action::Kill(Target::Node(2))),
+                (
+                    1500,
+                    Action::Restart {
+                        target: Target::Node(2),
+                        keep_data: false,
+                    },
+                ),
+            ]
+        })
+    };
+    for seed in 0..10 {
+        let steps: Vec<Step<NoOwn>> =
+            generate(&[Fault::Pause, Fault::Restart], seed, SHAPE, &server);
+        for (i, s) in steps.iter().enumerate() {
+            if matches!(s.action, Action::Kill(_)) {
+                let next = steps.get(i + 1).expect("the restart follows its kill");
+                assert!(matches!(next.action, Action::Restart { .. }), "{steps:?}");
+                assert_eq!(at_of(next), at_of(s) + 1500);
+                if let Some(after) = steps.get(i + 2) {
+                    assert!(at_of(after) > at_of(next), "{steps:?}");
+                }
+            }
+        }
+    }
+}
+
+/// The shrinker never keeps a restart whose kill it dropped: alone, it would restart a
+/// running node at once, outside a delayed-restart row's model.
+#[test]
+fn the_shrinker_drops_a_restart_with_its_kill() {
+    let kill = Step {
+        when: When::At(1000),
+        action: Action::Kill(Target::Node(1)),
+    };
+    let restart = Step {
+        when: When::At(2500),
+        action: Action::Restart {
+            target: Target::Node(1),
+            keep_data: false,
+        },
+    };
+    // The pause first: the shrinker's first cut takes it with the kill, leaving the
+    // restart alone.
+    let all: Vec<Step<NoOwn>> = vec![pause(500, 800), kill, restart];
+    let mut seen: Vec<Vec<Step<NoOwn>>> = Vec::new();
+    let mut replay = |steps: &[Step<NoOwn>], _: u64, _: u32| {
+        seen.push(steps.to_vec());
+        // Whatever has the pause breaks.
+        let breaks = steps
+            .iter()
+            .any(|s| matches!(s.action, Action::Client { .. }));
+        Ok((
+            if breaks {
+                vec!["mutual exclusion".to_string()]
+            } else {
+                Vec::new()
+            },
+            1,
+        ))
+    };
+    let wanted = vec!["mutual exclusion".to_string()];
+    let shrunk = shrink(all.clone(), all, &wanted, 1000, 20, &mut replay).expect("shrinks");
+    assert!(shrunk.reproduced);
+    for steps in &seen {
+        let restarts = steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Restart { .. }))
+            .count();
+        let kills = steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Kill(_)))
+            .count();
+        assert!(
+            restarts <= kills,
+            "a restart replayed without its kill: {steps:?}"
+        );
     }
 }

@@ -35,7 +35,10 @@ impl Family for Redis {
             Action::Kill(_) | Action::Stop(_) if is_primary(action) => {
                 Realises::Fault(Fault::Failover)
             }
-            Action::Kill(_) | Action::Restart { .. } => Realises::Fault(Fault::Restart),
+            Action::Kill(_) => Realises::Fault(Fault::Restart),
+            // The start after a kill ends the crash, as a resume ends a pause: one
+            // restart of the model's budget per kill.
+            Action::Restart { .. } => Realises::Heal,
             Action::Clock { .. } => Realises::Fault(Fault::Jump),
             Action::Partition(_) => Realises::Steer,
             Action::Split { .. } => Realises::Fault(Fault::Partition),
@@ -51,7 +54,8 @@ impl Family for Redis {
     }
 
     /// A Redlock node's clock set further ahead each time (by one and a half leases,
-    /// whole seconds); behind Sentinel, a failover per replica.
+    /// whole seconds), or the node killed (and restarted: [`Self::random_follow_up`]);
+    /// behind Sentinel, a failover per replica.
     fn random_server_fault(
         shape: &Shape,
         _lock: &RedisLock,
@@ -61,6 +65,11 @@ impl Family for Redis {
         pick: u64,
     ) -> Option<Action<ActionOf<Self>>> {
         match (*shape, kind) {
+            // A node killed; `random_follow_up` starts it again a lease and a half
+            // later.
+            (Shape::Redlock { nodes, .. }, Fault::Restart) => Some(Action::Kill(Target::Node(
+                usize::try_from(pick % nodes.max(1) as u64).ok()?,
+            ))),
             (Shape::Redlock { nodes, .. }, Fault::Jump) => {
                 let target = Target::Node(usize::try_from(pick % nodes.max(1) as u64).ok()?);
                 Some(Action::Clock {
@@ -84,6 +93,28 @@ impl Family for Redis {
             }
             _ => None,
         }
+    }
+
+    /// A killed Redlock node starts again a lease and a half later — empty, or on its
+    /// append-only file where the row keeps one: later than any restart model needs
+    /// (a delayed restart waits a lease), so every Redlock row's model allows it.
+    fn random_follow_up(
+        shape: &Shape,
+        action: &Action<ActionOf<Self>>,
+        ttl: Duration,
+    ) -> Option<(u64, Action<ActionOf<Self>>)> {
+        let (Shape::Redlock { aof, .. }, Action::Kill(target @ Target::Node(_))) = (shape, action)
+        else {
+            return None;
+        };
+        let lease = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        Some((
+            lease.saturating_mul(3) / 2,
+            Action::Restart {
+                target: *target,
+                keep_data: *aof,
+            },
+        ))
     }
 
     /// A Redlock client gets proxies of its own (a split cuts some of its nodes and

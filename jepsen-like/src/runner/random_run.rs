@@ -37,7 +37,10 @@ pub(crate) fn plan<F: Family>(
 ) -> Result<(Plan<F>, NemesisReport), RunError> {
     let ttl = Duration::from_millis(plan.ttl_ms);
     let server = |kind: Fault, nth: u32, pick: u64| {
-        F::random_server_fault(&plan.shape, &plan.lock, ttl, kind, nth, pick)
+        F::random_server_fault(&plan.shape, &plan.lock, ttl, kind, nth, pick).map(|a| {
+            let next = F::random_follow_up(&plan.shape, &a, ttl);
+            std::iter::once((0, a)).chain(next).collect::<Vec<_>>()
+        })
     };
     let kinds = nemesis.kinds_for(scenario, &|kind| server(kind, 0, 0).is_some())?;
     let duration_ms = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
