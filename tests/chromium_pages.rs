@@ -88,6 +88,22 @@ fn write_page(args: &[&str], page: &Path) {
     );
 }
 
+/// Runs `locklab report DIR ARGS`, which writes the pages and matches the catalog.
+fn report(dir: &Path, args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
+        .arg("report")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("runs locklab");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn assert_renders(page: &Path) {
     let out = load(page);
     let dom = String::from_utf8_lossy(&out.stdout);
@@ -116,20 +132,12 @@ fn assert_renders(page: &Path) {
 #[test]
 fn pages_render_in_chromium_without_script_errors() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(["report"])
-        .arg(dir.path())
-        .args([
+    report(
+        dir.path(),
+        &[
             "--only",
             "redis-failover,redlock-restart,mysql-getlock-conn-kill",
-        ])
-        .output()
-        .expect("runs locklab");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
     for id in [
         "redis-failover",
@@ -246,17 +254,7 @@ fn stepping_through_the_failover_story_shows_each_step_and_the_lost_replication(
 #[test]
 fn every_report_page_fits_a_1400_pixel_window() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .arg("report")
-        .arg(dir.path())
-        .output()
-        .expect("runs locklab");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    report(dir.path(), &[]);
     let mut pages: Vec<_> = std::fs::read_dir(dir.path())
         .expect("the pages")
         .filter_map(|e| e.ok().map(|e| e.path()))
