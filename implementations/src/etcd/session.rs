@@ -242,6 +242,25 @@ impl EtcdSession {
         answer
     }
 
+    /// As [`EtcdSession::exec`], giving up after `limit` (recorded as no answer): a
+    /// keep-alive caught on a member cut off from its quorum, which still takes requests
+    /// it cannot commit, must not hold the lease's whole TTL before the next try goes
+    /// elsewhere.
+    async fn exec_within(&self, cmd: EtcdCommand, limit: Duration) -> Result<EtcdReply, LockError> {
+        self.wait_while_stalled().await;
+        let begun = self.log.begin();
+        let answer = match tokio::time::timeout(limit, self.send(&cmd)).await {
+            Ok(a) => a,
+            Err(_) => Err(LockError::NoAnswer {
+                node: self.endpoints.join(","),
+                timeout: limit,
+            }),
+        };
+        self.log
+            .finish(begun, 0, None, cmd, answer.as_ref().ok().cloned());
+        answer
+    }
+
     async fn send(&self, cmd: &EtcdCommand) -> Result<EtcdReply, LockError> {
         let mut c = self.client.clone();
         if let Some((key, opts)) = range(cmd) {
@@ -409,9 +428,13 @@ impl EtcdSession {
         let me = self.clone();
         tokio::spawn(async move {
             let mut wait = ttl / 3;
+            // A keep-alive gets a quarter of the TTL: one that hangs (a member cut off
+            // from its quorum that has not yet stepped down) leaves room for tries
+            // elsewhere before the lease runs out, as the model's client has.
+            let limit = (ttl / 4).min(REQUEST_TIMEOUT);
             loop {
                 tokio::time::sleep(wait).await;
-                wait = match me.exec(EtcdCommand::KeepAlive { lease }).await {
+                wait = match me.exec_within(EtcdCommand::KeepAlive { lease }, limit).await {
                     Ok(EtcdReply::Alive { .. }) => ttl / 3,
                     // A failed try (no leader where it landed, a timeout) is retried
                     // soon rather than a third of the TTL later, so that a member that
