@@ -242,6 +242,29 @@ impl EtcdSession {
         answer
     }
 
+    /// A connection to member `at` alone (made on first use, recording into this
+    /// session's log and stopped with it); `None` when it cannot be made now.
+    async fn member<'m>(
+        &self,
+        members: &'m mut [Option<EtcdSession>],
+        at: usize,
+        limit: Duration,
+    ) -> Option<&'m EtcdSession> {
+        let slot = members.get_mut(at)?;
+        if slot.is_none() {
+            let endpoint = self.endpoints.get(at)?;
+            // A member that is down must not hold the keep-alive past its limit.
+            let made = Self::connect_with(
+                std::slice::from_ref(endpoint),
+                self.log.clone(),
+                Some(limit),
+                self.stalled_until.clone(),
+            );
+            *slot = tokio::time::timeout(limit, made).await.ok()?.ok();
+        }
+        slot.as_ref()
+    }
+
     /// As [`EtcdSession::exec`], giving up after `limit` (recorded as no answer): a
     /// keep-alive caught on a member cut off from its quorum, which still takes requests
     /// it cannot commit, must not hold the lease's whole TTL before the next try goes
@@ -428,17 +451,30 @@ impl EtcdSession {
         let me = self.clone();
         tokio::spawn(async move {
             let mut wait = ttl / 3;
-            // A keep-alive gets a quarter of the TTL: one that hangs (a member cut off
-            // from its quorum that has not yet stepped down) leaves room for tries
-            // elsewhere before the lease runs out, as the model's client has.
+            // A keep-alive gets a quarter of the TTL, on one member at a time, and a
+            // failed one moves to the next member: one that hangs (a member cut off from
+            // its quorum that has not yet stepped down takes requests it cannot commit)
+            // costs a quarter of the lease, and the next try reaches another member
+            // before the lease runs out — the model's premise, made certain rather than
+            // left to the balancer's choice.
             let limit = (ttl / 4).min(REQUEST_TIMEOUT);
+            let mut members: Vec<Option<EtcdSession>> = vec![None; me.endpoints.len()];
+            let mut at = 0;
             loop {
                 tokio::time::sleep(wait).await;
-                wait = match me.exec_within(EtcdCommand::KeepAlive { lease }, limit).await {
+                // A member that cannot be reached now: this try goes through the
+                // balancer, the next one to the next member.
+                let (answer, reached) = match me.member(&mut members, at, limit).await {
+                    Some(m) => (m.exec_within(EtcdCommand::KeepAlive { lease }, limit).await, true),
+                    None => (me.exec_within(EtcdCommand::KeepAlive { lease }, limit).await, false),
+                };
+                if answer.is_err() || !reached {
+                    at = (at + 1) % members.len().max(1);
+                }
+                wait = match answer {
                     Ok(EtcdReply::Alive { .. }) => ttl / 3,
                     // A failed try (no leader where it landed, a timeout) is retried
-                    // soon rather than a third of the TTL later, so that a member that
-                    // refused it does not cost the lease.
+                    // soon, on the next member, rather than a third of the TTL later.
                     Err(_) => KEEP_ALIVE_RETRY.min(ttl / 3),
                     Ok(_) => return,
                 }
