@@ -434,10 +434,10 @@ mod tests {
             "{e}"
         );
         let e = err(&format!(
-            "{SH}[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random:failover\"\n"
+            "{SH}[[scenario]]\nid = \"redis-lua\"\nnemesis = \"random:lag\"\n"
         ));
         assert!(
-            e.starts_with("4: scenario.nemesis:") && e.contains("\"failover\""),
+            e.starts_with("4: scenario.nemesis:") && e.contains("\"lag\""),
             "{e}"
         );
         let e = err(&format!(
