@@ -49,6 +49,7 @@ fn every_etcd_row_reaches_its_verdict() {
             "etcd-unlock-retry-guarded",
             "etcd-leader-churn",
             "etcd-leader-isolated",
+            "etcd-hung-worker",
         ],
     );
 }

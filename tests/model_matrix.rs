@@ -578,3 +578,67 @@ fn more_threads_change_nothing_but_time() {
         assert!(one.stats.unique_states > 1000, "{id}: too small to split");
     }
 }
+
+/// A worker that hangs while its heartbeat runs on, in every family with a heartbeat:
+/// the safety story ends with the holder hung inside, still holding, and a client
+/// waiting behind it; `eventually-free` breaks with a lasso whose stem has the hang and
+/// after which nothing more can happen — nobody is ever granted again.
+#[test]
+fn a_hung_worker_whose_heartbeat_runs_on_holds_the_lock_for_ever() {
+    use locklab_models::progress::{Kept, Promise};
+    for (id, heartbeat) in [
+        ("zk-hung-worker", "its pings go on"),
+        ("etcd-hung-worker", "its keep-alives go on"),
+        ("redis-reentrant-hung", "its watchdog renewals go on"),
+    ] {
+        let r = run(id, Overrides::default());
+        assert!(r.matches_expected, "{id}: {:?}", r.verdict);
+        let s = r
+            .stories
+            .iter()
+            .find(|s| s.property == Property::Liveness)
+            .unwrap_or_else(|| panic!("{id}: no liveness story"));
+        let hang = s
+            .steps
+            .iter()
+            .find(|st| st.action.contains("worker hangs for good"))
+            .unwrap_or_else(|| panic!("{id}: no hang in {:#?}", s.steps));
+        assert!(
+            hang.fault && hang.action.contains(heartbeat),
+            "{id}: {}",
+            hang.action
+        );
+        let last = &s.steps.last().expect("steps").state;
+        assert!(
+            last.iter()
+                .any(|l| l.contains("IN CRITICAL SECTION") && l.contains("[HUNG]")),
+            "{id}: {last:?}"
+        );
+        assert!(
+            s.closing.contains("hung") && !s.closing.contains("crashed"),
+            "{id}: {}",
+            s.closing
+        );
+        let progress =
+            locklab_models::catalog::progress(id, &Overrides::default(), Limits::default())
+                .expect("a row")
+                .expect("progress stated");
+        let free = progress
+            .iter()
+            .find(|v| v.promise == Promise::EventuallyFree)
+            .expect("eventually-free");
+        let Kept::Violated { lasso } = &free.kept else {
+            panic!("{id}: {:?}", free.kept);
+        };
+        assert!(lasso.cycle().is_empty(), "{id}: nothing more happens");
+        let hung = lasso.steps[..lasso.stem]
+            .iter()
+            .find(|st| st.fault && st.action.contains("worker hangs"))
+            .unwrap_or_else(|| panic!("{id}: the stem has no hang"));
+        assert!(
+            !hung.action.starts_with(&format!("c{}'s", lasso.client)),
+            "{id}: the client waiting for ever is not the hung one: {}",
+            hung.action
+        );
+    }
+}

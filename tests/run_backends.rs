@@ -344,6 +344,37 @@ fn a_crash_without_ttl_leaves_the_lock_stuck() {
     }
 }
 
+/// Redisson's `lock()` without a lease time: the watchdog renews a hung worker's lock
+/// for the rest of the run, each renewal in the history and confirmed by Redis, and
+/// nobody else is granted.
+#[test]
+fn a_hung_worker_keeps_its_lock_through_the_watchdog() {
+    let (r, h) = runs::stuck_behind_a_hung_holder("redis-reentrant-hung");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    assert_eq!(check(&r, Property::LockLinearizability), Verdict::Ok);
+    let hung = r
+        .liveness
+        .as_ref()
+        .map(|l| l.crashed.clone())
+        .unwrap_or_default();
+    let at = r.liveness.as_ref().map_or(0, |l| l.crashed_at_ns);
+    let renewed = h
+        .events
+        .iter()
+        .filter(|(_, e)| {
+            e.op == locklab_traces::format::OpKind::Renew
+                && e.phase == locklab_traces::format::Phase::Ok
+                && e.process.to_string() == hung
+                && e.time > at
+        })
+        .count();
+    // 4 s of a 0.5 s lease renewed every third of it: about 24 renewals.
+    assert!(
+        renewed >= 10,
+        "{hung} renewed {renewed} times after it hung"
+    );
+}
+
 /// Every id `locklab run` knows is held against the model by some test here.
 #[test]
 fn every_plan_is_tested() {
@@ -363,6 +394,7 @@ fn every_plan_is_tested() {
         "redis-failover-wait",
         "redis-setnx-no-ttl",
         "redis-setnx-expire",
+        "redis-reentrant-hung",
         "redis-get-then-del",
         "redis-split-brain",
         "redis-split-brain-min-replicas",
@@ -395,6 +427,7 @@ fn every_plan_is_tested() {
         "etcd-leader-churn",
         "etcd-leader-isolated",
         "etcd-lock-expired-waiter",
+        "etcd-hung-worker",
         // Tested in tests/run_zk.rs.
         "zk-sequential",
         "zk-sequential-pause",
@@ -405,6 +438,7 @@ fn every_plan_is_tested() {
         "zk-herd",
         "zk-plain-znode",
         "zk-leader-isolated",
+        "zk-hung-worker",
     ];
     for p in locklab_jepsen::runnable() {
         assert!(

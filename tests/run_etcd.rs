@@ -226,6 +226,31 @@ fn a_txn_guarded_by_the_lock_key_refuses_the_stopped_holders_write() {
     );
 }
 
+/// A holder whose worker hangs while its keep-alive task runs on: every keep-alive of
+/// its lease is answered alive, its key stays, and nobody is granted for the rest of
+/// the run — the mirror image of etcd-lease-pause.
+#[test]
+fn a_hung_workers_keep_alives_keep_the_lock_for_ever() {
+    let (r, h) = runs::stuck_behind_a_hung_holder("etcd-hung-worker");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    let l = r.liveness.as_ref().expect("a hang");
+    let kept = h
+        .events
+        .iter()
+        .filter(|(_, e)| {
+            e.op == OpKind::Command
+                && e.phase == Phase::Ok
+                && e.process.to_string() == l.crashed
+                && e.time > l.crashed_at_ns
+                && e.note
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("lease keep-alive"))
+        })
+        .count();
+    // About 9 s of a 2 s lease kept alive every third of it.
+    assert!(kept >= 5, "{} kept its lease alive {kept} times", l.crashed);
+}
+
 #[test]
 fn a_crashed_holders_lock_is_free_again_after_its_lease() {
     let (r, _) = agrees("etcd-lease-crash");

@@ -172,6 +172,21 @@ fn a_crashed_holders_node_goes_with_its_session() {
     runs::assert_grants_in_request_order(&r);
 }
 
+/// A holder whose worker hangs while the client library keeps pinging: its session
+/// lives, its node stays, and nobody is granted for the rest of the run.
+#[test]
+fn a_hung_workers_session_keeps_the_lock_for_ever() {
+    let (r, h) = runs::stuck_behind_a_hung_holder("zk-hung-worker");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+    // Nobody's session expired: the hung holder's pings went on.
+    assert!(
+        !requests(&h)
+            .iter()
+            .any(|(_, _, reply)| reply == &Some(ZkReply::Error(ZkError::SessionExpired))),
+        "a session expired"
+    );
+}
+
 /// The leader killed (kill -9) right after the first entry and restarted 2 s later:
 /// the ensemble elects another, sessions move, and the crash row still holds.
 #[test]

@@ -45,6 +45,7 @@ fn every_zk_row_reaches_its_verdict() {
             "zk-herd",
             "zk-plain-znode",
             "zk-leader-isolated",
+            "zk-hung-worker",
         ],
     );
 }

@@ -185,6 +185,12 @@ impl LockGuard {
         }
     }
 
+    /// Has `observer` told of every renewal this grant's watchdog sends from now on
+    /// (none without a [`Lease::Watchdog`] lease).
+    pub fn observe_renewals(&self, observer: crate::ownership::RenewalObserver) {
+        self.ownership.observe_renewals(observer);
+    }
+
     /// Gives the hold back. [`LockError::NotHeld`] means the lock had already been lost
     /// (expired, or taken by someone else) — the critical section was not protected
     /// all the way through, and the caller should know.

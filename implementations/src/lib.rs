@@ -83,5 +83,5 @@ not_under_loom! {
     pub use held_lock::HeldLock;
     pub use lease::Lease;
     pub use lock::{Acquiring, DistributedLock, LockInfo};
-    pub use ownership::{LostReason, Ownership};
+    pub use ownership::{LostReason, Ownership, Renewal, RenewalObserver};
 }

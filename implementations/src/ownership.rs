@@ -33,12 +33,36 @@ pub fn valid_until(sent_at: Instant, ttl: Duration) -> Instant {
 
 const NO_DEADLINE: u64 = u64::MAX;
 
+/// One renewal a watchdog sent, as its observer hears of it once answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Renewal {
+    /// When the request left.
+    pub sent_at: Instant,
+    /// The lease it asked for.
+    pub lease: Duration,
+    /// `Some(true)`: the server renewed it; `Some(false)`: it refused (the lock is not
+    /// ours); `None`: no answer, so it may or may not have taken effect.
+    pub confirmed: Option<bool>,
+}
+
+/// Told of every renewal a watchdog sends (a history recorder's way to see them).
+pub type RenewalObserver = std::sync::Arc<dyn Fn(Renewal) + Send + Sync>;
+
 /// Shared by a guard and its watchdog: the validity deadline and the lost flag.
-#[derive(Debug)]
 pub struct Ownership {
     base: Instant,
     deadline_us: AtomicU64,
     lost: watch::Sender<Option<LostReason>>,
+    observer: std::sync::Mutex<Option<RenewalObserver>>,
+}
+
+impl std::fmt::Debug for Ownership {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ownership")
+            .field("valid_until", &self.valid_until())
+            .field("lost", &*self.lost.borrow())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Ownership {
@@ -49,6 +73,7 @@ impl Ownership {
             base,
             deadline_us: AtomicU64::new(NO_DEADLINE),
             lost: watch::channel(None).0,
+            observer: std::sync::Mutex::new(None),
         };
         if let Some(v) = valid_until {
             o.deadline_us.store(o.micros(v), Ordering::Release);
@@ -69,6 +94,22 @@ impl Ownership {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
                 (cur != NO_DEADLINE && us > cur).then_some(us)
             });
+    }
+
+    /// Has `observer` told of every renewal a watchdog sends from now on.
+    pub fn observe_renewals(&self, observer: RenewalObserver) {
+        if let Ok(mut o) = self.observer.lock() {
+            *o = Some(observer);
+        }
+    }
+
+    /// Tells the observer, if any, of a renewal.
+    pub(crate) fn renewed(&self, renewal: Renewal) {
+        // Cloned out so the observer runs without the lock held.
+        let observer = self.observer.lock().ok().and_then(|o| o.clone());
+        if let Some(o) = observer {
+            o(renewal);
+        }
     }
 
     /// Records that ownership is gone; the first reason sticks.

@@ -8,7 +8,7 @@ use crate::error::LockError;
 use crate::held_lock::HeldLock;
 use crate::hold_cell::HoldCell;
 use crate::hold_state::{RenewalOutcome, WatchdogStep};
-use crate::ownership::{valid_until, LostReason, Ownership};
+use crate::ownership::{valid_until, LostReason, Ownership, Renewal};
 
 pub(crate) fn spawn(
     cell: Arc<HoldCell>,
@@ -52,6 +52,15 @@ async fn run(
             Err(LockError::NotHeld { .. }) => RenewalOutcome::Refused,
             Err(_) => RenewalOutcome::Failed,
         };
+        ownership.renewed(Renewal {
+            sent_at,
+            lease,
+            confirmed: match outcome {
+                RenewalOutcome::Renewed => Some(true),
+                RenewalOutcome::Refused => Some(false),
+                RenewalOutcome::Failed => None,
+            },
+        });
         match cell.state().after_renewal(generation, outcome) {
             WatchdogStep::Stop => return,
             WatchdogStep::Lost => {

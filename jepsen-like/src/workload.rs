@@ -88,6 +88,9 @@ pub async fn client<C: Client>(
                 continue;
             }
         };
+        if let Lease::Watchdog(_) = shared.lease {
+            guard.observe_renewals(renewals(shared.log.clone(), me, shared.key.clone()));
+        }
         let token = guard.token();
         let mut enter = Log::event(me, OpKind::Enter, Phase::Ok);
         enter.token = token;
@@ -125,6 +128,13 @@ pub async fn client<C: Client>(
                         // server that ties the lock to the session (FOR UPDATE,
                         // GET_LOCK, advisory locks) frees it as it would for a
                         // crashed process.
+                        guard.abandon();
+                        return;
+                    }
+                    Some((Fault::Hang, ..)) => {
+                        hang(log, id, &shared.deadline).await;
+                        // The run is over; the worker never came back, so nothing is
+                        // released: the lock goes when the process's sessions close.
                         guard.abandon();
                         return;
                     }
@@ -296,6 +306,28 @@ impl AttemptObserver for Tries<'_> {
     }
 }
 
+/// Records each renewal a grant's watchdog sends as a `renew` of client `me`: the
+/// invocation stamped when it left, the answer when it came (`info` when none did).
+fn renewals(log: Arc<Log>, me: Process, key: String) -> locklab_implementations::RenewalObserver {
+    Arc::new(move |r: locklab_implementations::Renewal| {
+        let mut inv = Log::event(me, OpKind::Renew, Phase::Invoke);
+        inv.key = Some(key.clone());
+        inv.lease_ns = Some(u64::try_from(r.lease.as_nanos()).unwrap_or(u64::MAX));
+        log.record_at(inv, r.sent_at);
+        let mut done = Log::event(
+            me,
+            OpKind::Renew,
+            match r.confirmed {
+                Some(true) => Phase::Ok,
+                Some(false) => Phase::Fail,
+                None => Phase::Info,
+            },
+        );
+        done.key = Some(key.clone());
+        log.record(done);
+    })
+}
+
 /// A stop-the-world stall of this client, as the nemesis asked: its connections'
 /// background traffic (etcd's lease keep-alives) stops with it, and so does a lock
 /// client that is a process of its own (`SIGSTOP`).
@@ -390,6 +422,22 @@ async fn partition(
             "stopped working {} ms into the partition: its lock said {why:?}",
             cut.elapsed().as_millis()
         )),
+    }
+}
+
+/// This client's worker hangs inside its section for the rest of the run (a deadlock,
+/// a call that never returns) while everything else in its process runs on: its lock
+/// guard stays alive, and with it the heartbeat that keeps its lock (ZooKeeper's pings,
+/// etcd's keep-alives, Redisson's watchdog).
+async fn hang(log: &Log, id: u32, deadline: &Deadline) {
+    log.nemesis(
+        json!({"fault": "client-hang", "target": format!("c{id}")}),
+        Some(format!(
+            "c{id}'s worker hangs inside its critical section; its heartbeat runs on"
+        )),
+    );
+    while !deadline.left().is_zero() {
+        tokio::time::sleep(deadline.left().min(Duration::from_millis(100))).await;
     }
 }
 

@@ -193,6 +193,10 @@ named! {
         Pause => "pause",
         /// A client process dies for good.
         Crash => "crash",
+        /// A client's worker hangs for good (a deadlock, an endless loop, a call that
+        /// never returns) while its process, and the heartbeat thread in it (a ZooKeeper
+        /// session's pings, an etcd keep-alive, Redisson's watchdog), runs on.
+        Hang => "hang",
         /// A new leader takes over: Sentinel promotes a replica to master, or an etcd
         /// leader is killed and another elected.
         Failover => "failover",
@@ -292,6 +296,8 @@ named! {
         RedisReentrantPause => "redis-reentrant-pause",
         /// `redis-reentrant-thread-id`.
         RedisReentrantThreadId => "redis-reentrant-thread-id",
+        /// `redis-reentrant-hung`.
+        RedisReentrantHung => "redis-reentrant-hung",
         /// `redis-failover`.
         RedisFailover => "redis-failover",
         /// `redis-failover-wait`.
@@ -368,6 +374,8 @@ named! {
         EtcdLeaderChurn => "etcd-leader-churn",
         /// `etcd-leader-isolated`.
         EtcdLeaderIsolated => "etcd-leader-isolated",
+        /// `etcd-hung-worker`.
+        EtcdHungWorker => "etcd-hung-worker",
         /// `zk-sequential`.
         ZkSequential => "zk-sequential",
         /// `zk-sequential-pause`.
@@ -386,6 +394,8 @@ named! {
         ZkPlainZnode => "zk-plain-znode",
         /// `zk-leader-isolated`.
         ZkLeaderIsolated => "zk-leader-isolated",
+        /// `zk-hung-worker`.
+        ZkHungWorker => "zk-hung-worker",
     }
 }
 
@@ -432,7 +442,13 @@ impl Family {
     pub fn faults(self) -> &'static [Fault] {
         match self {
             Family::Inventory => &[],
-            Family::Redis => &[Fault::Pause, Fault::Crash, Fault::Failover, Fault::Split],
+            Family::Redis => &[
+                Fault::Pause,
+                Fault::Crash,
+                Fault::Hang,
+                Fault::Failover,
+                Fault::Split,
+            ],
             Family::Redlock => &[Fault::Pause, Fault::Restart, Fault::Jump, Fault::Partition],
             Family::Sql => &[
                 Fault::Pause,
@@ -446,6 +462,7 @@ impl Family {
             Family::Etcd => &[
                 Fault::Pause,
                 Fault::Crash,
+                Fault::Hang,
                 Fault::Partition,
                 Fault::Drop,
                 Fault::Failover,
@@ -454,6 +471,7 @@ impl Family {
             Family::Zk => &[
                 Fault::Pause,
                 Fault::Crash,
+                Fault::Hang,
                 Fault::Partition,
                 Fault::Drop,
                 Fault::Failover,

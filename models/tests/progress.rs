@@ -34,6 +34,9 @@ const STUCK: &[(&str, &str)] = &[
     ("mysql-unique-crash", "crashes"),
     ("mysql-unique-reaper-dies", "crashes"),
     ("zk-create-conn-loss", "reply lost"),
+    ("redis-reentrant-hung", "worker hangs"),
+    ("etcd-hung-worker", "worker hangs"),
+    ("zk-hung-worker", "worker hangs"),
 ];
 
 /// A lock a fault left held for good: the lasso's stem has the fault, then the waiter

@@ -120,3 +120,30 @@ pub fn assert_grants_in_request_order(r: &RunReport) {
         o.summary
     );
 }
+
+/// Row `id`, whose holder's worker hangs while its heartbeat runs on: the run agrees
+/// with the model, and the lock stayed taken for the rest of the run — nobody granted
+/// for four leases and more — as the model's lasso says it stays for ever.
+pub fn stuck_behind_a_hung_holder(id: &str) -> (RunReport, History) {
+    let (r, h) = run_kept(RunOptions::new(id));
+    assert_agrees(&r);
+    let l = r
+        .liveness
+        .as_ref()
+        .unwrap_or_else(|| panic!("{id}: no hang recorded"));
+    assert!(l.stuck && l.fault == "client-hang", "{id}: {}", l.summary);
+    let p = r
+        .progress
+        .as_ref()
+        .unwrap_or_else(|| panic!("{id}: progress not compared"));
+    assert_eq!(
+        (p.model, p.agrees),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Violated,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
+        "{id}: {}",
+        p.summary
+    );
+    (r, h)
+}

@@ -116,6 +116,16 @@ pub fn plans() -> Vec<EtcdPlan> {
             vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section (its keep-alives die with it); the lock is free again once its 2 s lease expires",
         ),
+        EtcdPlan {
+            // Four leases of quiet after the hang are what a run calls stuck.
+            duration_ms: 10_000,
+            ..recipe(
+                ScenarioId::EtcdHungWorker,
+                Work::Unfenced,
+                vec![after_entry(0, Action::client(Fault::Hang, AnyClient, 0))],
+                "the first holder's worker hangs inside its section for the rest of the run while its process, and the keep-alives of its 2 s lease, run on",
+            )
+        },
         recipe(
             ScenarioId::EtcdLeasePartition,
             Work::Unfenced,

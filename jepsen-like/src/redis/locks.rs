@@ -57,6 +57,9 @@ pub enum RedisLock {
     Fenced,
     /// `redis-reentrant`.
     Reentrant,
+    /// `redis-reentrant` taken as Redisson's `lock()` with no lease time: granted for
+    /// the lease, then renewed by the watchdog every third of it until released.
+    ReentrantWatchdog,
     /// `redis-reentrant-thread-id`: every client is "thread 1" with no process UUID.
     ReentrantThreadId,
     /// Redlock over every node.
@@ -82,6 +85,7 @@ impl RedisLock {
     pub fn lease(self, ttl: Duration) -> Lease {
         match self {
             RedisLock::SetNxNoTtl => Lease::Unbounded,
+            RedisLock::ReentrantWatchdog => Lease::Watchdog(ttl),
             _ => Lease::Fixed(ttl),
         }
     }
@@ -171,7 +175,9 @@ pub fn build(
             },
         )),
         RedisLock::Fenced => Box::new(FencedLock::new(first, key)),
-        RedisLock::Reentrant => Box::new(ReentrantLock::new(first, key)),
+        RedisLock::Reentrant | RedisLock::ReentrantWatchdog => {
+            Box::new(ReentrantLock::new(first, key))
+        }
         RedisLock::ReentrantThreadId => {
             Box::new(ReentrantLock::with_thread_id_owner(first, key, 1))
         }

@@ -275,6 +275,12 @@ pub fn plans() -> Vec<RedisPlan> {
             "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice); the resource checks fencing tokens",
         ),
         single(ScenarioId::RedisReentrant, RedisLock::Reentrant),
+        crashed(
+            ScenarioId::RedisReentrantHung,
+            RedisLock::ReentrantWatchdog,
+            vec![after(Event::Entered(AnyClient), 0, Action::client(Fault::Hang, AnyClient, 0))],
+            "the first holder's worker hangs inside its section for the rest of the run while its process, and the watchdog renewing its 0.5 s lease, run on",
+        ),
         paused(
             ScenarioId::RedisReentrantPause,
             RedisLock::Reentrant,

@@ -103,6 +103,17 @@ pub fn plans() -> Vec<ZkPlan> {
             vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section; its session expires, its node with it, and the lock is free again",
         ),
+        ZkPlan {
+            // Four sessions of quiet after the hang are what a run calls stuck.
+            duration_ms: 10_000,
+            ..plan(
+                ScenarioId::ZkHungWorker,
+                CURATOR,
+                Work::Unfenced,
+                vec![after_entry(0, Action::client(Fault::Hang, AnyClient, 0))],
+                "the first holder's worker hangs inside its section for the rest of the run while its process, and the pings of its 2 s session, run on",
+            )
+        },
         plan(
             ScenarioId::ZkUntilLost,
             Recipe {

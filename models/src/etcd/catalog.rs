@@ -81,6 +81,7 @@ const MX: &[Property] = &[Property::MutualExclusion];
 const MX_FR: &[Property] = &[Property::MutualExclusion, Property::NoForeignRelease];
 const MX_LIVE: &[Property] = &[Property::MutualExclusion, Property::Liveness];
 const RES: &[Property] = &[Property::ResourceSafety];
+const LIVE: &[Property] = &[Property::Liveness];
 
 /// Every etcd scenario.
 pub fn scenarios() -> Vec<Scenario> {
@@ -202,6 +203,17 @@ pub fn scenarios() -> Vec<Scenario> {
             lesson: "Unlike Sentinel's split brain, the isolated leader cannot grant anything: every write needs a quorum, so the minority side commits nothing, and the majority's new leader restarts every lease's TTL — the holder keeps its lock through the partition. The quorum protects the lock's record, not a holder cut off with the old leader: its lease still runs out (etcd-lease-partition).",
             defaults: one(Fault::Failover),
             model: &const { EtcdLock::new(RECIPE, Work::Outside).leader_cut() },
+        },
+        Scenario {
+            id: ScenarioId::EtcdHungWorker.name(),
+            family: etcd,
+            protocol: "concurrency-Mutex recipe (session lease kept alive by the client's own task, lowest create revision owns)",
+            faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its keep-alives go on",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "A lease proves the process is alive, not that its work is: the holder's worker hangs inside its section while the session's keep-alive task renews the lease, so the lease never expires, the key never goes, and every waiter waits for ever. The mirror image of etcd-lease-pause, where the keep-alives stop with the work and the lock is shared; here they outlive it and the lock is stuck. Only a deadline on the work that revokes the lease frees it.",
+            defaults: one(Fault::Hang),
+            model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
     ]
 }

@@ -183,6 +183,8 @@ pub enum Action {
     Resume(u8),
     /// Fault: the client dies.
     Crash(u8),
+    /// Fault: the holder's worker hangs for good; its keep-alives go on.
+    Hang(u8),
     /// Fault: the client is cut off from the cluster.
     Partition(u8),
     /// The partition heals.
@@ -199,7 +201,7 @@ pub enum Action {
 /// A step's next state, with the request it sent and its reply.
 pub(super) type Effect = crate::kernel::Effect<EtcdLockState, (EtcdCommand, EtcdReply)>;
 
-client_faults!(Action: Pause, Resume, Crash, Partition, Heal);
+client_faults!(Action: Pause, Resume, Crash, Partition, Heal, Hang);
 
 /// A client's name, as its lock key's value holds it.
 pub fn owner(c: usize) -> String {
@@ -229,13 +231,13 @@ impl EtcdLockModel {
         }
     }
 
-    /// Whether the client's step `phase` may run now: a paused client runs nothing,
-    /// except that the server runs a `Lock` RPC's queueing for it; a partitioned one
-    /// runs only its work outside etcd.
+    /// Whether the client's step `phase` may run now: a paused or hung client runs
+    /// nothing, except that the server runs a `Lock` RPC's queueing for it; a
+    /// partitioned one runs only its work outside etcd.
     fn may_step(&self, cl: &Client) -> bool {
         let server_side = self.rpc() && cl.phase.waiting();
         let outside = cl.phase.critical() && self.work != Work::TxnGuarded;
-        (!cl.process.paused || server_side) && (!cl.process.partitioned || outside)
+        (cl.process.works() || server_side) && (!cl.process.partitioned || outside)
     }
 
     fn step(&self, st: &EtcdLockState, c: usize) -> Option<Effect> {
@@ -541,10 +543,26 @@ impl LockChecks for EtcdLockModel {
     /// A lock key no one will ever delete while a client waits: one whose writer no
     /// longer holds it and that is attached to no lease (a lease nobody keeps alive
     /// runs out, however often a new leader restarts it, since the budget of leader
-    /// changes is finite).
+    /// changes is finite), or one whose writer hangs and keeps its lease alive.
     fn orphan(&self, s: &EtcdLockState) -> Option<String> {
         if !s.clients.iter().any(|c| c.phase.waiting()) {
             return None;
+        }
+        // Or one whose writer's worker hangs while its keep-alives run on: its lease
+        // never runs out.
+        let hung = s.etcd.keys.iter().find_map(|(k, kv)| {
+            let c = (0..s.clients.len()).find(|&c| owner(c) == kv.value)?;
+            let cl = &s.clients[c];
+            let kept = kv.lease.is_some() && kv.lease == cl.lease && Self::keeps_alive(cl);
+            (cl.process.hung && kept).then(|| {
+                format!(
+                    "key {k} of c{c}, whose worker hangs while its keep-alives keep lease {} alive",
+                    kv.lease.unwrap_or(0)
+                )
+            })
+        });
+        if hung.is_some() {
+            return hung;
         }
         s.etcd
             .keys

@@ -202,6 +202,11 @@ impl Narrate for EtcdLockModel {
                 let what = last
                     .and_then(|s| self.orphan(s))
                     .unwrap_or_else(|| "a key".to_string());
+                if last.is_some_and(|s| s.clients.iter().any(|c| c.process.hung)) {
+                    return format!(
+                        "The holder's worker hung inside its section, but the client's keep-alive task runs on its own: the lease is renewed for ever, so nothing will delete {what}, and every waiter is stuck behind a holder that will never release. A lease proves the process is alive, not that its work is."
+                    );
+                }
                 format!("Nothing will delete {what} while a client waits for it.")
             }
             Property::ResourceSafety => {

@@ -22,6 +22,7 @@ impl Progress for EtcdLockModel {
             Action::Tick => Some(progress::CLOCK),
             Action::Pause(_)
             | Action::Crash(_)
+            | Action::Hang(_)
             | Action::Partition(_)
             | Action::Drop(_)
             | Action::Failover

@@ -14,6 +14,8 @@ pub enum ClientFault {
     Resume,
     /// The process dies for good.
     Crash,
+    /// The worker hangs for good; the process, and its heartbeat, run on.
+    Hang,
     /// The process is cut off from the servers; it runs on.
     Partition,
     /// The partition heals.
@@ -26,6 +28,7 @@ impl ClientFault {
         match self {
             ClientFault::Pause => Some(Fault::Pause),
             ClientFault::Crash => Some(Fault::Crash),
+            ClientFault::Hang => Some(Fault::Hang),
             ClientFault::Partition => Some(Fault::Partition),
             ClientFault::Resume | ClientFault::Heal => None,
         }
@@ -38,7 +41,7 @@ impl ClientFault {
 
     /// Whether it may strike a client in `phase` whose process is `p`, with `budget`
     /// left: a fault needs its budget, and strikes only where it breaks something —
-    /// a pause or a partition a holder, a crash a client that has started to hold
+    /// a pause, a hang or a partition a holder, a crash a client that has started to hold
     /// ([`ClientPhase::started`]); none strikes twice (a paused client is not paused
     /// again). The end of a fault needs only the fault.
     pub fn enabled(self, p: &Process, budget: &Budget, phase: impl ClientPhase) -> bool {
@@ -46,6 +49,7 @@ impl ClientFault {
             ClientFault::Pause => (!p.paused, phase.holding()),
             ClientFault::Resume => (p.paused, true),
             ClientFault::Crash => (true, phase.started()),
+            ClientFault::Hang => (!p.hung && !p.paused, phase.holding()),
             ClientFault::Partition => (!p.partitioned, phase.holding()),
             ClientFault::Heal => (p.partitioned, true),
         };
@@ -56,8 +60,8 @@ impl ClientFault {
     /// [`enabled`](ClientFault::enabled), spending from `budget`; whether it did. On a
     /// crash the client does what the family's dead clients do (`die`: its phase
     /// becomes the crashed one, it forgets a lease it believed it held) and is no
-    /// longer paused, nothing of it being left to resume; a partition outlives it, as
-    /// the network does.
+    /// longer paused or hung, nothing of it being left to run; a partition outlives
+    /// it, as the network does. A hang never ends: no variant undoes it.
     pub fn strike(
         self,
         p: &mut Process,
@@ -76,8 +80,10 @@ impl ClientFault {
             ClientFault::Resume => p.paused = false,
             ClientFault::Partition => p.partitioned = true,
             ClientFault::Heal => p.partitioned = false,
+            ClientFault::Hang => p.hung = true,
             ClientFault::Crash => {
                 p.paused = false;
+                p.hung = false;
                 die();
             }
         }
@@ -149,6 +155,17 @@ mod tests {
             !p.paused && !ClientFault::Pause.enabled(&p, &b, HOLDING),
             "spent"
         );
+    }
+
+    #[test]
+    fn a_hang_strikes_a_holder_for_good_and_leaves_its_heartbeat_connected() {
+        let mut b = Budget::of(&[(Fault::Hang, 1), (Fault::Crash, 1)]);
+        let mut p = Process::RUNNING;
+        assert!(!ClientFault::Hang.strike(&mut p, &mut b, QUEUED, || {}));
+        assert!(ClientFault::Hang.strike(&mut p, &mut b, HOLDING, || {}));
+        assert!(p.hung && !p.works() && p.connected(), "{p:?}");
+        assert!(ClientFault::Crash.strike(&mut p, &mut b, HOLDING, || {}));
+        assert!(!p.hung, "nothing of a dead process hangs");
     }
 
     #[test]

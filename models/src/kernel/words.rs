@@ -38,6 +38,10 @@ impl FaultWords {
                 self.servers, self.heartbeats
             ),
             ClientFault::Heal => format!("c{c}'s partition heals"),
+            ClientFault::Hang => format!(
+                "c{c}'s worker hangs for good (a deadlock, a call that never returns) while its process runs on: its {} go on",
+                self.heartbeats
+            ),
         }
     }
 
@@ -52,6 +56,7 @@ impl FaultWords {
             ClientFault::Crash => "⚡ crashes".to_string(),
             ClientFault::Partition => format!("⚡ cut off from {}", self.servers),
             ClientFault::Heal => "partition heals".to_string(),
+            ClientFault::Hang => format!("⚡ worker hangs ({} go on)", self.heartbeats),
         };
         Exchange::mark(Some(client(c)), label, f.is_fault())
     }
@@ -66,6 +71,9 @@ impl Process {
         }
         if self.partitioned {
             t.push_str(" [PARTITIONED]");
+        }
+        if self.hung {
+            t.push_str(" [HUNG]");
         }
         t
     }
@@ -86,7 +94,10 @@ impl Process {
         if self.partitioned {
             status.push_str(", cut off");
         }
-        let impaired = self.paused || self.partitioned || phase.crashed();
+        if self.hung {
+            status.push_str(", hung");
+        }
+        let impaired = self.paused || self.partitioned || self.hung || phase.crashed();
         LaneState {
             cut: self.partitioned,
             ..client_state(c, status, lease_until, phase.critical(), impaired)

@@ -165,7 +165,8 @@ where
     let closing = if cycle.is_empty() {
         format!(
             "{waits}. From step {stem} on nothing more can happen: no step is possible and no \
-             deadline is ahead, so neither fairness nor time can help."
+             deadline is ahead that will come (one a live heartbeat keeps moves on with \
+             time), so neither fairness nor time can help."
         )
     } else {
         format!(

@@ -273,6 +273,17 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, Unique) },
         },
         Scenario {
+            id: ScenarioId::RedisReentrantHung.name(),
+            family: redis,
+            protocol: "Redisson hash scripts + watchdog (lock() without a lease time)",
+            faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its watchdog runs on",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "Redisson's watchdog is a timer in the holder's process, not a check on its work: while the worker hangs inside its section the process lives, the watchdog renews the lease every third of it, and the key never expires — every other client waits for ever. The mirror image of redis-reentrant-pause, where the watchdog stops with the work and the lock is shared; here it outlives the work and the lock is stuck. lock(leaseTime) without the watchdog, or a deadline on the work, frees it.",
+            defaults: one(Fault::Hang),
+            model: &const { RedisLock::new(Redisson, Unique) },
+        },
+        Scenario {
             id: ScenarioId::RedisReentrantThreadId.name(),
             family: redis,
             protocol: "Redisson hash scripts, field = thread id without per-process UUID",

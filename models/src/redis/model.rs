@@ -183,6 +183,8 @@ pub enum Action {
     Resume(u8),
     /// Fault: the client crashes.
     Crash(u8),
+    /// Fault: the holder's worker hangs for good; its watchdog runs on.
+    Hang(u8),
     /// Fault: Sentinel promotes this replica.
     Failover(u8),
     /// Fault: the master and this client are cut off from the Sentinels, the replicas
@@ -201,7 +203,7 @@ pub(super) type Effect = crate::kernel::Effect<RedisLockState, (Rc<RedisCommand>
 /// not, and spares the copies).
 type Sent = Option<(Rc<RedisCommand>, RedisReply)>;
 
-client_faults!(Action: Pause, Resume, Crash);
+client_faults!(Action: Pause, Resume, Crash, Hang);
 
 /// Where a step notes what it sent, if anywhere.
 struct Log<'a>(Option<&'a mut Sent>);
@@ -371,7 +373,7 @@ impl RedisLockModel {
 
     fn step(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
-        if cl.process.paused || matches!(cl.phase, Phase::Done | Phase::Crashed) {
+        if !cl.process.works() || matches!(cl.phase, Phase::Done | Phase::Crashed) {
             return None;
         }
         // Cut off from the master, a client's command waits (its retries time out)
@@ -596,7 +598,9 @@ impl RedisLockModel {
     /// premise, and the faults are what break it.
     fn may_tick(&self, s: &RedisLockState) -> bool {
         let kept = s.clients.iter().map(|c| {
-            let running = !c.process.paused && c.phase.holding();
+            let running = !c.process.paused
+                && c.phase.holding()
+                && (!c.process.hung || self.watchdog_runs(c));
             running.then_some(c.lease_until).flatten()
         });
         let stop = time::stop(self.horizon, self.tail, || self.pending(s));
@@ -608,25 +612,46 @@ impl RedisLockModel {
         time::faults_over(s.now, self.horizon, self.tail)
     }
 
+    /// Whether client `cl`'s watchdog renews its lease: the protocol has one, and the
+    /// process runs (a hung worker's watchdog runs on; a paused process's does not).
+    fn watchdog_runs(&self, cl: &Client) -> bool {
+        protocol::renews(self.protocol) && !cl.process.paused && cl.phase.critical()
+    }
+
+    /// The hung holder whose watchdog keeps `e` alive, if any: its deadline moves with
+    /// time and never comes, as a ZooKeeper session its client pings.
+    fn kept_by_hung(&self, s: &RedisLockState, e: &crate::redis::spec::Entry) -> Option<usize> {
+        s.clients.iter().position(|c| {
+            c.process.hung
+                && self.watchdog_runs(c)
+                && match &e.value {
+                    crate::redis::spec::Value::Hash(h) => h.contains_key(c.value),
+                    crate::redis::spec::Value::Str(v) => v == c.value,
+                }
+        })
+    }
+
     /// Whether some deadline is still ahead: a key's expiry on any node, a timestamp
-    /// a client wrote as the lock's value, a lease a client believes it holds.
+    /// a client wrote as the lock's value, a lease a client believes it holds — but
+    /// none a hung holder's watchdog keeps moving.
     pub(super) fn pending(&self, s: &RedisLockState) -> bool {
         let keys = s.nodes.iter().flat_map(|n| n.db.keys.values());
         let ahead = |e: &crate::redis::spec::Entry| {
-            e.deadline.is_some_and(|d| d.hi > s.now)
+            (e.deadline.is_some_and(|d| d.hi > s.now) && self.kept_by_hung(s, e).is_none())
                 || matches!(&e.value, crate::redis::spec::Value::Str(v)
                     if self.value == ValueKind::Timestamp && v.parse::<u64>().is_ok_and(|t| t > s.now))
         };
         keys.clone().any(ahead)
-            || s.clients
-                .iter()
-                .any(|c| c.lease_until.is_some_and(|d| d > s.now))
+            || s.clients.iter().any(|c| {
+                c.lease_until.is_some_and(|d| d > s.now)
+                    && !(c.process.hung && self.watchdog_runs(c))
+            })
     }
 
     fn renew(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
         let due = cl.lease_until.is_some_and(|d| time::due(st.now, d));
-        if !protocol::renews(self.protocol) || cl.process.paused || !cl.phase.critical() || !due {
+        if !self.watchdog_runs(cl) || !due {
             return None;
         }
         let mut s = st.clone();
@@ -816,6 +841,16 @@ impl LockChecks for RedisLockModel {
     }
 
     fn orphan(&self, s: &RedisLockState) -> Option<String> {
+        let waiting = s.clients.iter().any(|c| c.phase.waiting());
+        let master = s.nodes.iter().flat_map(|n| n.db.keys.values());
+        if let Some(c) = master
+            .filter(|_| waiting)
+            .find_map(|e| self.kept_by_hung(s, e))
+        {
+            return Some(format!(
+                "c{c}'s lock, renewed by its watchdog while its worker hangs"
+            ));
+        }
         if let Some(c) = s.refused_free {
             return Some(format!(
                 "c{c} was refused by a master holding no key at all: the lock turns clients away when nobody holds it"

@@ -224,7 +224,9 @@ impl Narrate for RedisLockModel {
                 _ => format!("{property} was violated."),
             };
         }
+        let hung = last.is_some_and(|s| s.clients.iter().any(|c| c.process.hung));
         match property {
+            Property::Liveness if hung => "The holder's worker hung inside its section, but the watchdog is a timer of its own in the same live process: it renews the lease every third of it, for ever, so the key never expires and every other client retries for ever. The watchdog proves the process is alive, not that the work is; only an explicit lease (lock(leaseTime)) or a deadline on the work frees it.".to_string(),
             Property::MutualExclusion if failover => format!(
                 "The replica was promoted before the SET reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."
             ),

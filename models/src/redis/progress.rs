@@ -13,7 +13,7 @@ impl Progress for RedisLockModel {
 
     /// A client's own steps, its watchdog, the end of its pause and of its split are owed
     /// to it; a replica applies what it was sent; the clock ticks. Pauses, crashes,
-    /// failovers and splits may never come.
+    /// hangs, failovers and splits may never come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
             // A partition heals, in the end (Jepsen's nemesis always heals).
@@ -22,7 +22,11 @@ impl Progress for RedisLockModel {
             }
             Action::Tick => Some(progress::CLOCK),
             Action::Replicate(r) => Some(progress::server(r.into())),
-            Action::Pause(_) | Action::Crash(_) | Action::Failover(_) | Action::Split(_) => None,
+            Action::Pause(_)
+            | Action::Crash(_)
+            | Action::Hang(_)
+            | Action::Failover(_)
+            | Action::Split(_) => None,
         }
     }
 

@@ -212,5 +212,16 @@ pub fn scenarios() -> Vec<Scenario> {
             defaults: one(Fault::Failover),
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
+        Scenario {
+            id: ScenarioId::ZkHungWorker.name(),
+            family: zk,
+            protocol: "Curator's recipe (protected ephemeral-sequential node, predecessor watch, SUSPENDED treated as lost)",
+            faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its session's pings go on",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "A session proves the process is alive, not that its work is: the holder's worker hangs inside its section while the client library's own thread keeps pinging, so the session never expires, the ephemeral node never goes, and every waiter waits for ever — no crash, no partition, and still no progress. Only something that watches the work (a deadline on the section that ends the session) frees it.",
+            defaults: one(Fault::Hang),
+            model: &const { ZkLock::new(Recipe::CURATOR, Work::Outside) },
+        },
     ]
 }

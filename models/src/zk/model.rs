@@ -195,6 +195,8 @@ pub enum Action {
     Resume(u8),
     /// Fault: the holder dies.
     Crash(u8),
+    /// Fault: the holder's worker hangs for good; its pings go on.
+    Hang(u8),
     /// Fault: the holder is cut off from the ensemble.
     Partition(u8),
     /// A partitioned holder's connection is suspended and it stops working.
@@ -211,7 +213,7 @@ pub enum Action {
 /// A step's next state, with the request it sent and its reply.
 pub(super) type Effect = crate::kernel::Effect<ZkLockState, (ZkCommand, ZkReply)>;
 
-client_faults!(Action: Pause, Resume, Crash, Partition, Heal);
+client_faults!(Action: Pause, Resume, Crash, Partition, Heal, Hang);
 
 /// The path of a node under `/lock`.
 pub fn lock_path(name: &str) -> String {
@@ -238,10 +240,11 @@ impl ZkLockModel {
         }
     }
 
-    /// A paused client runs nothing; a partitioned one only its work outside ZooKeeper.
+    /// A paused or hung client runs nothing; a partitioned one only its work outside
+    /// ZooKeeper.
     fn may_step(&self, cl: &Client) -> bool {
         let outside = cl.phase.critical() && self.work != Work::MultiChecked;
-        !cl.process.paused && (!cl.process.partitioned || outside)
+        cl.process.works() && (!cl.process.partitioned || outside)
     }
 
     fn step(&self, st: &ZkLockState, c: usize) -> Option<Effect> {
@@ -599,6 +602,27 @@ impl ZkLockModel {
     }
 }
 
+impl ZkLockModel {
+    /// The node of a hung holder whose pings keep its session, while a client waits.
+    fn held_by_hung(&self, s: &ZkLockState) -> Option<String> {
+        if !s.clients.iter().any(|c| c.phase.waiting()) {
+            return None;
+        }
+        let (c, cl) = s
+            .clients
+            .iter()
+            .enumerate()
+            .find(|(_, cl)| cl.process.hung && Self::keeps_alive(cl))?;
+        let node = cl.node.as_deref()?;
+        s.zk.nodes.get(&lock_path(node))?;
+        Some(format!(
+            "{} (c{c}'s, whose worker hangs while its pings keep session {} alive)",
+            lock_path(node),
+            cl.session.unwrap_or(0)
+        ))
+    }
+}
+
 impl LockChecks for ZkLockModel {
     /// Clients inside the critical section.
     fn in_critical(&self, s: &ZkLockState) -> Vec<usize> {
@@ -606,8 +630,12 @@ impl LockChecks for ZkLockModel {
     }
 
     /// A lock node nothing will ever delete while a client waits: no client knows it as
-    /// its own, yet its session is kept alive by a running client.
+    /// its own, yet its session is kept alive by a running client; or its owner's
+    /// worker hangs while the pings keep its session.
     fn orphan(&self, s: &ZkLockState) -> Option<String> {
+        if let Some(held) = self.held_by_hung(s) {
+            return Some(held);
+        }
         if !s.clients.iter().any(|c| c.phase.waiting()) {
             return None;
         }

@@ -232,6 +232,11 @@ impl Narrate for ZkLockModel {
                 let what = last
                     .and_then(|s| self.orphan(s))
                     .unwrap_or_else(|| "a node".to_string());
+                if last.is_some_and(|s| s.clients.iter().any(|c| c.process.hung)) {
+                    return format!(
+                        "The holder's worker hung inside its section, but its ZooKeeper client's own thread kept pinging: the session never expires, so nothing will delete {what}, and every waiter is stuck behind a holder that will never release. Only a session ending frees a ZooKeeper lock; a live process with a dead worker keeps it for ever (a watchdog on the work, not the process, must kill it)."
+                    );
+                }
                 format!(
                     "A create took effect but its reply was lost, and the blind retry made a second node: nothing will delete {what} while a client waits behind it — it blocks everyone until the session ends."
                 )

@@ -1,6 +1,7 @@
 //! Liveness after a crash, as far as a finite history can show it: once a client died
-//! (the nemesis recorded a `client-crash`) or lost the reply to a request that may have
-//! taken the lock (a `lost-reply`), did anyone get the lock again? A history cannot
+//! (the nemesis recorded a `client-crash`), its worker hung while its heartbeat ran on
+//! (a `client-hang`), or it lost the reply to a request that may have taken the lock
+//! (a `lost-reply`), did anyone get the lock again? A history cannot
 //! prove "never" — it ends. What it can show is bounded: the others kept trying for at
 //! least `k` leases after the fault and nobody was granted. That is what a lock stuck
 //! forever looks like for as long as it was watched, and it is reported as that
@@ -15,7 +16,7 @@ use crate::format::{History, OpKind, Phase, Process};
 
 /// The faults after which the observation is made: the client's lock may be left
 /// taken by nobody who will release it.
-const FAULTS: [&str; 2] = ["client-crash", "lost-reply"];
+const FAULTS: [&str; 3] = ["client-crash", "client-hang", "lost-reply"];
 
 /// What the history shows after a client crashed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -81,9 +82,9 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
     let mut last_grant = None;
     // When a client tried, to know who tried after the last grant.
     let mut tried_at: Vec<(u64, String)> = Vec::new();
-    // A crashed client does nothing more; one that lost a reply goes on, and its own
-    // grant is the lock working again.
-    let dead = (fault == "client-crash").then_some(crashed.as_str());
+    // A crashed or hung client does nothing more; one that lost a reply goes on, and
+    // its own grant is the lock working again.
+    let dead = matches!(fault.as_str(), "client-crash" | "client-hang").then_some(crashed.as_str());
     for (_, e) in &history.events {
         if e.op != OpKind::Acquire {
             continue;
@@ -134,6 +135,7 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
     let stuck = quiet_trying > 0 && quiet_ns >= needed;
     let what = match fault.as_str() {
         "lost-reply" => format!("{crashed} lost a reply"),
+        "client-hang" => format!("{crashed}'s worker hung (its heartbeat running on)"),
         _ => format!("{crashed} crashed"),
     };
     let holding = if fault == "lost-reply" {
@@ -198,6 +200,10 @@ mod tests {
     use serde_json::json;
 
     fn history(grant_after_crash: bool) -> History {
+        history_after("client-crash", grant_after_crash)
+    }
+
+    fn history_after(fault: &str, grant_after_crash: bool) -> History {
         let ms = 1_000_000;
         let acquire = |c: u32, phase: Phase, t: u64| {
             let mut e = Event::new(Process::Client(c), OpKind::Acquire, phase, t * ms);
@@ -205,7 +211,7 @@ mod tests {
             e
         };
         let mut crash = Event::new(Process::NEMESIS, OpKind::Nemesis, Phase::Info, 10 * ms);
-        crash.value = Some(json!({"fault": "client-crash", "target": "c0"}).into());
+        crash.value = Some(json!({"fault": fault, "target": "c0"}).into());
         let mut events = vec![
             acquire(0, Phase::Invoke, 0),
             acquire(0, Phase::Ok, 1),
@@ -230,6 +236,14 @@ mod tests {
                 .collect(),
             warnings: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_hung_worker_is_watched_as_a_crash_is() {
+        let l =
+            after_crash(&history_after("client-hang", false), 4, Duration::ZERO).expect("a hang");
+        assert!(l.stuck && l.fault == "client-hang", "{l:?}");
+        assert!(l.summary.contains("c0's worker hung"), "{}", l.summary);
     }
 
     #[test]
