@@ -402,6 +402,7 @@ fn every_plan_is_tested() {
         "mysql-getlock-conn-kill",
         "sql-for-update-outside-tx",
         "sql-mutex-in-tx",
+        "sql-for-update-plain-select",
         "sql-mutex-in-tx-read-uncommitted",
         "mysql-unique-crash",
         "mysql-lease-dbtime-pause",

@@ -84,6 +84,15 @@ fn a_dead_reaper_leaves_a_crashed_holders_row_like_no_reaper_at_all() {
     stuck_as_the_model_says(&r);
 }
 
+/// The code path that reads with a plain SELECT runs inside beside the FOR UPDATE
+/// holders and its writes, built on stale reads, lose updates.
+#[test]
+fn a_plain_select_path_beside_for_update_loses_updates() {
+    let r = agrees("sql-for-update-plain-select");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::ResourceSafety), Verdict::Violation);
+}
+
 /// The application's lock excludes every section, and the counter still loses updates:
 /// each holder's write commits 50 ms after the next client took the lock and read.
 #[test]

@@ -21,7 +21,7 @@ fn faults(f: &str) -> Overrides {
 #[test]
 fn every_sql_row_reaches_its_verdict() {
     let sql = family_ids(Family::Sql);
-    assert_eq!(sql.len(), 17);
+    assert_eq!(sql.len(), 18);
     each_reaches_its_verdict(&sql);
 }
 
@@ -118,6 +118,42 @@ fn a_dead_reaper_leaves_a_crashed_holders_row_for_ever() {
         run("mysql-unique-reaper-dies", faults("reaper-dies=1")).verdict,
         Verdict::Holds
     );
+}
+
+/// A code path that reads the stock with a plain SELECT beside the FOR UPDATE ones:
+/// inside with the holder at once, and its consistent read of the old committed value
+/// overwrites the holder's update once the row lock is free.
+#[test]
+fn a_plain_select_path_beside_for_update_is_not_excluded_and_loses_an_update() {
+    let r = run("sql-for-update-plain-select", Overrides::default());
+    assert_eq!(
+        r.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion, Property::ResourceSafety])
+    );
+    let t = story(&r, Property::ResourceSafety);
+    assert!(
+        before(
+            &t,
+            "SELECT * FROM locks WHERE name = 'lock' FOR UPDATE",
+            "c1's code path takes no lock"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("c1 (session 1): SELECT n FROM counter -> 0"),
+        "{t}"
+    );
+    assert!(
+        before(
+            &t,
+            "c0 (session 0): COMMIT -> OK",
+            "c1 (session 1): UPDATE counter SET n = 1"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("plain SELECT") && t.contains("lost"), "{t}");
+    let mx = story(&r, Property::MutualExclusion);
+    assert!(mx.contains("never takes the lock"), "{mx}");
 }
 
 #[test]

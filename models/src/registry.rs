@@ -342,6 +342,8 @@ named! {
         SqlForUpdate => "sql-for-update",
         /// `sql-for-update-outside-tx`.
         SqlForUpdateOutsideTx => "sql-for-update-outside-tx",
+        /// `sql-for-update-plain-select`.
+        SqlForUpdatePlainSelect => "sql-for-update-plain-select",
         /// `sql-mutex-in-tx`.
         SqlMutexInTx => "sql-mutex-in-tx",
         /// `sql-mutex-in-tx-read-uncommitted`.

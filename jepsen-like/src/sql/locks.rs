@@ -40,6 +40,12 @@ pub enum SqlLock {
     ForUpdate,
     /// `BEGIN; SELECT … FOR UPDATE`, the work in the same transaction.
     ForUpdateInTx,
+    /// The same, but client `bypasser`'s code path takes no lock: `BEGIN`, a plain
+    /// `SELECT` of the counter, its `UPDATE`, `COMMIT`.
+    ForUpdateInTxBypassed {
+        /// The client that takes no lock.
+        bypasser: u32,
+    },
     /// `BEGIN; SELECT pg_try_advisory_xact_lock`, the write in the same transaction
     /// (PostgreSQL).
     AdvisoryXact,
@@ -71,7 +77,10 @@ impl SqlLock {
     pub fn work_in_tx(self) -> bool {
         matches!(
             self,
-            SqlLock::ForUpdateInTx | SqlLock::AdvisoryXact | SqlLock::MutexInTx { .. }
+            SqlLock::ForUpdateInTx
+                | SqlLock::ForUpdateInTxBypassed { .. }
+                | SqlLock::AdvisoryXact
+                | SqlLock::MutexInTx { .. }
         )
     }
 
@@ -85,6 +94,7 @@ impl SqlLock {
                 | SqlLock::SessionFenced
                 | SqlLock::ForUpdate
                 | SqlLock::ForUpdateInTx
+                | SqlLock::ForUpdateInTxBypassed { .. }
                 | SqlLock::AdvisoryXact
         )
     }
@@ -101,6 +111,7 @@ impl SqlLock {
             self,
             SqlLock::ForUpdate
                 | SqlLock::ForUpdateInTx
+                | SqlLock::ForUpdateInTxBypassed { .. }
                 | SqlLock::LeaseDbTime
                 | SqlLock::LeaseNoCas
                 | SqlLock::LeaseClientTime { .. }
@@ -138,6 +149,10 @@ pub fn build(
         SqlLock::ForUpdate | SqlLock::ForUpdateInTx => {
             Box::new(TxLock::for_update_on_row(session, key))
         }
+        SqlLock::ForUpdateInTxBypassed { bypasser } if index == bypasser => {
+            Box::new(TxLock::unlocked(session, key))
+        }
+        SqlLock::ForUpdateInTxBypassed { .. } => Box::new(TxLock::for_update_on_row(session, key)),
         SqlLock::AdvisoryXact => Box::new(
             TxLock::advisory_xact(session, key).map_err(|e| RunError::BadOption(e.to_string()))?,
         ),

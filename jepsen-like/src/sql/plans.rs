@@ -87,6 +87,16 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
             vec![after_entry(0, Action::client(Fault::Rollback, AnyClient, 0))],
             "as sql-mutex-in-tx at READ UNCOMMITTED: the first client to finish its work after the first entry throws once its lock is released, and its transaction rolls back 50 ms later; the next client has read its uncommitted write by then",
         ),
+        Plan {
+            work_ms: 40,
+            duration_ms: 3_000,
+            faults: Vec::new(),
+            ..session_killed(
+                ScenarioId::SqlForUpdatePlainSelect,
+                SqlLock::ForUpdateInTxBypassed { bypasser: 2 },
+                "no fault: c0 and c1 take the lock row FOR UPDATE before they read and write the counter in the same transaction; c2's code path reads it with a plain SELECT and writes it back in a transaction of its own, taking no lock",
+            )
+        },
         session_killed(
             ScenarioId::SqlForUpdateOutsideTx,
             SqlLock::ForUpdate,

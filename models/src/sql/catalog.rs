@@ -24,6 +24,8 @@ pub struct SqlLock {
     pub fencing: bool,
     /// Statements borrow from a pool of this many connections.
     pub pool: Option<u8>,
+    /// The last client's code path takes no lock ([`SqlLockModel::bypass`]).
+    pub bypass: bool,
 }
 
 impl SqlLock {
@@ -35,6 +37,15 @@ impl SqlLock {
             work: Work::Outside,
             fencing: false,
             pool: None,
+            bypass: false,
+        }
+    }
+
+    /// The same, the last client's code path taking no lock.
+    pub const fn bypassed(self) -> SqlLock {
+        SqlLock {
+            bypass: true,
+            ..self
         }
     }
 
@@ -72,6 +83,7 @@ impl SqlLock {
             work: self.work,
             fencing: self.fencing,
             pool: self.pool,
+            bypass: self.bypass,
             dialect: self.dialect,
             clients: p.clients,
             ttl: p.ttl,
@@ -256,6 +268,17 @@ pub fn scenarios() -> Vec<Scenario> {
             lesson: "Work outside the locking transaction does not roll back: a killed session frees the row lock while the holder works on.",
             defaults: one(Fault::Kill),
             model: &const { SqlLock::new(MySql, Lock::ForUpdate) },
+        },
+        Scenario {
+            id: ScenarioId::SqlForUpdatePlainSelect.name(),
+            family: sql,
+            protocol: "BEGIN; SELECT … FOR UPDATE; read and write the counter; COMMIT — except one code path on the same stock, which reads it with a plain SELECT and writes it back in a transaction of its own",
+            faults: "none",
+            properties: MX_RES,
+            expected: Violates(MX_RES),
+            lesson: "FOR UPDATE excludes only the statements that ask for it: a plain SELECT is a consistent read, which waits for no row lock and returns the last committed value, so a second code path that reads the stock that way and writes it back overwrites a locked holder's update as soon as its row lock is free. Every path that changes the stock must lock it the same way (000: 库存操作要统一).",
+            defaults: Params::BASE,
+            model: &const { SqlLock::new(MySql, Lock::ForUpdate).in_tx().bypassed() },
         },
         Scenario {
             id: ScenarioId::SqlMutexInTx.name(),

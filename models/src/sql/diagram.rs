@@ -130,6 +130,9 @@ impl SqlLockModel {
                 }
                 let cl = &s.clients[c as usize];
                 match (cl.phase, self.lock.in_process()) {
+                    (Phase::Acquire(1), _) if self.bypasses(c.into()) => {
+                        return mark(client(c), "takes no lock (plain SELECT path)".into(), false)
+                    }
                     (Phase::Acquire(1), true) => {
                         return mark(client(c), "takes the app lock".into(), false)
                     }

@@ -39,6 +39,10 @@ pub struct SqlLockModel {
     pub fencing: bool,
     /// Connections in a pool every statement borrows from (`None`: one per client).
     pub pool: Option<u8>,
+    /// The last client's code path takes no lock: in its own transaction it reads the
+    /// counter with a plain `SELECT` and writes it back, where every other path
+    /// `SELECT … FOR UPDATE`s first (a second code path on the same stock).
+    pub bypass: bool,
     /// The server.
     pub dialect: Dialect,
     /// Clients (each locks once).
@@ -211,6 +215,11 @@ impl SqlLockModel {
         self.pool.is_none() || self.lock.transactional()
     }
 
+    /// Whether client `c` is the one whose code path takes no lock ([`Self::bypass`]).
+    pub fn bypasses(&self, c: usize) -> bool {
+        self.bypass && c + 1 == self.clients
+    }
+
     fn two_step_work(&self) -> bool {
         self.fencing || self.work == Work::InTx
     }
@@ -230,6 +239,8 @@ impl SqlLockModel {
             Some(reply)
         };
         let next = match cl.phase {
+            // Its transaction is open (stage 0's BEGIN); it takes nothing and reads.
+            Phase::Acquire(1) if self.bypasses(c) => Phase::Critical(0),
             Phase::Acquire(1) if self.lock.in_process() => {
                 if s.mutex.is_some() {
                     return None;

@@ -190,6 +190,11 @@ impl Narrate for SqlLockModel {
                 let after = e.map(|e| e.state.clients[c as usize].phase);
                 let outside = "finishes its work outside the database";
                 match (cl.phase, self.lock.in_process()) {
+                    (Phase::Acquire(1), _) if self.bypasses(c.into()) => {
+                        return format!(
+                            "c{c}'s code path takes no lock: no SELECT … FOR UPDATE, it reads the counter with a plain SELECT"
+                        )
+                    }
                     (Phase::Acquire(1), true) => {
                         return format!(
                             "c{c} enters the synchronized method: takes the application's lock"
@@ -279,6 +284,10 @@ impl Narrate for SqlLockModel {
             Property::LockLinearizability | Property::ResourceLinearizability | Property::Fencing => {
                 format!("{property} is judged on histories, not by this model.")
             }
+            Property::MutualExclusion if self.bypass => format!(
+                "c{} reads and writes the stock through a code path that never takes the lock: FOR UPDATE excludes only those who ask for it, so {pair} are inside together.",
+                self.clients - 1
+            ),
             Property::MutualExclusion if self.pool.is_some() => format!(
                 "Both clients' lock statements went through the same pooled backend, and a session lock is reentrant for its session: {pair} both hold it."
             ),
@@ -323,6 +332,10 @@ impl Narrate for SqlLockModel {
                     )
                 }
             }
+            Property::ResourceSafety if self.bypass => format!(
+                "c{} read the counter with a plain SELECT — a consistent read, which does not wait for the row lock the holder's UPDATE took and returns the last committed value — and its own UPDATE, which does wait, then overwrote the holder's committed write with one built on the old value: an update is lost. Every code path that changes the stock must read it FOR UPDATE (or in one conditional UPDATE).",
+                self.clients - 1
+            ),
             Property::ResourceSafety if self.lock.in_process() => {
                 let rolled_back = killed || happened(path, |a| matches!(a, Action::Rollback(_)));
                 if rolled_back {

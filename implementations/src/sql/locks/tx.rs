@@ -25,12 +25,17 @@ pub enum TxKind {
     ForUpdate,
     /// `pg_try_advisory_xact_lock(key)`.
     AdvisoryXact,
+    /// Nothing: the transaction takes no lock at all — the code path beside a
+    /// `FOR UPDATE` one that reads the same rows with a plain `SELECT`. Teaching only.
+    Unlocked,
 }
 
 /// `sql-for-update`.
 pub const FOR_UPDATE: &str = ScenarioId::SqlForUpdate.name();
 /// `pg-advisory-xact`.
 pub const ADVISORY_XACT: &str = ScenarioId::PgAdvisoryXact.name();
+/// `sql-for-update-plain-select`: the path that takes no lock.
+pub const PLAIN_SELECT: &str = ScenarioId::SqlForUpdatePlainSelect.name();
 
 /// A lock held by an open transaction and released by its `COMMIT`.
 #[derive(Clone, Debug)]
@@ -45,6 +50,16 @@ impl TxLock {
     pub async fn for_update(session: Arc<Session>, key: &str) -> Result<Self, LockError> {
         session.ensure_row(key).await?;
         Ok(Self::for_update_on_row(session, key))
+    }
+
+    /// A transaction that takes no lock on `key`: `BEGIN`, then straight to the work,
+    /// released by its `COMMIT` (teaching only: it excludes nobody).
+    pub fn unlocked(session: Arc<Session>, key: &str) -> Self {
+        TxLock {
+            session,
+            key: key.into(),
+            kind: TxKind::Unlocked,
+        }
     }
 
     /// `SELECT … FOR UPDATE` on a row someone already made ([`Session::ensure_row`]).
@@ -106,12 +121,13 @@ impl DistributedLock for TxLock {
             protocol: match self.kind {
                 TxKind::ForUpdate => FOR_UPDATE,
                 TxKind::AdvisoryXact => ADVISORY_XACT,
+                TxKind::Unlocked => PLAIN_SELECT,
             },
             key: self.key.clone(),
             owner: format!("session {}", self.session.id()),
             reentrant: false,
             fenced: false,
-            teaching_only: false,
+            teaching_only: self.kind == TxKind::Unlocked,
         }
     }
 
@@ -128,6 +144,9 @@ impl DistributedLock for TxLock {
                     key: advisory_key(&self.key),
                     xact: true,
                 },
+                TxKind::Unlocked => {
+                    return Ok(Attempt::Acquired(self.granted(lease, sent_at)));
+                }
             };
             let reply = self.session.exec(cmd.clone()).await;
             let granted = match &reply {
@@ -145,14 +164,18 @@ impl DistributedLock for TxLock {
                 self.session.exec(SqlCommand::Rollback).await?;
                 return Ok(Attempt::busy());
             }
-            let held = Arc::new(TxHeld {
-                session: self.session.clone(),
-                key: self.key.clone(),
-            });
-            let protocol = self.info().protocol;
-            Ok(Attempt::Acquired(LockGuard::new(
-                protocol, &self.key, None, held, lease, sent_at,
-            )))
+            Ok(Attempt::Acquired(self.granted(lease, sent_at)))
         })
+    }
+}
+
+impl TxLock {
+    /// The guard of this lock's open transaction, its `COMMIT` the release.
+    fn granted(&self, lease: Lease, sent_at: Instant) -> LockGuard {
+        let held = Arc::new(TxHeld {
+            session: self.session.clone(),
+            key: self.key.clone(),
+        });
+        LockGuard::new(self.info().protocol, &self.key, None, held, lease, sent_at)
     }
 }
