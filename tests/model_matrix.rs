@@ -642,3 +642,24 @@ fn a_hung_worker_whose_heartbeat_runs_on_holds_the_lock_for_ever() {
         );
     }
 }
+
+/// A non-reentrant lock taken again by its holder: the nested SET NX is refused by the
+/// holder's own key, so it waits for itself, inside its section, until its own lease
+/// runs out — and then another client is inside with it.
+#[test]
+fn a_nested_lock_on_a_non_reentrant_lock_waits_for_itself() {
+    let r = run("redis-lua-reentry", Overrides::default());
+    assert!(r.matches_expected, "{:?}", r.verdict);
+    let t = story(&r, Property::Reentrancy);
+    assert!(
+        t.matches("SET lock c0 NX PX 2").count() >= 2 && t.contains("-> (nil)"),
+        "the nested SET is refused: {t}"
+    );
+    assert!(t.contains("waits for the lock its own caller holds"), "{t}");
+    let mx = story(&r, Property::MutualExclusion);
+    assert!(
+        mx.contains("time passes") && mx.matches("IN CRITICAL SECTION").count() >= 2,
+        "{mx}"
+    );
+    assert!(mx.contains("nested lock() waited for its own key"), "{mx}");
+}

@@ -322,6 +322,34 @@ fn every_redis_row_runs_and_agrees_with_the_model() {
     }
 }
 
+/// Every section locks again: the nested acquire is refused while its own caller holds
+/// the lock (a try of the holder itself, busy), and once the lease ran out under the
+/// waiting holder another client is inside with it.
+#[test]
+fn a_nested_lock_on_the_lua_lock_waits_for_its_own_key_and_shares_the_section() {
+    let (r, h) = runs::run_kept(RunOptions::new("redis-lua-reentry"));
+    runs::assert_agrees(&r);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    // A refused try of a client inside its own section: it waited for itself.
+    let mut inside = std::collections::BTreeSet::new();
+    let mut refused_itself = 0;
+    for (_, e) in &h.events {
+        use locklab_traces::format::{OpKind, Phase};
+        let who = e.process.to_string();
+        match (e.op, e.phase) {
+            (OpKind::Enter, _) => {
+                inside.insert(who);
+            }
+            (OpKind::Leave, _) => {
+                inside.remove(&who);
+            }
+            (OpKind::Acquire, Phase::Fail) if inside.contains(&who) => refused_itself += 1,
+            _ => {}
+        }
+    }
+    assert!(refused_itself > 0, "no holder was refused by its own lock");
+}
+
 /// A holder that dies with a lock that has no TTL leaves it taken: the others keep
 /// trying for many leases and nobody gets it (as far as the run watched).
 #[test]
@@ -381,6 +409,7 @@ fn every_plan_is_tested() {
     let tested = [
         "redis-lua",
         "redis-lua-pause",
+        "redis-lua-reentry",
         "redis-lua-fenced",
         "redis-del-unconditional",
         "redlock",

@@ -135,6 +135,13 @@ pub trait Family: Sized + Send + Sync + 'static {
         Lease::Fixed(ttl)
     }
 
+    /// Whether every critical section calls `lock()` again on the lock it holds (a
+    /// nested method) before its write, waiting as the outer acquire did, and unlocks
+    /// what it got: how a row that re-enters its lock runs.
+    fn nested(_lock: &Self::Lock) -> bool {
+        false
+    }
+
     /// Whether the scenario's critical sections work on a counter the lock's own
     /// servers hold ([`Family::counter`]): SQL's work inside the locking transaction
     /// (`SELECT … FOR UPDATE`), etcd's `Txn`-guarded write. Otherwise (every other

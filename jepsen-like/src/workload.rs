@@ -34,6 +34,10 @@ pub struct Shared {
     pub work: Duration,
     /// No acquire starts after this (pushed back when a fault fires late).
     pub deadline: Arc<Deadline>,
+    /// Each section calls `lock()` again on the lock it holds ([`Family::nested`]).
+    ///
+    /// [`Family::nested`]: crate::family::Family::nested
+    pub nested: bool,
 }
 
 /// One client's loop over its connections `client`. `seed` draws its think times.
@@ -109,6 +113,9 @@ pub async fn client<C: Client>(
         match read(&*resource, me, token, log).await {
             Read::Value(v) => {
                 tokio::time::sleep(shared.work).await;
+                if shared.nested {
+                    nested(&*lock, &shared, &tries).await;
+                }
                 // The model's client faults, realised on this client: adding one to the
                 // model and an arm here is all a new client fault needs.
                 match shared.faults.take(id).map(|f| (f.fault, f.ms, f.overstay)) {
@@ -231,19 +238,53 @@ pub async fn client<C: Client>(
             log.record_at(leave, leaving);
             log.record_at(inv, leaving);
         }
-        let (phase, note) = match released {
-            Ok(()) => (Phase::Ok, None),
-            Err(e @ LockError::NotHeld { .. }) => (Phase::Fail, Some(e.to_string())),
-            // The lock was given back; only the work was undone.
-            Err(e @ LockError::RolledBack { .. }) => (Phase::Ok, Some(e.to_string())),
-            Err(e) => (Phase::Info, Some(e.to_string())),
-        };
-        let mut done = Log::event(me, OpKind::Release, phase);
-        done.key = Some(shared.key.clone());
-        done.note = note;
-        log.record(done);
+        log.record(release_done(me, &shared.key, released));
         tokio::time::sleep(Duration::from_millis(rng.random_range(0..10))).await;
     }
+}
+
+/// A release's answer as its history event: `ok`, `fail` when the lock was no longer
+/// held (certainly nothing released), `info` when no answer came.
+fn release_done(
+    me: Process,
+    key: &str,
+    released: Result<(), LockError>,
+) -> locklab_traces::format::Event {
+    let (phase, note) = match released {
+        Ok(()) => (Phase::Ok, None),
+        Err(e @ LockError::NotHeld { .. }) => (Phase::Fail, Some(e.to_string())),
+        // The lock was given back; only the work was undone.
+        Err(e @ LockError::RolledBack { .. }) => (Phase::Ok, Some(e.to_string())),
+        Err(e) => (Phase::Info, Some(e.to_string())),
+    };
+    let mut done = Log::event(me, OpKind::Release, phase);
+    done.key = Some(key.to_string());
+    done.note = note;
+    done
+}
+
+/// The section's nested `lock()` on the lock its caller holds: it waits as the outer
+/// acquire did (a lock that does not count holds refuses it, and it tries again), and
+/// releases what it got; each try and the release are written to the history as the
+/// outer ones are.
+async fn nested(lock: &dyn DistributedLock, shared: &Shared, tries: &Tries<'_>) {
+    let inner = lock
+        .acquire_observed(Acquire {
+            wait: shared.deadline.left(),
+            lease: shared.lease,
+            observer: tries,
+        })
+        .await;
+    let Ok(guard) = inner else {
+        return;
+    };
+    let mut inv = Log::event(tries.me, OpKind::Release, Phase::Invoke);
+    inv.key = Some(shared.key.clone());
+    shared.log.record(inv);
+    let released = guard.release().await;
+    shared
+        .log
+        .record(release_done(tries.me, &shared.key, released));
 }
 
 /// Records each attempt of an acquire as an operation: `invoke` when it is sent, then

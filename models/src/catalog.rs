@@ -152,7 +152,7 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), all.len());
-        assert_eq!(all.len(), 64);
+        assert_eq!(all.len(), 69);
         for f in Family::ALL {
             assert!(rows(*f).iter().all(|s| s.family == *f), "{f}");
         }
@@ -222,7 +222,7 @@ mod tests {
         let e = params(&lua, &with("jump=1")).expect_err("a Redlock fault");
         assert_eq!(
             e.to_string(),
-            "invalid --faults: unknown fault \"jump\" for redis-lua; known: pause, crash, failover, split"
+            "invalid --faults: unknown fault \"jump\" for redis-lua; known: pause, crash, hang, failover, split"
         );
         let e = params(&lua, &with("meteor=1")).expect_err("no such fault");
         assert!(e.to_string().contains("unknown fault \"meteor\""), "{e}");

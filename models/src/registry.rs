@@ -286,6 +286,8 @@ named! {
         RedisTimestampValue => "redis-timestamp-value",
         /// `redis-lua`.
         RedisLua => "redis-lua",
+        /// `redis-lua-reentry`.
+        RedisLuaReentry => "redis-lua-reentry",
         /// `redis-lua-pause`.
         RedisLuaPause => "redis-lua-pause",
         /// `redis-lua-fenced`.

@@ -149,6 +149,10 @@ impl Family for Redis {
         lock.lease(ttl)
     }
 
+    fn nested(lock: &RedisLock) -> bool {
+        *lock == RedisLock::LuaNested
+    }
+
     fn build_lock(
         lock: &RedisLock,
         index: u32,

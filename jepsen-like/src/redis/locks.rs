@@ -51,6 +51,8 @@ pub enum RedisLock {
     TimestampValueOneTick,
     /// `redis-lua`.
     Lua,
+    /// `redis-lua-reentry`: the Lua lock, each section calling `lock()` on it again.
+    LuaNested,
     /// `redis-lua` with `WAIT replicas` before entering.
     LuaWait(u32),
     /// `redis-lua-fenced`.
@@ -166,7 +168,7 @@ pub fn build(
         RedisLock::TimestampValueOneTick => {
             Box::new(TimestampValueLock::new(first, key).with_clock(Arc::new(|| 1_000)))
         }
-        RedisLock::Lua => Box::new(LuaLock::new(first, key)),
+        RedisLock::Lua | RedisLock::LuaNested => Box::new(LuaLock::new(first, key)),
         RedisLock::LuaWait(replicas) => Box::new(LuaLock::new(first, key).wait_for_replicas(
             // Well inside the response timeout, or WAIT's own answer would come too late.
             WaitReplicas {

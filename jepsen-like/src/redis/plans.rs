@@ -275,6 +275,11 @@ pub fn plans() -> Vec<RedisPlan> {
             "the holder stalls 1.5 s mid-section with a 0.5 s lease (twice); the resource checks fencing tokens",
         ),
         single(ScenarioId::RedisReentrant, RedisLock::Reentrant),
+        Plan {
+            ttl_ms: 500,
+            story: "no fault: every section calls lock() again on the lock it holds (a nested method) and waits for it as the outer call did; the lease is 0.5 s",
+            ..single(ScenarioId::RedisLuaReentry, RedisLock::LuaNested)
+        },
         crashed(
             ScenarioId::RedisReentrantHung,
             RedisLock::ReentrantWatchdog,

@@ -370,6 +370,8 @@ impl<F: Family> Attempt<'_, F> {
                     },
                     work: Duration::from_millis(plan.work_ms),
                     deadline: end.clone(),
+                    // A team's own lock runs the row's workload, not its nesting.
+                    nested: options.lock.is_none() && F::nested(&plan.lock),
                 });
                 let mut tasks = Vec::new();
                 for (i, r) in ready.into_iter().enumerate() {

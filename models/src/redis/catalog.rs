@@ -22,6 +22,8 @@ pub struct RedisLock {
     pub wait: Option<u32>,
     /// Take an `INCR` fencing token and present it to the resource.
     pub fencing: bool,
+    /// The section locks again ([`RedisLockModel::reenters`]).
+    pub reenters: bool,
 }
 
 impl RedisLock {
@@ -32,6 +34,15 @@ impl RedisLock {
             value,
             wait: None,
             fencing: false,
+            reenters: false,
+        }
+    }
+
+    /// The same, its section calling `lock()` again (a nested method).
+    pub const fn nested(self) -> RedisLock {
+        RedisLock {
+            reenters: true,
+            ..self
         }
     }
 
@@ -64,6 +75,7 @@ impl RedisLock {
             replicas: p.replicas,
             wait: self.wait,
             fencing: self.fencing,
+            reenters: self.reenters,
             faults: Budget::of(&p.faults),
             down_after: Sentinel::of(scenario).down_after,
             min_replicas_lag: Sentinel::of(scenario).min_replicas_lag,
@@ -129,6 +141,7 @@ const FR: &[Property] = &[Property::NoForeignRelease];
 const LIVE: &[Property] = &[Property::Liveness];
 const MX_LIVE: &[Property] = &[Property::MutualExclusion, Property::Liveness];
 const RES: &[Property] = &[Property::ResourceSafety];
+const MX_REENT: &[Property] = &[Property::MutualExclusion, Property::Reentrancy];
 const REENT: &[Property] = &[
     Property::MutualExclusion,
     Property::NoForeignRelease,
@@ -227,6 +240,17 @@ pub fn scenarios() -> Vec<Scenario> {
             lesson: "SET NX PX plus an atomic compare-and-delete is a correct lock while holders finish within the TTL.",
             defaults: Params::BASE,
             model: &const { RedisLock::new(SetPxLua, Unique) },
+        },
+        Scenario {
+            id: ScenarioId::RedisLuaReentry.name(),
+            family: redis,
+            protocol: "SET lock uuid NX PX; compare-and-delete script — and the section calls lock() again (a method that locks calls another that locks the same key)",
+            faults: "none",
+            properties: MX_REENT,
+            expected: Violates(MX_REENT),
+            lesson: "Not reentrant, so the holder's nested lock() is refused by its own key and waits for itself (000: 不可重入导致死锁): without a TTL for ever, a deadlock with no crash; with one, until its own lease runs out — and then the lock is anyone's while the outer call is still inside, and the nested unlock deletes whatever key it finds its own. Count holds per owner (redis-reentrant) or do not nest.",
+            defaults: Params::BASE,
+            model: &const { RedisLock::new(SetPxLua, Unique).nested() },
         },
         Scenario {
             id: ScenarioId::RedisLuaPause.name(),

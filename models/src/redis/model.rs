@@ -27,6 +27,10 @@ use super::topology;
 use super::values;
 use crate::protocol::outcome::OnBusy;
 
+/// The sub-step of a section whose nested `lock()` was refused by the holder's own key
+/// and tries again ([`RedisLockModel::reenters`]).
+const WAITING_FOR_ITSELF: u8 = 3;
+
 /// A scenario's configuration: protocol, topology, time and fault budget.
 #[derive(Clone, Debug)]
 pub struct RedisLockModel {
@@ -44,6 +48,10 @@ pub struct RedisLockModel {
     pub wait: Option<u32>,
     /// Take an `INCR` fencing token and present it to the resource.
     pub fencing: bool,
+    /// The section calls `lock()` on the same lock again (a nested method), waiting as
+    /// `lock()` waits until it is granted, then unlocks it before the outer work goes
+    /// on. A reentrant protocol counts the second hold; any other waits for itself.
+    pub reenters: bool,
     /// Faults the checker may inject: process pauses (GC), client crashes, Sentinel
     /// failovers, a split brain.
     pub faults: Budget,
@@ -520,14 +528,18 @@ impl RedisLockModel {
                     Access::Refused | Access::Wrote => Phase::Release(0),
                 }
             }
-            Phase::Critical(k) if protocol::reentrant(self.protocol) => {
+            Phase::Critical(k) if protocol::reentrant(self.protocol) || self.reenters => {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
-                    matches!(n.db.live(LOCK_KEY, s.now).map(|e| &e.value),
-                        Some(crate::redis::spec::Value::Hash(h)) if h.contains_key(cl.value))
+                    match n.db.live(LOCK_KEY, s.now).map(|e| &e.value) {
+                        Some(crate::redis::spec::Value::Hash(h)) => h.contains_key(cl.value),
+                        Some(crate::redis::spec::Value::Str(v)) => v == cl.value,
+                        None => false,
+                    }
                 };
                 match k {
-                    0 => {
+                    // 0: the nested lock(); 3: it again, after its own key refused it.
+                    0 | WAITING_FOR_ITSELF => {
                         let mine = own_field(&s);
                         let cmd = self.command(Request::Acquire(0), said, s.now)?;
                         let reply = exchange!(&mut s, cmd, false);
@@ -538,7 +550,13 @@ impl RedisLockModel {
                             if mine {
                                 s.reentrancy_broken.get_or_insert(c as u8);
                             }
-                            Phase::Critical(2)
+                            if self.waits_for_itself() {
+                                // lock() tries again: the holder waits, inside its
+                                // section, for a lock it holds itself.
+                                Phase::Critical(WAITING_FOR_ITSELF)
+                            } else {
+                                Phase::Critical(2)
+                            }
                         }
                     }
                     1 => {
@@ -598,9 +616,12 @@ impl RedisLockModel {
     /// premise, and the faults are what break it.
     fn may_tick(&self, s: &RedisLockState) -> bool {
         let kept = s.clients.iter().map(|c| {
+            // A holder waiting for itself in a nested lock() cannot finish in time: the
+            // premise does not hold for it, and its lease may run out.
             let running = !c.process.paused
                 && c.phase.holding()
-                && (!c.process.hung || self.watchdog_runs(c));
+                && (!c.process.hung || self.watchdog_runs(c))
+                && c.phase != Phase::Critical(WAITING_FOR_ITSELF);
             running.then_some(c.lease_until).flatten()
         });
         let stop = time::stop(self.horizon, self.tail, || self.pending(s));
@@ -610,6 +631,12 @@ impl RedisLockModel {
     /// Whether faults are over: past the horizon of a model with a tail.
     fn faults_over(&self, s: &RedisLockState) -> bool {
         time::faults_over(s.now, self.horizon, self.tail)
+    }
+
+    /// Whether a holder's nested `lock()` waits for the lock it holds: the section
+    /// re-enters a protocol that does not count holds.
+    fn waits_for_itself(&self) -> bool {
+        self.reenters && !protocol::reentrant(self.protocol)
     }
 
     /// Whether client `cl`'s watchdog renews its lease: the protocol has one, and the

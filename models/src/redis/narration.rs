@@ -11,7 +11,7 @@ use crate::resource::LOST_UPDATE;
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
 use super::model::{Action, Client, Phase, RedisLockModel, RedisLockState};
-use super::protocol::{Protocol, ValueKind};
+use super::protocol::{self, Protocol, ValueKind};
 
 /// How the client faults read: a pause stops the watchdog with the client.
 pub(super) const WORDS: FaultWords = FaultWords {
@@ -225,7 +225,12 @@ impl Narrate for RedisLockModel {
             };
         }
         let hung = last.is_some_and(|s| s.clients.iter().any(|c| c.process.hung));
+        let nested = self.reenters && !protocol::reentrant(self.protocol);
         match property {
+            Property::Reentrancy if nested => "The holder called lock() again inside its section: SET NX refused it, the key being its own, so the nested call waits for the lock its own caller holds — without a TTL for ever (a deadlock with no crash), with one until its own lease runs out.".to_string(),
+            Property::MutualExclusion if nested => format!(
+                "The holder's nested lock() waited for its own key, and a holder that waits cannot finish within its lease: the key expired while the outer call was still inside, and another client took the lock: {pair} are inside together."
+            ),
             Property::Liveness if hung => "The holder's worker hung inside its section, but the watchdog is a timer of its own in the same live process: it renews the lease every third of it, for ever, so the key never expires and every other client retries for ever. The watchdog proves the process is alive, not that the work is; only an explicit lease (lock(leaseTime)) or a deadline on the work frees it.".to_string(),
             Property::MutualExclusion if failover => format!(
                 "The replica was promoted before the SET reached it, so the first holder's lock never existed on the new master; {pair} both hold the lock."

@@ -76,6 +76,7 @@ impl RedisDescribed {
             replicas: p.replicas,
             wait: None,
             fencing: self.0.fences(),
+            reenters: false,
             faults: Budget::of(&p.faults),
             down_after: Sentinel::of(scenario).down_after,
             min_replicas_lag: Sentinel::of(scenario).min_replicas_lag,
