@@ -9,8 +9,6 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use locklab_implementations::redis::{GetSetLock, LuaLock};
-use locklab_jepsen::agreement::progress::ModelSays;
-use locklab_jepsen::agreement::Answer;
 use locklab_jepsen::redis::RedisClient;
 use locklab_jepsen::{CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
@@ -355,20 +353,9 @@ fn a_nested_lock_on_the_lua_lock_waits_for_its_own_key_and_shares_the_section() 
 #[test]
 fn a_crash_without_ttl_leaves_the_lock_stuck() {
     for id in ["redis-setnx-no-ttl", "redis-setnx-expire"] {
-        let r = agrees(id);
-        let l = r
-            .liveness
-            .unwrap_or_else(|| panic!("{id}: no crash recorded"));
-        assert!(l.stuck, "{id}: {}", l.summary);
         // The model's lasso says it can stay held for ever; the run agrees, within
         // what it watched.
-        let p = r.progress.unwrap_or_else(|| panic!("{id}: compared"));
-        assert_eq!(
-            (p.model, p.agrees),
-            (ModelSays::Violated, Answer::Yes),
-            "{id}: {}",
-            p.summary
-        );
+        runs::assert_stuck_as_the_model_says(&agrees(id), "client-crash");
     }
 }
 

@@ -51,18 +51,7 @@ fn a_killed_session_frees_its_lock_while_the_holder_works_on() {
 
 /// The run saw the lock stuck after its crash, as the model's lasso says it can stay.
 fn stuck_as_the_model_says(r: &RunReport) {
-    let l = r.liveness.as_ref().expect("a crash was recorded");
-    assert!(l.stuck, "{}", l.summary);
-    let p = r.progress.as_ref().expect("compared with the model");
-    assert_eq!(
-        (p.model, p.agrees),
-        (
-            locklab_jepsen::agreement::progress::ModelSays::Violated,
-            locklab_jepsen::agreement::Answer::Yes
-        ),
-        "{}",
-        p.summary
-    );
+    runs::assert_stuck_as_the_model_says(r, "client-crash");
 }
 
 #[test]

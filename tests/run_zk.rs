@@ -255,19 +255,7 @@ fn a_blind_create_retry_leaves_an_orphan_that_blocks_everyone() {
     assert_eq!(lost.len(), 1, "{lost:?}");
     // A client whose node was already ahead of the orphan may still get the lock once;
     // from then on nobody does.
-    let l = r.liveness.expect("the lost reply was recorded");
-    assert_eq!(l.fault, "lost-reply");
-    assert!(l.stuck, "{}", l.summary);
-    let p = r.progress.as_ref().expect("compared with the model");
-    assert_eq!(
-        (p.model, p.agrees),
-        (
-            locklab_jepsen::agreement::progress::ModelSays::Violated,
-            locklab_jepsen::agreement::Answer::Yes
-        ),
-        "{}",
-        p.summary
-    );
+    runs::assert_stuck_as_the_model_says(&r, "lost-reply");
     // The orphan and the blind retry's node are both the client's.
     let who = &lost[0].0;
     let made = requests(&h)

@@ -127,23 +127,31 @@ pub fn assert_grants_in_request_order(r: &RunReport) {
 pub fn stuck_behind_a_hung_holder(id: &str) -> (RunReport, History) {
     let (r, h) = run_kept(RunOptions::new(id));
     assert_agrees(&r);
+    assert_stuck_as_the_model_says(&r, "client-hang");
+    (r, h)
+}
+
+/// The run saw the lock stuck after its `fault` (`client-crash`, `client-hang`,
+/// `lost-reply`), as the model's lasso says it can stay for ever: agreement within the
+/// run's horizon.
+pub fn assert_stuck_as_the_model_says(r: &RunReport, fault: &str) {
     let l = r
         .liveness
         .as_ref()
-        .unwrap_or_else(|| panic!("{id}: no hang recorded"));
-    assert!(l.stuck && l.fault == "client-hang", "{id}: {}", l.summary);
+        .unwrap_or_else(|| panic!("{}: no {fault} recorded", r.id));
+    assert!(l.stuck && l.fault == fault, "{}: {}", r.id, l.summary);
     let p = r
         .progress
         .as_ref()
-        .unwrap_or_else(|| panic!("{id}: progress not compared"));
+        .unwrap_or_else(|| panic!("{}: progress not compared", r.id));
     assert_eq!(
         (p.model, p.agrees),
         (
             locklab_jepsen::agreement::progress::ModelSays::Violated,
             locklab_jepsen::agreement::Answer::Yes
         ),
-        "{id}: {}",
+        "{}: {}",
+        r.id,
         p.summary
     );
-    (r, h)
 }
