@@ -248,7 +248,7 @@ pub fn scenarios() -> Vec<Scenario> {
             faults: "none",
             properties: MX_REENT,
             expected: Violates(MX_REENT),
-            lesson: "Not reentrant, so the holder's nested lock() is refused by its own key and waits for itself (000: 不可重入导致死锁): without a TTL for ever, a deadlock with no crash; with one, until its own lease runs out — and then the lock is anyone's while the outer call is still inside, and the nested unlock deletes whatever key it finds its own. Count holds per owner (redis-reentrant) or do not nest.",
+            lesson: "Not reentrant, so the holder's nested lock() is refused by its own key and waits for itself — write-up 000's 'no reentrancy, deadlock': without a TTL for ever, a deadlock with no crash; with one, until its own lease runs out — and then the lock is anyone's while the outer call is still inside, and the nested unlock deletes whatever key it finds its own. Count holds per owner (redis-reentrant) or do not nest.",
             defaults: Params::BASE,
             model: &const { RedisLock::new(SetPxLua, Unique).nested() },
         },

@@ -276,7 +276,7 @@ pub fn scenarios() -> Vec<Scenario> {
             faults: "none",
             properties: MX_RES,
             expected: Violates(MX_RES),
-            lesson: "FOR UPDATE excludes only the statements that ask for it: a plain SELECT is a consistent read, which waits for no row lock and returns the last committed value, so a second code path that reads the stock that way and writes it back overwrites a locked holder's update as soon as its row lock is free. Every path that changes the stock must lock it the same way (000: 库存操作要统一).",
+            lesson: "FOR UPDATE excludes only the statements that ask for it: a plain SELECT is a consistent read, which waits for no row lock and returns the last committed value, so a second code path that reads the stock that way and writes it back overwrites a locked holder's update as soon as its row lock is free. Every path that changes the stock must lock it the same way (write-up 000: 'stock operations must be uniform').",
             defaults: Params::BASE,
             model: &const { SqlLock::new(MySql, Lock::ForUpdate).in_tx().bypassed() },
         },

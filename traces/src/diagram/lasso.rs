@@ -92,7 +92,7 @@ fn lasso_section(lasso: &Lasso, cast: &Cast) -> String {
         "The last step grants the lock out of request order.".to_string()
     } else if lasso.cycle().is_empty() {
         format!(
-            "From step {} on, no step is possible and no deadline is ahead: the row marked ∞ lasts for ever.",
+            "From step {} on, no step is possible and no deadline is ahead that will come (one a live heartbeat keeps moves on with time): the row marked ∞ lasts for ever.",
             lasso.stem
         )
     } else {
