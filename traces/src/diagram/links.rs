@@ -162,6 +162,89 @@ pub fn rows_text(rows: &[usize]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use locklab_models::catalog::{check, Overrides};
+    use locklab_models::check::Limits;
+    use locklab_models::diagram::{Lane, LaneState};
+    use locklab_models::registry::Property;
+
+    use crate::diagram::run::RunRow;
+
+    /// A run row of `who` after which `inside` are in their sections.
+    fn row(who: &str, fault: bool, inside: &[&str]) -> RunRow {
+        RunRow {
+            title: String::new(),
+            at_ms: 0,
+            at: 0,
+            fault,
+            who: Some(who.to_string()),
+            scene: Scene {
+                now: None,
+                exchange: Default::default(),
+                lanes: inside
+                    .iter()
+                    .map(|c| LaneState {
+                        lane: c.to_string(),
+                        critical: true,
+                        ..LaneState::default()
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// The model's pause story (c0 enters, pauses, its key expires, c1 enters) against a
+    /// run whose first holder is c2: the model's c0 is the run's c2, each entry links to
+    /// its client's rows since the last match, the pause to the fault row between the
+    /// entries, and a row nobody realises (another client's refused try) stays
+    /// unlinked.
+    #[test]
+    fn entries_match_clients_in_order_and_faults_link_between_them() {
+        let report = check(
+            "redis-lua-pause",
+            &Overrides::default(),
+            Limits::default(),
+            &mut |_| {},
+        )
+        .expect("a catalog row");
+        let story = report
+            .stories
+            .iter()
+            .find(|s| s.property == Property::MutualExclusion)
+            .expect("a story");
+        let lanes = ["c0", "c1", "c2"]
+            .iter()
+            .map(|c| Lane::new(*c, *c, LaneKind::Client))
+            .collect();
+        let run = RunDiagram {
+            lanes,
+            rows: vec![
+                // Who is inside on a window's first row entered before it: a row
+                // before the entry starts the window.
+                row("c2", false, &[]),
+                row("c2", false, &["c2"]),
+                row("c1", false, &["c2"]),
+                row("nemesis", true, &["c2"]),
+                row("c0", false, &["c2", "c0"]),
+            ],
+            window: (0, 0),
+            logical: false,
+            why: String::new(),
+            hidden: 0,
+        };
+        let links = align(story, &run);
+        let (entry0, pause, entry1) = (1, 2, 5);
+        assert!(
+            story.steps[pause - 1].fault,
+            "{:?}",
+            story.steps[pause - 1].action
+        );
+        // c2's grant and entry are the model's c0 entering.
+        assert_eq!(links.to_run.get(&entry0), Some(&vec![1, 2]), "{links:?}");
+        assert_eq!(links.to_run.get(&pause), Some(&vec![4]), "{links:?}");
+        assert_eq!(links.to_run.get(&entry1), Some(&vec![5]), "{links:?}");
+        assert_eq!(links.to_model.get(&3), None, "c1's try realises no step");
+        assert_eq!(links.to_model.get(&5), Some(&entry1));
+    }
 
     #[test]
     fn rows_read_as_a_range_or_a_list() {
