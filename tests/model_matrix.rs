@@ -67,6 +67,26 @@ fn the_crux_of_each_family_is_drawn_as_a_message_that_never_arrived() {
             .any(|st| st.scene.lanes.iter().any(|l| l.lane == "c0" && l.cut)),
         "no cut drawn"
     );
+    let etcd = lost_arrows("etcd-lease-pause", Property::MutualExclusion);
+    assert!(
+        etcd.iter()
+            .any(|(f, t, l)| f == "etcd" && t == "c0" && l.contains("lease 1 expired: not heard")),
+        "{etcd:?}"
+    );
+    // A Redis key that runs out under a paused holder is marked on its node.
+    let pause = run("redis-lua-pause", Overrides::default());
+    let expiry = pause.stories[0]
+        .steps
+        .iter()
+        .flat_map(|st| &st.scene.exchange.marks);
+    assert!(
+        expiry
+            .clone()
+            .any(|m| m.lane.as_deref() == Some("redis0")
+                && m.label == "c0's key expires: nobody told"),
+        "{:?}",
+        expiry.collect::<Vec<_>>()
+    );
     let sql = lost_arrows("mysql-getlock-conn-kill", Property::MutualExclusion);
     assert!(
         sql.iter()
