@@ -599,7 +599,8 @@ fn more_threads_change_nothing_but_time() {
     }
 }
 
-/// A worker that hangs while its heartbeat runs on, in every family with a heartbeat:
+/// A worker that hangs while its heartbeat runs on, in every family with a heartbeat
+/// (a session lock's is its connection):
 /// the safety story ends with the holder hung inside, still holding, and a client
 /// waiting behind it; `eventually-free` breaks with a lasso whose stem has the hang and
 /// after which nothing more can happen — nobody is ever granted again.
@@ -610,6 +611,10 @@ fn a_hung_worker_whose_heartbeat_runs_on_holds_the_lock_for_ever() {
         ("zk-hung-worker", "its pings go on"),
         ("etcd-hung-worker", "its keep-alives go on"),
         ("redis-reentrant-hung", "its watchdog renewals go on"),
+        (
+            "mysql-getlock-hung",
+            "its connection, and the session its lock belongs to, stay open",
+        ),
     ] {
         let r = run(id, Overrides::default());
         assert!(r.matches_expected, "{id}: {:?}", r.verdict);

@@ -416,6 +416,7 @@ fn every_plan_is_tested() {
         "redis-split-brain-min-replicas",
         // Tested in tests/run_sql.rs.
         "mysql-getlock-conn-kill",
+        "mysql-getlock-hung",
         "sql-for-update-outside-tx",
         "sql-mutex-in-tx",
         "sql-for-update-plain-select",

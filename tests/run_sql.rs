@@ -73,6 +73,14 @@ fn a_dead_reaper_leaves_a_crashed_holders_row_like_no_reaper_at_all() {
     stuck_as_the_model_says(&r);
 }
 
+/// A GET_LOCK holder whose worker hangs while its connection stays open keeps the lock
+/// for the rest of the run: its session never ends.
+#[test]
+fn a_hung_workers_open_session_keeps_its_get_lock_for_ever() {
+    let (r, _) = runs::stuck_behind_a_hung_holder("mysql-getlock-hung");
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Ok);
+}
+
 /// The code path that reads with a plain SELECT runs inside beside the FOR UPDATE
 /// holders and its writes, built on stale reads, lose updates.
 #[test]

@@ -21,7 +21,7 @@ fn faults(f: &str) -> Overrides {
 #[test]
 fn every_sql_row_reaches_its_verdict() {
     let sql = family_ids(Family::Sql);
-    assert_eq!(sql.len(), 18);
+    assert_eq!(sql.len(), 19);
     each_reaches_its_verdict(&sql);
 }
 
@@ -427,6 +427,6 @@ fn sql_faults_are_the_families_own() {
     let e = params(&s, &faults("failover")).expect_err("a Redis fault");
     assert_eq!(
         e.to_string(),
-        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, kill, skew, jump, reaper-dies, rollback"
+        "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, hang, kill, skew, jump, reaper-dies, rollback"
     );
 }

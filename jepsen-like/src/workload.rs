@@ -480,7 +480,15 @@ async fn hang(log: &Log, id: u32, deadline: &Deadline) {
     while !deadline.left().is_zero() {
         tokio::time::sleep(deadline.left().min(Duration::from_millis(100))).await;
     }
+    // Still hung while the others' last tries end: the lock this process holds goes
+    // with it (a session closed, a key no longer renewed), and a try still open at the
+    // deadline must not be granted by the run ending (one of six seeds was, at once).
+    tokio::time::sleep(HANG_OUTLASTS).await;
 }
+
+/// How long a hung worker outlasts the run's deadline: longer than any try open at the
+/// deadline takes to end.
+const HANG_OUTLASTS: Duration = Duration::from_millis(500);
 
 /// This client dies: it records why and does nothing more, ever.
 fn crash(log: &Log, id: u32, when: &str) {

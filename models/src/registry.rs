@@ -338,6 +338,8 @@ named! {
         MysqlLeaseDbtimePause => "mysql-lease-dbtime-pause",
         /// `mysql-lease-dbtime-jump`.
         MysqlLeaseDbtimeJump => "mysql-lease-dbtime-jump",
+        /// `mysql-getlock-hung`.
+        MysqlGetlockHung => "mysql-getlock-hung",
         /// `mysql-getlock-conn-kill`.
         MysqlGetlockConnKill => "mysql-getlock-conn-kill",
         /// `sql-for-update`.
@@ -457,6 +459,7 @@ impl Family {
             Family::Sql => &[
                 Fault::Pause,
                 Fault::Crash,
+                Fault::Hang,
                 Fault::Kill,
                 Fault::Skew,
                 Fault::Jump,

@@ -37,6 +37,7 @@ const STUCK: &[(&str, &str)] = &[
     ("redis-reentrant-hung", "worker hangs"),
     ("etcd-hung-worker", "worker hangs"),
     ("zk-hung-worker", "worker hangs"),
+    ("mysql-getlock-hung", "worker hangs"),
 ];
 
 /// A lock a fault left held for good: the lasso's stem has the fault, then the waiter

@@ -103,6 +103,12 @@ pub fn mariadb() -> Vec<Plan<Sql<MariaDb>>> {
             "the first FOR UPDATE holder's session is killed 0.2 s into its 1.5 s section, whose work is outside the transaction",
         ),
         Plan {
+            faults: vec![after_entry(0, Action::client(Fault::Hang, AnyClient, 0))],
+            work_ms: 40,
+            story: "the first GET_LOCK holder's worker hangs inside its section for the rest of the run; its connection, and its session, stay open",
+            ..session_killed(ScenarioId::MysqlGetlockHung, SqlLock::Session, "")
+        },
+        Plan {
             shape: Shape {
                 lock_row: false,
                 reaper_ms: None,

@@ -18,6 +18,8 @@ pub(super) const WORDS: FaultWords = FaultWords {
     crash: " (kill -9)",
     servers: "the cluster",
     heartbeats: "keep-alives",
+    alive: "its keep-alives go on",
+    alive_mark: "keep-alives go on",
 };
 
 /// A client's phase in words: on its story line, and (shorter) on its diagram lane.

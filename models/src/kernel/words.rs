@@ -20,6 +20,11 @@ pub struct FaultWords {
     pub servers: &'static str,
     /// The heartbeats a cut-off client loses ("keep-alives").
     pub heartbeats: &'static str,
+    /// What keeps the lock alive while a hung worker's process runs on, as it goes on
+    /// ("its pings go on", "its connection stays open").
+    pub alive: &'static str,
+    /// The same, short, for the diagram's mark ("pings go on").
+    pub alive_mark: &'static str,
 }
 
 impl FaultWords {
@@ -39,8 +44,8 @@ impl FaultWords {
             ),
             ClientFault::Heal => format!("c{c}'s partition heals"),
             ClientFault::Hang => format!(
-                "c{c}'s worker hangs for good (a deadlock, a call that never returns) while its process runs on: its {} go on",
-                self.heartbeats
+                "c{c}'s worker hangs for good (a deadlock, a call that never returns) while its process runs on: {}",
+                self.alive
             ),
         }
     }
@@ -56,7 +61,7 @@ impl FaultWords {
             ClientFault::Crash => "⚡ crashes".to_string(),
             ClientFault::Partition => format!("⚡ cut off from {}", self.servers),
             ClientFault::Heal => "partition heals".to_string(),
-            ClientFault::Hang => format!("⚡ worker hangs ({} go on)", self.heartbeats),
+            ClientFault::Hang => format!("⚡ worker hangs ({})", self.alive_mark),
         };
         Exchange::mark(Some(client(c)), label, f.is_fault())
     }

@@ -20,6 +20,8 @@ pub(super) const WORDS: FaultWords = FaultWords {
     crash: "",
     servers: "the master",
     heartbeats: "watchdog renewals",
+    alive: "its watchdog renewals go on",
+    alive_mark: "watchdog goes on",
 };
 
 /// A client's phase in words: on its story line, and (shorter) on its diagram lane.

@@ -17,6 +17,8 @@ pub(super) const WORDS: FaultWords = FaultWords {
     crash: "",
     servers: "the nodes",
     heartbeats: "commands",
+    alive: "its connections stay open",
+    alive_mark: "connections stay open",
 };
 
 /// Client `c`'s phase in words: on its story line (naming the nodes it holds), and

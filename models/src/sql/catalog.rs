@@ -237,6 +237,17 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true, cas: true }) },
         },
         Scenario {
+            id: ScenarioId::MysqlGetlockHung.name(),
+            family: sql,
+            protocol: "SELECT GET_LOCK('lock', 0); SELECT RELEASE_LOCK('lock')",
+            faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its connection stays open",
+            properties: MX_LIVE,
+            expected: Violates(LIVE),
+            lesson: "A session lock's heartbeat is the connection itself: while the holder's worker hangs, its driver and TCP keep the session alive, so the lock is never freed and every waiter waits for ever — the mirror image of mysql-getlock-conn-kill, where the session ends under a holder that works on. Only a deadline on the work (or a server-side timeout that ends idle sessions) frees it.",
+            defaults: one(Fault::Hang),
+            model: &const { SqlLock::new(MySql, Lock::GetLock) },
+        },
+        Scenario {
             id: ScenarioId::MysqlGetlockConnKill.name(),
             family: sql,
             protocol: "SELECT GET_LOCK('lock', 0); SELECT RELEASE_LOCK('lock')",

@@ -172,6 +172,9 @@ pub enum Action {
     Resume(u8),
     /// Fault: the client dies; the server closes its session.
     Crash(u8),
+    /// Fault: the holder's worker hangs for good; its connection, and the session
+    /// the lock belongs to, stay open.
+    Hang(u8),
     /// Fault: the server kills this session.
     Kill(u8),
     /// Fault: the client's clock jumps ahead by more than the TTL.
@@ -190,7 +193,7 @@ pub enum Action {
 /// A step's next state, with the session, statement and reply it sent.
 pub(super) type Effect = crate::kernel::Effect<SqlLockState, (u8, SqlCommand, SqlReply)>;
 
-client_faults!(Action: Pause, Resume, Crash);
+client_faults!(Action: Pause, Resume, Crash, Hang);
 
 impl SqlLockState {
     /// The server's clock: what `NOW()` returns.
@@ -226,7 +229,7 @@ impl SqlLockModel {
 
     fn step(&self, st: &SqlLockState, c: usize, via: u8) -> Option<Effect> {
         let cl = &st.clients[c];
-        if cl.process.paused || (self.pinned() && via != cl.session) {
+        if !cl.process.works() || (self.pinned() && via != cl.session) {
             return None;
         }
         let mut s = st.clone();
@@ -363,7 +366,8 @@ impl SqlLockModel {
     /// break.
     fn may_tick(&self, s: &SqlLockState) -> bool {
         let kept = s.clients.iter().map(|c| {
-            let running = !c.process.paused && c.phase.holding();
+            // A hung worker does not finish in time; nothing renews a lease row.
+            let running = c.process.works() && c.phase.holding();
             running.then_some(c.lease_until).flatten()
         });
         let stop = time::stop(self.horizon, self.tail, || self.pending(s));
@@ -543,8 +547,9 @@ impl LockChecks for SqlLockModel {
     }
 
     /// A lock no one will ever free while a client waits for it: a row whose writer no
-    /// longer holds it and that no live reaper deletes, or a session lock held by a session
-    /// no client holds it through (the orphan a pool leaves).
+    /// longer holds it and that no live reaper deletes, a session lock held by a session
+    /// no client holds it through (the orphan a pool leaves), or one whose holder's
+    /// worker hangs while its connection, and so its session, stays open.
     fn orphan(&self, s: &SqlLockState) -> Option<String> {
         let waiting = s
             .clients
@@ -564,6 +569,17 @@ impl LockChecks for SqlLockModel {
             if writer.is_some_and(|c| !s.clients[c].phase.holding()) {
                 return Some(format!("row '{LOCK_NAME}' written by {}", r.owner));
             }
+        }
+        let hung = s.clients.iter().position(|c| {
+            c.process.hung
+                && c.phase.holding()
+                && (s.db.named.values().any(|(x, _)| *x == c.session)
+                    || s.db.advisory.values().any(|a| a.session == c.session))
+        });
+        if let Some(c) = hung {
+            return Some(format!(
+                "the session lock of c{c}, whose worker hangs while its connection stays open"
+            ));
         }
         let sessions = s.db.named.values().map(|(x, _)| *x);
         let advisory = s.db.advisory.values().map(|a| a.session);

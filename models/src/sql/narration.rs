@@ -38,6 +38,8 @@ pub(super) const WORDS: FaultWords = FaultWords {
     crash: "; the server sees its connection close",
     servers: "the server",
     heartbeats: "statements",
+    alive: "its connection, and the session its lock belongs to, stay open",
+    alive_mark: "session stays open",
 };
 
 /// A client's phase in words: on its story line, and (shorter) on its diagram lane.
@@ -318,7 +320,12 @@ impl Narrate for SqlLockModel {
                     .and_then(|s| self.orphan(s))
                     .unwrap_or_else(|| "a lock".to_string());
                 let reaper_died = happened(path, |a| matches!(a, Action::ReaperDies));
-                if reaper_died {
+                let hung = happened(path, |a| matches!(a, Action::Hang(_)));
+                if hung {
+                    format!(
+                        "The holder's worker hung inside its section, but its connection stays open — the driver, the pool and TCP keep it alive — and a session lock lives as long as the session: nothing will free {what}, and the waiting client waits for ever. The session proves the connection is alive, not that the work is."
+                    )
+                } else if reaper_died {
                     format!(
                         "The reaper job had died, so it no longer deletes rows past their age; the holder crashed after its INSERT committed, and {what} stays for ever: the waiting client can never insert its own. The reaper is part of the lock — it must be watched and restarted like the database."
                     )

@@ -21,6 +21,7 @@ impl Progress for SqlLockModel {
             Action::Reap => Some(progress::server(0)),
             Action::Pause(_)
             | Action::Crash(_)
+            | Action::Hang(_)
             | Action::Kill(_)
             | Action::Skew(_)
             | Action::Jump

@@ -36,6 +36,8 @@ pub(super) const WORDS: FaultWords = FaultWords {
     crash: " (kill -9)",
     servers: "the ensemble",
     heartbeats: "pings",
+    alive: "its pings go on",
+    alive_mark: "pings go on",
 };
 
 impl ZkLockModel {
