@@ -449,3 +449,20 @@ fn debians_etcd_grants_the_lock_rpc_to_a_waiter_whose_lease_was_revoked() {
         "granted after its lease was revoked"
     );
 }
+
+/// A random nemesis of leader changes on hosts of their own: each cuts the leader of
+/// the moment off from the other two members and heals the cut before the next; every
+/// cut is one failover of the model, and the quorum keeps the lock through them all.
+#[test]
+fn random_leader_isolations_break_nothing_the_recipe_promises() {
+    let cut = runs::random_leader_changes(
+        "etcd-leader-isolated",
+        "isolate-leader",
+        "heal-isolation",
+        2,
+    );
+    assert!(
+        cut.iter().all(|c| ["e1", "e2", "e3"].contains(&c.as_str())),
+        "{cut:?}"
+    );
+}

@@ -355,3 +355,15 @@ fn an_isolated_leader_grants_nothing() {
     assert!(cut[0].1.is_none(), "the cut was made: {cut:?}");
     assert_eq!(nemesis(&h, "heal-isolation").len(), 1);
 }
+
+/// A random nemesis of leader changes (the leader killed, started again once the
+/// others lead): every change names the leader it killed, each is one failover of the
+/// model the run is held against, and the crash row's lock holds through them all.
+#[test]
+fn random_leader_kills_break_nothing_the_recipe_promises() {
+    let killed = runs::random_leader_changes("zk-sequential", "kill-leader", "restart-killed", 1);
+    assert!(
+        killed.iter().all(|k| ["zk1", "zk2", "zk3"].contains(&k.as_str())),
+        "{killed:?}"
+    );
+}

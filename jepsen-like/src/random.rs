@@ -35,7 +35,9 @@ pub const CLIENT_KINDS: [Fault; 4] = [Fault::Pause, Fault::Crash, Fault::Partiti
 /// ([`crate::family::Family::random_server_fault`]): a server's clock set ahead (a
 /// Redlock node's, MariaDB's), the holder's database session killed, the reaper job
 /// stopped for good (where a row has one), a Sentinel failover (the master killed,
-/// Sentinel promoting a replica: one per replica, after which the kind is spent). Each
+/// Sentinel promoting a replica: one per replica, after which the kind is spent), an
+/// etcd or ZooKeeper leader change (the leader killed, or cut off from the others on
+/// hosts of their own, and back before the next fault). Each
 /// is one step whose every timing the row's model allows — or, a Redlock node's
 /// restart, a kill and a start a lease and a half later (within every restart model:
 /// empty, on its data, or delayed past the lease), which the shrinker keeps together.
@@ -179,7 +181,7 @@ impl RandomNemesis {
                     names(&known)
                 ))),
                 Some(k) => Err(RunError::BadOption(format!(
-                    "--nemesis random:{k}: {}'s servers cannot take a {k} here (a clock jump only where the server runs under libfaketime: Redlock's nodes, MariaDB; a killed session only on SQL servers; a failover only behind Sentinel); this row mixes: {}",
+                    "--nemesis random:{k}: {}'s servers cannot take a {k} here (a clock jump only where the server runs under libfaketime: Redlock's nodes, MariaDB; a killed session only on SQL servers; a failover only behind Sentinel or as an etcd or ZooKeeper leader change); this row mixes: {}",
                     scenario.id,
                     names(&known)
                 ))),

@@ -155,3 +155,59 @@ pub fn assert_stuck_as_the_model_says(r: &RunReport, fault: &str) {
         p.summary
     );
 }
+
+/// Row `id` under a random nemesis of leader changes only (`random:failover`, 20 s,
+/// `seed`), its history kept: nothing the lock promises breaks, the run is as safe as
+/// the model, and the model it is held against has one failover per leader change the
+/// history records as `change` — each over (`end`) before the next began. Returns the
+/// changes' targets (the leaders) and the history.
+pub fn random_leader_changes(id: &str, change: &str, end: &str, seed: u64) -> Vec<String> {
+    let options = RunOptions {
+        duration: Some(std::time::Duration::from_secs(20)),
+        random: Some(
+            locklab_jepsen::random::RandomNemesis::parse("random:failover").expect("spec"),
+        ),
+        seed,
+        ..RunOptions::new(id)
+    };
+    let (r, h) = run_kept(options);
+    let n = r.nemesis.as_ref().expect("a random run reports its nemesis");
+    assert!(n.broken.is_empty() && n.shrunk.is_none(), "{n:?}");
+    assert_eq!(
+        r.agreement.at_least_as_safe,
+        locklab_jepsen::agreement::Answer::Yes,
+        "{:#?}",
+        r.agreement
+    );
+    let steps: Vec<(String, String)> = h
+        .events
+        .iter()
+        .filter(|(_, e)| e.op == locklab_traces::format::OpKind::Nemesis)
+        .filter_map(|(_, e)| {
+            let v = e.value_json()?;
+            Some((
+                v.get("fault")?.as_str()?.to_string(),
+                v.get("target")?.as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    let changes: Vec<String> = steps
+        .iter()
+        .filter(|(f, _)| f == change)
+        .map(|(_, t)| t.clone())
+        .collect();
+    assert!(!changes.is_empty(), "no {change} in 20 s: {steps:?}");
+    assert_eq!(n.model_faults, format!("failover={}", changes.len()));
+    // A change and its end alternate (an etcd churn ends in itself).
+    if change != end {
+        let kinds: Vec<&str> = steps.iter().map(|(f, _)| f.as_str()).collect();
+        let paired: Vec<&str> = [change, end]
+            .iter()
+            .copied()
+            .cycle()
+            .take(kinds.len())
+            .collect();
+        assert_eq!(kinds, paired, "{steps:?}");
+    }
+    changes
+}

@@ -9,12 +9,15 @@ use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::registry::Backend;
 
 use super::client::EtcdClient;
-use super::cluster::EtcdRunCluster;
+use super::actions::EtcdAction;
+use super::cluster::{EtcdRunCluster, Shape};
 use super::locks::{self, EtcdLock};
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
-use crate::family::{Client, CommandLog, Family};
+use crate::family::{ActionOf, Client, CommandLog, Family};
+use crate::schedule::Action;
 use crate::RunError;
+use locklab_models::registry::Fault;
 
 /// etcd locks on a real cluster.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +52,44 @@ impl Family for Etcd {
             etcd: client.own_proxies().map(|p| p.addrs()).unwrap_or_default(),
             ..ExternalEndpoints::default()
         }
+    }
+
+    /// A leader change: on hosts of their own, the leader cut off from the other two
+    /// members (healed by [`Self::random_follow_up`]); otherwise the leader killed and
+    /// started again with its data once another leads. Either way the new leader
+    /// restarts every lease's TTL, the model's failover.
+    fn random_server_fault(
+        shape: &Shape,
+        _lock: &EtcdLock,
+        _ttl: Duration,
+        kind: Fault,
+        _nth: u32,
+        _pick: u64,
+    ) -> Option<Action<ActionOf<Self>>> {
+        match (shape, kind) {
+            (Shape::ThreeOnHosts, Fault::Failover) => {
+                Some(Action::Family(EtcdAction::IsolateLeader))
+            }
+            (Shape::Three, Fault::Failover) => Some(Action::Family(EtcdAction::ChurnLeader)),
+            _ => None,
+        }
+    }
+
+    /// A cut leader's host rejoins a lease and a half later, as `etcd-leader-isolated`'s
+    /// plan heals it: the leader change is over before the next fault.
+    fn random_follow_up(
+        _shape: &Shape,
+        action: &Action<ActionOf<Self>>,
+        ttl: Duration,
+    ) -> Option<(u64, Action<ActionOf<Self>>)> {
+        let Action::Family(EtcdAction::IsolateLeader) = action else {
+            return None;
+        };
+        let lease = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        Some((
+            lease.saturating_mul(3) / 2,
+            Action::Family(EtcdAction::HealIsolation),
+        ))
     }
 
     fn jepsen_workload(lock: &EtcdLock) -> Option<&'static str> {

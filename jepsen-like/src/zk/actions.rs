@@ -23,6 +23,9 @@ pub enum ZkAction {
     IsolateLeader,
     /// Every cut healed.
     HealIsolation,
+    /// The leader killed (`kill -9`): the others elect a new one, which starts every
+    /// session's timeout afresh. [`ZkAction::RestartKilled`] brings it back.
+    KillLeader,
 }
 
 impl FamilyAction for ZkAction {
@@ -32,18 +35,18 @@ impl FamilyAction for ZkAction {
             ZkAction::RestartKilled => "restart-killed",
             ZkAction::IsolateLeader => "isolate-leader",
             ZkAction::HealIsolation => "heal-isolation",
+            ZkAction::KillLeader => "kill-leader",
         }
     }
 
-    /// A lost create reply is the model's dropped reply; a leader cut off is the
-    /// model's leader change; the servers coming back after a kill end an election the
-    /// plans do not ask the model about.
+    /// A lost create reply is the model's dropped reply; a leader cut off or killed is
+    /// the model's leader change; the killed servers coming back end it, as a healed
+    /// cut does (they rejoin as followers: to the model, nothing of its own).
     fn realises(&self) -> Realises {
         match self {
             ZkAction::LoseCreateReply => Realises::Fault(Fault::Drop),
-            ZkAction::IsolateLeader => Realises::Fault(Fault::Failover),
-            ZkAction::HealIsolation => Realises::Heal,
-            ZkAction::RestartKilled => Realises::Beyond,
+            ZkAction::IsolateLeader | ZkAction::KillLeader => Realises::Fault(Fault::Failover),
+            ZkAction::HealIsolation | ZkAction::RestartKilled => Realises::Heal,
         }
     }
 
@@ -52,13 +55,15 @@ impl FamilyAction for ZkAction {
             ZkAction::LoseCreateReply => Target::AnyClient,
             // Named by `target_name`: which servers are down is known only then.
             ZkAction::RestartKilled => Target::Primary,
-            ZkAction::IsolateLeader | ZkAction::HealIsolation => Target::Primary,
+            ZkAction::IsolateLeader | ZkAction::HealIsolation | ZkAction::KillLeader => {
+                Target::Primary
+            }
         }
     }
 
     fn target_name(&self) -> Option<&'static str> {
         match self {
-            ZkAction::LoseCreateReply | ZkAction::IsolateLeader => None,
+            ZkAction::LoseCreateReply | ZkAction::IsolateLeader | ZkAction::KillLeader => None,
             ZkAction::RestartKilled => Some("killed servers"),
             ZkAction::HealIsolation => Some("the first leader | the other servers, healed"),
         }

@@ -194,6 +194,11 @@ impl Servers for ZkRunCluster {
                 self.trap.store(true, Ordering::SeqCst);
                 Ok(())
             }
+            ZkAction::KillLeader => {
+                let leader = self.primary().ok_or("no server says it leads")?;
+                self.ensemble.server_mut(leader).kill();
+                Ok(())
+            }
             ZkAction::RestartKilled => {
                 let n = self.ensemble.servers().len();
                 let down: Vec<usize> = (0..n)

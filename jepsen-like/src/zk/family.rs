@@ -9,12 +9,19 @@ use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::registry::Backend;
 
 use super::client::ZkClient;
-use super::cluster::ZkRunCluster;
+use super::actions::ZkAction;
+use super::cluster::{Shape, ZkRunCluster};
 use super::locks::{self, ZkLock};
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
-use crate::family::{Client, CommandLog, Family};
+use crate::family::{ActionOf, Client, CommandLog, Family};
+use crate::schedule::Action;
 use crate::RunError;
+use locklab_models::registry::Fault;
+
+/// How long the ensemble takes to notice a lost leader and elect another (ms): its
+/// sync limit (2.5 s here) and a vote.
+const ELECTION_MS: u64 = 3_000;
 
 /// ZooKeeper locks on a real ensemble.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +56,45 @@ impl Family for Zk {
             zookeeper: client.own_proxies().map(|p| p.addrs()).unwrap_or_default(),
             ..ExternalEndpoints::default()
         }
+    }
+
+    /// A leader change: on hosts of their own, the leader cut off from the other two
+    /// servers (healed by [`Self::random_follow_up`]); otherwise the leader killed
+    /// (and started again with its data). Either way the others elect a new leader
+    /// that starts every session's timeout afresh, the model's failover.
+    fn random_server_fault(
+        shape: &Shape,
+        _lock: &ZkLock,
+        _ttl: Duration,
+        kind: Fault,
+        _nth: u32,
+        _pick: u64,
+    ) -> Option<Action<ActionOf<Self>>> {
+        match (shape, kind) {
+            (Shape::ThreeOnHosts { .. }, Fault::Failover) => {
+                Some(Action::Family(ZkAction::IsolateLeader))
+            }
+            (Shape::Three, Fault::Failover) => Some(Action::Family(ZkAction::KillLeader)),
+            _ => None,
+        }
+    }
+
+    /// The cut heals, or the killed leader starts again, once the others have elected
+    /// (ZooKeeper notices a lost leader within its sync limit, 2.5 s here) and a
+    /// session's length after: a leader change is over before the next fault, so
+    /// two never stack into a lost quorum the model has no word for.
+    fn random_follow_up(
+        _shape: &Shape,
+        action: &Action<ActionOf<Self>>,
+        ttl: Duration,
+    ) -> Option<(u64, Action<ActionOf<Self>>)> {
+        let end = match action {
+            Action::Family(ZkAction::IsolateLeader) => ZkAction::HealIsolation,
+            Action::Family(ZkAction::KillLeader) => ZkAction::RestartKilled,
+            _ => return None,
+        };
+        let session = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        Some((ELECTION_MS.saturating_add(session), Action::Family(end)))
     }
 
     fn lease(lock: &ZkLock, _ttl: Duration) -> Lease {
