@@ -457,6 +457,7 @@ fn every_plan_is_tested() {
         "zk-plain-znode",
         "zk-leader-isolated",
         "zk-hung-worker",
+        "zk-clock-jump",
     ];
     for p in locklab_jepsen::runnable() {
         assert!(

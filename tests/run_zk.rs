@@ -363,7 +363,46 @@ fn an_isolated_leader_grants_nothing() {
 fn random_leader_kills_break_nothing_the_recipe_promises() {
     let killed = runs::random_leader_changes("zk-sequential", "kill-leader", "restart-killed", 1);
     assert!(
-        killed.iter().all(|k| ["zk1", "zk2", "zk3"].contains(&k.as_str())),
+        killed
+            .iter()
+            .all(|k| ["zk1", "zk2", "zk3"].contains(&k.as_str())),
         "{killed:?}"
+    );
+}
+
+/// The leader's clock leaps ahead (libfaketime) 300 ms into the first section: the
+/// leader times the holder's session out though the holder runs and is connected,
+/// deletes its node and the next client is granted while the holder works on, as the
+/// model says. The history names the leader whose clock moved, answers a holder's
+/// release SESSIONEXPIRED, and shows clients opening new sessions afterwards (as
+/// Curator's client does after LOST). The lock check finds the double grant: the
+/// session ended before its timeout had passed on any client's clock.
+#[test]
+fn a_leap_of_the_leaders_clock_shares_the_lock() {
+    let (r, h) = run_kept(RunOptions::new("zk-clock-jump"));
+    runs::assert_agrees(&r);
+    assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
+    assert_eq!(check(&r, Property::LockLinearizability), Verdict::Violation);
+    let leap = nemesis(&h, "clock");
+    assert!(
+        leap.len() == 1
+            && ["zk1", "zk2", "zk3"].contains(&leap[0].0.as_str())
+            && leap[0].1.is_none(),
+        "{leap:?}"
+    );
+    let reqs = requests(&h);
+    assert!(
+        reqs.iter()
+            .any(|(_, cmd, reply)| matches!(cmd, ZkCommand::Delete { .. })
+                && reply == &Some(ZkReply::Error(ZkError::SessionExpired))),
+        "a holder's release finds its session expired"
+    );
+    let connects = reqs
+        .iter()
+        .filter(|(_, cmd, _)| matches!(cmd, ZkCommand::Connect { .. }))
+        .count();
+    assert!(
+        connects > 3,
+        "new sessions after the leap: {connects} connects"
     );
 }

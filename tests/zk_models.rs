@@ -46,8 +46,56 @@ fn every_zk_row_reaches_its_verdict() {
             "zk-plain-znode",
             "zk-leader-isolated",
             "zk-hung-worker",
+            "zk-clock-jump",
         ],
     );
+}
+
+/// A leap of the leader's clock times out the running, connected holder's session on
+/// the leader: the story has the leap, the holder's node deleted with its session while
+/// the holder is still inside (neither paused nor cut off), and the next client's node
+/// the lowest with both inside. Fenced by the czxid, the same leap breaks nothing.
+#[test]
+fn a_leap_of_the_leaders_clock_expires_a_connected_holders_session() {
+    let r = run("zk-clock-jump");
+    assert_eq!(
+        r.verdict,
+        Verdict::Violated(vec![Property::MutualExclusion])
+    );
+    let s = r
+        .stories
+        .iter()
+        .find(|s| s.property == Property::MutualExclusion)
+        .expect("a story");
+    let t = story(&r, Property::MutualExclusion);
+    let leap = s
+        .steps
+        .iter()
+        .position(|x| x.action.contains("leader's clock leaps ahead"))
+        .unwrap_or_else(|| panic!("the leap is a step\n{t}"));
+    assert!(s.steps[leap].fault, "{t}");
+    assert!(
+        s.steps[leap]
+            .action
+            .contains("session 1 expired, ZooKeeper deletes /lock/c0-"),
+        "the holder's session and node go at the leap\n{t}"
+    );
+    let before = s.steps[leap - 1].state.join("\n");
+    assert!(
+        before.contains("c0: IN CRITICAL SECTION")
+            && !before.contains("[PAUSED]")
+            && !before.contains("[PARTITIONED]"),
+        "the holder is inside, neither paused nor cut off, when its session goes\n{t}"
+    );
+    assert_two_inside(&r, &t, |l| l.starts_with("c0:"));
+    assert!(s.closing.contains("leader's clock"), "{}", s.closing);
+    let fenced = variant(
+        Recipe::CURATOR,
+        Work::Fenced,
+        RES,
+        &Params::BASE.with_faults(&[(Fault::Jump, 1)]),
+    );
+    assert!(fenced.is_empty(), "the czxid keeps the late write out");
 }
 
 /// The leader cut off from its quorum changes leaders, never holders: the new leader

@@ -95,13 +95,7 @@ pub trait Family: Sized + Send + Sync + 'static {
     /// a clock) means what this family's model calls it, which a family with such
     /// faults says (Redis: killing the primary is a failover).
     fn realises(action: &Action<ActionOf<Self>>) -> Realises {
-        match action {
-            Action::Client { fault, .. } => Realises::Fault(*fault),
-            Action::Split { .. } => Realises::Fault(locklab_models::registry::Fault::Partition),
-            Action::Resume(_) | Action::HealPartition(_) | Action::HealSplit => Realises::Heal,
-            Action::Family(a) => a.realises(),
-            _ => Realises::Beyond,
-        }
+        realises_generic(action)
     }
 
     /// The model's faults the scenario's lock carries as knobs of its own rather than
@@ -195,4 +189,18 @@ pub trait Family: Sized + Send + Sync + 'static {
         client: &Self::Client,
         key: &str,
     ) -> Result<Box<dyn DistributedLock>, RunError>;
+}
+
+/// What a step means to every family's model unless the family says otherwise
+/// ([`Family::realises`]): a client fault is the fault it names, a split a partition,
+/// a resume or heal nothing of its own, a family fault what it says; a server fault is
+/// beyond the model.
+pub fn realises_generic<A: FamilyAction>(action: &Action<A>) -> Realises {
+    match action {
+        Action::Client { fault, .. } => Realises::Fault(*fault),
+        Action::Split { .. } => Realises::Fault(locklab_models::registry::Fault::Partition),
+        Action::Resume(_) | Action::HealPartition(_) | Action::HealSplit => Realises::Heal,
+        Action::Family(a) => a.realises(),
+        _ => Realises::Beyond,
+    }
 }

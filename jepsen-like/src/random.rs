@@ -181,7 +181,7 @@ impl RandomNemesis {
                     names(&known)
                 ))),
                 Some(k) => Err(RunError::BadOption(format!(
-                    "--nemesis random:{k}: {}'s servers cannot take a {k} here (a clock jump only where the server runs under libfaketime: Redlock's nodes, MariaDB; a killed session only on SQL servers; a failover only behind Sentinel or as an etcd or ZooKeeper leader change); this row mixes: {}",
+                    "--nemesis random:{k}: {}'s servers cannot take a {k} here (a clock jump only where the server runs under libfaketime: Redlock's nodes, the ZooKeeper leader, MariaDB; a killed session only on SQL servers; a failover only behind Sentinel or as an etcd or ZooKeeper leader change); this row mixes: {}",
                     scenario.id,
                     names(&known)
                 ))),

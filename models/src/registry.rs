@@ -402,6 +402,8 @@ named! {
         ZkLeaderIsolated => "zk-leader-isolated",
         /// `zk-hung-worker`.
         ZkHungWorker => "zk-hung-worker",
+        /// `zk-clock-jump`.
+        ZkClockJump => "zk-clock-jump",
     }
 }
 
@@ -482,6 +484,7 @@ impl Family {
                 Fault::Partition,
                 Fault::Drop,
                 Fault::Failover,
+                Fault::Jump,
             ],
         }
     }

@@ -65,6 +65,9 @@ pub struct ZkServer {
     election_port: PortLease,
     /// The `server.N=…` lines of its ensemble; empty for a standalone server.
     ensemble: String,
+    /// Runs under libfaketime ([`ZkServer::set_clock`] moves its clocks, the monotonic
+    /// one its session tracker reads included).
+    fake_clock: bool,
 }
 
 /// A four-letter word sent to a client port on 127.0.0.1; the answer.
@@ -95,7 +98,7 @@ fn mode_of(srvr: &str) -> Option<Mode> {
 }
 
 impl ZkServer {
-    fn reserve(myid: u32, lab: Option<&Lab>) -> Result<Self, ServerError> {
+    fn reserve(myid: u32, lab: Option<&Lab>, fake_clock: bool) -> Result<Self, ServerError> {
         let host = lab
             .map(|l| l.host(&format!("zk{myid}")).cloned())
             .transpose()
@@ -106,7 +109,21 @@ impl ZkServer {
             quorum_port: port::lease()?,
             election_port: port::lease()?,
             ensemble: String::new(),
+            fake_clock,
         })
+    }
+
+    /// Sets the server's clock offset (`"+3"`: 3 s ahead), read at its next clock read;
+    /// an error for a server not started under libfaketime.
+    pub fn set_clock(&self, spec: &str) -> Result<(), ServerError> {
+        if !self.fake_clock {
+            return Err(ServerError::Io(std::io::Error::other(
+                "this server was not started under libfaketime",
+            )));
+        }
+        crate::clock::FakeClock::in_dir(self.dir())
+            .set(spec)
+            .map_err(ServerError::Io)
     }
 
     /// Its `myid` (1, 2, 3).
@@ -173,6 +190,9 @@ impl ZkServer {
         .arg(classpath)
         .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
         .arg(dir.join("zoo.cfg"));
+        if self.fake_clock {
+            crate::clock::FakeClock::in_dir(&dir).wrap(&mut cmd, "")?;
+        }
         self.process.spawn(cmd)
     }
 
@@ -231,8 +251,14 @@ impl ZkEnsemble {
     /// `n` servers, each on the host of `lab` named after it (`zk1`, `zk2`, …) when
     /// given, all serving with one leader.
     pub fn start_on(n: usize, lab: Option<&Lab>) -> Result<Self, ServerError> {
+        Self::start_with(n, lab, false)
+    }
+
+    /// As [`ZkEnsemble::start_on`], every server under libfaketime when `fake_clock`,
+    /// so that [`ZkServer::set_clock`] can move its clocks.
+    pub fn start_with(n: usize, lab: Option<&Lab>, fake_clock: bool) -> Result<Self, ServerError> {
         let mut servers = (1..=n as u32)
-            .map(|i| ZkServer::reserve(i, lab))
+            .map(|i| ZkServer::reserve(i, lab, fake_clock))
             .collect::<Result<Vec<_>, _>>()?;
         let lines = if n > 1 {
             servers

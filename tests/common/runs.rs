@@ -171,7 +171,10 @@ pub fn random_leader_changes(id: &str, change: &str, end: &str, seed: u64) -> Ve
         ..RunOptions::new(id)
     };
     let (r, h) = run_kept(options);
-    let n = r.nemesis.as_ref().expect("a random run reports its nemesis");
+    let n = r
+        .nemesis
+        .as_ref()
+        .expect("a random run reports its nemesis");
     assert!(n.broken.is_empty() && n.shrunk.is_none(), "{n:?}");
     assert_eq!(
         r.agreement.at_least_as_safe,

@@ -117,7 +117,8 @@ struct Place {
 
 /// One owner of the lock, on its own session.
 pub struct RecipeLock {
-    session: ZkSession,
+    /// The session it locks in; replaced by a new one once the ensemble expired it.
+    session: Mutex<ZkSession>,
     owner: String,
     recipe: Recipe,
     fenced: bool,
@@ -199,7 +200,7 @@ impl RecipeLock {
     /// in the name, predecessor watch, SUSPENDED treated as lost ([`Recipe::CURATOR`]).
     pub fn new(session: ZkSession, owner: &str) -> Self {
         RecipeLock {
-            session,
+            session: Mutex::new(session),
             owner: owner.into(),
             recipe: Recipe::CURATOR,
             fenced: true,
@@ -228,9 +229,36 @@ impl RecipeLock {
         }
     }
 
+    /// The session it locks in now.
+    fn session(&self) -> ZkSession {
+        self.session
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// After the ensemble expired the session (and every node of it), a new session
+    /// for the next attempt, as Curator's client makes one after LOST: the process
+    /// locks again instead of failing for ever. Its place in the queue went with the
+    /// old session. A new session that cannot be opened now is tried at the next
+    /// attempt.
+    async fn renew_expired_session(&self) {
+        let old = self.session();
+        if !old.expired() {
+            return;
+        }
+        if let Ok(new) = old.reopen().await {
+            *self.session.lock().unwrap_or_else(|p| p.into_inner()) = new;
+            let mut place = lock(&self.place);
+            place.node = None;
+            place.watch = None;
+            place.unsure = false;
+        }
+    }
+
     /// The session's id, as the server names it.
     pub fn session_id(&self) -> u64 {
-        self.session.id()
+        self.session().id()
     }
 
     /// The prefix its creates ask for: with the owner id and the acquisition's number
@@ -249,7 +277,7 @@ impl RecipeLock {
 
     fn list(&self, watch: bool) -> ZkCommand {
         ZkCommand::GetChildren {
-            session: self.session.id(),
+            session: self.session().id(),
             path: LOCK_DIR.into(),
             watch,
         }
@@ -274,13 +302,13 @@ impl RecipeLock {
             lock(&self.place).unsure = false;
         }
         let create = ZkCommand::Create {
-            session: self.session.id(),
+            session: self.session().id(),
             path: format!("{LOCK_DIR}/{prefix}"),
             data: String::new(),
             ephemeral: true,
             sequential: true,
         };
-        let made = match self.session.exec(create).await {
+        let made = match self.session().exec(create).await {
             Ok(ZkReply::Created { path, czxid }) => {
                 let name = path.rsplit('/').next().unwrap_or_default().to_string();
                 (name, czxid)
@@ -301,17 +329,17 @@ impl RecipeLock {
 
     /// The node a lost create reply made, if it did: the child with our prefix.
     async fn find_node(&self, prefix: &str) -> Result<Option<(String, u64)>, LockError> {
-        let ZkReply::Children(children) = self.session.exec(self.list(false)).await? else {
+        let ZkReply::Children(children) = self.session().exec(self.list(false)).await? else {
             return Ok(None);
         };
         let Some(name) = children.into_iter().find(|c| c.starts_with(prefix)) else {
             return Ok(None);
         };
         let get = ZkCommand::GetData {
-            session: self.session.id(),
+            session: self.session().id(),
             path: format!("{LOCK_DIR}/{name}"),
         };
-        match self.session.exec(get).await? {
+        match self.session().exec(get).await? {
             ZkReply::Stat(Some(n)) => Ok(Some((name, n.czxid))),
             _ => Ok(None),
         }
@@ -323,7 +351,7 @@ impl RecipeLock {
         let Some(watch) = lock(&self.place).watch.take() else {
             return true;
         };
-        match self.session.wait(watch, WATCH_SLICE).await {
+        match self.session().wait(watch, WATCH_SLICE).await {
             Woken::Fired | Woken::SessionEnded => true,
             Woken::Pending(w) => {
                 lock(&self.place).watch = Some(w);
@@ -337,6 +365,7 @@ impl RecipeLock {
             retry_after: Some(Duration::ZERO),
             reason: None,
         });
+        self.renew_expired_session().await;
         if !self.waited().await {
             return busy;
         }
@@ -346,7 +375,7 @@ impl RecipeLock {
         }
         let (name, czxid) = self.ensure_node().await?;
         let herd = self.recipe.watch_on == WatchOn::Parent;
-        let (reply, parent_watch) = self.session.exec_watched(self.list(herd)).await?;
+        let (reply, parent_watch) = self.session().exec_watched(self.list(herd)).await?;
         let ZkReply::Children(mut children) = reply else {
             // SESSIONEXPIRED: our node went with the session.
             lock(&self.place).node = None;
@@ -372,11 +401,11 @@ impl RecipeLock {
             None => {
                 // Watch only the node just before ours.
                 let exists = ZkCommand::Exists {
-                    session: self.session.id(),
+                    session: self.session().id(),
                     path: format!("{LOCK_DIR}/{}", children[at - 1]),
                     watch: true,
                 };
-                match self.session.exec_watched(exists).await? {
+                match self.session().exec_watched(exists).await? {
                     (ZkReply::Stat(Some(_)), Some(w)) => w,
                     // Gone already: list again at once (the watch, which would fire at
                     // the node's next creation, is dropped unread).
@@ -398,13 +427,13 @@ impl RecipeLock {
         });
         let path = format!("{LOCK_DIR}/{PLAIN_NODE}");
         let create = ZkCommand::Create {
-            session: self.session.id(),
+            session: self.session().id(),
             path: path.clone(),
             data: String::new(),
             ephemeral: true,
             sequential: false,
         };
-        match self.session.exec(create).await? {
+        match self.session().exec(create).await? {
             ZkReply::Created { czxid, .. } => {
                 lock(&self.place).node = Some((PLAIN_NODE.to_string(), czxid));
                 return Ok(Attempt::Acquired(self.guard(
@@ -417,11 +446,11 @@ impl RecipeLock {
             other => return Err(unexpected("create", &other)),
         }
         let exists = ZkCommand::Exists {
-            session: self.session.id(),
+            session: self.session().id(),
             path,
             watch: true,
         };
-        if let (ZkReply::Stat(Some(_)), Some(w)) = self.session.exec_watched(exists).await? {
+        if let (ZkReply::Stat(Some(_)), Some(w)) = self.session().exec_watched(exists).await? {
             lock(&self.place).watch = Some(w);
             self.waited().await;
         }
@@ -435,7 +464,7 @@ impl RecipeLock {
         let path = format!("{LOCK_DIR}/{name}");
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let held = Arc::new(Held {
-            session: self.session.clone(),
+            session: self.session().clone(),
             path: path.clone(),
             place: self.place.clone(),
             stop: Mutex::new(Some(stop)),
@@ -451,7 +480,7 @@ impl RecipeLock {
             sent_at,
         );
         watch_session(
-            self.session.client(),
+            self.session().client(),
             Arc::downgrade(&guard.ownership()),
             self.recipe.stop_at_suspended,
             stopped,

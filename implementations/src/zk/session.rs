@@ -145,6 +145,18 @@ pub struct ZkSession {
     client: zk::Client,
     log: RequestLog,
     id: SessionId,
+    /// How it was opened, so that a session the ensemble expired can be followed by a
+    /// new one on the same servers ([`ZkSession::reopen`]); `None` over a client
+    /// opened elsewhere.
+    opened: Option<std::sync::Arc<Opened>>,
+}
+
+/// What [`ZkSession::connect`] was asked for.
+#[derive(Debug)]
+struct Opened {
+    connect_string: String,
+    timeout: Duration,
+    detached: bool,
 }
 
 impl std::fmt::Debug for ZkSession {
@@ -181,7 +193,17 @@ impl ZkSession {
                 let id = client.session_id().0 as u64;
                 let reply = ZkReply::Connected { session: id };
                 log.finish(begun, 0, Some(id), cmd, Some(reply));
-                Ok(ZkSession { client, log, id })
+                let opened = Some(std::sync::Arc::new(Opened {
+                    connect_string: connect_string.to_string(),
+                    timeout,
+                    detached,
+                }));
+                Ok(ZkSession {
+                    client,
+                    log,
+                    id,
+                    opened,
+                })
             }
             Err(e) => {
                 log.finish(begun, 0, None, cmd, None);
@@ -193,7 +215,35 @@ impl ZkSession {
     /// The session over an already connected `client` (its `connect` not recorded).
     pub fn over(client: zk::Client, log: RequestLog) -> Self {
         let id = client.session_id().0 as u64;
-        ZkSession { client, log, id }
+        ZkSession {
+            client,
+            log,
+            id,
+            opened: None,
+        }
+    }
+
+    /// Whether the ensemble expired the session (a client is told so once it reaches
+    /// the ensemble again; every request of it fails from then on).
+    pub fn expired(&self) -> bool {
+        matches!(self.client.state(), zk::SessionState::Expired)
+    }
+
+    /// A new session on the same servers, asking for the same timeout, recorded in the
+    /// same log: what Curator's client does after LOST, so that the process can lock
+    /// again. An error for a session not opened by [`ZkSession::connect`].
+    pub async fn reopen(&self) -> Result<ZkSession, LockError> {
+        let opened = self.opened.as_ref().ok_or_else(|| LockError::NotHeld {
+            key: format!("session {:#x}", self.id),
+            reason: None,
+        })?;
+        Self::connect(
+            &opened.connect_string,
+            opened.timeout,
+            self.log.clone(),
+            opened.detached,
+        )
+        .await
     }
 
     /// The server's id of the session.

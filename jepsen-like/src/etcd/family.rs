@@ -8,8 +8,8 @@ use std::time::Duration;
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::registry::Backend;
 
-use super::client::EtcdClient;
 use super::actions::EtcdAction;
+use super::client::EtcdClient;
 use super::cluster::{EtcdRunCluster, Shape};
 use super::locks::{self, EtcdLock};
 use crate::counter::Counter;

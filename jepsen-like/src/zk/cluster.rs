@@ -106,7 +106,7 @@ impl Servers for ZkRunCluster {
     type Shape = Shape;
     type Action = ZkAction;
 
-    fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
+    fn start(shape: &Shape, fake_clock: bool) -> Result<Self, RunError> {
         let lab = match shape {
             Shape::Three => None,
             Shape::ThreeOnHosts { .. } => Some(Lab::new(&["zk1", "zk2", "zk3"]).map_err(|e| {
@@ -115,7 +115,7 @@ impl Servers for ZkRunCluster {
                 ))
             })?),
         };
-        let ensemble = ZkEnsemble::start_on(3, lab.as_ref())
+        let ensemble = ZkEnsemble::start_with(3, lab.as_ref(), fake_clock)
             .map_err(|e| RunError::Environment(e.to_string()))?;
         Ok(ZkRunCluster {
             ensemble,
@@ -169,8 +169,13 @@ impl Servers for ZkRunCluster {
         false
     }
 
-    fn set_clock(&mut self, _i: usize, _offset: &str) -> Result<(), String> {
-        Err("ZooKeeper servers do not run under libfaketime here".into())
+    fn set_clock(&mut self, i: usize, offset: &str) -> Result<(), String> {
+        self.ensemble
+            .servers()
+            .get(i)
+            .ok_or_else(|| format!("no server zk{}", i + 1))?
+            .set_clock(offset)
+            .map_err(|e| format!("zk{}: {e}", i + 1))
     }
 
     fn apply(&mut self, action: &ZkAction) -> Result<(), String> {

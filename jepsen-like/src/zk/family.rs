@@ -8,14 +8,14 @@ use std::time::Duration;
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::registry::Backend;
 
-use super::client::ZkClient;
 use super::actions::ZkAction;
+use super::client::ZkClient;
 use super::cluster::{Shape, ZkRunCluster};
 use super::locks::{self, ZkLock};
 use crate::counter::Counter;
 use crate::external::ExternalEndpoints;
 use crate::family::{ActionOf, Client, CommandLog, Family};
-use crate::schedule::Action;
+use crate::schedule::{Action, Realises};
 use crate::RunError;
 use locklab_models::registry::Fault;
 
@@ -58,6 +58,15 @@ impl Family for Zk {
         }
     }
 
+    /// A leader killed or cut off is the model's leader change ([`ZkAction`]); the
+    /// leader's clock set ahead is its leap of the clock that times sessions.
+    fn realises(action: &Action<ActionOf<Self>>) -> Realises {
+        match action {
+            Action::Clock { .. } => Realises::Fault(Fault::Jump),
+            other => crate::family::realises_generic(other),
+        }
+    }
+
     /// A leader change: on hosts of their own, the leader cut off from the other two
     /// servers (healed by [`Self::random_follow_up`]); otherwise the leader killed
     /// (and started again with its data). Either way the others elect a new leader
@@ -65,9 +74,9 @@ impl Family for Zk {
     fn random_server_fault(
         shape: &Shape,
         _lock: &ZkLock,
-        _ttl: Duration,
+        ttl: Duration,
         kind: Fault,
-        _nth: u32,
+        nth: u32,
         _pick: u64,
     ) -> Option<Action<ActionOf<Self>>> {
         match (shape, kind) {
@@ -75,6 +84,12 @@ impl Family for Zk {
                 Some(Action::Family(ZkAction::IsolateLeader))
             }
             (Shape::Three, Fault::Failover) => Some(Action::Family(ZkAction::KillLeader)),
+            // The leader's clock, one and a half sessions further ahead each time: a
+            // bare leap, whose expiries race the clients' pings.
+            (_, Fault::Jump) => Some(Action::Clock {
+                target: crate::schedule::Target::Primary,
+                offset: format!("+{}", u64::from(nth + 1) * crate::random::jump_seconds(ttl)),
+            }),
             _ => None,
         }
     }

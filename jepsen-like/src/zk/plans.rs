@@ -28,6 +28,13 @@ const SESSION_MS: u64 = 2_000;
 /// leader, plus an election.
 const ISOLATED_SESSION_MS: u64 = 6_000;
 
+/// The leader's clock in `zk-clock-jump`: 3 s ahead (past a 2 s session), and ten
+/// times fast after. A bare leap expires only the sessions that did not ping between
+/// it and the leader's next expiry round (every tick): the holder's or not, both seen
+/// here. Running fast, the clock times out every session that does not ping within a
+/// tenth of its timeout, the holder's surely, so the run shows what the model finds.
+const LEAP: &str = "+3 x10";
+
 /// Curator's recipe as its documentation asks it used: the owner id in the node name,
 /// the predecessor watched, SUSPENDED treated as lost.
 const CURATOR: Recipe = Recipe::CURATOR;
@@ -103,6 +110,25 @@ pub fn plans() -> Vec<ZkPlan> {
             vec![after_entry(0, Action::client(Fault::Crash, AnyClient, 0))],
             "the first holder crashes inside its section; its session expires, its node with it, and the lock is free again",
         ),
+        ZkPlan {
+            // The holder works on through the leap, so a session expired under it
+            // shows as a second holder.
+            work_ms: 1_500,
+            fake_clock: true,
+            ..plan(
+                ScenarioId::ZkClockJump,
+                CURATOR,
+                Work::Unfenced,
+                vec![after_entry(
+                    300,
+                    Action::Clock {
+                        target: Primary,
+                        offset: LEAP.into(),
+                    },
+                )],
+                "300 ms into the first section the leader's clock (libfaketime, the monotonic clock its session tracker reads included) leaps 3 s ahead and runs ten times fast from then on; the holder works 1.5 s",
+            )
+        },
         ZkPlan {
             // Four sessions of quiet after the hang are what a run calls stuck.
             duration_ms: 10_000,

@@ -223,5 +223,16 @@ pub fn scenarios() -> Vec<Scenario> {
             defaults: one(Fault::Hang),
             model: &const { ZkLock::new(Recipe::CURATOR, Work::Outside) },
         },
+        Scenario {
+            id: ScenarioId::ZkClockJump.name(),
+            family: zk,
+            protocol: "Curator's recipe (protected ephemeral-sequential node, predecessor watch, SUSPENDED treated as lost)",
+            faults: "the leader's clock leaps ahead (libfaketime): sessions time out on it early",
+            properties: MX,
+            expected: Violates(MX),
+            lesson: "A session's timeout runs on the leader's clock, not on its client's: when the leader's clock leaps ahead, sessions that had not pinged since time out on it at once, the running, connected holder's too. Its node goes and the next waiter is granted; the holder hears SUSPENDED only as the server closes its connection, after the node is gone, so even Curator's advice cannot make it stop first. The node's czxid as a fencing token keeps its late write out.",
+            defaults: one(Fault::Jump),
+            model: &const { ZkLock::new(Recipe::CURATOR, Work::Outside) },
+        },
     ]
 }

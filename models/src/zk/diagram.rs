@@ -27,6 +27,25 @@ impl ZkLockModel {
         lanes
     }
 
+    /// An arrow from the ensemble to each client whose session of `s` is gone in
+    /// `after`, crossed out: the client does not hear it then.
+    fn expiry_arrows(s: &ZkLockState, after: &ZkLockState, how: &str) -> Vec<Arrow> {
+        s.zk.sessions
+            .keys()
+            .filter(|id| !after.zk.sessions.contains_key(id))
+            .filter_map(|id| {
+                Some(Arrow {
+                    from: ZK.into(),
+                    to: Self::session_lane(s, *id)?,
+                    label: format!("✗ session {id} {how}"),
+                    reply: None,
+                    fault: true,
+                    lost: true,
+                })
+            })
+            .collect()
+    }
+
     /// The client lane of a session.
     fn session_lane(s: &ZkLockState, session: u64) -> Option<String> {
         s.clients
@@ -154,21 +173,8 @@ impl ZkLockModel {
                     }
                     // The crux of every ZooKeeper story: a session expires only while
                     // its client cannot hear the ensemble, so the news never reaches it.
-                    t.arrows.extend(
-                        s.zk.sessions
-                            .keys()
-                            .filter(|id| !e.state.zk.sessions.contains_key(id))
-                            .filter_map(|id| {
-                                Some(Arrow {
-                                    from: ZK.into(),
-                                    to: Self::session_lane(s, *id)?,
-                                    label: format!("✗ session {id} expired: not heard"),
-                                    reply: None,
-                                    fault: true,
-                                    lost: true,
-                                })
-                            }),
-                    );
+                    t.arrows
+                        .extend(Self::expiry_arrows(s, &e.state, "expired: not heard"));
                 }
                 t
             }
@@ -184,6 +190,21 @@ impl ZkLockModel {
                 }
             }
             Action::Drop(c) => request(client(c), "⚡ ", true),
+            Action::Jump(_) => {
+                let mut t = mark(
+                    ZK.into(),
+                    "⚡ leader's clock leaps ahead: sessions time out on it",
+                    true,
+                );
+                if let Some(e) = &e {
+                    t.arrows.extend(Self::expiry_arrows(
+                        s,
+                        &e.state,
+                        "timed out on the leader's clock",
+                    ));
+                }
+                t
+            }
             _ => WORDS.mark(a.client_fault()),
         };
         if let Some(e) = &e {

@@ -208,6 +208,11 @@ pub enum Action {
     /// Fault: the leader is cut off from the quorum; the others elect a new leader,
     /// which gives every session a fresh timeout.
     Failover,
+    /// Fault: the leader's clock leaps ahead, and the sessions of the clients in the
+    /// mask (bit `c`: client `c`'s), which had not pinged since, expire at once —
+    /// however recently their clients heard from the ensemble. Which ones is a race
+    /// with each client's next ping, so any of them may.
+    Jump(u8),
 }
 
 /// A step's next state, with the request it sent and its reply.
@@ -221,6 +226,18 @@ pub fn lock_path(name: &str) -> String {
 }
 
 impl ZkLockModel {
+    /// The sessions a jump of the leader's clock expires: those of the clients in
+    /// `mask` that have one.
+    fn jumped(s: &ZkLockState, mask: u8) -> Vec<SessionId> {
+        s.clients
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| mask & (1 << c) != 0)
+            .filter_map(|(_, cl)| cl.session)
+            .filter(|id| s.zk.sessions.contains_key(id))
+            .collect()
+    }
+
     /// Whether time matters: some fault makes a session time out.
     fn timed(&self) -> bool {
         self.faults.any(&[
@@ -365,7 +382,14 @@ impl ZkLockModel {
                 }
             }
             Phase::Wait => {
-                // Nothing to do until a watch of its session has fired.
+                // Nothing to do until a watch of its session has fired — or the session
+                // itself is gone (a leap of the leader's clock), which the client is
+                // told as it waits.
+                if !st.zk.sessions.contains_key(&session) {
+                    let phase = self.give_up(&mut s, c);
+                    s.clients[c].phase = phase;
+                    return Some(Effect { state: s, sent });
+                }
                 if !st.zk.notified.iter().any(|n| n.session == session) {
                     return None;
                 }
@@ -476,6 +500,20 @@ impl ZkLockModel {
         self.recipe.stop_at_suspended && cl.process.partitioned && cl.phase.holding()
     }
 
+    /// A connected holder whose session the ensemble expired (a leap of the leader's
+    /// clock) hears SUSPENDED as the server closes its connection: it stops, if it
+    /// stops at SUSPENDED — but only after its session and node are gone, so the next
+    /// waiter may be in first.
+    fn told_after_expiry(&self, s: &ZkLockState, cl: &Client) -> bool {
+        self.recipe.stop_at_suspended
+            && cl.phase.holding()
+            && cl.process.works()
+            && cl.process.connected()
+            && cl
+                .session
+                .is_some_and(|id| !s.zk.sessions.contains_key(&id))
+    }
+
     /// Time may pass unless a client that pings would lose its session, or a holder
     /// that stops at "suspended" has not stopped yet before its session would expire.
     fn may_tick(&self, s: &ZkLockState) -> bool {
@@ -532,8 +570,9 @@ impl ZkLockModel {
                 Some(Effect::plain(s))
             }
             Action::Suspend(c) => {
+                let told = self.told_after_expiry(st, &st.clients[c as usize]);
                 let cl = &mut s.clients[c as usize];
-                if !self.must_suspend_first(cl) {
+                if !self.must_suspend_first(cl) && !told {
                     return None;
                 }
                 cl.phase = Phase::Done;
@@ -572,6 +611,22 @@ impl ZkLockModel {
                     session.deadline = crate::spec::Window::at(now + session.timeout);
                 }
                 s.budget.spend(Fault::Failover);
+                Some(Effect::plain(s))
+            }
+            Action::Jump(mask) => {
+                let gone = Self::jumped(st, mask);
+                // Every mask whose clients have sessions, each set of sessions once.
+                if !s.budget.has(Fault::Jump)
+                    || self.faults_over(st)
+                    || gone.is_empty()
+                    || gone.len() != mask.count_ones() as usize
+                {
+                    return None;
+                }
+                for id in gone {
+                    s.zk.close_session(id);
+                }
+                s.budget.spend(Fault::Jump);
                 Some(Effect::plain(s))
             }
             // Pause, resume, crash, partition, heal: the kernel's.
@@ -715,6 +770,9 @@ impl Model for ZkLockModel {
             out.extend([Action::Suspend(c), Action::Drop(c)]);
         }
         out.extend([Action::Tick, Action::Failover]);
+        if self.faults.has(Fault::Jump) {
+            out.extend((1..1u8 << s.clients.len().min(7)).map(Action::Jump));
+        }
     }
 
     fn next_state(&self, s: &ZkLockState, a: Action) -> Option<ZkLockState> {

@@ -137,31 +137,9 @@ impl Narrate for ZkLockModel {
             }
             Action::Ping(c) => said(format!("c{c}'s session")),
             Action::Tick => {
-                let expired: Vec<String> = e
+                let expired = e
                     .as_ref()
-                    .map(|e| {
-                        s.zk.sessions
-                            .keys()
-                            .filter(|id| !e.state.zk.sessions.contains_key(id))
-                            .map(|id| {
-                                let nodes: Vec<&str> = s
-                                    .zk
-                                    .nodes
-                                    .iter()
-                                    .filter(|(_, n)| n.ephemeral_owner == Some(*id))
-                                    .map(|(p, _)| p.as_str())
-                                    .collect();
-                                if nodes.is_empty() {
-                                    format!("session {id} expired")
-                                } else {
-                                    format!(
-                                        "session {id} expired, ZooKeeper deletes {}",
-                                        nodes.join(", ")
-                                    )
-                                }
-                            })
-                            .collect()
-                    })
+                    .map(|e| expired_sessions(s, &e.state))
                     .unwrap_or_default();
                 let mut t = format!("time passes to t={}", s.now + 1);
                 for x in expired.iter().chain(&watches) {
@@ -170,8 +148,11 @@ impl Narrate for ZkLockModel {
                 }
                 t
             }
-            Action::Suspend(c) => format!(
+            Action::Suspend(c) if s.clients[c as usize].process.partitioned => format!(
                 "c{c}'s connection is SUSPENDED (no reply within 2/3 of the session timeout): it stops working"
+            ),
+            Action::Suspend(c) => format!(
+                "the server closes c{c}'s connection, its session gone: SUSPENDED, c{c} stops working"
             ),
             Action::Heal(c) => {
                 let lost = e
@@ -185,6 +166,18 @@ impl Narrate for ZkLockModel {
             }
             Action::Drop(c) => said(format!("c{c} (reply lost)")),
             Action::Failover => "the leader is cut off from the other servers: they elect a new leader, which gives every session a fresh timeout".to_string(),
+            Action::Jump(_) => {
+                let expired = e
+                    .as_ref()
+                    .map(|e| expired_sessions(s, &e.state))
+                    .unwrap_or_default();
+                let mut t = "the leader's clock leaps ahead: on it, sessions that had not pinged since have timed out".to_string();
+                for x in expired.iter().chain(&watches) {
+                    t.push_str("; ");
+                    t.push_str(x);
+                }
+                t
+            }
             _ => WORDS.story(a.client_fault()),
         }
     }
@@ -207,12 +200,13 @@ impl Narrate for ZkLockModel {
 
     fn is_fault(&self, a: &Action) -> bool {
         a.client_fault().is_some_and(|(f, _)| f.is_fault())
-            || matches!(a, Action::Drop(_) | Action::Failover)
+            || matches!(a, Action::Drop(_) | Action::Failover | Action::Jump(_))
     }
 
     fn why(&self, property: Property, path: &[(Option<Action>, ZkLockState)]) -> String {
         let last = path.last().map(|(_, s)| s);
         let partitioned = happened(path, |a| matches!(a, Action::Partition(_)));
+        let leapt = happened(path, |a| matches!(a, Action::Jump(_)));
         let next = if last.is_some_and(|s| s.clients.iter().any(|c| c.wakeups > 0)) {
             "the next waiter's watch fired and its node became the lowest"
         } else {
@@ -224,6 +218,9 @@ impl Narrate for ZkLockModel {
             Property::LockLinearizability | Property::ResourceLinearizability | Property::Fencing => {
                 format!("{property} is judged on histories, not by this model.")
             }
+            Property::MutualExclusion if leapt => format!(
+                "ZooKeeper times sessions on the leader's clock, not on its clients': the leader's clock leapt ahead, and on it the holder's session had timed out, though the holder was running and connected. ZooKeeper expired the session and deleted its ephemeral node, {next}, while the holder worked on: {pair} are inside together. A holder that stops at SUSPENDED hears it only as the server closes its connection, after its node is gone: it cannot stop first. Only a token the resource checks (the node's czxid) keeps the late write out."
+            ),
             Property::MutualExclusion if partitioned => format!(
                 "The holder was cut off from the ensemble and stops only when told its session is lost, which it hears only once it reaches the ensemble again; meanwhile ZooKeeper expired the session, deleted its ephemeral node and {next}: {pair} are inside together. Stopping at SUSPENDED (before the timeout) avoids it."
             ),
@@ -252,4 +249,29 @@ impl Narrate for ZkLockModel {
             }
         }
     }
+}
+
+/// Each session of `s` gone in `after`, with the ephemeral nodes ZooKeeper deletes
+/// with it.
+fn expired_sessions(s: &ZkLockState, after: &ZkLockState) -> Vec<String> {
+    s.zk.sessions
+        .keys()
+        .filter(|id| !after.zk.sessions.contains_key(id))
+        .map(|id| {
+            let nodes: Vec<&str> =
+                s.zk.nodes
+                    .iter()
+                    .filter(|(_, n)| n.ephemeral_owner == Some(*id))
+                    .map(|(p, _)| p.as_str())
+                    .collect();
+            if nodes.is_empty() {
+                format!("session {id} expired")
+            } else {
+                format!(
+                    "session {id} expired, ZooKeeper deletes {}",
+                    nodes.join(", ")
+                )
+            }
+        })
+        .collect()
 }

@@ -14,8 +14,8 @@ impl Progress for ZkLockModel {
 
     /// A client's requests, pings, its stop at SUSPENDED and the end of its pause or
     /// partition are owed to it (the ensemble's expiries come with the clock's
-    /// ticks); pauses, crashes, hangs, partitions, lost replies and leader changes may
-    /// never come.
+    /// ticks); pauses, crashes, hangs, partitions, lost replies, leader changes and
+    /// leaps of the leader's clock may never come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
             Action::Step(c)
@@ -29,7 +29,8 @@ impl Progress for ZkLockModel {
             | Action::Hang(_)
             | Action::Partition(_)
             | Action::Drop(_)
-            | Action::Failover => None,
+            | Action::Failover
+            | Action::Jump(_) => None,
         }
     }
 
