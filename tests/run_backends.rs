@@ -724,6 +724,52 @@ fn split_brain_gives_two_holders_without_a_kill_and_leaves_no_host_behind() {
     }
 }
 
+/// A random nemesis of split brains on the split-brain row: it cuts the first master
+/// and its pinned client off from the Sentinels and the replica once and heals the cut
+/// 8 s later; the run is held against the model with that split and the failover
+/// Sentinel makes on it, and is at least as safe as that model whoever held the lock
+/// at the cut. Nothing of the lab is left.
+#[test]
+fn a_random_split_brain_is_held_against_the_model_with_its_split_and_failover() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut random = locklab_jepsen::random::RandomNemesis::parse("random:split").expect("spec");
+    random.shrink_runs = 0;
+    let r = run_alone(&RunOptions {
+        duration: Some(Duration::from_secs(50)),
+        random: Some(random),
+        keep: Some(dir.path().to_path_buf()),
+        ..RunOptions::new("redis-split-brain")
+    });
+    let n = r
+        .nemesis
+        .as_ref()
+        .expect("a random run reports its nemesis");
+    assert_eq!(n.model_faults, "split=1,failover=1", "{n:?}");
+    assert_eq!(
+        r.agreement.at_least_as_safe,
+        locklab_jepsen::agreement::Answer::Yes,
+        "{:#?}",
+        r.agreement
+    );
+    let h = runs::kept_history(dir.path());
+    let cut = run_check::nemesis(&h, "isolate");
+    let healed = run_check::nemesis(&h, "heal-isolation");
+    assert!(cut.len() == 1 && cut[0].1.is_none(), "{cut:?}");
+    assert!(
+        healed.len() == 1 && healed[0].2 > cut[0].2,
+        "{healed:?} after {cut:?}"
+    );
+    let left = Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .expect("ip");
+    let left = String::from_utf8_lossy(&left.stdout).to_string();
+    assert!(
+        !left.contains(&format!("locklab-{}-", std::process::id())),
+        "{left}"
+    );
+}
+
 /// A random nemesis on the fenced row: its pauses and crashes make two lease holders
 /// (reported, as in the planned run) but never a stale write the resource accepts —
 /// nothing the lock promises breaks, so nothing is shrunk, and the run is as safe as

@@ -166,14 +166,14 @@ pub trait Family: Sized + Send + Sync + 'static {
         None
     }
 
-    /// What follows random server fault `action` on servers of `shape`, after how many
-    /// ms: a killed Redlock node's restart. `None`: nothing.
+    /// What follows random server fault `action` on servers of `shape`, each after how
+    /// many ms: a killed Redlock node's restart, a cut's heal. Empty: nothing.
     fn random_follow_up(
         _shape: &ShapeOf<Self>,
         _action: &Action<ActionOf<Self>>,
         _ttl: Duration,
-    ) -> Option<(u64, Action<ActionOf<Self>>)> {
-        None
+    ) -> Vec<(u64, Action<ActionOf<Self>>)> {
+        Vec::new()
     }
 
     /// The Jepsen workload the scenario's lock reproduces (etcd's `lock-set`), for

@@ -23,7 +23,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use crate::schedule::{Action, FamilyAction, Step, Target, When};
+use crate::schedule::{Action, FamilyAction, Realises, Step, Target, When};
 use crate::RunError;
 
 /// The faults a random nemesis can mix into any family's run: each is suffered by the
@@ -37,16 +37,19 @@ pub const CLIENT_KINDS: [Fault; 4] = [Fault::Pause, Fault::Crash, Fault::Partiti
 /// stopped for good (where a row has one), a Sentinel failover (the master killed,
 /// Sentinel promoting a replica: one per replica, after which the kind is spent), an
 /// etcd or ZooKeeper leader change (the leader killed, or cut off from the others on
-/// hosts of their own, and back before the next fault). Each
+/// hosts of their own, and back before the next fault), a Sentinel split brain (the
+/// first master and its pinned client cut off from the Sentinels and the replicas,
+/// healed 8 s later: once, as the row's topology is drawn around them). Each
 /// is one step whose every timing the row's model allows — or, a Redlock node's
 /// restart, a kill and a start a lease and a half later (within every restart model:
 /// empty, on its data, or delayed past the lease), which the shrinker keeps together.
-pub const SERVER_KINDS: [Fault; 5] = [
+pub const SERVER_KINDS: [Fault; 6] = [
     Fault::Jump,
     Fault::Kill,
     Fault::ReaperDies,
     Fault::Failover,
     Fault::Restart,
+    Fault::Split,
 ];
 
 /// Every kind a random nemesis may be asked for.
@@ -315,7 +318,7 @@ pub const MODEL_FAULT_CAP: usize = 8;
 
 /// What a step is to the model: the fault it realises, if any (a family's
 /// [`crate::family::Family::realises`]).
-pub(crate) type Realised<'a, A> = dyn Fn(&Action<A>) -> Option<Fault> + 'a;
+pub(crate) type Realised<'a, A> = dyn Fn(&Action<A>) -> Vec<Fault> + 'a;
 
 /// How often each fault kind occurs in `steps`, in first-seen order.
 fn fault_counts<A: FamilyAction>(
@@ -323,7 +326,7 @@ fn fault_counts<A: FamilyAction>(
     realised: &Realised<'_, A>,
 ) -> Vec<(Fault, usize)> {
     let mut counts: Vec<(Fault, usize)> = Vec::new();
-    for fault in steps.iter().filter_map(|s| realised(&s.action)) {
+    for fault in steps.iter().flat_map(|s| realised(&s.action)) {
         match counts.iter_mut().find(|(f, _)| *f == fault) {
             Some((_, n)) => *n += 1,
             None => counts.push((fault, 1)),
@@ -527,14 +530,17 @@ pub(crate) fn shrink<A: FamilyAction>(
         }
         current = whole;
     }
-    let mut chunk = current.len().div_ceil(2);
-    while current.len() > 1 && chunk > 0 {
+    // Fewer faults: whole faults are dropped, each with what follows it.
+    let mut faults = units(&current);
+    let mut chunk = faults.len().div_ceil(2);
+    while faults.len() > 1 && chunk > 0 {
         let mut i = 0;
-        while i < current.len() && current.len() > 1 {
-            let mut candidate = current.clone();
-            candidate.drain(i..(i + chunk).min(current.len()));
-            let candidate = rebase(&without_orphans(candidate));
+        while i < faults.len() && faults.len() > 1 {
+            let mut fewer = faults.clone();
+            fewer.drain(i..(i + chunk).min(faults.len()));
+            let candidate = rebase(&fewer.concat());
             if !candidate.is_empty() && s.breaks(&candidate)? {
+                faults = units(&candidate);
                 current = candidate;
             } else {
                 i += chunk;
@@ -623,21 +629,32 @@ impl<A: FamilyAction> Shrinker<'_, '_, A> {
 }
 
 /// `steps` moved so the first starts [`LEAD_MS`] after the workload, their gaps kept.
-/// `steps` without a restart whose kill was dropped: alone, it would restart a running
-/// server at once, which a delayed-restart row's model never does.
-fn without_orphans<A: FamilyAction>(steps: Vec<Step<A>>) -> Vec<Step<A>> {
-    let mut killed: Vec<Target> = Vec::new();
-    steps
-        .into_iter()
-        .filter(|s| match &s.action {
-            Action::Kill(t) => {
-                killed.push(*t);
-                true
-            }
-            Action::Restart { target, .. } => killed.contains(target),
-            _ => true,
-        })
-        .collect()
+/// Whether a random schedule's step only follows the fault before it (a restart after
+/// its kill, a heal after its cut, the proxy cut that goes with a split brain's): the
+/// shrinker keeps or drops it with that fault, since alone it would restart a running
+/// server, heal nothing, or cut clients off for good.
+fn follows<A: FamilyAction>(action: &Action<A>) -> bool {
+    match action {
+        Action::Restart { .. }
+        | Action::Partition(_)
+        | Action::HealPartition(_)
+        | Action::HealSplit
+        | Action::Resume(_) => true,
+        Action::Family(a) => matches!(a.realises(), Realises::Heal | Realises::Steer),
+        _ => false,
+    }
+}
+
+/// `steps` as faults, each with the steps that follow it ([`follows`]).
+fn units<A: FamilyAction>(steps: &[Step<A>]) -> Vec<Vec<Step<A>>> {
+    let mut out: Vec<Vec<Step<A>>> = Vec::new();
+    for s in steps {
+        match out.last_mut() {
+            Some(unit) if follows(&s.action) => unit.push(s.clone()),
+            _ => out.push(vec![s.clone()]),
+        }
+    }
+    out
 }
 
 fn rebase<A: FamilyAction>(steps: &[Step<A>]) -> Vec<Step<A>> {

@@ -81,15 +81,15 @@ impl Family for Etcd {
         _shape: &Shape,
         action: &Action<ActionOf<Self>>,
         ttl: Duration,
-    ) -> Option<(u64, Action<ActionOf<Self>>)> {
+    ) -> Vec<(u64, Action<ActionOf<Self>>)> {
         let Action::Family(EtcdAction::IsolateLeader) = action else {
-            return None;
+            return Vec::new();
         };
         let lease = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        Some((
+        vec![(
             lease.saturating_mul(3) / 2,
             Action::Family(EtcdAction::HealIsolation),
-        ))
+        )]
     }
 
     fn jepsen_workload(lock: &EtcdLock) -> Option<&'static str> {

@@ -29,10 +29,10 @@ fn no_server(_: Fault, _: u32, _: u64) -> Option<Vec<(u64, Action<NoOwn>)>> {
 }
 
 /// What a client step realises (the tests' steps are all client faults).
-fn client_fault(a: &Action<NoOwn>) -> Option<Fault> {
+fn client_fault(a: &Action<NoOwn>) -> Vec<Fault> {
     match a {
-        Action::Client { fault, .. } => Some(*fault),
-        _ => None,
+        Action::Client { fault, .. } => vec![*fault],
+        _ => Vec::new(),
     }
 }
 
@@ -138,7 +138,7 @@ fn server_faults_are_the_familys_steps_and_count_in_the_models_budget() {
     assert!(offsets.len() > 1, "{steps:?}");
     assert!(offsets.windows(2).all(|w| w[0] < w[1]), "{offsets:?}");
     let realised = |a: &Action<NoOwn>| match a {
-        Action::Clock { .. } => Some(Fault::Jump),
+        Action::Clock { .. } => vec![Fault::Jump],
         other => client_fault(other),
     };
     let budget = model_faults(&steps, &realised);
@@ -445,5 +445,94 @@ fn the_shrinker_drops_a_restart_with_its_kill() {
             restarts <= kills,
             "a restart replayed without its kill: {steps:?}"
         );
+    }
+}
+
+/// A family's own cut and heal, for the shrinker's units.
+#[derive(Clone, Debug, PartialEq)]
+enum Cuts {
+    Cut,
+    Heal,
+}
+
+impl FamilyAction for Cuts {
+    fn name(&self) -> &'static str {
+        match self {
+            Cuts::Cut => "cut",
+            Cuts::Heal => "heal",
+        }
+    }
+    fn realises(&self) -> Realises {
+        match self {
+            Cuts::Cut => Realises::Faults(&[Fault::Split, Fault::Failover]),
+            Cuts::Heal => Realises::Heal,
+        }
+    }
+    fn target(&self) -> Target {
+        Target::Primary
+    }
+}
+
+#[test]
+fn the_shrinker_drops_a_heal_and_a_co_step_with_their_cut() {
+    let at = |ms: u64, action: Action<Cuts>| Step {
+        when: When::At(ms),
+        action,
+    };
+    let all = vec![
+        at(500, Action::client(Fault::Pause, Target::AnyClient, 800)),
+        at(1000, Action::Family(Cuts::Cut)),
+        at(1000, Action::Partition(Target::Primary)),
+        at(9000, Action::Family(Cuts::Heal)),
+    ];
+    assert_eq!(
+        units(&all).len(),
+        2,
+        "the pause; the cut with what follows it"
+    );
+    let mut seen: Vec<Vec<Step<Cuts>>> = Vec::new();
+    let mut replay = |steps: &[Step<Cuts>], _: u64, _: u32| {
+        seen.push(steps.to_vec());
+        let breaks = steps
+            .iter()
+            .any(|s| matches!(s.action, Action::Client { .. }));
+        Ok((
+            if breaks {
+                vec!["mutual exclusion".to_string()]
+            } else {
+                Vec::new()
+            },
+            1,
+        ))
+    };
+    let wanted = vec!["mutual exclusion".to_string()];
+    let shrunk = shrink(all.clone(), all.clone(), &wanted, 1000, 20, &mut replay).expect("shrinks");
+    assert!(shrunk.reproduced);
+    assert_eq!(shrunk.plan.len(), 1, "{:?}", shrunk.plan);
+    for steps in &seen {
+        let cut = steps.iter().any(|s| s.action == Action::Family(Cuts::Cut));
+        let rest = steps.iter().any(|s| {
+            matches!(s.action, Action::Partition(_)) || s.action == Action::Family(Cuts::Heal)
+        });
+        assert!(
+            cut || !rest,
+            "a heal or co-step replayed without its cut: {steps:?}"
+        );
+    }
+    // The cut is the model's split and the failover Sentinel then makes.
+    let realised = |a: &Action<Cuts>| match a {
+        Action::Family(c) => match c.realises() {
+            Realises::Faults(fs) => fs.to_vec(),
+            _ => Vec::new(),
+        },
+        other => client_fault_of(other),
+    };
+    assert_eq!(model_faults(&all, &realised), "pause=1,split=1,failover=1");
+}
+
+fn client_fault_of<A>(a: &Action<A>) -> Vec<Fault> {
+    match a {
+        Action::Client { fault, .. } => vec![*fault],
+        _ => Vec::new(),
     }
 }

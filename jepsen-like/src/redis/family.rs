@@ -6,6 +6,7 @@ use std::time::Duration;
 use locklab_implementations::{DistributedLock, Lease};
 use locklab_models::registry::Backend;
 
+use super::actions::RedisAction;
 use super::client::RedisClient;
 use super::cluster::{RedisCluster, Shape, MASTER_NAME};
 use super::locks::{self, RedisLock};
@@ -15,6 +16,10 @@ use crate::family::{CommandLog, Family};
 use crate::schedule::{Action, Realises, Target};
 use crate::RunError;
 use locklab_models::registry::Fault;
+
+/// How long after a random split brain's cut it heals (ms): past Sentinel's 1 s to
+/// call the master down and its election, so that a replica has been promoted.
+const SPLIT_HEALS_MS: u64 = 8_000;
 
 /// Redis and Redlock on real servers.
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +96,11 @@ impl Family for Redis {
                 // A replica set apart is never promoted.
                 Some(Action::Kill(Target::Primary))
             }
+            // A split brain's cut, once: it is drawn around the first master and the
+            // client pinned to it.
+            (Shape::Sentinel { split: Some(_), .. }, Fault::Split) if nth == 0 => {
+                Some(Action::Family(RedisAction::Isolate(Target::Primary)))
+            }
             _ => None,
         }
     }
@@ -102,19 +112,31 @@ impl Family for Redis {
         shape: &Shape,
         action: &Action<ActionOf<Self>>,
         ttl: Duration,
-    ) -> Option<(u64, Action<ActionOf<Self>>)> {
-        let (Shape::Redlock { aof, .. }, Action::Kill(target @ Target::Node(_))) = (shape, action)
-        else {
-            return None;
-        };
-        let lease = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        Some((
-            lease.saturating_mul(3) / 2,
-            Action::Restart {
-                target: *target,
-                keep_data: *aof,
-            },
-        ))
+    ) -> Vec<(u64, Action<ActionOf<Self>>)> {
+        match (shape, action) {
+            (Shape::Redlock { aof, .. }, Action::Kill(target @ Target::Node(_))) => {
+                let lease = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+                vec![(
+                    lease.saturating_mul(3) / 2,
+                    Action::Restart {
+                        target: *target,
+                        keep_data: *aof,
+                    },
+                )]
+            }
+            // As the split-brain rows' plans: the clients outside the cut lose the
+            // master too (the proxy that follows Sentinel reaches the next one once
+            // Sentinel names it); the cut heals once Sentinel has had time to promote
+            // a replica (it notices a silent master after 1 s).
+            (_, Action::Family(RedisAction::Isolate(_))) => vec![
+                (0, Action::Partition(Target::Primary)),
+                (
+                    SPLIT_HEALS_MS,
+                    Action::Family(RedisAction::HealIsolation(Target::Primary)),
+                ),
+            ],
+            _ => Vec::new(),
+        }
     }
 
     /// A Redlock client gets proxies of its own (a split cuts some of its nodes and

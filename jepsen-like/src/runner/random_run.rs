@@ -17,11 +17,13 @@ use crate::schedule::{Action, Realises, Step};
 use crate::RunError;
 use locklab_models::registry::Fault;
 
-/// The model fault a step of family `F` realises, if any.
-pub(crate) fn realised<F: Family>(action: &Action<ActionOf<F>>) -> Option<Fault> {
+/// The model faults a step of family `F` realises (a split brain's cut: the split and
+/// the failover Sentinel then makes).
+pub(crate) fn realised<F: Family>(action: &Action<ActionOf<F>>) -> Vec<Fault> {
     match F::realises(action) {
-        Realises::Fault(f) => Some(f),
-        _ => None,
+        Realises::Fault(f) => vec![f],
+        Realises::Faults(fs) => fs.to_vec(),
+        _ => Vec::new(),
     }
 }
 

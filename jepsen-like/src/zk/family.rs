@@ -102,14 +102,14 @@ impl Family for Zk {
         _shape: &Shape,
         action: &Action<ActionOf<Self>>,
         ttl: Duration,
-    ) -> Option<(u64, Action<ActionOf<Self>>)> {
+    ) -> Vec<(u64, Action<ActionOf<Self>>)> {
         let end = match action {
             Action::Family(ZkAction::IsolateLeader) => ZkAction::HealIsolation,
             Action::Family(ZkAction::KillLeader) => ZkAction::RestartKilled,
-            _ => return None,
+            _ => return Vec::new(),
         };
         let session = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
-        Some((ELECTION_MS.saturating_add(session), Action::Family(end)))
+        vec![(ELECTION_MS.saturating_add(session), Action::Family(end))]
     }
 
     fn lease(lock: &ZkLock, _ttl: Duration) -> Lease {
