@@ -46,6 +46,19 @@ impl FakeClock {
         Ok(())
     }
 
+    /// Sets the offset of the server whose data dir is `dir` ([`FakeClock::set`]); an
+    /// error unless it was started under libfaketime (`faked`).
+    pub fn set_faked(faked: bool, dir: &Path, spec: &str) -> Result<(), crate::ServerError> {
+        if !faked {
+            return Err(crate::ServerError::Io(std::io::Error::other(
+                "this server was not started under libfaketime",
+            )));
+        }
+        FakeClock::in_dir(dir)
+            .set(spec)
+            .map_err(crate::ServerError::Io)
+    }
+
     /// Sets the offset: `"+31"` jumps the clock 31 s ahead, `"+0 x2"` runs it twice as
     /// fast. It takes effect at the server's next clock read.
     pub fn set(&self, spec: &str) -> std::io::Result<()> {

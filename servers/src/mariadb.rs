@@ -87,14 +87,7 @@ impl MariaDbServer {
     /// Sets the server's clock offset (`"+3"`: 3 s ahead), read at its next clock read;
     /// an error for a server not started under libfaketime.
     pub fn set_clock(&self, spec: &str) -> Result<(), ServerError> {
-        if !self.fake_clock {
-            return Err(ServerError::Io(std::io::Error::other(
-                "this server was not started under libfaketime",
-            )));
-        }
-        crate::clock::FakeClock::in_dir(self.dir())
-            .set(spec)
-            .map_err(ServerError::Io)
+        crate::clock::FakeClock::set_faked(self.fake_clock, self.dir(), spec)
     }
 
     fn data(&self) -> PathBuf {

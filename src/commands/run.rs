@@ -60,7 +60,7 @@ pub struct Args {
     #[arg(long, value_name = "SECS", value_parser = parse_secs)]
     client_timeout: Option<Duration>,
     /// `random` or `random:KIND,…` (pause, crash, partition, drop; jump, kill,
-    /// reaper-dies, failover, restart): instead of the row's planned faults, the row's faults its model
+    /// reaper-dies, failover, restart, split): instead of the row's planned faults, the row's faults its model
     /// knows and its servers take, at random times drawn from `--seed` over
     /// `--duration` (default 60 s), held against the model with the same faults; a
     /// violation is shrunk to a smallest schedule that still breaks.

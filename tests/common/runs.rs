@@ -171,17 +171,7 @@ pub fn random_leader_changes(id: &str, change: &str, end: &str, seed: u64) -> Ve
         ..RunOptions::new(id)
     };
     let (r, h) = run_kept(options);
-    let n = r
-        .nemesis
-        .as_ref()
-        .expect("a random run reports its nemesis");
-    assert!(n.broken.is_empty() && n.shrunk.is_none(), "{n:?}");
-    assert_eq!(
-        r.agreement.at_least_as_safe,
-        locklab_jepsen::agreement::Answer::Yes,
-        "{:#?}",
-        r.agreement
-    );
+    let n = assert_random_run_broke_nothing(&r);
     let steps: Vec<(String, String)> = h
         .events
         .iter()
@@ -213,4 +203,21 @@ pub fn random_leader_changes(id: &str, change: &str, end: &str, seed: u64) -> Ve
         assert_eq!(kinds, paired, "{steps:?}");
     }
     changes
+}
+
+/// A random run broke nothing its row's lock promises (so nothing was shrunk) and is at
+/// least as safe as the model with the same faults; its nemesis report.
+pub fn assert_random_run_broke_nothing(r: &RunReport) -> &locklab_jepsen::random::NemesisReport {
+    let n = r
+        .nemesis
+        .as_ref()
+        .expect("a random run reports its nemesis");
+    assert!(n.broken.is_empty() && n.shrunk.is_none(), "{n:?}");
+    assert_eq!(
+        r.agreement.at_least_as_safe,
+        locklab_jepsen::agreement::Answer::Yes,
+        "{:#?}",
+        r.agreement
+    );
+    n
 }

@@ -414,24 +414,11 @@ fn the_shrinker_drops_a_restart_with_its_kill() {
     // restart alone.
     let all: Vec<Step<NoOwn>> = vec![pause(500, 800), kill, restart];
     let mut seen: Vec<Vec<Step<NoOwn>>> = Vec::new();
-    let mut replay = |steps: &[Step<NoOwn>], _: u64, _: u32| {
-        seen.push(steps.to_vec());
-        // Whatever has the pause breaks.
-        let breaks = steps
-            .iter()
-            .any(|s| matches!(s.action, Action::Client { .. }));
-        Ok((
-            if breaks {
-                vec!["mutual exclusion".to_string()]
-            } else {
-                Vec::new()
-            },
-            1,
-        ))
-    };
+    let mut replay = breaks_with_a_client_fault(&mut seen);
     let wanted = vec!["mutual exclusion".to_string()];
     let shrunk = shrink(all.clone(), all, &wanted, 1000, 20, &mut replay).expect("shrinks");
     assert!(shrunk.reproduced);
+    drop(replay);
     for steps in &seen {
         let restarts = steps
             .iter()
@@ -491,24 +478,12 @@ fn the_shrinker_drops_a_heal_and_a_co_step_with_their_cut() {
         "the pause; the cut with what follows it"
     );
     let mut seen: Vec<Vec<Step<Cuts>>> = Vec::new();
-    let mut replay = |steps: &[Step<Cuts>], _: u64, _: u32| {
-        seen.push(steps.to_vec());
-        let breaks = steps
-            .iter()
-            .any(|s| matches!(s.action, Action::Client { .. }));
-        Ok((
-            if breaks {
-                vec!["mutual exclusion".to_string()]
-            } else {
-                Vec::new()
-            },
-            1,
-        ))
-    };
+    let mut replay = breaks_with_a_client_fault(&mut seen);
     let wanted = vec!["mutual exclusion".to_string()];
     let shrunk = shrink(all.clone(), all.clone(), &wanted, 1000, 20, &mut replay).expect("shrinks");
     assert!(shrunk.reproduced);
     assert_eq!(shrunk.plan.len(), 1, "{:?}", shrunk.plan);
+    drop(replay);
     for steps in &seen {
         let cut = steps.iter().any(|s| s.action == Action::Family(Cuts::Cut));
         let rest = steps.iter().any(|s| {
@@ -535,4 +510,23 @@ fn client_fault_of<A>(a: &Action<A>) -> Vec<Fault> {
         Action::Client { fault, .. } => vec![*fault],
         _ => Vec::new(),
     }
+}
+
+/// A replay that breaks mutual exclusion whenever its schedule has a client fault (the
+/// pause), keeping each schedule it was given in `seen`.
+fn breaks_with_a_client_fault<A: FamilyAction>(seen: &mut Vec<Vec<Step<A>>>) -> Box<Replay<'_, A>> {
+    Box::new(|steps: &[Step<A>], _: u64, _: u32| {
+        seen.push(steps.to_vec());
+        let breaks = steps
+            .iter()
+            .any(|s| matches!(s.action, Action::Client { .. }));
+        Ok((
+            if breaks {
+                vec!["mutual exclusion".to_string()]
+            } else {
+                Vec::new()
+            },
+            1,
+        ))
+    })
 }

@@ -191,11 +191,7 @@ impl ZkLockModel {
             }
             Action::Drop(c) => request(client(c), "⚡ ", true),
             Action::Jump(_) => {
-                let mut t = mark(
-                    ZK.into(),
-                    "⚡ leader's clock leaps ahead: sessions time out on it",
-                    true,
-                );
+                let mut t = mark(ZK.into(), "⚡ leader's clock leaps ahead", true);
                 if let Some(e) = &e {
                     t.arrows.extend(Self::expiry_arrows(
                         s,
