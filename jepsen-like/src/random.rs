@@ -62,12 +62,20 @@ fn all_names() -> String {
     format!("{}, {}", names(&CLIENT_KINDS), names(&SERVER_KINDS))
 }
 
+/// One and a half leases (ms): how far past a lease a random server fault reaches —
+/// a clock jump, a killed Redlock node's restart, a cut leader's heal — so that every
+/// model of the row allows it.
+pub(crate) fn lease_and_a_half_ms(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis())
+        .unwrap_or(u64::MAX)
+        .saturating_mul(3)
+        / 2
+}
+
 /// A clock jump's length: one and a half leases in whole seconds (libfaketime's
 /// offsets), at least one.
 pub(crate) fn jump_seconds(ttl: Duration) -> u64 {
-    (u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX) * 3 / 2)
-        .div_ceil(1000)
-        .max(1)
+    lease_and_a_half_ms(ttl).div_ceil(1000).max(1)
 }
 
 /// A random run's length unless `--duration` says otherwise: long enough for a few

@@ -85,9 +85,8 @@ impl Family for Etcd {
         let Action::Family(EtcdAction::IsolateLeader) = action else {
             return Vec::new();
         };
-        let lease = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
         vec![(
-            lease.saturating_mul(3) / 2,
+            crate::random::lease_and_a_half_ms(ttl),
             Action::Family(EtcdAction::HealIsolation),
         )]
     }

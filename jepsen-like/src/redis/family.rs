@@ -115,9 +115,8 @@ impl Family for Redis {
     ) -> Vec<(u64, Action<ActionOf<Self>>)> {
         match (shape, action) {
             (Shape::Redlock { aof, .. }, Action::Kill(target @ Target::Node(_))) => {
-                let lease = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
                 vec![(
-                    lease.saturating_mul(3) / 2,
+                    crate::random::lease_and_a_half_ms(ttl),
                     Action::Restart {
                         target: *target,
                         keep_data: *aof,
