@@ -797,3 +797,53 @@ fn a_random_nemesis_breaks_nothing_the_fenced_lock_promises() {
         "held against the model with the run's faults"
     );
 }
+
+/// Every server of a run is a host of its own by default — its own address, its
+/// family's well-known port — and `--net loopback` puts them all back on 127.0.0.1,
+/// where a row that cuts servers apart says it cannot run instead of running without
+/// its cut.
+#[test]
+fn every_server_is_a_host_of_its_own_unless_loopback_is_asked_for() {
+    use locklab_jepsen::{Net, RunError};
+    let short = |net| RunOptions {
+        net,
+        duration: Some(Duration::from_secs(2)),
+        ..RunOptions::new("redlock")
+    };
+    // The harness's own counter ("; resource …") stays on loopback in every mode.
+    let servers = |r: &RunReport| {
+        r.topology
+            .split("; resource")
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let hosts = servers(&run_alone(&short(Net::Auto)));
+    assert_eq!(hosts.matches(":6379").count(), 5, "{hosts}");
+    assert!(
+        hosts.contains("n0 10.")
+            && !hosts.contains("127.0.0.1")
+            && hosts.contains("each on a host of its own"),
+        "{hosts}"
+    );
+    let apart = servers(&run_alone(&short(Net::Loopback)));
+    assert!(
+        apart.contains("n0 127.0.0.1:")
+            && !apart.contains(":6379")
+            && !apart.contains("host of its own"),
+        "{apart}"
+    );
+    let _held = alone();
+    let cut = RunOptions {
+        net: Net::Loopback,
+        ..RunOptions::new("redis-split-brain")
+    };
+    match locklab_jepsen::run(&cut, &mut |_| {}) {
+        Err(RunError::CannotStage(why)) => assert!(
+            why.contains("a split brain needs each server on a host of its own")
+                && why.contains("--net loopback"),
+            "{why}"
+        ),
+        other => panic!("a split brain on loopback: {:?}", other.map(|r| r.topology)),
+    }
+}

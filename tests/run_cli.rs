@@ -94,6 +94,47 @@ fn list_shows_every_runnable_scenario() {
     }
 }
 
+/// A row whose fault cuts servers apart cannot run without hosts of their own: asked to
+/// stay on loopback, or run without root (no network namespaces), it says why and
+/// could not run (exit 4) — it never runs without its cut. `--net` names its values.
+#[test]
+fn a_row_that_cuts_servers_apart_says_it_cannot_run_without_hosts() {
+    let out = locklab(&["run", "redis-lua", "--net", "lan"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--net") && stderr(&out).contains("loopback"),
+        "{}",
+        stderr(&out)
+    );
+    let loopback = locklab(&[
+        "run",
+        "redis-split-brain",
+        "--net",
+        "loopback",
+        "--format",
+        "json",
+    ]);
+    // uid 65534 (nobody): no CAP_NET_ADMIN, so `auto` finds no namespaces to make.
+    let unprivileged = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_locklab"))
+        .args(["run", "redis-split-brain", "--format", "json"])
+        .output()
+        .expect("setpriv (util-linux) runs locklab as nobody");
+    for (out, says) in [(loopback, "--net loopback"), (unprivileged, "need root")] {
+        assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+        let json: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("a JSON error document");
+        assert_eq!(json["error_kind"], "environment");
+        let error = json["error"].as_str().unwrap_or_default();
+        assert!(
+            error.contains("a split brain needs each server on a host of its own")
+                && error.contains(says),
+            "{error}"
+        );
+    }
+}
+
 #[test]
 fn sql_runs_refuse_bad_options_and_a_missing_server_before_starting_anything() {
     for id in ["mysql-getlock-conn-kill", "pg-advisory-xact"] {

@@ -35,6 +35,7 @@ pub mod external;
 pub mod family;
 pub mod log;
 pub mod nemesis;
+pub mod placement;
 pub mod plan;
 pub mod proxy;
 pub mod random;
@@ -51,5 +52,6 @@ pub mod zk;
 
 pub use custom::CustomLock;
 pub use error::RunError;
+pub use placement::Net;
 pub use registry::{run, runnable};
 pub use runner::{CheckBudget, Progress, RunOptions, RunReport};

@@ -13,6 +13,7 @@ use locklab_models::registry::{Property, Verdict};
 use locklab_traces::check::liveness::{self, Liveness};
 
 use crate::agreement::progress::{OrderAgreement, ProgressAgreement};
+use crate::placement::Net;
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::OpKind;
 use locklab_traces::timeline::offending_window;
@@ -64,6 +65,9 @@ pub struct RunOptions {
     pub protocol: Option<locklab_models::protocol::Described>,
     /// `--nemesis random[:kinds]`: faults drawn at random instead of the row's plan.
     pub random: Option<RandomNemesis>,
+    /// `--net`: each server on a host of its own (the default where namespaces can be
+    /// made) or every server on loopback.
+    pub net: Net,
 }
 
 /// The budget of the checks of one history (`--timeout`, `--memory`).
@@ -103,6 +107,7 @@ impl RunOptions {
             backend: None,
             protocol: None,
             random: None,
+            net: Net::Auto,
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::Path;
 use locklab_servers::Server;
 
 use crate::log::Log;
+use crate::placement::Net;
 use crate::proxy::ProxyControl;
 use crate::schedule::FamilyAction;
 use crate::RunError;
@@ -23,8 +24,9 @@ pub trait Servers: Send + Sized + 'static {
     /// The faults only this family knows.
     type Action: FamilyAction;
 
-    /// Starts the servers; `fake_clock`: lock servers run under libfaketime.
-    fn start(shape: &Self::Shape, fake_clock: bool) -> Result<Self, RunError>;
+    /// Starts the servers; `fake_clock`: lock servers run under libfaketime; `net`:
+    /// each on a host of its own or on loopback ([`crate::placement::lab`]).
+    fn start(shape: &Self::Shape, fake_clock: bool, net: Net) -> Result<Self, RunError>;
 
     /// The lock servers' names by index (`master`, `replica1`; `n0` …), for the history.
     fn node_names(&self) -> Vec<String>;

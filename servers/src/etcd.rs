@@ -19,6 +19,12 @@ use crate::{Server, ServerError};
 /// The program.
 pub const BINARY: &str = "etcd";
 
+/// Its client port on a lab host.
+pub const PORT: u16 = 2379;
+
+/// Its peer port on a lab host.
+pub const PEER_PORT: u16 = 2380;
+
 /// The family's data dirs are named `locklab-etcd-…`.
 pub const FAMILY: &str = "etcd";
 
@@ -61,9 +67,9 @@ impl EtcdMember {
             .transpose()
             .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))?;
         Ok(EtcdMember {
-            process: ServerProcess::reserve(BINARY, FAMILY)?.on(host),
+            peer_port: port::for_host(host.is_some(), PEER_PORT)?,
+            process: ServerProcess::reserve_on(BINARY, FAMILY, host, PORT)?,
             name,
-            peer_port: port::lease()?,
             initial_cluster: String::new(),
         })
     }

@@ -1,4 +1,4 @@
-//! `mariadbd` on a free loopback port with its own data dir (made by
+//! `mariadbd` on a free loopback port — or on a lab host's address — with its own data dir (made by
 //! `mariadb-install-db` at the first launch) and socket, as BACKENDS.md describes: never
 //! the packaged service, never a shared dir. Clients log in as `lockuser` to the `locks`
 //! database over TCP; the operator's controls (`KILL CONNECTION`, checks) go through the
@@ -6,10 +6,12 @@
 
 use std::io::Read;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
-use std::path::PathBuf;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::net::Host;
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
 
@@ -21,6 +23,9 @@ pub const INSTALL_DB: &str = "mariadb-install-db";
 
 /// The client the controls use.
 pub const CLIENT: &str = "mariadb";
+
+/// Its port on a lab host.
+pub const PORT: u16 = 3306;
 
 /// The family's data dirs are named `locklab-mariadb-…`.
 pub const FAMILY: &str = "mariadb";
@@ -39,14 +44,30 @@ pub struct MariaDbServer {
     fake_clock: bool,
 }
 
-/// Whether something on `port` sends a MySQL handshake (protocol version 10), which
+/// Whether something on `ip:port` sends a MySQL handshake (protocol version 10), which
 /// `mariadbd` only does once InnoDB is up and it accepts connections.
-fn greets(port: u16) -> bool {
-    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
+fn greets(ip: Ipv4Addr, port: u16) -> bool {
+    let addr = SocketAddr::from((ip, port));
+    let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    handshake(s)
+}
+
+/// The same through the server's Unix socket: on a lab host, where no account may
+/// log in from the harness's address until the first launch has made one, the TCP
+/// port answers with an error packet ("host not allowed") instead of a handshake.
+fn greets_on_socket(path: &Path) -> bool {
+    let Ok(s) = UnixStream::connect(path) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    handshake(s)
+}
+
+/// Whether the first packet read is a handshake (protocol version 10).
+fn handshake(mut s: impl Read) -> bool {
     let mut buf = [0u8; 5];
     s.read_exact(&mut buf).is_ok() && buf[4] == 10
 }
@@ -78,7 +99,13 @@ impl MariaDbServer {
     /// As [`MariaDbServer::start`], under libfaketime when `fake_clock`, so that
     /// [`MariaDbServer::set_clock`] can move the clock its `NOW()` reads.
     pub fn start_with(fake_clock: bool) -> Result<Self, ServerError> {
-        ServerProcess::start(BINARY, FAMILY, |process| MariaDbServer {
+        Self::start_on(fake_clock, None)
+    }
+
+    /// As [`MariaDbServer::start_with`], in `host`'s namespace on its address when
+    /// given (a node of a [`crate::net::Lab`]).
+    pub fn start_on(fake_clock: bool, host: Option<&Host>) -> Result<Self, ServerError> {
+        ServerProcess::start_on(BINARY, FAMILY, host, PORT, |process| MariaDbServer {
             process,
             fake_clock,
         })
@@ -99,12 +126,14 @@ impl MariaDbServer {
         self.dir().join("mysqld.sock")
     }
 
-    /// `mysql://lockuser:lockpw@127.0.0.1:PORT/locks`, what clients connect to.
+    /// `mysql://lockuser:lockpw@IP:PORT/locks` (`127.0.0.1` or its lab host's
+    /// address), what clients connect to.
     pub fn url(&self) -> String {
         format!(
-            "mysql://{}:{}@127.0.0.1:{}/{DATABASE}",
+            "mysql://{}:{}@{}:{}/{DATABASE}",
             USER.0,
             USER.1,
+            self.process.ip(),
             self.port()
         )
     }
@@ -158,7 +187,7 @@ impl Server for MariaDbServer {
             .arg(format!("--datadir={}", self.data().display()))
             .arg(format!("--socket={}", self.socket().display()))
             .arg(format!("--port={}", self.port()))
-            .arg("--bind-address=127.0.0.1")
+            .arg(format!("--bind-address={}", self.process.ip()))
             .arg(format!("--pid-file={}", d.join("mysqld.pid").display()))
             .arg("--innodb-buffer-pool-size=64M")
             // The lock rows test exclusion, not durability: skip the fsync per commit.
@@ -168,14 +197,28 @@ impl Server for MariaDbServer {
             crate::clock::FakeClock::in_dir(&d).wrap(&mut cmd, "")?;
         }
         self.process.spawn(cmd)?;
-        let port = self.port();
-        self.process.wait_ready(READY_TIMEOUT, || greets(port))?;
+        let (ip, port, socket) = (self.process.ip(), self.port(), self.socket());
+        let on_host = self.process.host().is_some();
+        self.process.wait_ready(READY_TIMEOUT, || {
+            if on_host {
+                greets_on_socket(&socket)
+            } else {
+                greets(ip, port)
+            }
+        })?;
         if fresh {
             let (user, pw) = USER;
+            // On a lab host the clients come from the lab's gateway; the server listens
+            // on nothing beyond the lab, so any address of it may log in.
+            let from = if self.process.host().is_some() {
+                "%"
+            } else {
+                "127.0.0.1"
+            };
             self.sql(&format!(
                 "CREATE DATABASE IF NOT EXISTS {DATABASE}; \
-                 CREATE USER IF NOT EXISTS '{user}'@'127.0.0.1' IDENTIFIED BY '{pw}'; \
-                 GRANT ALL ON {DATABASE}.* TO '{user}'@'127.0.0.1'"
+                 CREATE USER IF NOT EXISTS '{user}'@'{from}' IDENTIFIED BY '{pw}'; \
+                 GRANT ALL ON {DATABASE}.* TO '{user}'@'{from}'"
             ))?;
         }
         Ok(())

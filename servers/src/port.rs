@@ -105,6 +105,24 @@ fn bindable(port: u16) -> bool {
     TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).is_ok()
 }
 
+/// The port `well_known` on a host of its own (a lab's namespace), where nothing but
+/// its one server binds: nothing to pick, nothing to hold.
+pub fn fixed(well_known: u16) -> PortLease {
+    PortLease {
+        port: well_known,
+        _lock: None,
+    }
+}
+
+/// The `well_known` port for a server on a lab host of its own, else a loopback lease.
+pub fn for_host(on_host: bool, well_known: u16) -> std::io::Result<PortLease> {
+    if on_host {
+        Ok(fixed(well_known))
+    } else {
+        lease()
+    }
+}
+
 /// A port for one server: outside the ephemeral range, locked against every other
 /// locklab process, and not listened on by anyone else right now.
 pub fn lease() -> std::io::Result<PortLease> {

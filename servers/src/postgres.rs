@@ -1,15 +1,18 @@
-//! PostgreSQL on a free loopback port with its own cluster (`initdb` at the first
+//! PostgreSQL on a free loopback port — or on a lab host's address — with its own cluster (`initdb` at the first
 //! launch) and socket dir, as BACKENDS.md describes. The server refuses to run as root,
 //! so when this program is root the cluster belongs to the `postgres` user and the
 //! postmaster is spawned under its uid (the child's pid is still the postmaster's, so
-//! the process control of [`Server`] applies unchanged). Clients connect as `postgres`
+//! the process control of [`Server`] applies unchanged; on a lab host `setpriv` drops
+//! to that uid inside the namespace, since entering one needs root). Clients connect as `postgres`
 //! with trust authentication; the operator's controls go through `psql`.
 
+use std::net::Ipv4Addr;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::net::Host;
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
 
@@ -21,6 +24,9 @@ pub const INITDB: &str = "initdb";
 
 /// The client the controls use.
 pub const CLIENT: &str = "psql";
+
+/// Its port on a lab host.
+pub const PORT: u16 = 5432;
 
 /// The family's data dirs are named `locklab-postgres-…`.
 pub const FAMILY: &str = "postgres";
@@ -73,6 +79,12 @@ fn missing_or_io(binary: &'static str, source: std::io::Error) -> ServerError {
 impl PostgresServer {
     /// Starts a server with a fresh cluster.
     pub fn start() -> Result<Self, ServerError> {
+        Self::start_on(None)
+    }
+
+    /// As [`PostgresServer::start`], in `host`'s namespace on its address when given
+    /// (a node of a [`crate::net::Lab`]).
+    pub fn start_on(host: Option<&Host>) -> Result<Self, ServerError> {
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
         let owner = if root {
@@ -84,23 +96,32 @@ impl PostgresServer {
         } else {
             None
         };
-        ServerProcess::start(BINARY, FAMILY, |process| PostgresServer { process, owner })
+        ServerProcess::start_on(BINARY, FAMILY, host, PORT, |process| PostgresServer {
+            process,
+            owner,
+        })
     }
 
     fn data(&self) -> PathBuf {
         self.dir().join("data")
     }
 
-    /// `postgres://postgres@127.0.0.1:PORT/postgres`, what clients connect to.
+    /// `postgres://postgres@IP:PORT/postgres` (`127.0.0.1` or its lab host's address),
+    /// what clients connect to.
     pub fn url(&self) -> String {
-        format!("postgres://{USER}@127.0.0.1:{}/{USER}", self.port())
+        format!(
+            "postgres://{USER}@{}:{}/{USER}",
+            self.process.ip(),
+            self.port()
+        )
     }
 
     /// Runs `sql` through `psql` (unaligned, no headers) and returns its output, or the
     /// client's error.
     pub fn sql(&self, sql: &str) -> Result<String, ServerError> {
         let out = Command::new(CLIENT)
-            .args(["-h", "127.0.0.1", "-p", &self.port().to_string()])
+            .args(["-h", &self.process.ip().to_string()])
+            .args(["-p", &self.port().to_string()])
             .args([
                 "-U",
                 USER,
@@ -159,9 +180,9 @@ impl PostgresServer {
         }
     }
 
-    fn ready(port: u16) -> bool {
+    fn ready(ip: Ipv4Addr, port: u16) -> bool {
         Command::new("pg_isready")
-            .args(["-q", "-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-q", "-h", &ip.to_string(), "-p", &port.to_string()])
             .status()
             .is_ok_and(|s| s.success())
     }
@@ -173,22 +194,47 @@ impl Server for PostgresServer {
     fn launch(&mut self) -> Result<(), ServerError> {
         if !self.data().exists() {
             self.initdb()?;
+            if self.process.host().is_some() {
+                // initdb trusts loopback only; on a lab host the clients come from the
+                // lab's gateway, and nothing beyond the lab reaches the server.
+                use std::io::Write;
+                let mut hba = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(self.data().join("pg_hba.conf"))?;
+                writeln!(hba, "host all all samenet trust")?;
+            }
         }
-        let mut cmd = Command::new(program(BINARY));
+        let mut cmd = match (self.owner, self.process.host()) {
+            // Entering the namespace needs root, so the drop to the owner's uid happens
+            // inside it; the parent-death signal is set again after the drop, which
+            // clears it.
+            (Some((uid, gid)), Some(_)) => {
+                let mut c = Command::new("setpriv");
+                c.arg(format!("--reuid={uid}"))
+                    .arg(format!("--regid={gid}"))
+                    .args(["--clear-groups", "--pdeathsig", "KILL", "--"])
+                    .arg(program(BINARY));
+                c
+            }
+            _ => {
+                let mut c = Command::new(program(BINARY));
+                self.as_owner(&mut c);
+                c
+            }
+        };
         cmd.arg("-D")
             .arg(self.data())
             .arg("-p")
             .arg(self.port().to_string())
             .arg("-k")
             .arg(self.dir())
-            .args(["-c", "listen_addresses=127.0.0.1"])
+            .args(["-c", &format!("listen_addresses={}", self.process.ip())])
             // Dynamic shared memory as files in the data dir, so a kill -9 leaves
             // nothing in /dev/shm once the dir is removed.
             .args(["-c", "dynamic_shared_memory_type=mmap"])
             .args(["-c", "fsync=off"]);
-        self.as_owner(&mut cmd);
         self.process.spawn(cmd)?;
-        let port = self.port();
+        let (ip, port) = (self.process.ip(), self.port());
         let mut last = Instant::now() - Duration::from_secs(1);
         self.process.wait_ready(READY_TIMEOUT, || {
             // pg_isready is a process: ask every 50 ms, not at every 10 ms poll.
@@ -196,7 +242,7 @@ impl Server for PostgresServer {
                 return false;
             }
             last = Instant::now();
-            Self::ready(port)
+            Self::ready(ip, port)
         })
     }
 

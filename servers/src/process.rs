@@ -1,5 +1,5 @@
 //! The child process under every [`crate::Server`]: one loopback port held for it
-//! ([`crate::port`]), one temp data dir, one process group. Killed (with its whole group) on drop — also when a
+//! ([`crate::port`]) — or, on a lab host, its family's well-known port — one temp data dir, one process group. Killed (with its whole group) on drop — also when a
 //! test panics — and asked by the kernel to die with the thread that spawned it, so a
 //! killed harness or test runner leaks no server. Every live one is in
 //! [`crate::reaper`], so a Ctrl-C handler can kill them all.
@@ -35,7 +35,19 @@ impl ServerProcess {
     /// A port of its own and a fresh data dir `locklab-<family>-<our pid>-<port>-<n>` (the
     /// name tells which program a left-over server belongs to); nothing runs yet.
     pub fn reserve(binary: &'static str, family: &str) -> Result<Self, ServerError> {
-        let port = port::lease()?;
+        Self::reserve_on(binary, family, None, 0)
+    }
+
+    /// As [`ServerProcess::reserve`], to run in `host`'s namespace on its address and
+    /// port `well_known` when given (a node of a [`crate::net::Lab`]); `None`: loopback
+    /// and a leased port.
+    pub fn reserve_on(
+        binary: &'static str,
+        family: &str,
+        host: Option<Host>,
+        well_known: u16,
+    ) -> Result<Self, ServerError> {
+        let port = port::for_host(host.is_some(), well_known)?;
         let dir = ScratchDir::create(&format!(
             "locklab-{family}-{}-{}-{}",
             std::process::id(),
@@ -47,7 +59,7 @@ impl ServerProcess {
             child: None,
             port,
             dir,
-            host: None,
+            host,
         })
     }
 
@@ -58,21 +70,21 @@ impl ServerProcess {
         family: &str,
         make: impl FnMut(ServerProcess) -> S,
     ) -> Result<S, ServerError> {
-        Self::start_on(binary, family, None, make)
+        Self::start_on(binary, family, None, 0, make)
     }
 
-    /// As [`ServerProcess::start`], in `host`'s namespace on its address when given
-    /// (a node of a [`crate::net::Lab`]).
+    /// As [`ServerProcess::start`], in `host`'s namespace on its address and on port
+    /// `well_known` when given (a node of a [`crate::net::Lab`]).
     pub fn start_on<S: Server>(
         binary: &'static str,
         family: &str,
         host: Option<&Host>,
+        well_known: u16,
         mut make: impl FnMut(ServerProcess) -> S,
     ) -> Result<S, ServerError> {
         let mut last = None;
         for _ in 0..5 {
-            let mut process = ServerProcess::reserve(binary, family)?;
-            process.host = host.cloned();
+            let process = ServerProcess::reserve_on(binary, family, host.cloned(), well_known)?;
             let mut server = make(process);
             match server.launch() {
                 Ok(()) => return Ok(server),
@@ -86,13 +98,6 @@ impl ServerProcess {
             waited: Duration::ZERO,
             log: String::new(),
         }))
-    }
-
-    /// The same reserved process, to run in `host`'s namespace on its address (a node
-    /// of a [`crate::net::Lab`]); `None`: loopback.
-    pub fn on(mut self, host: Option<Host>) -> Self {
-        self.host = host;
-        self
     }
 
     /// The program's name.

@@ -22,6 +22,15 @@ use crate::{Server, ServerError};
 /// The program that runs the server.
 pub const BINARY: &str = "java";
 
+/// Its client port on a lab host.
+pub const PORT: u16 = 2181;
+
+/// Its quorum port on a lab host (followers to the leader).
+pub const QUORUM_PORT: u16 = 2888;
+
+/// Its leader-election port on a lab host.
+pub const ELECTION_PORT: u16 = 3888;
+
 /// The jar the server's classes come from (its manifest lists jute, netty and the rest).
 pub const JAR: &str = "/usr/share/java/zookeeper.jar";
 
@@ -104,10 +113,10 @@ impl ZkServer {
             .transpose()
             .map_err(|e| ServerError::Io(std::io::Error::other(e.to_string())))?;
         Ok(ZkServer {
-            process: ServerProcess::reserve(BINARY, FAMILY)?.on(host),
+            quorum_port: port::for_host(host.is_some(), QUORUM_PORT)?,
+            election_port: port::for_host(host.is_some(), ELECTION_PORT)?,
+            process: ServerProcess::reserve_on(BINARY, FAMILY, host, PORT)?,
             myid,
-            quorum_port: port::lease()?,
-            election_port: port::lease()?,
             ensemble: String::new(),
             fake_clock,
         })

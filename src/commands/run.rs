@@ -69,6 +69,12 @@ pub struct Args {
     /// Replays the shrinker may make after a random nemesis's violation (0: none).
     #[arg(long, value_name = "N", default_value_t = locklab_jepsen::random::DEFAULT_SHRINK_RUNS, requires = "nemesis")]
     shrink_runs: u32,
+    /// Where the servers live: `hosts` (each in a network namespace of its own, with
+    /// its own address: needs root, `ip` and `nft`), `loopback` (all on 127.0.0.1:
+    /// the rows that cut servers apart cannot run), `auto` (hosts where they can be
+    /// made, else loopback).
+    #[arg(long, value_name = "WHERE", default_value = "auto", value_parser = net_values())]
+    net: locklab_jepsen::Net,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -96,6 +102,14 @@ fn inventory_backends() -> clap::builder::ValueParser {
 #[cfg(not(feature = "sql"))]
 fn inventory_backends() -> clap::builder::ValueParser {
     clap::builder::ValueParser::string()
+}
+
+/// `--net`: its values listed in help and in the error for a wrong one.
+fn net_values() -> impl clap::builder::TypedValueParser<Value = locklab_jepsen::Net> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(locklab_jepsen::Net::ALL)
+        // Only the listed values get here, and each parses.
+        .map(|s| s.parse::<locklab_jepsen::Net>().unwrap_or_default())
 }
 
 /// `--nemesis`.
@@ -189,6 +203,7 @@ pub fn run(args: Args) -> u8 {
         backend: args.backend.clone(),
         keep: args.keep.clone(),
         html: args.html.is_some(),
+        net: args.net,
         random: args.nemesis.clone().map(|n| RandomNemesis {
             shrink_runs: args.shrink_runs,
             ..n

@@ -1,5 +1,6 @@
-//! The etcd family's servers for one run: a cluster of three members on 127.0.0.1
-//! (own client and peer ports, own data dirs), started as child processes. The leader
+//! The etcd family's servers for one run: a cluster of three members, each on a host
+//! of its own (or all on 127.0.0.1 with leased ports: [`crate::placement`]), with own
+//! data dirs, started as child processes. The leader
 //! is the cluster's primary, read from the members at the moment a fault asks, so
 //! `kill primary` kills whichever member leads then. Each client reaches every member
 //! through proxies of its own in front of the harness's, so a partition or a lost
@@ -22,6 +23,7 @@ use super::actions::EtcdAction;
 use super::client::EtcdClient;
 use crate::family::CommandLog;
 use crate::log::Log;
+use crate::placement::{self, Net};
 use crate::proxy::ClientProxies;
 use crate::servers::Servers;
 use crate::RunError;
@@ -168,15 +170,14 @@ impl Servers for EtcdRunCluster {
     type Shape = Shape;
     type Action = EtcdAction;
 
-    fn start(shape: &Shape, _fake_clock: bool) -> Result<Self, RunError> {
-        let lab = match shape {
+    fn start(shape: &Shape, _fake_clock: bool, net: Net) -> Result<Self, RunError> {
+        let needed_for = match shape {
             Shape::Three => None,
-            Shape::ThreeOnHosts => Some(Lab::new(&["e1", "e2", "e3"]).map_err(|e| {
-                RunError::CannotStage(format!(
-                    "cutting a leader off from its quorum needs each member on a host of its own: {e}"
-                ))
-            })?),
+            Shape::ThreeOnHosts => {
+                Some("cutting a leader off from its quorum needs each member on a host of its own")
+            }
         };
+        let lab = placement::lab(&["e1", "e2", "e3"], net, needed_for)?;
         let cluster = EtcdCluster::start_on(3, lab.as_ref())
             .map_err(|e| RunError::Environment(e.to_string()))?;
         Ok(EtcdRunCluster {

@@ -1,7 +1,8 @@
 //! The etcd family in the harness, in the Redis family's shape:
 //!
 //! - [`family`]: its one face to the harness, [`Etcd`];
-//! - [`cluster`]: a 3-node etcd cluster on 127.0.0.1, its leader as the primary (so
+//! - [`cluster`]: a 3-node etcd cluster, each member on a host of its own
+//!   ([`crate::placement`]), its leader as the primary (so
 //!   `kill primary` kills the leader), its own faults carried out with requests the
 //!   history records;
 //! - [`client`]: one client's session through proxies of its own, every request it

@@ -1,10 +1,11 @@
-//! The Redis family's servers for one run, started as child processes on free loopback
-//! ports with temp data dirs: one node; a master with replicas watched by three
+//! The Redis family's servers for one run, started as child processes with temp data
+//! dirs, each on a host of its own (or all on 127.0.0.1 with leased ports:
+//! [`crate::placement`]): one node; a master with replicas watched by three
 //! Sentinels; or independent Redlock nodes. Sentinel's failover is followed here: the
 //! proxy in front of the primary is pointed at the master Sentinel names, as a
-//! Sentinel-aware client would reconnect. A split-brain topology puts every server on
-//! a host of its own ([`Lab`]), so the master can be cut off from its Sentinels and
-//! replicas while a client pinned to it still reaches it.
+//! Sentinel-aware client would reconnect. A split-brain topology cannot do without
+//! hosts ([`Lab`]): the master is cut off from its Sentinels and replicas while a
+//! client pinned to it still reaches it.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,6 +16,7 @@ use serde_json::json;
 
 use super::actions::RedisAction;
 use crate::log::Log;
+use crate::placement::{self, Net};
 use crate::proxy::ProxyControl;
 use crate::schedule::FamilyAction;
 use crate::schedule::Target;
@@ -35,7 +37,7 @@ pub enum Shape {
         /// never promotes it): the other replicas are the ones that can lag, and one of
         /// them is what a failover promotes.
         replica1_apart: bool,
-        /// Every server on a host of its own, for a split brain.
+        /// The split-brain topology: its hosts are required, not only preferred.
         split: Option<SplitBrain>,
     },
     /// `n0` … independent nodes.
@@ -117,17 +119,15 @@ impl RedisCluster {
         self.redlock
     }
 
-    /// The lab of a split-brain topology: a host per server.
-    fn lab(replicas: usize) -> Result<Lab, RunError> {
+    /// The lab of a Sentinel topology: a host per server (master, replicas, three
+    /// Sentinels); a split brain cannot do without it.
+    fn lab(replicas: usize, split: bool, net: Net) -> Result<Option<Lab>, RunError> {
         let mut names = vec!["master".to_string()];
         names.extend((1..=replicas).map(|i| format!("replica{i}")));
         names.extend((1..=3).map(|i| format!("sentinel{i}")));
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        Lab::new(&names).map_err(|e| {
-            RunError::CannotStage(format!(
-                "a split brain needs each server on a host of its own: {e}"
-            ))
-        })
+        let needed_for = split.then_some("a split brain needs each server on a host of its own");
+        placement::lab(&names, net, needed_for)
     }
 
     fn sentinel(
@@ -135,8 +135,9 @@ impl RedisCluster {
         apart: bool,
         fake_clock: bool,
         split: Option<SplitBrain>,
+        net: Net,
     ) -> Result<Self, RunError> {
-        let lab = split.map(|_| Self::lab(replicas)).transpose()?;
+        let lab = Self::lab(replicas, split.is_some(), net)?;
         let host = |name: &str| lab.as_ref().and_then(|l| l.host(name).ok().cloned());
         // Every server knows the replication user: any of them may become master.
         let config = |name: &str| {
@@ -263,22 +264,34 @@ impl Servers for RedisCluster {
     type Shape = Shape;
     type Action = RedisAction;
 
-    fn start(shape: &Shape, fake_clock: bool) -> Result<Self, RunError> {
-        let config = || ServerConfig {
+    fn start(shape: &Shape, fake_clock: bool, net: Net) -> Result<Self, RunError> {
+        if let Shape::Sentinel {
+            replicas,
+            replica1_apart,
+            split,
+        } = *shape
+        {
+            return Self::sentinel(replicas, replica1_apart, fake_clock, split, net);
+        }
+        let names: Vec<String> = match *shape {
+            Shape::Redlock { nodes, .. } => (0..nodes).map(|i| format!("n{i}")).collect(),
+            _ => vec!["redis".to_string()],
+        };
+        let lab = placement::lab(
+            &names.iter().map(String::as_str).collect::<Vec<_>>(),
+            net,
+            None,
+        )?;
+        let config = |i: usize| ServerConfig {
             fake_clock,
+            host: lab.as_ref().and_then(|l| l.hosts().get(i).cloned()),
             ..ServerConfig::default()
         };
-        let (names, servers, primary) = match *shape {
-            Shape::Sentinel {
-                replicas,
-                replica1_apart,
-                split,
-            } => return Self::sentinel(replicas, replica1_apart, fake_clock, split),
-            Shape::Single => (vec!["redis".to_string()], vec![start(config())?], Some(0)),
+        let (servers, primary) = match *shape {
             Shape::Redlock { nodes, aof } => {
                 let mut servers = Vec::new();
-                for _ in 0..nodes {
-                    let mut c = config();
+                for i in 0..nodes {
+                    let mut c = config(i);
                     if aof {
                         // After the harness's own `--appendonly no`: the last wins.
                         c.args.extend(
@@ -287,8 +300,9 @@ impl Servers for RedisCluster {
                     }
                     servers.push(start(c)?);
                 }
-                ((0..nodes).map(|i| format!("n{i}")).collect(), servers, None)
+                (servers, None)
             }
+            _ => (vec![start(config(0))?], Some(0)),
         };
         Ok(RedisCluster {
             names,
@@ -300,7 +314,7 @@ impl Servers for RedisCluster {
             split: None,
             isolated: false,
             redlock: matches!(shape, Shape::Redlock { .. }),
-            lab: None,
+            lab,
         })
     }
 

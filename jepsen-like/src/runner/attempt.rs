@@ -118,7 +118,7 @@ impl<'p, F: Family> Attempt<'p, F> {
         // times.
         let jitter = if options.random.is_some() { 0 } else { 20 };
         let schedule = Schedule::jittered(&plan.faults, jitter, seed);
-        let mut servers = F::Servers::start(&plan.shape, plan.fake_clock)?;
+        let mut servers = F::Servers::start(&plan.shape, plan.fake_clock, options.net)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

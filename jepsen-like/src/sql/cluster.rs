@@ -1,5 +1,5 @@
-//! One SQL server for a run — MariaDB or PostgreSQL, started as a child process on a
-//! free loopback port with its own data dir — as [`Servers`]. The two servers differ
+//! One SQL server for a run — MariaDB or PostgreSQL, started as a child process with
+//! its own data dir, on a host of its own (or a free loopback port) — as [`Servers`]. The two servers differ
 //! in how clients reach them (the URL), how the holder's session is found and killed,
 //! and their tools; [`SqlKind`] says those, and [`SqlCluster`] is the rest.
 
@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use locklab_implementations::recorder::event_recorder;
 use locklab_implementations::sql::{mysql, postgres, Session};
+use locklab_servers::net::{Host, Lab};
 use locklab_servers::{MariaDbServer, PostgresServer, Server, ServerError};
 
 use locklab_models::registry::Backend;
@@ -16,6 +17,7 @@ use locklab_models::registry::Backend;
 use super::actions::{SqlAction, RUN_KEY};
 use super::client::SqlClient;
 use crate::family::CommandLog;
+use crate::placement::{self, Net};
 use crate::servers::Servers;
 use crate::RunError;
 
@@ -40,8 +42,8 @@ pub trait SqlKind: Send + Sync + 'static {
     const BACKEND: Backend;
     /// Whether its clock can be faked ([`SqlKind::start`] with `fake_clock`).
     const FAKES_CLOCK: bool;
-    /// Starts it, under libfaketime when `fake_clock`.
-    fn start(fake_clock: bool) -> Result<Self::Server, ServerError>;
+    /// Starts it, under libfaketime when `fake_clock`, on `host` when given.
+    fn start(fake_clock: bool, host: Option<&Host>) -> Result<Self::Server, ServerError>;
     /// Moves the clock of a server started under libfaketime (`"+3"`: 3 s ahead).
     fn set_clock(server: &Self::Server, offset: &str) -> Result<(), String>;
     /// The URL a client uses through the proxy at `addr`.
@@ -78,8 +80,8 @@ impl SqlKind for MariaDb {
     const FAKES_CLOCK: bool = true;
     const BINARY: &'static str = locklab_servers::mariadb::BINARY;
 
-    fn start(fake_clock: bool) -> Result<MariaDbServer, ServerError> {
-        MariaDbServer::start_with(fake_clock)
+    fn start(fake_clock: bool, host: Option<&Host>) -> Result<MariaDbServer, ServerError> {
+        MariaDbServer::start_on(fake_clock, host)
     }
 
     fn set_clock(server: &MariaDbServer, offset: &str) -> Result<(), String> {
@@ -136,11 +138,11 @@ impl SqlKind for Postgres {
 
     /// Never under libfaketime: its timers stop firing under an offset ahead
     /// (`locklab_servers::clock`), which would change more than its clock.
-    fn start(fake_clock: bool) -> Result<PostgresServer, ServerError> {
+    fn start(fake_clock: bool, host: Option<&Host>) -> Result<PostgresServer, ServerError> {
         if fake_clock {
             return Err(ServerError::Io(std::io::Error::other(NO_PG_CLOCK)));
         }
-        PostgresServer::start()
+        PostgresServer::start_on(host)
     }
 
     fn set_clock(_server: &PostgresServer, _offset: &str) -> Result<(), String> {
@@ -197,6 +199,8 @@ pub struct SqlCluster<K: SqlKind> {
     /// The application's in-process lock every client shares.
     app_lock: Arc<tokio::sync::Mutex<()>>,
     kind: PhantomData<K>,
+    /// The server's host, if it has one; dropped after the server (last field).
+    lab: Option<Lab>,
 }
 
 /// MariaDB for a run.
@@ -253,8 +257,12 @@ impl<K: SqlKind> Servers for SqlCluster<K> {
     type Shape = Shape;
     type Action = SqlAction;
 
-    fn start(shape: &Shape, fake_clock: bool) -> Result<Self, RunError> {
-        let server = K::start(fake_clock).map_err(|e| RunError::Environment(e.to_string()))?;
+    fn start(shape: &Shape, fake_clock: bool, net: Net) -> Result<Self, RunError> {
+        let name = K::BACKEND.to_string();
+        let lab = placement::lab(&[&name], net, None)?;
+        let host = lab.as_ref().and_then(|l| l.hosts().first());
+        let server =
+            K::start(fake_clock, host).map_err(|e| RunError::Environment(e.to_string()))?;
         K::sql(&server, &K::schema(shape.lock_row)).map_err(RunError::Environment)?;
         Ok(SqlCluster {
             server,
@@ -263,6 +271,7 @@ impl<K: SqlKind> Servers for SqlCluster<K> {
             shared: Arc::default(),
             app_lock: Arc::default(),
             kind: PhantomData,
+            lab,
         })
     }
 
@@ -316,7 +325,12 @@ impl<K: SqlKind> Servers for SqlCluster<K> {
     }
 
     fn describe(&self) -> String {
-        format!("{} on {}", K::BACKEND, self.server.addr())
+        let host = if self.lab.is_some() {
+            " (on a host of its own)"
+        } else {
+            ""
+        };
+        format!("{} on {}{host}", K::BACKEND, self.server.addr())
     }
 
     fn tools(&self) -> Vec<(String, String)> {

@@ -1,5 +1,6 @@
-//! The ZooKeeper family's servers for one run: an ensemble of three on 127.0.0.1 (own
-//! client and quorum ports, own data dirs and myids), started as child processes. The
+//! The ZooKeeper family's servers for one run: an ensemble of three, each on a host of
+//! its own (or all on 127.0.0.1 with leased ports: [`crate::placement`]), with own data
+//! dirs and myids, started as child processes. The
 //! leader is the ensemble's primary, asked of the servers when a fault needs it. Each
 //! client reaches every server through proxies of its own in front of the harness's, so
 //! a pause or a partition cuts exactly that client off: its session's pings stop
@@ -24,6 +25,7 @@ use super::client::ZkClient;
 use super::locks;
 use super::tap::CreateTrap;
 use crate::family::CommandLog;
+use crate::placement::{self, Net};
 use crate::proxy::ClientProxies;
 use crate::servers::Servers;
 use crate::RunError;
@@ -106,15 +108,14 @@ impl Servers for ZkRunCluster {
     type Shape = Shape;
     type Action = ZkAction;
 
-    fn start(shape: &Shape, fake_clock: bool) -> Result<Self, RunError> {
-        let lab = match shape {
+    fn start(shape: &Shape, fake_clock: bool, net: Net) -> Result<Self, RunError> {
+        let needed_for = match shape {
             Shape::Three => None,
-            Shape::ThreeOnHosts { .. } => Some(Lab::new(&["zk1", "zk2", "zk3"]).map_err(|e| {
-                RunError::CannotStage(format!(
-                    "cutting a leader off from its quorum needs each server on a host of its own: {e}"
-                ))
-            })?),
+            Shape::ThreeOnHosts { .. } => {
+                Some("cutting a leader off from its quorum needs each server on a host of its own")
+            }
         };
+        let lab = placement::lab(&["zk1", "zk2", "zk3"], net, needed_for)?;
         let ensemble = ZkEnsemble::start_with(3, lab.as_ref(), fake_clock)
             .map_err(|e| RunError::Environment(e.to_string()))?;
         Ok(ZkRunCluster {

@@ -1,7 +1,8 @@
 //! The ZooKeeper family in the harness, the clearest family to copy:
 //!
 //! - [`family`]: its one face to the harness, [`Zk`];
-//! - [`cluster`]: a 3-server ensemble on 127.0.0.1, its leader as the primary;
+//! - [`cluster`]: a 3-server ensemble, each on a host of its own
+//!   ([`crate::placement`]), its leader as the primary;
 //! - [`client`]: one client's session through proxies of its own, so that a pause or a
 //!   partition silences its session's pings, and its session's requests are `command`
 //!   events of the history;

@@ -12,6 +12,9 @@ use crate::net::Host;
 use crate::process::{ServerProcess, READY_TIMEOUT};
 use crate::{Server, ServerError};
 
+/// Its port on a lab host.
+pub const PORT: u16 = 26379;
+
 /// A running Sentinel.
 #[derive(Debug)]
 pub struct Sentinel {
@@ -41,7 +44,7 @@ impl Sentinel {
              sentinel down-after-milliseconds {master_name} 1000\n\
              sentinel failover-timeout {master_name} 3000"
         );
-        ServerProcess::start_on(BINARY, FAMILY, host, |process| Sentinel {
+        ServerProcess::start_on(BINARY, FAMILY, host, PORT, |process| Sentinel {
             process,
             master_name: master_name.to_string(),
             monitor: monitor.clone(),

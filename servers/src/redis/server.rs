@@ -14,6 +14,9 @@ use crate::{Server, ServerError};
 /// The program.
 pub const BINARY: &str = "redis-server";
 
+/// Its port on a lab host.
+pub const PORT: u16 = 6379;
+
 /// The family's data dirs are named `locklab-redis-…`.
 pub const FAMILY: &str = "redis";
 
@@ -113,7 +116,7 @@ impl RedisServer {
 
     /// Starts a server as configured.
     pub fn start_config(config: ServerConfig) -> Result<Self, ServerError> {
-        ServerProcess::start_on(BINARY, FAMILY, config.host.as_ref(), |process| {
+        ServerProcess::start_on(BINARY, FAMILY, config.host.as_ref(), PORT, |process| {
             RedisServer {
                 process,
                 config: config.clone(),

@@ -39,12 +39,14 @@ pub struct StockServer {
 }
 
 impl StockServer {
-    /// Starts `backend`'s server on its own port and data dir.
+    /// Starts `backend`'s server on its own loopback port and data dir: a stock has
+    /// no fault between servers to stage, and a benchmark measures the server, not a
+    /// bridge.
     pub fn start(backend: Backend) -> Result<StockServer, RunError> {
         let env = |e: locklab_servers::ServerError| RunError::Environment(e.to_string());
         let server = match backend {
-            Backend::MariaDb => Running::MariaDb(MariaDb::start(false).map_err(env)?),
-            Backend::Postgres => Running::Postgres(Postgres::start(false).map_err(env)?),
+            Backend::MariaDb => Running::MariaDb(MariaDb::start(false, None).map_err(env)?),
+            Backend::Postgres => Running::Postgres(Postgres::start(false, None).map_err(env)?),
             Backend::Redis => Running::Redis(RedisServer::start().map_err(env)?),
         };
         let addr = server.server().addr();
