@@ -810,23 +810,10 @@ fn every_server_is_a_host_of_its_own_unless_loopback_is_asked_for() {
         duration: Some(Duration::from_secs(2)),
         ..RunOptions::new("redlock")
     };
-    // The harness's own counter ("; resource …") stays on loopback in every mode.
-    let servers = |r: &RunReport| {
-        r.topology
-            .split("; resource")
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
-    let hosts = servers(&run_alone(&short(Net::Auto)));
-    assert_eq!(hosts.matches(":6379").count(), 5, "{hosts}");
-    assert!(
-        hosts.contains("n0 10.")
-            && !hosts.contains("127.0.0.1")
-            && hosts.contains("each on a host of its own"),
-        "{hosts}"
-    );
-    let apart = servers(&run_alone(&short(Net::Loopback)));
+    runs::assert_on_hosts(&run_alone(&short(Net::Auto)), 6379, 5);
+    // The harness's own counter ("; resource …") is on loopback in every mode.
+    let apart = run_alone(&short(Net::Loopback)).topology;
+    let apart = apart.split("; resource").next().unwrap_or_default();
     assert!(
         apart.contains("n0 127.0.0.1:")
             && !apart.contains(":6379")

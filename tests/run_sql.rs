@@ -40,17 +40,7 @@ fn a_killed_session_frees_its_lock_while_the_holder_works_on() {
             "{id}"
         );
         // The server is a host of its own, on its well-known port.
-        let port = if id.starts_with("pg-") {
-            ":5432"
-        } else {
-            ":3306"
-        };
-        assert!(
-            r.topology
-                .contains(&format!("{port} (on a host of its own)")),
-            "{id}: {}",
-            r.topology
-        );
+        runs::assert_on_hosts(&r, if id.starts_with("pg-") { 5432 } else { 3306 }, 1);
         assert!(
             r.schedule
                 .iter()

@@ -129,12 +129,7 @@ fn a_holder_paused_past_its_session_timeout_shares_the_lock() {
 fn the_czxid_fences_the_paused_holders_late_write() {
     let r = agrees("zk-sequential-fenced");
     // Every server a host of its own, on ZooKeeper's well-known client port.
-    assert_eq!(r.topology.matches(":2181").count(), 3, "{}", r.topology);
-    assert!(
-        r.topology.contains("each on a host of its own"),
-        "{}",
-        r.topology
-    );
+    runs::assert_on_hosts(&r, 2181, 3);
     assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok);
     // The lock itself was shared: only the token kept the resource safe.
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);

@@ -221,3 +221,21 @@ pub fn assert_random_run_broke_nothing(r: &RunReport) -> &locklab_jepsen::random
     );
     n
 }
+
+/// The run's `n` lock servers were each a host of its own on port `port`, as every run
+/// as root has them; when not, the failure says why no lab could be made here.
+pub fn assert_on_hosts(r: &RunReport, port: u16, n: usize) {
+    // The harness's own counter ("; resource …") stays on loopback.
+    let servers = r.topology.split("; resource").next().unwrap_or_default();
+    let why = match locklab_servers::net::Lab::available() {
+        Ok(()) => String::new(),
+        Err(e) => format!(" — {e}"),
+    };
+    assert!(
+        servers.matches(&format!(":{port}")).count() == n
+            && servers.contains("on a host of its own")
+            && !servers.contains("127.0.0.1"),
+        "{}: {n} server(s) on hosts of their own at :{port} expected, got {servers}{why}",
+        r.id
+    );
+}
