@@ -5,6 +5,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use crate::hold_state::RenewalOutcome;
+
 /// Why a guard no longer owns its lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LostReason {
@@ -40,9 +42,9 @@ pub struct Renewal {
     pub sent_at: Instant,
     /// The lease it asked for.
     pub lease: Duration,
-    /// `Some(true)`: the server renewed it; `Some(false)`: it refused (the lock is not
-    /// ours); `None`: no answer, so it may or may not have taken effect.
-    pub confirmed: Option<bool>,
+    /// What the server said: renewed, refused (the lock is not ours), or nothing (it
+    /// may or may not have taken effect).
+    pub outcome: RenewalOutcome,
 }
 
 /// Told of every renewal a watchdog sends (a history recorder's way to see them).

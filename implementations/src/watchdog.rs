@@ -55,11 +55,7 @@ async fn run(
         ownership.renewed(Renewal {
             sent_at,
             lease,
-            confirmed: match outcome {
-                RenewalOutcome::Renewed => Some(true),
-                RenewalOutcome::Refused => Some(false),
-                RenewalOutcome::Failed => None,
-            },
+            outcome,
         });
         match cell.state().after_renewal(generation, outcome) {
             WatchdogStep::Stop => return,

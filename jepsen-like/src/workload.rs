@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use locklab_implementations::hold_state::RenewalOutcome;
 use locklab_implementations::{
     Acquire, AttemptObserver, AttemptOutcome, DistributedLock, Lease, LockError,
 };
@@ -358,10 +359,10 @@ fn renewals(log: Arc<Log>, me: Process, key: String) -> locklab_implementations:
         let mut done = Log::event(
             me,
             OpKind::Renew,
-            match r.confirmed {
-                Some(true) => Phase::Ok,
-                Some(false) => Phase::Fail,
-                None => Phase::Info,
+            match r.outcome {
+                RenewalOutcome::Renewed => Phase::Ok,
+                RenewalOutcome::Refused => Phase::Fail,
+                RenewalOutcome::Failed => Phase::Info,
             },
         );
         done.key = Some(key.clone());
