@@ -99,7 +99,8 @@ pub enum Data {
     Wipe,
 }
 
-/// A server process of any family, on its own 127.0.0.1 port with its own data dir.
+/// A server process of any family, on its own 127.0.0.1 port (or a lab host's address and
+/// its family's well-known port) with its own data dir.
 ///
 /// A family implements the three required methods; the process control is the same for
 /// every family and comes with the trait.

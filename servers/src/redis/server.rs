@@ -1,4 +1,4 @@
-//! `redis-server` on a free loopback port with a throw-away data dir, no persistence
+//! `redis-server` on a free loopback port (or a lab host's address and port 6379) with a throw-away data dir, no persistence
 //! unless asked (`SAVE` before a restart that keeps data), optionally under libfaketime
 //! so a nemesis can jump or speed up its clock.
 
