@@ -5,7 +5,8 @@
 # takes the median of RUNS runs of each checker's search time and its peak RSS (locklab
 # on every core, and on one thread as locklab/1), and
 # prints unique states, generated states per second, time, memory and the ratios.
-# Then progress: locklab's `check --progress` (the graph, both promises judged) against
+# Then progress: locklab's `check --progress --once` (one graph, both promises judged with
+# clients that lock once, as the Promela model's do) against
 # Spin's `pan -a` (starvation-freedom by acceptance cycles) on the same progress graph,
 # whose states Spin counts without the never claim.
 #   benches/spin_side_by_side.sh            # the two safety rows, the two progress rows
@@ -100,7 +101,7 @@ progress_rows=(
 # search (building the graph and judging every promise), as Spin's are its search's;
 # the peak memory is the whole process's (its safety search too).
 run_locklab_progress() {
-  /usr/bin/time -f "%M" -o "$tmp/rss" "$locklab" check $1 --progress --format json \
+  /usr/bin/time -f "%M" -o "$tmp/rss" "$locklab" check $1 --progress --once --format json \
     >"$tmp/out.json" 2>/dev/null || true
   local graph
   graph=$(tr -d ' \n' <"$tmp/out.json" | grep -o '"graph":{[^}]*}' | head -1)

@@ -54,10 +54,14 @@ fn promises(id: &str) -> [String; 3] {
         verdicts
             .iter()
             .find(|v| v.promise == p)
-            .map_or("-".to_string(), |v| match &v.kept {
-                Kept::Holds => "holds".to_string(),
-                Kept::Violated { .. } => "**broken**".to_string(),
-                Kept::Unknown { .. } => "unknown".to_string(),
+            .map_or("-".to_string(), |v| {
+                let word = match &v.kept {
+                    Kept::Holds => "holds",
+                    Kept::Violated { .. } => "**broken**",
+                    Kept::Unknown { .. } => "unknown",
+                };
+                let once = p == Promise::StarvationFree && !v.repeating;
+                format!("{word}{}", if once { " (once)" } else { "" })
             })
     })
 }
@@ -97,7 +101,9 @@ fn page(family: Family, rows: &[&Scenario]) -> String {
     p.push_str(
         "\nThe progress columns are the checker's, at each row's default bounds under weak \
          fairness ([Progress verdicts](../PROGRESS.md)); `-`: not stated (no lock, or no \
-         request order).\n",
+         request order). `starvation-free` is judged with clients that lock again and again, \
+         so that one may ask for ever while another takes the lock in turn; `(once)`: with \
+         clients that lock once, where the row's model cannot start them over.\n",
     );
     for s in rows {
         p.push_str(&format!(

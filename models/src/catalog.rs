@@ -102,7 +102,7 @@ pub fn progress(
 ) -> Result<Option<Vec<crate::progress::Verdict>>, CatalogError> {
     let s = find(id)?;
     let p = params(&s, o)?;
-    Ok(s.progress(&p, &limits))
+    Ok(s.progress(&p, &limits, o.once))
 }
 
 /// The diagram's participants of scenario `id` at these bounds, and their initial

@@ -42,6 +42,17 @@ impl Resource {
         }
     }
 
+    /// The resource with the values holders read and write forgotten (`reads`: what
+    /// each holder between its read and its write read): no step of any model reads
+    /// them back — a write adds one to what was read, whatever it was, and only the
+    /// safety checks compare the counter with its accepted writes — so a model judged
+    /// for progress alone ([`crate::kernel::repeat`]) stores them as 0, and a counter
+    /// incremented for ever adds no state. The highest token stays: it decides whether
+    /// a write is refused.
+    pub fn forget_counts<'a>(&mut self, reads: impl IntoIterator<Item = &'a mut u8>) {
+        forget_counts(&mut self.value, &mut self.accepted, reads);
+    }
+
     /// No accepted write was based on a stale read.
     pub fn safe(&self) -> bool {
         self.value == self.accepted
@@ -69,6 +80,21 @@ impl Resource {
             "resource: counter={} after {} accepted writes, highest token {}",
             self.value, self.accepted, self.max_token
         )
+    }
+}
+
+/// A counter kept elsewhere (a ZooKeeper node, an etcd key, a SQL row), the writes
+/// that counted (`count`) and the reads not yet written back, forgotten as
+/// [`Resource::forget_counts`] forgets the resource's.
+pub fn forget_counts<'a>(
+    value: &mut u8,
+    count: &mut u8,
+    reads: impl IntoIterator<Item = &'a mut u8>,
+) {
+    *value = 0;
+    *count = 0;
+    for r in reads {
+        *r = 0;
     }
 }
 

@@ -132,16 +132,39 @@ pub trait Build: Debug + Send + Sync {
         None
     }
 
+    /// The model of `scenario` with `params` whose clients start over when done and
+    /// whose clock runs for ever past its horizon, faults over
+    /// ([`crate::kernel::repeat`]), for `starvation-free`; `None` where the family's
+    /// model cannot yet, and starvation is judged with clients that lock once.
+    fn repeating(
+        &self,
+        _scenario: &Scenario,
+        _params: &Params,
+    ) -> Option<Box<dyn crate::progress::Judge>> {
+        None
+    }
+
     /// The progress promises' verdicts on the model of `scenario` with `params`, its
-    /// graph held to `limits`; `None` where the family does not state them yet.
+    /// graph held to `limits` ([`crate::progress::judge_row`]), starvation too with
+    /// clients that lock once where `only_once`; `None` where the family does not
+    /// state them yet.
     fn progress(
         &self,
         scenario: &Scenario,
         params: &Params,
         limits: &crate::check::Limits,
+        only_once: bool,
     ) -> Option<Vec<crate::progress::Verdict>> {
         let tail = crate::progress::tail(params.clients, params.ttl);
-        Some(self.with_tail(scenario, params, tail)?.judge(limits))
+        let once = self.with_tail(scenario, params, tail)?;
+        let again = (!only_once)
+            .then(|| self.repeating(scenario, params))
+            .flatten();
+        Some(crate::progress::judge_row(
+            once.as_ref(),
+            again.as_deref(),
+            limits,
+        ))
     }
 }
 
@@ -176,13 +199,15 @@ impl Scenario {
         self.model.build(self, params)
     }
 
-    /// The progress promises' verdicts on this scenario's model with `params` (`None`
-    /// where its family does not state them yet).
+    /// The progress promises' verdicts on this scenario's model with `params`, starvation
+    /// with clients that lock once where `once` ([`Build::progress`]); `None` where its
+    /// family does not state them yet.
     pub fn progress(
         &self,
         params: &Params,
         limits: &crate::check::Limits,
+        once: bool,
     ) -> Option<Vec<crate::progress::Verdict>> {
-        self.model.progress(self, params, limits)
+        self.model.progress(self, params, limits, once)
     }
 }

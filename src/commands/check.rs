@@ -37,6 +37,7 @@ impl Bounds {
             nodes: self.nodes,
             ttl: self.ttl,
             faults: self.faults.clone(),
+            once: false,
         }
     }
 }
@@ -84,6 +85,12 @@ pub struct Args {
     /// exits 1 like a broken safety property; an undecided one 3.
     #[arg(long)]
     progress: bool,
+    /// With `--progress`: judge starvation-freedom with clients that lock once (each
+    /// client's one request granted in the end), on the graph eventually-free is judged
+    /// on, rather than with clients that lock again and again. What a model checker
+    /// whose model has one-shot clients (Spin's, in `benches/spin/`) checks.
+    #[arg(long, requires = "progress")]
+    once: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -206,6 +213,7 @@ pub fn protocol_request(args: &Args) -> Option<Result<ProtocolRequest<'_>, u8>> 
         bounds: &args.bounds,
         limits: limits(args),
         progress: args.progress,
+        once: args.once,
         html: args.html.as_deref(),
         format: args.format,
     }))
@@ -224,6 +232,8 @@ pub struct ProtocolRequest<'a> {
     pub limits: Limits,
     /// Also judge the progress promises in each environment.
     pub progress: bool,
+    /// With `progress`, starvation with clients that lock once.
+    pub once: bool,
     /// Also draw each environment's page: at this path for one environment, beside it
     /// with the environment's name for several (`out.html` → `out-pause.html`).
     pub html: Option<&'a std::path::Path>,
@@ -244,7 +254,7 @@ pub fn run(args: Args) -> u8 {
         Err(code) => return code,
     };
     let progress = if args.progress {
-        match progress_verdicts(id, &args.bounds, limits, args.format) {
+        match progress_verdicts(id, &args.bounds, args.once, limits, args.format) {
             Ok(p) => Some(p),
             Err(code) => return code,
         }
@@ -290,11 +300,16 @@ pub fn run(args: Args) -> u8 {
 fn progress_verdicts(
     id: &str,
     bounds: &Bounds,
+    once: bool,
     limits: Limits,
     format: Format,
 ) -> Result<Vec<progress::Verdict>, u8> {
     let bar = spinner(format, &format!("judging progress of {id}"));
-    let result = catalog::progress(id, &bounds.overrides(), limits);
+    let o = Overrides {
+        once,
+        ..bounds.overrides()
+    };
+    let result = catalog::progress(id, &o, limits);
     bar.finish_and_clear();
     match result {
         Ok(Some(v)) => Ok(v),
@@ -330,10 +345,28 @@ pub fn progress_text(verdicts: &[progress::Verdict]) -> String {
     let mut out = String::from(
         "\nProgress, under weak fairness of the clock, the servers and each client's own steps:\n",
     );
-    if let Some(g) = verdicts.iter().find_map(|v| v.graph) {
+    // Each client locks once, or (for starvation, where the family's model can) they
+    // start over: two graphs, each named once.
+    for repeating in [false, true] {
+        let on: Vec<&progress::Verdict> = verdicts
+            .iter()
+            .filter(|v| v.repeating == repeating)
+            .collect();
+        let Some(g) = on.iter().find_map(|v| v.graph) else {
+            continue;
+        };
+        let clients = if repeating {
+            "clients that lock again and again"
+        } else {
+            "each client locking once"
+        };
+        let names: Vec<&str> = on.iter().map(|v| v.promise.name()).collect();
         out.push_str(&format!(
-            "  judged on a graph of {} states and {} steps in {:.2}s\n",
-            g.states, g.edges, g.seconds
+            "  {}: judged with {clients}, on a graph of {} states and {} steps in {:.2}s\n",
+            names.join(", "),
+            g.states,
+            g.edges,
+            g.seconds
         ));
     }
     for v in verdicts {

@@ -24,6 +24,7 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         bounds,
         limits,
         progress,
+        once,
         html,
         format,
     } = request;
@@ -61,8 +62,11 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
                 described.name(),
                 e.name
             ));
-            protocol::progress_in(&described, e, &bounds.overrides(), limits)
-                .map(Option::unwrap_or_default)
+            let o = locklab_models::catalog::Overrides {
+                once,
+                ..bounds.overrides()
+            };
+            protocol::progress_in(&described, e, &o, limits).map(Option::unwrap_or_default)
         } else {
             Ok(Vec::new())
         };

@@ -164,6 +164,7 @@ mod tests {
         vec![Verdict {
             promise: Promise::EventuallyFree,
             kept,
+            repeating: false,
             graph: None,
         }]
     }

@@ -19,6 +19,9 @@ pub struct Overrides {
     pub ttl: Option<u64>,
     /// `--faults name=n,…` or `none`.
     pub faults: Option<String>,
+    /// `check --progress --once`: judge starvation too with clients that lock once
+    /// (each request granted in the end), on the graph eventually-free is judged on.
+    pub once: bool,
 }
 
 /// The largest bounds a model can represent. Clients and Redlock nodes are bits of a

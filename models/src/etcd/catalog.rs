@@ -55,6 +55,16 @@ impl Build for EtcdLock {
         model.tail = tail;
         Some(Box::new(model))
     }
+
+    fn repeating(&self, scenario: &Scenario, p: &Params) -> Option<Box<dyn progress::Judge>> {
+        let mut model = self.model(scenario.properties, p);
+        model.tail = crate::kernel::repeat::FOR_EVER;
+        model.horizon = crate::kernel::repeat::horizon(&model.faults, model.horizon);
+        model.repeat = true;
+        model
+            .can_repeat()
+            .then(|| Box::new(model) as Box<dyn progress::Judge>)
+    }
 }
 
 impl EtcdLock {
@@ -71,6 +81,7 @@ impl EtcdLock {
             // change has restarted it.
             horizon: p.ttl * (u64::from(failovers) + 2) + 2,
             tail: 0,
+            repeat: false,
             properties,
             leader_cut: self.leader_cut,
         }

@@ -66,7 +66,7 @@ pub struct EtcdLockModel {
     pub lock: Lock,
     /// The critical section's work.
     pub work: Work,
-    /// Clients (each locks once).
+    /// Clients (each locks once, unless `repeat`).
     pub clients: usize,
     /// Lease TTL in ticks.
     pub ttl: u64,
@@ -79,6 +79,10 @@ pub struct EtcdLockModel {
     /// keeps alive is still to run out, and faults no longer strike: a progress check's
     /// way to let leases run out ([`crate::progress`]). 0 for safety checks.
     pub tail: u64,
+    /// Clients start over when done, and the clock runs for ever past the horizon
+    /// ([`crate::kernel::repeat`]): a starvation check's model (`tail` is then
+    /// [`crate::kernel::repeat::FOR_EVER`]).
+    pub repeat: bool,
     /// Which properties this row checks.
     pub properties: &'static [Property],
     /// A leader change is the leader cut off from the quorum, not killed (the story's
@@ -211,12 +215,15 @@ pub fn owner(c: usize) -> String {
 impl EtcdLockModel {
     /// Whether time matters: some fault makes a lease run out.
     fn timed(&self) -> bool {
-        self.faults.any(&[
-            Fault::Pause,
-            Fault::Crash,
-            Fault::Partition,
-            Fault::Failover,
-        ])
+        // Where clients start over, time passes until the horizon, where the faults end
+        // and finished clients ask again (without faults that is at once).
+        (self.repeat && self.horizon > 0)
+            || self.faults.any(&[
+                Fault::Pause,
+                Fault::Crash,
+                Fault::Partition,
+                Fault::Failover,
+            ])
     }
 
     fn rpc(&self) -> bool {
@@ -241,6 +248,14 @@ impl EtcdLockModel {
     }
 
     fn step(&self, st: &EtcdLockState, c: usize) -> Option<Effect> {
+        if st.clients[c].phase == Phase::Done
+            && self.starts_over(st)
+            && st.clients[c].process.works()
+        {
+            let mut s = st.clone();
+            s.clients[c] = self.again(st, c);
+            return Some(Effect::plain(s));
+        }
         let cl = st.clients[c].clone();
         if !cl.phase.running() || !self.may_step(&cl) {
             return None;
@@ -597,20 +612,7 @@ impl Model for EtcdLockModel {
     type Action = Action;
 
     fn init_states(&self) -> Vec<EtcdLockState> {
-        let clients = (0..self.clients)
-            .map(|_| Client {
-                phase: match self.lock {
-                    Lock::Described(d) if !d.0.lease => Phase::Acquire(0),
-                    _ => Phase::Grant,
-                },
-                process: Process::default(),
-                lease: None,
-                my_rev: 0,
-                read: 0,
-                lost: false,
-                tries: 0,
-            })
-            .collect();
+        let clients = (0..self.clients).map(|_| self.fresh()).collect();
         vec![EtcdLockState {
             now: 0,
             etcd: EtcdState::default(),

@@ -97,6 +97,9 @@ impl Narrate for EtcdLockModel {
                 match (&sent, WorkStep::of(cl.phase, after)) {
                     (Some(_), _) => said(by),
                     (None, Some(w)) => w.story(c, cl.my_rev, fenced, "writes the resource"),
+                    (None, None) if cl.phase == Phase::Done => {
+                        format!("c{c} asks for the lock again")
+                    }
                     (None, None) => format!("c{c} steps"),
                 }
             }

@@ -16,9 +16,9 @@ impl Progress for EtcdLockModel {
     /// partitions, lost replies, leader changes and revoked leases may never come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
-            Action::Step(c) | Action::KeepAlive(c) | Action::Resume(c) | Action::Heal(c) => {
-                Some(progress::client(c.into()))
-            }
+            Action::Step(c) => Some(progress::client(c.into())),
+            Action::KeepAlive(c) => Some(progress::heartbeat(c.into())),
+            Action::Resume(c) | Action::Heal(c) => Some(progress::recovery(c.into())),
             Action::Tick => Some(progress::CLOCK),
             Action::Pause(_)
             | Action::Crash(_)
@@ -34,8 +34,16 @@ impl Progress for EtcdLockModel {
         self.pending(s)
     }
 
+    fn repeats(&self) -> bool {
+        self.repeat
+    }
+
     fn clock_at_bound(&self, s: &EtcdLockState) -> bool {
         s.now >= self.horizon + self.tail
+    }
+
+    fn reduce(&self, s: EtcdLockState) -> EtcdLockState {
+        self.rebased(s)
     }
 
     /// The create revision of the client's key, while the key is there: the order the

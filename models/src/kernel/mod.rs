@@ -13,6 +13,8 @@
 //! - [`Stage`]: where a client is in its program, as a family's [`ClientPhase`] places
 //!   it: who is inside, holds the lock, waits for it, still runs.
 //! - [`time`]: when a deadline is due, and when time may pass.
+//! - [`repeat`]: clients that lock again and again, and time counted from now, for
+//!   starvation.
 //! - [`WorkStep`]: a holder's step on the protected resource, told and drawn.
 //! - [`LockChecks`]: what the registry's properties read off a family's states, made
 //!   into the invariants a row checks by [`invariants`].
@@ -23,6 +25,7 @@ mod checks;
 mod client_fault;
 mod effect;
 mod process;
+pub mod repeat;
 pub mod split;
 mod stage;
 pub mod time;

@@ -18,9 +18,11 @@ pub fn may_tick(now: u64, horizon: u64, kept: impl IntoIterator<Item = Option<u6
 
 /// Where the clock stops: at `horizon`, or, in a model checked for progress (a `tail`
 /// of ticks past the horizon, faults over), up to `tail` later while a deadline is
-/// still ahead (`ahead`), so that leases and sessions nobody keeps run out.
+/// still ahead (`ahead`), so that leases and sessions nobody keeps run out; never, in
+/// a model whose clients start over ([`super::repeat::FOR_EVER`]): time passes there
+/// whether or not anything waits for it, as it does in a real system.
 pub fn stop(horizon: u64, tail: u64, ahead: impl FnOnce() -> bool) -> u64 {
-    if tail > 0 && ahead() {
+    if tail == super::repeat::FOR_EVER || (tail > 0 && ahead()) {
         horizon + tail
     } else {
         horizon

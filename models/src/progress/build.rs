@@ -22,7 +22,7 @@ use crate::check::{resident_bytes, Limits, Seen, Stop, Visited};
 use crate::kernel::Stage;
 
 use super::fair::{Class, Edge, Graph};
-use super::graph::{bits, holding, print, Built, Passing};
+use super::graph::{asking, bits, holding, print, Built, Passing};
 use super::Progress;
 
 /// Below this many states a level is expanded on one thread: a hand-over costs more.
@@ -41,6 +41,8 @@ struct Succ {
     class: Option<Class>,
     /// Its clients that wait (bit `c`).
     waits: u64,
+    /// Its clients that ask for the lock and do not hold it (bit `c`).
+    asks: u64,
     /// Its clients that hold the lock.
     holds: u64,
     /// How many clients it has (at most 64 counted).
@@ -102,6 +104,7 @@ where
     M::Action: Clone + Debug,
 {
     let ordered = model.ordered();
+    let repeats = model.repeats();
     let seen = seen.hold();
     let mut part = part;
     let mut actions = Vec::new();
@@ -127,6 +130,7 @@ where
                 known,
                 class,
                 waits: bits(&stages, |s| s == Stage::Queued),
+                asks: bits(&stages, |s| asking(s, repeats)),
                 holds: bits(&stages, holding),
                 clients: stages.len().min(64) as u8,
             });
@@ -193,6 +197,7 @@ where
     let mut built = Built {
         index: Visited::new(),
         waits: Vec::new(),
+        asks: Vec::new(),
         holds: Vec::new(),
         cut: Vec::new(),
         graph: Graph::default(),
@@ -210,6 +215,9 @@ where
                 let stages = model.stages(&s);
                 built.clients = built.clients.max(stages.len().min(64));
                 built.waits.push(bits(&stages, |s| s == Stage::Queued));
+                built
+                    .asks
+                    .push(bits(&stages, |s| asking(s, model.repeats())));
                 built.holds.push(bits(&stages, holding));
                 level.push(s);
                 id
@@ -323,6 +331,7 @@ fn number<S>(
                         Ok(id) => {
                             built.clients = built.clients.max(usize::from(t.clients));
                             built.waits.push(t.waits);
+                            built.asks.push(t.asks);
                             built.holds.push(t.holds);
                             next.extend(body);
                             id

@@ -35,6 +35,10 @@ pub(super) struct Built {
     pub(super) index: Visited,
     /// Bit `c` of a state's word: client `c` waits for the lock (queued).
     pub(super) waits: Vec<u64>,
+    /// Bit `c`: client `c` asks for the lock without holding it — queued, or on its way
+    /// (connecting, creating its node, reading its clock), as a retry loop passes
+    /// through between its tries.
+    pub(super) asks: Vec<u64>,
     /// Bit `c`: client `c` holds it.
     pub(super) holds: Vec<u64>,
     /// Each state where time stops with a deadline still ahead (see [`super`]).
@@ -49,6 +53,13 @@ pub(super) struct Built {
 
 pub(super) fn holding(s: Stage) -> bool {
     matches!(s, Stage::Holding | Stage::Inside(_))
+}
+
+/// Whether a client at stage `s` asks for the lock without holding it: queued, or on
+/// its way to asking; where finished clients start over (`repeats`), also finished —
+/// one that gave up after its tries asks again.
+pub(super) fn asking(s: Stage, repeats: bool) -> bool {
+    matches!(s, Stage::Queued | Stage::Running) || (repeats && s == Stage::Done)
 }
 
 /// The clients (by bit) whose stage `pick` accepts.
@@ -90,8 +101,19 @@ impl Built {
         self.graph.edge_count()
     }
 
-    fn waits(&self, n: u32, c: usize) -> bool {
-        self.waits[n as usize] & (1 << c) != 0
+    /// Whether client `c` is, at node `n`, what `promise` says it must not stay for
+    /// ever: waiting after a fault (eventually-free), or asking without being granted
+    /// (starvation-free).
+    fn stays(&self, promise: Promise, n: u32, c: usize) -> bool {
+        self.stayers(promise, n) & (1 << c) != 0
+    }
+
+    /// Every client [`Built::stays`] counts at node `n`, by bit.
+    fn stayers(&self, promise: Promise, n: u32) -> u64 {
+        match promise {
+            Promise::StarvationFree => self.asks[n as usize],
+            _ => self.waits[n as usize],
+        }
     }
 
     /// Whether the step from `a` to `b` grants the lock to someone.
@@ -197,18 +219,18 @@ impl Built {
         let mut cut = None;
         // The same holds for all clients at once: where nobody can wait for ever, the
         // search per client is spared (the common case, a promise kept).
-        let anyone = |n: u32| stuck(n) && self.waits[node(n) as usize] != 0;
+        let anyone = |n: u32| stuck(n) && self.stayers(promise, node(n)) != 0;
         let clients = if fair_lasso(graph, &anyone).is_some() {
             self.clients
         } else {
             0
         };
         for c in 0..clients {
-            if fair_lasso(graph, &|n| stuck(n) && self.waits(node(n), c)).is_none() {
+            if fair_lasso(graph, &|n| stuck(n) && self.stays(promise, node(n), c)).is_none() {
                 continue;
             }
             let found = fair_lasso(graph, &|n| {
-                stuck(n) && self.waits(node(n), c) && !self.cut[node(n) as usize]
+                stuck(n) && self.stays(promise, node(n), c) && !self.cut[node(n) as usize]
             });
             match found {
                 Some(l) => {

@@ -16,6 +16,7 @@
 //! and the verdict is *unknown*, never a violation.
 
 mod build;
+mod exact;
 pub mod fair;
 mod graph;
 mod tell;
@@ -25,6 +26,7 @@ use serde::Serialize;
 use crate::check::{Limits, Narrate};
 use crate::kernel::Stage;
 
+pub use exact::reduce_commutes;
 pub use fair::Class;
 pub use tell::Lasso;
 
@@ -78,12 +80,30 @@ pub fn server(n: usize) -> Class {
     1 + Class::try_from(n).unwrap_or(62).min(62)
 }
 
-/// The weak-fairness class of client `c`'s steps: its program, its retries, its
-/// watchdog, and the end of a pause or partition (a GC pause ends; a cut heals).
+/// The weak-fairness class of client `c`'s own program: its requests and retries.
+/// Its heartbeat and the end of its faults are classes of their own, so that pings
+/// taken for ever cannot stand in for a program step that is always possible.
 pub fn client(c: usize) -> Class {
-    64 + Class::try_from(c)
-        .unwrap_or(Class::MAX - 64)
-        .min(Class::MAX - 64)
+    64 + 3 * index(c)
+}
+
+/// The weak-fairness class of client `c`'s heartbeat: a ZooKeeper ping, an etcd
+/// keep-alive, a Redisson watchdog's renewal.
+pub fn heartbeat(c: usize) -> Class {
+    client(c) + 1
+}
+
+/// The weak-fairness class of the end of client `c`'s pause or partition: a GC pause
+/// ends, a cut heals.
+pub fn recovery(c: usize) -> Class {
+    client(c) + 2
+}
+
+/// A client's number as a class index, the last one shared beyond what a class holds.
+fn index(c: usize) -> Class {
+    Class::try_from(c)
+        .unwrap_or(Class::MAX)
+        .min((Class::MAX - 66) / 3)
 }
 
 /// How far past its horizon a model checked for progress lets time run: long enough
@@ -112,8 +132,10 @@ where
 
     /// The state the graph stores for `s`: `s` itself, or a representative of the
     /// states with the same futures whose steps keep their fairness classes (a model
-    /// may sort interchangeable nodes, never its clients, whose classes are theirs).
+    /// may sort interchangeable nodes, never its clients, whose classes are theirs; a
+    /// model whose clients start over moves its clock back, [`crate::kernel::repeat`]).
     /// Stories are replayed from concrete states, so they show no representative.
+    /// [`reduce_commutes`] checks a reduction on random walks.
     fn reduce(&self, s: Self::State) -> Self::State {
         s
     }
@@ -129,6 +151,12 @@ where
 
     /// Whether the protocol orders its requests at all (see [`Progress::arrival`]).
     fn ordered(&self) -> bool {
+        false
+    }
+
+    /// Whether a finished client starts over ([`crate::kernel::repeat`]): then one
+    /// that gave up after refusals and asks again is still asking, for starvation.
+    fn repeats(&self) -> bool {
         false
     }
 }
@@ -163,6 +191,11 @@ pub struct Verdict {
     /// Whether it is kept.
     #[serde(flatten)]
     pub kept: Kept,
+    /// Judged with clients that start over when done, so that one may ask for ever
+    /// while the others lock again and again (`starvation-free`, where the family's
+    /// model can); otherwise each client locks once.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub repeating: bool,
     /// The graph it was judged on (the same for every promise of one check); `None`
     /// where no graph was built.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -180,7 +213,7 @@ pub struct GraphSize {
     pub seconds: f64,
 }
 
-/// Both promises' verdicts on `model`, its graph held to `limits` (states, time,
+/// Every promise's verdict on `model`, its graph held to `limits` (states, time,
 /// memory, and the threads that expand it; symmetry does not apply: every state is
 /// stored as it is, or as [`Progress::reduce`] says, since a lasso's fairness reads
 /// each client's own steps).
@@ -190,23 +223,36 @@ where
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug + Send + Sync,
     M::Action: Clone + std::fmt::Debug,
 {
+    check_only(model, limits, Promise::ALL)
+}
+
+/// The verdicts of `promises` on `model` (FIFO only where the model orders its
+/// requests), as [`check`] judges them.
+pub fn check_only<M>(model: &M, limits: &Limits, promises: &[Promise]) -> Vec<Verdict>
+where
+    M: Progress + Sync,
+    M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug + Send + Sync,
+    M::Action: Clone + std::fmt::Debug,
+{
     let started = std::time::Instant::now();
     let built = match build::build(model, limits) {
         Ok(b) => b,
         Err(stop) => {
-            return unknown_all(format!(
+            let why = format!(
                 "the {} stopped the graph before it was whole (raise {})",
                 stop.name(),
                 stop.flag()
-            ))
+            );
+            return unknown_of(promises, why);
         }
     };
-    let mut verdicts: Vec<Verdict> = Promise::ALL
+    let mut verdicts: Vec<Verdict> = promises
         .iter()
         .filter(|&&p| p != Promise::Fifo || model.ordered())
         .map(|&promise| Verdict {
             promise,
             kept: built.judge(model, promise),
+            repeating: false,
             graph: None,
         })
         .collect();
@@ -225,7 +271,16 @@ where
 /// row's [`crate::scenario::Build::with_tail`] hands over.
 pub trait Judge {
     /// The promises' verdicts, the graph held to `limits` (see [`check`]).
-    fn judge(&self, limits: &Limits) -> Vec<Verdict>;
+    fn judge(&self, limits: &Limits) -> Vec<Verdict> {
+        self.judge_only(limits, Promise::ALL)
+    }
+
+    /// The verdicts of `promises` alone (see [`check_only`]).
+    fn judge_only(&self, limits: &Limits, promises: &[Promise]) -> Vec<Verdict>;
+
+    /// [`reduce_commutes`] on the model: whether the states its graph stores keep
+    /// every future, on `walks` seeded random walks of `depth` steps.
+    fn reduce_commutes(&self, walks: usize, depth: usize, seed: u64) -> Result<usize, String>;
 }
 
 impl<M> Judge for M
@@ -234,8 +289,12 @@ where
     M::State: Clone + std::hash::Hash + Eq + std::fmt::Debug + Send + Sync,
     M::Action: Clone + std::fmt::Debug,
 {
-    fn judge(&self, limits: &Limits) -> Vec<Verdict> {
-        check(self, limits)
+    fn judge_only(&self, limits: &Limits, promises: &[Promise]) -> Vec<Verdict> {
+        check_only(self, limits, promises)
+    }
+
+    fn reduce_commutes(&self, walks: usize, depth: usize, seed: u64) -> Result<usize, String> {
+        reduce_commutes(self, walks, depth, seed)
     }
 }
 
@@ -244,21 +303,54 @@ where
 pub struct Undecided(pub String);
 
 impl Judge for Undecided {
-    fn judge(&self, _: &Limits) -> Vec<Verdict> {
-        unknown_all(self.0.clone())
+    fn judge_only(&self, _: &Limits, promises: &[Promise]) -> Vec<Verdict> {
+        unknown_of(promises, self.0.clone())
+    }
+
+    fn reduce_commutes(&self, _: usize, _: usize, _: u64) -> Result<usize, String> {
+        Ok(0)
     }
 }
 
 /// Both promises undecided, for `why`: where a model cannot judge progress faithfully.
 pub fn unknown_all(why: String) -> Vec<Verdict> {
-    [Promise::EventuallyFree, Promise::StarvationFree]
+    unknown_of(&[Promise::EventuallyFree, Promise::StarvationFree], why)
+}
+
+/// `promises` undecided (FIFO left out: it is judged only where a graph says the
+/// model orders its requests), for `why`.
+fn unknown_of(promises: &[Promise], why: String) -> Vec<Verdict> {
+    promises
         .iter()
+        .filter(|&&p| p != Promise::Fifo)
         .map(|&promise| Verdict {
             promise,
             kept: Kept::Unknown { why: why.clone() },
+            repeating: false,
             graph: None,
         })
         .collect()
+}
+
+/// The progress verdicts of a row whose model `once` has clients that lock once, and
+/// `again` (where the family has one) clients that start over: `starvation-free` is
+/// judged on `again` — one client asking for ever while the others take turns needs
+/// others that come back — and `eventually-free` and `fifo` on `once`, whose lassos
+/// are the shortest. Without `again`, every promise is judged on `once`.
+pub fn judge_row(once: &dyn Judge, again: Option<&dyn Judge>, limits: &Limits) -> Vec<Verdict> {
+    let Some(again) = again else {
+        return once.judge(limits);
+    };
+    let mut verdicts = once.judge_only(limits, &[Promise::EventuallyFree, Promise::Fifo]);
+    let starving = again
+        .judge_only(limits, &[Promise::StarvationFree])
+        .into_iter()
+        .map(|v| Verdict {
+            repeating: true,
+            ..v
+        });
+    verdicts.splice(1..1, starving);
+    verdicts
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::checkable::{story_step, StoryStep};
 
+use super::graph::holding;
 use super::{Class, Progress, Promise};
 
 /// A lasso in the model's graph: its first node, then each step as (the node it
@@ -96,6 +97,45 @@ impl std::fmt::Display for Lasso {
     }
 }
 
+/// What the cycle of a lasso shows of the client that waits and of the others.
+#[derive(Default)]
+struct CycleFacts {
+    /// The other clients granted the lock in it, in order of first grant.
+    granted: Vec<usize>,
+    /// The waiting client's own steps taken in it.
+    own_steps: usize,
+    /// The cycle's states where a step of the waiting client's own program was possible.
+    possible: usize,
+    /// The cycle's states.
+    states: usize,
+}
+
+impl CycleFacts {
+    /// Notes the cycle's step `a` from `prev` to `next`, for client `c`.
+    fn note<M>(&mut self, model: &M, c: usize, prev: &M::State, a: &M::Action, next: &M::State)
+    where
+        M: Progress,
+        M::State: Clone + Hash + Eq + Debug,
+        M::Action: Clone + Debug,
+    {
+        let own = model.fairness(a) == Some(super::client(c));
+        self.own_steps += usize::from(own);
+        self.states += 1;
+        let mut actions = Vec::new();
+        model.actions(prev, &mut actions);
+        let possible = actions.into_iter().any(|b| {
+            model.fairness(&b) == Some(super::client(c)) && model.next_state(prev, b).is_some()
+        });
+        self.possible += usize::from(possible);
+        let (before, after) = (model.stages(prev), model.stages(next));
+        for (d, (&x, &y)) in before.iter().zip(&after).enumerate() {
+            if d != c && !holding(x) && holding(y) && !self.granted.contains(&d) {
+                self.granted.push(d);
+            }
+        }
+    }
+}
+
 /// Tells `path` in `model`'s words.
 pub(super) fn tell<M>(
     model: &M,
@@ -122,6 +162,8 @@ where
         .as_ref()
         .map(|s| model.describe_state(s))
         .unwrap_or_default();
+    // What the cycle shows of the waiting client and the others, for its closing.
+    let mut seen = CycleFacts::default();
     let mut now = first;
     for &(to, class) in path.stem.iter().chain(&path.cycle) {
         let Some(prev) = now.take() else {
@@ -139,6 +181,9 @@ where
         let Some((a, next)) = taken else {
             break;
         };
+        if steps.len() >= path.stem.len() {
+            seen.note(model, client, &prev, a, &next);
+        }
         steps.push(story_step(model, steps.len() + 1, &prev, a, &next));
         now = Some(next);
     }
@@ -158,24 +203,62 @@ where
                 "A fault struck{fault} and nobody has been granted the lock since: c{client} waits for ever"
             )
         }
-        Promise::StarvationFree => format!("c{client} keeps asking and is never granted"),
+        Promise::StarvationFree => {
+            let others = match seen.granted.as_slice() {
+                [] => String::new(),
+                [c] => format!(", while c{c} takes the lock again and again"),
+                cs => format!(
+                    ", while {} take turns with it",
+                    cs.iter()
+                        .map(|c| format!("c{c}"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+            };
+            let why = if seen.own_steps > 0 {
+                format!(
+                    " ({} of its own steps in every round: it tries, and finds the lock taken each \
+                     time)",
+                    seen.own_steps
+                )
+            } else if seen.possible > 0 {
+                format!(
+                    " (its request could succeed in {} of the round's {} states, the moments the \
+                     lock is free, but never in all of them: weak fairness owes a step only when \
+                     it stays possible, and each time another client's step came first — the lock \
+                     service keeps no order of requests)",
+                    seen.possible, seen.states
+                )
+            } else {
+                String::new()
+            };
+            format!("c{client} keeps asking and is never granted{others}{why}")
+        }
         // Its caller words it (who was granted over whom).
         Promise::Fifo => String::new(),
     };
+    let list = if cycle.len() <= 4 {
+        format!(" ({})", cycle.join("; "))
+    } else {
+        String::new()
+    };
+    let from = match stem {
+        0 => "From the start".to_string(),
+        n => format!("From step {n} on"),
+    };
     let closing = if cycle.is_empty() {
         format!(
-            "{waits}. From step {stem} on nothing more can happen: no step is possible and no \
+            "{waits}. {from} nothing more can happen: no step is possible and no \
              deadline is ahead that will come (one a live heartbeat keeps moves on with \
              time), so neither fairness nor time can help."
         )
     } else {
         format!(
-            "{waits}. From step {stem} on, the last {} step{} repeat for ever ({}), and that \
+            "{waits}. {from}, the last {} step{} repeat for ever{list}, and that \
              is a fair run: every step the system owes (the clock, the servers, each client's \
              own steps) is taken in it or is not always possible.",
             cycle.len(),
             if cycle.len() == 1 { "" } else { "s" },
-            cycle.join("; ")
         )
     };
     Lasso {

@@ -106,7 +106,7 @@ pub fn progress_in(
 ) -> Result<Option<Vec<crate::progress::Verdict>>, CatalogError> {
     let s = scenario(d, env);
     let p = params(&s, o)?;
-    Ok(s.progress(&p, &limits))
+    Ok(s.progress(&p, &limits, o.once))
 }
 
 /// The scenario `d` is in `env`, and the diagram's participants at its bounds with `o`

@@ -79,8 +79,12 @@ impl RedisLock {
             faults: Budget::of(&p.faults),
             down_after: Sentinel::of(scenario).down_after,
             min_replicas_lag: Sentinel::of(scenario).min_replicas_lag,
-            horizon: 2 * p.ttl + 1,
+            horizon: match tail == crate::kernel::repeat::FOR_EVER {
+                true => crate::kernel::repeat::horizon(&Budget::of(&p.faults), 2 * p.ttl + 1),
+                false => 2 * p.ttl + 1,
+            },
             tail,
+            repeat: tail == crate::kernel::repeat::FOR_EVER,
             properties: scenario.properties,
         }
     }
@@ -98,6 +102,12 @@ impl Build for RedisLock {
         tail: u64,
     ) -> Option<Box<dyn progress::Judge>> {
         Some(Box::new(self.model(scenario, p, tail)))
+    }
+
+    fn repeating(&self, scenario: &Scenario, p: &Params) -> Option<Box<dyn progress::Judge>> {
+        let m = self.model(scenario, p, crate::kernel::repeat::FOR_EVER);
+        m.can_repeat()
+            .then(|| Box::new(m) as Box<dyn progress::Judge>)
     }
 }
 

@@ -12,6 +12,7 @@ pub mod model;
 pub mod narration;
 mod progress;
 pub mod protocol;
+mod repeat;
 pub mod replication;
 pub mod shared_nodes;
 pub mod spec;

@@ -38,7 +38,7 @@ pub struct RedisLockModel {
     pub protocol: Protocol,
     /// What they write as identity.
     pub value: ValueKind,
-    /// Number of clients (each locks once).
+    /// Number of clients (each locks once, unless `repeat`).
     pub clients: usize,
     /// Lease in ticks (ms).
     pub ttl: u64,
@@ -68,6 +68,10 @@ pub struct RedisLockModel {
     /// ahead, and faults no longer strike: a progress check's way to let leases run out
     /// ([`crate::progress`]). 0 for safety checks.
     pub tail: u64,
+    /// Clients start over when done, and the clock runs for ever past the horizon
+    /// ([`crate::kernel::repeat`]): a starvation check's model (`tail` is then
+    /// [`crate::kernel::repeat::FOR_EVER`]).
+    pub repeat: bool,
     /// Which properties this scenario checks.
     pub properties: &'static [Property],
 }
@@ -264,7 +268,7 @@ impl ClientPhase for Phase {
 }
 
 impl RedisLockModel {
-    fn value_of(&self, c: usize) -> &'static str {
+    pub(super) fn value_of(&self, c: usize) -> &'static str {
         match self.value {
             ValueKind::Unique if self.protocol == Protocol::Redisson => {
                 values::value(&format!("c{c}:t1"))
@@ -381,6 +385,14 @@ impl RedisLockModel {
 
     fn step(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
+        if cl.phase == Phase::Done && self.starts_over(st) && cl.process.works() {
+            let mut s = st.clone();
+            s.clients[c] = Client {
+                process: cl.process,
+                ..self.fresh(c)
+            };
+            return Some(s);
+        }
         if !cl.process.works() || matches!(cl.phase, Phase::Done | Phase::Crashed) {
             return None;
         }
@@ -626,6 +638,13 @@ impl RedisLockModel {
         });
         let stop = time::stop(self.horizon, self.tail, || self.pending(s));
         time::may_tick(s.now, stop, kept)
+    }
+
+    /// Whether a finished client asks for the lock again: where clients start over, once
+    /// the faults are over (before, each locks once, as in every other check: the
+    /// bound that keeps the faults' part of the graph finite).
+    fn starts_over(&self, s: &RedisLockState) -> bool {
+        crate::kernel::repeat::starts_over(self.repeat, s.now, self.horizon)
     }
 
     /// Whether faults are over: past the horizon of a model with a tail.
@@ -900,23 +919,7 @@ impl Model for RedisLockModel {
     type Action = Action;
 
     fn init_states(&self) -> Vec<RedisLockState> {
-        let clients = (0..self.clients)
-            .map(|c| Client {
-                phase: if self.value == ValueKind::Timestamp {
-                    Phase::Idle
-                } else {
-                    Phase::Acquire(0)
-                },
-                process: Process::default(),
-                value: self.value_of(c),
-                lease_until: None,
-                token: 0,
-                read: 0,
-                wait_for: (0, 0),
-                reply: 0,
-                refused: 0,
-            })
-            .collect();
+        let clients = (0..self.clients).map(|c| self.fresh(c)).collect();
         vec![RedisLockState {
             now: 0,
             nodes: smallvec![NodeRef::empty(); 1 + self.replicas],

@@ -113,6 +113,7 @@ impl Narrate for RedisLockModel {
                 match (before, after, &sent) {
                     (_, _, Some(_)) => cmd(c),
                     (Phase::Idle, _, _) => format!("c{c} reads its clock: value \"{}\"", s.now),
+                    (Phase::Done, _, _) => format!("c{c} asks for the lock again"),
                     (Phase::Critical(0), Some(Phase::Critical(1)), _) => {
                         format!(
                             "c{c} reads the resource with token {}",

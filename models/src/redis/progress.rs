@@ -17,9 +17,9 @@ impl Progress for RedisLockModel {
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
             // A partition heals, in the end (Jepsen's nemesis always heals).
-            Action::Step(c) | Action::Renew(c) | Action::Resume(c) | Action::Heal(c) => {
-                Some(progress::client(c.into()))
-            }
+            Action::Step(c) => Some(progress::client(c.into())),
+            Action::Renew(c) => Some(progress::heartbeat(c.into())),
+            Action::Resume(c) | Action::Heal(c) => Some(progress::recovery(c.into())),
             Action::Tick => Some(progress::CLOCK),
             Action::Replicate(r) => Some(progress::server(r.into())),
             Action::Pause(_)
@@ -34,7 +34,15 @@ impl Progress for RedisLockModel {
         self.pending(s)
     }
 
+    fn repeats(&self) -> bool {
+        self.repeat
+    }
+
     fn clock_at_bound(&self, s: &RedisLockState) -> bool {
         s.now >= self.horizon + self.tail
+    }
+
+    fn reduce(&self, s: RedisLockState) -> RedisLockState {
+        self.rebased(s)
     }
 }

@@ -48,8 +48,12 @@ impl Redlock {
                 Restart::AfterTtl => p.ttl,
             },
             persistent: self.restart == Restart::WithData,
-            horizon: p.ttl + 2,
+            horizon: match tail == crate::kernel::repeat::FOR_EVER {
+                true => crate::kernel::repeat::horizon(&Budget::of(&p.faults), p.ttl + 2),
+                false => p.ttl + 2,
+            },
             tail,
+            repeat: tail == crate::kernel::repeat::FOR_EVER,
             protocol: None,
             quorum: None,
         }
@@ -74,6 +78,10 @@ impl Build for Redlock {
 
     fn with_tail(&self, _: &Scenario, p: &Params, tail: u64) -> Option<Box<dyn progress::Judge>> {
         Some(Box::new(self.model(p, tail)))
+    }
+
+    fn repeating(&self, _: &Scenario, p: &Params) -> Option<Box<dyn progress::Judge>> {
+        Some(Box::new(self.model(p, crate::kernel::repeat::FOR_EVER)))
     }
 }
 

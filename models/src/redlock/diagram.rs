@@ -103,6 +103,7 @@ impl RedlockModel {
                 }
             }
             RlAction::Leave(c) => self.releases(s, c, "leaves, releases"),
+            RlAction::Again(c) => mark(client(c), "asks again".into(), false),
             RlAction::Tick => Exchange::tick(s.now + 1),
             RlAction::Crash(i) if self.persistent => {
                 mark(name(i), "⚡ killed, keys in its AOF".into(), true)

@@ -8,6 +8,7 @@ pub mod diagram;
 pub mod model;
 pub mod narration;
 mod progress;
+mod repeat;
 mod symmetry;
 #[cfg(test)]
 mod tests;

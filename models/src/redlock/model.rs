@@ -47,6 +47,10 @@ pub struct RedlockModel {
     /// ahead, and faults no longer strike: a progress check's way to let leases run out
     /// ([`crate::progress`]). 0 for safety checks.
     pub tail: u64,
+    /// Clients start over when done, and the clock runs for ever past the horizon
+    /// ([`crate::kernel::repeat`]): a starvation check's model (`tail` is then
+    /// [`crate::kernel::repeat::FOR_EVER`]).
+    pub repeat: bool,
     /// A user's per-node steps in place of `SET NX PX` and compare-and-delete (see
     /// [`crate::protocol::redlock`]); `None` for the catalog's Redlock.
     pub protocol: Option<DescribedRef>,
@@ -114,7 +118,7 @@ impl RlClient {
     /// A client with nothing left to do. Holding or finished, a client's attempt start
     /// and attempts left no longer matter, so they are reset rather than kept: states
     /// that differ only there are one state.
-    const IDLE: RlClient = RlClient {
+    pub(super) const IDLE: RlClient = RlClient {
         phase: RlPhase::Done,
         t0: 0,
         attempts_left: 0,
@@ -147,6 +151,8 @@ pub enum RlAction {
     Decide(u8),
     /// Client leaves the critical section and releases everywhere.
     Leave(u8),
+    /// A finished client starts a new attempt (where clients start over).
+    Again(u8),
     /// One tick.
     Tick,
     /// Fault: a node crashes, losing its data unless the model is
@@ -276,6 +282,10 @@ impl RedlockModel {
             RlAction::Leave(c) => {
                 let cl = &s.clients[c as usize];
                 cl.phase == RlPhase::Critical && live(cl)
+            }
+            RlAction::Again(c) => {
+                let cl = &s.clients[c as usize];
+                cl.phase == RlPhase::Done && live(cl) && self.starts_over(s)
             }
             RlAction::Tick => {
                 let kept = s.clients.iter().map(|c| {
@@ -408,6 +418,13 @@ impl RedlockModel {
                 self.release_all(&mut s, c);
                 s.clients[c] = RlClient::IDLE;
             }
+            RlAction::Again(c) => {
+                let c = c as usize;
+                s.clients[c] = RlClient {
+                    process: s.clients[c].process,
+                    ..self.fresh(s.now)
+                };
+            }
             RlAction::Tick => s.now += 1,
             RlAction::Crash(i) => {
                 let n = &mut s.nodes[i as usize];
@@ -467,15 +484,7 @@ impl Model for RedlockModel {
                 name: i as u8,
             })
             .collect();
-        let clients = (0..self.clients)
-            .map(|_| RlClient {
-                phase: RlPhase::Acquiring,
-                t0: 0,
-                attempts_left: self.attempts.saturating_sub(1),
-                lease_until: None,
-                process: Process::RUNNING,
-            })
-            .collect();
+        let clients = (0..self.clients).map(|_| self.fresh(0)).collect();
         vec![RedlockState {
             now: 0,
             nodes,
@@ -489,7 +498,7 @@ impl Model for RedlockModel {
             for i in 0..s.nodes.len() as u8 {
                 out.push(RlAction::Send(c, i));
             }
-            out.extend([RlAction::Decide(c), RlAction::Leave(c)]);
+            out.extend([RlAction::Decide(c), RlAction::Leave(c), RlAction::Again(c)]);
             out.extend(RlAction::client_faults(c));
         }
         out.push(RlAction::Tick);

@@ -117,6 +117,7 @@ impl Narrate for RedlockModel {
                 }
             }
             RlAction::Leave(c) => format!("c{c} leaves and releases everywhere"),
+            RlAction::Again(c) => format!("c{c} asks for the lock again"),
             RlAction::Tick => format!("time passes to t={}", s.now + 1),
             RlAction::Crash(i) if self.persistent => format!(
                 "redis{} is killed; its keys are in its append-only file",

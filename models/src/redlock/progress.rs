@@ -19,7 +19,8 @@ impl Progress for RedlockModel {
             RlAction::Send(c, _)
             | RlAction::Decide(c)
             | RlAction::Leave(c)
-            | RlAction::Resume(c) => Some(progress::client(c.into())),
+            | RlAction::Again(c) => Some(progress::client(c.into())),
+            RlAction::Resume(c) => Some(progress::recovery(c.into())),
             RlAction::Tick => Some(progress::CLOCK),
             // One class for every node's restart: the graph sorts the nodes, so a
             // place is not a node; with one crash at a time it is the same promise.
@@ -37,12 +38,17 @@ impl Progress for RedlockModel {
         self.pending(s)
     }
 
+    fn repeats(&self) -> bool {
+        self.repeat
+    }
+
     fn clock_at_bound(&self, s: &RedlockState) -> bool {
         s.now >= self.horizon + self.tail
     }
 
-    /// Nodes are interchangeable until a fault or a client tells them apart.
+    /// Nodes are interchangeable until a fault or a client tells them apart; where
+    /// clients start over, the clock is moved back first.
     fn reduce(&self, s: RedlockState) -> RedlockState {
-        self.nodes_sorted(s)
+        self.nodes_sorted(self.rebased(s))
     }
 }

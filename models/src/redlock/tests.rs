@@ -23,6 +23,7 @@ pub(super) fn small(clients: usize, faults: Budget, restart_delay: u64) -> Redlo
         persistent: false,
         horizon: 4,
         tail: 0,
+        repeat: false,
         protocol: None,
         quorum: None,
     }

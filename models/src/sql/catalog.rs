@@ -88,8 +88,12 @@ impl SqlLock {
             clients: p.clients,
             ttl: p.ttl,
             faults: Budget::of(&p.faults),
-            horizon: 2 * p.ttl + 2,
+            horizon: match tail == crate::kernel::repeat::FOR_EVER {
+                true => crate::kernel::repeat::horizon(&Budget::of(&p.faults), 2 * p.ttl + 2),
+                false => 2 * p.ttl + 2,
+            },
             tail,
+            repeat: tail == crate::kernel::repeat::FOR_EVER,
             properties: scenario.properties,
         }
     }
@@ -118,6 +122,12 @@ impl Build for SqlLock {
             )));
         }
         Some(Box::new(self.model(scenario, p, tail)))
+    }
+
+    fn repeating(&self, scenario: &Scenario, p: &Params) -> Option<Box<dyn progress::Judge>> {
+        let m = self.model(scenario, p, crate::kernel::repeat::FOR_EVER);
+        m.can_repeat()
+            .then(|| Box::new(m) as Box<dyn progress::Judge>)
     }
 }
 

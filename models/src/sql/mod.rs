@@ -11,6 +11,7 @@ pub mod model;
 pub mod narration;
 mod progress;
 pub mod protocol;
+mod repeat;
 pub mod spec;
 mod text;
 

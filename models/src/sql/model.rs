@@ -45,7 +45,7 @@ pub struct SqlLockModel {
     pub bypass: bool,
     /// The server.
     pub dialect: Dialect,
-    /// Clients (each locks once).
+    /// Clients (each locks once, unless `repeat`).
     pub clients: usize,
     /// Lease / reaper age in ticks.
     pub ttl: u64,
@@ -60,6 +60,10 @@ pub struct SqlLockModel {
     /// ahead, and faults no longer strike: a progress check's way to let leases run out
     /// ([`crate::progress`]). 0 for safety checks.
     pub tail: u64,
+    /// Clients start over when done, and the clock runs for ever past the horizon
+    /// ([`crate::kernel::repeat`]): a starvation check's model (`tail` is then
+    /// [`crate::kernel::repeat::FOR_EVER`]).
+    pub repeat: bool,
     /// Which properties this row checks.
     pub properties: &'static [Property],
 }
@@ -150,6 +154,9 @@ pub struct SqlLockState {
     /// Who holds the application's in-process lock ([`Lock::LocalMutex`]): every
     /// client is a thread of one process.
     pub mutex: Option<u8>,
+    /// The clients whose acquire statement waits at the server for the lock, in the
+    /// order their statements came ([`Lock::queues`]): the first is granted next.
+    pub queue: Vec<u8>,
 }
 
 /// What can happen next.
@@ -229,6 +236,14 @@ impl SqlLockModel {
 
     fn step(&self, st: &SqlLockState, c: usize, via: u8) -> Option<Effect> {
         let cl = &st.clients[c];
+        if cl.phase == Phase::Done && self.starts_over(st) && cl.process.works() {
+            if via != cl.session {
+                return None;
+            }
+            let mut s = st.clone();
+            self.again(&mut s, c);
+            return Some(Effect::plain(s));
+        }
         if !cl.process.works() || (self.pinned() && via != cl.session) {
             return None;
         }
@@ -250,6 +265,15 @@ impl SqlLockModel {
                 }
                 s.mutex = Some(c as u8);
                 Phase::Critical(0)
+            }
+            Phase::Acquire(k) if self.lock.queues(k) && !self.in_turn(st, c, via) => {
+                // The statement reaches the server and waits behind the lock's holder
+                // and every waiter that came before.
+                if st.queue.contains(&(c as u8)) {
+                    return None;
+                }
+                s.queue.push(c as u8);
+                return Some(Effect::plain(s));
             }
             Phase::Acquire(k) => {
                 let cmd = self.lock.acquire(k, &name, s.now + cl.skew, self.ttl);
@@ -353,12 +377,37 @@ impl SqlLockModel {
         if !next.holding() {
             s.clients[c].lease_until = None;
         }
+        if !matches!(next, Phase::Acquire(k) if self.lock.queues(k)) {
+            s.queue.retain(|&q| q as usize != c);
+        }
         if next == Phase::Done && s.mutex == Some(c as u8) {
             // A statement failed (its session gone): the exception leaves the
             // synchronized method, and the lock with it.
             s.mutex = None;
         }
         Some(Effect { state: s, sent })
+    }
+
+    /// Whether client `c`'s queued statement may run now: it is first in the lock's
+    /// queue, or the queue is empty and it has not joined it (a statement that finds
+    /// the lock free and nobody waiting runs at once).
+    fn in_turn(&self, s: &SqlLockState, c: usize, via: u8) -> bool {
+        let free = self.lock_free(s, c, via);
+        match s.queue.first() {
+            Some(&first) => first as usize == c && free,
+            None => free,
+        }
+    }
+
+    /// Whether client `c`'s acquire statement, sent over session `via`, would run now,
+    /// not wait.
+    fn lock_free(&self, s: &SqlLockState, c: usize, via: u8) -> bool {
+        let cl = &s.clients[c];
+        let Phase::Acquire(k) = cl.phase else {
+            return false;
+        };
+        let cmd = self.lock.acquire(k, &owner(c), s.now + cl.skew, self.ttl);
+        apply(&s.db, via, &cmd, s.db_now()).is_some()
     }
 
     /// Time may pass unless a running holder's lease would run out: a holder that is
@@ -371,7 +420,10 @@ impl SqlLockModel {
             running.then_some(c.lease_until).flatten()
         });
         let stop = time::stop(self.horizon, self.tail, || self.pending(s));
-        self.lock.timed() && time::may_tick(s.now, stop, kept)
+        // Where clients start over, time passes until the horizon, where the faults end
+        // and finished clients ask again; an untimed lock reads no clock after that.
+        let timed = self.lock.timed() || (self.repeat && s.now < self.horizon);
+        timed && time::may_tick(s.now, stop, kept)
     }
 
     /// Whether a live reaper job deletes rows past their age.
@@ -523,6 +575,9 @@ impl SqlLockModel {
                 if f == ClientFault::Crash && self.pool.is_none() {
                     s.db.kill(session);
                 }
+                if f == ClientFault::Crash {
+                    s.queue.retain(|&q| q as usize != c);
+                }
                 Some(Effect::plain(s))
             }
         }
@@ -618,18 +673,7 @@ impl Model for SqlLockModel {
             );
             db.next_id = 2;
         }
-        let clients = (0..self.clients)
-            .map(|c| Client {
-                phase: Phase::Acquire(0),
-                process: Process::default(),
-                session: if self.pool.is_some() { 0 } else { c as u8 },
-                skew: 0,
-                lease_until: None,
-                token: 0,
-                read: 0,
-                lost: false,
-            })
-            .collect();
+        let clients = (0..self.clients).map(|c| self.fresh(c)).collect();
         vec![SqlLockState {
             now: 0,
             db_ahead: 0,
@@ -641,6 +685,7 @@ impl Model for SqlLockModel {
             foreign_release: None,
             reaper_dead: false,
             mutex: None,
+            queue: Vec::new(),
         }]
     }
 

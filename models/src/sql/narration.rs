@@ -8,7 +8,7 @@ use crate::kernel::{belief, ClientPhase, FaultWords, LockChecks, WorkStep};
 use crate::registry::Property;
 use crate::resource::LOST_UPDATE;
 
-use super::model::{Action, Client, Dialect, Phase, SqlLockModel, SqlLockState};
+use super::model::{owner, Action, Client, Dialect, Phase, SqlLockModel, SqlLockState};
 use super::protocol::{Lock, Work};
 use super::spec::{SqlState, LOCK_NAME};
 use super::text::{reply_text, statement_text};
@@ -189,6 +189,9 @@ impl Narrate for SqlLockModel {
         match *a {
             Action::Step { client: c, .. } => {
                 let cl = &s.clients[c as usize];
+                let queued = e
+                    .as_ref()
+                    .is_some_and(|e| e.state.queue.contains(&c) && !s.queue.contains(&c));
                 let after = e.map(|e| e.state.clients[c as usize].phase);
                 let outside = "finishes its work outside the database";
                 match (cl.phase, self.lock.in_process()) {
@@ -212,6 +215,25 @@ impl Narrate for SqlLockModel {
                 match (&sent, WorkStep::of(cl.phase, after)) {
                     (Some(_), _) => said(format!("c{c}")),
                     (None, Some(w)) => w.story(c, cl.token, self.fencing, outside),
+                    (None, None) if queued => {
+                        let Phase::Acquire(k) = cl.phase else {
+                            return format!("c{c} waits for the lock");
+                        };
+                        let cmd = self
+                            .lock
+                            .acquire(k, &owner(c.into()), s.now + cl.skew, self.ttl);
+                        let ahead = match s.queue.len() {
+                            0 => "its holder".to_string(),
+                            n => format!("its holder and {n} waiter(s) before it"),
+                        };
+                        format!(
+                            "c{c}: {} waits for the lock, queued behind {ahead}",
+                            statement_text(&cmd)
+                        )
+                    }
+                    (None, None) if cl.phase == Phase::Done => {
+                        format!("c{c} asks for the lock again")
+                    }
                     (None, None) => format!("c{c} steps"),
                 }
             }

@@ -16,7 +16,8 @@ impl Progress for SqlLockModel {
     /// jumps and the reaper's death may never come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
-            Action::Step { client: c, .. } | Action::Resume(c) => Some(progress::client(c.into())),
+            Action::Step { client: c, .. } => Some(progress::client(c.into())),
+            Action::Resume(c) => Some(progress::recovery(c.into())),
             Action::Tick => Some(progress::CLOCK),
             Action::Reap => Some(progress::server(0)),
             Action::Pause(_)
@@ -34,7 +35,27 @@ impl Progress for SqlLockModel {
         self.pending(s)
     }
 
+    fn repeats(&self) -> bool {
+        self.repeat
+    }
+
     fn clock_at_bound(&self, s: &SqlLockState) -> bool {
         s.now >= self.horizon + self.tail
+    }
+
+    fn reduce(&self, s: SqlLockState) -> SqlLockState {
+        self.rebased(s)
+    }
+
+    /// A waiting statement's place in the lock's queue at the server.
+    fn arrival(&self, s: &SqlLockState, c: usize) -> Option<u64> {
+        let at = s.queue.iter().position(|&q| usize::from(q) == c)?;
+        u64::try_from(at).ok()
+    }
+
+    /// A lock whose statements wait at the server is granted in their order; the row
+    /// protocols, `GET_LOCK(?, 0)` and the application's own lock have none.
+    fn ordered(&self) -> bool {
+        self.lock.queued()
     }
 }

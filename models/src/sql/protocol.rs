@@ -72,6 +72,25 @@ impl Lock {
         )
     }
 
+    /// Whether acquire stage `k`'s statement waits at the server for the lock and is
+    /// granted in its turn: `SELECT … FOR UPDATE` (InnoDB's and PostgreSQL's row lock
+    /// waits), `pg_advisory_lock` and `pg_advisory_xact_lock` (PostgreSQL's lock
+    /// queue). Both servers queue a lock's waiters and grant them in the order they
+    /// came (MariaDB's InnoDB first come, first served); a new request that finds
+    /// waiters queues behind them. `GET_LOCK(?, 0)` and the row protocols do not wait:
+    /// their clients retry.
+    pub fn queues(self, k: u8) -> bool {
+        matches!(
+            (self, k),
+            (Lock::ForUpdate | Lock::AdvisoryXact, 1) | (Lock::Advisory, 0)
+        )
+    }
+
+    /// Whether any stage's statement waits in the server's queue ([`Lock::queues`]).
+    pub fn queued(self) -> bool {
+        (0..2).any(|k| self.queues(k))
+    }
+
     /// Whether the release ends a transaction (`COMMIT`).
     pub fn transactional(self) -> bool {
         matches!(

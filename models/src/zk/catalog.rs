@@ -41,6 +41,14 @@ impl Build for ZkLock {
         model.tail = tail;
         Some(Box::new(model))
     }
+
+    fn repeating(&self, scenario: &Scenario, p: &Params) -> Option<Box<dyn progress::Judge>> {
+        let mut model = self.model(scenario.properties, p);
+        model.tail = crate::kernel::repeat::FOR_EVER;
+        model.horizon = crate::kernel::repeat::horizon(&model.faults, model.horizon);
+        model.repeat = true;
+        Some(Box::new(model))
+    }
 }
 
 impl ZkLock {
@@ -56,6 +64,7 @@ impl ZkLock {
             // still has time to take the lock.
             horizon: p.ttl * 2 + 2,
             tail: 0,
+            repeat: false,
             properties,
         }
     }

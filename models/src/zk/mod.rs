@@ -11,6 +11,7 @@ mod diagram;
 pub mod model;
 pub mod narration;
 mod progress;
+mod repeat;
 pub mod spec;
 mod text;
 

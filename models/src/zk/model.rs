@@ -85,7 +85,7 @@ pub struct ZkLockModel {
     pub recipe: Recipe,
     /// The critical section's work.
     pub work: Work,
-    /// Clients (each locks once).
+    /// Clients (each locks once, unless `repeat`).
     pub clients: usize,
     /// Session timeout in ticks.
     pub timeout: u64,
@@ -98,6 +98,10 @@ pub struct ZkLockModel {
     /// keeps alive is still to expire, and faults no longer strike: a progress check's
     /// way to let sessions run out ([`crate::progress`]). 0 for safety checks.
     pub tail: u64,
+    /// Clients start over when done, and the clock runs for ever past the horizon
+    /// ([`crate::kernel::repeat`]): a starvation check's model (`tail` is then
+    /// [`crate::kernel::repeat::FOR_EVER`]).
+    pub repeat: bool,
     /// Which properties this row checks.
     pub properties: &'static [Property],
 }
@@ -240,12 +244,15 @@ impl ZkLockModel {
 
     /// Whether time matters: some fault makes a session time out.
     fn timed(&self) -> bool {
-        self.faults.any(&[
-            Fault::Pause,
-            Fault::Crash,
-            Fault::Partition,
-            Fault::Failover,
-        ])
+        // Where clients start over, time passes until the horizon, where the faults end
+        // and finished clients ask again (without faults that is at once).
+        (self.repeat && self.horizon > 0)
+            || self.faults.any(&[
+                Fault::Pause,
+                Fault::Crash,
+                Fault::Partition,
+                Fault::Failover,
+            ])
     }
 
     /// The prefix the client's create asks for.
@@ -265,6 +272,14 @@ impl ZkLockModel {
     }
 
     fn step(&self, st: &ZkLockState, c: usize) -> Option<Effect> {
+        if st.clients[c].phase == Phase::Done
+            && self.starts_over(st)
+            && st.clients[c].process.works()
+        {
+            let mut s = st.clone();
+            s.clients[c] = self.again(st, c);
+            return Some(Effect::plain(s));
+        }
         let cl = st.clients[c].clone();
         if !cl.phase.running() || !self.may_step(&cl) {
             return None;
@@ -735,19 +750,7 @@ impl Model for ZkLockModel {
     type Action = Action;
 
     fn init_states(&self) -> Vec<ZkLockState> {
-        let clients = (0..self.clients)
-            .map(|_| Client {
-                phase: Phase::Connect,
-                process: Process::default(),
-                session: None,
-                node: None,
-                token: 0,
-                pred: None,
-                read: 0,
-                lost: false,
-                wakeups: 0,
-            })
-            .collect();
+        let clients = (0..self.clients).map(|_| self.fresh()).collect();
         let zk = if self.work == Work::MultiChecked {
             ZkState::with_persistent(COUNTER, "0")
         } else {

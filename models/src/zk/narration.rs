@@ -132,6 +132,9 @@ impl Narrate for ZkLockModel {
                 match (&sent, WorkStep::of(cl.phase, after)) {
                     (Some(_), _) => said(format!("c{c}")),
                     (None, Some(w)) => w.story(c, cl.token, fenced, "writes the resource"),
+                    (None, None) if cl.phase == Phase::Done => {
+                        format!("c{c} asks for the lock again")
+                    }
                     (None, None) => format!("c{c} steps"),
                 }
             }

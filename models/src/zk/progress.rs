@@ -18,11 +18,9 @@ impl Progress for ZkLockModel {
     /// leaps of the leader's clock may never come.
     fn fairness(&self, a: &Action) -> Option<Class> {
         match *a {
-            Action::Step(c)
-            | Action::Ping(c)
-            | Action::Suspend(c)
-            | Action::Resume(c)
-            | Action::Heal(c) => Some(progress::client(c.into())),
+            Action::Step(c) | Action::Suspend(c) => Some(progress::client(c.into())),
+            Action::Ping(c) => Some(progress::heartbeat(c.into())),
+            Action::Resume(c) | Action::Heal(c) => Some(progress::recovery(c.into())),
             Action::Tick => Some(progress::CLOCK),
             Action::Pause(_)
             | Action::Crash(_)
@@ -38,8 +36,16 @@ impl Progress for ZkLockModel {
         self.pending(s)
     }
 
+    fn repeats(&self) -> bool {
+        self.repeat
+    }
+
     fn clock_at_bound(&self, s: &ZkLockState) -> bool {
         s.now >= self.horizon + self.tail
+    }
+
+    fn reduce(&self, s: ZkLockState) -> ZkLockState {
+        self.rebased(s)
     }
 
     /// The sequence number of the client's node, while the node is there: the order
