@@ -174,6 +174,8 @@ fn main() -> ExitCode {
         #[cfg(not(feature = "sql"))]
         Command::Bench(args) => commands::unbuilt::run("bench", "sql", &args),
     };
+    #[cfg(feature = "harness")]
+    commands::interrupt::settle();
     ExitCode::from(code)
 }
 

@@ -275,6 +275,7 @@ fn a_crashed_holders_lock_is_free_again_after_its_lease() {
     // The revision recipe grants the lowest create revision still waiting: in order,
     // as the model's fifo says.
     runs::assert_grants_in_request_order(&r);
+    runs::assert_nobody_starved(&r);
 }
 
 #[test]

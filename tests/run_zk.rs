@@ -172,6 +172,7 @@ fn a_crashed_holders_node_goes_with_its_session() {
         .unwrap_or(0);
     assert!(grants >= 2, "{grants}");
     runs::assert_grants_in_request_order(&r);
+    runs::assert_nobody_starved(&r);
 }
 
 /// A holder whose worker hangs while the client library keeps pinging: its session

@@ -11,8 +11,9 @@ use locklab_models::catalog;
 use locklab_models::check::Limits;
 use locklab_models::registry::{Property, Verdict};
 use locklab_traces::check::liveness::{self, Liveness};
+use locklab_traces::check::overtaking::{self, Overtaking};
 
-use crate::agreement::progress::{OrderAgreement, ProgressAgreement};
+use crate::agreement::progress::{OrderAgreement, ProgressAgreement, StarvationAgreement};
 use crate::placement::Net;
 use locklab_traces::check::{check_history, Options, Report};
 use locklab_traces::format::OpKind;
@@ -192,6 +193,12 @@ pub struct RunReport {
     /// The order of the run's grants (where the service numbers its requests: ZooKeeper,
     /// etcd's recipe) beside the model's `fifo` verdict.
     pub order: Option<OrderAgreement>,
+    /// The run's longest wait while others were granted (a bounded observation, never a
+    /// proof), when a client waited through a grant of another.
+    pub waited: Option<Overtaking>,
+    /// That wait beside the model's `starvation-free` verdict (agreement within the
+    /// run).
+    pub starvation: Option<StarvationAgreement>,
     /// What external clients did wrong (garbage, unanswered or unasked-for replies, an
     /// exit), read back from the history.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -306,16 +313,19 @@ pub fn run_plan<F: Family>(
                     report.source = "the run's history (not kept: --keep DIR keeps it)".into();
                     done.path.clear();
                 }
-                let order = report
+                let ordered = report
                     .findings
                     .iter()
-                    .find(|f| f.name == locklab_traces::backend::order::NAME)
-                    .map(|f| {
-                        crate::agreement::progress::compare_order(
-                            model_progress(plan.id.name(), options).as_deref(),
-                            f,
-                        )
-                    });
+                    .find(|f| f.name == locklab_traces::backend::order::NAME);
+                // The model's progress verdicts, judged once for every comparison that
+                // needs them.
+                let wanted =
+                    ordered.is_some() || checked.liveness.is_some() || checked.waited.is_some();
+                let verdicts = wanted
+                    .then(|| model_progress(plan.id.name(), options))
+                    .flatten();
+                let order = ordered
+                    .map(|f| crate::agreement::progress::compare_order(verdicts.as_deref(), f));
                 return Ok(RunReport {
                     id: plan.id.to_string(),
                     seed,
@@ -341,8 +351,12 @@ pub fn run_plan<F: Family>(
                     progress: checked
                         .liveness
                         .as_ref()
-                        .map(|l| progress_against_model(plan.id.name(), options, l)),
+                        .map(|l| crate::agreement::progress::compare(verdicts.as_deref(), l)),
                     order,
+                    starvation: checked.waited.as_ref().map(|w| {
+                        crate::agreement::progress::compare_starvation(verdicts.as_deref(), w)
+                    }),
+                    waited: checked.waited,
                     liveness: checked.liveness,
                     client_problems: checked.client_problems,
                     nemesis,
@@ -435,6 +449,7 @@ pub(crate) struct Checked {
     pub(crate) agreement: Agreement,
     pub(crate) timeline: Option<Vec<String>>,
     pub(crate) liveness: Option<Liveness>,
+    pub(crate) waited: Option<Overtaking>,
     pub(crate) client_problems: Vec<ClientProblem>,
     /// The faults active where the history broke, and how many client faults had been
     /// taken by then (for a random nemesis).
@@ -457,16 +472,6 @@ const STUCK_FLOOR: Duration = Duration::from_secs(2);
 pub fn model_report(id: &str, overrides: &catalog::Overrides) -> Result<catalog::Report, RunError> {
     catalog::check(id, overrides, Limits::default(), &mut |_| {})
         .map_err(|e| RunError::BadOption(e.to_string()))
-}
-
-/// The run's progress after its fault beside the model's verdict at the run's bounds
-/// (a user's protocol file has no progress model yet: unknown).
-fn progress_against_model(
-    id: &str,
-    options: &RunOptions,
-    observed: &Liveness,
-) -> ProgressAgreement {
-    crate::agreement::progress::compare(model_progress(id, options).as_deref(), observed)
 }
 
 /// The model's progress verdicts at the run's bounds (`None` for a user's protocol
@@ -564,6 +569,7 @@ pub(crate) fn check(
         agreement,
         timeline,
         liveness,
+        waited: overtaking::longest_wait(&history),
         client_problems: crate::external::problems::in_history(&history),
         history: html.then_some(history),
     })

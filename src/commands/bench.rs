@@ -54,11 +54,7 @@ pub fn run(args: Args) -> u8 {
         None => Backend::ALL.to_vec(),
         Some(one) => vec![one],
     };
-    let _ = ctrlc::set_handler(|| {
-        locklab_servers::reaper::kill_all();
-        eprintln!("\nlocklab: interrupted; every server was stopped");
-        std::process::exit(130);
-    });
+    crate::commands::interrupt::install("every server was stopped");
     let options = BenchOptions {
         buyers: args.buyers,
         duration: args.duration,

@@ -11,6 +11,8 @@ pub mod export;
 #[cfg(feature = "harness")]
 pub mod gate;
 pub mod generate;
+#[cfg(feature = "harness")]
+pub mod interrupt;
 pub mod matrix;
 pub mod models;
 pub mod pages;

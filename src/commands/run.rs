@@ -144,16 +144,6 @@ pub fn external_client(
     Ok(client.lock(&name))
 }
 
-/// Kills every server (and external client) this process started, then exits: on Ctrl-C or SIGTERM neither
-/// Drop nor the parent-death signal would run.
-pub(crate) fn install_interrupt_handler() {
-    let _ = ctrlc::set_handler(|| {
-        locklab_servers::reaper::kill_all();
-        eprintln!("\nlocklab: interrupted; every server and client process was stopped");
-        std::process::exit(130);
-    });
-}
-
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
     if args.list {
@@ -191,7 +181,7 @@ pub fn run(args: Args) -> u8 {
             Err(e) => return bad_input(args.format, &e),
         }
     };
-    install_interrupt_handler();
+    crate::commands::interrupt::install("every server and client process was stopped");
     let options = RunOptions {
         lock,
         protocol: described,
@@ -375,6 +365,17 @@ fn text(r: &RunReport) -> String {
             "grant order vs model",
             answer_word(o.agrees),
             o.summary
+        ));
+    }
+    if let Some(w) = &r.waited {
+        out.push_str(&format!("  {:<22} {}\n", "longest wait", w.summary));
+    }
+    if let Some(s) = &r.starvation {
+        out.push_str(&format!(
+            "  {:<22} {} — {}\n",
+            "starvation vs model",
+            answer_word(s.agrees),
+            s.summary
         ));
     }
     if !r.client_problems.is_empty() {

@@ -121,6 +121,56 @@ pub fn assert_grants_in_request_order(r: &RunReport) {
     );
 }
 
+/// No client waited through more grants of others than a queue allows, as the
+/// model's `starvation-free` says: agreement within the run (a queue passes a waiter
+/// over once for each client ahead of it, never more).
+pub fn assert_nobody_starved(r: &RunReport) {
+    let s = r
+        .starvation
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}: starvation was not compared with the model", r.id));
+    assert_eq!(
+        (s.model, s.agrees),
+        (
+            locklab_jepsen::agreement::progress::ModelSays::Holds,
+            locklab_jepsen::agreement::Answer::Yes
+        ),
+        "{}: {} / {}",
+        r.id,
+        s.observed,
+        s.summary
+    );
+}
+
+/// The model says a client of this retry loop may lose every race, and the run,
+/// whatever its clients' luck, never contradicts it: a run can show a long wait, it
+/// cannot show that nobody could starve.
+pub fn assert_may_starve(r: &RunReport) {
+    let s = r
+        .starvation
+        .as_ref()
+        .unwrap_or_else(|| panic!("{}: starvation was not compared with the model", r.id));
+    assert_eq!(
+        s.model,
+        locklab_jepsen::agreement::progress::ModelSays::Violated,
+        "{}: {}",
+        r.id,
+        s.summary
+    );
+    assert_ne!(
+        s.agrees,
+        locklab_jepsen::agreement::Answer::No,
+        "{}",
+        s.summary
+    );
+    assert_eq!(
+        s.agrees == locklab_jepsen::agreement::Answer::Yes,
+        s.observed_past_a_queue,
+        "{}",
+        s.summary
+    );
+}
+
 /// Row `id`, whose holder's worker hangs while its heartbeat runs on: the run agrees
 /// with the model, and the lock stayed taken for the rest of the run — nobody granted
 /// for four leases and more — as the model's lasso says it stays for ever.

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use locklab_models::progress::{Kept, Promise, Verdict};
 use locklab_traces::check::liveness::Liveness;
+use locklab_traces::check::overtaking::Overtaking;
 use locklab_traces::check::report::{Finding, Verdict as CheckVerdict};
 
 use super::Answer;
@@ -73,6 +74,93 @@ pub fn compare(model: Option<&[Verdict]>, observed: &Liveness) -> ProgressAgreem
         observed_stuck: stuck,
         agrees,
         at_least_as_live: live,
+        summary,
+    }
+}
+
+/// The run's longest wait, counted in grants to others, beside the model's
+/// `starvation-free` verdict (judged with clients that lock again and again).
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct StarvationAgreement {
+    /// The model's `starvation-free` verdict.
+    pub model: ModelSays,
+    /// Whether a client waited through more grants of others than a lock granting in
+    /// request order allows (one for each other client).
+    pub observed_past_a_queue: bool,
+    /// Whether the run showed what the model says, within the run: a client passed
+    /// over more often than a queue allows where the model says one may starve; no
+    /// wait past a queue's where it says none does. Unknown where the model says a
+    /// client may starve and this run's clients took turns, where a lock the model
+    /// calls starvation-free passed a waiter over often (no proof of for ever: the
+    /// grant order, not this, says whether it kept the queue), or where the model has
+    /// no verdict.
+    pub agrees: Answer,
+    /// The run's longest wait, as the history shows it.
+    pub observed: String,
+    /// One sentence.
+    pub summary: String,
+}
+
+/// `observed` beside the model's `starvation-free` verdict (`None`: the model judges
+/// no progress).
+pub fn compare_starvation(model: Option<&[Verdict]>, observed: &Overtaking) -> StarvationAgreement {
+    let kept = model.and_then(|m| {
+        m.iter()
+            .find(|v| v.promise == Promise::StarvationFree)
+            .map(|v| &v.kept)
+    });
+    let past = observed.past_a_queue();
+    let (who, n, queue) = (
+        &observed.client,
+        observed.grants_to_others,
+        observed.queue_allows(),
+    );
+    let (word, agrees, summary) = match kept {
+        Some(Kept::Violated { .. }) if past => (
+            ModelSays::Violated,
+            Answer::Yes,
+            format!(
+                "{who} waited through {n} grants to others, more than the {queue} a queue allows, \
+                 as the model's lasso says one client may lose every race for ever — within the \
+                 run, not a proof"
+            ),
+        ),
+        Some(Kept::Violated { .. }) => (
+            ModelSays::Violated,
+            Answer::Unknown,
+            format!(
+                "the model says one client may lose every race; in this run nobody waited \
+                 through more grants to others than a queue allows ({queue})"
+            ),
+        ),
+        Some(Kept::Holds) if past => (
+            ModelSays::Holds,
+            Answer::Unknown,
+            format!(
+                "the model says nobody starves; {who} waited through {n} grants to others, more \
+                 than a queue allows ({queue}) — not a proof of for ever; the grant order says \
+                 whether the queue was kept"
+            ),
+        ),
+        Some(Kept::Holds) => (
+            ModelSays::Holds,
+            Answer::Yes,
+            format!(
+                "nobody waited through more grants to others than a queue allows ({queue}), as \
+                 the model's starvation-free says — within the run, not a proof"
+            ),
+        ),
+        Some(Kept::Unknown { .. }) | None => (
+            ModelSays::Unknown,
+            Answer::Unknown,
+            "the model has no starvation verdict here".to_string(),
+        ),
+    };
+    StarvationAgreement {
+        model: word,
+        observed_past_a_queue: past,
+        agrees,
+        observed: observed.summary.clone(),
         summary,
     }
 }
@@ -167,6 +255,57 @@ mod tests {
             repeating: false,
             graph: None,
         }]
+    }
+
+    fn waited(grants_to_others: u64) -> Overtaking {
+        Overtaking {
+            client: "c1".into(),
+            grants_to_others,
+            asked_ns: 1_000_000_000,
+            granted: true,
+            clients: 3,
+            summary: "observed".into(),
+        }
+    }
+
+    fn starving(kept: Kept) -> Vec<Verdict> {
+        vec![Verdict {
+            promise: Promise::StarvationFree,
+            kept,
+            repeating: true,
+            graph: None,
+        }]
+    }
+
+    #[test]
+    fn a_long_wait_agrees_with_a_starving_model_and_never_refutes_a_fair_one() {
+        let model = locklab_models::catalog::progress(
+            "redis-lua",
+            &locklab_models::catalog::Overrides::default(),
+            locklab_models::check::Limits::default(),
+        )
+        .expect("row")
+        .expect("stated");
+        let a = compare_starvation(Some(&model), &waited(40));
+        assert_eq!((a.model, a.agrees), (ModelSays::Violated, Answer::Yes));
+        assert!(
+            a.summary.contains("more than the 2 a queue allows"),
+            "{}",
+            a.summary
+        );
+        let a = compare_starvation(Some(&model), &waited(2));
+        assert_eq!((a.model, a.agrees), (ModelSays::Violated, Answer::Unknown));
+        let fair = starving(Kept::Holds);
+        assert_eq!(
+            compare_starvation(Some(&fair), &waited(2)).agrees,
+            Answer::Yes
+        );
+        let a = compare_starvation(Some(&fair), &waited(9));
+        assert_eq!(a.agrees, Answer::Unknown, "a long wait proves no for ever");
+        assert_eq!(
+            compare_starvation(None, &waited(9)).model,
+            ModelSays::Unknown
+        );
     }
 
     #[test]

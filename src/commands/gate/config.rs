@@ -40,6 +40,12 @@ pub enum Requirement {
     /// After the run's fault, the lock was granted again wherever the model says the
     /// protocol is eventually free (a run watches for seconds: within its horizon).
     AtLeastAsLiveAsModel,
+    /// Grants followed request order wherever the model says `fifo` holds (a grant
+    /// that passed over an earlier numbered request is a proven failure), and nobody
+    /// waited through more grants of others than a queue allows wherever the model
+    /// says `starvation-free` holds (within the run: a long wait is unknown, never a
+    /// failure, since it proves no "for ever").
+    AtLeastAsFairAsModel,
 }
 
 impl Requirement {
@@ -56,6 +62,7 @@ impl Requirement {
             Requirement::ResourceSafety => "resource-safety",
             Requirement::Fencing => "fencing",
             Requirement::AtLeastAsLiveAsModel => "at-least-as-live-as-model",
+            Requirement::AtLeastAsFairAsModel => "at-least-as-fair-as-model",
         }
     }
 
@@ -66,7 +73,8 @@ impl Requirement {
             Requirement::AtLeastAsSafeAsModel
             | Requirement::AgreesWithModel
             | Requirement::NoViolation
-            | Requirement::AtLeastAsLiveAsModel => None,
+            | Requirement::AtLeastAsLiveAsModel
+            | Requirement::AtLeastAsFairAsModel => None,
             Requirement::MutualExclusion => Some(Property::MutualExclusion),
             Requirement::LockLinearizability => Some(Property::LockLinearizability),
             Requirement::NoForeignRelease => Some(Property::NoForeignRelease),

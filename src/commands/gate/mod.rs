@@ -110,7 +110,7 @@ pub fn run(args: Args) -> u8 {
         .junit
         .clone()
         .unwrap_or_else(|| args.out.join("junit.xml"));
-    crate::commands::run::install_interrupt_handler();
+    crate::commands::interrupt::install("every server and client process was stopped");
     let bar = spinner(args.format, "starting");
     // A scenario with random rounds runs once per round, each round its own seed and
     // its own outcome.

@@ -3,6 +3,7 @@
 //! they name. A run that tested less than its scenario asked (no critical section, a
 //! fault that never fired) passes no requirement: it is unknown, with the reason.
 
+use locklab_jepsen::agreement::progress::{ModelSays, OrderAgreement, StarvationAgreement};
 use locklab_jepsen::agreement::{answer_word, Answer, Row};
 use locklab_jepsen::RunReport;
 use locklab_traces::check::{CheckReport, Verdict};
@@ -55,6 +56,9 @@ pub fn judge(scenario: &str, requirement: Requirement, run: &RunReport, history:
         }
         Requirement::NoViolation => no_violation(scenario, run, history),
         Requirement::AtLeastAsLiveAsModel => live(scenario, run),
+        Requirement::AtLeastAsFairAsModel => {
+            fair(scenario, run.order.as_ref(), run.starvation.as_ref())
+        }
         _ => match requirement.property() {
             Some(property) => match run.report.checks.iter().find(|c| c.property == property) {
                 None => (
@@ -186,6 +190,53 @@ fn live(scenario: &str, run: &RunReport) -> (Result, String, String) {
                 timeline(run)
             ),
         ),
+    }
+}
+
+/// `at-least-as-fair-as-model`: the grant order and the longest wait beside the
+/// model's `fifo` and `starvation-free`. Only a proven out-of-order grant fails; a
+/// long wait is unknown, since no finite run shows "for ever".
+fn fair(
+    scenario: &str,
+    order: Option<&OrderAgreement>,
+    starvation: Option<&StarvationAgreement>,
+) -> (Result, String, String) {
+    if let Some(o) = order.filter(|o| o.model == ModelSays::Holds && o.agrees == Answer::No) {
+        return (
+            Result::Fail,
+            format!("out of request order: {}", o.summary),
+            format!(
+                "scenario {scenario}: at-least-as-fair-as-model (grants must follow request order wherever the model says fifo holds), and one did not:\n  {}\n",
+                o.observed
+            ),
+        );
+    }
+    let mut passed = Vec::new();
+    let mut unknown = Vec::new();
+    match order {
+        Some(o) if o.model == ModelSays::Unknown => unknown.push(o.summary.clone()),
+        Some(o) => passed.push(o.summary.clone()),
+        // No numbered requests (an external client, a service without a queue): the
+        // order is not compared, and the wait below is all there is.
+        None => {}
+    }
+    match starvation {
+        Some(s) if s.model == ModelSays::Violated || s.agrees == Answer::Yes => {
+            passed.push(s.summary.clone());
+        }
+        Some(s) => unknown.push(s.summary.clone()),
+        None => unknown.push(
+            "no client waited while another was granted, so fairness was not observed".into(),
+        ),
+    }
+    if unknown.is_empty() {
+        (Result::Pass, passed.join("; "), String::new())
+    } else {
+        (
+            Result::Unknown,
+            format!("unknown: {}", unknown.join("; ")),
+            String::new(),
+        )
     }
 }
 
@@ -367,5 +418,62 @@ fn timeline(run: &RunReport) -> String {
             t
         }
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(model: ModelSays, agrees: Answer) -> OrderAgreement {
+        OrderAgreement {
+            model,
+            observed_out_of_order: agrees == Answer::No,
+            agrees,
+            observed: "c2's grant passed over c1's request 4".into(),
+            summary: "order".into(),
+        }
+    }
+
+    fn waited(model: ModelSays, agrees: Answer) -> StarvationAgreement {
+        StarvationAgreement {
+            model,
+            observed_past_a_queue: agrees != Answer::Yes,
+            agrees,
+            observed: "c1 waited".into(),
+            summary: "wait".into(),
+        }
+    }
+
+    #[test]
+    fn only_a_proven_out_of_order_grant_fails_fairness() {
+        let (r, _, d) = fair(
+            "zk-sequential",
+            Some(&order(ModelSays::Holds, Answer::No)),
+            Some(&waited(ModelSays::Holds, Answer::Yes)),
+        );
+        assert_eq!(r, Result::Fail);
+        assert!(d.contains("c1's request 4"), "{d}");
+        let fair_run = fair(
+            "zk-sequential",
+            Some(&order(ModelSays::Holds, Answer::Yes)),
+            Some(&waited(ModelSays::Holds, Answer::Yes)),
+        );
+        assert_eq!(fair_run.0, Result::Pass);
+        // A long wait on a lock the model calls fair proves no "for ever".
+        let long = fair(
+            "zk-sequential",
+            Some(&order(ModelSays::Holds, Answer::Yes)),
+            Some(&waited(ModelSays::Holds, Answer::Unknown)),
+        );
+        assert_eq!(long.0, Result::Unknown);
+        // A retry loop the model says may starve a client promises nothing to keep.
+        let retry = fair(
+            "redis-lua",
+            None,
+            Some(&waited(ModelSays::Violated, Answer::Yes)),
+        );
+        assert_eq!(retry.0, Result::Pass);
+        assert_eq!(fair("redis-lua", None, None).0, Result::Unknown);
     }
 }

@@ -21,6 +21,7 @@ pub mod linear;
 pub mod liveness;
 pub mod lock;
 pub mod mutex;
+pub mod overtaking;
 pub mod report;
 pub mod resource;
 

@@ -179,6 +179,8 @@ pub fn run(
         liveness: None,
         progress: None,
         order: None,
+        waited: None,
+        starvation: None,
         client_problems: checked.client_problems,
         nemesis: None,
         recorded: checked.history,
