@@ -461,3 +461,20 @@ pub struct History {
     /// Remarks made while reading (a torn last line, say).
     pub warnings: Vec<String>,
 }
+
+impl History {
+    /// A history made in code from `events` under `header`, numbered as a file would
+    /// number them (the header on line 1, the events from line 2).
+    pub fn of(source: impl Into<String>, header: Header, events: Vec<Event>) -> History {
+        History {
+            source: source.into(),
+            header,
+            events: events
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| (i + 2, e))
+                .collect(),
+            warnings: Vec::new(),
+        }
+    }
+}

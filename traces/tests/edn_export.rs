@@ -123,12 +123,7 @@ proptest! {
     /// Export then import gives back the header and every event, field by field.
     #[test]
     fn export_then_import_gives_the_same_history(header in header(), events in prop::collection::vec(event(), 0..12)) {
-        let original = History {
-            source: "original".into(),
-            header,
-            events: events.into_iter().enumerate().map(|(i, e)| (i + 2, e)).collect(),
-            warnings: Vec::new(),
-        };
+        let original = History::of("original", header, events);
         let text = to_edn(&original);
         let back = parse_any("exported.edn", &text, None)
             .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;

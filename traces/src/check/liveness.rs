@@ -226,16 +226,7 @@ mod tests {
                 t + 1,
             ));
         }
-        History {
-            source: "test".into(),
-            header: Header::new("t", Backend::Redis),
-            events: events
-                .into_iter()
-                .enumerate()
-                .map(|(i, e)| (i + 2, e))
-                .collect(),
-            warnings: Vec::new(),
-        }
+        History::of("test", Header::new("t", Backend::Redis), events)
     }
 
     #[test]
@@ -280,16 +271,7 @@ mod tests {
             acquire(1, Phase::Info, 600),
             acquire(2, Phase::Info, 600),
         ];
-        let h = History {
-            source: "test".into(),
-            header: Header::new("t", Backend::Zookeeper),
-            events: events
-                .into_iter()
-                .enumerate()
-                .map(|(i, e)| (i + 2, e))
-                .collect(),
-            warnings: Vec::new(),
-        };
+        let h = History::of("test", Header::new("t", Backend::Zookeeper), events);
         let l = after_crash(&h, 4, Duration::ZERO).expect("a lost reply");
         assert_eq!(l.fault, "lost-reply");
         assert_eq!(l.granted_after_ns, Some(5 * ms));

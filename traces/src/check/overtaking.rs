@@ -139,16 +139,7 @@ mod tests {
     use serde_json::json;
 
     fn history(events: Vec<Event>) -> History {
-        History {
-            source: "test".into(),
-            header: Header::new("t", Backend::Redis),
-            events: events
-                .into_iter()
-                .enumerate()
-                .map(|(i, e)| (i + 2, e))
-                .collect(),
-            warnings: Vec::new(),
-        }
+        History::of("test", Header::new("t", Backend::Redis), events)
     }
 
     fn acquire(c: u32, phase: Phase, t: u64) -> Event {

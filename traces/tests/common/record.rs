@@ -20,16 +20,7 @@ pub fn history(events: Vec<Event>, resource: Option<ResourceSpec>) -> History {
 
 /// A history of `events` under `header`.
 pub fn history_with(header: Header, events: Vec<Event>) -> History {
-    History {
-        source: "prop".into(),
-        header,
-        events: events
-            .into_iter()
-            .enumerate()
-            .map(|(i, e)| (i + 2, e))
-            .collect(),
-        warnings: vec![],
-    }
+    History::of("prop", header, events)
 }
 
 /// Events for simulated operations, sorted by time. `encode` fills the invocation and
