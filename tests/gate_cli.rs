@@ -537,3 +537,30 @@ fn random_rounds_each_run_with_their_own_seed_and_fail_the_broken_del() {
     );
     assert!(dir.path().join("out/01-redis-lua-round2.html").is_file());
 }
+
+/// `at-least-as-fair-as-model` on two locks: redis-py's retry loop, which the model
+/// says may starve a client and so has nothing to keep, passes; kazoo's Lock, whose
+/// sequential nodes queue its waiters (the model says nobody starves), never fails
+/// without a proven out-of-order grant — a waiter passed over more often than a queue
+/// allows (kazoo's client gives up a try and asks again) is unknown, not a failure.
+#[cfg(feature = "backends")]
+#[test]
+fn a_retry_loop_passes_fairness_and_a_long_wait_is_never_a_failure() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = format!(
+        "name = \"fair\"\nclient = {}\n[[scenario]]\nid = \"zk-sequential\"\nrequire = [\"at-least-as-fair-as-model\"]\n[[scenario]]\nid = \"redis-lua\"\nclient = {}\nrequire = [\"at-least-as-fair-as-model\"]\n",
+        python("examples/kazoo/lock_client.py", &[]),
+        python("examples/redis-py/lock_client.py", &[]),
+    );
+    let (code, json, cases) = gate_on(dir.path(), &config);
+    assert!(matches!(code, Some(0 | 3)), "{json:#}");
+    assert_eq!(cases.len(), 2, "{cases:#?}");
+    // An unknown is a JUnit error, never a failure.
+    assert!(cases.iter().all(|c| c.failure.is_none()), "{cases:#?}");
+    let judged = |i: usize| &json["scenarios"][i]["requirements"][0];
+    let queue = judged(0)["summary"].as_str().unwrap_or("");
+    assert!(queue.contains("a queue allows"), "{queue}");
+    assert_eq!(judged(1)["verdict"], "ok", "{:#}", judged(1));
+    let retry = judged(1)["summary"].as_str().unwrap_or("");
+    assert!(retry.contains("lose every race"), "{retry}");
+}
