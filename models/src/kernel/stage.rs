@@ -21,6 +21,13 @@ pub enum Stage {
     Crashed,
 }
 
+impl Stage {
+    /// Holding the lock, inside its critical section or not.
+    pub fn holds(self) -> bool {
+        matches!(self, Stage::Holding | Stage::Inside(_))
+    }
+}
+
 /// A family's client phase, placed on the [`Stage`]s.
 pub trait ClientPhase: Copy {
     /// Where this phase is.
@@ -33,7 +40,7 @@ pub trait ClientPhase: Copy {
 
     /// Holding the lock as far as the client knows.
     fn holding(self) -> bool {
-        matches!(self.stage(), Stage::Holding | Stage::Inside(_))
+        self.stage().holds()
     }
 
     /// Queued for the lock.

@@ -22,7 +22,7 @@ use crate::check::{resident_bytes, Limits, Seen, Stop, Visited};
 use crate::kernel::Stage;
 
 use super::fair::{Class, Edge, Graph};
-use super::graph::{asking, bits, holding, print, Built, Passing};
+use super::graph::{asking, bits, print, Built, Passing};
 use super::Progress;
 
 /// Below this many states a level is expanded on one thread: a hand-over costs more.
@@ -131,7 +131,7 @@ where
                 class,
                 waits: bits(&stages, |s| s == Stage::Queued),
                 asks: bits(&stages, |s| asking(s, repeats)),
-                holds: bits(&stages, holding),
+                holds: bits(&stages, Stage::holds),
                 clients: stages.len().min(64) as u8,
             });
             if known.is_none() {
@@ -165,7 +165,7 @@ fn note_passing<M>(
     let stages = model.stages(s);
     let (waits, holds) = (
         bits(&stages, |s| s == Stage::Queued),
-        bits(&stages, holding),
+        bits(&stages, Stage::holds),
     );
     let clients = stages.len().min(64);
     for (j, t) in succs.iter().enumerate() {
@@ -218,7 +218,7 @@ where
                 built
                     .asks
                     .push(bits(&stages, |s| asking(s, model.repeats())));
-                built.holds.push(bits(&stages, holding));
+                built.holds.push(bits(&stages, Stage::holds));
                 level.push(s);
                 id
             }

@@ -51,10 +51,6 @@ pub(super) struct Built {
     pub(super) passing: Vec<Passing>,
 }
 
-pub(super) fn holding(s: Stage) -> bool {
-    matches!(s, Stage::Holding | Stage::Inside(_))
-}
-
 /// Whether a client at stage `s` asks for the lock without holding it: queued, or on
 /// its way to asking; where finished clients start over (`repeats`), also finished —
 /// one that gave up after its tries asks again.

@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use crate::checkable::{story_step, StoryStep};
 
-use super::graph::holding;
 use super::{Class, Progress, Promise};
 
 /// A lasso in the model's graph: its first node, then each step as (the node it
@@ -129,7 +128,7 @@ impl CycleFacts {
         self.possible += usize::from(possible);
         let (before, after) = (model.stages(prev), model.stages(next));
         for (d, (&x, &y)) in before.iter().zip(&after).enumerate() {
-            if d != c && !holding(x) && holding(y) && !self.granted.contains(&d) {
+            if d != c && !x.holds() && y.holds() && !self.granted.contains(&d) {
                 self.granted.push(d);
             }
         }
