@@ -318,6 +318,9 @@ pub struct RunnableRow {
 #[cfg(feature = "sql")]
 #[derive(Serialize, JsonSchema)]
 pub struct Bench<'a> {
-    /// One row per backend and strategy.
+    /// One row per workload, backend and strategy.
     pub rows: &'a [locklab_jepsen::sql::inventory::BenchRow],
+    /// Where `--plot` wrote the sweep's figure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plot: Option<String>,
 }

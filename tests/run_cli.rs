@@ -180,6 +180,18 @@ fn inventory_runs_and_the_bench_refuse_bad_options_before_starting_anything() {
     assert_eq!(json["verdict"], "error");
     let out = locklab(&["bench", "inventory", "--backend", "oracle"]);
     assert_eq!(out.status.code(), Some(2));
+    for (args, flag) in [
+        (&["--sweep", "0,4"][..], "--sweep"),
+        (&["--sweep", "1,x"][..], "--sweep"),
+        (&["--seeds", "--plot", "p.svg"][..], "--plot"),
+        (&["--sweep", "--plot", "/no/such/dir/p.svg"][..], "--plot"),
+        (&["--pool", "0"][..], "--pool"),
+        (&["--retry-pause", "11"][..], "--retry-pause"),
+    ] {
+        let out = locklab(&[&["bench", "inventory"][..], args].concat());
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(flag), "{args:?}: {}", stderr(&out));
+    }
     let out = locklab(&["run", "--list"]);
     let list = stdout(&out);
     for id in [
@@ -188,6 +200,8 @@ fn inventory_runs_and_the_bench_refuse_bad_options_before_starting_anything() {
         "inventory-one-sql",
         "inventory-optimistic",
         "inventory-timestamp-cas",
+        "inventory-phantom-no-lock",
+        "inventory-phantom-one-sql",
     ] {
         assert!(list.contains(id), "{id} missing from run --list");
     }
@@ -282,4 +296,45 @@ fn a_real_run_and_bench_print_valid_documents() {
         .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
     assert_eq!(out.status.code(), Some(0), "{json:#}");
     assert_document("bench", &json, &args);
+    // The arrivals test and a sweep in one document, the sweep drawn.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let svg = dir.path().join("sweep.svg");
+    let svg_arg = svg.to_string_lossy().into_owned();
+    let args = [
+        "bench",
+        "inventory",
+        "--backend",
+        "redis",
+        "--stock",
+        "40",
+        "--requests",
+        "50",
+        "--within",
+        "0.1",
+        "--pool",
+        "2",
+        "--sweep",
+        "1,2",
+        "--duration",
+        "0.2",
+        "--plot",
+        &svg_arg,
+        "--format",
+        "json",
+    ];
+    let out = locklab(&args);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert_document("bench", &json, &args);
+    let rows = json["rows"].as_array().expect("rows");
+    // Five strategies on Redis (no timestamp CAS), under three workloads.
+    assert_eq!(rows.len(), 15, "{json:#}");
+    assert_eq!(
+        rows.iter().filter(|r| r["workload"] == "arrivals").count(),
+        5
+    );
+    assert_eq!(json["plot"], svg_arg);
+    let drawn = std::fs::read_to_string(&svg).expect("the plot is written");
+    assert_eq!(drawn.matches("<polyline").count(), 5, "{drawn}");
 }

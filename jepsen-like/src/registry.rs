@@ -49,10 +49,7 @@ pub fn runnable() -> Vec<Runnable> {
 /// The `inventory-*` rows that run on real servers (on `--backend`).
 pub fn inventory_ids() -> impl Iterator<Item = &'static str> {
     #[cfg(feature = "sql")]
-    let ids = crate::sql::inventory::Strategy::ALL
-        .into_iter()
-        .filter_map(crate::sql::inventory::Strategy::id)
-        .map(|id| id.name());
+    let ids = crate::sql::inventory::Row::all().map(|r| r.id.name());
     // The inventory rows' buyers live with the SQL family.
     #[cfg(not(feature = "sql"))]
     let ids = std::iter::empty();
@@ -104,8 +101,7 @@ pub fn run(
         ModelFamily::Inventory => Err(not_built("inventory", "sql")),
         #[cfg(feature = "sql")]
         ModelFamily::Inventory => {
-            let strategy =
-                crate::sql::inventory::Strategy::from_id(&options.id).ok_or_else(unknown)?;
+            let row = crate::sql::inventory::Row::named(&options.id).ok_or_else(unknown)?;
             if let Some(lock) = &options.lock {
                 return Err(RunError::BadOption(format!(
                     "{}: the inventory rows run buyers, not a lock; {} has nothing to do there",
@@ -120,7 +116,7 @@ pub fn run(
                 )));
             }
             let backend = crate::sql::inventory::Backend::parse(options.backend.as_deref())?;
-            crate::sql::inventory::run::run(options, strategy, backend, progress)
+            crate::sql::inventory::run::run(options, row, backend, progress)
         }
         ModelFamily::Redis | ModelFamily::Redlock => run_family::<Redis>(options, progress),
         #[cfg(feature = "sql")]

@@ -272,6 +272,10 @@ named! {
         InventoryOptimistic => "inventory-optimistic",
         /// `inventory-timestamp-cas`.
         InventoryTimestampCas => "inventory-timestamp-cas",
+        /// `inventory-phantom-no-lock`.
+        InventoryPhantomNoLock => "inventory-phantom-no-lock",
+        /// `inventory-phantom-one-sql`.
+        InventoryPhantomOneSql => "inventory-phantom-one-sql",
         /// `redis-get-set`.
         RedisGetSet => "redis-get-set",
         /// `redis-setnx-no-ttl`.

@@ -192,6 +192,8 @@ impl Server for MariaDbServer {
             .arg("--innodb-buffer-pool-size=64M")
             // The lock rows test exclusion, not durability: skip the fsync per commit.
             .arg("--innodb-flush-log-at-trx-commit=2")
+            // The inventory benchmark's sweep opens a thousand connections (151 by default).
+            .arg("--max-connections=1100")
             .arg("--skip-name-resolve");
         if self.fake_clock {
             crate::clock::FakeClock::in_dir(&d).wrap(&mut cmd, "")?;

@@ -232,7 +232,9 @@ impl Server for PostgresServer {
             // Dynamic shared memory as files in the data dir, so a kill -9 leaves
             // nothing in /dev/shm once the dir is removed.
             .args(["-c", "dynamic_shared_memory_type=mmap"])
-            .args(["-c", "fsync=off"]);
+            .args(["-c", "fsync=off"])
+            // The inventory benchmark's sweep opens a thousand connections (100 by default).
+            .args(["-c", "max_connections=1100"]);
         self.process.spawn(cmd)?;
         let (ip, port) = (self.process.ip(), self.port());
         let mut last = Instant::now() - Duration::from_secs(1);

@@ -8,7 +8,8 @@
 //! mutual exclusion, lock and resource linearizability (porcupine-rs over the
 //! `locklab-models` specs) and fencing.
 //! [`html`] renders the porcupine-rs visualization with every text escaped;
-//! [`timeline`] tells a violation's window as text.
+//! [`timeline`] tells a violation's window as text; [`plot`] draws measurements as SVG
+//! line charts.
 #![warn(missing_docs)]
 
 pub mod backend;
@@ -21,6 +22,7 @@ pub mod format;
 pub mod html;
 pub mod import;
 pub mod ops;
+pub mod plot;
 pub mod reader;
 pub mod timeline;
 pub mod writer;

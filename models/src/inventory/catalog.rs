@@ -5,20 +5,66 @@ use crate::registry::ScenarioId;
 use crate::registry::{Family, Property};
 use crate::scenario::{Build, Expected, Params, Scenario};
 
-use super::model::{InventoryModel, InventoryProtocol};
+use super::model::{InventoryModel, InventoryProtocol, Orders};
 
-/// An inventory row's configuration is its protocol; one unit fewer than buyers is in
-/// stock, so someone must be refused.
+/// An inventory row's configuration with one unit per buyer is its protocol; one unit
+/// fewer than buyers is in stock, so someone must be refused.
 impl Build for InventoryProtocol {
+    fn build(&self, s: &Scenario, p: &Params) -> Box<dyn Checkable> {
+        InventoryRow {
+            protocol: *self,
+            orders: Orders::OneEach,
+        }
+        .build(s, p)
+    }
+}
+
+/// An inventory row: how buyers take their units and what they order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InventoryRow {
+    /// How buyers take their units.
+    pub protocol: InventoryProtocol,
+    /// What each orders, and the stock they order from.
+    pub orders: Orders,
+}
+
+impl Build for InventoryRow {
     fn build(&self, _: &Scenario, p: &Params) -> Box<dyn Checkable> {
         Box::new(InventoryModel {
-            protocol: *self,
+            protocol: self.protocol,
             clients: p.clients,
-            initial: p.clients as i64 - 1,
+            orders: self.orders,
+            initial: self.orders.stock(p.clients),
             horizon: 2,
         })
     }
 }
+
+/// The inventory row `id`'s protocol and orders, for the real runs to buy as the model
+/// does (`None`: not an inventory row).
+pub fn row(id: ScenarioId) -> Option<InventoryRow> {
+    use InventoryProtocol::*;
+    let (protocol, orders) = match id {
+        ScenarioId::InventoryNoLock => (NoLock, Orders::OneEach),
+        ScenarioId::InventoryLocalMutex => (LocalMutex, Orders::OneEach),
+        ScenarioId::InventoryOneSql => (OneSql, Orders::OneEach),
+        ScenarioId::InventoryOptimistic => (Optimistic, Orders::OneEach),
+        ScenarioId::InventoryTimestampCas => (TimestampCas, Orders::OneEach),
+        ScenarioId::InventoryPhantomNoLock => (NoLock, Orders::Phantom),
+        ScenarioId::InventoryPhantomOneSql => (OneSql, Orders::Phantom),
+        _ => return None,
+    };
+    Some(InventoryRow { protocol, orders })
+}
+
+const PHANTOM_NO_LOCK: InventoryRow = InventoryRow {
+    protocol: InventoryProtocol::NoLock,
+    orders: Orders::Phantom,
+};
+const PHANTOM_ONE_SQL: InventoryRow = InventoryRow {
+    protocol: InventoryProtocol::OneSql,
+    orders: Orders::Phantom,
+};
 
 const RES: &[Property] = &[Property::ResourceSafety];
 
@@ -82,6 +128,28 @@ pub fn scenarios() -> Vec<Scenario> {
             lesson: "A timestamp is not a version: two writes in one tick leave it unchanged and the stale CAS succeeds (ABA).",
             defaults: Params::BASE,
             model: &TimestampCas,
+        },
+        Scenario {
+            id: ScenarioId::InventoryPhantomNoLock.name(),
+            family: inventory,
+            protocol: "4 in stock, orders of 3 and 2: read stock, check ≥ order, write stock − order",
+            faults: "none",
+            properties: RES,
+            expected: Violates(RES),
+            lesson: "Both buyers see 4 left, each enough for its own order: both orders succeed and 5 units are sold from 4 — the phantom inventory.",
+            defaults: Params::BASE,
+            model: &PHANTOM_NO_LOCK,
+        },
+        Scenario {
+            id: ScenarioId::InventoryPhantomOneSql.name(),
+            family: inventory,
+            protocol: "4 in stock, orders of 3 and 2: UPDATE stock SET n = n − k WHERE n >= k",
+            faults: "none",
+            properties: RES,
+            expected: Holds,
+            lesson: "The condition checks the whole order in the statement that takes it: exactly one of the two orders is met.",
+            defaults: Params::BASE,
+            model: &PHANTOM_ONE_SQL,
         },
     ]
 }

@@ -39,14 +39,14 @@ impl InventoryModel {
                 client_state(i, at, None, matches!(b.step, Step::Write(..)), false)
             })
             .collect();
-        let sold = s.buyers.iter().filter(|b| b.bought).count();
+        let sold = s.sold();
         out.push(LaneState {
             lane: STOCK.into(),
             status: format!(
                 "stock {} v{} ({sold} sold of {})",
                 s.store.stock, s.store.version, self.initial
             ),
-            critical: sold as i64 > self.initial,
+            critical: sold > self.initial,
             ..LaneState::default()
         });
         out

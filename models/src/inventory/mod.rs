@@ -9,5 +9,5 @@ pub mod model;
 pub mod narration;
 
 pub use model::{
-    Buyer, InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step,
+    Buyer, InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Orders, Step,
 };

@@ -25,14 +25,45 @@ pub enum InventoryProtocol {
     TimestampCas,
 }
 
+/// What each buyer orders, and what the shelf holds: the model's and the real run's
+/// one description of a row's purchases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Orders {
+    /// Every buyer one unit, against one unit fewer than buyers.
+    OneEach,
+    /// Write-up 001's phantom inventory: 4 iPhones in stock, Alice orders 3 and Bob 2, so
+    /// that only one order can be met (further buyers order 4, 3, 2, …).
+    Phantom,
+}
+
+impl Orders {
+    /// The units buyer `i` orders.
+    pub fn units(self, i: usize) -> i64 {
+        match self {
+            Orders::OneEach => 1,
+            Orders::Phantom => [3, 2, 4][i % 3],
+        }
+    }
+
+    /// The stock at the start with `buyers` buyers.
+    pub fn stock(self, buyers: usize) -> i64 {
+        match self {
+            Orders::OneEach => i64::try_from(buyers).unwrap_or(i64::MAX) - 1,
+            Orders::Phantom => 4,
+        }
+    }
+}
+
 /// The model.
 #[derive(Clone, Debug)]
 pub struct InventoryModel {
-    /// How buyers take a unit.
+    /// How buyers take their units.
     pub protocol: InventoryProtocol,
-    /// Number of buyers, each wanting one unit (buyer `i` runs in app instance `i % 2`).
+    /// Number of buyers (buyer `i` runs in app instance `i % 2`).
     pub clients: usize,
-    /// Units in stock at the start (fewer than buyers, so someone must be refused).
+    /// What each orders.
+    pub orders: Orders,
+    /// Units in stock at the start (too few for every order, so someone must be refused).
     pub initial: i64,
     /// The clock stops here (only the timestamp protocol reads it).
     pub horizon: u64,
@@ -51,16 +82,36 @@ pub enum Step {
     Done,
 }
 
-/// One buyer after one unit: its app instance (whose mutex it takes, when there is one),
-/// its program counter, and whether it got the unit.
+/// One buyer after one order: its app instance (whose mutex it takes, when there is one),
+/// the units it orders, its program counter, and whether it got them.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Buyer {
     /// Its app instance.
     pub instance: u8,
+    /// The units it orders.
+    pub units: i64,
     /// Where it is.
     pub step: Step,
-    /// Whether it got a unit.
+    /// Whether its order was met.
     pub bought: bool,
+}
+
+impl Buyer {
+    /// The units it took.
+    pub fn taken(&self) -> i64 {
+        if self.bought {
+            self.units
+        } else {
+            0
+        }
+    }
+}
+
+impl InventoryModelState {
+    /// Units sold so far.
+    pub fn sold(&self) -> i64 {
+        self.buyers.iter().map(Buyer::taken).sum()
+    }
 }
 
 /// The system.
@@ -118,12 +169,13 @@ impl InventoryModel {
                 (Step::Read, format!("takes instance {inst}'s mutex"))
             }
             (OneSql, Step::Start) => {
-                let o = self.call(&mut s, InventoryInput::Decrement(1));
+                let k = b.units;
+                let o = self.call(&mut s, InventoryInput::Decrement(k));
                 s.buyers[i].bought = o == InventoryOutput::Done;
                 (
                     Step::Done,
                     format!(
-                        "UPDATE stock SET n = n - 1 WHERE n >= 1 -> {}",
+                        "UPDATE stock SET n = n - {k} WHERE n >= {k} -> {}",
                         if s.buyers[i].bought {
                             "1 row"
                         } else {
@@ -135,7 +187,7 @@ impl InventoryModel {
             (_, Step::Start) | (_, Step::Read) => match self.call(&mut s, InventoryInput::Read) {
                 InventoryOutput::Read { stock, version } => {
                     let v = version.unwrap_or(0);
-                    let next = if stock > 0 {
+                    let next = if stock >= b.units {
                         Step::Write(stock, v)
                     } else {
                         Step::Done
@@ -145,9 +197,9 @@ impl InventoryModel {
                 _ => return None,
             },
             (NoLock | LocalMutex, Step::Write(n, _)) => {
-                self.call(&mut s, InventoryInput::Write(n - 1));
+                self.call(&mut s, InventoryInput::Write(n - b.units));
                 s.buyers[i].bought = true;
-                (Step::Done, format!("writes stock {}", n - 1))
+                (Step::Done, format!("writes stock {}", n - b.units))
             }
             (Optimistic | TimestampCas | OneSql, Step::Write(n, v)) => {
                 let new_version = (self.protocol == TimestampCas).then_some(s.now);
@@ -155,7 +207,7 @@ impl InventoryModel {
                     &mut s,
                     InventoryInput::Cas {
                         expect_version: v,
-                        stock: n - 1,
+                        stock: n - b.units,
                         new_version,
                     },
                 );
@@ -166,7 +218,7 @@ impl InventoryModel {
                 });
                 let what = format!(
                     "UPDATE … SET n = {}, {nv} WHERE version = {v} -> {}",
-                    n - 1,
+                    n - b.units,
                     if ok { "1 row" } else { "0 rows, retry" }
                 );
                 (if ok { Step::Done } else { Step::Read }, what)
@@ -188,6 +240,7 @@ impl Model for InventoryModel {
         let buyers = (0..self.clients)
             .map(|i| Buyer {
                 instance: (i % 2) as u8,
+                units: self.orders.units(i),
                 step: Step::Start,
                 bought: false,
             })
@@ -223,12 +276,8 @@ impl Model for InventoryModel {
     }
 
     fn properties(&self) -> Vec<stateright::Property<Self>> {
-        vec![
-            Property::ResourceSafety.always(|m: &Self, s: &InventoryModelState| {
-                let sold = s.buyers.iter().filter(|b| b.bought).count() as i64;
-                s.store.stock == m.initial - sold
-            }),
-        ]
+        vec![Property::ResourceSafety
+            .always(|m: &Self, s: &InventoryModelState| s.store.stock == m.initial - s.sold())]
     }
 }
 

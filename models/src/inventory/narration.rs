@@ -6,7 +6,7 @@ use crate::diagram::{Exchange, Lane, LaneState};
 use crate::registry::Property;
 
 use super::model::{
-    Buyer, InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Step,
+    Buyer, InventoryAction, InventoryModel, InventoryModelState, InventoryProtocol, Orders, Step,
 };
 
 /// A buyer's step in words: on its story line, and (shorter) on its diagram lane.
@@ -18,7 +18,11 @@ pub(super) fn step_words(b: &Buyer) -> (String, String) {
             let read = format!("read stock {n} (version {v}), about to write");
             return (read, format!("read {n}, will write"));
         }
-        Step::Done if b.bought => ("done", "bought one"),
+        Step::Done if b.bought && b.units == 1 => ("done", "bought one"),
+        Step::Done if b.bought => {
+            let lane = format!("bought {}", b.units);
+            return ("done".to_string(), lane);
+        }
         Step::Done => ("done", "done"),
     };
     (story.to_string(), lane.to_string())
@@ -29,10 +33,19 @@ impl Narrate for InventoryModel {
         let mut lines = vec![format!("clock t={}", s.now)];
         for (i, b) in s.buyers.iter().enumerate() {
             let (at, _) = step_words(b);
-            let got = if b.bought { ", bought one" } else { "" };
-            lines.push(format!("c{i} (instance {}): {at}{got}", b.instance));
+            let got = match (b.bought, b.units) {
+                (false, _) => String::new(),
+                (true, 1) => ", bought one".to_string(),
+                (true, k) => format!(", bought {k}"),
+            };
+            let wants = if b.units == 1 {
+                String::new()
+            } else {
+                format!(", orders {}", b.units)
+            };
+            lines.push(format!("c{i} (instance {}{wants}): {at}{got}", b.instance));
         }
-        let sold = s.buyers.iter().filter(|b| b.bought).count();
+        let sold = s.sold();
         lines.push(format!(
             "resource: stock={} version={} (started with {}, {sold} sold)",
             s.store.stock, s.store.version, self.initial
@@ -73,7 +86,7 @@ impl Narrate for InventoryModel {
     fn why(&self, _: Property, path: &[(Option<InventoryAction>, InventoryModelState)]) -> String {
         let (sold, stock) = path
             .last()
-            .map(|(_, s)| (s.buyers.iter().filter(|b| b.bought).count(), s.store.stock))
+            .map(|(_, s)| (s.sold(), s.store.stock))
             .unwrap_or_default();
         match self.protocol {
             InventoryProtocol::TimestampCas => format!(
@@ -82,6 +95,7 @@ impl Narrate for InventoryModel {
             InventoryProtocol::LocalMutex => format!(
                 "Each instance's mutex only excludes its own threads; buyers in the two instances read the same stock: {sold} sold from {}.", self.initial
             ),
+            _ if self.orders != Orders::OneEach => format!("Both buyers read the stock before either wrote it, and each saw enough for its order: {sold} units sold from {} (stock {stock}), though not every order could be met.", self.initial),
             _ => format!("Both buyers read the stock before either wrote it: {sold} sold from {} (stock {stock}).", self.initial),
         }
     }

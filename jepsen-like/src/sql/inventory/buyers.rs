@@ -20,7 +20,7 @@ pub enum Strategy {
     NoLock,
     /// The same inside a mutex of the buyer's own app instance (two instances).
     LocalMutex,
-    /// `UPDATE … SET n = n - 1 WHERE id = ? AND n > 0`.
+    /// `UPDATE … SET n = n - k WHERE id = ? AND n >= k`.
     OneSql,
     /// Read `n, version`; `UPDATE … SET n = ?, version = version + 1 WHERE version = ?`;
     /// retry when no row matched.
@@ -44,7 +44,7 @@ impl Strategy {
         Strategy::TimestampCas,
     ];
 
-    /// Its catalog row (`None`: no catalog row).
+    /// Its catalog row of one unit per buyer (`None`: no catalog row).
     pub fn id(self) -> Option<ScenarioId> {
         match self {
             Strategy::NoLock => Some(ScenarioId::InventoryNoLock),
@@ -54,13 +54,6 @@ impl Strategy {
             Strategy::TimestampCas => Some(ScenarioId::InventoryTimestampCas),
             Strategy::ForUpdate => None,
         }
-    }
-
-    /// The strategy of catalog id `id`.
-    pub fn from_id(id: &str) -> Option<Strategy> {
-        Strategy::ALL
-            .into_iter()
-            .find(|s| s.id().is_some_and(|i| i.name() == id))
     }
 
     /// A short name for tables.
@@ -138,6 +131,8 @@ pub struct Buyer {
     pub ticks: Ticks,
     /// The application's work between its read and its write.
     pub work: Duration,
+    /// The wait after a lost compare-and-set before reading again.
+    pub retry_pause: Duration,
     /// The history, when one is kept.
     pub log: Option<Arc<Log>>,
 }
@@ -212,18 +207,18 @@ impl Buyer {
         }
     }
 
-    /// One purchase of one unit.
-    pub async fn buy(&mut self, strategy: Strategy) -> Purchase {
+    /// One purchase of `units` units (the bench's locked read-check-write buys one).
+    pub async fn buy(&mut self, strategy: Strategy, units: i64) -> Purchase {
         match strategy {
-            Strategy::NoLock => self.read_check_write().await,
+            Strategy::NoLock => self.read_check_write(units).await,
             Strategy::LocalMutex => {
                 let mutex = Arc::clone(&self.mutex);
                 let _held = mutex.lock().await;
-                self.read_check_write().await
+                self.read_check_write(units).await
             }
             Strategy::OneSql => {
-                self.invoke(OpKind::Decrement, Some(json!(1)));
-                let sold = self.store.decrement().await;
+                self.invoke(OpKind::Decrement, Some(json!(units)));
+                let sold = self.store.decrement(units).await;
                 self.decided(sold)
             }
             Strategy::ForUpdate => {
@@ -232,21 +227,21 @@ impl Buyer {
                 let sold = self.store.buy_locked().await;
                 self.decided(sold)
             }
-            Strategy::Optimistic | Strategy::TimestampCas => self.cas_loop(strategy).await,
+            Strategy::Optimistic | Strategy::TimestampCas => self.cas_loop(strategy, units).await,
         }
     }
 
-    async fn read_check_write(&mut self) -> Purchase {
+    async fn read_check_write(&mut self, units: i64) -> Purchase {
         let n = match self.read(false).await {
             Ok((n, _)) => n,
             Err(p) => return p,
         };
-        if n <= 0 {
+        if n < units {
             return Purchase::Refused;
         }
         self.think().await;
-        self.invoke(OpKind::Write, Some(json!(n - 1)));
-        match self.store.write(n - 1).await {
+        self.invoke(OpKind::Write, Some(json!(n - units)));
+        match self.store.write(n - units).await {
             Ok(()) => {
                 self.complete(OpKind::Write, Phase::Ok, None, None);
                 Purchase::Bought
@@ -255,13 +250,13 @@ impl Buyer {
         }
     }
 
-    async fn cas_loop(&mut self, strategy: Strategy) -> Purchase {
+    async fn cas_loop(&mut self, strategy: Strategy, units: i64) -> Purchase {
         loop {
             let (n, v) = match self.read(strategy.reads_version()).await {
                 Ok(r) => r,
                 Err(p) => return p,
             };
-            if n <= 0 {
+            if n < units {
                 return Purchase::Refused;
             }
             self.think().await;
@@ -272,18 +267,23 @@ impl Buyer {
                 }
                 _ => (v + 1, None),
             };
-            let mut arg = json!({"expect_version": v, "stock": n - 1});
+            let mut arg = json!({"expect_version": v, "stock": n - units});
             if let Some(t) = recorded {
                 arg["new_version"] = json!(t);
             }
             self.invoke(OpKind::Cas, Some(arg));
-            match self.store.cas(v, n - 1, new_version).await {
+            match self.store.cas(v, n - units, new_version).await {
                 Ok(true) => {
                     self.complete(OpKind::Cas, Phase::Ok, None, None);
                     return Purchase::Bought;
                 }
                 // Someone wrote since the read: read again.
-                Ok(false) => self.complete(OpKind::Cas, Phase::Fail, None, None),
+                Ok(false) => {
+                    self.complete(OpKind::Cas, Phase::Fail, None, None);
+                    if !self.retry_pause.is_zero() {
+                        tokio::time::sleep(self.retry_pause).await;
+                    }
+                }
                 Err(e) => return self.failed(OpKind::Cas, &e),
             }
         }

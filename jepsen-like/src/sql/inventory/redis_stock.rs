@@ -25,8 +25,9 @@ const LOCK_WAIT: Duration = Duration::from_secs(10);
 const LOCK_LEASE: Duration = Duration::from_secs(5);
 
 /// Take one unit if there is one, in one server-side step.
-const DECREMENT_IF_ANY: &str = "local n = tonumber(redis.call('GET', KEYS[1]) or '0') \
-     if n > 0 then redis.call('DECR', KEYS[1]) return 1 end return 0";
+const DECREMENT_IF_ENOUGH: &str = "local n = tonumber(redis.call('GET', KEYS[1]) or '0') \
+     local k = tonumber(ARGV[1]) \
+     if n >= k then redis.call('DECRBY', KEYS[1], k) return 1 end return 0";
 
 /// One buyer's connection to the stock (its own: `WATCH` belongs to a connection).
 pub struct RedisStock {
@@ -78,10 +79,11 @@ impl RedisStock {
         Ok(())
     }
 
-    /// The check-and-`DECR` script: whether a unit was taken.
-    pub async fn decrement(&mut self) -> Result<bool, StoreError> {
-        let took: i64 = redis::Script::new(DECREMENT_IF_ANY)
+    /// The check-and-`DECRBY` script: whether the `k` units were taken.
+    pub async fn decrement(&mut self, k: i64) -> Result<bool, StoreError> {
+        let took: i64 = redis::Script::new(DECREMENT_IF_ENOUGH)
             .key(REDIS_STOCK)
+            .arg(k)
             .invoke_async(&mut self.conn)
             .await?;
         Ok(took == 1)

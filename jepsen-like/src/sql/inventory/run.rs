@@ -1,5 +1,6 @@
 //! `locklab run inventory-*`: N buyers, each wanting one unit, against a stock of N − 1
-//! on a real MariaDB, PostgreSQL or Redis server; the history's resource operations checked by
+//! (or the phantom inventory's orders of 3 and 2 against 4) on a real MariaDB,
+//! PostgreSQL or Redis server; the history's resource operations checked by
 //! the inventory spec (oversold units counted) and held against the model's verdict.
 
 use std::sync::Arc;
@@ -8,14 +9,15 @@ use std::time::{Duration, Instant};
 use locklab_models::catalog;
 use locklab_traces::format::{Header, ResourceSpec};
 
-use super::buyers::{Buyer, Purchase, Strategy, Ticks};
+use super::buyers::{Buyer, Purchase, Ticks};
 use super::server::StockServer;
 use super::store::Store;
-use super::Backend;
+use super::{Backend, Row};
 use crate::log::Log;
 use crate::random::FaultNames;
 use crate::runner::{check, run_dir, Against, Progress, RunOptions, RunReport};
 use crate::RunError;
+use locklab_models::inventory::Orders;
 
 /// Buyers when `--clients` does not say (the model row's bound).
 const BUYERS: usize = 3;
@@ -27,17 +29,15 @@ const WORK: Duration = Duration::from_millis(50);
 /// The timestamp version's resolution (an `updated_at` in whole seconds).
 pub const TICK: Duration = Duration::from_secs(1);
 
-/// Runs the inventory row `strategy` on `backend`.
+/// Runs the inventory row `row` on `backend`.
 pub fn run(
     options: &RunOptions,
-    strategy: Strategy,
+    row: Row,
     backend: Backend,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let id = strategy
-        .id()
-        .ok_or_else(|| RunError::Internal(format!("{strategy:?} has no catalog row")))?
-        .name();
+    let (strategy, orders) = (row.strategy, row.orders);
+    let id = row.id.name();
     if !strategy.runs_on(backend) {
         return Err(RunError::BadOption(format!(
             "--backend {}: {id} has no form there (WATCH compares the key, not a timestamp the client chose)",
@@ -48,7 +48,11 @@ pub fn run(
     let scenario = catalog::find(id).map_err(|e| RunError::Internal(e.to_string()))?;
     let model = crate::runner::model_report(id, &locklab_models::catalog::Overrides::default())?;
     let expected = crate::runner::violated(&model)?;
-    let clients = options.clients.unwrap_or(BUYERS);
+    let clients = options.clients.unwrap_or(match orders {
+        Orders::OneEach => BUYERS,
+        // Alice and Bob.
+        Orders::Phantom => 2,
+    });
     if !(2..=64).contains(&clients) {
         return Err(RunError::BadOption(format!(
             "--clients must be between 2 and 64, got {clients}"
@@ -59,7 +63,7 @@ pub fn run(
             "--duration: in {id} each buyer buys once; the run ends when they are done"
         )));
     }
-    let initial = i64::try_from(clients).unwrap_or(i64::MAX) - 1;
+    let initial = orders.stock(clients);
     let started = Instant::now();
     progress(Progress::Starting(1));
     let server = StockServer::start(backend)?;
@@ -75,9 +79,10 @@ pub fn run(
         "`stock` row"
     };
     header.topology = format!(
-        "{} on {}; resource: its {what} ({initial} units, {clients} buyers)",
+        "{} on {}; resource: its {what} ({initial} units, {clients} buyers{})",
         backend.name(),
-        server.addr()
+        server.addr(),
+        ordering(orders, clients)
     );
     header.seed = Some(options.seed);
     header.resource = Some(ResourceSpec::Inventory {
@@ -102,9 +107,10 @@ pub fn run(
         let origin = Instant::now();
         let tasks: Vec<_> = all
             .into_iter()
-            .map(|mut b| {
+            .enumerate()
+            .map(|(i, mut b)| {
                 b.ticks.origin = origin;
-                tokio::spawn(async move { b.buy(strategy).await })
+                tokio::spawn(async move { b.buy(strategy, orders.units(i)).await })
             })
             .collect();
         progress(Progress::Running {
@@ -159,7 +165,11 @@ pub fn run(
         id: id.to_string(),
         seed: options.seed,
         story: format!(
-            "no fault: {clients} buyers, one unit each, against a stock of {initial} ({bought} purchases completed)"
+            "no fault: {clients} buyers, {}, against a stock of {initial} ({bought} purchases completed)",
+            match orders {
+                Orders::OneEach => "one unit each".to_string(),
+                Orders::Phantom => ordering(orders, clients).trim_start_matches(", ").to_string(),
+            }
         ),
         beyond_model: None,
         topology: header.topology,
@@ -187,6 +197,18 @@ pub fn run(
     })
 }
 
+/// `, ordering 3, 2 units` for the phantom inventory's buyers; nothing when each wants
+/// one.
+fn ordering(orders: Orders, clients: usize) -> String {
+    match orders {
+        Orders::OneEach => String::new(),
+        Orders::Phantom => {
+            let units: Vec<String> = (0..clients).map(|i| orders.units(i).to_string()).collect();
+            format!(", ordering {} units", units.join(", "))
+        }
+    }
+}
+
 /// The buyers of a run or a benchmark: one connection each, app instance `i % 2`.
 pub(crate) async fn buyers(
     url: &str,
@@ -210,6 +232,7 @@ pub(crate) async fn buyers(
             mutex: Arc::clone(&mutexes[i % 2]),
             ticks,
             work,
+            retry_pause: Duration::ZERO,
             log: log.cloned(),
         });
     }

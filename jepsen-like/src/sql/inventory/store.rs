@@ -58,11 +58,11 @@ impl Store {
         }
     }
 
-    /// Takes one unit in one atomic step if there is one: whether it did.
-    pub async fn decrement(&mut self) -> Result<bool, StoreError> {
+    /// Takes `units` units in one atomic step if there are that many: whether it did.
+    pub async fn decrement(&mut self, units: i64) -> Result<bool, StoreError> {
         match self {
-            Store::Sql(s) => Ok(s.decrement().await?),
-            Store::Redis(r) => r.decrement().await,
+            Store::Sql(s) => Ok(s.decrement(units).await?),
+            Store::Redis(r) => r.decrement(units).await,
         }
     }
 
@@ -200,12 +200,14 @@ impl SqlStore {
         a.map(drop)
     }
 
-    /// `UPDATE stock SET n = n - 1 WHERE id = 1 AND n > 0`: whether a unit was taken.
-    pub async fn decrement(&mut self) -> Result<bool, sqlx::Error> {
+    /// `UPDATE stock SET n = n - k WHERE id = 1 AND n >= k`: whether the `k` units were
+    /// taken.
+    pub async fn decrement(&mut self, k: i64) -> Result<bool, sqlx::Error> {
         let a: Result<Affected, _> = on!(
             self,
-            "UPDATE stock SET n = n - 1 WHERE id = 1 AND n > 0",
-            |q| q,
+            // MariaDB's placeholders are positional: the order size is bound twice.
+            "UPDATE stock SET n = n - $1 WHERE id = 1 AND n >= $2",
+            |q| q.bind(k).bind(k),
             execute
         );
         a.map(|Affected(r)| r == 1)

@@ -58,6 +58,9 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
     let mut updates = 0i64;
     let mut delta = 0i64;
     let mut sold = 0i64;
+    // The largest move of one update: past 1 (orders of several units), what is lost is
+    // counted in units, not in updates.
+    let mut largest = 0i64;
     let mut last_update_done = 0u64;
     let mut update_ops = Vec::new();
     // (write, the value its read-modify-write started from)
@@ -111,6 +114,7 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
         if let Some(d) = d {
             updates += 1;
             delta += d;
+            largest = largest.max(d.abs());
             if d < 0 {
                 sold -= d;
             }
@@ -170,8 +174,13 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
         report.verdict = Verdict::Violation;
         let mut parts = Vec::new();
         if lost > 0 {
+            let what = if largest > 1 {
+                "unit(s) of updates"
+            } else {
+                "update(s)"
+            };
             parts.push(format!(
-                "{lost} update(s) lost: {updates} updates should have moved the value from {initial} to {}, the final read shows {}",
+                "{lost} {what} lost: {updates} updates should have moved the value from {initial} to {}, the final read shows {}",
                 initial + delta,
                 final_read.unwrap_or_default()
             ));
