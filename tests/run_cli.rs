@@ -268,17 +268,24 @@ fn every_help_lists_the_exit_codes_and_usage_errors_come_as_json() {
     );
 }
 
+/// Runs `args`, which must exit 0 with a `name` document valid against its schema.
+#[cfg(feature = "backends")]
+fn document(name: &str, args: &[&str]) -> serde_json::Value {
+    let out = locklab(args);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
+    assert_eq!(out.status.code(), Some(0), "{json:#}");
+    assert_document(name, &json, args);
+    json
+}
+
 /// A real run's and a real benchmark's documents validate against their schemas (the
 /// usage errors above need no server; these start their own).
 #[cfg(feature = "backends")]
 #[test]
 fn a_real_run_and_bench_print_valid_documents() {
     let args = ["run", "redis-lua", "--duration", "1", "--format", "json"];
-    let out = locklab(&args);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
-    assert_eq!(out.status.code(), Some(0), "{json:#}");
-    assert_document("run", &json, &args);
+    document("run", &args);
     let args = [
         "bench",
         "inventory",
@@ -291,11 +298,7 @@ fn a_real_run_and_bench_print_valid_documents() {
         "--format",
         "json",
     ];
-    let out = locklab(&args);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
-    assert_eq!(out.status.code(), Some(0), "{json:#}");
-    assert_document("bench", &json, &args);
+    document("bench", &args);
     // The arrivals test and a sweep in one document, the sweep drawn.
     let dir = tempfile::tempdir().expect("temp dir");
     let svg = dir.path().join("sweep.svg");
@@ -322,11 +325,7 @@ fn a_real_run_and_bench_print_valid_documents() {
         "--format",
         "json",
     ];
-    let out = locklab(&args);
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}{}", stdout(&out), stderr(&out)));
-    assert_eq!(out.status.code(), Some(0), "{json:#}");
-    assert_document("bench", &json, &args);
+    let json = document("bench", &args);
     let rows = json["rows"].as_array().expect("rows");
     // Five strategies on Redis (no timestamp CAS), under three workloads.
     assert_eq!(rows.len(), 15, "{json:#}");

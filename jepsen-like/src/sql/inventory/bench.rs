@@ -321,7 +321,7 @@ impl Measured {
             errors: self.errors,
             p50_ms: pct(0.50),
             p99_ms: pct(0.99),
-            seeds_per_second: arrivals.and_then(|_| super::bench_table::seeds(strategy, backend)),
+            seeds_per_second: arrivals.and_then(|_| super::seeds::seeds(strategy, backend)),
         }
     }
 }

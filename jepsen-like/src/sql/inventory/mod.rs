@@ -10,6 +10,7 @@ pub mod bench_table;
 pub mod buyers;
 pub mod redis_stock;
 pub mod run;
+pub mod seeds;
 pub mod server;
 pub mod store;
 pub mod store_error;
