@@ -152,7 +152,7 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), all.len());
-        assert_eq!(all.len(), 71);
+        assert_eq!(all.len(), 73);
         for f in Family::ALL {
             assert!(rows(*f).iter().all(|s| s.family == *f), "{f}");
         }
