@@ -43,7 +43,7 @@ pub fn command_ops(exchanges: &[Exchange]) -> Vec<CommandOp> {
 /// have taken effect. The "line" of each command in the explanation is its sequence
 /// number.
 pub fn replay(exchanges: &[Exchange]) -> Result<(), ReplayError> {
-    match one_redis::linearize(&command_ops(exchanges), &Budget::unlimited()) {
+    match one_redis::linearize(command_ops(exchanges), &Budget::unlimited()) {
         // An unlimited budget never runs out.
         LinResult::Ok | LinResult::Unknown(_) => Ok(()),
         LinResult::Illegal(ill) => {

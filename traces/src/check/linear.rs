@@ -17,6 +17,7 @@ use smallvec::SmallVec;
 
 pub mod porcupine;
 pub mod search;
+pub mod stream;
 
 pub use porcupine::{check, info, ModelOp, SpecModel};
 
@@ -269,7 +270,15 @@ pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResu
                 },
                 None => *budget,
             };
-            if settled_without_unknowns(ops, &b) {
+            // Streamed first: an exact answer in the memory of the pending operations,
+            // where the search keeps a state for every operation it lifted. Only an
+            // illegal partition is searched after it, for its longest order.
+            let proven_illegal = match stream::decide(ops, &b) {
+                stream::Streamed::Linearizable => continue,
+                stream::Streamed::Illegal(_) => true,
+                stream::Streamed::Unknown(_) | stream::Streamed::Wide => false,
+            };
+            if !proven_illegal && settled_without_unknowns(ops, &b) {
                 continue;
             }
             match search::decide(ops, &b) {
@@ -279,6 +288,11 @@ pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResu
                     if slice.is_some() && budget.deadline.is_none_or(|d| Instant::now() < d) =>
                 {
                     unsettled.push(i)
+                }
+                // Proven illegal by the stream: the verdict stands without the order,
+                // whose explanation then starts from the spec's initial state.
+                search::Ended::OutOfBudget(_) if proven_illegal => {
+                    return Round::Illegal((i, Vec::new()))
                 }
                 search::Ended::OutOfBudget(e) => return Round::Expired(e),
             }

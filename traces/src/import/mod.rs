@@ -75,8 +75,27 @@ impl InputFormat {
 /// Reads a history in any format (`None`: guess it from the content).
 pub fn read_any(path: &Path, format: Option<InputFormat>) -> Result<History, HistoryError> {
     let name = path.display().to_string();
+    let format = match format {
+        Some(f) => f,
+        None => InputFormat::sniff(&opening(&name, path)?),
+    };
+    if format == InputFormat::Jsonl {
+        // Ours is read a line at a time; the others' readers take the whole text.
+        return crate::reader::read_path(path);
+    }
     let text = crate::reader::read_text(&name, path)?;
-    parse_any(&name, &text, format)
+    parse_any(&name, &text, Some(format))
+}
+
+/// The first 64 KiB of a file, enough to tell its format, as text (a character cut at
+/// the end, or bytes that are not UTF-8, are replaced: the reader proper reports those).
+fn opening(name: &str, path: &Path) -> Result<String, HistoryError> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
+        .map_err(|e| HistoryError::whole(name, format!("cannot read: {e}")))?;
+    Ok(String::from_utf8_lossy(&head).into_owned())
 }
 
 /// Parses a history held in memory.

@@ -42,13 +42,15 @@ const NS_PER_MS: u64 = 1_000_000;
 pub type CommandOp = CommandEvent<RedisSpec>;
 
 impl CommandOp {
-    fn lin_op(&self, spec: &Arc<RedisSpec>) -> LinOp<RedisSpec> {
+    /// The checker's operation, the command moved into it: a long run's commands are
+    /// the most of its history, and a copy of them was a third of the finding's memory.
+    fn into_lin_op(self, spec: &Arc<RedisSpec>) -> LinOp<RedisSpec> {
         LinOp {
             spec: spec.clone(),
-            input: self.command.clone(),
-            output: self.reply.clone(),
-            call: self.call_ns,
             ret: self.reply.as_ref().map(|_| self.return_ns),
+            input: self.command,
+            output: self.reply,
+            call: self.call_ns,
             client: self.client,
             line: self.line,
         }
@@ -68,32 +70,26 @@ pub fn unjudged_servers(ops: &[CommandOp]) -> std::collections::BTreeSet<usize> 
 /// The checker's partitions: one per server and group of keys that commands touch
 /// together, in the order the commands were sent. Commands the spec does not model,
 /// and every command of a server one of them may have written, are left out.
-pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
+pub fn partitions(ops: Vec<CommandOp>) -> Vec<Vec<LinOp<RedisSpec>>> {
     let spec = Arc::new(RedisSpec::ticking(NS_PER_MS));
-    let unjudged = unjudged_servers(ops);
-    let ops: Vec<&CommandOp> = ops
-        .iter()
-        .filter(|o| o.command.is_modelled() && !unjudged.contains(&o.node))
-        .collect();
+    let unjudged = unjudged_servers(&ops);
+    let judged = |o: &CommandOp| o.command.is_modelled() && !unjudged.contains(&o.node);
     // A script may touch keys it was not given in KEYS: a server that ran one is one
     // group (its commands all under the key "").
     let scripted: std::collections::BTreeSet<usize> = ops
         .iter()
-        .filter(|o| matches!(o.command, RedisCommand::Eval { .. }))
+        .filter(|o| judged(o) && matches!(o.command, RedisCommand::Eval { .. }))
         .map(|o| o.node)
         .collect();
-    fn keys_of<'a>(
-        op: &'a CommandOp,
-        scripted: &std::collections::BTreeSet<usize>,
-    ) -> Vec<&'a str> {
+    let keys_of = |op: &CommandOp| -> Vec<String> {
         if scripted.contains(&op.node) {
-            vec![""]
+            vec![String::new()]
         } else {
-            op.command.keys()
+            op.command.keys().into_iter().map(str::to_string).collect()
         }
-    }
+    };
     // Which group each (server, key) is in; a command touching two groups merges them.
-    let mut group_of: BTreeMap<(usize, &str), usize> = BTreeMap::new();
+    let mut group_of: BTreeMap<(usize, String), usize> = BTreeMap::new();
     let mut merged_into: Vec<usize> = Vec::new();
     fn root(merged_into: &[usize], mut g: usize) -> usize {
         while merged_into[g] != g {
@@ -101,34 +97,40 @@ pub fn partitions(ops: &[CommandOp]) -> Vec<Vec<LinOp<RedisSpec>>> {
         }
         g
     }
+    // Each judged command's first group, before the merges end.
+    let mut first_group: Vec<Option<usize>> = Vec::with_capacity(ops.len());
     for op in &ops {
         let mut first: Option<usize> = None;
-        for key in keys_of(op, &scripted) {
-            let g = *group_of.entry((op.node, key)).or_insert_with(|| {
-                merged_into.push(merged_into.len());
-                merged_into.len() - 1
-            });
-            let g = root(&merged_into, g);
-            match first {
-                None => first = Some(g),
-                Some(f) if f != g => merged_into[g] = f,
-                Some(_) => {}
+        if judged(op) {
+            for key in keys_of(op) {
+                let g = *group_of.entry((op.node, key)).or_insert_with(|| {
+                    merged_into.push(merged_into.len());
+                    merged_into.len() - 1
+                });
+                let g = root(&merged_into, g);
+                match first {
+                    None => first = Some(g),
+                    Some(f) if f != g => merged_into[g] = f,
+                    Some(_) => {}
+                }
             }
         }
+        first_group.push(first);
     }
     let mut parts: BTreeMap<usize, Vec<LinOp<RedisSpec>>> = BTreeMap::new();
-    for op in &ops {
-        let Some(key) = keys_of(op, &scripted).first().copied() else {
-            continue;
-        };
-        let g = root(&merged_into, group_of[&(op.node, key)]);
-        parts.entry(g).or_default().push(op.lin_op(&spec));
+    for (op, first) in ops.into_iter().zip(first_group) {
+        if let Some(g) = first {
+            parts
+                .entry(root(&merged_into, g))
+                .or_default()
+                .push(op.into_lin_op(&spec));
+        }
     }
     parts.into_values().collect()
 }
 
 /// Whether `ops` are linearizable as one Redis per server, within `budget`.
-pub fn linearize(ops: &[CommandOp], budget: &Budget) -> LinResult<RedisSpec> {
+pub fn linearize(ops: Vec<CommandOp>, budget: &Budget) -> LinResult<RedisSpec> {
     decide(&partitions(ops), budget)
 }
 
@@ -224,19 +226,20 @@ pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Find
         .iter()
         .filter(|o| !o.command.is_modelled() || unjudged.contains(&o.node))
         .count();
+    let commands = ops.len();
     let counted = |f: Finding| {
-        f.stat("commands", ops.len())
+        f.stat("commands", commands)
             .stat("servers", servers)
             .stat("left_out", left_out)
     };
     let judged = ops.len() - left_out;
-    Some(counted(match linearize(&ops, budget) {
+    Some(counted(match linearize(ops, budget) {
         LinResult::Ok if judged == 0 => Finding::new(
             NAME,
             Verdict::Unknown,
             format!(
                 "none of the {} Redis commands could be judged: commands the spec does not model may have written every server",
-                ops.len()
+                commands
             ),
         ),
         LinResult::Ok => Finding::new(
@@ -245,7 +248,7 @@ pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Find
             if left_out == 0 {
                 format!(
                     "the {} Redis commands are linearizable as one Redis per server ({servers})",
-                    ops.len()
+                    commands
                 )
             } else {
                 format!(

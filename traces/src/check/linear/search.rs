@@ -211,7 +211,7 @@ struct Search<'a, S: Spec> {
 
 /// For each operation without answer and return, the latest one called before it with
 /// the same input and no answer or return either (see `Search::twin_before`).
-fn twins<S: Spec>(ops: &[LinOp<S>]) -> Vec<Option<usize>> {
+pub(super) fn twins<S: Spec>(ops: &[LinOp<S>]) -> Vec<Option<usize>> {
     let open = |op: &LinOp<S>| op.output.is_none() && op.ret.is_none();
     let mut order: Vec<usize> = (0..ops.len()).filter(|&i| open(&ops[i])).collect();
     order.sort_by_key(|&i| (clamp(ops[i].call), i));
