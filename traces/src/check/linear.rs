@@ -275,24 +275,24 @@ pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResu
             // illegal partition is searched after it, for its longest order.
             let proven_illegal = match stream::decide(ops, &b) {
                 stream::Streamed::Linearizable => continue,
-                stream::Streamed::Illegal(_) => true,
-                stream::Streamed::Unknown(_) | stream::Streamed::Wide => false,
+                stream::Streamed::Illegal(at) => Some(at),
+                stream::Streamed::Unknown(_) | stream::Streamed::Wide => None,
             };
-            if !proven_illegal && settled_without_unknowns(ops, &b) {
+            if proven_illegal.is_none() && settled_without_unknowns(ops, &b) {
                 continue;
             }
             match search::decide(ops, &b) {
                 search::Ended::Linearizable => {}
-                search::Ended::Illegal(order) => return Round::Illegal((i, order)),
+                search::Ended::Illegal(order) => return Round::Illegal((i, Ok(order))),
                 search::Ended::OutOfBudget(Exhausted::Time)
                     if slice.is_some() && budget.deadline.is_none_or(|d| Instant::now() < d) =>
                 {
                     unsettled.push(i)
                 }
-                // Proven illegal by the stream: the verdict stands without the order,
-                // whose explanation then starts from the spec's initial state.
-                search::Ended::OutOfBudget(_) if proven_illegal => {
-                    return Round::Illegal((i, Vec::new()))
+                // Proven illegal by the stream: the verdict stands without the order;
+                // the explanation names the operation whose return no state could meet.
+                search::Ended::OutOfBudget(_) if proven_illegal.is_some() => {
+                    return Round::Illegal((i, Err(proven_illegal.unwrap_or_default())))
                 }
                 search::Ended::OutOfBudget(e) => return Round::Expired(e),
             }
@@ -301,9 +301,16 @@ pub fn decide<S: Spec>(partitions: &[Vec<LinOp<S>>], budget: &Budget) -> LinResu
     });
     match decided {
         Ok(()) => LinResult::Ok,
-        Err(Ok((i, order))) => {
+        Err(Ok((i, Ok(order)))) => {
             LinResult::Illegal(Box::new(explain_with(partitions[i].clone(), order)))
         }
+        Err(Ok((i, Err(stuck)))) => LinResult::Illegal(Box::new(Illegal {
+            ops: partitions[i].clone(),
+            longest: Vec::new(),
+            stuck: vec![stuck],
+            states_after: States::new(),
+            order_known: false,
+        })),
         Err(Err(e)) => LinResult::Unknown(e),
     }
 }
@@ -320,6 +327,11 @@ pub struct Illegal<S: Spec> {
     pub stuck: Vec<usize>,
     /// The states the longest prefix leaves.
     pub states_after: States<S::State>,
+    /// Whether `longest` and `states_after` were searched for. A partition the stream
+    /// proved illegal where the search then ran out of budget has neither (only its
+    /// stuck operation): no report may redo that search, porcupine-rs's pictures
+    /// included, which know no budget.
+    pub order_known: bool,
 }
 
 fn clamp(t: u64) -> i64 {
@@ -380,6 +392,7 @@ fn explain_with<S: Spec>(ops: Vec<LinOp<S>>, longest: Vec<usize>) -> Illegal<S> 
         longest,
         stuck,
         states_after: states,
+        order_known: true,
     }
 }
 

@@ -120,7 +120,7 @@ pub fn check(
             let report = explain(&ill, paired).stat("operations", count);
             // Only the report needs porcupine-rs's own partial linearizations, so only
             // it pays for the search that collects them.
-            let page = options.html.then(|| {
+            let page = (options.html && ill.order_known).then(|| {
                 Page::render(
                     linear::info(std::slice::from_ref(&ill.ops)),
                     paired,
@@ -236,7 +236,7 @@ pub fn check_mutex(
                     .push(format!("  {}", ill.ops[i].describe()));
             }
             tell_stuck(&ill, paired, &mut report);
-            let page = options.html.then(|| {
+            let page = (options.html && ill.order_known).then(|| {
                 Page::render(
                     linear::info(std::slice::from_ref(&ill.ops)),
                     paired,
@@ -353,6 +353,14 @@ fn explain(ill: &Illegal<LockSpec>, paired: &Paired) -> CheckReport {
         None => "no order of the lock operations is a behaviour of the lock spec".to_string(),
     };
     let mut report = CheckReport::new(Property::LockLinearizability, Verdict::Violation, summary);
+    if !ill.order_known {
+        report.explanation.push(format!(
+            "checked as a stream, no state the {} operations allow before it meets this answer; the search for their longest order ran out of budget",
+            ill.ops.len()
+        ));
+        tell_stuck(ill, paired, &mut report);
+        return report;
+    }
     report.explanation.push(format!(
         "the longest order of lock operations that the lock spec accepts has {} of {} operations:",
         ill.longest.len(),

@@ -173,7 +173,7 @@ fn run<S: Spec>(
             let report = explain(&ill, model, paired).stat("operations", count);
             // Only the report needs porcupine-rs's own partial linearizations, so only
             // it pays for the search that collects them.
-            let page = options.html.then(|| {
+            let page = (options.html && ill.order_known).then(|| {
                 Page::render(
                     linear::info(std::slice::from_ref(&ill.ops)),
                     paired,

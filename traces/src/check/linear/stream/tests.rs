@@ -202,3 +202,28 @@ fn a_long_lock_history_streams_and_its_late_double_grant_is_found() {
         Ended::Illegal(_)
     ));
 }
+
+/// A partition the stream proves illegal stays illegal when the search for its longest
+/// order runs out of budget, and says it has no order, so no report redoes that search.
+#[test]
+fn a_proven_violation_outlives_the_searchs_budget() {
+    let mut ops = busy_lock(200, 8);
+    let last = ops.len() - 1;
+    ops[last].input = LockInput::Acquire {
+        owner: 3,
+        lease: None,
+    };
+    ops[last].output = Some(LockOutput::Granted(None));
+    ops[last].client = 3;
+    let starved = Budget {
+        deadline: None,
+        max_bytes: 0,
+    };
+    match crate::check::linear::decide(&[ops], &starved) {
+        crate::check::linear::LinResult::Illegal(ill) => {
+            assert!(!ill.order_known);
+            assert_eq!(ill.stuck, vec![last]);
+        }
+        other => panic!("expected illegal, got {other:?}"),
+    }
+}
