@@ -182,20 +182,26 @@ fn busy_lock(rounds: u64, clients: u32) -> Vec<LinOp<LockSpec>> {
     out
 }
 
-/// A long history streams to the search's verdict, and a grant while the lock is held,
-/// at its end, is found there.
-#[test]
-fn a_long_lock_history_streams_and_its_late_double_grant_is_found() {
-    let mut ops = busy_lock(2000, 16);
-    assert_eq!(decide(&ops, &Budget::unlimited()), Streamed::Linearizable);
+/// Turns the last round's release into another client's grant: the holder never gives
+/// the lock back and c3 is granted after it. Returns that operation's index.
+fn with_late_double_grant(ops: &mut [LinOp<LockSpec>]) -> usize {
     let last = ops.len() - 1;
-    // The last round's holder never gives it back; a client is granted after it.
     ops[last].input = LockInput::Acquire {
         owner: 3,
         lease: None,
     };
     ops[last].output = Some(LockOutput::Granted(None));
     ops[last].client = 3;
+    last
+}
+
+/// A long history streams to the search's verdict, and a grant while the lock is held,
+/// at its end, is found there.
+#[test]
+fn a_long_lock_history_streams_and_its_late_double_grant_is_found() {
+    let mut ops = busy_lock(2000, 16);
+    assert_eq!(decide(&ops, &Budget::unlimited()), Streamed::Linearizable);
+    let last = with_late_double_grant(&mut ops);
     assert_eq!(decide(&ops, &Budget::unlimited()), Streamed::Illegal(last));
     assert!(matches!(
         search::decide(&ops, &Budget::unlimited()),
@@ -208,13 +214,7 @@ fn a_long_lock_history_streams_and_its_late_double_grant_is_found() {
 #[test]
 fn a_proven_violation_outlives_the_searchs_budget() {
     let mut ops = busy_lock(200, 8);
-    let last = ops.len() - 1;
-    ops[last].input = LockInput::Acquire {
-        owner: 3,
-        lease: None,
-    };
-    ops[last].output = Some(LockOutput::Granted(None));
-    ops[last].client = 3;
+    let last = with_late_double_grant(&mut ops);
     let starved = Budget {
         deadline: None,
         max_bytes: 0,
