@@ -185,6 +185,10 @@ pub struct ProtocolReport<'a> {
     pub stopped_by: Option<locklab_models::check::Stop>,
     /// One shortest story per violated property.
     pub stories: &'a [locklab_models::checkable::Story],
+    /// How the search stored its states.
+    pub store: locklab_models::check::Store,
+    /// See the catalog report's `collision_bound`.
+    pub collision_bound: Option<f64>,
     /// With `--progress`: each promise's verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<&'a [progress::Verdict]>,
@@ -207,6 +211,8 @@ impl<'a> ProtocolReport<'a> {
             stats: &r.stats,
             stopped_by: r.stopped_by,
             stories: &r.stories,
+            store: r.store,
+            collision_bound: r.collision_bound,
             progress,
             hint,
         }

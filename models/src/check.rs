@@ -20,6 +20,7 @@ mod expand;
 mod fast_hash;
 mod memory;
 mod narrate;
+mod sweep;
 mod symmetry;
 mod visited;
 
@@ -39,6 +40,7 @@ pub use fast_hash::FastHash;
 pub use memory::resident_bytes;
 pub use narrate::{happened, pair, Narrate, DEFAULT_LANE};
 pub use symmetry::Symmetry;
+pub use visited::Store;
 pub(crate) use visited::{Seen, Visited};
 
 /// Limits on a search; reaching one before the answer makes the verdict unknown.
@@ -59,6 +61,9 @@ pub struct Limits {
     /// Off, every state counts: slower, and the same verdicts and shortest lengths (a
     /// test holds the two against each other on every catalog scenario).
     pub symmetry: bool,
+    /// How visited states are stored: exactly, or in less memory at the price of the
+    /// verdict "holds" ([`Store`]).
+    pub store: Store,
 }
 
 /// The memory budget of a search unless told otherwise: a sixth of this machine's
@@ -73,6 +78,7 @@ impl Default for Limits {
             max_bytes: Some(DEFAULT_MAX_BYTES),
             threads: default_threads(),
             symmetry: true,
+            store: Store::Full,
         }
     }
 }
@@ -158,8 +164,18 @@ pub struct Outcome<M: Model> {
     pub stopped: Option<Stop>,
     /// The counters.
     pub stats: Stats,
-    /// One shortest counterexample per violated `always` property, in property order.
+    /// One shortest counterexample per violated `always` property, in property order
+    /// (in a bitstate sweep, which is depth first, one counterexample, not always the
+    /// shortest). Each is proven: its path was replayed from an initial state through
+    /// the model's own steps to a state that breaks the property.
     pub discoveries: Vec<Discovery<M>>,
+    /// How the visited states were stored: with any but [`Store::Full`], a complete
+    /// search with no discovery does not prove that none exists.
+    pub store: Store,
+    /// In a table store, an upper bound on the chance that a state was taken for
+    /// another and its successors not explored; `None` for a bitstate sweep, which
+    /// bounds nothing.
+    pub collision_bound: Option<f64>,
 }
 
 /// How often (in generated states) the search reports progress and reads the clock.
@@ -219,7 +235,10 @@ where
     M::State: Clone + Hash + Eq + Debug + Send,
     M::Action: Clone + Debug,
 {
-    let mut visited = Visited::new();
+    if let Store::Bitstate { log2_bits } = limits.store {
+        return sweep::sweep(model, limits, log2_bits, progress);
+    }
+    let mut visited = Visited::with_store(limits.store);
     let shared = expand::Shared::new();
     std::thread::scope(|scope| {
         let pipeline = expand::Pipeline::start(
@@ -383,21 +402,32 @@ where
     stats.queue = frontier.queued + unmerged;
     stats.seconds = start.elapsed().as_secs_f64();
 
+    let mut proven = true;
     let discoveries = properties
         .iter()
         .zip(&found)
-        .filter_map(|((property, _), index)| {
-            index.map(|index| Discovery {
+        .filter_map(|((property, p), index)| {
+            let path = rebuild(model, visited, (*index)?, limits.symmetry);
+            // Only a path that replays to a state breaking the property proves it; one
+            // that does not (a fingerprint collision) proves nothing, and the property
+            // is then unknown.
+            let breaks = path
+                .last()
+                .is_some_and(|(_, last)| !(p.condition)(model, last));
+            proven &= breaks;
+            breaks.then_some(Discovery {
                 property: *property,
-                path: rebuild(model, visited, index, limits.symmetry),
+                path,
             })
         })
         .collect();
     Outcome {
-        complete: stopped.is_none(),
+        complete: stopped.is_none() && proven,
         stopped,
         stats,
         discoveries,
+        store: limits.store,
+        collision_bound: Some(visited.collision_bound()),
     }
 }
 
@@ -443,23 +473,39 @@ where
         stored_form(model, s, symmetry, &mut buf);
         visited.is(want, &buf)
     };
-    let mut path = Vec::with_capacity(chain.len());
-    let Some(init) = model.init_states().into_iter().find(|s| is(s, chain[0])) else {
-        return path;
-    };
-    path.push((None, init));
-    for want in &chain[1..] {
-        let Some((_, prev)) = path.last() else { break };
+    // A depth-first walk along the chain: position k's candidates are the steps from
+    // the path's state k − 1 to a state stored as `chain[k]`. A full store names one;
+    // a compact one may name a sibling too (32 bits of its fingerprint agree), and
+    // the walk then backs up and tries the next.
+    let first: Vec<_> = model
+        .init_states()
+        .into_iter()
+        .filter(|s| is(s, chain[0]))
+        .map(|s| (None, s))
+        .rev()
+        .collect();
+    let mut path: Vec<(Option<M::Action>, M::State)> = Vec::with_capacity(chain.len());
+    let mut options = vec![first];
+    while let Some(top) = options.last_mut() {
+        let Some(step) = top.pop() else {
+            options.pop();
+            path.pop();
+            continue;
+        };
+        path.push(step);
+        let Some(&want) = chain.get(path.len()) else {
+            return path;
+        };
+        let prev = &path[path.len() - 1].1;
         let mut actions = Vec::new();
         model.actions(prev, &mut actions);
-        let step = actions
+        let mut next: Vec<_> = actions
             .into_iter()
-            .filter_map(|a| model.next_state(prev, a.clone()).map(|s| (a, s)))
-            .find(|(_, s)| is(s, *want));
-        match step {
-            Some((a, s)) => path.push((Some(a), s)),
-            None => break,
-        }
+            .filter_map(|a| model.next_state(prev, a.clone()).map(|s| (Some(a), s)))
+            .filter(|(_, s)| is(s, want))
+            .collect();
+        next.reverse();
+        options.push(next);
     }
     path
 }

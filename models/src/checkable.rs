@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
-use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats, Stop, Symmetry};
+use crate::check::{bfs, iterative_deepening, Limits, Narrate, Stats, Stop, Store, Symmetry};
 use crate::diagram::{Cast, Exchange, Scene};
 use crate::registry::Property;
 
@@ -34,8 +34,11 @@ pub struct Story {
     pub property: Property,
     /// The state before the first step.
     pub initial: Vec<String>,
-    /// The steps (a shortest path).
+    /// The steps.
     pub steps: Vec<StoryStep>,
+    /// Whether no shorter path breaks the property: a breadth-first search's first
+    /// (every store but the bitstate sweep, which is depth first).
+    pub shortest: bool,
     /// Why it broke.
     pub closing: String,
     /// The diagram's participants, and their state before the first step.
@@ -49,9 +52,14 @@ impl std::fmt::Display for Story {
         let n = self.steps.len();
         writeln!(
             f,
-            "Counterexample for {} ({n} step{}, shortest):",
+            "Counterexample for {} ({n} step{}{}):",
             self.property,
-            if n == 1 { "" } else { "s" }
+            if n == 1 { "" } else { "s" },
+            if self.shortest {
+                ", shortest"
+            } else {
+                ", depth first: not always the shortest"
+            }
         )?;
         writeln!(f, "  0. initial state")?;
         for l in &self.initial {
@@ -79,6 +87,10 @@ pub struct Told {
     pub stats: Stats,
     /// One shortest story per violated property, in the model's property order.
     pub stories: Vec<Story>,
+    /// How the search stored its states.
+    pub store: Store,
+    /// See [`crate::check::Outcome::collision_bound`].
+    pub collision_bound: Option<f64>,
 }
 
 /// A property's shortest counterexample length by both searches.
@@ -168,6 +180,7 @@ where
                 }
                 Story {
                     property: d.property,
+                    shortest: !matches!(out.store, Store::Bitstate { .. }),
                     initial: d
                         .path
                         .first()
@@ -188,6 +201,8 @@ where
             stopped: out.stopped,
             stats: out.stats,
             stories,
+            store: out.store,
+            collision_bound: out.collision_bound,
         }
     }
 

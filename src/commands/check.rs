@@ -2,7 +2,7 @@
 //! story of every violated property.
 
 use locklab_models::catalog::{self, Overrides, Report, Story, Verdict};
-use locklab_models::check::{default_threads, Limits, DEFAULT_MAX_BYTES};
+use locklab_models::check::{default_threads, Limits, Store, DEFAULT_MAX_BYTES};
 use locklab_models::progress::{self, Kept};
 
 use crate::bad_input;
@@ -76,6 +76,17 @@ pub struct Args {
     /// story's length stay the same).
     #[arg(long)]
     no_symmetry: bool,
+    /// How visited states are stored. `full` (the default): exact verdicts. For
+    /// state spaces past `--memory`: `hash-compact` stores 64-bit fingerprints (about
+    /// half the memory per state, stories still shortest) and `bitstate` sets three
+    /// bits per state in a fixed array, depth first (the least memory, stories not
+    /// always shortest). Either proves a violation it finds, but never "holds": a
+    /// search with none found is unknown (exit 3), with the chance it missed one.
+    #[arg(long, value_enum, default_value_t = StoreArg::Full)]
+    store: StoreArg,
+    /// With `--store bitstate`: the array holds 2^N bits (30: 128 MB).
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(10..=38))]
+    bitstate_bits: u32,
     /// Also write the story as a self-contained HTML page (sequence diagram).
     #[arg(long, value_name = "FILE")]
     html: Option<std::path::PathBuf>,
@@ -94,6 +105,17 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+}
+
+/// `--store`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreArg {
+    /// Exact.
+    Full,
+    /// 64-bit fingerprints.
+    HashCompact,
+    /// A bit array, depth first.
+    Bitstate,
 }
 
 /// Runs the search with a spinner; the catalog's error becomes exit 2.
@@ -157,15 +179,28 @@ pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
                 joined(ps, ", "),
                 stop.name()
             ),
-            None => format!("VIOLATED: {}", joined(ps, ", ")),
+            None if r.store.exact() => format!("VIOLATED: {}", joined(ps, ", ")),
+            None => format!(
+                "VIOLATED: {} (each story replayed through the model's steps; in a {} store any other property is unknown{})",
+                joined(ps, ", "),
+                r.store.name(),
+                if matches!(r.store, Store::Bitstate { .. }) {
+                    ", and a story found depth first is not always the shortest"
+                } else {
+                    ""
+                }
+            ),
         },
-        Verdict::Unknown => match r.stopped_by {
-            Some(stop) => format!(
+        Verdict::Unknown => match (r.stopped_by, r.store) {
+            (Some(stop), _) => format!(
                 "UNKNOWN: the search reached its {} before an answer (raise {})",
                 stop.name(),
                 stop.flag()
             ),
-            None => "UNKNOWN: a limit stopped the search before an answer".to_string(),
+            (None, Store::Full) => {
+                "UNKNOWN: a limit stopped the search before an answer".to_string()
+            }
+            (None, store) => format!("UNKNOWN: {}", missed_text(r, store)),
         },
     };
     let expected = locklab_traces::diagram::model::expected_text(r.expected);
@@ -187,6 +222,24 @@ pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
     )
 }
 
+/// What an inexact store's complete search says: no violation in the states it saw,
+/// and how likely it is to have missed one.
+fn missed_text(r: &Report, store: Store) -> String {
+    let n = r.stats.unique_states;
+    match (store, r.collision_bound) {
+        (Store::Bitstate { log2_bits }, _) => format!(
+            "no violation in {n} states swept ({}; {:.1} bits per state): a state whose bits others had set was skipped with what only it leads to, so this is not a proof",
+            store.name(),
+            (1u64 << log2_bits) as f64 / n.max(1) as f64
+        ),
+        (_, Some(p)) => format!(
+            "no violation in {n} states ({}); a fingerprint collision could have hidden one, probability ≤ {p:.1e}",
+            store.name()
+        ),
+        (_, None) => format!("no violation in {n} states ({})", store.name()),
+    }
+}
+
 /// The search's limits from the command line.
 fn limits(args: &Args) -> Limits {
     Limits {
@@ -197,6 +250,13 @@ fn limits(args: &Args) -> Limits {
             .and_then(|mb| mb.checked_mul(1 << 20)),
         threads: args.threads.map_or_else(default_threads, |t| t as usize),
         symmetry: !args.no_symmetry,
+        store: match args.store {
+            StoreArg::Full => Store::Full,
+            StoreArg::HashCompact => Store::HashCompact,
+            StoreArg::Bitstate => Store::Bitstate {
+                log2_bits: args.bitstate_bits,
+            },
+        },
     }
 }
 

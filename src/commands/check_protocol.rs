@@ -137,7 +137,8 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
 
 /// What to try when `r` is unknown, where the protocol suggests something.
 fn hint(d: &protocol::Described, r: &Report) -> Option<&'static str> {
-    (r.verdict == Verdict::Unknown)
+    // An inexact store's unknown is its own answer, not a limit to raise.
+    (r.verdict == Verdict::Unknown && r.stopped_by.is_some())
         .then(|| d.unknown_hint())
         .flatten()
 }

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use crate::check::{Stats, Stop};
+use crate::check::{Stats, Stop, Store};
 use crate::checkable::{Story, Told};
 use crate::registry::Property;
 use crate::scenario::{Expected, Params, Scenario};
@@ -11,11 +11,12 @@ use crate::scenario::{Expected, Params, Scenario};
 /// `violation`, `unknown`) with `"violated"` listing the properties of a violation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// No violation within the bounds (exhaustive).
+    /// No violation within the bounds (exhaustive, in a full store).
     Holds,
     /// These properties have counterexamples.
     Violated(Vec<Property>),
-    /// A limit stopped the search first.
+    /// A limit stopped the search first, or it ran in a store that may have missed
+    /// states ([`Store::exact`]).
     Unknown,
 }
 
@@ -76,6 +77,11 @@ pub struct Report {
     pub stopped_by: Option<Stop>,
     /// One shortest story per violated property.
     pub stories: Vec<Story>,
+    /// How the search stored its states (`full` unless `--store` said otherwise).
+    pub store: Store,
+    /// With a table store, an upper bound on the chance that a fingerprint collision
+    /// hid a state from the search; none for a bitstate sweep.
+    pub collision_bound: Option<f64>,
 }
 
 /// The report for `s` searched with `p`.
@@ -85,11 +91,13 @@ pub fn report(s: &Scenario, p: Params, told: Told) -> Report {
         stopped,
         stats,
         stories,
+        store,
+        collision_bound,
     } = told;
     let verdict = if !stories.is_empty() {
         // A violation found is proven by its path, whether or not the search finished.
         Verdict::Violated(stories.iter().map(|s| s.property).collect())
-    } else if complete {
+    } else if complete && store.exact() {
         Verdict::Holds
     } else {
         Verdict::Unknown
@@ -103,6 +111,8 @@ pub fn report(s: &Scenario, p: Params, told: Told) -> Report {
         stats,
         stopped_by: stopped,
         stories,
+        store,
+        collision_bound,
     }
 }
 

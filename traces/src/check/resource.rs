@@ -188,8 +188,13 @@ fn run<S: Spec>(
 fn explain<S: Spec>(ill: &Illegal<S>, model: &ResourceSpec, paired: &Paired) -> CheckReport {
     let stuck: Vec<&LinOp<S>> = ill.stuck.iter().map(|&i| &ill.ops[i]).collect();
     let summary = match stuck.first() {
-        Some(op) => format!(
+        Some(op) if ill.order_known => format!(
             "not linearizable as a {}: {} cannot happen after the longest valid order",
+            name(model),
+            op.describe()
+        ),
+        Some(op) => format!(
+            "not linearizable as a {}: {} contradicts every state the operations before it allow",
             name(model),
             op.describe()
         ),
@@ -200,18 +205,25 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: &ResourceSpec, paired: &Paired) -> 
         Verdict::Violation,
         summary,
     );
-    report.explanation.push(format!(
-        "the longest order the {} spec accepts has {} of {} operations; it leaves the state {}",
-        name(model),
-        ill.longest.len(),
-        ill.ops.len(),
-        S::describe_states(&ill.states_after)
-    ));
-    let shown = ill.longest.len().saturating_sub(5);
-    for &i in &ill.longest[shown..] {
-        report
-            .explanation
-            .push(format!("  {}", ill.ops[i].describe()));
+    if ill.order_known {
+        report.explanation.push(format!(
+            "the longest order the {} spec accepts has {} of {} operations; it leaves the state {}",
+            name(model),
+            ill.longest.len(),
+            ill.ops.len(),
+            S::describe_states(&ill.states_after)
+        ));
+        let shown = ill.longest.len().saturating_sub(5);
+        for &i in &ill.longest[shown..] {
+            report
+                .explanation
+                .push(format!("  {}", ill.ops[i].describe()));
+        }
+    } else {
+        report.explanation.push(format!(
+            "checked as a stream, no state the {} operations allow before it meets this answer; the search for their longest order ran out of budget",
+            ill.ops.len()
+        ));
     }
     for op in stuck {
         report.explanation.push(format!(
@@ -227,4 +239,49 @@ fn explain<S: Spec>(ill: &Illegal<S>, model: &ResourceSpec, paired: &Paired) -> 
         }
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A violation the stream proved but whose longest order was never searched for
+    /// is told by the read no state allows, without an order it does not have.
+    #[test]
+    fn a_violation_without_its_longest_order_names_the_read_no_state_allows() {
+        let spec = Arc::new(RegisterSpec::default());
+        let op = |input, output, call, client| LinOp {
+            spec: Arc::clone(&spec),
+            input,
+            output: Some(output),
+            call,
+            ret: Some(call + 1),
+            client,
+            line: call as usize,
+        };
+        let ill = Illegal {
+            ops: vec![
+                op(RegisterInput::Write(1), RegisterOutput::Written, 10, 0),
+                op(RegisterInput::Read, RegisterOutput::Value(Some(2)), 20, 1),
+            ],
+            longest: Vec::new(),
+            stuck: vec![1],
+            states_after: linear::States::new(),
+            order_known: false,
+        };
+        let model = ResourceSpec::Register { initial: None };
+        let report = explain(&ill, &model, &Paired::default());
+        assert!(
+            report
+                .summary
+                .contains("contradicts every state the operations before it allow"),
+            "{}",
+            report.summary
+        );
+        assert!(report.explanation[0].contains("ran out of budget"));
+        assert!(!report
+            .explanation
+            .iter()
+            .any(|l| l.contains("longest order the")));
+    }
 }

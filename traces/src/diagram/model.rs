@@ -229,12 +229,17 @@ fn story_section(story: &Story, links: Option<&BTreeMap<usize, Vec<usize>>>) -> 
         );
     }
     format!(
-        "<section class=\"story\"><h2>Counterexample for {prop} <span class=\"muted\">({n} steps, shortest)</span></h2>\
+        "<section class=\"story\"><h2>Counterexample for {prop} <span class=\"muted\">({n} steps{shortest})</span></h2>\
 {LEGEND}{CONTROLS}<div class=\"scroll\">{svg}</div>\
 <div class=\"why\"><strong>Why it broke ({prop}).</strong> {why}</div>\
 <h3>The steps</h3><ol class=\"steps\" start=\"0\">{list}</ol></section>",
         prop = escape(&story.property.to_string()),
         n = story.steps.len(),
+        shortest = if story.shortest {
+            ", shortest"
+        } else {
+            ", found depth first: not always the shortest"
+        },
         svg = sequence(&story.cast.lanes, &rows),
         why = escape(&story.closing),
     )

@@ -143,6 +143,27 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
             Vec::new(),
         );
     };
+    if !ill.order_known {
+        let summary = format!(
+            "not linearizable as one Redis: {} contradicts every state one server could be in",
+            stuck.describe()
+        );
+        return (
+            summary,
+            vec![
+                format!(
+                    "checked as a stream, no state the {} commands allow before it meets its reply; the search for their longest order ran out of budget",
+                    ill.ops.len()
+                ),
+                format!(
+                    "then {} [{} – {}] cannot happen",
+                    stuck.describe(),
+                    fmt_time(stuck.call),
+                    stuck.ret.map_or("never returned".to_string(), fmt_time)
+                ),
+            ],
+        );
+    }
     let mut lines = vec![format!(
         "the longest order of these commands one Redis accepts has {} of {}:",
         ill.longest.len(),
@@ -278,4 +299,59 @@ pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Find
             f
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(client: u32, words: &[&str], reply: RedisReply, at: u64) -> CommandOp {
+        let args: Vec<String> = words[1..].iter().map(|w| w.to_string()).collect();
+        CommandOp {
+            client,
+            node: 0,
+            command: RedisCommand::from_words(words[0], &args).expect("a Redis command"),
+            reply: Some(reply),
+            call_ns: at,
+            return_ns: at + 1,
+            line: at as usize,
+        }
+    }
+
+    /// A write acknowledged, then read back missing: proven illegal as a stream even
+    /// when the search for the longest order has no budget, and then told without one.
+    #[test]
+    fn a_lost_write_without_its_longest_order_names_the_reply_no_server_gives() {
+        // Long enough for the search to look at its budget (every 1024 steps).
+        let mut ops: Vec<CommandOp> = (0..1000u64)
+            .flat_map(|i| {
+                let v = format!("c{i}");
+                [
+                    sent(0, &["SET", "lock", &v], RedisReply::Ok, 20 * i),
+                    sent(
+                        1,
+                        &["GET", "lock"],
+                        RedisReply::Bulk(v.clone()),
+                        20 * i + 10,
+                    ),
+                ]
+            })
+            .collect();
+        ops.push(sent(1, &["GET", "lock"], RedisReply::Nil, 20_000));
+        let starved = Budget {
+            deadline: None,
+            max_bytes: 0,
+        };
+        let LinResult::Illegal(ill) = linearize(ops, &starved) else {
+            panic!("a lost write is not one Redis");
+        };
+        assert!(!ill.order_known);
+        let (summary, lines) = explain(&ill);
+        assert!(summary.contains("GET lock"), "{summary}");
+        assert!(
+            lines[0].contains("ran out of budget") && lines[1].contains("cannot happen"),
+            "{lines:?}"
+        );
+        assert!(!lines.iter().any(|l| l.contains("longest order of these")));
+    }
 }
