@@ -4,10 +4,12 @@
 //! by the shortest story, and never says "holds" either.
 #![cfg(feature = "model-check")]
 
-use std::process::Command;
-
 use locklab_models::catalog::{check, scenarios, Overrides, Report, Verdict};
 use locklab_models::check::{Limits, Store};
+
+#[path = "common/cli.rs"]
+mod cli;
+use cli::{json_after, locklab, stdout};
 
 fn search(id: &str, store: Store) -> Report {
     let limits = Limits {
@@ -88,14 +90,8 @@ fn the_bitstate_sweep_proves_the_violations_it_finds_and_never_says_holds() {
 }
 
 fn cli(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_locklab"))
-        .args(args)
-        .output()
-        .expect("run locklab");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
+    let o = locklab(args);
+    (o.status.code().unwrap_or(-1), stdout(&o))
 }
 
 /// What each store answers on the command line: a row that holds is unknown (exit 3)
@@ -123,18 +119,10 @@ fn the_command_line_says_what_each_store_proves() {
         out.contains("bitstate (2^30 bits)") && out.contains("not a proof"),
         "{out}"
     );
-    let (code, out) = cli(&[
-        "check",
-        "redis-failover",
-        "--store",
-        "hash-compact",
-        "--format",
-        "json",
-    ]);
-    assert_eq!(code, 1, "{out}");
-    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
-    assert_eq!(json["store"], "hash-compact", "{out}");
-    assert_eq!(json["verdict"], "violation", "{out}");
+    let compact = ["check", "redis-failover", "--store", "hash-compact"];
+    let json = json_after(&locklab(&[&compact[..], &["--format", "json"]].concat()), 1);
+    assert_eq!(json["store"], "hash-compact", "{json}");
+    assert_eq!(json["verdict"], "violation", "{json}");
     let (code, out) = cli(&[
         "check",
         "redis-failover",

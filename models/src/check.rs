@@ -311,13 +311,7 @@ where
     M::Action: Clone + Debug,
 {
     let start = Instant::now();
-    // Models name their invariants through `Property::always`, so each maps back.
-    let properties: Vec<_> = model
-        .properties()
-        .into_iter()
-        .filter(|p| matches!(p.expectation, Expectation::Always))
-        .filter_map(|p| Property::of(&p).map(|named| (named, p)))
-        .collect();
+    let properties = invariants(model);
     let mut s = Search {
         model,
         found: vec![None; properties.len()],
@@ -429,6 +423,17 @@ where
         store: limits.store,
         collision_bound: Some(visited.collision_bound()),
     }
+}
+
+/// The model's invariants, each with the registry property it was made from: models
+/// name them through `Property::always`, so each maps back.
+fn invariants<M: Model>(model: &M) -> Vec<(Property, stateright::Property<M>)> {
+    model
+        .properties()
+        .into_iter()
+        .filter(|p| matches!(p.expectation, Expectation::Always))
+        .filter_map(|p| Property::of(&p).map(|named| (named, p)))
+        .collect()
 }
 
 /// Appends what the search stores of `state` to `out`: the encoding of its canonical

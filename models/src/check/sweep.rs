@@ -12,11 +12,10 @@ use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Instant;
 
-use stateright::{Expectation, Model};
+use stateright::Model;
 
 use super::{encode, resident_bytes, stored_form, Discovery, Limits, Outcome, Stats, Stop, Store};
 use super::{Symmetry, REPORT_EVERY};
-use crate::registry::Property;
 
 /// The bit array.
 struct Bits {
@@ -73,12 +72,7 @@ where
 {
     let start = Instant::now();
     let rss_start = limits.max_bytes.and_then(|_| resident_bytes());
-    let properties: Vec<_> = model
-        .properties()
-        .into_iter()
-        .filter(|p| matches!(p.expectation, Expectation::Always))
-        .filter_map(|p| Property::of(&p).map(|named| (named, p)))
-        .collect();
+    let properties = super::invariants(model);
     let mut discoveries: Vec<Option<Discovery<M>>> = properties.iter().map(|_| None).collect();
     let mut bits = Bits::new(log2_bits);
     let mut stats = Stats::default();
