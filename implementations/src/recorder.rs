@@ -182,7 +182,7 @@ pub fn exchange_event<W: Wire>(process: Process, exchange: &Exchange<W>, offset_
         phase,
         offset_ns.saturating_add(exchange.sent_ns),
     );
-    event.key = W::key(&exchange.command);
+    event.key = W::key(&exchange.command).map(Into::into);
     let value = CommandValue {
         node: exchange.node,
         session: exchange.session,

@@ -186,7 +186,7 @@ pub async fn client<C: Client>(
             leave.note = Some("its transaction rolled back with the session".into());
         }
         let mut inv = Log::event(me, OpKind::Release, Phase::Invoke);
-        inv.key = Some(shared.key.clone());
+        inv.key = Some(shared.key.clone().as_str().into());
         // In a transaction the section ends as its COMMIT (the release) leaves, and the
         // write is known to have taken effect only once the COMMIT answered: both are
         // written after that answer, stamped with when the COMMIT left.
@@ -259,7 +259,7 @@ fn release_done(
         Err(e) => (Phase::Info, Some(e.to_string())),
     };
     let mut done = Log::event(me, OpKind::Release, phase);
-    done.key = Some(key.to_string());
+    done.key = Some(key.into());
     done.note = note;
     done
 }
@@ -280,7 +280,7 @@ async fn nested(lock: &dyn DistributedLock, shared: &Shared, tries: &Tries<'_>) 
         return;
     };
     let mut inv = Log::event(tries.me, OpKind::Release, Phase::Invoke);
-    inv.key = Some(shared.key.clone());
+    inv.key = Some(shared.key.clone().as_str().into());
     shared.log.record(inv);
     let released = guard.release().await;
     shared
@@ -301,7 +301,7 @@ struct Tries<'a> {
 impl Tries<'_> {
     fn event(&self, phase: Phase) -> locklab_traces::format::Event {
         let mut e = Log::event(self.me, OpKind::Acquire, phase);
-        e.key = Some(self.key.to_string());
+        e.key = Some(self.key.into());
         if phase == Phase::Invoke {
             e.lease_ns = self.lease_ns;
         }
@@ -353,7 +353,7 @@ impl AttemptObserver for Tries<'_> {
 fn renewals(log: Arc<Log>, me: Process, key: String) -> locklab_implementations::RenewalObserver {
     Arc::new(move |r: locklab_implementations::Renewal| {
         let mut inv = Log::event(me, OpKind::Renew, Phase::Invoke);
-        inv.key = Some(key.clone());
+        inv.key = Some(key.clone().as_str().into());
         inv.lease_ns = Some(u64::try_from(r.lease.as_nanos()).unwrap_or(u64::MAX));
         log.record_at(inv, r.sent_at);
         let mut done = Log::event(
@@ -365,7 +365,7 @@ fn renewals(log: Arc<Log>, me: Process, key: String) -> locklab_implementations:
                 RenewalOutcome::Failed => Phase::Info,
             },
         );
-        done.key = Some(key.clone());
+        done.key = Some(key.clone().as_str().into());
         log.record(done);
     })
 }
@@ -512,7 +512,7 @@ pub enum Read {
 /// Reads the counter, recording the read.
 pub async fn read(resource: &dyn Counter, me: Process, token: Option<u64>, log: &Log) -> Read {
     let mut inv = Log::event(me, OpKind::Read, Phase::Invoke);
-    inv.key = Some(resource.key().to_string());
+    inv.key = Some(resource.key().into());
     inv.token = token;
     log.record(inv);
     let outcome = resource.read(token).await;
@@ -524,7 +524,7 @@ pub async fn read(resource: &dyn Counter, me: Process, token: Option<u64>, log: 
         Outcome::RolledBack(e) => (Phase::Fail, None, Some(format!("session gone: {e}"))),
     };
     let mut done = Log::event(me, OpKind::Read, phase);
-    done.key = Some(resource.key().to_string());
+    done.key = Some(resource.key().into());
     done.value = value.map(Into::into);
     done.token = token;
     done.note = note;
@@ -557,7 +557,7 @@ async fn write(
     in_tx: bool,
 ) -> Write {
     let mut inv = Log::event(me, OpKind::Write, Phase::Invoke);
-    inv.key = Some(resource.key().to_string());
+    inv.key = Some(resource.key().into());
     inv.value = Some(Value::from(value).into());
     inv.token = token;
     log.record(inv);
@@ -569,7 +569,7 @@ async fn write(
         Outcome::RolledBack(e) => (Phase::Fail, Some(format!("rolled back: {e}"))),
     };
     let mut done = Log::event(me, OpKind::Write, phase);
-    done.key = Some(resource.key().to_string());
+    done.key = Some(resource.key().into());
     done.token = token;
     done.note = note;
     match outcome {

@@ -337,9 +337,10 @@ pub struct Event {
     pub phase: Phase,
     /// Monotonic time in nanoseconds since the run started, one clock for all processes.
     pub time: u64,
-    /// The lock name or resource key.
+    /// The lock name or resource key. Shared: a history names a handful of keys in
+    /// millions of events, and the reader gives every event naming one the same text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
+    pub key: Option<std::sync::Arc<str>>,
     /// The operation's argument (on `invoke`) or result (on `ok`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<EventValue>,

@@ -144,6 +144,14 @@ fn short(v: f64) -> String {
         _ => (v, ""),
     };
     let whole = (scaled - scaled.round()).abs() < 1e-9;
+    if !whole && scaled.abs() < 1.0 {
+        // Below one, one significant digit: 0.05 and 0.002 stay apart (a log axis of
+        // seconds reaches milliseconds), where one decimal would print both as 0.0.
+        let decimals = (-scaled.abs().log10()).floor() as usize + 1;
+        let text = format!("{scaled:.decimals$}");
+        let text = text.trim_end_matches('0').trim_end_matches('.');
+        return format!("{text}{unit}");
+    }
     let text = if whole || scaled.abs() >= 10.0 {
         format!("{scaled:.0}")
     } else {
@@ -290,5 +298,8 @@ mod tests {
         assert_eq!(short(3_000_000.0), "3M");
         assert_eq!(short(50.0), "50");
         assert_eq!(short(0.5), "0.5");
+        assert_eq!(short(0.05), "0.05");
+        assert_eq!(short(0.002), "0.002");
+        assert_eq!(short(0.01), "0.01");
     }
 }

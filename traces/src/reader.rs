@@ -2,6 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::error::HistoryError;
 use crate::format::{Event, EventValue, Header, History, FORMAT_NAME, FORMAT_VERSION};
@@ -75,6 +76,7 @@ fn read_lines(
 ) -> Result<History, HistoryError> {
     let mut history: Option<History> = None;
     let mut buf = Vec::new();
+    let mut keys = std::collections::HashSet::new();
     let (mut n, mut offset) = (0usize, 0usize);
     loop {
         buf.clear();
@@ -104,7 +106,8 @@ fn read_lines(
             continue;
         };
         match serde_json::from_str::<Event>(line) {
-            Ok(event) => {
+            Ok(mut event) => {
+                event.key = event.key.map(|k| shared(&mut keys, k));
                 if let Some(why) = event.value.as_ref().and_then(unreadable) {
                     return Err(HistoryError::at(source, n, format!("bad event: {why}")));
                 }
@@ -126,6 +129,17 @@ fn read_lines(
 }
 
 /// Reads the header line of a history.
+/// The one copy of `key` every event naming it holds.
+fn shared(keys: &mut std::collections::HashSet<Arc<str>>, key: Arc<str>) -> Arc<str> {
+    match keys.get(&key) {
+        Some(known) => Arc::clone(known),
+        None => {
+            keys.insert(Arc::clone(&key));
+            key
+        }
+    }
+}
+
 pub(crate) fn parse_header(source: &str, line: usize, text: &str) -> Result<Header, HistoryError> {
     let value: serde_json::Value = serde_json::from_str(text)
         .map_err(|e| HistoryError::at(source, line, describe_json_error(&e, "header")))?;
@@ -206,6 +220,26 @@ mod tests {
             "[".repeat(depth),
             "]".repeat(depth)
         )
+    }
+
+    /// Every event naming a key holds the same copy of its text: a long history names a
+    /// few keys millions of times.
+    #[test]
+    fn events_naming_one_key_share_its_text() {
+        let line = |t: u64, k: &str| {
+            format!("{{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":{t},\"key\":\"{k}\"}}\n")
+        };
+        let text = format!(
+            "{{\"format\":\"locklab-history\",\"version\":1}}\n{}{}{}",
+            line(1, "lock"),
+            line(2, "other"),
+            line(3, "lock")
+        );
+        let h = parse("h.jsonl", &text).expect("reads");
+        let key = |i: usize| h.events[i].1.key.clone().expect("has a key");
+        assert!(std::sync::Arc::ptr_eq(&key(0), &key(2)));
+        assert_eq!(&*key(1), "other");
+        assert_eq!(&*key(2), "lock");
     }
 
     /// A value too deep to read back is an error at its line, as it was when values

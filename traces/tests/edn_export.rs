@@ -75,7 +75,7 @@ fn event() -> impl Strategy<Value = Event> {
     )
         .prop_map(
             |((process, op, phase, time), (key, value), (token, owner, lease_ns, note))| Event {
-                key,
+                key: key.map(Into::into),
                 value: value.map(Into::into),
                 token,
                 owner,

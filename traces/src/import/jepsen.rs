@@ -315,7 +315,7 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
         };
         let mut e = Event::new(process, kind, phase, 0);
         e.value = value.map(Into::into);
-        e.key = note("key");
+        e.key = note("key").map(Into::into);
         if semantics == Semantics::Knossos {
             e.note = note("error");
         }
@@ -330,7 +330,7 @@ fn event(map: &Edn, semantics: Semantics) -> Result<(Event, Option<u64>), String
                 }),
             }
         };
-        e.key = note("key");
+        e.key = note("key").map(Into::into);
         if map.get(VALUE_FROM).and_then(Edn::keyword) == Some("invoke") {
             e.value = None;
         }

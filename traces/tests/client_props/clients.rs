@@ -86,7 +86,7 @@ pub fn run(setup: &Setup, choices: &[u8], max_ops: usize) -> Run {
     let mut points: Vec<Event> = Vec::new();
     let marker = |who: usize, key: usize, kind, at| {
         let mut e = Event::new(Process::Client(who as u32), kind, Phase::Ok, at);
-        e.key = setup.key_name(key);
+        e.key = setup.key_name(key).map(Into::into);
         e
     };
     // Requests whose client gave up on them, still on their way.
@@ -266,7 +266,7 @@ pub fn record(setup: &Setup, run: &Run) -> locklab_traces::format::History {
             Req::Write { .. } => OpKind::Write,
         };
         let mut inv = Event::new(p, kind, Phase::Invoke, op.call);
-        inv.key = setup.key_name(op.key);
+        inv.key = setup.key_name(op.key).map(Into::into);
         match op.req {
             Req::Acquire => inv.lease_ns = setup.lease,
             Req::Write { value, token } => {

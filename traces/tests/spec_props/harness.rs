@@ -238,7 +238,7 @@ impl<W: Recorded> Recorded for Keys<W> {
     fn encode(&self, op: &Sim<Keyed<W::S>>, inv: &mut Event, done: &mut Event) -> Phase {
         let phase = self.inner.encode(&Self::unkeyed(op), inv, done);
         if self.keys > 1 {
-            inv.key = Some(op.input.0.clone());
+            inv.key = Some(op.input.0.as_str().into());
         }
         phase
     }

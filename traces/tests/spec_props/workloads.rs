@@ -149,7 +149,7 @@ impl Recorded for Kv {
         h
     }
     fn encode(&self, op: &Sim<KvMap>, inv: &mut Event, done: &mut Event) -> Phase {
-        inv.key = Some(op.input.key().to_string());
+        inv.key = Some(op.input.key().into());
         match &op.input {
             KvInput::Get(_) => inv.op = OpKind::Get,
             KvInput::Put(_, v) => {
