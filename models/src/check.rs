@@ -185,6 +185,9 @@ const REPORT_EVERY: usize = 1 << 15;
 /// hand-over cheap, few enough that their successors wait in memory only briefly.
 const CHUNK: usize = 1024;
 
+/// How many states ahead of its insert the merge fetches a state's table slot.
+const MERGE_LAG: usize = 8;
+
 /// The back of the queue: the chunk being filled, and the buffers to fill next.
 struct Frontier<S> {
     filling: Option<expand::Chunk<S>>,
@@ -351,7 +354,14 @@ where
         s.frontier.queued -= piece.expanded;
         s.frontier.spare.push(piece.spare);
         let mut fresh = piece.fresh.drain(..);
-        for f in fresh.by_ref() {
+        // Each insert probes the table; its slot is fetched a few inserts ahead.
+        for f in fresh.as_slice().iter().take(MERGE_LAG) {
+            s.visited.prefetch(f.fp);
+        }
+        while let Some(f) = fresh.next() {
+            if let Some(ahead) = fresh.as_slice().get(MERGE_LAG - 1) {
+                s.visited.prefetch(ahead.fp);
+            }
             s.visit(f.fp, f.state, Some(f.parent), piece.depth + 1);
             if s.visited.len() >= limits.max_states {
                 stopped = Some(Stop::States);

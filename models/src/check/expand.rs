@@ -25,6 +25,10 @@ use super::encode::fingerprint;
 use super::visited::Seen;
 use super::Symmetry;
 
+/// How many successors are generated between a successor's prefetch and its lookup:
+/// a few states' worth, time enough for a cache miss (about 100 ns) to be served.
+const LAG: usize = 8;
+
 /// Part of the queue: states of one depth, each with its index in the visited set.
 pub(super) struct Chunk<S> {
     /// Their depth.
@@ -61,6 +65,9 @@ pub(super) struct Expanded<S> {
 struct Expander<M: Model> {
     actions: Vec<M::Action>,
     encoding: Vec<u8>,
+    /// Successors whose slot is being fetched, oldest first: each is looked up only
+    /// once [`LAG`] younger ones were generated, by when its slot is in the cache.
+    waiting: VecDeque<Fresh<M::State>>,
     /// See [`super::Limits::symmetry`].
     symmetry: bool,
 }
@@ -75,6 +82,7 @@ where
         Expander {
             actions: Vec::new(),
             encoding: Vec::new(),
+            waiting: VecDeque::new(),
             symmetry,
         }
     }
@@ -100,15 +108,23 @@ where
                 self.encoding.clear();
                 super::stored_form(model, &next, self.symmetry, &mut self.encoding);
                 let fp = fingerprint(&self.encoding);
-                if !seen.contains(fp) {
-                    fresh.push(Fresh {
-                        fp,
-                        parent: *parent,
-                        state: next,
-                    });
+                seen.prefetch(fp);
+                self.waiting.push_back(Fresh {
+                    fp,
+                    parent: *parent,
+                    state: next,
+                });
+            }
+            while self.waiting.len() > LAG {
+                if let Some(f) = self.waiting.pop_front() {
+                    if !seen.contains(f.fp) {
+                        fresh.push(f);
+                    }
                 }
             }
         }
+        // The order is kept: `fresh` is in generation order, as the merge needs.
+        fresh.extend(self.waiting.drain(..).filter(|f| !seen.contains(f.fp)));
         let expanded = states.len();
         states.clear();
         Expanded {
