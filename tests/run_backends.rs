@@ -556,9 +556,10 @@ fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
     let _ = child.wait();
     let left = wait_gone(pid);
     assert!(left.is_empty(), "servers left behind: {left:?}");
-    // The killed harness could not remove its data dirs; the next locklab process
-    // to make one sweeps them, its owner locks gone with it.
-    assert!(!dirs_of(pid).is_empty(), "the kill left data dirs to sweep");
+    // The killed harness could not remove its data dirs (its servers ran in them, as
+    // `servers_of` saw); the next locklab process to make one sweeps them, its owner
+    // locks gone with it. That may be another test suite's on this machine, before this
+    // sweep: what counts is that none is left after one.
     locklab_servers::scratch::sweep();
     let dirs = dirs_of(pid);
     assert!(dirs.is_empty(), "the sweep left {dirs:?}");
