@@ -248,7 +248,7 @@ async fn a_single_servers_command_events_are_one_redis() {
         source: "events".into(),
         header: Header::new("redis-lua", Backend::Redis),
         events: (2..).zip(events).collect(),
-        warnings: Vec::new(),
+        ..History::default()
     };
     let report = check_history(&history, &Options::default()).expect("checks");
     let finding = report.findings.first().expect("a one-Redis finding");

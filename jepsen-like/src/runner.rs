@@ -539,7 +539,12 @@ pub(crate) fn check(
     against: Against<'_>,
 ) -> Result<Checked, RunError> {
     // Read back from disk: the file, not memory, is what the run leaves behind.
-    let history = locklab_traces::reader::read_path(path)
+    // The page draws the commands; the checks alone read them one at a time.
+    let read = match html {
+        true => locklab_traces::reader::read_path,
+        false => locklab_traces::reader::read_path_lean,
+    };
+    let history = read(path)
         .map_err(|e| RunError::Internal(format!("the recorded history does not load: {e}")))?;
     let options = Options {
         timeout: Some(budget.timeout),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use locklab_traces::check::{check_history, Options, Report, Selection, Verdict};
 use locklab_traces::error::HistoryError;
 use locklab_traces::format::History;
-use locklab_traces::import::{parse_any, read_any, InputFormat};
+use locklab_traces::import::{parse_any, read_any, read_any_lean, InputFormat};
 
 use crate::bad_input;
 use crate::output::{emit, spinner, Format};
@@ -101,7 +101,11 @@ pub fn run(args: Args) -> u8 {
     let read = if args.file.as_os_str() == "-" {
         read_stdin(args.input_format)
     } else {
-        read_any(&args.file, args.input_format)
+        // The page draws the commands; the checks alone read them one at a time.
+        match args.html {
+            Some(_) => read_any(&args.file, args.input_format),
+            None => read_any_lean(&args.file, args.input_format),
+        }
     };
     let history = match read {
         Ok(h) => h,

@@ -461,6 +461,11 @@ pub struct History {
     pub events: Vec<(usize, Event)>,
     /// Remarks made while reading (a torn last line, say).
     pub warnings: Vec<String>,
+    /// The file the `command` events' values and notes are read from when the reader
+    /// left them out of `events` ([`crate::reader::read_path_lean`]); `None`: they are in
+    /// `events`. A long run's commands are most of its history, and the checks that
+    /// read them ([`crate::ops::Paired::each_command`]) need one at a time.
+    pub commands_at: Option<std::path::PathBuf>,
 }
 
 impl History {
@@ -476,6 +481,7 @@ impl History {
                 .map(|(i, e)| (i + 2, e))
                 .collect(),
             warnings: Vec::new(),
+            commands_at: None,
         }
     }
 }

@@ -104,12 +104,38 @@ pub struct Paired<'h> {
     pub points: Vec<(usize, &'h Event)>,
     /// The latest time in the history.
     pub end_time: u64,
+    /// Where the `command` events' values are, when not in `points`
+    /// ([`History::commands_at`]).
+    pub commands_at: Option<&'h std::path::Path>,
+}
+
+impl Paired<'_> {
+    /// Calls `f` with each `command` event and its line, in file order, whole (value
+    /// and note): from `points`, or read again one at a time from the file a lean read
+    /// left them in. Stops at `f`'s first error, or at a line of the file that no
+    /// longer reads.
+    pub fn each_command(
+        &self,
+        mut f: impl FnMut(usize, &Event) -> Result<(), String>,
+    ) -> Result<(), String> {
+        match self.commands_at {
+            Some(path) => crate::reader::each_command(path, f),
+            None => self
+                .points
+                .iter()
+                .filter(|(_, e)| e.op == crate::format::OpKind::Command)
+                .try_for_each(|(line, e)| f(*line, e)),
+        }
+    }
 }
 
 /// Pairs the events of `history`.
 pub fn pair(history: &History) -> Result<Paired<'_>, HistoryError> {
     let src = history.source.as_str();
-    let mut paired = Paired::default();
+    let mut paired = Paired {
+        commands_at: history.commands_at.as_deref(),
+        ..Paired::default()
+    };
     let mut pending: HashMap<u32, usize> = HashMap::new();
     for (line, event) in &history.events {
         paired.end_time = paired.end_time.max(event.time);

@@ -11,6 +11,10 @@ use crate::format::{Event, EventValue, Header, History, FORMAT_NAME, FORMAT_VERS
 /// 64-client run writes 570 MB of it, which beside the events it reads to was a third
 /// of the check's peak memory.
 pub fn read_path(path: &Path) -> Result<History, HistoryError> {
+    read_file(path, false)
+}
+
+fn read_file(path: &Path, bare_commands: bool) -> Result<History, HistoryError> {
     let name = path.display().to_string();
     let open = || {
         std::fs::File::open(path)
@@ -19,7 +23,64 @@ pub fn read_path(path: &Path) -> Result<History, HistoryError> {
     };
     let lines = count_lines(open()?)
         .map_err(|e| HistoryError::whole(&name, format!("cannot read: {e}")))?;
-    read_lines(&name, open()?, lines)
+    read_lines(&name, open()?, lines, bare_commands)
+}
+
+/// Reads a history file as [`read_path`] does, but keeps its `command` events bare: each
+/// is checked as it is read, then its value and note are dropped, and the checks that
+/// need them read them again from the file, one event at a time
+/// ([`crate::ops::Paired::each_command`]). A 10-minute run's million commands held
+/// whole were a third of its check's memory. The file must not change until the
+/// history is checked.
+pub fn read_path_lean(path: &Path) -> Result<History, HistoryError> {
+    let mut history = read_file(path, true)?;
+    history.commands_at = Some(path.to_path_buf());
+    Ok(history)
+}
+
+/// Calls `f` with each `command` event of the history file at `path` and its line, in
+/// file order, read one at a time; stops at `f`'s first error. The file is one
+/// [`read_path_lean`] has read: a line that no longer reads is an error naming it.
+pub fn each_command(
+    path: &Path,
+    mut f: impl FnMut(usize, &Event) -> Result<(), String>,
+) -> Result<(), String> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| format!("{}: cannot read again: {e}", path.display()))?;
+    let mut input = BufReader::with_capacity(1 << 20, file);
+    let (mut buf, mut n, mut header) = (Vec::new(), 0usize, true);
+    loop {
+        buf.clear();
+        let read = input
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| format!("{}: cannot read again: {e}", path.display()))?;
+        if read == 0 {
+            return Ok(());
+        }
+        n += 1;
+        let torn = buf.last() != Some(&b'\n');
+        let Ok(line) = std::str::from_utf8(&buf) else {
+            return Err(format!("line {n}: no longer UTF-8 text"));
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        if std::mem::take(&mut header) {
+            continue;
+        }
+        // Every command event names its op `"command"`; most lines are not one and
+        // need no parse.
+        if !line.contains("\"command\"") {
+            continue;
+        }
+        match serde_json::from_str::<Event>(line) {
+            Ok(e) if e.op == crate::format::OpKind::Command => f(n, &e)?,
+            Ok(_) => {}
+            // As the first read: a torn last line was left out.
+            Err(_) if torn => return Ok(()),
+            Err(e) => return Err(format!("line {n}: no longer reads: {e}")),
+        }
+    }
 }
 
 /// A file's text; bytes that are not UTF-8 are an error at the line they are on.
@@ -48,7 +109,7 @@ fn not_utf8(name: &str, line: usize, byte: usize) -> HistoryError {
 /// Any other bad line is an error.
 pub fn parse(source: &str, text: &str) -> Result<History, HistoryError> {
     let lines = 1 + text.bytes().filter(|&b| b == b'\n').count();
-    read_lines(source, text.as_bytes(), lines)
+    read_lines(source, text.as_bytes(), lines, false)
 }
 
 /// How many lines `input` has (a bound: the last may be empty), read in blocks: the
@@ -68,11 +129,12 @@ fn count_lines(mut input: impl Read) -> std::io::Result<usize> {
 }
 
 /// Reads the history of `input`, one line at a time, into events; `lines` is how many
-/// lines it has at most.
+/// lines it has at most; `bare_commands`: `command` events keep no value or note.
 fn read_lines(
     source: &str,
     mut input: impl BufRead,
     lines: usize,
+    bare_commands: bool,
 ) -> Result<History, HistoryError> {
     let mut history: Option<History> = None;
     let mut buf = Vec::new();
@@ -110,6 +172,10 @@ fn read_lines(
                 event.key = event.key.map(|k| shared(&mut keys, k));
                 if let Some(why) = event.value.as_ref().and_then(unreadable) {
                     return Err(HistoryError::at(source, n, format!("bad event: {why}")));
+                }
+                if bare_commands && event.op == crate::format::OpKind::Command {
+                    event.value = None;
+                    event.note = None;
                 }
                 history.events.push((n, event))
             }

@@ -4,7 +4,7 @@
 //! changes the verdict of the lock checks.
 
 use locklab_traces::check::{check_history, Options, Verdict};
-use locklab_traces::reader::parse;
+use locklab_traces::reader::{parse, read_path_lean};
 
 const MS: u64 = 1_000_000;
 
@@ -30,6 +30,19 @@ fn history(lines: &[String]) -> String {
 fn finding(text: &str) -> locklab_traces::check::Finding {
     let h = parse("hand-made", text).expect("parses");
     let report = check_history(&h, &Options::default()).expect("checks");
+    let file = tempfile::NamedTempFile::new().expect("a temporary file");
+    std::fs::write(file.path(), text).expect("writes");
+    let lean = read_path_lean(file.path()).expect("reads");
+    let mut read = check_history(&lean, &Options::default()).expect("checks");
+    read.source = report.source.clone();
+    let path = file.path().display().to_string();
+    assert_eq!(
+        serde_json::to_string(&read)
+            .expect("json")
+            .replace(&path, "hand-made"),
+        serde_json::to_string(&report).expect("json"),
+        "read lean from its file, its commands read again one at a time"
+    );
     assert!(
         report.checks.is_empty(),
         "no lock operations, no lock verdict"

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::check::linear::Budget;
 use crate::check::report::{CheckReport, Finding, OpRef};
-use crate::format::{Backend, CommandValue, History, OpKind, Phase};
+use crate::format::{Backend, CommandValue, History, Phase};
 use crate::ops::Paired;
 
 pub mod etcd;
@@ -37,7 +37,7 @@ pub fn findings(history: &History, paired: &Paired, budget: &Budget) -> Vec<Find
         Backend::Redis => redis::one_redis::check(history, paired, budget)
             .into_iter()
             .collect(),
-        Backend::Zookeeper => zk::wakeups::check(history)
+        Backend::Zookeeper => zk::wakeups::check(paired)
             .into_iter()
             .chain(order::check(&zk::requests(paired), paired, "czxid"))
             .collect(),
@@ -126,42 +126,53 @@ where
     S::Output: DeserializeOwned,
 {
     let mut out = Vec::new();
-    for (line, e) in &paired.points {
-        if e.op != OpKind::Command {
-            continue;
-        }
+    each_command_event::<S>(paired, |c| out.push(c))?;
+    out.sort_by_key(|o| o.call_ns);
+    Ok(out)
+}
+
+/// Calls `f` with each of the clients' `command` events of `paired` read in spec `S`,
+/// one at a time in file order (not call order: a command is written when its reply
+/// comes); stops at the first that does not read so, with its line and why. The
+/// checks that keep a few of a long run's million commands take them so.
+pub fn each_command_event<S: Spec>(
+    paired: &Paired,
+    mut f: impl FnMut(CommandEvent<S>),
+) -> Result<(), String>
+where
+    S::Input: DeserializeOwned,
+    S::Output: DeserializeOwned,
+{
+    paired.each_command(|line, e| {
         let Some(client) = e.process.client() else {
-            continue;
+            return Ok(());
         };
-        let read = e
+        let v = e
             .value
             .as_ref()
             .ok_or_else(|| "no value".to_string())
             .and_then(|v| v.parse::<CommandValue>().map_err(|x| x.to_string()))
-            .and_then(|v| {
-                let command = serde_json::from_value::<S::Input>(v.command)
-                    .map_err(|x| format!("not a command of this backend: {x}"))?;
-                let reply = match (e.phase, v.reply) {
-                    (Phase::Info, _) | (_, None) => None,
-                    (_, Some(r)) => Some(
-                        serde_json::from_value::<S::Output>(r)
-                            .map_err(|x| format!("not a reply of this backend: {x}"))?,
-                    ),
-                };
-                Ok(CommandEvent {
-                    client,
-                    node: v.node,
-                    command,
-                    reply,
-                    call_ns: e.time,
-                    return_ns: v.return_time,
-                    line: *line,
-                })
-            });
-        out.push(read.map_err(|why| format!("line {line}: {why}"))?);
-    }
-    out.sort_by_key(|o| o.call_ns);
-    Ok(out)
+            .map_err(|why| format!("line {line}: {why}"))?;
+        let command = serde_json::from_value::<S::Input>(v.command)
+            .map_err(|x| format!("line {line}: not a command of this backend: {x}"))?;
+        let reply = match (e.phase, v.reply) {
+            (Phase::Info, _) | (_, None) => None,
+            (_, Some(r)) => Some(
+                serde_json::from_value::<S::Output>(r)
+                    .map_err(|x| format!("line {line}: not a reply of this backend: {x}"))?,
+            ),
+        };
+        f(CommandEvent {
+            client,
+            node: v.node,
+            command,
+            reply,
+            call_ns: e.time,
+            return_ns: v.return_time,
+            line,
+        });
+        Ok(())
+    })
 }
 
 /// The creation that `del` (a delete that removed something) removed, proven not the

@@ -74,6 +74,21 @@ impl InputFormat {
 
 /// Reads a history in any format (`None`: guess it from the content).
 pub fn read_any(path: &Path, format: Option<InputFormat>) -> Result<History, HistoryError> {
+    read_file(path, format, false)
+}
+
+/// Reads a history in any format as [`read_any`] does; one of locklab's keeps its
+/// `command` events bare ([`crate::reader::read_path_lean`]): for checking it, not for
+/// drawing it.
+pub fn read_any_lean(path: &Path, format: Option<InputFormat>) -> Result<History, HistoryError> {
+    read_file(path, format, true)
+}
+
+fn read_file(
+    path: &Path,
+    format: Option<InputFormat>,
+    lean: bool,
+) -> Result<History, HistoryError> {
     let name = path.display().to_string();
     let format = match format {
         Some(f) => f,
@@ -81,7 +96,10 @@ pub fn read_any(path: &Path, format: Option<InputFormat>) -> Result<History, His
     };
     if format == InputFormat::Jsonl {
         // Ours is read a line at a time; the others' readers take the whole text.
-        return crate::reader::read_path(path);
+        return match lean {
+            true => crate::reader::read_path_lean(path),
+            false => crate::reader::read_path(path),
+        };
     }
     let text = crate::reader::read_text(&name, path)?;
     parse_any(&name, &text, Some(format))

@@ -179,9 +179,9 @@ impl Build {
         })
     }
 
-    /// Every check the history calls for.
+    /// Every check the history calls for; the same read back lean from its file.
     pub fn check(&self) -> Report {
-        check_history(&self.history, &Options::default()).expect("checks")
+        checked_both_ways(&self.history)
     }
 
     /// The no-foreign-release check.
@@ -201,4 +201,33 @@ pub fn check_of(report: &Report, p: Property) -> &CheckReport {
         .iter()
         .find(|c| c.property == p)
         .unwrap_or_else(|| panic!("no {p:?} check in {report:#?}"))
+}
+
+/// The report on `history`, which must be the report on it written to a file and read
+/// back lean (its `command` events read again from the file by the checks that need
+/// them), the way `run` and `check-history` read a long run's.
+pub fn checked_both_ways(history: &History) -> Report {
+    let whole = check_history(history, &Options::default()).expect("checks");
+    let file = tempfile::NamedTempFile::new().expect("a temporary file");
+    // Blank lines keep each event on its line (a test may have taken events out).
+    let mut text = serde_json::to_string(&history.header).expect("serializes") + "\n";
+    let mut at = 2;
+    for (line, e) in &history.events {
+        assert!(*line >= at, "events in line order");
+        text.push_str(&"\n".repeat(line - at));
+        text.push_str(&serde_json::to_string(e).expect("serializes"));
+        text.push('\n');
+        at = line + 1;
+    }
+    std::fs::write(file.path(), text).expect("writes");
+    let lean = locklab_traces::reader::read_path_lean(file.path()).expect("reads back");
+    let mut read = check_history(&lean, &Options::default()).expect("checks");
+    read.source.clone_from(&whole.source);
+    let json = |r: &Report| {
+        serde_json::to_string_pretty(r)
+            .expect("serializes")
+            .replace(&file.path().display().to_string(), "test")
+    };
+    assert_eq!(json(&read), json(&whole), "read lean from the file");
+    whole
 }

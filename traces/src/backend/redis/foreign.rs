@@ -24,11 +24,11 @@
 
 use std::collections::BTreeMap;
 
-use locklab_models::redis::spec::{RedisCommand, RedisReply};
+use locklab_models::redis::spec::{RedisCommand, RedisReply, RedisSpec};
 
 use crate::ops::Paired;
 
-use super::one_redis::{commands, CommandOp};
+use super::one_redis::CommandOp;
 use crate::check::report::{fmt_time, CheckReport, Property, Verdict};
 
 /// A conditional set that the server granted.
@@ -87,7 +87,17 @@ fn prove<'a>(ops: &[&'a CommandOp]) -> Option<(&'a CommandOp, &'a CommandOp, &'a
 /// The violation the command events prove, if any (`None` also for a history without
 /// Redis command events).
 pub fn check(paired: &Paired) -> Option<CheckReport> {
-    let ops = commands(paired).ok()?;
+    // Only the commands that may have written take part in a proof (grants and
+    // deletes among them): a long run's refused tries, most of its commands, are
+    // not kept.
+    let mut ops = Vec::new();
+    crate::backend::each_command_event::<RedisSpec>(paired, |op| {
+        if may_write(&op) {
+            ops.push(op)
+        }
+    })
+    .ok()?;
+    ops.sort_by_key(|o| o.call_ns);
     let mut by_key: BTreeMap<(usize, &str), Vec<&CommandOp>> = BTreeMap::new();
     for op in &ops {
         if let Some(key) = op.command.key() {

@@ -19,7 +19,7 @@
 //! somewhere between its call and its return; one without reply at any time after its
 //! call, or never.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use locklab_models::redis::spec::{entry_text_with, RedisCommand, RedisReply, RedisSpec};
@@ -57,76 +57,204 @@ impl CommandOp {
     }
 }
 
-/// The servers one Redis cannot be held to: those a command the spec does not model
-/// may have written (an external client's `HSET`, an unknown script), whose effect on
-/// any of the server's keys is unknown.
-pub fn unjudged_servers(ops: &[CommandOp]) -> std::collections::BTreeSet<usize> {
-    ops.iter()
-        .filter(|o| !o.command.is_modelled() && o.command.is_write())
-        .map(|o| o.node)
-        .collect()
+/// The checker's partitions, built as the commands come, in any order, each kept only
+/// as its checker operation: one partition per server and group of keys that commands
+/// touch together, each in the order the commands were sent. Commands the spec does not
+/// model, and every command of a server one of them may have written (an external
+/// client's `HSET`, an unknown script: its effect on any key of the server is unknown),
+/// are left out.
+pub struct Partitions {
+    spec: Arc<RedisSpec>,
+    /// Which group each (server, key) is in; a command touching two groups merges them.
+    group_of: BTreeMap<(usize, String), usize>,
+    /// Each group's parent in the merges (a root is its own); the root holds the ops.
+    merged_into: Vec<usize>,
+    ops: Vec<Chunks<LinOp<RedisSpec>>>,
+    node: Vec<usize>,
+    /// Per server, the modelled commands that touch no key (`WAIT`): they count only
+    /// on a server that ran a script.
+    keyless: BTreeMap<usize, Chunks<LinOp<RedisSpec>>>,
+    /// Servers that ran a script, which may touch keys it was not given in KEYS: each is
+    /// one group.
+    scripted: BTreeSet<usize>,
+    /// Servers a command the spec does not model may have written.
+    unjudged: BTreeSet<usize>,
+    /// Per server, its commands and those the spec does not model.
+    counts: BTreeMap<usize, (usize, usize)>,
 }
 
-/// The checker's partitions: one per server and group of keys that commands touch
-/// together, in the order the commands were sent. Commands the spec does not model,
-/// and every command of a server one of them may have written, are left out.
-pub fn partitions(ops: Vec<CommandOp>) -> Vec<Vec<LinOp<RedisSpec>>> {
-    let spec = Arc::new(RedisSpec::ticking(NS_PER_MS));
-    let unjudged = unjudged_servers(&ops);
-    let judged = |o: &CommandOp| o.command.is_modelled() && !unjudged.contains(&o.node);
-    // A script may touch keys it was not given in KEYS: a server that ran one is one
-    // group (its commands all under the key "").
-    let scripted: std::collections::BTreeSet<usize> = ops
-        .iter()
-        .filter(|o| judged(o) && matches!(o.command, RedisCommand::Eval { .. }))
-        .map(|o| o.node)
-        .collect();
-    let keys_of = |op: &CommandOp| -> Vec<String> {
-        if scripted.contains(&op.node) {
-            vec![String::new()]
-        } else {
-            op.command.keys().into_iter().map(str::to_string).collect()
+impl Default for Partitions {
+    fn default() -> Self {
+        Partitions {
+            spec: Arc::new(RedisSpec::ticking(NS_PER_MS)),
+            group_of: BTreeMap::new(),
+            merged_into: Vec::new(),
+            ops: Vec::new(),
+            node: Vec::new(),
+            keyless: BTreeMap::new(),
+            scripted: BTreeSet::new(),
+            unjudged: BTreeSet::new(),
+            counts: BTreeMap::new(),
         }
-    };
-    // Which group each (server, key) is in; a command touching two groups merges them.
-    let mut group_of: BTreeMap<(usize, String), usize> = BTreeMap::new();
-    let mut merged_into: Vec<usize> = Vec::new();
-    fn root(merged_into: &[usize], mut g: usize) -> usize {
-        while merged_into[g] != g {
-            g = merged_into[g];
+    }
+}
+
+impl Partitions {
+    fn root(&self, mut g: usize) -> usize {
+        while self.merged_into[g] != g {
+            g = self.merged_into[g];
         }
         g
     }
-    // Each judged command's first group, before the merges end.
-    let mut first_group: Vec<Option<usize>> = Vec::with_capacity(ops.len());
-    for op in &ops {
+
+    /// Takes one command.
+    pub fn add(&mut self, op: CommandOp) {
+        let count = self.counts.entry(op.node).or_default();
+        count.0 += 1;
+        if !op.command.is_modelled() {
+            count.1 += 1;
+            if op.command.is_write() {
+                self.unjudged.insert(op.node);
+            }
+            return;
+        }
+        if matches!(op.command, RedisCommand::Eval { .. }) {
+            self.scripted.insert(op.node);
+        }
+        let keys: Vec<String> = op.command.keys().into_iter().map(str::to_string).collect();
+        let node = op.node;
+        let lin = op.into_lin_op(&self.spec);
+        if keys.is_empty() {
+            self.keyless.entry(node).or_default().push(lin);
+            return;
+        }
         let mut first: Option<usize> = None;
-        if judged(op) {
-            for key in keys_of(op) {
-                let g = *group_of.entry((op.node, key)).or_insert_with(|| {
-                    merged_into.push(merged_into.len());
-                    merged_into.len() - 1
-                });
-                let g = root(&merged_into, g);
-                match first {
-                    None => first = Some(g),
-                    Some(f) if f != g => merged_into[g] = f,
-                    Some(_) => {}
+        for key in keys {
+            let fresh = self.merged_into.len();
+            let g = *self.group_of.entry((node, key)).or_insert(fresh);
+            if g == fresh {
+                self.merged_into.push(fresh);
+                self.ops.push(Chunks::default());
+                self.node.push(node);
+            }
+            let g = self.root(g);
+            match first {
+                None => first = Some(g),
+                Some(f) if f != g => {
+                    self.merged_into[g] = f;
+                    let moved = std::mem::take(&mut self.ops[g]);
+                    self.ops[f].append(moved);
                 }
+                Some(_) => {}
             }
         }
-        first_group.push(first);
-    }
-    let mut parts: BTreeMap<usize, Vec<LinOp<RedisSpec>>> = BTreeMap::new();
-    for (op, first) in ops.into_iter().zip(first_group) {
-        if let Some(g) = first {
-            parts
-                .entry(root(&merged_into, g))
-                .or_default()
-                .push(op.into_lin_op(&spec));
+        if let Some(f) = first {
+            self.ops[f].push(lin);
         }
     }
-    parts.into_values().collect()
+
+    /// The servers one Redis cannot be held to.
+    pub fn unjudged(&self) -> &BTreeSet<usize> {
+        &self.unjudged
+    }
+
+    /// How many commands it took, on how many servers, and how many it leaves out.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let commands = self.counts.values().map(|c| c.0).sum();
+        let left_out = self
+            .counts
+            .iter()
+            .map(|(n, c)| if self.unjudged.contains(n) { c.0 } else { c.1 })
+            .sum();
+        (commands, self.counts.len(), left_out)
+    }
+
+    /// The partitions, each in call order, the one holding the earliest call first.
+    pub fn finish(mut self) -> Vec<Vec<LinOp<RedisSpec>>> {
+        let mut by_server: BTreeMap<usize, Chunks<LinOp<RedisSpec>>> = BTreeMap::new();
+        let mut parts = Vec::new();
+        for g in 0..self.ops.len() {
+            let node = self.node[g];
+            if self.merged_into[g] != g || self.unjudged.contains(&node) {
+                continue;
+            }
+            let ops = std::mem::take(&mut self.ops[g]);
+            if self.scripted.contains(&node) {
+                by_server.entry(node).or_default().append(ops);
+            } else {
+                parts.push(ops.into_vec());
+            }
+        }
+        for (node, mut ops) in by_server {
+            ops.append(self.keyless.remove(&node).unwrap_or_default());
+            parts.push(ops.into_vec());
+        }
+        // The order they were sent in; the file's order between equal calls (a line
+        // is one command's: the order is total, and sorting needs no buffer).
+        for p in &mut parts {
+            p.sort_unstable_by_key(|o| (o.call, o.line));
+        }
+        parts.sort_by_key(|p| p.first().map(|o| (o.call, o.line)));
+        parts
+    }
+}
+
+/// A list grown in chunks, so that it never moves what it holds: a vector of a million
+/// commands doubling its capacity held the old copy beside the new one, a sixth of a
+/// long run's check. Joined once at the end into a vector of exactly its length.
+struct Chunks<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Default for Chunks<T> {
+    fn default() -> Self {
+        Chunks {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T> Chunks<T> {
+    /// The largest chunk: small next to a long run's commands, large enough to be few.
+    const MOST: usize = 1 << 16;
+
+    fn push(&mut self, item: T) {
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < last.capacity() => last.push(item),
+            last => {
+                let capacity = last.map_or(16, |l| (2 * l.capacity()).min(Self::MOST));
+                let mut chunk = Vec::with_capacity(capacity);
+                chunk.push(item);
+                self.chunks.push(chunk);
+            }
+        }
+        self.len += 1;
+    }
+
+    fn append(&mut self, mut other: Chunks<T>) {
+        self.chunks.append(&mut other.chunks);
+        self.len += other.len;
+    }
+
+    /// Everything in one vector, each chunk freed as soon as it is moved.
+    fn into_vec(self) -> Vec<T> {
+        let mut all = Vec::with_capacity(self.len);
+        for chunk in self.chunks {
+            all.extend(chunk);
+        }
+        all
+    }
+}
+
+/// The checker's partitions of `ops` ([`Partitions`]).
+pub fn partitions(ops: Vec<CommandOp>) -> Vec<Vec<LinOp<RedisSpec>>> {
+    let mut parts = Partitions::default();
+    for op in ops {
+        parts.add(op);
+    }
+    parts.finish()
 }
 
 /// Whether `ops` are linearizable as one Redis per server, within `budget`.
@@ -216,45 +344,28 @@ pub fn explain(ill: &Illegal<RedisSpec>) -> (String, Vec<String>) {
     (summary, lines)
 }
 
-/// The Redis commands of `paired`'s `command` events, or where one is not a Redis
-/// command.
-pub fn commands(paired: &Paired) -> Result<Vec<CommandOp>, String> {
-    crate::backend::command_events::<RedisSpec>(paired)
-}
-
-/// The finding for a Redis history's commands, or `None` when it has none.
+/// The finding for a Redis history's commands, or `None` when it has none. The
+/// commands are taken one at a time and kept only as the checker's operations.
 pub fn check(history: &History, paired: &Paired, budget: &Budget) -> Option<Finding> {
     if !paired.points.iter().any(|(_, e)| e.op == OpKind::Command) {
         return None;
     }
-    let ops = match commands(paired) {
-        Ok(ops) => ops,
-        Err(why) => {
-            return Some(Finding::new(
-                NAME,
-                Verdict::Unknown,
-                format!("{}: {why}", history.source),
-            ))
-        }
-    };
-    let servers = ops
-        .iter()
-        .map(|o| o.node)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    let unjudged = unjudged_servers(&ops);
-    let left_out = ops
-        .iter()
-        .filter(|o| !o.command.is_modelled() || unjudged.contains(&o.node))
-        .count();
-    let commands = ops.len();
+    let mut parts = Partitions::default();
+    if let Err(why) = crate::backend::each_command_event::<RedisSpec>(paired, |op| parts.add(op)) {
+        return Some(Finding::new(
+            NAME,
+            Verdict::Unknown,
+            format!("{}: {why}", history.source),
+        ));
+    }
+    let (commands, servers, left_out) = parts.counts();
     let counted = |f: Finding| {
         f.stat("commands", commands)
             .stat("servers", servers)
             .stat("left_out", left_out)
     };
-    let judged = ops.len() - left_out;
-    Some(counted(match linearize(ops, budget) {
+    let judged = commands - left_out;
+    Some(counted(match decide(&parts.finish(), budget) {
         LinResult::Ok if judged == 0 => Finding::new(
             NAME,
             Verdict::Unknown,

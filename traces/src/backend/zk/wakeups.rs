@@ -9,7 +9,8 @@
 
 use locklab_models::zk::spec::{ZkCommand, ZkReply, LOCK_DIR};
 
-use crate::format::{CommandValue, History, OpKind, Phase};
+use crate::format::{CommandValue, Phase};
+use crate::ops::Paired;
 
 use crate::check::report::{Finding, Verdict};
 
@@ -17,20 +18,20 @@ use crate::check::report::{Finding, Verdict};
 pub const NAME: &str = "watch wake-ups";
 
 /// The counts for a ZooKeeper history, or `None` without releases.
-pub fn check(history: &History) -> Option<Finding> {
+pub fn check(paired: &Paired) -> Option<Finding> {
     let mut wakeups = 0u64;
     let mut woken_clients = std::collections::BTreeSet::new();
     let mut releases = 0u64;
-    for (_, e) in &history.events {
-        if e.op != OpKind::Command || e.phase != Phase::Ok {
-            continue;
+    let read = paired.each_command(|_, e| {
+        if e.phase != Phase::Ok {
+            return Ok(());
         }
         let Some(v) = e
             .value
             .as_ref()
             .and_then(|v| v.parse::<CommandValue>().ok())
         else {
-            continue;
+            return Ok(());
         };
         let command = serde_json::from_value::<ZkCommand>(v.command).ok();
         let reply = v
@@ -48,6 +49,10 @@ pub fn check(history: &History) -> Option<Finding> {
             }
             _ => {}
         }
+        Ok(())
+    });
+    if let Err(why) = read {
+        return Some(Finding::new(NAME, Verdict::Unknown, why));
     }
     if releases == 0 {
         return None;
