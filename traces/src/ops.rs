@@ -119,13 +119,18 @@ impl Paired<'_> {
         mut f: impl FnMut(usize, &Event) -> Result<(), String>,
     ) -> Result<(), String> {
         match self.commands_at {
-            Some(path) => crate::reader::each_command(path, f),
-            None => self
-                .points
-                .iter()
-                .filter(|(_, e)| e.op == crate::format::OpKind::Command)
-                .try_for_each(|(line, e)| f(*line, e)),
+            Some(path) => crate::reader::each_command(path, self.commands(), f),
+            None => self.commands().try_for_each(|(line, e)| f(line, e)),
         }
+    }
+
+    /// The `command` events of `points` with their lines, in file order (bare after a
+    /// lean read).
+    fn commands(&self) -> impl Iterator<Item = (usize, &Event)> + '_ {
+        self.points
+            .iter()
+            .filter(|(_, e)| e.op == crate::format::OpKind::Command)
+            .map(|(line, e)| (*line, *e))
     }
 }
 

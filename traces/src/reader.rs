@@ -39,48 +39,54 @@ pub fn read_path_lean(path: &Path) -> Result<History, HistoryError> {
 }
 
 /// Calls `f` with each `command` event of the history file at `path` and its line, in
-/// file order, read one at a time; stops at `f`'s first error. The file is one
-/// [`read_path_lean`] has read: a line that no longer reads is an error naming it.
-pub fn each_command(
+/// file order, read one at a time; stops at `f`'s first error. `bare` are the command
+/// events [`read_path_lean`] kept, with their lines, in file order: exactly those lines
+/// are parsed again (the others are skipped unread), and each must still be the event it
+/// was (op, process, time, key). A file changed since, so that a line no longer reads or
+/// is no longer that command, is an error naming the line, never a command silently
+/// left out or taken in.
+pub fn each_command<'e>(
     path: &Path,
+    bare: impl IntoIterator<Item = (usize, &'e Event)>,
     mut f: impl FnMut(usize, &Event) -> Result<(), String>,
 ) -> Result<(), String> {
     let file = std::fs::File::open(path)
         .map_err(|e| format!("{}: cannot read again: {e}", path.display()))?;
     let mut input = BufReader::with_capacity(1 << 20, file);
-    let (mut buf, mut n, mut header) = (Vec::new(), 0usize, true);
-    loop {
-        buf.clear();
-        let read = input
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| format!("{}: cannot read again: {e}", path.display()))?;
-        if read == 0 {
-            return Ok(());
-        }
-        n += 1;
-        let torn = buf.last() != Some(&b'\n');
-        let Ok(line) = std::str::from_utf8(&buf) else {
-            return Err(format!("line {n}: no longer UTF-8 text"));
+    let (mut buf, mut n) = (Vec::new(), 0usize);
+    for (line, kept) in bare {
+        let changed = |why: &str| {
+            format!(
+                "{}:{line}: changed since it was read: {why}",
+                path.display()
+            )
         };
-        if line.trim().is_empty() {
-            continue;
+        loop {
+            buf.clear();
+            let read = input
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| format!("{}: cannot read again: {e}", path.display()))?;
+            if read == 0 {
+                return Err(changed("the file ends before it"));
+            }
+            n += 1;
+            if n == line {
+                break;
+            }
         }
-        if std::mem::take(&mut header) {
-            continue;
+        let text = std::str::from_utf8(&buf).map_err(|_| changed("no longer UTF-8 text"))?;
+        let event = serde_json::from_str::<Event>(text)
+            .map_err(|e| changed(&format!("no longer reads: {e}")))?;
+        let same = event.op == kept.op
+            && event.process == kept.process
+            && event.time == kept.time
+            && event.key == kept.key;
+        if !same {
+            return Err(changed("no longer the command event it was"));
         }
-        // Every command event names its op `"command"`; most lines are not one and
-        // need no parse.
-        if !line.contains("\"command\"") {
-            continue;
-        }
-        match serde_json::from_str::<Event>(line) {
-            Ok(e) if e.op == crate::format::OpKind::Command => f(n, &e)?,
-            Ok(_) => {}
-            // As the first read: a torn last line was left out.
-            Err(_) if torn => return Ok(()),
-            Err(e) => return Err(format!("line {n}: no longer reads: {e}")),
-        }
+        f(n, &event)?;
     }
+    Ok(())
 }
 
 /// A file's text; bytes that are not UTF-8 are an error at the line they are on.
@@ -286,6 +292,67 @@ mod tests {
             "[".repeat(depth),
             "]".repeat(depth)
         )
+    }
+
+    /// A history with two commands, the second spelling its op with a JSON escape, and
+    /// an acquire between them.
+    const COMMANDS: &str = concat!(
+        "{\"format\":\"locklab-history\",\"version\":1}\n",
+        "{\"process\":0,\"op\":\"command\",\"phase\":\"ok\",\"time\":1,\"key\":\"lock\",\"value\":1}\n",
+        "{\"process\":1,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":2,\"key\":\"lock\",\"note\":\"\\\"command\\\"\"}\n",
+        "\n",
+        "{\"process\":1,\"op\":\"comm\\u0061nd\",\"phase\":\"ok\",\"time\":3,\"key\":\"lock\",\"value\":2}\n",
+    );
+
+    fn commands_again(h: &super::History) -> Result<Vec<(usize, String)>, String> {
+        let mut seen = Vec::new();
+        let path = h
+            .commands_at
+            .as_deref()
+            .expect("a lean read names its file");
+        let bare = h
+            .events
+            .iter()
+            .filter(|(_, e)| e.op == crate::format::OpKind::Command);
+        super::each_command(path, bare.map(|(n, e)| (*n, e)), |n, e| {
+            seen.push((
+                n,
+                e.value
+                    .as_ref()
+                    .map(|v| v.text().to_string())
+                    .unwrap_or_default(),
+            ));
+            Ok(())
+        })?;
+        Ok(seen)
+    }
+
+    /// The second read finds exactly the commands the first found, however their op is
+    /// spelt, and not a line that merely mentions one.
+    #[test]
+    fn commands_read_again_are_the_commands_first_read() {
+        let file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(file.path(), COMMANDS).expect("writes");
+        let h = super::read_path_lean(file.path()).expect("reads");
+        assert!(h.events.iter().all(|(_, e)| e.value.is_none()), "kept bare");
+        let seen = commands_again(&h).expect("reads again");
+        assert_eq!(seen, vec![(2, "1".to_string()), (5, "2".to_string())]);
+    }
+
+    /// A file changed between the two reads is an error naming the line, not a command
+    /// silently dropped or taken in.
+    #[test]
+    fn a_file_changed_between_reads_names_the_line() {
+        let file = tempfile::NamedTempFile::new().expect("temp file");
+        std::fs::write(file.path(), COMMANDS).expect("writes");
+        let h = super::read_path_lean(file.path()).expect("reads");
+        let moved = COMMANDS.replacen("\n\n", "\n", 1);
+        std::fs::write(file.path(), moved).expect("writes");
+        let err = commands_again(&h).expect_err("the file changed");
+        assert!(err.contains(":5: changed since it was read"), "{err}");
+        std::fs::write(file.path(), COMMANDS.replace("\"time\":3", "\"time\":4")).expect("writes");
+        let err = commands_again(&h).expect_err("the file changed");
+        assert!(err.contains("no longer the command event it was"), "{err}");
     }
 
     /// Every event naming a key holds the same copy of its text: a long history names a
