@@ -52,7 +52,10 @@ impl RedisLockModel {
             .clients
             .iter()
             .enumerate()
-            .map(|(i, c)| c.process.lane(i, phase_words(c).1, c.lease_until, c.phase))
+            .map(|(i, c)| {
+                c.process
+                    .lane(i, phase_words(c).1, c.lease_until.get(), c.phase)
+            })
             .collect();
         for (i, n) in s.nodes.iter().enumerate() {
             let role = match super::narration::node_role(s, i) {

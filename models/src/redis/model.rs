@@ -24,7 +24,7 @@ use super::keys::LOCK_KEY;
 use super::protocol::{self, Acquired, Protocol, Said, ValueKind};
 use super::shared_nodes::NodeRef;
 use super::topology;
-use super::values;
+use super::values::Text;
 use crate::protocol::outcome::OnBusy;
 
 /// The sub-step of a section whose nested `lock()` was refused by the holder's own key
@@ -105,9 +105,9 @@ pub struct Client {
     /// Stopped by a pause fault.
     pub process: Process,
     /// The value / hash field it writes.
-    pub value: &'static str,
+    pub value: Text,
     /// Until when it believes it holds the lock.
-    pub lease_until: Option<u64>,
+    pub lease_until: Lease,
     /// Its fencing token.
     pub token: i64,
     /// What it read from the resource.
@@ -115,12 +115,48 @@ pub struct Client {
     /// The failover epoch its pending `WAIT` belongs to, and the offset to wait for.
     pub wait_for: (u8, u32),
     /// The reply a user protocol's next step reads as `{reply}`, by its number
-    /// ([`values::reply`]; 0, the empty reply, for every other protocol). A number, not
+    /// ([`Text::of`]; 0, the empty reply, for every other protocol). A number, not
     /// the text: every state of every Redis row carries it for each client.
-    pub reply: u32,
+    pub reply: Text,
     /// Refused attempts so far, where the protocol bounds them (else 0).
     pub refused: u8,
 }
+
+/// Until when a client believes it holds the lock, if it believes so: 8 bytes where an
+/// `Option<u64>` takes 16, in every client of every state a search stores.
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Lease(u64);
+
+impl Lease {
+    /// No lease.
+    pub const NONE: Lease = Lease(0);
+
+    /// A lease until time `t`.
+    pub fn until(t: u64) -> Lease {
+        // Kept as `t + 1`, so 0 is none; a search's clock never comes near u64::MAX.
+        Lease(t.saturating_add(1))
+    }
+
+    /// Until when, if any.
+    pub fn get(self) -> Option<u64> {
+        self.0.checked_sub(1)
+    }
+}
+
+impl From<Option<u64>> for Lease {
+    fn from(t: Option<u64>) -> Lease {
+        t.map_or(Lease::NONE, Lease::until)
+    }
+}
+
+impl std::fmt::Debug for Lease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.get(), f)
+    }
+}
+
+// A state holds every client inline and a search copies and hashes it at each step.
+const _: () = assert!(std::mem::size_of::<Client>() <= 40);
 
 /// The whole system.
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -239,7 +275,7 @@ enum Request {
 }
 
 /// A command's identity: its request, the protocol, the client's value and the reply
-/// it fills in (by address: both are kept once, [`values::value`]) and the lease.
+/// it fills in (by address: both are kept once, [`Text::text`]) and the lease.
 type CommandKey = (Request, Protocol, (usize, usize), (usize, usize), u64);
 
 thread_local! {
@@ -268,14 +304,14 @@ impl ClientPhase for Phase {
 }
 
 impl RedisLockModel {
-    pub(super) fn value_of(&self, c: usize) -> &'static str {
+    pub(super) fn value_of(&self, c: usize) -> Text {
         match self.value {
             ValueKind::Unique if self.protocol == Protocol::Redisson => {
-                values::value(&format!("c{c}:t1"))
+                Text::of(&format!("c{c}:t1"))
             }
-            ValueKind::Unique => values::value(&format!("c{c}")),
-            ValueKind::ThreadId => "t1",
-            ValueKind::Timestamp => "",
+            ValueKind::Unique => Text::of(&format!("c{c}")),
+            ValueKind::ThreadId => Text::of("t1"),
+            ValueKind::Timestamp => Text::EMPTY,
         }
     }
 
@@ -405,15 +441,15 @@ impl RedisLockModel {
         let mut s = st.clone();
         let ttl = self.ttl;
         let said = Said {
-            value: cl.value,
-            reply: values::reply_text(cl.reply),
+            value: cl.value.text(),
+            reply: cl.reply.text(),
         };
         // What a user protocol's later steps read as `{reply}`: the reply of the last
         // step that went on (`next`) since this attempt began; nothing once over.
         let keep = |s: &mut RedisLockState, reply: Option<&RedisReply>| {
             if protocol::uses_reply(self.protocol) {
-                s.clients[c].reply = reply.map_or(0, |r| {
-                    values::reply(&crate::protocol::redis::steps::reply_text(r))
+                s.clients[c].reply = reply.map_or(Text::EMPTY, |r| {
+                    Text::of(&crate::protocol::redis::steps::reply_text(r))
                 });
             }
         };
@@ -428,7 +464,7 @@ impl RedisLockModel {
         let next = match cl.phase {
             Phase::Idle => {
                 s.clients[c].value = if self.value == ValueKind::Timestamp {
-                    values::value(&s.now.to_string())
+                    Text::of(&s.now.to_string())
                 } else {
                     self.value_of(c)
                 };
@@ -475,7 +511,7 @@ impl RedisLockModel {
                             s.clients[c].token = t;
                         }
                         if protocol::has_ttl(self.protocol) {
-                            s.clients[c].lease_until = Some(s.now + ttl);
+                            s.clients[c].lease_until = Lease::until(s.now + ttl);
                         }
                         s.clients[c].wait_for = (s.epoch, s.offset);
                         self.after_acquire()
@@ -491,7 +527,7 @@ impl RedisLockModel {
                     log.note(&cmd, || {
                         RedisReply::Error("connection lost (failover)".into())
                     });
-                    s.clients[c].lease_until = None;
+                    s.clients[c].lease_until = Lease::NONE;
                     Phase::Acquire(0)
                 } else {
                     // An isolated client's master has no replica to count.
@@ -503,7 +539,7 @@ impl RedisLockModel {
                     // sets below its lease: here, the last moment before the lease
                     // runs out. Too few replicas have the grant, so the client gives
                     // it back and does not enter (as `implementations`' client does).
-                    let timed_out = cl.lease_until.is_some_and(|d| time::due(s.now, d));
+                    let timed_out = cl.lease_until.get().is_some_and(|d| time::due(s.now, d));
                     log.note(&cmd, || RedisReply::Integer(i64::from(got)));
                     if got < n && !timed_out {
                         return None;
@@ -544,8 +580,8 @@ impl RedisLockModel {
                 let own_field = |s: &RedisLockState| {
                     let n = &s.nodes[s.master as usize];
                     match n.db.live(LOCK_KEY, s.now).map(|e| &e.value) {
-                        Some(crate::redis::spec::Value::Hash(h)) => h.contains_key(cl.value),
-                        Some(crate::redis::spec::Value::Str(v)) => v == cl.value,
+                        Some(crate::redis::spec::Value::Hash(h)) => h.contains_key(cl.value.text()),
+                        Some(crate::redis::spec::Value::Str(v)) => v == cl.value.text(),
                         None => false,
                     }
                 };
@@ -556,7 +592,7 @@ impl RedisLockModel {
                         let cmd = self.command(Request::Acquire(0), said, s.now)?;
                         let reply = exchange!(&mut s, cmd, false);
                         if protocol::acquired(self.protocol, 0, said, &reply) == Acquired::Got {
-                            s.clients[c].lease_until = Some(s.now + ttl);
+                            s.clients[c].lease_until = Lease::until(s.now + ttl);
                             Phase::Critical(1)
                         } else {
                             if mine {
@@ -610,7 +646,7 @@ impl RedisLockModel {
         };
         s.clients[c].phase = next;
         if !next.holding() {
-            s.clients[c].lease_until = None;
+            s.clients[c].lease_until = Lease::NONE;
         }
         self.settle(&mut s);
         Some(s)
@@ -634,7 +670,7 @@ impl RedisLockModel {
                 && c.phase.holding()
                 && (!c.process.hung || self.watchdog_runs(c))
                 && c.phase != Phase::Critical(WAITING_FOR_ITSELF);
-            running.then_some(c.lease_until).flatten()
+            running.then_some(c.lease_until.get()).flatten()
         });
         let stop = time::stop(self.horizon, self.tail, || self.pending(s));
         time::may_tick(s.now, stop, kept)
@@ -671,8 +707,8 @@ impl RedisLockModel {
             c.process.hung
                 && self.watchdog_runs(c)
                 && match &e.value {
-                    crate::redis::spec::Value::Hash(h) => h.contains_key(c.value),
-                    crate::redis::spec::Value::Str(v) => v == c.value,
+                    crate::redis::spec::Value::Hash(h) => h.contains_key(c.value.text()),
+                    crate::redis::spec::Value::Str(v) => v == c.value.text(),
                 }
         })
     }
@@ -689,27 +725,27 @@ impl RedisLockModel {
         };
         keys.clone().any(ahead)
             || s.clients.iter().any(|c| {
-                c.lease_until.is_some_and(|d| d > s.now)
+                c.lease_until.get().is_some_and(|d| d > s.now)
                     && !(c.process.hung && self.watchdog_runs(c))
             })
     }
 
     fn renew(&self, st: &RedisLockState, c: usize, log: &mut Log) -> Option<RedisLockState> {
         let cl = &st.clients[c];
-        let due = cl.lease_until.is_some_and(|d| time::due(st.now, d));
+        let due = cl.lease_until.get().is_some_and(|d| time::due(st.now, d));
         if !self.watchdog_runs(cl) || !due {
             return None;
         }
         let mut s = st.clone();
         // A renewal reads the reply its acquire kept, as the real client's does.
         let said = Said {
-            value: cl.value,
-            reply: values::reply_text(cl.reply),
+            value: cl.value.text(),
+            reply: cl.reply.text(),
         };
         let cmd = self.command(Request::Renew, said, s.now)?;
         let reply = self.send(&mut s, c, &cmd, false);
         if protocol::renewed(self.protocol, said, &reply) {
-            s.clients[c].lease_until = Some(s.now + self.ttl);
+            s.clients[c].lease_until = Lease::until(s.now + self.ttl);
         }
         log.note(&cmd, || reply);
         Some(s)
@@ -817,7 +853,7 @@ impl RedisLockModel {
                     ..
                 } = &mut s.clients[c];
                 f.strike(process, &mut s.budget, at, || {
-                    (*phase, *lease_until) = (Phase::Crashed, None);
+                    (*phase, *lease_until) = (Phase::Crashed, Lease::NONE);
                 });
                 Some(s)
             }

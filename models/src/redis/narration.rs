@@ -68,7 +68,7 @@ impl Narrate for RedisLockModel {
         for (i, c) in s.clients.iter().enumerate() {
             let (what, _) = phase_words(c);
             let token = self.fencing.then_some(c.token).filter(|t| *t > 0);
-            let belief = belief(c.lease_until, token);
+            let belief = belief(c.lease_until.get(), token);
             let tags = c.process.tags();
             lines.push(format!("c{i}: {what}{belief}{tags}"));
         }

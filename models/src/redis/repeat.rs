@@ -16,12 +16,12 @@ use crate::kernel::repeat::{Ranks, Rebase};
 use crate::kernel::ClientPhase;
 
 use super::keys::{FENCE_KEY, LOCK_KEY};
-use super::model::{Client, Phase, RedisLockModel, RedisLockState};
+use super::model::{Client, Lease, Phase, RedisLockModel, RedisLockState};
 use super::protocol::{self, ValueKind};
 use super::replication::Node;
 use super::shared_nodes::NodeRef;
 use super::spec::Value;
-use super::values;
+use super::values::{self, Text};
 
 impl RedisLockModel {
     /// Whether this model's clients can start over: not with `WAIT` (a replica's
@@ -48,11 +48,11 @@ impl RedisLockModel {
             },
             process: Default::default(),
             value: self.value_of(c),
-            lease_until: None,
+            lease_until: Lease::NONE,
             token: 0,
             read: 0,
             wait_for: (0, 0),
-            reply: 0,
+            reply: Text::EMPTY,
             refused: 0,
         }
     }
@@ -81,7 +81,7 @@ impl RedisLockModel {
         }
         // What a client reads again only in some phases is dropped in the others.
         for c in s.clients.iter_mut() {
-            c.lease_until = c.lease_until.map(|d| r.deadline(d));
+            c.lease_until = c.lease_until.get().map(|d| r.deadline(d)).into();
             if c.phase != Phase::Wait {
                 c.wait_for = (0, 0);
             }
@@ -90,7 +90,7 @@ impl RedisLockModel {
             }
             c.token = i64::try_from(tokens.get(u64::try_from(c.token).unwrap_or(0))).unwrap_or(0);
             if self.value == ValueKind::Timestamp && !c.value.is_empty() {
-                c.value = restamp(c.value, &stamps);
+                c.value = Text::of(restamp(c.value.text(), &stamps));
             }
         }
         let kept = |i: usize, s: &RedisLockState| {
@@ -174,7 +174,7 @@ impl RedisLockModel {
         let mut old: Vec<u64> = s
             .clients
             .iter()
-            .map(|c| c.value)
+            .map(|c| c.value.text())
             .chain(on_nodes)
             .filter_map(|v| v.parse::<u64>().ok())
             .filter(|&t| t < s.now)
