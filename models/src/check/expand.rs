@@ -65,9 +65,9 @@ pub(super) struct Expanded<S> {
 struct Expander<M: Model> {
     actions: Vec<M::Action>,
     encoding: Vec<u8>,
-    /// Successors whose slot is being fetched, oldest first: each is looked up only
-    /// once [`LAG`] younger ones were generated, by when its slot is in the cache.
-    waiting: VecDeque<Fresh<M::State>>,
+    /// Whether each successor of the chunk being expanded was stored already, in
+    /// generation order.
+    stored: Vec<bool>,
     /// See [`super::Limits::symmetry`].
     symmetry: bool,
 }
@@ -82,7 +82,7 @@ where
         Expander {
             actions: Vec::new(),
             encoding: Vec::new(),
-            waiting: VecDeque::new(),
+            stored: Vec::new(),
             symmetry,
         }
     }
@@ -97,6 +97,12 @@ where
         let seen = seen.hold();
         let mut generated = 0;
         let mut states = chunk.states;
+        // Each successor goes straight into `fresh`, and is looked up once `LAG` younger
+        // ones were generated (by when its slot is in the cache); those already stored
+        // are dropped at the end, in one pass. A state moved through a queue of its own
+        // first was two more copies of every successor, most of which are stored ones.
+        fresh.clear();
+        self.stored.clear();
         for (state, parent) in &states {
             self.actions.clear();
             model.actions(state, &mut self.actions);
@@ -109,22 +115,22 @@ where
                 super::stored_form(model, &next, self.symmetry, &mut self.encoding);
                 let fp = fingerprint(&self.encoding);
                 seen.prefetch(fp);
-                self.waiting.push_back(Fresh {
+                fresh.push(Fresh {
                     fp,
                     parent: *parent,
                     state: next,
                 });
-            }
-            while self.waiting.len() > LAG {
-                if let Some(f) = self.waiting.pop_front() {
-                    if !seen.contains(f.fp) {
-                        fresh.push(f);
-                    }
+                if let Some(old) = fresh.len().checked_sub(LAG + 1) {
+                    self.stored.push(seen.contains(fresh[old].fp));
                 }
             }
         }
+        for f in &fresh[self.stored.len()..] {
+            self.stored.push(seen.contains(f.fp));
+        }
         // The order is kept: `fresh` is in generation order, as the merge needs.
-        fresh.extend(self.waiting.drain(..).filter(|f| !seen.contains(f.fp)));
+        let mut stored = self.stored.iter();
+        fresh.retain(|_| !stored.next().copied().unwrap_or(false));
         let expanded = states.len();
         states.clear();
         Expanded {
