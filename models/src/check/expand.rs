@@ -29,6 +29,10 @@ use super::Symmetry;
 /// a few states' worth, time enough for a cache miss (about 100 ns) to be served.
 const LAG: usize = 8;
 
+/// How many successors an expansion adds to its buffer before it drops the stored ones
+/// among them.
+const COMPACT_AT: usize = 1 << 13;
+
 /// Part of the queue: states of one depth, each with its index in the visited set.
 pub(super) struct Chunk<S> {
     /// Their depth.
@@ -87,6 +91,23 @@ where
         }
     }
 
+    /// Looks up the successors of `fresh` not looked up yet and drops every one already
+    /// stored. The order is kept: `fresh` is in generation order, as the merge needs.
+    fn drop_stored(
+        &mut self,
+        seen: &super::visited::SeenNow<'_>,
+        fresh: &mut Vec<Fresh<M::State>>,
+    ) {
+        for f in &fresh[self.stored.len()..] {
+            self.stored.push(seen.contains(f.fp));
+        }
+        let mut stored = self.stored.iter();
+        fresh.retain(|_| !stored.next().copied().unwrap_or(false));
+        // What is left is unstored, as far as this expansion knows.
+        self.stored.clear();
+        self.stored.resize(fresh.len(), false);
+    }
+
     fn expand(
         &mut self,
         model: &M,
@@ -99,10 +120,11 @@ where
         let mut states = chunk.states;
         // Each successor goes straight into `fresh`, and is looked up once `LAG` younger
         // ones were generated (by when its slot is in the cache); those already stored
-        // are dropped at the end, in one pass. A state moved through a queue of its own
+        // are dropped in passes over `fresh`. A state moved through a queue of its own
         // first was two more copies of every successor, most of which are stored ones.
         fresh.clear();
         self.stored.clear();
+        let mut kept = 0;
         for (state, parent) in &states {
             self.actions.clear();
             model.actions(state, &mut self.actions);
@@ -120,17 +142,20 @@ where
                     parent: *parent,
                     state: next,
                 });
-                if let Some(old) = fresh.len().checked_sub(LAG + 1) {
-                    self.stored.push(seen.contains(fresh[old].fp));
+                // Looked up once `LAG` younger ones were generated.
+                while fresh.len() > self.stored.len() + LAG {
+                    let at = self.stored.len();
+                    self.stored.push(seen.contains(fresh[at].fp));
                 }
             }
+            // A model of many successors per state would otherwise hold a whole
+            // chunk's successors, stored ones included, until the chunk's end.
+            if fresh.len() >= kept + COMPACT_AT {
+                self.drop_stored(&seen, &mut fresh);
+                kept = fresh.len();
+            }
         }
-        for f in &fresh[self.stored.len()..] {
-            self.stored.push(seen.contains(f.fp));
-        }
-        // The order is kept: `fresh` is in generation order, as the merge needs.
-        let mut stored = self.stored.iter();
-        fresh.retain(|_| !stored.next().copied().unwrap_or(false));
+        self.drop_stored(&seen, &mut fresh);
         let expanded = states.len();
         states.clear();
         Expanded {
