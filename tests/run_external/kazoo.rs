@@ -53,6 +53,17 @@ fn kazoo_locks_requests_are_heard_as_its_own_commands() {
         None,
         dir.path(),
     );
+    // A violation here was seen once, on a loaded machine: keep its history to read.
+    if r.report
+        .checks
+        .iter()
+        .any(|c| c.verdict == Verdict::Violation)
+    {
+        let kept = dir.keep();
+        eprintln!("the run's history is kept in {}", kept.display());
+        no_violation(&r);
+        return;
+    }
     no_violation(&r);
     assert!(r.client_problems.is_empty(), "{:?}", r.client_problems);
     let events = history_lines(dir.path());
