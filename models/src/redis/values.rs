@@ -105,4 +105,20 @@ mod tests {
         assert_eq!(Text::EMPTY.text(), "");
         assert_ne!(Text::of("c8"), a);
     }
+
+    /// Texts past the table read without a lock read back as well.
+    #[test]
+    fn texts_past_the_lock_free_table_read_back() {
+        let many: Vec<(String, Text)> = (0..super::FAST + 100)
+            .map(|i| format!("many-{i}"))
+            .map(|t| {
+                let n = Text::of(&t);
+                (t, n)
+            })
+            .collect();
+        for (t, n) in &many {
+            assert_eq!(n.text(), t);
+            assert_eq!(Text::of(t), *n);
+        }
+    }
 }
