@@ -69,7 +69,7 @@ fn promises(id: &str) -> [String; 3] {
 fn page(family: Family, rows: &[&Scenario]) -> String {
     let mut p = format!(
         "# {}\n\n<!-- Generated from the catalog by tests/book_families.rs: `LOCKLAB_BLESS=1 cargo \
-         test --test book_families` writes it again. -->\n\n{}\n\n",
+         test --test it book_families` writes it again. -->\n\n{}\n\n",
         family.title(),
         family.about()
     );
@@ -156,7 +156,7 @@ fn the_family_pages_are_the_catalog() {
     }
     assert!(
         stale.is_empty(),
-        "stale family pages {stale:?}: run `LOCKLAB_BLESS=1 cargo test --test book_families`"
+        "stale family pages {stale:?}: run `LOCKLAB_BLESS=1 cargo test --test it book_families`"
     );
     let summary = std::fs::read_to_string(docs().join("SUMMARY.md")).expect("SUMMARY.md");
     for family in Family::ALL {

@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 use cli::{assert_exit, assert_says, locklab, stderr, stdout};
 
 /// `check-history` of `file` with `args`.

@@ -34,7 +34,7 @@ fn reference() -> String {
     let mut page = String::from(
         "# CLI reference\n\n\
          Every command's `--help`, as the full build (`--features run`) prints it. Generated \
-         by `tests/cli_reference.rs`: `LOCKLAB_BLESS=1 cargo test --features run --test \
+         by `tests/cli_reference.rs`: `LOCKLAB_BLESS=1 cargo test --features run --test it \
          cli_reference` writes it again.\n\n## locklab\n\n```text\n",
     );
     page.push_str(top.trim_end());
@@ -61,6 +61,6 @@ fn the_cli_reference_is_the_binarys_own_help() {
     assert!(
         have == want,
         "docs/cli.md is not the binary's help: run LOCKLAB_BLESS=1 cargo test --features run \
-         --test cli_reference"
+         --test it cli_reference"
     );
 }

@@ -10,8 +10,7 @@ use locklab_models::registry::{Fault, Property};
 use locklab_models::scenario::Params;
 use stateright::Model;
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 use models::{
     assert_before, assert_family_rows, assert_fencing_saves_only_the_resource, assert_two_inside,
     inside, last_state, one, run, stories, story, text,

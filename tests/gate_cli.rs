@@ -6,14 +6,11 @@
 #![cfg(feature = "run")]
 
 #[cfg(feature = "backends")]
-#[path = "common/schema.rs"]
-mod schema;
+use crate::common::schema;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 #[cfg(feature = "backends")]
-use std::sync::Mutex;
-
 #[cfg(feature = "backends")]
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -26,10 +23,6 @@ fn gate(args: &[&std::ffi::OsStr]) -> Output {
         .output()
         .expect("runs locklab gate")
 }
-
-/// One gate at a time: they share two cores, and Sentinel's timing must not starve.
-#[cfg(feature = "backends")]
-static SERIAL: Mutex<()> = Mutex::new(());
 
 /// A testcase of the JUnit document: (scenario, requirement, failure or error text).
 #[cfg(feature = "backends")]
@@ -90,7 +83,8 @@ fn junit(path: &Path) -> Vec<Case> {
 
 #[cfg(feature = "backends")]
 fn run_gate(config: &Path, out: &Path) -> (Option<i32>, serde_json::Value) {
-    let _one = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // A gate runs its scenarios one after another: one run's share of the machine.
+    let _share = crate::common::machine::beside();
     let o = gate(&[
         config.as_os_str(),
         "--out".as_ref(),

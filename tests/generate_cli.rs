@@ -2,8 +2,7 @@
 //! definition the command line parses with; and `--color`, which marks verdicts only
 //! when asked (or on a terminal), never the `OK` of a Redis reply.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 use cli::{assert_exit, assert_says, locklab, stdout};
 
 #[test]

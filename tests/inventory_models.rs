@@ -6,8 +6,7 @@
 use locklab_models::catalog::{Family, Overrides, Verdict};
 use locklab_models::registry::Property;
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 use models::{
     assert_before, each_reaches_its_verdict, family_ids, last_state, run, run_with, story,
 };

@@ -4,10 +4,8 @@
 //! Validation is strict here: an object field the schema does not name is an error, so
 //! a field added to the output without its type fails this test.
 
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/schema.rs"]
-mod schema;
+use crate::common::cli;
+use crate::common::schema;
 use cli::{locklab, stdout};
 use schema::{assert_valid, schemas};
 

@@ -132,3 +132,38 @@ fn only_family_rooms_and_the_registries_name_a_backend() {
         "files outside a family's room that name a backend or a family"
     );
 }
+
+/// Each package's integration tests are one binary (`tests/main.rs`, `autotests =
+/// false`): a file of `tests/` that `main.rs` does not name would never be built nor
+/// run, so every one is named, and every package with tests builds them that way.
+#[test]
+fn every_test_file_is_a_module_of_its_packages_one_test_binary() {
+    let root = root();
+    for package in [".", "models", "traces", "implementations", "servers"] {
+        let dir = root.join(package).join("tests");
+        let files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".rs") && n != "main.rs")
+            .collect();
+        let manifest =
+            std::fs::read_to_string(root.join(package).join("Cargo.toml")).expect("Cargo.toml");
+        if files.len() == 1 && !dir.join("main.rs").exists() {
+            // A single file is a single binary already.
+            continue;
+        }
+        assert!(
+            manifest.contains("autotests = false") && manifest.contains("path = \"tests/main.rs\""),
+            "{package}: its tests are not one binary (autotests = false, tests/main.rs)"
+        );
+        let main = std::fs::read_to_string(dir.join("main.rs")).expect("tests/main.rs");
+        for f in files {
+            let module = format!("mod {};", f.trim_end_matches(".rs"));
+            assert!(
+                main.lines().any(|l| l.trim() == module),
+                "{package}/tests/{f} is not a module of {package}/tests/main.rs: it is never built"
+            );
+        }
+    }
+}

@@ -7,8 +7,7 @@ use locklab_models::catalog::{check, find, params, scenarios, Overrides, Report,
 use locklab_models::check::Limits;
 use locklab_models::registry::{Fault, Property};
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 use models::{run_with as run, story};
 
 #[test]

@@ -7,8 +7,7 @@
 use locklab_models::catalog::{check, scenarios, Overrides, Report, Verdict};
 use locklab_models::check::{Limits, Store};
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 use cli::{json_after, locklab, stdout};
 
 fn search(id: &str, store: Store) -> Report {

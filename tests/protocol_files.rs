@@ -11,12 +11,10 @@ use locklab_models::check::Limits;
 use locklab_models::protocol::{self, Described};
 use locklab_models::registry::Property;
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 use models::{inside, last_state, run, story};
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 fn file(name: &str) -> PathBuf {
     models::protocol_file(name)

@@ -8,12 +8,10 @@ use locklab_models::catalog::{Report, Verdict};
 use locklab_models::protocol::Described;
 use locklab_models::registry::Property;
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 use models::{inside, last_state, run, story};
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 
 fn load(name: &str) -> Described {
     models::load_protocol(name)

@@ -1,8 +1,7 @@
 //! `locklab report DIR`, `explain --html` and `check --html` through the built binary:
 //! the pages and the index are written, JSON on request, bad arguments exit 2.
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 use cli::{json_after, locklab, stderr, stdout};
 
 #[test]

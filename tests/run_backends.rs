@@ -13,17 +13,14 @@ use locklab_jepsen::redis::RedisClient;
 use locklab_jepsen::{CustomLock, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
-#[path = "common/harness.rs"]
-mod harness;
-#[path = "common/run_check.rs"]
-mod run_check;
-#[path = "common/runs.rs"]
-mod runs;
+use crate::common::harness;
+use crate::common::run_check;
+use crate::common::runs;
 use run_check::{check, check_of};
-use runs::{agrees, agrees_with, alone, run_alone};
+use runs::{agrees, agrees_with, alone, run_one};
 
 fn run_id(id: &str, seed: u64) -> RunReport {
-    run_alone(&RunOptions {
+    run_one(&RunOptions {
         seed,
         ..RunOptions::new(id)
     })
@@ -150,7 +147,8 @@ fn redlock_restart_on_its_append_only_file_keeps_the_lock_every_time() {
 #[test]
 fn redlock_split_majorities_grants_only_the_majority_side() {
     use locklab_traces::format::{OpKind, Phase, Process};
-    for seed in 1..=seeds() {
+    let seeds: Vec<u64> = (1..=seeds()).collect();
+    runs::side_by_side(&seeds, |&seed| {
         let (r, h) = runs::run_kept(RunOptions {
             seed,
             ..RunOptions::new("redlock-split-majorities")
@@ -203,19 +201,19 @@ fn redlock_split_majorities_grants_only_the_majority_side() {
             granted_inside.iter().all(|&c| c == 0),
             "seed {seed}: the minority side was granted inside the split: {granted_inside:?}"
         );
-    }
+    });
 }
 
 #[test]
 fn redlock_clock_jump_and_pause_give_two_holders() {
-    for id in ["redlock-clock-jump", "redlock-pause"] {
+    runs::side_by_side(&["redlock-clock-jump", "redlock-pause"], |id| {
         let r = agrees(id);
         assert_eq!(
             check(&r, Property::MutualExclusion),
             Verdict::Violation,
             "{id}"
         );
-    }
+    });
 }
 
 #[test]
@@ -233,7 +231,7 @@ fn wait_1_with_two_replicas_fails_over_to_the_lagging_one() {
         replicas: Some(2),
         ..RunOptions::new("redis-failover-wait")
     };
-    let r = run_alone(&options);
+    let r = run_one(&options);
     assert!(r.agreement.agrees(), "{:#?}\n{:?}", r.agreement, r.timeline);
     assert_eq!(check(&r, Property::MutualExclusion), Verdict::Violation);
     let t = r.timeline.unwrap_or_default().join("\n");
@@ -242,9 +240,11 @@ fn wait_1_with_two_replicas_fails_over_to_the_lagging_one() {
 
 /// Seeds of the "every time" tests: 3 in the default test command (each failover run
 /// takes ~13 s); `LOCKLAB_SEEDS=10` for the long run the README names.
-/// `id` run on every seed, each run asserted to agree with the model.
-fn agreeing_seeds(id: &str) -> impl Iterator<Item = (u64, RunReport)> + '_ {
-    (1..=seeds()).map(move |seed| {
+/// `id` run on every seed, the seeds side by side, each run asserted to agree with the
+/// model.
+fn agreeing_seeds(id: &str) -> Vec<(u64, RunReport)> {
+    let seeds: Vec<u64> = (1..=seeds()).collect();
+    runs::side_by_side(&seeds, |&seed| {
         let r = run_id(id, seed);
         assert!(
             r.agreement.agrees(),
@@ -269,8 +269,8 @@ fn seeds() -> u64 {
 /// not a pass/fail limit (a busy machine stalls for seconds).
 #[test]
 fn redis_failover_shows_two_holders_every_time() {
-    let mut missed = Vec::new();
-    for seed in 1..=seeds() {
+    let seeds: Vec<u64> = (1..=seeds()).collect();
+    let missed: Vec<_> = runs::side_by_side(&seeds, |&seed| {
         let started = Instant::now();
         let r = run_id("redis-failover", seed);
         if check(&r, Property::MutualExclusion) == Verdict::Violation {
@@ -279,10 +279,14 @@ fn redis_failover_shows_two_holders_every_time() {
                 t.contains("FAULT kill master") && t.contains("FAULT failover"),
                 "{t}"
             );
+            None
         } else {
-            missed.push((seed, started.elapsed(), r.attempts));
+            Some((seed, started.elapsed(), r.attempts))
         }
-    }
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     assert!(
         missed.is_empty(),
         "no two holders in (seed, time, attempts) {missed:?}"
@@ -317,9 +321,7 @@ fn redlock_delayed_restart_keeps_one_holder_and_its_lock_history_is_a_lock() {
 
 #[test]
 fn every_redis_row_runs_and_agrees_with_the_model() {
-    for id in MUST_AGREE {
-        agrees(id);
-    }
+    runs::side_by_side(&MUST_AGREE, |id| agrees(id));
 }
 
 /// Every section locks again: the nested acquire is refused while its own caller holds
@@ -354,11 +356,11 @@ fn a_nested_lock_on_the_lua_lock_waits_for_its_own_key_and_shares_the_section() 
 /// trying for many leases and nobody gets it (as far as the run watched).
 #[test]
 fn a_crash_without_ttl_leaves_the_lock_stuck() {
-    for id in ["redis-setnx-no-ttl", "redis-setnx-expire"] {
+    runs::side_by_side(&["redis-setnx-no-ttl", "redis-setnx-expire"], |id| {
         // The model's lasso says it can stay held for ever; the run agrees, within
         // what it watched.
         runs::assert_stuck_as_the_model_says(&agrees(id), "client-crash");
-    }
+    });
 }
 
 /// Redisson's `lock()` without a lease time: the watchdog renews a hung worker's lock
@@ -482,7 +484,7 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
         lock: Some(good),
         ..RunOptions::new("redis-lua")
     };
-    let r = run_alone(&options);
+    let r = run_one(&options);
     assert_eq!(r.lock, "team-lua");
     assert!(
         r.agreement.agrees() && r.agreement.verdict == Verdict::Ok,
@@ -499,7 +501,7 @@ fn a_custom_lock_runs_in_a_scenario_and_a_broken_one_is_caught() {
         lock: Some(broken),
         ..RunOptions::new("redis-lua")
     };
-    let r = run_alone(&options);
+    let r = run_one(&options);
     assert_eq!(r.agreement.verdict, Verdict::Violation);
     assert!(
         r.agreement.exact == locklab_jepsen::agreement::Answer::No,
@@ -544,7 +546,8 @@ fn wait_gone(pid: u32) -> Vec<String> {
 
 #[test]
 fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
-    let _one = alone();
+    // A harness of its own, told apart by its process id: one run's share.
+    let _share = runs::beside();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = start_harness(dir.path());
     let pid = child.id();
@@ -579,7 +582,8 @@ fn a_killed_harness_leaves_no_server_and_its_history_still_checks() {
 
 #[test]
 fn ctrl_c_stops_every_server() {
-    let _one = alone();
+    // A harness of its own, told apart by its process id: one run's share.
+    let _share = runs::beside();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = start_harness(dir.path());
     let pid = child.id();
@@ -605,7 +609,8 @@ fn hosts_of(pid: u32) -> Vec<String> {
 /// namespaces) is left. Ctrl-C removes them at once.
 #[test]
 fn a_killed_split_brain_run_leaves_nothing_once_the_next_run_starts() {
-    let _one = alone();
+    // A harness of its own, told apart by its process id: one run's share.
+    let _share = runs::beside();
     let dir = tempfile::tempdir().expect("tempdir");
     let keep = dir.path().display().to_string();
     let mut child =
@@ -656,7 +661,7 @@ fn an_unrealised_plan_is_retried_then_unknown() {
         when: When::after_by(Event::FirstGrant, 60_000, 1_000),
         action: Action::Kill(Target::Primary),
     }];
-    let _one = alone();
+    let _share = runs::beside();
     let r = locklab_jepsen::runner::run_plan(plan, &RunOptions::new("redis-lua"), &mut |_| {})
         .expect("ran");
     assert_eq!(r.attempts, 3, "{:?}", r.unreliable);
@@ -679,11 +684,12 @@ fn an_unrealised_plan_is_retried_then_unknown() {
 /// of the lab is left afterwards.
 #[test]
 fn split_brain_gives_two_holders_without_a_kill_and_leaves_no_host_behind() {
-    for (id, seed) in [
+    let runs = [
         ("redis-split-brain", 1),
         ("redis-split-brain", 2),
         ("redis-split-brain-min-replicas", 1),
-    ] {
+    ];
+    runs::side_by_side(&runs, |&(id, seed)| {
         let dir = tempfile::tempdir().expect("tempdir");
         let r = agrees_with(&RunOptions {
             seed,
@@ -717,6 +723,8 @@ fn split_brain_gives_two_holders_without_a_kill_and_leaves_no_host_behind() {
             run_check::nemesis(&h, "kill").is_empty(),
             "no process is killed in a split brain"
         );
+        // The hosts of this process's runs, once none runs.
+        let _whole = runs::alone();
         let pid = std::process::id();
         let left = Command::new("ip")
             .args(["netns", "list"])
@@ -724,7 +732,7 @@ fn split_brain_gives_two_holders_without_a_kill_and_leaves_no_host_behind() {
             .expect("ip");
         let left = String::from_utf8_lossy(&left.stdout).to_string();
         assert!(!left.contains(&format!("locklab-{pid}-")), "{left}");
-    }
+    });
 }
 
 /// A random nemesis of split brains on the split-brain row: it cuts the first master
@@ -737,7 +745,7 @@ fn a_random_split_brain_is_held_against_the_model_with_its_split_and_failover() 
     let dir = tempfile::tempdir().expect("tempdir");
     let mut random = locklab_jepsen::random::RandomNemesis::parse("random:split").expect("spec");
     random.shrink_runs = 0;
-    let r = run_alone(&RunOptions {
+    let r = run_one(&RunOptions {
         duration: Some(Duration::from_secs(50)),
         random: Some(random),
         keep: Some(dir.path().to_path_buf()),
@@ -762,6 +770,8 @@ fn a_random_split_brain_is_held_against_the_model_with_its_split_and_failover() 
         healed.len() == 1 && healed[0].2 > cut[0].2,
         "{healed:?} after {cut:?}"
     );
+    // The hosts of this process's runs, once none runs.
+    let _whole = runs::alone();
     let left = Command::new("ip")
         .args(["netns", "list"])
         .output()
@@ -784,7 +794,7 @@ fn a_random_nemesis_breaks_nothing_the_fenced_lock_promises() {
         random: Some(locklab_jepsen::random::RandomNemesis::parse("random").expect("spec")),
         ..RunOptions::new("redis-lua-fenced")
     };
-    let r = run_alone(&options);
+    let r = run_one(&options);
     let n = runs::assert_random_run_broke_nothing(&r);
     assert!(n.faults >= 1, "{n:?}");
     let budget: Vec<String> = r
@@ -813,9 +823,9 @@ fn every_server_is_a_host_of_its_own_unless_loopback_is_asked_for() {
         duration: Some(Duration::from_secs(2)),
         ..RunOptions::new("redlock")
     };
-    runs::assert_on_hosts(&run_alone(&short(Net::Auto)), 6379, 5);
+    runs::assert_on_hosts(&run_one(&short(Net::Auto)), 6379, 5);
     // The harness's own counter ("; resource …") is on loopback in every mode.
-    let apart = run_alone(&short(Net::Loopback)).topology;
+    let apart = run_one(&short(Net::Loopback)).topology;
     let apart = apart.split("; resource").next().unwrap_or_default();
     assert!(
         apart.contains("n0 127.0.0.1:")
@@ -823,7 +833,7 @@ fn every_server_is_a_host_of_its_own_unless_loopback_is_asked_for() {
             && !apart.contains("host of its own"),
         "{apart}"
     );
-    let _held = alone();
+    let _share = runs::beside();
     let cut = RunOptions {
         net: Net::Loopback,
         ..RunOptions::new("redis-split-brain")

@@ -5,10 +5,8 @@
 
 use std::process::Command;
 
-#[path = "common/cli.rs"]
-mod cli;
-#[path = "common/schema.rs"]
-mod schema;
+use crate::common::cli;
+use crate::common::schema;
 use cli::{locklab, stderr, stdout};
 use schema::assert_document;
 

@@ -10,16 +10,14 @@ use locklab_jepsen::{RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 use locklab_traces::{Event, History, OpKind, Phase, Process};
 
-#[path = "common/run_check.rs"]
-mod run_check;
-#[path = "common/runs.rs"]
-mod runs;
+use crate::common::run_check;
+use crate::common::runs;
 use run_check::{check, check_of, nemesis};
-use runs::{assert_agrees, run_alone};
+use runs::{assert_agrees, run_one};
 
 /// The run of `id`, its history kept in `dir` and read back.
 fn recorded_in(id: &str, dir: &Path) -> (RunReport, History) {
-    let r = run_alone(&RunOptions {
+    let r = run_one(&RunOptions {
         keep: Some(dir.to_path_buf()),
         ..RunOptions::new(id)
     });

@@ -15,14 +15,10 @@ use locklab_jepsen::external::{ExternalClient, ProblemKind};
 use locklab_jepsen::{RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
-#[path = "common/harness.rs"]
-mod harness;
-#[path = "common/run_check.rs"]
-mod run_check;
-#[path = "common/runs.rs"]
-mod runs;
+use crate::common::harness;
+use crate::common::run_check;
+use crate::common::runs;
 use run_check::check;
-use runs::{alone, run_holding};
 
 /// kazoo's Lock on ZooKeeper, and a client built on it that deletes any node.
 #[path = "run_external/kazoo.rs"]
@@ -57,9 +53,8 @@ fn run_with(id: &str, client: ExternalClient, secs: Option<u64>, keep: &Path) ->
         keep: Some(keep.to_path_buf()),
         ..RunOptions::new(id)
     };
-    let one = alone();
-    let r = run_holding(&one, &options);
-    let left = clients_of(std::process::id());
+    let r = runs::run_one(&options);
+    let left = clients_of_run(keep);
     assert!(
         left.is_empty(),
         "client processes outlived the run: {left:?}"
@@ -70,10 +65,20 @@ fn run_with(id: &str, client: ExternalClient, secs: Option<u64>, keep: &Path) ->
 /// Processes started as clients of harness process `pid` (and anything they started),
 /// by the variable every client inherits.
 fn clients_of(pid: u32) -> Vec<String> {
-    let marker = format!("LOCKLAB_HARNESS_PID={pid}\0");
+    clients_marked(&format!("LOCKLAB_HARNESS_PID={pid}\0"))
+}
+
+/// Processes started as clients of the run in `dir` (and anything they started): runs
+/// of this process side by side are told apart by their directories.
+fn clients_of_run(dir: &Path) -> Vec<String> {
+    clients_marked(&format!("LOCKLAB_RUN_DIR={}\0", dir.display()))
+}
+
+/// Processes whose environment holds `marker`, with their command lines.
+fn clients_marked(marker: &str) -> Vec<String> {
     harness::processes(|proc| {
         let env = std::fs::read(proc.join("environ")).ok()?;
-        String::from_utf8_lossy(&env).contains(&marker).then(|| {
+        String::from_utf8_lossy(&env).contains(marker).then(|| {
             let cmd = std::fs::read(proc.join("cmdline")).unwrap_or_default();
             format!(": {}", String::from_utf8_lossy(&cmd).replace('\0', " "))
         })
@@ -304,7 +309,8 @@ fn wait_gone(pid: u32) -> Vec<String> {
 
 #[test]
 fn ctrl_c_kills_every_client_process_group() {
-    let _one = alone();
+    // A harness of its own, told apart by its process id: one run's share.
+    let _share = runs::beside();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = start_harness(dir.path());
     let pid = child.id();
@@ -320,7 +326,8 @@ fn ctrl_c_kills_every_client_process_group() {
 /// nothing of the harness runs any more to kill it.
 #[test]
 fn a_killed_harness_leaves_no_client() {
-    let _one = alone();
+    // A harness of its own, told apart by its process id: one run's share.
+    let _share = runs::beside();
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = start_harness(dir.path());
     let pid = child.id();
@@ -366,7 +373,7 @@ fn a_random_nemesis_finds_the_broken_del_and_shrinks_it_to_one_pause() {
         random: random("random"),
         ..RunOptions::new("redis-lua")
     };
-    let r = run_holding(&alone(), &options);
+    let r = runs::run_one(&options);
     let n = r
         .nemesis
         .as_ref()

@@ -11,19 +11,16 @@ use locklab_jepsen::sql::inventory::{
 use locklab_jepsen::{run, RunOptions, RunReport};
 use locklab_traces::check::{Property, Verdict};
 
-#[path = "common/run_check.rs"]
-mod run_check;
-#[path = "common/runs.rs"]
-mod runs;
+use crate::common::run_check;
+use crate::common::runs;
 use run_check::check;
-use runs::alone;
 
 fn agrees(id: &str, backend: &str) -> RunReport {
     let options = RunOptions {
         backend: Some(backend.to_string()),
         ..RunOptions::new(id)
     };
-    let _one = alone();
+    let _share = runs::share_of(id);
     let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id} on {backend}: {e}"));
     assert!(
         r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,
@@ -47,27 +44,30 @@ fn oversold(r: &RunReport) -> i64 {
 
 #[test]
 fn read_check_write_oversells_with_no_lock_and_with_a_mutex_per_instance() {
-    for (id, backend) in [
-        ("inventory-no-lock", "mariadb"),
-        ("inventory-no-lock", "postgres"),
-        ("inventory-no-lock", "redis"),
-        ("inventory-local-mutex", "mariadb"),
-        ("inventory-local-mutex", "redis"),
-    ] {
-        let r = agrees(id, backend);
-        assert_eq!(
-            check(&r, Property::ResourceSafety),
-            Verdict::Violation,
-            "{id}"
-        );
-        // The database itself stays linearizable: the application lost the update.
-        assert_eq!(
-            check(&r, Property::ResourceLinearizability),
-            Verdict::Ok,
-            "{id}"
-        );
-        assert!(oversold(&r) >= 1, "{id} on {backend}");
-    }
+    runs::side_by_side(
+        &[
+            ("inventory-no-lock", "mariadb"),
+            ("inventory-no-lock", "postgres"),
+            ("inventory-no-lock", "redis"),
+            ("inventory-local-mutex", "mariadb"),
+            ("inventory-local-mutex", "redis"),
+        ],
+        |&(id, backend)| {
+            let r = agrees(id, backend);
+            assert_eq!(
+                check(&r, Property::ResourceSafety),
+                Verdict::Violation,
+                "{id}"
+            );
+            // The database itself stays linearizable: the application lost the update.
+            assert_eq!(
+                check(&r, Property::ResourceLinearizability),
+                Verdict::Ok,
+                "{id}"
+            );
+            assert!(oversold(&r) >= 1, "{id} on {backend}");
+        },
+    );
 }
 
 #[test]
@@ -79,21 +79,24 @@ fn a_timestamp_version_written_twice_in_one_tick_lets_a_stale_cas_through() {
 
 #[test]
 fn one_conditional_update_and_a_version_cas_never_oversell() {
-    for (id, backend) in [
-        ("inventory-one-sql", "mariadb"),
-        ("inventory-one-sql", "postgres"),
-        ("inventory-optimistic", "mariadb"),
-        ("inventory-optimistic", "postgres"),
-        // The Lua check-and-DECR script, and WATCH + MULTI/EXEC.
-        ("inventory-one-sql", "redis"),
-        ("inventory-optimistic", "redis"),
-    ] {
-        let r = agrees(id, backend);
-        assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
-        assert_eq!(oversold(&r), 0, "{id} on {backend}");
-        // Someone was refused: N buyers, N − 1 units.
-        assert!(r.story.contains("(2 purchases completed)"), "{}", r.story);
-    }
+    runs::side_by_side(
+        &[
+            ("inventory-one-sql", "mariadb"),
+            ("inventory-one-sql", "postgres"),
+            ("inventory-optimistic", "mariadb"),
+            ("inventory-optimistic", "postgres"),
+            // The Lua check-and-DECR script, and WATCH + MULTI/EXEC.
+            ("inventory-one-sql", "redis"),
+            ("inventory-optimistic", "redis"),
+        ],
+        |&(id, backend)| {
+            let r = agrees(id, backend);
+            assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
+            assert_eq!(oversold(&r), 0, "{id} on {backend}");
+            // Someone was refused: N buyers, N − 1 units.
+            assert!(r.story.contains("(2 purchases completed)"), "{}", r.story);
+        },
+    );
 }
 
 /// Write-up 001's phantom inventory on every server: 4 in stock, orders of 3 and 2.
@@ -101,7 +104,7 @@ fn one_conditional_update_and_a_version_cas_never_oversell() {
 /// whole order meets exactly one.
 #[test]
 fn the_phantom_inventory_sells_five_from_four_unless_one_statement_checks_the_order() {
-    for backend in ["mariadb", "postgres", "redis"] {
+    runs::side_by_side(&["mariadb", "postgres", "redis"], |&backend| {
         let r = agrees("inventory-phantom-no-lock", backend);
         assert_eq!(
             check(&r, Property::ResourceSafety),
@@ -118,7 +121,7 @@ fn the_phantom_inventory_sells_five_from_four_unless_one_statement_checks_the_or
             "{backend}"
         );
         assert!(r.story.contains("(1 purchases completed)"), "{}", r.story);
-    }
+    });
 }
 
 #[test]
@@ -145,7 +148,7 @@ fn a_backend_is_chosen_by_name_and_only_for_the_inventory_rows() {
 
 #[test]
 fn the_benchmark_counts_purchases_and_no_oversold_unit_for_one_statement() {
-    let _one = alone();
+    let _share = runs::beside();
     let options = BenchOptions {
         workloads: vec![Workload::Closed {
             buyers: 2,
@@ -177,7 +180,7 @@ fn the_benchmark_counts_purchases_and_no_oversold_unit_for_one_statement() {
 /// stands beside MariaDB's rows and not PostgreSQL's.
 #[test]
 fn the_arrivals_test_sells_the_stock_exactly_once_unless_it_has_no_lock() {
-    let _one = alone();
+    let _share = runs::beside();
     let options = BenchOptions {
         workloads: vec![Workload::Arrivals {
             stock: 300,
@@ -230,7 +233,7 @@ fn the_arrivals_test_sells_the_stock_exactly_once_unless_it_has_no_lock() {
 /// count, and its plot a panel per server and a line per strategy.
 #[test]
 fn a_sweep_tables_and_plots_purchases_per_second_by_buyers() {
-    let _one = alone();
+    let _share = runs::beside();
     let options = BenchOptions {
         workloads: [1, 3, 12]
             .into_iter()

@@ -11,10 +11,8 @@ use locklab_models::protocol;
 use locklab_traces::check::{Property, Verdict};
 use locklab_traces::format::OpKind;
 
-#[path = "common/run_check.rs"]
-mod run_check;
-#[path = "common/runs.rs"]
-mod runs;
+use crate::common::run_check;
+use crate::common::runs;
 use run_check::check;
 use runs::{assert_agrees, run_kept};
 

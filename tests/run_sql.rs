@@ -11,12 +11,10 @@ use locklab_models::registry::ScenarioId;
 use locklab_traces::check::{Property, Verdict};
 use locklab_traces::format::{CommandValue, History, OpKind, Phase};
 
-#[path = "common/run_check.rs"]
-mod run_check;
-#[path = "common/runs.rs"]
-mod runs;
+use crate::common::run_check;
+use crate::common::runs;
 use run_check::{check, nemesis};
-use runs::{agrees, agrees_with, assert_agrees, plan_kept, run_alone};
+use runs::{agrees, agrees_with, assert_agrees, plan_kept, run_one};
 
 /// The same, keeping the history in `dir`.
 fn agrees_kept(id: &str, dir: &std::path::Path) -> RunReport {
@@ -28,27 +26,30 @@ fn agrees_kept(id: &str, dir: &std::path::Path) -> RunReport {
 
 #[test]
 fn a_killed_session_frees_its_lock_while_the_holder_works_on() {
-    for id in [
-        "mysql-getlock-conn-kill",
-        "sql-for-update-outside-tx",
-        "pg-advisory",
-    ] {
-        let r = agrees(id);
-        assert_eq!(
-            check(&r, Property::MutualExclusion),
-            Verdict::Violation,
-            "{id}"
-        );
-        // The server is a host of its own, on its well-known port.
-        runs::assert_on_hosts(&r, if id.starts_with("pg-") { 5432 } else { 3306 }, 1);
-        assert!(
-            r.schedule
-                .iter()
-                .any(|s| s["fault"] == "kill-holder-session"),
-            "{id}: {:?}",
-            r.schedule
-        );
-    }
+    runs::side_by_side(
+        &[
+            "mysql-getlock-conn-kill",
+            "sql-for-update-outside-tx",
+            "pg-advisory",
+        ],
+        |id| {
+            let r = agrees(id);
+            assert_eq!(
+                check(&r, Property::MutualExclusion),
+                Verdict::Violation,
+                "{id}"
+            );
+            // The server is a host of its own, on its well-known port.
+            runs::assert_on_hosts(&r, if id.starts_with("pg-") { 5432 } else { 3306 }, 1);
+            assert!(
+                r.schedule
+                    .iter()
+                    .any(|s| s["fault"] == "kill-holder-session"),
+                "{id}: {:?}",
+                r.schedule
+            );
+        },
+    );
 }
 
 /// The run saw the lock stuck after its crash, as the model's lasso says it can stay.
@@ -178,7 +179,7 @@ fn a_random_clock_nemesis_breaks_a_database_time_lease_and_shrinks_to_one_jump()
         random: Some(locklab_jepsen::random::RandomNemesis::parse("random:jump").expect("spec")),
         ..RunOptions::new("mysql-lease-dbtime-pause")
     };
-    let r = run_alone(&options);
+    let r = run_one(&options);
     let n = r
         .nemesis
         .as_ref()
@@ -211,7 +212,7 @@ fn a_sequence_token_keeps_the_resource_safe_after_pg_terminate_backend() {
 
 #[test]
 fn work_in_the_locking_transaction_rolls_back_with_a_killed_session_or_a_crash() {
-    for id in ["sql-for-update", "pg-advisory-xact"] {
+    runs::side_by_side(&["sql-for-update", "pg-advisory-xact"], |&id| {
         // Removed when dropped, also when an assertion below fails.
         let kept = tempfile::Builder::new()
             .prefix(&format!("locklab-run-sql-{id}-"))
@@ -247,7 +248,7 @@ fn work_in_the_locking_transaction_rolls_back_with_a_killed_session_or_a_crash()
             let l = r.liveness.expect("a crash was recorded");
             assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
         }
-    }
+    });
 }
 
 #[test]
@@ -339,22 +340,25 @@ fn two_holders_then_granted_again<F: Family>(plan: Plan<F>, faults: [&str; 2]) {
 #[test]
 fn a_server_restart_ends_the_holders_session_as_a_kill_does() {
     // (row, whether its work survives the holder's session)
-    for (id, work_survives) in [
-        (ScenarioId::MysqlGetlockConnKill, true),
-        (ScenarioId::SqlForUpdate, false),
-    ] {
-        let plan = with_server_restarted::<MariaDb>(id).expect("a session-kill row");
-        let (r, h) = plan_agrees(plan);
-        let [_, back] = done_in_order(&h, ["kill", "restart"]);
-        granted_again_after(&h, back);
-        let two_holders = check(&r, Property::MutualExclusion) == Verdict::Violation;
-        assert_eq!(two_holders, work_survives, "{id}");
-        if !work_survives {
-            assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
-            let l = r.liveness.expect("a crash was recorded");
-            assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
-        }
-    }
+    runs::side_by_side(
+        &[
+            (ScenarioId::MysqlGetlockConnKill, true),
+            (ScenarioId::SqlForUpdate, false),
+        ],
+        |&(id, work_survives)| {
+            let plan = with_server_restarted::<MariaDb>(id).expect("a session-kill row");
+            let (r, h) = plan_agrees(plan);
+            let [_, back] = done_in_order(&h, ["kill", "restart"]);
+            granted_again_after(&h, back);
+            let two_holders = check(&r, Property::MutualExclusion) == Verdict::Violation;
+            assert_eq!(two_holders, work_survives, "{id}");
+            if !work_survives {
+                assert_eq!(check(&r, Property::ResourceSafety), Verdict::Ok, "{id}");
+                let l = r.liveness.expect("a crash was recorded");
+                assert!(!l.stuck && l.granted_after_ns.is_some(), "{}", l.summary);
+            }
+        },
+    );
 }
 
 /// The same on PostgreSQL: the advisory lock dies with the postmaster's backends.

@@ -17,10 +17,8 @@ use locklab_models::zk::Recipe;
 use locklab_traces::check::{Property, Verdict};
 use locklab_traces::format::{CommandValue, History, OpKind};
 
-#[path = "common/run_check.rs"]
-mod run_check;
-#[path = "common/runs.rs"]
-mod runs;
+use crate::common::run_check;
+use crate::common::runs;
 use run_check::{check, nemesis};
 use runs::{plan_kept, run_kept};
 

@@ -5,8 +5,7 @@
 use locklab_models::catalog::{params, Family, Overrides, Verdict};
 use locklab_models::registry::{Fault, Property};
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 use models::{
     before, each_reaches_its_verdict, family_ids, inside, last_state, run_with as run, story,
 };

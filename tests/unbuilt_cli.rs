@@ -4,8 +4,7 @@
 //! history commands work.
 #![cfg(not(feature = "harness"))]
 
-#[path = "common/cli.rs"]
-mod cli;
+use crate::common::cli;
 use cli::{assert_exit, assert_says, json_after, locklab, stderr, stdout};
 
 #[test]

@@ -12,8 +12,7 @@ use locklab_models::zk::catalog::RECIPE;
 use locklab_models::zk::{Action, Phase, Recipe, WatchOn, Work, ZkLock};
 use stateright::Model;
 
-#[path = "common/models.rs"]
-mod models;
+use crate::common::models;
 use models::{
     assert_before, assert_family_rows, assert_fencing_saves_only_the_resource, assert_two_inside,
     one, run, stories, story, walk,

@@ -3,13 +3,11 @@
 
 #![cfg(feature = "backends")]
 
-mod common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{counter_run, node, server, CounterOutcome};
+use crate::common::{counter_run, node, server, CounterOutcome};
 use locklab_implementations::redis::{
     DelUnconditionalLock, FencedLock, GetSetLock, GetThenDelLock, LuaLock, ReentrantLock,
     SetNxNoTtlLock, TimestampValueLock,

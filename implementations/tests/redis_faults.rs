@@ -3,11 +3,9 @@
 
 #![cfg(feature = "backends")]
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{node, server};
+use crate::common::{node, server};
 use locklab_implementations::redis::{FencedLock, LuaLock, ReentrantLock};
 use locklab_implementations::{DistributedLock, Lease, LockError, LockGuard};
 use locklab_servers::Server;

@@ -5,12 +5,10 @@
 
 #![cfg(feature = "backends")]
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{counter_run, node, recorded_node, server};
+use crate::common::{counter_run, node, recorded_node, server};
 use locklab_implementations::redis::{replay, LuaLock, Recorder, RedisCommand, RedisReply};
 use locklab_implementations::{Attempt, DistributedLock, Lease, LockError};
 

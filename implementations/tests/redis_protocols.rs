@@ -3,11 +3,9 @@
 
 #![cfg(feature = "backends")]
 
-mod common;
-
 use std::time::Duration;
 
-use common::{node, recorded_node, server};
+use crate::common::{node, recorded_node, server};
 use locklab_implementations::redis::{
     self, FencedLock, LuaLock, Recorder, RedisCommand, RedisReply, SetNxExpireLock, SetNxNoTtlLock,
     WaitReplicas,

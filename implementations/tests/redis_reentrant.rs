@@ -2,11 +2,9 @@
 
 #![cfg(feature = "backends")]
 
-mod common;
-
 use std::time::Duration;
 
-use common::{node, recorded_node, server};
+use crate::common::{node, recorded_node, server};
 use locklab_implementations::redis::{Recorder, RedisCommand, ReentrantLock};
 use locklab_implementations::{Attempt, DistributedLock, Lease, LockError, LostReason};
 

@@ -6,12 +6,12 @@
 
 #![cfg(feature = "backends")]
 
-mod common;
+use crate::common;
 
 use locklab_traces::format::Backend;
 use std::time::Duration;
 
-use common::{recorded_node, server};
+use crate::common::{recorded_node, server};
 use locklab_implementations::redis::{
     self, replay, Recorder, RedisReply, Redlock, ReplayError, SingleNode,
 };

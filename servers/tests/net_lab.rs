@@ -186,8 +186,12 @@ fn child_holds_a_lab() {
 fn a_killed_labs_leftovers_are_reaped_at_the_next_start() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ready = dir.path().join("ready");
+    // The child test's name as libtest knows it: its module's path inside the test
+    // binary (`net_lab::child_holds_a_lab`), without the binary's own name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let child_test = format!("{module}::child_holds_a_lab");
     let mut child = Command::new(std::env::current_exe().expect("this test binary"))
-        .args(["--exact", "child_holds_a_lab", "--ignored", "--nocapture"])
+        .args(["--exact", &child_test, "--ignored", "--nocapture"])
         .env("LOCKLAB_NET_CHILD", &ready)
         .stdout(Stdio::null())
         .spawn()

@@ -12,11 +12,14 @@ use locklab_models::progress::{self, Kept, Promise};
 use crate::bad_input;
 use crate::output::{joined, spinner, Format};
 
-use super::rows::each_row;
+use super::rows::{each_row, rows_of};
 
 /// Arguments of `matrix`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// Only these scenario ids (comma-separated; default: the whole catalog).
+    #[arg(long, value_name = "ID,..", value_delimiter = ',')]
+    only: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -25,6 +28,10 @@ pub struct Args {
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
     let start = Instant::now();
+    let rows = match rows_of(&args.only) {
+        Ok(rows) => rows,
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
     let bar = spinner(args.format, "matrix");
     // Rows are independent: each core takes the next one and searches it on one
     // thread, which spends nothing on hand-overs (verdicts and stories do not depend on
@@ -34,7 +41,7 @@ pub fn run(args: Args) -> u8 {
         ..Limits::default()
     };
     type Row = (catalog::Report, Option<Vec<progress::Verdict>>);
-    let done: Vec<(_, Result<Row, String>)> = each_row(&bar, |s| {
+    let done: Vec<(_, Result<Row, String>)> = each_row(rows, &bar, |s| {
         let o = Overrides::default();
         catalog::check(s.id, &o, limits, &mut |_| {})
             .and_then(|r| Ok((r, catalog::progress(s.id, &o, limits)?)))

@@ -32,7 +32,7 @@ pub fn run(args: Args) -> u8 {
             threads: 1,
             ..Limits::default()
         };
-        let rows = each_row(&bar, |s| {
+        let rows = each_row(scenarios(), &bar, |s| {
             catalog::progress(s.id, &Overrides::default(), limits).map_err(|e| e.to_string())
         });
         bar.finish_and_clear();

@@ -1,18 +1,31 @@
-//! Every catalog row through one function, on every core: `matrix` and
-//! `models --progress` check rows that do not depend on each other.
+//! The catalog's rows (or those `--only` names) through one function, on every core:
+//! `matrix` and `models --progress` check rows that do not depend on each other.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use locklab_models::catalog::{scenarios, Scenario};
+use locklab_models::catalog::{find, scenarios, CatalogError, Scenario};
 use locklab_models::check::default_threads;
 
-/// `work` on every catalog row, each core taking the next row in turn; the results in
-/// catalog order. `bar` names the row being worked on.
+/// The catalog's rows whose ids are in `only` (every row when it is empty), in catalog
+/// order; an id that names no row is the catalog's error, which names the closest ids.
+pub fn rows_of(only: &[String]) -> Result<Vec<Scenario>, CatalogError> {
+    for id in only {
+        find(id)?;
+    }
+    Ok(scenarios()
+        .into_iter()
+        .filter(|s| only.is_empty() || only.iter().any(|o| o == s.id))
+        .collect())
+}
+
+/// `work` on each of `rows`, each core taking the next row in turn; the results in
+/// the rows' order. `bar` names the row being worked on.
 pub fn each_row<T: Send>(
+    rows: Vec<Scenario>,
     bar: &indicatif::ProgressBar,
     work: impl Fn(&Scenario) -> T + Sync,
 ) -> Vec<(Scenario, T)> {
-    let all = scenarios();
+    let all = rows;
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..default_threads())

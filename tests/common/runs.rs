@@ -1,12 +1,12 @@
-//! A run of a row on real servers, one at a time on the machine (the runs share two
-//! cores, and Sentinel's timing must not starve), its history kept and read back when a
-//! test reads it, and the agreement with the model every run test asks of it.
+//! A run of a row on real servers, side by side with other runs where its timing
+//! survives it (each server is a host of its own, so runs never meet on a port), its
+//! history kept and read back when a test reads it, and the agreement with the model
+//! every run test asks of it.
 
-// Each test binary includes this file and uses a part of it.
+// Each test module uses a part of this file.
 #![allow(dead_code)]
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 
 use locklab_jepsen::family::Family;
 use locklab_jepsen::plan::Plan;
@@ -15,17 +15,11 @@ use locklab_jepsen::{run, RunOptions, RunReport};
 use locklab_traces::check::Verdict;
 use locklab_traces::format::History;
 
-static SERIAL: Mutex<()> = Mutex::new(());
+pub use super::machine::{alone, beside, share_of, side_by_side, Share};
 
-/// The machine, for one run: the guard is held until it drops (a test that panicked
-/// holding it frees it too).
-pub fn alone() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Runs `options` on the machine `_held` holds, for a test that looks at what is left
-/// of the run before another may start.
-pub fn run_holding(_held: &MutexGuard<'static, ()>, options: &RunOptions) -> RunReport {
+/// Runs `options` on the part of the machine `_held` holds, for a test that looks at
+/// what is left of the run before another may start.
+pub fn run_holding(_held: &Share, options: &RunOptions) -> RunReport {
     let mut options = options.clone();
     if options.keep.is_none() {
         // A run that fails a test once and then passes a hundred times is only
@@ -44,9 +38,9 @@ pub fn run_holding(_held: &MutexGuard<'static, ()>, options: &RunOptions) -> Run
     run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
 }
 
-/// Runs `options` alone.
-pub fn run_alone(options: &RunOptions) -> RunReport {
-    run_holding(&alone(), options)
+/// Runs `options` on its row's share of the machine.
+pub fn run_one(options: &RunOptions) -> RunReport {
+    run_holding(&share_of(&options.id), options)
 }
 
 /// The run agrees with the model, and its verdict is known.
@@ -60,14 +54,14 @@ pub fn assert_agrees(r: &RunReport) {
     );
 }
 
-/// Runs `options` alone; the run must agree with the model.
+/// Runs `options`; the run must agree with the model.
 pub fn agrees_with(options: &RunOptions) -> RunReport {
-    let r = run_alone(options);
+    let r = run_one(options);
     assert_agrees(&r);
     r
 }
 
-/// Runs row `id` alone; the run must agree with the model.
+/// Runs row `id`; the run must agree with the model.
 pub fn agrees(id: &str) -> RunReport {
     agrees_with(&RunOptions::new(id))
 }
@@ -77,21 +71,20 @@ pub fn kept_history(dir: &Path) -> History {
     locklab_traces::reader::read_path(&dir.join("history.jsonl")).expect("the kept history loads")
 }
 
-/// Runs `options` alone, keeping its history for the test to read.
+/// Runs `options`, keeping its history for the test to read.
 pub fn run_kept(options: RunOptions) -> (RunReport, History) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let options = RunOptions {
         keep: Some(dir.path().to_path_buf()),
         ..options
     };
-    (run_alone(&options), kept_history(dir.path()))
+    (run_one(&options), kept_history(dir.path()))
 }
 
-/// Runs `plan` (a variant of a catalog row) alone, keeping its history for the test to
-/// read.
+/// Runs `plan` (a variant of a catalog row), keeping its history for the test to read.
 pub fn plan_kept<F: Family>(plan: Plan<F>) -> (RunReport, History) {
     let id = plan.id.name();
-    let _one = alone();
+    let _share = share_of(id);
     let dir = tempfile::tempdir().expect("a temp dir");
     let options = RunOptions {
         keep: Some(dir.path().to_path_buf()),

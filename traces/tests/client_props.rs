@@ -16,12 +16,11 @@
 
 #[path = "client_props/clients.rs"]
 mod clients;
-mod common;
 #[path = "client_props/world.rs"]
 mod world;
 
+use crate::common::*;
 use clients::*;
-use common::*;
 use locklab_traces::check::{CheckReport, Property, Report, Verdict};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

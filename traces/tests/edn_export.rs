@@ -2,9 +2,7 @@
 //! field, and every locklab history the checkers accept keeps its verdict; what Knossos
 //! reads differently (an `:ok`'s value, a `:fail`'s) is marked.
 
-mod common;
-
-use common::{config, verdict};
+use crate::common::{config, verdict};
 use locklab_traces::check::Verdict;
 use locklab_traces::export::to_edn;
 use locklab_traces::format::{

@@ -2,9 +2,7 @@
 //! `DEL` removed the next holder's lock is flagged, though its lock operations alone
 //! prove nothing (the release began before the other grant); near misses are not.
 
-mod common;
-
-use common::build::Build;
+use crate::common::build::Build;
 use locklab_traces::check::Verdict;
 use locklab_traces::format::{Backend, OpKind, Phase};
 use serde_json::{json, Value};

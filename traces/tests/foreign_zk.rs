@@ -5,9 +5,7 @@
 //! may have made the node, its own node) prove nothing, and a recipe that deletes only
 //! its own nodes is fine.
 
-mod common;
-
-use common::build::{session, Build};
+use crate::common::build::{session, Build};
 use locklab_traces::check::{check_history, Options, Property, Verdict};
 use locklab_traces::format::{Backend, OpKind, Phase};
 use serde_json::{json, Value};

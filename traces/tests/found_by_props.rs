@@ -1,9 +1,7 @@
 //! Histories the property tests (spec_props, client_props) found judged wrongly,
 //! reduced by hand to their core. Each was a correct run.
 
-mod common;
-
-use common::history_with as history;
+use crate::common::history_with as history;
 use locklab_traces::check::{check_history, Options, Verdict};
 use locklab_traces::format::Backend;
 use locklab_traces::format::{Event, Header, LockModel, OpKind, Phase, Process};

@@ -6,7 +6,7 @@
 //! The default case count keeps this to a few seconds. A long run:
 //!
 //! ```text
-//! PROPTEST_CASES=20000 cargo test -p locklab-traces --test import_fuzz --release
+//! PROPTEST_CASES=20000 cargo test -p locklab-traces --release --test it import_fuzz::
 //! ```
 
 use std::path::PathBuf;

@@ -3,9 +3,7 @@
 //! - after a random corruption of one answer, a small history is rejected exactly when
 //!   a brute-force search over every order says it is not linearizable.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use locklab_models::spec::{LockSpec, RegisterSpec};
 use locklab_traces::check::{Selection, Verdict};
 use locklab_traces::format::ResourceSpec;

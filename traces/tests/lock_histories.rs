@@ -1,8 +1,6 @@
 //! Hand-written lock histories and the verdicts the checkers must reach.
 
-mod common;
-
-use common::build::{check_of, Build, MS};
+use crate::common::build::{check_of, Build, MS};
 use locklab_traces::check::{CheckReport, Property, Report, Verdict};
 use locklab_traces::format::{OpKind, Phase, ResourceSpec};
 

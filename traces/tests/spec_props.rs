@@ -14,16 +14,15 @@
 //! of tests on two busy cores after the release build (three minutes in all):
 //!
 //! ```text
-//! PROPTEST_CASES=50000 cargo test -p locklab-traces --release --test spec_props --test client_props --test linearizability_props
+//! PROPTEST_CASES=50000 cargo test -p locklab-traces --release --test it -- spec_props:: client_props:: linearizability_props::
 //! ```
 
-mod common;
 #[path = "spec_props/harness.rs"]
 mod harness;
 #[path = "spec_props/workloads.rs"]
 mod workloads;
 
-use common::*;
+use crate::common::*;
 use harness::*;
 use locklab_traces::check::linear::LinResult;
 use proptest::prelude::*;

@@ -58,6 +58,9 @@ impl ClientProcess {
             .stderr(Stdio::piped())
             .env("LOCKLAB_CLIENT", name)
             .env("LOCKLAB_HARNESS_PID", std::process::id().to_string())
+            // The run's own directory: tells this run's clients from those of another
+            // run of the same harness process side by side (a test suite's).
+            .env("LOCKLAB_RUN_DIR", dir)
             .process_group(0);
         if let Some(d) = &spec.dir {
             cmd.current_dir(d);

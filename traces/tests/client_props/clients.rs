@@ -4,8 +4,8 @@
 use locklab_models::spec::LockState;
 use locklab_traces::format::{Backend, Event, Header, OpKind, Phase, Process, ResourceSpec};
 
+use super::world::*;
 use crate::common::*;
-use crate::world::*;
 
 /// A request as the history records it.
 #[derive(Clone, Debug)]

@@ -14,8 +14,8 @@ use locklab_traces::check::Property;
 use locklab_traces::format::{Backend, Event, Header, LockModel, OpKind, Phase, ResourceSpec};
 use serde_json::json;
 
+use super::harness::{Recorded, Workload};
 use crate::common::*;
-use crate::harness::{Recorded, Workload};
 
 /// A register (with or without CAS), empty or starting at a value; an empty one
 /// declared in the header or left for the checker to infer.

@@ -1,0 +1,37 @@
+//! locklab's integration tests, one test binary with a module per subject: one build
+//! and one link for all of them, and `cargo test` runs them side by side (a binary per
+//! file built and linked the same dependencies 29 times, and ran one file after
+//! another). Run one subject with `cargo test --test it run_sql::`. Every file of
+//! `tests/` is a module here (`tests/layout.rs` checks it).
+
+mod common;
+
+mod book;
+mod book_families;
+mod check_history_cli;
+mod chromium_pages;
+mod cli_reference;
+mod etcd_models;
+mod etcd_protocol_files;
+mod gate_cli;
+mod generate_cli;
+mod inventory_models;
+mod json_contract;
+mod layout;
+mod model_matrix;
+mod model_stores;
+mod protocol_files;
+mod readme;
+mod redlock_protocol_files;
+mod report_cli;
+mod run_backends;
+mod run_cli;
+mod run_etcd;
+mod run_external;
+mod run_inventory;
+mod run_protocol;
+mod run_sql;
+mod run_zk;
+mod sql_models;
+mod unbuilt_cli;
+mod zk_models;
