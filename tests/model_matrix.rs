@@ -392,6 +392,36 @@ fn cli_exit_codes() {
     assert_eq!(cli(&["explain", "redis-lua-pause"]).0, 1);
 }
 
+/// `matrix --only` checks the rows it names, in catalog order, with their progress
+/// columns; an id that names no row is exit 2 naming the closest ids, before any search.
+#[test]
+fn matrix_checks_only_the_rows_it_is_given() {
+    let (code, out, _) = cli(&[
+        "matrix",
+        "--only",
+        "redis-failover,redis-lua",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let ids: Vec<&str> = v["scenarios"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["redis-lua", "redis-failover"]);
+    assert_eq!(v["all_match"], true);
+    assert!(v["scenarios"][0]["progress"].is_object(), "{out}");
+    let (code, _, err) = cli(&["matrix", "--only", "redis-lua,redis-failovr"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("redis-failovr") && err.contains("redis-failover"),
+        "{err}"
+    );
+}
+
 /// `models --progress` adds the checker's progress verdicts to each row: a stuck row's
 /// broken promise with its lasso's shape, FIFO where requests are ordered, and nothing
 /// for a row without a lock; the same in JSON.

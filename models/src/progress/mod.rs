@@ -269,7 +269,7 @@ where
 
 /// A model whose progress promises can be judged, behind a pointer: what a catalog
 /// row's [`crate::scenario::Build::with_tail`] hands over.
-pub trait Judge {
+pub trait Judge: Sync {
     /// The promises' verdicts, the graph held to `limits` (see [`check`]).
     fn judge(&self, limits: &Limits) -> Vec<Verdict> {
         self.judge_only(limits, Promise::ALL)
@@ -341,14 +341,20 @@ pub fn judge_row(once: &dyn Judge, again: Option<&dyn Judge>, limits: &Limits) -
     let Some(again) = again else {
         return once.judge(limits);
     };
-    let mut verdicts = once.judge_only(limits, &[Promise::EventuallyFree, Promise::Fifo]);
-    let starving = again
-        .judge_only(limits, &[Promise::StarvationFree])
-        .into_iter()
-        .map(|v| Verdict {
-            repeating: true,
-            ..v
-        });
+    // The two graphs are independent: each judged on a core of its own, the row's
+    // answer in the time of the larger (the repeating one, most often).
+    let (mut verdicts, starving) = std::thread::scope(|scope| {
+        let starving = scope.spawn(|| again.judge_only(limits, &[Promise::StarvationFree]));
+        let verdicts = once.judge_only(limits, &[Promise::EventuallyFree, Promise::Fifo]);
+        let starving = starving
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (verdicts, starving)
+    });
+    let starving = starving.into_iter().map(|v| Verdict {
+        repeating: true,
+        ..v
+    });
     verdicts.splice(1..1, starving);
     verdicts
 }
