@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The long proofs, kept at their full size out of the README's test command (which
 # runs a smaller, still meaningful, size of each). Run it before resolving any change
-# to what it covers: the checkers and importers (the property runs), the model
-# searches (the progress checker's oracle), the Redis failover and Redlock restarts on
-# real servers (the "every time" runs). About 15 minutes on two cores, after its
-# release build. Needs what `bash ci/setup.sh` installs.
+# to what it covers: the checkers and importers (the property runs), the Redis failover
+# and Redlock restarts on real servers (the "every time" runs). Needs what
+# `bash ci/setup.sh` installs.
 #
 #   bash ci/long.sh            everything below
 #   bash ci/long.sh props      only the property runs (no server)
@@ -22,12 +21,6 @@ if [ "$what" != seeds ]; then
   # fuzzers, the EDN export: 50,000 cases per property (300 in the test command).
   PROPTEST_CASES=50000 cargo test -p locklab-traces --release --test it -- \
     spec_props:: client_props:: linearizability_props:: import_fuzz:: edn_export::
-  # The streaming lock check against the search, and the fair-lasso search against its
-  # oracle: 20,000 cases each (200 in the test command).
-  PROPTEST_CASES=20000 cargo test -p locklab-traces --release --lib -- \
-    lock_histories_get_the_searchs_verdict
-  PROPTEST_CASES=20000 cargo test -p locklab-models --release --lib -- \
-    the_search_finds_a_fair_lasso_exactly_when_the_oracle_does
 fi
 if [ "$what" != props ]; then
   # Two holders after a Sentinel failover and after a Redlock node restarts empty, one

@@ -124,6 +124,11 @@ pub fn paint(text: &str) -> String {
     if !COLORED.load(std::sync::atomic::Ordering::Relaxed) {
         return text.to_string();
     }
+    coloured(text)
+}
+
+/// `text` with its verdict words coloured ([`paint`] with colour on).
+fn coloured(text: &str) -> String {
     const RED: &str = "\x1b[1;31m";
     const GREEN: &str = "\x1b[1;32m";
     const YELLOW: &str = "\x1b[1;33m";
@@ -153,10 +158,13 @@ pub fn paint(text: &str) -> String {
     for ch in text.chars() {
         if ch.is_ascii_alphanumeric() || ch == '_' {
             if word.is_empty() {
-                before = out[out.len().saturating_sub(2)..].to_string();
-                if out.is_empty() {
-                    before.clear();
+                // The last two bytes or more: never a cut inside a character (a dash
+                // or an arrow before the word), and enough for `ends_with(": ")`.
+                let mut from = out.len().saturating_sub(2);
+                while !out.is_char_boundary(from) {
+                    from -= 1;
                 }
+                before = out[from..].to_string();
             }
             word.push(ch);
         } else {
@@ -251,4 +259,58 @@ pub fn emit<T: serde::Serialize>(
         Format::Text => print!("{}", paint(&text())),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coloured;
+    use proptest::prelude::*;
+
+    /// The text without its colour codes.
+    fn plain(text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(i) = rest.find("\x1b[") {
+            out.push_str(&rest[..i]);
+            let after = &rest[i..];
+            rest = after.find('m').map_or("", |m| &after[m + 1..]);
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// A verdict word after a non-ASCII character panicked (a byte slice cut inside
+    /// the character): `check-history c50-bad.txt --color always` exited 101.
+    #[test]
+    fn a_verdict_after_a_dash_is_coloured_and_nothing_is_cut() {
+        let text = "c50-bad.txt – VIOLATION: linearizability\n→ OK\nfoo: OK";
+        let out = coloured(text);
+        assert!(out.contains("\x1b[1;31mVIOLATION\x1b[0m"), "{out:?}");
+        assert!(out.contains("\x1b[1;32mOK\x1b[0m"), "{out:?}");
+        assert_eq!(plain(&out), text);
+    }
+
+    proptest! {
+        /// Any text, non-ASCII and verdict words mixed in, comes out whole: colour
+        /// codes added, nothing else changed, never a panic.
+        #[test]
+        fn colouring_any_text_only_adds_colour_codes(
+            parts in proptest::collection::vec(
+                prop_oneof![
+                    Just("VIOLATED".to_string()),
+                    Just("OK".to_string()),
+                    Just("HOLDS".to_string()),
+                    Just("UNKNOWN".to_string()),
+                    Just(": ".to_string()),
+                    Just("\n".to_string()),
+                    "[–→é✓ a-z0-9:]{0,4}",
+                    any::<String>().prop_map(|s| s.replace('\x1b', "")),
+                ],
+                0..12,
+            )
+        ) {
+            let text: String = parts.concat();
+            prop_assert_eq!(plain(&coloured(&text)), text);
+        }
+    }
 }

@@ -253,9 +253,8 @@ fn stepping_through_the_failover_story_shows_each_step_and_the_lost_replication(
 /// diagram's box scrolls sideways (the page's script measures both).
 #[test]
 fn every_report_page_fits_a_1400_pixel_window() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    report(dir.path(), &[]);
-    let mut pages: Vec<_> = std::fs::read_dir(dir.path())
+    let (dir, _) = crate::common::cli::catalog_report();
+    let mut pages: Vec<_> = std::fs::read_dir(dir)
         .expect("the pages")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "html"))

@@ -6,6 +6,23 @@
 
 mod common;
 
+/// Six tests at a time in this binary, where libtest's default is one per core, unless
+/// `RUST_TEST_THREADS` says otherwise: its real runs mostly wait (on leases, faults,
+/// their servers' replies), and share the machine through `common::machine`, so the
+/// waits overlap with the model tests' work. Set before `main`, where libtest reads it;
+/// the other test binaries keep the default (their tests start servers of their own
+/// and hold them to tight reply timeouts).
+#[used]
+#[link_section = ".init_array"]
+static MORE_TEST_THREADS: extern "C" fn() = {
+    extern "C" fn more_test_threads() {
+        if std::env::var_os("RUST_TEST_THREADS").is_none() {
+            std::env::set_var("RUST_TEST_THREADS", "6");
+        }
+    }
+    more_test_threads
+};
+
 mod book;
 mod book_families;
 mod check_history_cli;

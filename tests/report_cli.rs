@@ -110,10 +110,7 @@ fn bad_arguments_exit_2() {
 /// without lanes of its own falls back to one lane of step texts): none may fail.
 #[test]
 fn report_covers_the_whole_catalog() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let d = dir.path().to_str().expect("utf-8 path");
-    let out = locklab(&["report", d, "--format", "json"]);
-    let doc = json_after(&out, 0);
+    let (dir, doc) = cli::catalog_report();
     let ids: Vec<String> = doc["scenarios"]
         .as_array()
         .expect("scenarios")
@@ -122,7 +119,7 @@ fn report_covers_the_whole_catalog() {
         .collect();
     assert!(ids.iter().any(|i| i.starts_with("etcd-")) && ids.iter().any(|i| i.starts_with("zk-")));
     for id in ids {
-        let page = std::fs::read_to_string(dir.path().join(format!("{id}.html")))
+        let page = std::fs::read_to_string(dir.join(format!("{id}.html")))
             .unwrap_or_else(|e| panic!("{id}.html: {e}"));
         assert!(page.contains("<svg"), "{id}: no diagram");
         // Every family draws its actors, not the one-lane fallback.

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use crate::common::{counter_run, node, node_with, server};
-use locklab_implementations::redis::{NodeOptions, Redlock};
+use crate::common::{counter_run, node, server};
+use locklab_implementations::redis::Redlock;
 use locklab_implementations::{DistributedLock, Lease, LockError};
 use locklab_servers::{RedisServer, Server};
 
@@ -14,16 +14,9 @@ async fn cluster() -> (
     Vec<locklab_implementations::redis::RedisNode>,
 ) {
     let servers: Vec<RedisServer> = (0..5).map(|_| server()).collect();
-    // These tests count nodes, not milliseconds: a reply is waited for as long as a
-    // stalled machine takes (the default 500 ms gave up on live nodes beside a build,
-    // and a grant or release a node applied after the lock gave up on it miscounted).
-    let patient = NodeOptions {
-        response_timeout: Duration::from_secs(5),
-        ..NodeOptions::default()
-    };
     let mut nodes = Vec::new();
     for s in &servers {
-        nodes.push(node_with(s, patient.clone()).await);
+        nodes.push(node(s).await);
     }
     (servers, nodes)
 }
@@ -46,32 +39,12 @@ async fn acquires_with_one_or_two_nodes_down_and_refuses_with_three() {
                 .iter()
                 .filter(|s| s.cli(&["GET", "rl"]) == lock.info().owner)
                 .count();
-            assert_eq!(
-                holding,
-                alive.len(),
-                "{down} down: set on every live node, as {}: {:?}",
-                lock.info().owner,
-                alive
-                    .iter()
-                    .map(|s| s.cli(&["GET", "rl"]))
-                    .collect::<Vec<_>>()
-            );
+            assert_eq!(holding, alive.len(), "{down} down: set on every live node");
             g.release().await.expect("release on the majority");
-            // The release waits for every node's reply, but no longer than a node's
-            // response timeout: on a stalled machine a node's DEL may be answered
-            // after the lock gave up on it, and the server still applies it.
-            let held = || -> Vec<String> {
-                alive
-                    .iter()
-                    .filter(|s| s.cli(&["EXISTS", "rl"]) != "0")
-                    .map(|s| s.addr())
-                    .collect()
-            };
-            let deadline = std::time::Instant::now() + Duration::from_secs(3);
-            while !held().is_empty() && std::time::Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            assert!(held().is_empty(), "{down} down: still held on {:?}", held());
+            assert!(
+                alive.iter().all(|s| s.cli(&["EXISTS", "rl"]) == "0"),
+                "released everywhere"
+            );
         } else {
             match r {
                 Err(LockError::Timeout { last_error, .. }) => {

@@ -36,3 +36,31 @@ pub fn json_after(o: &Output, code: i32) -> serde_json::Value {
     assert_eq!(o.status.code(), Some(code), "{}", stderr(o));
     serde_json::from_slice(&o.stdout).expect("json")
 }
+
+/// `locklab report DIR --format json` over the whole catalog, written once for all the
+/// tests of this binary that read it (the pages, their layout in Chromium): the
+/// directory and the JSON document. A catalog report checks every row's safety and
+/// progress, the most any one command does here; two tests wrote it twice.
+pub fn catalog_report() -> &'static (std::path::PathBuf, serde_json::Value) {
+    static REPORT: std::sync::OnceLock<(std::path::PathBuf, serde_json::Value)> =
+        std::sync::OnceLock::new();
+    REPORT.get_or_init(|| {
+        let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        // One directory per test process (nextest runs each test in its own); those
+        // of processes that are gone are removed.
+        for e in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("catalog-report-") {
+                if !std::path::Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let dir = tmp.join(format!("catalog-report-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let d = dir.to_str().expect("utf-8 path");
+        let out = locklab(&["report", d, "--format", "json"]);
+        let doc = json_after(&out, 0);
+        (dir, doc)
+    })
+}

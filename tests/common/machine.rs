@@ -5,9 +5,9 @@
 use std::sync::{Condvar, Mutex};
 
 /// How many runs share the machine at once. A run mostly waits (on leases, faults and
-/// its servers' replies): three side by side on two cores kept every run's fault timing
-/// (`docs/setup.md` says how that was measured); a fourth made the servers' start-up,
-/// the JVMs' above all, the longest part of every run.
+/// its servers' replies), so on two cores four side by side keep their fault timing
+/// (the whole test command passed so, beside a build of another clone); the binary
+/// runs six tests at a time (`tests/main.rs`), so model tests go on beside them.
 const SHARES: usize = 4;
 
 /// The rows whose fault timing does not survive a neighbour, and why: each runs with
