@@ -8,15 +8,19 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn chromium() -> String {
-    let bin = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
-    let found = Command::new(&bin).arg("--version").output();
-    match found {
-        Ok(o) if o.status.success() => bin,
-        _ => panic!(
-            "headless Chromium is needed to test the pages: `{bin}` did not run (install it with ci/setup.sh, or set CHROMIUM)"
-        ),
-    }
+/// The browser, found once per test process (asking it for its version costs a start).
+fn chromium() -> &'static str {
+    static FOUND: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FOUND.get_or_init(|| {
+        let bin = std::env::var("CHROMIUM").unwrap_or_else(|_| "chromium".into());
+        let found = Command::new(&bin).arg("--version").output();
+        match found {
+            Ok(o) if o.status.success() => bin,
+            _ => panic!(
+                "headless Chromium is needed to test the pages: `{bin}` did not run (install it with ci/setup.sh, or set CHROMIUM)"
+            ),
+        }
+    })
 }
 
 /// Loads `page` and dumps the DOM after its scripts ran, with the console on stderr.
@@ -261,18 +265,22 @@ fn every_report_page_fits_a_1400_pixel_window() {
         .collect();
     pages.sort();
     assert!(pages.len() > 40, "{pages:?}");
-    let wide: Vec<String> = pages
-        .iter()
-        .filter_map(|p| {
-            let dom = String::from_utf8_lossy(&load(p).stdout).into_owned();
-            (!dom.contains("data-overflow=\"0\"")).then(|| {
-                let at = dom
-                    .find("data-overflow=")
-                    .map_or("no measure", |i| &dom[i..(i + 22).min(dom.len())]);
-                format!("{}: {at}", p.display())
+    // Two browsers at a time: a page load is mostly the browser's start-up.
+    let halves: Vec<&[std::path::PathBuf]> = pages.chunks(pages.len().div_ceil(2)).collect();
+    let wide: Vec<String> = crate::common::machine::side_by_side(&halves, |half| {
+        half.iter()
+            .filter_map(|p| {
+                let dom = String::from_utf8_lossy(&load(p).stdout).into_owned();
+                (!dom.contains("data-overflow=\"0\"")).then(|| {
+                    let at = dom
+                        .find("data-overflow=")
+                        .map_or("no measure", |i| &dom[i..(i + 22).min(dom.len())]);
+                    format!("{}: {at}", p.display())
+                })
             })
-        })
-        .collect();
+            .collect::<Vec<_>>()
+    })
+    .concat();
     assert!(wide.is_empty(), "pages wider than 1400 px: {wide:?}");
 }
 
