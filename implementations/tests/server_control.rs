@@ -4,17 +4,10 @@
 
 #![cfg(feature = "backends")]
 
-use std::sync::Mutex;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use locklab_servers::{reaper, RedisServer, Server, ServerConfig};
-
-/// One test at a time: the reaper test kills every server of this process.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();
@@ -29,7 +22,6 @@ fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 
 #[test]
 fn restart_keeps_or_empties_the_data() {
-    let _one = serial();
     let mut s = RedisServer::start().expect("redis-server (run ci/setup.sh)");
     let port = s.port();
     assert_eq!(s.cli(&["SET", "k", "v"]), "OK");
@@ -42,7 +34,6 @@ fn restart_keeps_or_empties_the_data() {
 
 #[test]
 fn a_paused_server_answers_only_after_resume() {
-    let _one = serial();
     let s = RedisServer::start().expect("redis-server");
     s.pause();
     let answered = {
@@ -61,7 +52,6 @@ fn a_paused_server_answers_only_after_resume() {
 
 #[test]
 fn a_clock_jump_expires_a_lease_at_once() {
-    let _one = serial();
     let s = RedisServer::start_config(ServerConfig {
         fake_clock: true,
         ..ServerConfig::default()
@@ -77,7 +67,6 @@ fn a_clock_jump_expires_a_lease_at_once() {
 
 #[test]
 fn stop_shuts_down_and_start_again_brings_it_back() {
-    let _one = serial();
     let mut s = RedisServer::start().expect("redis-server");
     s.stop();
     assert!(!s.is_running());
@@ -85,11 +74,35 @@ fn stop_shuts_down_and_start_again_brings_it_back() {
     assert_eq!(s.cli(&["PING"]), "PONG");
 }
 
+/// Run by [`the_reaper_kills_what_drop_would`] in a process of its own: the reaper
+/// kills every server of its process, which in this test binary would be every other
+/// test's too (it killed the Redlock test's live nodes mid-test).
 #[test]
-fn the_reaper_kills_what_drop_would() {
-    let _one = serial();
+#[ignore = "the child of the_reaper_kills_what_drop_would"]
+fn reaper_child() {
+    if std::env::var_os("LOCKLAB_REAPER_CHILD").is_none() {
+        return;
+    }
     let mut s = RedisServer::start().expect("redis-server");
     assert!(reaper::count() >= 1);
     reaper::kill_all();
     wait_for("the server to die", || !s.is_running());
+}
+
+#[test]
+fn the_reaper_kills_what_drop_would() {
+    // The child test's name as libtest knows it: its module's path inside the test
+    // binary, without the binary's own name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let out = Command::new(std::env::current_exe().expect("this test binary"))
+        .args(["--exact", &format!("{module}::reaper_child"), "--ignored"])
+        .env("LOCKLAB_REAPER_CHILD", "1")
+        .output()
+        .expect("the child");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("1 passed"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
