@@ -5,10 +5,12 @@
 use std::sync::{Condvar, Mutex};
 
 /// How many runs share the machine at once. A run mostly waits (on leases, faults and
-/// its servers' replies), so on two cores five side by side keep their fault timing
-/// (`docs/setup.md`'s time budget was measured so); the binary runs eight tests at a
-/// time (`tests/main.rs`), so model tests go on beside them.
-const SHARES: usize = 5;
+/// its servers' replies), so on two cores four side by side keep their fault timing,
+/// also beside another build; with five and eight test threads the failover row's
+/// page test once saw no second holder (the SET had reached the replica before the
+/// kill). The binary runs six tests at a time (`tests/main.rs`), so model tests go on
+/// beside the runs.
+const SHARES: usize = 4;
 
 /// The rows whose fault timing does not survive a neighbour, and why: each runs with
 /// the machine to itself.
