@@ -46,6 +46,10 @@ pub fn count() -> usize {
 /// SIGCONT (a paused server cannot die otherwise) and SIGKILL to every registered
 /// process group, then removes their data dirs and this process's labs. Not async-signal-safe: call it from a
 /// signal-handling thread.
+///
+/// Every server of the process, whoever started it: only for a process that is ending
+/// (the Ctrl-C handler). A program that runs several runs in one process — a test
+/// suite through the library — would kill its other runs' servers mid-run.
 pub fn kill_all() {
     let pids: Vec<u32> = live().iter().copied().collect();
     for pid in pids {
