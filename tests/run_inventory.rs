@@ -20,7 +20,7 @@ fn agrees(id: &str, backend: &str) -> RunReport {
         backend: Some(backend.to_string()),
         ..RunOptions::new(id)
     };
-    let _share = runs::share_of(id);
+    let _share = runs::beside();
     let r = run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{id} on {backend}: {e}"));
     assert!(
         r.agreement.agrees() && r.agreement.verdict != Verdict::Unknown,

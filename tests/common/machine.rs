@@ -1,6 +1,7 @@
 //! The machine shared between the tests' real runs: a run takes a share, a test that
 //! looks at the whole machine (what runs left behind, a harness it kills) takes all of
-//! it, and a row whose timing needs both cores says why in [`ALONE`].
+//! it. No row needs both cores to itself at four shares: the day one does, it gets
+//! `alone()` with the reason beside it.
 
 use std::sync::{Condvar, Mutex};
 
@@ -11,10 +12,6 @@ use std::sync::{Condvar, Mutex};
 /// kill). The binary runs six tests at a time (`tests/main.rs`), so model tests go on
 /// beside the runs.
 const SHARES: usize = 4;
-
-/// The rows whose fault timing does not survive a neighbour, and why: each runs with
-/// the machine to itself.
-const ALONE: &[(&str, &str)] = &[];
 
 /// The shares taken, and how many wait for the whole machine.
 struct Taken {
@@ -65,7 +62,7 @@ impl Drop for Share {
 }
 
 /// The whole machine: no run beside it. For a test that counts what runs left behind
-/// on the machine, or a row whose timing needs both cores ([`ALONE`]).
+/// on the machine.
 pub fn alone() -> Share {
     Share::take(SHARES)
 }
@@ -73,15 +70,6 @@ pub fn alone() -> Share {
 /// One run's part of the machine.
 pub fn beside() -> Share {
     Share::take(1)
-}
-
-/// The part of the machine row `id` runs on.
-pub fn share_of(id: &str) -> Share {
-    if ALONE.iter().any(|(row, _)| *row == id) {
-        alone()
-    } else {
-        beside()
-    }
 }
 
 /// `f` on each of `items`, side by side, each on its own thread (a run takes its share

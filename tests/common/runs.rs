@@ -15,7 +15,7 @@ use locklab_jepsen::{run, RunOptions, RunReport};
 use locklab_traces::check::Verdict;
 use locklab_traces::format::History;
 
-pub use super::machine::{alone, beside, share_of, side_by_side, Share};
+pub use super::machine::{alone, beside, side_by_side, Share};
 
 /// Runs `options` on the part of the machine `_held` holds, for a test that looks at
 /// what is left of the run before another may start.
@@ -38,9 +38,9 @@ pub fn run_holding(_held: &Share, options: &RunOptions) -> RunReport {
     run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
 }
 
-/// Runs `options` on its row's share of the machine.
+/// Runs `options` on one run's share of the machine.
 pub fn run_one(options: &RunOptions) -> RunReport {
-    run_holding(&share_of(&options.id), options)
+    run_holding(&beside(), options)
 }
 
 /// The run agrees with the model, and its verdict is known.
@@ -84,7 +84,7 @@ pub fn run_kept(options: RunOptions) -> (RunReport, History) {
 /// Runs `plan` (a variant of a catalog row), keeping its history for the test to read.
 pub fn plan_kept<F: Family>(plan: Plan<F>) -> (RunReport, History) {
     let id = plan.id.name();
-    let _share = share_of(id);
+    let _share = beside();
     let dir = tempfile::tempdir().expect("a temp dir");
     let options = RunOptions {
         keep: Some(dir.path().to_path_buf()),
