@@ -66,7 +66,7 @@ impl EtcdLockModel {
         if deleted_foreign(&s.etcd, &etcd, &name, s.clients.len()) {
             s.foreign_release.get_or_insert(c as u8);
         }
-        s.etcd = etcd;
+        s.etcd = etcd.into();
         let next = match (cl.phase, release) {
             (Phase::Grant, _) => match &reply {
                 EtcdReply::Granted { lease, .. } => {

@@ -6,6 +6,8 @@
 //! bottom in one file, as stateright's example protocols are written; the words are in
 //! `narration.rs` and `diagram.rs`, the server's semantics in `spec.rs`.
 
+use std::sync::Arc;
+
 use stateright::Model;
 
 use crate::check::Symmetry;
@@ -157,8 +159,10 @@ pub struct Client {
 pub struct EtcdLockState {
     /// The cluster's clock.
     pub now: u64,
-    /// The cluster.
-    pub etcd: EtcdState,
+    /// The cluster, shared with the states it was copied from until a step changes it:
+    /// a successor is a copy, and most steps (a tick that expires nothing, a client's
+    /// own step, a fault) leave the cluster as it was.
+    pub etcd: Arc<EtcdState>,
     /// Client `c` at index `c`: its lock key holds `owner(c)` (`c0`), and every [`Action`]
     /// that names a client names it by `c`.
     pub clients: Vec<Client>,
@@ -269,7 +273,7 @@ impl EtcdLockModel {
         let mut sent = None;
         let mut send = |s: &mut EtcdLockState, cmd: EtcdCommand| -> EtcdReply {
             let (reply, etcd) = apply(&s.etcd, &cmd, s.now);
-            s.etcd = etcd;
+            s.etcd = etcd.into();
             sent = Some((cmd, reply.clone()));
             reply
         };
@@ -472,7 +476,10 @@ impl EtcdLockModel {
         let request = |s: EtcdLockState, cmd: EtcdCommand| {
             let (reply, etcd) = apply(&s.etcd, &cmd, s.now);
             Some(Effect {
-                state: EtcdLockState { etcd, ..s },
+                state: EtcdLockState {
+                    etcd: etcd.into(),
+                    ..s
+                },
                 sent: Some((cmd, reply)),
             })
         };
@@ -492,7 +499,9 @@ impl EtcdLockModel {
                     return None;
                 }
                 s.now += 1;
-                s.etcd.expire_due(s.now);
+                if s.etcd.any_due(s.now) {
+                    Arc::make_mut(&mut s.etcd).expire_due(s.now);
+                }
                 Some(Effect::plain(s))
             }
             Action::Drop(c) => {
@@ -530,7 +539,7 @@ impl EtcdLockModel {
                 {
                     return None;
                 }
-                s.etcd.restart_leases(s.now);
+                Arc::make_mut(&mut s.etcd).restart_leases(s.now);
                 s.budget.spend(Fault::Failover);
                 Some(Effect::plain(s))
             }
@@ -615,7 +624,7 @@ impl Model for EtcdLockModel {
         let clients = (0..self.clients).map(|_| self.fresh()).collect();
         vec![EtcdLockState {
             now: 0,
-            etcd: EtcdState::default(),
+            etcd: Default::default(),
             clients,
             resource: Resource::default(),
             commits: 0,

@@ -8,11 +8,12 @@
 //! so their plain ranks ([`Ranks::dense`]) keep each future.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::kernel::repeat::{Ranks, Rebase};
 
 use super::model::{Client, EtcdLockModel, EtcdLockState, Lock, Phase};
-use super::spec::{recipe_key, LeaseId, COUNTER_KEY, LOCK_PREFIX};
+use super::spec::{recipe_key, Lease, LeaseId, COUNTER_KEY, LOCK_PREFIX};
 
 impl EtcdLockModel {
     /// Whether this model's clients can start over: not for a protocol file, whose
@@ -68,8 +69,17 @@ impl EtcdLockModel {
         }
         let r = Rebase::past(self.horizon, s.now).unwrap_or(Rebase::stay(s.now));
         s.now = r.now();
-        for l in s.etcd.leases.values_mut() {
-            (l.deadline.lo, l.deadline.hi) = (r.deadline(l.deadline.lo), r.deadline(l.deadline.hi));
+        // The cluster is shared with the state this one was copied from: it is copied
+        // only where the rebase changes it, which most successors' do not.
+        let moved = |l: &Lease| (r.deadline(l.deadline.lo), r.deadline(l.deadline.hi));
+        if s.etcd
+            .leases
+            .values()
+            .any(|l| moved(l) != (l.deadline.lo, l.deadline.hi))
+        {
+            for l in Arc::make_mut(&mut s.etcd).leases.values_mut() {
+                (l.deadline.lo, l.deadline.hi) = moved(l);
+            }
         }
         for c in &mut s.clients {
             // A create revision is its client's from its create to its release.
@@ -79,8 +89,14 @@ impl EtcdLockModel {
         }
         renumber_revisions(&mut s);
         renumber_leases(&mut s);
-        if let Some(kv) = s.etcd.keys.get_mut(COUNTER_KEY) {
-            kv.value = "0".into();
+        if s.etcd
+            .keys
+            .get(COUNTER_KEY)
+            .is_some_and(|kv| kv.value != "0")
+        {
+            if let Some(kv) = Arc::make_mut(&mut s.etcd).keys.get_mut(COUNTER_KEY) {
+                kv.value = "0".into();
+            }
         }
         s.commits = 0;
         s.resource
@@ -102,9 +118,12 @@ fn renumber_revisions(s: &mut EtcdLockState) {
             .chain([s.etcd.revision, s.resource.max_token]),
         1,
     );
-    s.etcd.revision = ranks.get(s.etcd.revision);
-    for kv in s.etcd.keys.values_mut() {
-        (kv.create_rev, kv.mod_rev) = (ranks.get(kv.create_rev), ranks.get(kv.mod_rev));
+    if !ranks.is_identity() {
+        let etcd = Arc::make_mut(&mut s.etcd);
+        etcd.revision = ranks.get(etcd.revision);
+        for kv in etcd.keys.values_mut() {
+            (kv.create_rev, kv.mod_rev) = (ranks.get(kv.create_rev), ranks.get(kv.mod_rev));
+        }
     }
     for c in &mut s.clients {
         c.my_rev = ranks.get(c.my_rev);
@@ -125,13 +144,16 @@ fn renumber_leases(s: &mut EtcdLockState) {
         .chain(etcd.keys.values().filter_map(|kv| kv.lease))
         .chain(etcd.keys.keys().filter_map(|k| lease_in(k)));
     let ranks = Ranks::dense(ids.filter_map(|id| u64::try_from(id).ok()), 1);
+    if ranks.is_identity() {
+        return;
+    }
     let rank = |id: LeaseId| {
         u64::try_from(id)
             .ok()
             .and_then(|v| LeaseId::try_from(ranks.get(v)).ok())
             .unwrap_or(id)
     };
-    let etcd = &mut s.etcd;
+    let etcd = Arc::make_mut(&mut s.etcd);
     etcd.leases = std::mem::take(&mut etcd.leases)
         .into_iter()
         .map(|(id, l)| (rank(id), l))

@@ -111,6 +111,12 @@ impl EtcdState {
             .collect()
     }
 
+    /// Whether a lease's deadline has surely passed at `t`: what [`Self::expire_due`]
+    /// would expire, asked without a copy to change.
+    pub fn any_due(&self, t: u64) -> bool {
+        !expiry::due(self.deadlines(), t).is_empty()
+    }
+
     /// Expires every lease whose deadline has surely passed at `t`; whether any did.
     pub fn expire_due(&mut self, t: u64) -> bool {
         let due = expiry::due(self.deadlines(), t);

@@ -13,8 +13,6 @@
 //! states with one rebased form have the same futures, step for step, which
 //! [`crate::progress::reduce_commutes`] checks on each family's rows.
 
-use std::collections::BTreeMap;
-
 use super::Budget;
 use crate::registry::Fault;
 
@@ -100,7 +98,7 @@ impl Rebase {
 /// "none yet" 0) are kept; `first - 1` counts as a value, so a first value of `first`
 /// stays `first`.
 #[derive(Clone, Debug, Default)]
-pub struct Ranks(BTreeMap<u64, u64>);
+pub struct Ranks(Vec<(u64, u64)>);
 
 impl Ranks {
     /// The renumbering of `values`, counted from `first`.
@@ -110,12 +108,14 @@ impl Ranks {
         seen.dedup();
         let floor = first.saturating_sub(1);
         let (mut prev, mut prev_new) = (floor, floor);
-        let mut map = BTreeMap::new();
-        for v in seen {
-            prev_new += (v - prev).min(2);
-            prev = v;
-            map.insert(v, prev_new);
-        }
+        let map = seen
+            .into_iter()
+            .map(|v| {
+                prev_new += (v - prev).min(2);
+                prev = v;
+                (v, prev_new)
+            })
+            .collect();
         Ranks(map)
     }
 
@@ -132,7 +132,17 @@ impl Ranks {
 
     /// `v`'s new number.
     pub fn get(&self, v: u64) -> u64 {
-        self.0.get(&v).copied().unwrap_or(v)
+        // Sorted by old value: a handful of values, searched without a map's
+        // allocations (a renumbering is made for every state a repeating search stores).
+        self.0
+            .binary_search_by_key(&v, |&(old, _)| old)
+            .map_or(v, |i| self.0[i].1)
+    }
+
+    /// Whether every value keeps its number: the state need not be rewritten (most
+    /// successors of a renumbered state are renumbered already).
+    pub fn is_identity(&self) -> bool {
+        self.0.iter().all(|&(old, new)| old == new)
     }
 }
 

@@ -7,6 +7,8 @@
 //! bottom in one file, as stateright's example protocols are written; the words are in
 //! `narration.rs` and `diagram.rs`, the server's semantics in `spec.rs`.
 
+use std::sync::Arc;
+
 use stateright::Model;
 
 use crate::check::Symmetry;
@@ -172,8 +174,10 @@ pub struct Client {
 pub struct ZkLockState {
     /// The ensemble's clock.
     pub now: u64,
-    /// The ensemble.
-    pub zk: ZkState,
+    /// The ensemble, shared with the states it was copied from until a step changes it:
+    /// a successor is a copy, and most steps (a tick that expires nothing, a client's
+    /// own step, a fault) leave the ensemble as it was.
+    pub zk: Arc<ZkState>,
     /// Client `c` at index `c`: every [`Action`] that names a client names it by `c`.
     pub clients: Vec<Client>,
     /// The resource outside ZooKeeper.
@@ -289,7 +293,7 @@ impl ZkLockModel {
         let mut sent = None;
         let mut send = |s: &mut ZkLockState, cmd: ZkCommand| -> ZkReply {
             let (reply, zk) = apply(&s.zk, &cmd, s.now);
-            s.zk = zk;
+            s.zk = zk.into();
             sent = Some((cmd, reply.clone()));
             reply
         };
@@ -570,7 +574,7 @@ impl ZkLockModel {
                 }
                 let cmd = ZkCommand::Ping { session };
                 let (reply, zk) = apply(&st.zk, &cmd, st.now);
-                s.zk = zk;
+                s.zk = zk.into();
                 Some(Effect {
                     state: s,
                     sent: Some((cmd, reply)),
@@ -581,7 +585,9 @@ impl ZkLockModel {
                     return None;
                 }
                 s.now += 1;
-                s.zk.expire_due(s.now);
+                if s.zk.any_due(s.now) {
+                    Arc::make_mut(&mut s.zk).expire_due(s.now);
+                }
                 Some(Effect::plain(s))
             }
             Action::Suspend(c) => {
@@ -622,7 +628,7 @@ impl ZkLockModel {
                 // The new leader knows every session from its log and starts each one's
                 // timeout afresh (ZooKeeper's session tracker on a leader's start).
                 let now = s.now;
-                for session in s.zk.sessions.values_mut() {
+                for session in Arc::make_mut(&mut s.zk).sessions.values_mut() {
                     session.deadline = crate::spec::Window::at(now + session.timeout);
                 }
                 s.budget.spend(Fault::Failover);
@@ -638,8 +644,9 @@ impl ZkLockModel {
                 {
                     return None;
                 }
+                let zk = Arc::make_mut(&mut s.zk);
                 for id in gone {
-                    s.zk.close_session(id);
+                    zk.close_session(id);
                 }
                 s.budget.spend(Fault::Jump);
                 Some(Effect::plain(s))
@@ -758,7 +765,7 @@ impl Model for ZkLockModel {
         };
         vec![ZkLockState {
             now: 0,
-            zk,
+            zk: zk.into(),
             clients,
             resource: Resource::default(),
             commits: 0,

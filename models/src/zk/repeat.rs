@@ -8,11 +8,14 @@
 //! each future.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use crate::kernel::repeat::{Ranks, Rebase};
 
 use super::model::{Client, Phase, ZkLockModel, ZkLockState};
-use super::spec::{sequence, Notification, SessionId, WatchKind, ZkState, COUNTER, LOCK_DIR};
+use super::spec::{
+    sequence, Notification, Session, SessionId, WatchKind, ZkState, COUNTER, LOCK_DIR,
+};
 
 impl ZkLockModel {
     /// A client before its first step: what each starts as.
@@ -61,8 +64,17 @@ impl ZkLockModel {
         }
         let r = Rebase::past(self.horizon, s.now).unwrap_or(Rebase::stay(s.now));
         s.now = r.now();
-        for x in s.zk.sessions.values_mut() {
-            (x.deadline.lo, x.deadline.hi) = (r.deadline(x.deadline.lo), r.deadline(x.deadline.hi));
+        // The ensemble is shared with the state this one was copied from: each part of
+        // the rebase copies it only where it changes it, which most successors' do not.
+        let moved = |x: &Session| (r.deadline(x.deadline.lo), r.deadline(x.deadline.hi));
+        if s.zk
+            .sessions
+            .values()
+            .any(|x| moved(x) != (x.deadline.lo, x.deadline.hi))
+        {
+            for x in Arc::make_mut(&mut s.zk).sessions.values_mut() {
+                (x.deadline.lo, x.deadline.hi) = moved(x);
+            }
         }
         // What a client reads again only in some phases is dropped in the others.
         for c in &mut s.clients {
@@ -76,17 +88,24 @@ impl ZkLockModel {
             }
             c.wakeups = 0;
         }
-        drop_dead_watches(&mut s.zk);
+        if s.zk.watches.iter().any(|w| watch_is_dead(&s.zk, w)) {
+            drop_dead_watches(Arc::make_mut(&mut s.zk));
+        }
         renumber_zxids(&mut s);
         renumber_sequences(&mut s);
         renumber_sessions(&mut s);
         // Nothing compares a node's data version: every request the recipes send
         // leaves it unchecked.
-        for n in s.zk.nodes.values_mut() {
-            n.version = 0;
-        }
-        if let Some(n) = s.zk.nodes.get_mut(COUNTER) {
-            n.data = "0".into();
+        if s.zk.nodes.values().any(|n| n.version != 0)
+            || s.zk.nodes.get(COUNTER).is_some_and(|n| n.data != "0")
+        {
+            let zk = Arc::make_mut(&mut s.zk);
+            for n in zk.nodes.values_mut() {
+                n.version = 0;
+            }
+            if let Some(n) = zk.nodes.get_mut(COUNTER) {
+                n.data = "0".into();
+            }
         }
         s.commits = 0;
         s.resource
@@ -99,12 +118,24 @@ impl ZkLockModel {
 /// `/lock` that is gone, whose number the parent will not give again (sequence numbers
 /// only grow). The recipe's `exists` on a predecessor that was already gone leaves one.
 fn drop_dead_watches(zk: &mut ZkState) {
+    let dead: Vec<Notification> = zk
+        .watches
+        .iter()
+        .filter(|w| watch_is_dead(zk, w))
+        .cloned()
+        .collect();
+    for w in &dead {
+        zk.watches.remove(w);
+    }
+}
+
+/// Whether watch `w` of `zk` can never fire ([`drop_dead_watches`]).
+fn watch_is_dead(zk: &ZkState, w: &Notification) -> bool {
     let next = zk.cversion.get(LOCK_DIR).copied().unwrap_or(0);
-    let nodes = &zk.nodes;
-    zk.watches.retain(|w| match sequence(&w.path) {
-        Some(q) if w.kind == WatchKind::Node => q >= next || nodes.contains_key(&w.path),
-        _ => true,
-    });
+    match sequence(&w.path) {
+        Some(q) if w.kind == WatchKind::Node => q < next && !zk.nodes.contains_key(&w.path),
+        _ => false,
+    }
 }
 
 /// The zxids of `s` — the last one, each node's create and last write, the tokens
@@ -116,8 +147,12 @@ fn renumber_zxids(s: &mut ZkLockState) {
         nodes.chain(tokens).chain([s.zk.zxid, s.resource.max_token]),
         1,
     );
-    s.zk.zxid = ranks.get(s.zk.zxid);
-    for n in s.zk.nodes.values_mut() {
+    if ranks.is_identity() {
+        return;
+    }
+    let zk = Arc::make_mut(&mut s.zk);
+    zk.zxid = ranks.get(zk.zxid);
+    for n in zk.nodes.values_mut() {
         (n.czxid, n.mzxid) = (ranks.get(n.czxid), ranks.get(n.mzxid));
     }
     for c in &mut s.clients {
@@ -140,6 +175,9 @@ fn renumber_sequences(s: &mut ZkLockState) {
     let next = s.zk.cversion.get(LOCK_DIR).copied().map(u64::from);
     seen.extend(next);
     let ranks = Ranks::dense(seen, 0);
+    if ranks.is_identity() {
+        return;
+    }
     let rename = |name: &str| -> String {
         match sequence(name) {
             Some(q) => {
@@ -149,11 +187,12 @@ fn renumber_sequences(s: &mut ZkLockState) {
             None => name.to_string(),
         }
     };
-    s.zk.nodes = std::mem::take(&mut s.zk.nodes)
+    let zk = Arc::make_mut(&mut s.zk);
+    zk.nodes = std::mem::take(&mut zk.nodes)
         .into_iter()
         .map(|(p, n)| (rename(&p), n))
         .collect();
-    if let Some(q) = s.zk.cversion.get_mut(LOCK_DIR) {
+    if let Some(q) = zk.cversion.get_mut(LOCK_DIR) {
         *q = u32::try_from(ranks.get(u64::from(*q))).unwrap_or(u32::MAX);
     }
     for c in &mut s.clients {
@@ -168,8 +207,8 @@ fn renumber_sequences(s: &mut ZkLockState) {
             })
             .collect()
     };
-    s.zk.watches = renamed(&s.zk.watches);
-    s.zk.notified = renamed(&s.zk.notified);
+    zk.watches = renamed(&zk.watches);
+    zk.notified = renamed(&zk.notified);
 }
 
 /// The session ids — the ensemble's sessions, the last id given, each client's, each
@@ -185,7 +224,10 @@ fn renumber_sessions(s: &mut ZkLockState) {
         .chain(zk.nodes.values().filter_map(|n| n.ephemeral_owner))
         .chain(zk.watches.iter().chain(&zk.notified).map(|w| w.session));
     let ranks = Ranks::dense(ids.collect::<Vec<SessionId>>(), 1);
-    let zk = &mut s.zk;
+    if ranks.is_identity() {
+        return;
+    }
+    let zk = Arc::make_mut(&mut s.zk);
     zk.sessions = std::mem::take(&mut zk.sessions)
         .into_iter()
         .map(|(id, x)| (ranks.get(id), x))

@@ -188,6 +188,12 @@ impl ZkState {
             .collect()
     }
 
+    /// Whether a session's deadline has surely passed at `t`: what [`Self::expire_due`]
+    /// would expire, asked without a copy to change.
+    pub fn any_due(&self, t: u64) -> bool {
+        !expiry::due(self.deadlines(), t).is_empty()
+    }
+
     /// Expires every session whose deadline has surely passed at `t`; whether any did.
     pub fn expire_due(&mut self, t: u64) -> bool {
         let due = expiry::due(self.deadlines(), t);
