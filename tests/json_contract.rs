@@ -34,7 +34,17 @@ fn every_json_document_matches_its_schema() {
     // (document, command): each command that prints a document, and each error.
     let commands: Vec<(&str, Vec<&str>)> = vec![
         ("models", vec!["models"]),
-        ("models", vec!["models", "--progress"]),
+        // A row of each kind of progress document: broken, kept with fifo, broken
+        // only when clients lock again and again, and no lock at all.
+        (
+            "models",
+            vec![
+                "models",
+                "--progress",
+                "--only",
+                "redis-setnx-no-ttl,zk-sequential,redis-lua,inventory-no-lock",
+            ],
+        ),
         ("check", vec!["check", "redis-failover"]),
         ("check", vec!["check", "redis-setnx-no-ttl", "--progress"]),
         (

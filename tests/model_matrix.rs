@@ -427,8 +427,13 @@ fn matrix_checks_only_the_rows_it_is_given() {
 /// for a row without a lock; the same in JSON.
 #[test]
 fn models_progress_column() {
-    let (code, out, _) = cli(&["models", "--progress"]);
+    // The rows it reads: every row's progress is the report's and `matrix`'s, and
+    // `models/tests/progress.rs` pins each verdict.
+    let only = "redis-setnx-no-ttl,zk-sequential,inventory-no-lock,mysql-unique-crash,\
+                etcd-lease-crash,inventory-one-sql";
+    let (code, out, _) = cli(&["models", "--progress", "--only", only]);
     assert_eq!(code, 0, "{out}");
+    assert_eq!(out.matches("progress: ").count(), 6, "{out}");
     let line = |id: &str| {
         let at = out.find(&format!("{id} ")).expect(id);
         out[at..]
@@ -446,7 +451,7 @@ fn models_progress_column() {
     let zk = line("zk-sequential");
     assert!(zk.contains("starvation-free holds · fifo holds"), "{zk}");
     assert!(line("inventory-no-lock").contains("not stated (no lock)"));
-    let (code, out, _) = cli(&["models", "--progress", "--format", "json"]);
+    let (code, out, _) = cli(&["models", "--progress", "--only", only, "--format", "json"]);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     let row = |id: &str| {
@@ -462,6 +467,9 @@ fn models_progress_column() {
     );
     assert_eq!(row("etcd-lease-crash")["progress"]["fifo"]["verdict"], "ok");
     assert!(row("inventory-one-sql")["progress"].is_null());
+    let (code, _, err) = cli(&["models", "--only", "zk-sequentail"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("zk-sequential"), "names the closest id: {err}");
 }
 
 /// `check --progress`: the promises' verdicts beside the safety verdict, in text and

@@ -1,12 +1,13 @@
 //! `locklab models`: the scenario catalog.
 
-use locklab_models::catalog::{self, scenarios, Expected, Overrides};
+use locklab_models::catalog::{self, Expected, Overrides};
 use locklab_models::check::Limits;
 use locklab_models::progress::{self, Kept, Promise};
 
+use crate::bad_input;
 use crate::output::{joined, spinner, Format};
 
-use super::rows::each_row;
+use super::rows::{each_row, rows_of};
 
 /// Arguments of `models`.
 #[derive(clap::Args, Debug)]
@@ -16,6 +17,9 @@ pub struct Args {
     /// and show them (a few seconds)
     #[arg(long)]
     progress: bool,
+    /// Only these scenario ids (comma-separated; default: the whole catalog).
+    #[arg(long, value_name = "ID,..", value_delimiter = ',')]
+    only: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -23,6 +27,10 @@ pub struct Args {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
+    let all = match rows_of(&args.only) {
+        Ok(rows) => rows,
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
     // What the checker decides of each row's progress, when asked: `None` where the
     // row's family states no progress (no lock).
     type Decided = Result<Option<Vec<progress::Verdict>>, String>;
@@ -32,19 +40,18 @@ pub fn run(args: Args) -> u8 {
             threads: 1,
             ..Limits::default()
         };
-        let rows = each_row(scenarios(), &bar, |s| {
+        let rows = each_row(all.clone(), &bar, |s| {
             catalog::progress(s.id, &Overrides::default(), limits).map_err(|e| e.to_string())
         });
         bar.finish_and_clear();
         rows.into_iter().map(|(_, p)| p).collect()
     });
     if let Some(Err(e)) = decided.iter().flatten().find(|p| p.is_err()) {
-        return crate::bad_input(args.format, e);
+        return bad_input(args.format, e);
     }
     let progress_of = |i: usize| -> Option<&[progress::Verdict]> {
         decided.as_ref()?.get(i)?.as_ref().ok()?.as_deref()
     };
-    let all = scenarios();
     match args.format {
         Format::Json => {
             let scenarios = all
