@@ -2,7 +2,7 @@
 //! lasso, and that no lease lock is ever called stuck because the model's clock stops.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use locklab_models::catalog::{self, Overrides};
 use locklab_models::check::Limits;
@@ -11,20 +11,24 @@ use locklab_models::registry::{Family, ScenarioId};
 
 /// Every row's verdicts at its default bounds, judged once for all the tests here:
 /// each judges every row, and the graphs with clients that start over are the
-/// slowest part of the suite.
+/// slowest part of the suite. A test that asks for a row another is judging waits
+/// for that answer rather than judge it again beside it.
 fn verdicts(id: &str) -> Vec<Verdict> {
-    static ALL: OnceLock<Mutex<HashMap<String, Vec<Verdict>>>> = OnceLock::new();
-    let all = ALL.get_or_init(Mutex::default);
-    if let Some(v) = all.lock().unwrap_or_else(|e| e.into_inner()).get(id) {
-        return v.clone();
-    }
-    let v = catalog::progress(id, &Overrides::default(), Limits::default())
-        .expect("a catalog row")
-        .expect("the row's family states its progress promises");
-    all.lock()
+    type Cell = Arc<OnceLock<Vec<Verdict>>>;
+    static ALL: OnceLock<Mutex<HashMap<String, Cell>>> = OnceLock::new();
+    let cell = ALL
+        .get_or_init(Mutex::default)
+        .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(id.to_string(), v.clone());
-    v
+        .entry(id.to_string())
+        .or_default()
+        .clone();
+    cell.get_or_init(|| {
+        catalog::progress(id, &Overrides::default(), Limits::default())
+            .expect("a catalog row")
+            .expect("the row's family states its progress promises")
+    })
+    .clone()
 }
 
 fn kept(id: &str, promise: Promise) -> Kept {
