@@ -169,6 +169,16 @@ fn main() -> ExitCode {
     if matches!(cli.command, Command::Run(_) | Command::CheckHistory(_)) {
         purge_freed_memory_at_once();
     }
+    if matches!(
+        cli.command,
+        Command::Check(_)
+            | Command::Explain(_)
+            | Command::Matrix(_)
+            | Command::Models(_)
+            | Command::Report(_)
+    ) {
+        commands::interrupt::stop_searches();
+    }
     let code = match cli.command {
         Command::CheckHistory(args) => commands::check_history::run(args),
         Command::Export(args) => commands::export::run(args),
@@ -196,7 +206,6 @@ fn main() -> ExitCode {
         #[cfg(not(feature = "sql"))]
         Command::Bench(args) => commands::unbuilt::run("bench", "sql", &args),
     };
-    #[cfg(feature = "harness")]
     commands::interrupt::settle();
     ExitCode::from(code)
 }

@@ -49,6 +49,7 @@ mod run_inventory;
 mod run_protocol;
 mod run_sql;
 mod run_zk;
+mod search_stops;
 mod sql_models;
 mod unbuilt_cli;
 mod zk_models;

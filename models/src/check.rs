@@ -27,6 +27,7 @@ mod visited;
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -64,6 +65,10 @@ pub struct Limits {
     /// How visited states are stored: exactly, or in less memory at the price of the
     /// verdict "holds" ([`Store`]).
     pub store: Store,
+    /// Stop at the first violation of any property (Spin's and TLC's default): its
+    /// story is as short as it would be, and the properties not yet violated are then
+    /// unknown ([`Stop::FirstViolation`]).
+    pub stop_at_first: bool,
 }
 
 /// The memory budget of a search unless told otherwise: a sixth of this machine's
@@ -79,8 +84,24 @@ impl Default for Limits {
             threads: default_threads(),
             symmetry: true,
             store: Store::Full,
+            stop_at_first: false,
         }
     }
+}
+
+/// Set by [`interrupt`]: every search of this process stops at its next check.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Stops every search of this process where it is (a command's Ctrl-C handler calls
+/// it): each answers with what it explored, [`Stop::Interrupt`] — unknown, unless a
+/// violation was already proven. There is no way back: a process interrupted stays so.
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Whether [`interrupt`] was called.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
 }
 
 /// Every core of this machine, up to eight (past that the merge on one thread bounds
@@ -99,6 +120,10 @@ pub enum Stop {
     Time,
     /// [`Limits::max_bytes`] of memory were used.
     Memory,
+    /// The user interrupted it ([`interrupt`]: Ctrl-C).
+    Interrupt,
+    /// A property was violated and [`Limits::stop_at_first`] asked for no more.
+    FirstViolation,
 }
 
 impl Stop {
@@ -108,15 +133,50 @@ impl Stop {
             Stop::States => "state limit",
             Stop::Time => "time limit",
             Stop::Memory => "memory budget",
+            Stop::Interrupt => "interrupt (Ctrl-C)",
+            Stop::FirstViolation => "first violation (--stop-at-first)",
         }
     }
 
-    /// The command-line flag that raises it.
+    /// The command-line flag that raises it; none for an interrupt.
     pub fn flag(self) -> &'static str {
         match self {
             Stop::States => "--max-states",
             Stop::Time => "--timeout",
             Stop::Memory => "--memory",
+            Stop::Interrupt => "",
+            Stop::FirstViolation => "no --stop-at-first",
+        }
+    }
+
+    /// What happened, for a verdict line: "the search reached its time limit", "the
+    /// search was interrupted (Ctrl-C)".
+    pub fn phrase(self) -> String {
+        match self {
+            Stop::Interrupt => "the search was interrupted (Ctrl-C)".to_string(),
+            _ => format!("the search reached its {}", self.name()),
+        }
+    }
+
+    /// What would have let the search go on, in parentheses for a verdict line
+    /// (`" (raise --timeout)"`); nothing for an interrupt.
+    pub fn advice(self) -> String {
+        match self {
+            Stop::Interrupt => String::new(),
+            Stop::FirstViolation => " (without --stop-at-first)".to_string(),
+            _ => format!(" (raise {})", self.flag()),
+        }
+    }
+
+    /// The time limit or an interrupt, whichever struck, after `elapsed` of a search
+    /// held to `limits`: read wherever a search reads its clock.
+    pub fn of_time(limits: &Limits, elapsed: Duration) -> Option<Stop> {
+        if interrupted() {
+            Some(Stop::Interrupt)
+        } else if limits.timeout.is_some_and(|t| elapsed > t) {
+            Some(Stop::Time)
+        } else {
+            None
         }
     }
 }
@@ -345,6 +405,14 @@ where
         if s.all_found() {
             break;
         }
+        if limits.stop_at_first && s.found.iter().any(Option::is_some) {
+            stopped = Some(Stop::FirstViolation);
+            break;
+        }
+        if interrupted() {
+            stopped = Some(Stop::Interrupt);
+            break;
+        }
         let frontier = &mut s.frontier;
         let Some(mut piece) = s.pipeline.next(&mut || frontier.flush()) else {
             break;
@@ -377,8 +445,8 @@ where
             stats.queue = s.frontier.queued;
             stats.seconds = start.elapsed().as_secs_f64();
             progress(&stats);
-            if limits.timeout.is_some_and(|t| start.elapsed() > t) {
-                stopped = Some(Stop::Time);
+            if let Some(stop) = Stop::of_time(&limits, start.elapsed()) {
+                stopped = Some(stop);
             }
             let grown = rss_start.and_then(|s0| resident_bytes().map(|r| r.saturating_sub(s0)));
             if limits.max_bytes.zip(grown).is_some_and(|(max, g)| g > max) {

@@ -1,7 +1,7 @@
 //! `locklab check ID`: model-check one scenario and print the verdict with the shortest
 //! story of every violated property.
 
-use locklab_models::catalog::{self, Overrides, Report, Story, Verdict};
+use locklab_models::catalog::{self, Expected, Overrides, Report, Story, Verdict};
 use locklab_models::check::{default_threads, Limits, Store, DEFAULT_MAX_BYTES};
 use locklab_models::progress::{self, Kept};
 
@@ -84,6 +84,12 @@ pub struct Args {
     /// search with none found is unknown (exit 3), with the chance it missed one.
     #[arg(long, value_enum, default_value_t = StoreArg::Full)]
     store: StoreArg,
+    /// Stop at the first violation found, of any property, as Spin and TLC do: its
+    /// story is as short as without the flag, and the properties not yet violated are
+    /// then unknown. Without it the search goes on until every property has its story
+    /// or the space is explored.
+    #[arg(long)]
+    stop_at_first: bool,
     /// With `--store bitstate`: the array holds 2^N bits (30: 128 MB).
     #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(10..=38))]
     bitstate_bits: u32,
@@ -175,9 +181,9 @@ pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
         Verdict::Violated(ps) => match r.stopped_by {
             // The found paths prove their properties; the rest were not searched through.
             Some(stop) => format!(
-                "VIOLATED: {} (the search stopped at its {}: any other property is unknown)",
+                "VIOLATED: {} ({}: any other property is unknown)",
                 joined(ps, ", "),
-                stop.name()
+                stop.phrase()
             ),
             None if r.store.exact() => format!("VIOLATED: {}", joined(ps, ", ")),
             None => format!(
@@ -193,9 +199,9 @@ pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
         },
         Verdict::Unknown => match (r.stopped_by, r.store) {
             (Some(stop), _) => format!(
-                "UNKNOWN: the search reached its {} before an answer (raise {})",
-                stop.name(),
-                stop.flag()
+                "UNKNOWN: {} before an answer{}",
+                stop.phrase(),
+                stop.advice()
             ),
             (None, Store::Full) => {
                 "UNKNOWN: a limit stopped the search before an answer".to_string()
@@ -214,12 +220,24 @@ pub fn verdict_text_with(r: &Report, with_expected: bool) -> String {
     format!(
         "{}: {v}\n  bounds: {bounds}\n  {explored}; expected at default bounds: {expected} ({})\n",
         r.id,
-        if r.matches_expected {
-            "matches"
-        } else {
-            "differs"
-        }
+        agreement_word(r)
     )
+}
+
+/// How the verdict stands to the catalog's expectation. An undecided search has not
+/// differed from it; one stopped early (Ctrl-C, `--stop-at-first`) is compared on the
+/// properties it decided.
+fn agreement_word(r: &Report) -> &'static str {
+    match (&r.verdict, r.expected) {
+        _ if r.matches_expected => "matches",
+        (Verdict::Unknown, _) => "not decided",
+        (Verdict::Violated(found), Expected::Violates(expected))
+            if r.stopped_by.is_some() && found.iter().all(|p| expected.contains(p)) =>
+        {
+            "matches so far"
+        }
+        _ => "differs",
+    }
 }
 
 /// What an inexact store's complete search says: no violation in the states it saw,
@@ -257,6 +275,7 @@ fn limits(args: &Args) -> Limits {
                 log2_bits: args.bitstate_bits,
             },
         },
+        stop_at_first: args.stop_at_first,
     }
 }
 

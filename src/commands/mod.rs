@@ -11,7 +11,6 @@ pub mod export;
 #[cfg(feature = "harness")]
 pub mod gate;
 pub mod generate;
-#[cfg(feature = "harness")]
 pub mod interrupt;
 pub mod matrix;
 pub mod models;

@@ -81,7 +81,12 @@ pub fn run(args: Args) -> u8 {
             }
         }
     }
-    0
+    // Ctrl-C left the rows it cut short undecided.
+    if locklab_models::check::interrupted() {
+        crate::output::UNKNOWN
+    } else {
+        0
+    }
 }
 
 /// A row's progress verdicts in one line: `eventually-free holds · starvation-free

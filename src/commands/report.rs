@@ -68,6 +68,10 @@ pub fn run(args: Args) -> u8 {
         .iter()
         .filter(|s| args.only.is_empty() || args.only.iter().any(|o| o == s.id))
     {
+        // Ctrl-C: the pages written so far get their index, and the rest are not begun.
+        if locklab_models::check::interrupted() {
+            break;
+        }
         bar.set_message(format!("checking {}", s.id));
         let o = Overrides::default();
         let report = match catalog::check(s.id, &o, Limits::default(), &mut |_| {}) {
@@ -123,7 +127,13 @@ pub fn run(args: Args) -> u8 {
             println!("wrote {} pages and {}", rows.len(), index.display());
         }
     }
-    if all_match {
+    if locklab_models::check::interrupted() {
+        eprintln!(
+            "locklab: interrupted after {} page(s); the rest were not written",
+            rows.len()
+        );
+        crate::output::UNKNOWN
+    } else if all_match {
         0
     } else {
         1

@@ -147,8 +147,8 @@ where
             stats.queue = stack.len();
             stats.seconds = start.elapsed().as_secs_f64();
             progress(&stats);
-            if limits.timeout.is_some_and(|t| start.elapsed() > t) {
-                stopped = Some(Stop::Time);
+            if let Some(stop) = Stop::of_time(&limits, start.elapsed()) {
+                stopped = Some(stop);
                 break;
             }
             let grown = rss_start.and_then(|s0| resident_bytes().map(|r| r.saturating_sub(s0)));

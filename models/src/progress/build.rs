@@ -237,8 +237,8 @@ where
     let mut next = Vec::new();
     let spares = Spares(Mutex::new(Vec::new()));
     while !level.is_empty() {
-        if limits.timeout.is_some_and(|t| started.elapsed() >= t) {
-            return Err(Stop::Time);
+        if let Some(stop) = Stop::of_time(limits, started.elapsed()) {
+            return Err(stop);
         }
         let grown = resident_bytes().map_or(0, |b| b.saturating_sub(base));
         if limits.max_bytes.is_some_and(|m| grown >= m) {

@@ -239,9 +239,9 @@ where
         Ok(b) => b,
         Err(stop) => {
             let why = format!(
-                "the {} stopped the graph before it was whole (raise {})",
+                "the {} stopped the graph before it was whole{}",
                 stop.name(),
-                stop.flag()
+                stop.advice()
             );
             return unknown_of(promises, why);
         }
