@@ -19,7 +19,7 @@ use serde::Serialize;
 
 /// The shape of every document, as `schema_version` in each: raised when a field changes
 /// meaning or goes away (new fields do not raise it).
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A document as printed: its body with the schema version beside it.
 #[derive(Serialize, JsonSchema)]
@@ -146,20 +146,90 @@ pub fn promises(verdicts: &[progress::Verdict]) -> Promises {
         .collect()
 }
 
+/// The answer over every property a check asked, flattened into `check`'s and each
+/// `check --protocol` environment's document: `verdict` is the one word the headline
+/// says and the exit code is (README, "Exit codes").
+#[derive(Serialize, JsonSchema)]
+pub struct Answer<'a> {
+    /// `violation` if the search or a progress promise is violated, else `unknown` if
+    /// one is undecided, else `ok`.
+    pub verdict: Verdict,
+    /// The safety properties with a story in `stories`.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub violated: &'a [locklab_models::registry::Property],
+    /// With `--progress`: the promises broken, each with its lasso in `progress`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub broken: Vec<progress::Promise>,
+    /// The safety search's own verdict (with `--progress` it may differ from `verdict`).
+    pub safety: &'a locklab_models::catalog::Verdict,
+}
+
+impl<'a> Answer<'a> {
+    /// The answer of `r` and, when they were judged, its promises.
+    pub fn new(r: &'a Report, progress: Option<&[progress::Verdict]>) -> Self {
+        Answer {
+            verdict: crate::commands::check::answer(r, progress),
+            violated: r.verdict.violated(),
+            broken: crate::commands::check::promises_with(progress, Verdict::Violation),
+            safety: &r.verdict,
+        }
+    }
+}
+
 /// `locklab check ID`.
 #[derive(Serialize, JsonSchema)]
 pub struct Checked<'a> {
-    /// The search's answer.
+    /// The scenario id.
+    pub id: &'static str,
+    /// The bounds used.
+    pub params: &'a locklab_models::scenario::Params,
+    /// The answer over every property asked.
     #[serde(flatten)]
-    pub report: &'a Report,
+    pub answer: Answer<'a>,
+    /// What the catalog expects of the safety search at default bounds.
+    pub expected: &'a locklab_models::scenario::Expected,
+    /// Whether the safety search's verdict is `expected`.
+    pub matches_expected: bool,
+    /// The search's counters.
+    pub stats: &'a locklab_models::check::Stats,
+    /// The limit that stopped the search before it explored everything, if one did.
+    pub stopped_by: Option<locklab_models::check::Stop>,
+    /// One shortest story per violated safety property.
+    pub stories: &'a [locklab_models::checkable::Story],
+    /// How the search stored its states.
+    pub store: locklab_models::check::Store,
+    /// With a table store, an upper bound on the chance that a fingerprint collision
+    /// hid a state from the search; none for a bitstate sweep.
+    pub collision_bound: Option<f64>,
     /// With `--progress`: each promise's verdict, with its lasso.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<&'a [progress::Verdict]>,
 }
 
+impl<'a> Checked<'a> {
+    /// The document of `r` with its promises when they were judged.
+    pub fn new(r: &'a Report, progress: Option<&'a [progress::Verdict]>) -> Self {
+        Checked {
+            id: r.id,
+            params: &r.params,
+            answer: Answer::new(r, progress),
+            expected: &r.expected,
+            matches_expected: r.matches_expected,
+            stats: &r.stats,
+            stopped_by: r.stopped_by,
+            stories: &r.stories,
+            store: r.store,
+            collision_bound: r.collision_bound,
+            progress,
+        }
+    }
+}
+
 /// `locklab check --protocol FILE`.
 #[derive(Serialize, JsonSchema)]
 pub struct ProtocolChecked<'a> {
+    /// The worst answer over every environment (violation, then unknown, then ok).
+    pub verdict: Verdict,
     /// The protocol's name.
     pub protocol: &'a str,
     /// The protocol file, as the command line gave it.
@@ -176,9 +246,9 @@ pub struct ProtocolReport<'a> {
     pub id: &'a str,
     /// The bounds used.
     pub params: &'a locklab_models::scenario::Params,
-    /// `ok`, `violation` (with `violated`) or `unknown`.
+    /// The answer over every property asked in this environment.
     #[serde(flatten)]
-    pub verdict: &'a locklab_models::catalog::Verdict,
+    pub answer: Answer<'a>,
     /// The search's counters.
     pub stats: &'a locklab_models::check::Stats,
     /// The limit that stopped the search early, if one did.
@@ -207,7 +277,7 @@ impl<'a> ProtocolReport<'a> {
         ProtocolReport {
             id: r.id,
             params: &r.params,
-            verdict: &r.verdict,
+            answer: Answer::new(r, progress),
             stats: &r.stats,
             stopped_by: r.stopped_by,
             stories: &r.stories,

@@ -76,7 +76,7 @@ fn every_json_document_matches_its_schema() {
         let doc: serde_json::Value = serde_json::from_str(&stdout(&out))
             .unwrap_or_else(|e| panic!("{args:?}: not one JSON document ({e})"));
         assert!(doc.is_object(), "{args:?}: {doc}");
-        assert_eq!(doc["schema_version"], 1, "{args:?}: {doc}");
+        assert_eq!(doc["schema_version"], 2, "{args:?}: {doc}");
         assert_eq!(
             doc["verdict"] == "error",
             name == "error",

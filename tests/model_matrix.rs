@@ -480,6 +480,17 @@ fn check_progress_exit_codes_and_output() {
     // A retry loop keeps the lock free after a crash and lets a client starve.
     let (code, out, _) = cli(&["check", "redis-lua", "--progress"]);
     assert_eq!(code, 1, "{out}");
+    // One answer: the headline says what the exit code is (safety alone holds).
+    assert!(
+        out.starts_with("redis-lua: VIOLATED: starvation-free (progress); safety HOLDS"),
+        "{out}"
+    );
+    let (code, json, _) = cli(&["check", "redis-lua", "--progress", "--format", "json"]);
+    assert_eq!(code, 1, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    assert_eq!(v["verdict"], "violation", "{v:#}");
+    assert_eq!(v["broken"], serde_json::json!(["starvation-free"]), "{v:#}");
+    assert_eq!(v["safety"]["verdict"], "ok", "{v:#}");
     assert!(out.contains("eventually-free  holds"), "{out}");
     assert!(out.contains("starvation-free  VIOLATED"), "{out}");
     assert!(
@@ -514,6 +525,12 @@ fn check_progress_exit_codes_and_output() {
         "5600",
     ]);
     assert_eq!(code, 3, "safety holds, progress is undecided: {out}");
+    assert!(
+        out.starts_with(
+            "etcd-lease-crash: UNKNOWN: eventually-free undecided (progress); safety HOLDS"
+        ),
+        "{out}"
+    );
     assert!(out.contains("eventually-free  unknown"), "{out}");
     assert!(out.contains("starvation-free  holds"), "{out}");
     // A protocol file's promises, environment by environment: the crash wedges a lock
@@ -538,6 +555,9 @@ fn check_progress_exit_codes_and_output() {
     // starve.
     assert_eq!(code, 1, "{out}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["verdict"], "violation", "{v:#}");
+    assert_eq!(v["reports"][0]["verdict"], "violation", "{v:#}");
+    assert_eq!(v["reports"][0]["safety"]["verdict"], "ok", "{v:#}");
     assert_eq!(v["reports"][0]["progress"][0]["verdict"], "ok", "{v:#}");
     assert_eq!(
         v["reports"][0]["progress"][1]["promise"], "starvation-free",

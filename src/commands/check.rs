@@ -4,6 +4,7 @@
 use locklab_models::catalog::{self, Expected, Overrides, Report, Story, Verdict};
 use locklab_models::check::{default_threads, Limits, Store, DEFAULT_MAX_BYTES};
 use locklab_models::progress::{self, Kept};
+use locklab_models::registry::Verdict as Word;
 
 use crate::bad_input;
 use crate::output::{self, joined, spinner, Format};
@@ -353,12 +354,15 @@ pub fn run(args: Args) -> u8 {
         }
     }
     match args.format {
-        Format::Json => output::print_json(&crate::documents::Checked {
-            report: &report,
-            progress: progress.as_deref(),
-        }),
+        Format::Json => output::print_json(&crate::documents::Checked::new(
+            &report,
+            progress.as_deref(),
+        )),
         Format::Text => {
-            print!("{}", output::paint(&verdict_text(&report)));
+            print!(
+                "{}",
+                output::paint(&headline(&report, progress.as_deref(), true))
+            );
             for s in &report.stories {
                 print!("\n{}", story_text(s));
             }
@@ -367,11 +371,7 @@ pub fn run(args: Args) -> u8 {
             }
         }
     }
-    let code = exit_code(&report.verdict);
-    match progress.as_deref().map(progress_exit_code) {
-        Some(p) if code != 1 && p != 0 => p,
-        _ => code,
-    }
+    word_code(answer(&report, progress.as_deref()))
 }
 
 /// The progress promises' verdicts on row `id`, with a spinner; a family that does not
@@ -402,21 +402,66 @@ fn progress_verdicts(
     }
 }
 
-/// 1 when a promise is broken, else 3 when one is undecided, else 0.
-pub fn progress_exit_code(verdicts: &[progress::Verdict]) -> u8 {
-    let broken = verdicts
-        .iter()
-        .any(|v| matches!(v.kept, Kept::Violated { .. }));
-    let unknown = verdicts
-        .iter()
-        .any(|v| matches!(v.kept, Kept::Unknown { .. }));
-    if broken {
-        output::VIOLATED
-    } else if unknown {
-        output::UNKNOWN
-    } else {
-        output::HOLDS
+/// A promise's verdict in the shared vocabulary.
+fn promise_word(kept: &Kept) -> Word {
+    match kept {
+        Kept::Holds => Word::Ok,
+        Kept::Violated { .. } => Word::Violation,
+        Kept::Unknown { .. } => Word::Unknown,
     }
+}
+
+/// The answer over every property asked: the safety search's and, with `--progress`,
+/// each promise's — a violation if any is violated, else unknown if any is undecided,
+/// else ok. The one rule of every command (README, "Exit codes"): the headline says
+/// it, the JSON `verdict` is it, and the exit code is its (1, 3, 0).
+pub fn answer(r: &Report, progress: Option<&[progress::Verdict]>) -> Word {
+    progress
+        .unwrap_or_default()
+        .iter()
+        .map(|v| promise_word(&v.kept))
+        .fold(r.verdict.word(), Word::max)
+}
+
+/// The exit code of an answer.
+pub fn word_code(w: Word) -> u8 {
+    match w {
+        Word::Ok => output::HOLDS,
+        Word::Violation => output::VIOLATED,
+        Word::Unknown => output::UNKNOWN,
+    }
+}
+
+/// The promises whose verdict is `word`.
+pub fn promises_with(progress: Option<&[progress::Verdict]>, word: Word) -> Vec<progress::Promise> {
+    progress
+        .unwrap_or_default()
+        .iter()
+        .filter(|v| promise_word(&v.kept) == word)
+        .map(|v| v.promise)
+        .collect()
+}
+
+/// The verdict line of `r` (see [`verdict_text_with`]) led by the answer over every
+/// property asked where the promises change it: `VIOLATED: starvation-free
+/// (progress); safety HOLDS: …`, never a headline that contradicts the exit code.
+pub fn headline(r: &Report, progress: Option<&[progress::Verdict]>, with_expected: bool) -> String {
+    let text = verdict_text_with(r, with_expected);
+    let overall = answer(r, progress);
+    if overall == r.verdict.word() {
+        return text;
+    }
+    let names = |w| joined(&promises_with(progress, w), ", ");
+    let lead = match overall {
+        Word::Violation => format!("VIOLATED: {} (progress)", names(Word::Violation)),
+        Word::Unknown => format!("UNKNOWN: {} undecided (progress)", names(Word::Unknown)),
+        Word::Ok => return text,
+    };
+    text.replacen(
+        &format!("{}: ", r.id),
+        &format!("{}: {lead}; safety ", r.id),
+        1,
+    )
 }
 
 /// The progress section: one line per promise, then each broken one's lasso.

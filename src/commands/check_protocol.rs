@@ -7,9 +7,7 @@ use locklab_models::catalog::{Report, Verdict};
 use locklab_models::progress;
 use locklab_models::protocol::{self, Environment};
 
-use super::check::{
-    exit_code, progress_exit_code, progress_text, story_text, verdict_text_with, ProtocolRequest,
-};
+use super::check::{answer, headline, progress_text, story_text, word_code, ProtocolRequest};
 use crate::bad_input;
 use crate::commands::pages::write_page;
 use crate::output::{spinner, Format};
@@ -100,6 +98,7 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
     }
     match format {
         Format::Json => crate::output::print_json(&crate::documents::ProtocolChecked {
+            verdict: worst(&reports, &promises, progress),
             protocol: described.name(),
             file: file.to_path_buf(),
             reports: reports
@@ -119,7 +118,8 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
                 if i > 0 {
                     println!();
                 }
-                print!("{}", verdict_text_with(r, false));
+                let p = progress.then_some(promises[i].as_slice());
+                print!("{}", headline(r, p, false));
                 if let Some(h) = hint(&described, r) {
                     println!("  hint: {h}");
                 }
@@ -132,7 +132,7 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
             }
         }
     }
-    worst(&reports, &promises)
+    word_code(worst(&reports, &promises, progress))
 }
 
 /// What to try when `r` is unknown, where the protocol suggests something.
@@ -160,17 +160,15 @@ fn page_path(path: &std::path::Path, env: &str, envs: usize) -> std::path::PathB
 
 /// The exit code of several verdicts and promises: a violation or a broken promise,
 /// else an unknown, else 0.
-fn worst(reports: &[Report], promises: &[Vec<progress::Verdict>]) -> u8 {
-    let codes = reports
+fn worst(
+    reports: &[Report],
+    promises: &[Vec<progress::Verdict>],
+    progress: bool,
+) -> locklab_models::registry::Verdict {
+    reports
         .iter()
-        .map(|r| exit_code(&r.verdict))
-        .chain(promises.iter().map(|p| progress_exit_code(p)));
-    let violated = reports
-        .iter()
-        .any(|r| matches!(r.verdict, Verdict::Violated(_)));
-    if violated || promises.iter().any(|p| progress_exit_code(p) == 1) {
-        1
-    } else {
-        codes.max().unwrap_or(0)
-    }
+        .zip(promises)
+        .map(|(r, p)| answer(r, progress.then_some(p.as_slice())))
+        .max()
+        .unwrap_or(locklab_models::registry::Verdict::Ok)
 }
