@@ -70,6 +70,12 @@ pub struct Failure<'a> {
     pub error_kind: Option<ErrorKind>,
     /// The message, naming the flag, file or line at fault.
     pub error: &'a str,
+    /// On an input error: the file at fault (`<stdin>` for standard input).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<&'a str>,
+    /// On an input error: the 1-based line at fault, when one line is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
 }
 
 /// `locklab models`.

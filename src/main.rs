@@ -215,9 +215,3 @@ fn main() -> ExitCode {
 pub fn bad_input(format: Format, message: &str) -> u8 {
     output::error(format, output::ErrorKind::Usage, message)
 }
-
-/// Prints an input error (a history or other file that does not read) in the requested
-/// format and gives exit code 2.
-pub fn bad_file(format: Format, message: &str) -> u8 {
-    output::error(format, output::ErrorKind::Input, message)
-}

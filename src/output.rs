@@ -82,10 +82,29 @@ pub fn error(format: Format, kind: ErrorKind, message: &str) -> u8 {
             verdict: crate::documents::NoAnswer::Error,
             error_kind: Some(kind),
             error: message,
+            file: None,
+            line: None,
         }),
         Format::Text => eprintln!("error: {message}"),
     }
     kind.exit_code()
+}
+
+/// Prints a history that does not read, naming its file and line in JSON's own fields
+/// too; returns exit code 2.
+pub fn input_error(format: Format, e: &locklab_traces::error::HistoryError) -> u8 {
+    let message = e.to_string();
+    match format {
+        Format::Json => print_json(&crate::documents::Failure {
+            verdict: crate::documents::NoAnswer::Error,
+            error_kind: Some(ErrorKind::Input),
+            error: &message,
+            file: Some(&e.source),
+            line: e.line,
+        }),
+        Format::Text => eprintln!("error: {message}"),
+    }
+    ErrorKind::Input.exit_code()
 }
 
 /// `--color`: whether text output marks verdicts in colour.

@@ -66,6 +66,28 @@ fn malformed_inputs_exit_2_naming_the_line() {
         ("no-header.jsonl", "{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1}\n".to_string(), ":1: expected a header line"),
         ("bad.edn", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :ok, :f :frob}\n".to_string(), ":2: unknown op :f :frob"),
         ("truncated.edn", "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 0, :type :ok,\n".to_string(), "truncated"),
+        // A returned value is wrong where it is returned, not where it was asked for.
+        (
+            "bad-read.edn",
+            "{:process 0, :type :invoke, :f :read, :value nil}\n{:process 1, :type :invoke, :f :write, :value 1}\n{:process 1, :type :ok, :f :write, :value 1}\n{:process 0, :type :ok, :f :read, :value \"x\"}\n".to_string(),
+            ":4: read needs an integer \"value\", got \"x\"",
+        ),
+        (
+            "bad-get.txt",
+            "{:process 0, :type :invoke, :f :put, :key \"0\", :value \"a\"}\n{:process 0, :type :ok, :f :put, :key \"0\", :value \"a\"}\n{:process 1, :type :invoke, :f :get, :key \"0\", :value nil}\n{:process 2, :type :invoke, :f :get, :key \"0\", :value nil}\n{:process 2, :type :ok, :f :get, :key \"0\", :value \"a\"}\n{:process 1, :type :ok, :f :get, :key \"0\", :value 5}\n".to_string(),
+            ":6: get needs a string \"value\", got 5",
+        ),
+        (
+            "bad-read.jsonl",
+            format!("{HEADER}\n{{\"process\":0,\"op\":\"read\",\"phase\":\"invoke\",\"time\":1}}\n{{\"process\":1,\"op\":\"write\",\"phase\":\"invoke\",\"time\":2,\"value\":1}}\n{{\"process\":1,\"op\":\"write\",\"phase\":\"ok\",\"time\":3}}\n{{\"process\":0,\"op\":\"read\",\"phase\":\"ok\",\"time\":4,\"value\":\"x\"}}\n"),
+            ":5: read needs an integer",
+        ),
+        // serde's own "line 1" would contradict the file's line: only its column stays.
+        (
+            "unknown-field.jsonl",
+            format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":1,\"bogus\":2}}\n"),
+            ":2: bad event: unknown field `bogus`",
+        ),
     ];
     for (name, text, expect) in cases {
         let file = write(dir.path(), name, text);
@@ -77,7 +99,34 @@ fn malformed_inputs_exit_2_naming_the_line() {
             "{name}: expected {expect:?} in {err:?}"
         );
         assert!(!err.contains("panicked"), "{name} panicked: {err}");
+        assert!(
+            !err.contains("at line "),
+            "{name}: a second line number: {err}"
+        );
     }
+}
+
+/// An input error's JSON names its file and line in fields of their own, as its text.
+#[test]
+fn an_input_error_names_file_and_line_in_json() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = write(
+        dir.path(),
+        "bad.jsonl",
+        &format!("{HEADER}\n{{\"process\":0,\"op\":\"acquire\",\"phase\":\"invoke\",\"time\":}}\n"),
+    );
+    let out = check_history(&file, &["--format", "json"]);
+    assert_exit(&out, 2);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    assert_eq!(v["error_kind"], "input", "{v:#}");
+    assert_eq!(v["file"], file.to_str().expect("utf-8 path"), "{v:#}");
+    assert_eq!(v["line"], 2, "{v:#}");
+    let missing = dir.path().join("missing.jsonl");
+    let out = check_history(&missing, &["--format", "json"]);
+    assert_exit(&out, 2);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    assert_eq!(v["file"], missing.to_str().expect("utf-8 path"), "{v:#}");
+    assert!(v.get("line").is_none(), "{v:#}");
 }
 
 #[test]

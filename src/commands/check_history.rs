@@ -109,7 +109,7 @@ pub fn run(args: Args) -> u8 {
     };
     let history = match read {
         Ok(h) => h,
-        Err(e) => return crate::bad_file(args.format, &e.to_string()),
+        Err(e) => return crate::output::input_error(args.format, &e),
     };
     let Some(selection) = Selection::parse(&args.model, args.initial, &history.header) else {
         return bad_input(args.format, &format!("unknown --model {}", args.model));
@@ -129,7 +129,7 @@ pub fn run(args: Args) -> u8 {
     bar.finish_and_clear();
     let report = match report {
         Ok(r) => r,
-        Err(e) => return crate::bad_file(args.format, &e.to_string()),
+        Err(e) => return crate::output::input_error(args.format, &e),
     };
     if let Some(path) = args.html.as_deref() {
         if let Err(e) = write_pages(path, &history, &report) {

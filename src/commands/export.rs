@@ -61,7 +61,7 @@ fn render(history: &History, to: To) -> std::io::Result<Vec<u8>> {
 pub fn run(args: Args) -> u8 {
     let history = match read_any(&args.file, args.input_format) {
         Ok(h) => h,
-        Err(e) => return crate::bad_file(args.format, &e.to_string()),
+        Err(e) => return crate::output::input_error(args.format, &e),
     };
     let bytes = match render(&history, args.to) {
         Ok(b) => b,

@@ -238,6 +238,8 @@ pub fn run(args: Args) -> u8 {
                     verdict: crate::documents::NoAnswer::Unknown,
                     error_kind: None,
                     error: &why,
+                    file: None,
+                    line: None,
                 }),
                 Format::Text => eprintln!("unknown: {why}"),
             }

@@ -93,6 +93,12 @@ impl Operation<'_> {
     pub fn line(&self) -> usize {
         self.invoke.0
     }
+
+    /// The line of the completion, where its returned value stands (the invocation's
+    /// when it never completed).
+    pub fn result_line(&self) -> usize {
+        self.completion.map_or(self.invoke.0, |(l, _)| l)
+    }
 }
 
 /// A history split into operations and point events.

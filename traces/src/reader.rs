@@ -223,7 +223,7 @@ pub(crate) fn parse_header(source: &str, line: usize, text: &str) -> Result<Head
         ));
     }
     let header: Header = serde_json::from_value(value)
-        .map_err(|e| HistoryError::at(source, line, format!("bad header: {e}")))?;
+        .map_err(|e| HistoryError::at(source, line, describe_json_error(&e, "header")))?;
     if header.version > FORMAT_VERSION {
         return Err(HistoryError::at(
             source,
@@ -272,13 +272,22 @@ fn unreadable(value: &EventValue) -> Option<String> {
 
 fn describe_json_error(e: &serde_json::Error, what: &str) -> String {
     use serde_json::error::Category;
+    // serde_json counts lines within the one line it was given: "line 1" would
+    // contradict the file's line already named, so only the column is kept.
+    let text = e.to_string();
+    let located = format!(" at line {} column {}", e.line(), e.column());
+    let bare = text.strip_suffix(&located).unwrap_or(&text);
+    let at = match e.column() {
+        0 => String::new(),
+        c => format!(" at column {c}"),
+    };
     match e.classify() {
         Category::Eof => {
-            format!("truncated {what}: the line ends before the JSON object does ({e})")
+            format!("truncated {what}: the line ends before the JSON object does ({bare}{at})")
         }
-        Category::Syntax => format!("malformed {what}: not valid JSON ({e})"),
-        Category::Data => format!("bad {what}: {e}"),
-        Category::Io => format!("cannot read {what}: {e}"),
+        Category::Syntax => format!("malformed {what}: not valid JSON ({bare}{at})"),
+        Category::Data => format!("bad {what}: {bare}{at}"),
+        Category::Io => format!("cannot read {what}: {bare}"),
     }
 }
 

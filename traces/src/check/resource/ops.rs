@@ -82,7 +82,9 @@ pub(super) fn register_op(
                     RegisterOutput::Value(Some(*initial))
                 }
                 (None | Some(Value::Null), _) => RegisterOutput::Value(None),
-                (v, _) => RegisterOutput::Value(Some(int(v.as_ref(), src, line, "read")?)),
+                (v, _) => {
+                    RegisterOutput::Value(Some(int(v.as_ref(), src, op.result_line(), "read")?))
+                }
             };
             lin(spec, op, RegisterInput::Read, Some(out))
         }
@@ -130,7 +132,7 @@ pub(super) fn kv_op(
     Ok(match op.kind {
         OpKind::Get if op.outcome == Outcome::Unknown => lin(spec, op, KvInput::Get(key), None),
         OpKind::Get => {
-            let v = text(op.result_value().as_ref(), src, line, "get")?;
+            let v = text(op.result_value().as_ref(), src, op.result_line(), "get")?;
             lin(spec, op, KvInput::Get(key), Some(KvOutput::Value(v)))
         }
         OpKind::Put => lin(
@@ -170,11 +172,11 @@ pub(super) fn inventory_op(
         OpKind::Read => {
             let out = match op.result_value() {
                 Some(Value::Object(m)) => InventoryOutput::Read {
-                    stock: int(m.get("stock"), src, line, "read's stock")?,
+                    stock: int(m.get("stock"), src, op.result_line(), "read's stock")?,
                     version: m.get("version").and_then(Value::as_u64),
                 },
                 v => InventoryOutput::Read {
-                    stock: int(v.as_ref(), src, line, "read")?,
+                    stock: int(v.as_ref(), src, op.result_line(), "read")?,
                     version: None,
                 },
             };
