@@ -20,6 +20,52 @@ fn completions_and_the_man_page_name_every_command() {
     assert_says(&stdout(&man), "check\\-history");
 }
 
+/// The spellings the help and the man page use all work: `completions SHELL`, a
+/// command's own page (every page the main one names exists), `--format json`.
+#[test]
+fn every_spelling_the_help_names_works() {
+    assert_eq!(
+        stdout(&locklab(&["generate", "completions", "bash"])),
+        stdout(&locklab(&["generate", "bash"]))
+    );
+    let bad = locklab(&["generate", "completions", "tcsh"]);
+    assert_exit(&bad, 2);
+    assert_says(&cli::stderr(&bad), "unknown shell \"tcsh\"");
+    let check = locklab(&["generate", "man", "check"]);
+    assert_exit(&check, 0);
+    assert_says(&stdout(&check), ".TH locklab-check 1");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("man1");
+    let wrote = locklab(&["generate", "man", "--dir", out.to_str().expect("utf-8")]);
+    assert_exit(&wrote, 0);
+    assert_says(&cli::stderr(&wrote), "wrote ");
+    let main = stdout(&locklab(&["generate", "man"]));
+    // Every page SEE ALSO names, e.g. locklab\-check(1), is among those written.
+    for named in main.split("locklab\\-").skip(1) {
+        let page = named
+            .split("(1)")
+            .next()
+            .unwrap_or_default()
+            .replace("\\-", "-");
+        let file = out.join(format!("locklab-{page}.1"));
+        assert!(
+            file.exists(),
+            "SEE ALSO names {page}, not written: {file:?}"
+        );
+    }
+    let json = locklab(&["generate", "zsh", "--format", "json"]);
+    assert_exit(&json, 0);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("one JSON document");
+    assert_eq!(v["generated"], "zsh", "{v}");
+    assert!(
+        v["text"].as_str().is_some_and(|t| t.contains("locklab")),
+        "{v}"
+    );
+    let schema = locklab(&["generate", "schema", "check", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&schema)).expect("one JSON document");
+    assert_eq!(v["schema"]["title"], "locklab --format json: check", "{v}");
+}
+
 #[test]
 fn colour_marks_verdicts_when_asked_and_only_then() {
     let plain = stdout(&locklab(&["explain", "redis-failover"]));

@@ -64,6 +64,8 @@ fn every_json_document_matches_its_schema() {
         ("report", vec!["report", site, "--only", "redis-lua"]),
         ("check-history", vec!["check-history", h]),
         ("export", vec!["export", h, "--output", edn]),
+        ("generate", vec!["generate", "completions", "bash"]),
+        ("generate", vec!["generate", "schema", "check"]),
         // Errors: a bad id, a bad file, and a usage error clap itself reports.
         ("error", vec!["check", "no-such-row"]),
         ("error", vec!["check-history", "/no/such/file"]),

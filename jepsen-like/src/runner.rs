@@ -310,7 +310,7 @@ pub fn run_plan<F: Family>(
                 }
                 let mut report = checked.report;
                 if options.keep.is_none() {
-                    report.source = "the run's history (not kept: --keep DIR keeps it)".into();
+                    report.source = "the run's history (not kept: --out DIR keeps it)".into();
                     done.path.clear();
                 }
                 let ordered = report
@@ -603,7 +603,7 @@ pub(crate) fn run_dir(keep: Option<&Path>) -> Result<RunDir, RunError> {
     match keep {
         Some(d) => {
             std::fs::create_dir_all(d)
-                .map_err(|e| RunError::BadOption(format!("--keep {}: {e}", d.display())))?;
+                .map_err(|e| RunError::BadOption(format!("--out {}: {e}", d.display())))?;
             Ok(RunDir::Kept(d.to_path_buf()))
         }
         None => locklab_servers::scratch::ScratchDir::create(&format!(

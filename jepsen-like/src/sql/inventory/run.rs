@@ -158,7 +158,7 @@ pub fn run(
     let mut report = checked.report;
     let mut history = Some(path.clone());
     if options.keep.is_none() {
-        report.source = "the run's history (not kept: --keep DIR keeps it)".into();
+        report.source = "the run's history (not kept: --out DIR keeps it)".into();
         history = None;
     }
     Ok(RunReport {
