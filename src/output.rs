@@ -90,6 +90,14 @@ pub fn error(format: Format, kind: ErrorKind, message: &str) -> u8 {
     kind.exit_code()
 }
 
+/// Says on standard error, in text mode, that `path` was written: a file written
+/// silently is a file nobody finds (JSON documents name their files in fields).
+pub fn wrote(format: Format, path: &std::path::Path) {
+    if format == Format::Text {
+        eprintln!("wrote {}", path.display());
+    }
+}
+
 /// Prints a history that does not read, naming its file and line in JSON's own fields
 /// too; returns exit code 2.
 pub fn input_error(format: Format, e: &locklab_traces::error::HistoryError) -> u8 {

@@ -232,6 +232,11 @@ fn html_report_escapes_every_text() {
     let html = dir.path().join("report.html");
     let out = check_history(&file, &["--html", html.to_str().expect("utf-8")]);
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("wrote ") && said.contains("report.linearizability.html"),
+        "{said}"
+    );
     // locklab's own page, and porcupine-rs's beside it: both escape every text.
     let ours = std::fs::read_to_string(&html).expect("report written");
     assert!(ours.contains("VIOLATION"), "the verdict is on the page");

@@ -197,3 +197,28 @@ fn explore_prints_a_valid_document_before_it_serves() {
         assert_eq!(doc["serving"], format!("http://{addr}"));
     }
 }
+
+/// A file the user names that is missing is an input error wherever it is named: a
+/// history, a protocol file, a gate config.
+#[test]
+fn a_missing_file_is_an_input_error_in_every_command() {
+    let mut commands = vec![
+        vec!["check-history", "/no/such/history.jsonl"],
+        vec!["check", "--protocol", "/no/such/protocol.toml"],
+        vec!["export", "/no/such/history.jsonl"],
+    ];
+    if cfg!(feature = "run") {
+        commands.push(vec!["gate", "/no/such/gate.toml"]);
+    }
+    for mut args in commands {
+        args.extend(["--format", "json"]);
+        let out = locklab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one document");
+        assert_eq!(doc["error_kind"], "input", "{args:?}: {doc}");
+        assert!(
+            doc["error"].as_str().is_some_and(|e| e.contains("/no/such/")),
+            "{args:?}: {doc}"
+        );
+    }
+}

@@ -65,6 +65,8 @@ fn explain_and_check_write_the_page() {
         let p = path.to_str().expect("utf-8 path");
         let out = locklab(&[cmd, "redis-failover", "--html", p]);
         assert_eq!(out.status.code(), Some(1), "a violation exits 1");
+        // It says what it wrote, as report and export do.
+        assert!(stderr(&out).contains(&format!("wrote {p}")), "{cmd}");
         let html = std::fs::read_to_string(&path).expect("page written");
         assert!(html.starts_with("<!doctype html>"));
         assert!(html.contains("Sentinel") && html.contains("promote to master"));

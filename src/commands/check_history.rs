@@ -132,8 +132,11 @@ pub fn run(args: Args) -> u8 {
         Err(e) => return crate::output::input_error(args.format, &e),
     };
     if let Some(path) = args.html.as_deref() {
-        if let Err(e) = write_pages(path, &history, &report) {
-            return bad_input(args.format, &format!("--html {}: {e}", path.display()));
+        match write_pages(path, &history, &report) {
+            Ok(pages) => pages
+                .iter()
+                .for_each(|p| crate::output::wrote(args.format, p)),
+            Err(e) => return bad_input(args.format, &format!("--html {}: {e}", path.display())),
         }
     }
     if let Err(code) = emit(args.format, None, &report, || text(&report)) {
@@ -144,15 +147,22 @@ pub fn run(args: Args) -> u8 {
 
 /// locklab's page of the history at `path`, and porcupine-rs's drawing of the
 /// linearizability search, when one ran, beside it (`r.html` → `r.linearizability.html`).
-fn write_pages(path: &std::path::Path, history: &History, report: &Report) -> std::io::Result<()> {
+fn write_pages(
+    path: &std::path::Path,
+    history: &History,
+    report: &Report,
+) -> std::io::Result<Vec<std::path::PathBuf>> {
     let mut link = None;
+    let mut wrote = vec![path.to_path_buf()];
     if let Some(page) = &report.html {
         let beside = path.with_extension("linearizability.html");
         std::fs::write(&beside, &page.html)?;
         link = beside.file_name().map(|n| n.to_string_lossy().into_owned());
+        wrote.push(beside);
     }
     let page = locklab_traces::diagram::history_page(history, report, link.as_deref());
-    std::fs::write(path, page)
+    std::fs::write(path, page)?;
+    Ok(wrote)
 }
 
 /// The verdict in capitals, as the text reports show it.

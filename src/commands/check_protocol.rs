@@ -10,7 +10,7 @@ use locklab_models::protocol::{self, Environment};
 use super::check::{answer, headline, progress_text, story_text, word_code, ProtocolRequest};
 use crate::bad_input;
 use crate::commands::pages::write_page;
-use crate::output::{spinner, Format};
+use crate::output::{spinner, ErrorKind, Format};
 use locklab_traces::diagram::model_page;
 
 /// Runs the check; returns the exit code (the worst over the environments: a
@@ -26,9 +26,10 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
         html,
         format,
     } = request;
+    // A file that does not read or makes no sense is an input error, as a history is.
     let described = match protocol::load(file) {
         Ok(d) => d,
-        Err(e) => return bad_input(format, &e.to_string()),
+        Err(e) => return crate::output::error(format, ErrorKind::Input, &e.to_string()),
     };
     let envs: Vec<Environment> = match env {
         None => described.environments(),

@@ -23,10 +23,12 @@ pub fn model_html(
     Ok(model_page(scenario, report, &cast, progress))
 }
 
-/// Writes `html` to `path`; a failure is reported (exit 2).
+/// Writes `html` to `path` and says so; a failure is reported (exit 2).
 pub fn write_page(format: Format, path: &Path, html: &str) -> Result<(), u8> {
     std::fs::write(path, html)
-        .map_err(|e| bad_input(format, &format!("--html {}: {e}", path.display())))
+        .map_err(|e| bad_input(format, &format!("--html {}: {e}", path.display())))?;
+    crate::output::wrote(format, path);
+    Ok(())
 }
 
 /// Writes the model's page of `report` to `path` (`--html` of `check` and `explain`).
@@ -120,20 +122,25 @@ pub fn write_run_pages(
     path: &Path,
     run: &locklab_jepsen::RunReport,
     replicas: Option<usize>,
-) -> Result<(), String> {
+) -> Result<Vec<std::path::PathBuf>, String> {
     let write = |p: &Path, html: &str| {
         std::fs::write(p, html).map_err(|e| format!("--html {}: {e}", p.display()))
     };
     let mut link = None;
+    let mut wrote = Vec::new();
     if let Some(page) = &run.report.html {
         let name = format!(
             "{}.linearizability.html",
             path.file_stem()
                 .map_or("run".into(), |s| s.to_string_lossy())
         );
-        write(&path.with_file_name(&name), &page.html)?;
+        let beside = path.with_file_name(&name);
+        write(&beside, &page.html)?;
+        wrote.push(beside);
         link = Some(name);
     }
     let html = run_html(run, replicas, link)?;
-    write(path, &html)
+    write(path, &html)?;
+    wrote.insert(0, path.to_path_buf());
+    Ok(wrote)
 }

@@ -248,8 +248,11 @@ pub fn run(args: Args) -> u8 {
         Err(e) => return error(args.format, ErrorKind::of_run(&e), &e.to_string()),
     };
     if let Some(path) = &args.html {
-        if let Err(e) = crate::commands::pages::write_run_pages(path, &report, args.replicas) {
-            return bad_input(args.format, &e);
+        match crate::commands::pages::write_run_pages(path, &report, args.replicas) {
+            Ok(pages) => pages
+                .iter()
+                .for_each(|p| crate::output::wrote(args.format, p)),
+            Err(e) => return bad_input(args.format, &e),
         }
     }
     if let Err(code) = emit(args.format, None, &report, || text(&report)) {

@@ -99,9 +99,10 @@ pub struct GateReport {
 
 /// Runs the command; returns the exit code.
 pub fn run(args: Args) -> u8 {
+    // A config that does not read or makes no sense is an input error, as a history is.
     let config = match config::load(&args.config) {
         Ok(c) => c,
-        Err(e) => return bad_input(args.format, &e),
+        Err(e) => return crate::output::error(args.format, crate::output::ErrorKind::Input, &e),
     };
     if let Err(e) = std::fs::create_dir_all(&args.out) {
         return bad_input(args.format, &format!("--out {}: {e}", args.out.display()));
@@ -268,7 +269,7 @@ fn run_one(
         .collect();
     let page = out.join(format!("{stem}.html"));
     match crate::commands::pages::write_run_pages(&page, &report, None) {
-        Ok(()) => outcome.page = Some(page),
+        Ok(_) => outcome.page = Some(page),
         Err(e) => outcome.error = Some(format!("the run's page: {e}")),
     }
     outcome.wall_ms = report.wall_ms;
