@@ -84,3 +84,23 @@ fn colour_marks_verdicts_when_asked_and_only_then() {
     let never = stdout(&locklab(&["explain", "redis-failover", "--color", "never"]));
     assert!(!never.contains('\x1b'), "colour though never: {never}");
 }
+
+/// `check --help` is read in groups, not as one flat list of options.
+#[test]
+fn check_help_groups_its_options() {
+    let help = stdout(&locklab(&["check", "--help"]));
+    let mut at = 0;
+    for heading in [
+        "Bounds (the model's size):",
+        "Search:",
+        "Output:",
+        "Progress:",
+    ] {
+        let found = help[at..]
+            .find(&format!("\n{heading}\n"))
+            .unwrap_or_else(|| panic!("no heading {heading:?} in order: {help}"));
+        at += found + 1;
+    }
+    let search = &help[help.find("\nSearch:\n").unwrap_or_default()..];
+    assert!(search.contains("--stop-at-first"), "{help}");
+}

@@ -217,7 +217,9 @@ fn a_missing_file_is_an_input_error_in_every_command() {
         let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("one document");
         assert_eq!(doc["error_kind"], "input", "{args:?}: {doc}");
         assert!(
-            doc["error"].as_str().is_some_and(|e| e.contains("/no/such/")),
+            doc["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("/no/such/")),
             "{args:?}: {doc}"
         );
     }

@@ -13,19 +13,23 @@ use crate::output::{self, joined, spinner, Format};
 #[derive(clap::Args, Debug, Clone)]
 pub struct Bounds {
     /// Number of clients.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Bounds (the model's size)")]
     pub clients: Option<usize>,
     /// Replicas behind the master (failover scenarios).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Bounds (the model's size)")]
     pub replicas: Option<usize>,
     /// Redlock nodes.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Bounds (the model's size)")]
     pub nodes: Option<usize>,
     /// Lease in ticks.
-    #[arg(long, value_name = "TICKS")]
+    #[arg(long, value_name = "TICKS", help_heading = "Bounds (the model's size)")]
     pub ttl: Option<u64>,
     /// Fault budgets, e.g. `pause=1,failover=1`, or `none`.
-    #[arg(long, value_name = "KIND=N,..")]
+    #[arg(
+        long,
+        value_name = "KIND=N,..",
+        help_heading = "Bounds (the model's size)"
+    )]
     pub faults: Option<String>,
 }
 
@@ -60,22 +64,22 @@ pub struct Args {
     #[command(flatten)]
     bounds: Bounds,
     /// Stop after this many distinct states (verdict unknown, exit 3).
-    #[arg(long, value_name = "N", default_value_t = Limits::default().max_states)]
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_states, help_heading = "Search")]
     max_states: usize,
     /// Stop after this many seconds (verdict unknown, exit 3).
-    #[arg(long, value_name = "SECS", value_parser = crate::commands::check_history::parse_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = crate::commands::check_history::parse_timeout, help_heading = "Search")]
     timeout: Option<std::time::Duration>,
     /// Stop when the search's memory has grown by this many MB (verdict unknown, exit 3).
-    #[arg(long, value_name = "MB", default_value_t = (DEFAULT_MAX_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "MB", default_value_t = (DEFAULT_MAX_BYTES >> 20) as u64, value_parser = clap::value_parser!(u64).range(1..), help_heading = "Search")]
     memory: u64,
     /// Threads generating successors (default: every core, up to 8). The verdict and
     /// the story do not depend on it.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=64), help_heading = "Search")]
     threads: Option<u64>,
     /// Count states that differ only by a permutation of interchangeable clients or
     /// nodes, or in values no step reads again, apart (slower; the verdict and the
     /// story's length stay the same).
-    #[arg(long)]
+    #[arg(long, help_heading = "Search")]
     no_symmetry: bool,
     /// How visited states are stored. `full` (the default): exact verdicts. For
     /// state spaces past `--memory`: `hash-compact` stores 64-bit fingerprints (about
@@ -83,34 +87,34 @@ pub struct Args {
     /// bits per state in a fixed array, depth first (the least memory, stories not
     /// always shortest). Either proves a violation it finds, but never "holds": a
     /// search with none found is unknown (exit 3), with the chance it missed one.
-    #[arg(long, value_enum, default_value_t = StoreArg::Full)]
+    #[arg(long, value_enum, default_value_t = StoreArg::Full, help_heading = "Search")]
     store: StoreArg,
     /// Stop at the first violation found, of any property, as Spin and TLC do: its
     /// story is as short as without the flag, and the properties not yet violated are
     /// then unknown. Without it the search goes on until every property has its story
     /// or the space is explored.
-    #[arg(long)]
+    #[arg(long, help_heading = "Search")]
     stop_at_first: bool,
     /// With `--store bitstate`: the array holds 2^N bits (30: 128 MB).
-    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(10..=38))]
+    #[arg(long, value_name = "N", default_value_t = 30, value_parser = clap::value_parser!(u32).range(10..=38), help_heading = "Search")]
     bitstate_bits: u32,
     /// Also write the story as a self-contained HTML page (sequence diagram).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     html: Option<std::path::PathBuf>,
     /// Also judge the progress promises under weak fairness — eventually-free (after a
     /// fault, the lock is granted again) and starvation-free (a client that
     /// keeps asking is granted) — each broken one told as a lasso. A broken promise
     /// exits 1 like a broken safety property; an undecided one 3.
-    #[arg(long)]
+    #[arg(long, help_heading = "Progress")]
     progress: bool,
     /// With `--progress`: judge starvation-freedom with clients that lock once (each
     /// client's one request granted in the end), on the graph eventually-free is judged
     /// on, rather than with clients that lock again and again. What a model checker
     /// whose model has one-shot clients (Spin's, in `benches/spin/`) checks.
-    #[arg(long, requires = "progress")]
+    #[arg(long, requires = "progress", help_heading = "Progress")]
     once: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_enum, default_value_t = Format::Text, help_heading = "Output")]
     format: Format,
 }
 
