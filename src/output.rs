@@ -155,7 +155,7 @@ pub fn paint(text: &str) -> String {
 }
 
 /// `text` with its verdict words coloured ([`paint`] with colour on).
-fn coloured(text: &str) -> String {
+pub(crate) fn coloured(text: &str) -> String {
     const RED: &str = "\x1b[1;31m";
     const GREEN: &str = "\x1b[1;32m";
     const YELLOW: &str = "\x1b[1;33m";
@@ -289,12 +289,12 @@ pub fn emit<T: serde::Serialize>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::coloured;
     use proptest::prelude::*;
 
     /// The text without its colour codes.
-    fn plain(text: &str) -> String {
+    pub(crate) fn plain(text: &str) -> String {
         let mut out = String::new();
         let mut rest = text;
         while let Some(i) = rest.find("\x1b[") {
@@ -318,6 +318,8 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
+
         /// Any text, non-ASCII and verdict words mixed in, comes out whole: colour
         /// codes added, nothing else changed, never a panic.
         #[test]
@@ -339,5 +341,33 @@ mod tests {
             let text: String = parts.concat();
             prop_assert_eq!(plain(&coloured(&text)), text);
         }
+    }
+
+    /// Colour codes are written here and nowhere else, so that the property above
+    /// covers every command's text.
+    #[test]
+    fn colour_is_added_in_one_place() {
+        fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, found);
+                } else if path.extension().is_some_and(|e| e == "rs")
+                    && !path.ends_with("src/output.rs")
+                    && std::fs::read_to_string(&path).is_ok_and(|t| t.contains("\\x1b["))
+                {
+                    found.push(path.display().to_string());
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut found,
+        );
+        assert!(
+            found.is_empty(),
+            "colour codes written outside output.rs: {found:?}"
+        );
     }
 }

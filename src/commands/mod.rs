@@ -5,6 +5,8 @@ pub mod bench;
 pub mod check;
 pub mod check_history;
 pub mod check_protocol;
+#[cfg(test)]
+mod colour_paths;
 pub mod explain;
 pub mod explore;
 pub mod export;
