@@ -298,15 +298,41 @@ impl<'a> ProtocolReport<'a> {
 /// `locklab explain ID`.
 #[derive(Serialize, JsonSchema)]
 pub struct Explained<'a> {
+    /// The search's answer, as the exit code: `ok`, `violation` or `unknown`.
+    pub verdict: Verdict,
     /// The catalog row.
     pub scenario: &'a Scenario,
     /// The search's answer, with its stories.
     pub report: &'a Report,
 }
 
+/// The answer of a command that holds rows against the catalog (`matrix`, `report`):
+/// unknown when Ctrl-C cut rows short, else whether every row matched.
+pub fn catalog_answer(all_match: bool) -> Verdict {
+    if locklab_models::check::interrupted() {
+        Verdict::Unknown
+    } else if all_match {
+        Verdict::Ok
+    } else {
+        Verdict::Violation
+    }
+}
+
+/// The last line of `matrix`'s and `report`'s text: their answer in words.
+pub fn catalog_line(answer: Verdict) -> &'static str {
+    match answer {
+        Verdict::Ok => "every verdict matches the catalog",
+        Verdict::Violation => "SOME VERDICTS DIFFER from the catalog",
+        Verdict::Unknown => "INTERRUPTED: the rows it cut short are unknown",
+    }
+}
+
 /// `locklab matrix`.
 #[derive(Serialize, JsonSchema)]
 pub struct Matrix {
+    /// The answer, as the exit code: `ok` when every row's verdict is the catalog's,
+    /// `violation` when one is not, `unknown` when interrupted first.
+    pub verdict: Verdict,
     /// Whether every row's verdict is the catalog's.
     pub all_match: bool,
     /// Wall time of the whole matrix.
@@ -350,6 +376,8 @@ pub struct Site<'a> {
     pub dir: &'a std::path::Path,
     /// The index page.
     pub index: &'a std::path::Path,
+    /// The answer, as the exit code (see [`Matrix::verdict`]).
+    pub verdict: Verdict,
     /// Whether every row's verdict is the catalog's.
     pub all_match: bool,
     /// One page per row.

@@ -37,6 +37,7 @@ mod json_contract;
 mod layout;
 mod model_matrix;
 mod model_stores;
+mod one_answer;
 mod protocol_files;
 mod readme;
 mod redlock_protocol_files;

@@ -444,7 +444,7 @@ fn models_progress_column() {
     };
     let stuck = line("redis-setnx-no-ttl");
     assert!(
-        stuck.contains("eventually-free BROKEN: c0 waits for ever (7 steps"),
+        stuck.contains("eventually-free VIOLATED: c0 waits for ever (7 steps"),
         "{stuck}"
     );
     assert!(stuck.contains("fifo — (no request order)"), "{stuck}");

@@ -47,6 +47,7 @@ pub fn run(args: Args) -> u8 {
     match args.format {
         Format::Json => {
             crate::output::print_json(&crate::documents::Explained {
+                verdict: report.verdict.word(),
                 scenario: &scenario,
                 report: &report,
             });

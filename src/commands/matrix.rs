@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use locklab_models::catalog::{self, Overrides, Verdict};
-use locklab_models::check::{interrupted, Limits};
+use locklab_models::check::Limits;
 use locklab_models::progress::{self, Kept, Promise};
 
 use crate::bad_input;
@@ -90,6 +90,7 @@ pub fn run(args: Args) -> u8 {
                 })
                 .collect();
             crate::output::print_json(&crate::documents::Matrix {
+                verdict: crate::documents::catalog_answer(all_match),
                 all_match,
                 seconds: total,
                 scenarios,
@@ -150,22 +151,10 @@ pub fn run(args: Args) -> u8 {
             }
             println!(
                 "total {total:.2}s; {}",
-                if interrupted() {
-                    "INTERRUPTED: the rows it cut short are unknown"
-                } else if all_match {
-                    "every verdict matches the catalog"
-                } else {
-                    "SOME VERDICTS DIFFER"
-                }
+                crate::documents::catalog_line(crate::documents::catalog_answer(all_match))
             );
         }
     }
     // Rows cut short by Ctrl-C differ from the catalog only for that.
-    if interrupted() {
-        crate::output::UNKNOWN
-    } else if all_match {
-        0
-    } else {
-        1
-    }
+    crate::documents::catalog_answer(all_match).exit_code() as u8
 }

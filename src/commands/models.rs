@@ -90,7 +90,7 @@ pub fn run(args: Args) -> u8 {
 }
 
 /// A row's progress verdicts in one line: `eventually-free holds · starvation-free
-/// BROKEN (c0 waits for ever (7 steps, then nothing more can happen)) · fifo —`.
+/// VIOLATED (c0 waits for ever (7 steps, then nothing more can happen)) · fifo —`.
 fn progress_line(verdicts: Option<&[progress::Verdict]>) -> String {
     let Some(verdicts) = verdicts else {
         return "not stated (no lock)".to_string();
@@ -101,7 +101,7 @@ fn progress_line(verdicts: Option<&[progress::Verdict]>) -> String {
             let kept = match verdicts.iter().find(|v| v.promise == p).map(|v| &v.kept) {
                 None => "— (no request order)".to_string(),
                 Some(Kept::Holds) => "holds".to_string(),
-                Some(Kept::Violated { lasso }) => format!("BROKEN: {}", lasso.shape()),
+                Some(Kept::Violated { lasso }) => format!("VIOLATED: {}", lasso.shape()),
                 Some(Kept::Unknown { .. }) => "unknown".to_string(),
             };
             format!("{p} {kept}")

@@ -116,6 +116,7 @@ pub fn run(args: Args) -> u8 {
             crate::output::print_json(&crate::documents::Site {
                 dir: &args.dir,
                 index: &index,
+                verdict: crate::documents::catalog_answer(all_match),
                 all_match,
                 scenarios: &rows,
             });
@@ -125,6 +126,10 @@ pub fn run(args: Args) -> u8 {
                 println!("{:<28} {:<44} {}", r.id, r.verdict, r.page);
             }
             println!("wrote {} pages and {}", rows.len(), index.display());
+            println!(
+                "{}",
+                crate::documents::catalog_line(crate::documents::catalog_answer(all_match))
+            );
         }
     }
     if locklab_models::check::interrupted() {
@@ -132,10 +137,6 @@ pub fn run(args: Args) -> u8 {
             "locklab: interrupted after {} page(s); the rest were not written",
             rows.len()
         );
-        crate::output::UNKNOWN
-    } else if all_match {
-        0
-    } else {
-        1
     }
+    crate::documents::catalog_answer(all_match).exit_code() as u8
 }
