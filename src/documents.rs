@@ -271,6 +271,10 @@ pub struct ProtocolReport<'a> {
     /// On `unknown`: what to change so that the search can answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<&'static str>,
+    /// On `violation`: the properties broken here that the family's sound recipe keeps
+    /// in the same environment (`own`), and those it breaks too (`shared`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub particular: Option<locklab_models::protocol::particular::Particular>,
 }
 
 impl<'a> ProtocolReport<'a> {
@@ -291,6 +295,7 @@ impl<'a> ProtocolReport<'a> {
             collision_bound: r.collision_bound,
             progress,
             hint,
+            particular: None,
         }
     }
 }

@@ -277,6 +277,77 @@ fn check_protocol_prints_each_environment_and_exits_by_the_worst() {
     );
 }
 
+/// A protocol's own bug leads its output: what it breaks that the family's sound recipe
+/// keeps in the same environment, and the step of its own the break rests on — before
+/// the pause story every lease lock has.
+#[test]
+fn check_protocol_leads_with_what_is_particular_to_the_protocol() {
+    let f = file("get-then-del.toml");
+    let o = cli::locklab(&["check", "--protocol", f.to_str().unwrap_or_default()]);
+    cli::assert_exit(&o, 1);
+    let out = cli::stdout(&o);
+    let lead = out.split("\n\n").next().unwrap_or_default();
+    assert!(
+        lead.starts_with(
+            "What is particular to SET NX PX; GET, if mine DEL, held against redis-lua"
+        ),
+        "{out}"
+    );
+    assert!(
+        lead.contains(
+            "its own: no foreign release VIOLATED in pause, failover (redis-lua keeps it there)"
+        ),
+        "{lead}"
+    );
+    // The stale GET, named: the DEL of step 9 acted on the GET of step 3.
+    assert!(
+        lead.contains(r#"pause: c0's DEL lock -> (integer) 1 (step 9) acted on what its GET lock -> "c0" (step 3) saw"#),
+        "{lead}"
+    );
+    assert!(
+        lead.contains("as every lock of the family: mutual exclusion in pause, failover"),
+        "{lead}"
+    );
+    // In each environment, its own break's story comes first.
+    let pause = &out[out.find("DEL@pause").unwrap_or_default()..];
+    let foreign = pause.find("Counterexample for no foreign release");
+    let mutual = pause.find("Counterexample for mutual exclusion");
+    assert!(foreign.is_some() && foreign < mutual, "{pause}");
+    assert!(
+        pause.contains("The protocol's own step: c0's DEL"),
+        "{pause}"
+    );
+    // The sound recipe has nothing of its own.
+    let sound = file("lua-compare-and-delete.toml");
+    let o = cli::locklab(&["check", "--protocol", sound.to_str().unwrap_or_default()]);
+    assert!(
+        cli::stdout(&o).contains("nothing of its own"),
+        "{}",
+        cli::stdout(&o)
+    );
+    let o = cli::locklab(&[
+        "check",
+        "--protocol",
+        f.to_str().unwrap_or_default(),
+        "pause",
+        "--format",
+        "json",
+    ]);
+    let json = cli::json_after(&o, 1);
+    let particular = &json["reports"][0]["particular"];
+    assert_eq!(particular["reference"], "redis-lua", "{json}");
+    assert_eq!(
+        particular["own"],
+        serde_json::json!(["no-foreign-release"]),
+        "{json}"
+    );
+    assert_eq!(
+        particular["shared"],
+        serde_json::json!(["mutual-exclusion"]),
+        "{json}"
+    );
+}
+
 #[test]
 fn a_bad_protocol_file_is_exit_2_naming_file_line_and_fix() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -138,7 +138,7 @@ fn params(s: &Scenario, o: &Overrides) -> Result<Params, CatalogError> {
 
 /// The scenario a described protocol is in `env`. Its strings and model live as long as
 /// the process: a catalog row's are `'static`, and a check keeps its report.
-fn scenario(d: &Described, env: &Environment) -> Scenario {
+pub(crate) fn scenario(d: &Described, env: &Environment) -> Scenario {
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let model: &'static dyn Build = d.model();
     Scenario {

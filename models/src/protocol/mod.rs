@@ -28,6 +28,7 @@ pub mod check;
 pub mod etcd;
 pub mod file;
 pub mod outcome;
+pub mod particular;
 pub mod redis;
 pub mod redlock;
 
