@@ -93,6 +93,17 @@ impl Described {
         }
     }
 
+    /// The catalog row of its family's sound recipe, which what it breaks is held
+    /// against ([`particular`]): the lock the family is best known for, correct while
+    /// nothing outside the lock's protocol breaks it.
+    pub fn reference(&self) -> &'static str {
+        match self {
+            Described::Redis(_) => "redis-lua",
+            Described::Redlock(_) => "redlock",
+            Described::Etcd(_) => "etcd-lease-crash",
+        }
+    }
+
     /// Its name.
     pub fn name(&self) -> &str {
         match self {

@@ -7,7 +7,7 @@
 use crate::catalog::{self, Overrides, Report, Verdict};
 use crate::check::Limits;
 use crate::checkable::Story;
-use crate::registry::{Family, Property};
+use crate::registry::Property;
 
 use super::check::{scenario, Environment};
 use super::Described;
@@ -26,17 +26,6 @@ pub struct Particular {
     pub unmatched: Vec<Property>,
 }
 
-/// The catalog row of `family`'s sound recipe: the lock its family is best known for,
-/// correct while nothing outside the lock's protocol breaks it.
-pub fn reference(family: Family) -> Option<&'static str> {
-    match family {
-        Family::Redis => Some("redis-lua"),
-        Family::Redlock => Some("redlock"),
-        Family::Etcd => Some("etcd-lease-crash"),
-        _ => None,
-    }
-}
-
 /// `report` (of `d` in `env`, with `o` applied) against the recipe in the same
 /// environment. `None` unless `report` is a violation and the recipe's search in the
 /// same environment answered: an unknown proves nothing either way.
@@ -50,9 +39,7 @@ pub fn particular(
     let Verdict::Violated(broken) = &report.verdict else {
         return Ok(None);
     };
-    let Some(id) = reference(d.family()) else {
-        return Ok(None);
-    };
+    let id = d.reference();
     let row = catalog::find(id)?;
     let p = catalog::params(&scenario(d, env), o)?;
     let told = row.build(&p).tell(limits, &mut |_| {});
