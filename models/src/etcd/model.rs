@@ -2,9 +2,10 @@
 //! running a [`Lock`] program against one cluster ([`spec`](super::spec)), with time,
 //! keep-alives, lease expiry, leader changes and the fault budget.
 //!
-//! Longer than 500 lines on purpose: the state, every action and its effect read top to
-//! bottom in one file, as stateright's example protocols are written; the words are in
-//! `narration.rs` and `diagram.rs`, the server's semantics in `spec.rs`.
+//! The state, the actions and the properties read here, as stateright's example
+//! protocols are written; a client's step through the recipe is in `model/step.rs`, the
+//! other actions' effects in `model/actions.rs`, the words in `narration.rs` and
+//! `diagram.rs`, the server's semantics in `spec.rs`.
 
 use std::sync::Arc;
 
@@ -22,6 +23,9 @@ use super::spec::{
     apply, guarded_by, recipe_key, release_request, Compare, EtcdCommand, EtcdReply, EtcdState,
     LeaseId, COUNTER_KEY, LOCK_KEY, LOCK_PREFIX,
 };
+
+mod actions;
+mod step;
 
 /// How a client locks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -251,171 +255,6 @@ impl EtcdLockModel {
         (cl.process.works() || server_side) && (!cl.process.partitioned || outside)
     }
 
-    fn step(&self, st: &EtcdLockState, c: usize) -> Option<Effect> {
-        if st.clients[c].phase == Phase::Done
-            && self.starts_over(st)
-            && st.clients[c].process.works()
-        {
-            let mut s = st.clone();
-            s.clients[c] = self.again(st, c);
-            return Some(Effect::plain(s));
-        }
-        let cl = st.clients[c].clone();
-        if !cl.phase.running() || !self.may_step(&cl) {
-            return None;
-        }
-        if let Lock::Described(d) = self.lock {
-            if !cl.phase.critical() {
-                return self.described_step(d.0, st, c);
-            }
-        }
-        let mut s = st.clone();
-        let mut sent = None;
-        let mut send = |s: &mut EtcdLockState, cmd: EtcdCommand| -> EtcdReply {
-            let (reply, etcd) = apply(&s.etcd, &cmd, s.now);
-            s.etcd = etcd.into();
-            sent = Some((cmd, reply.clone()));
-            reply
-        };
-        let key = self.my_key(&cl);
-        let name = owner(c);
-        let next = match cl.phase {
-            Phase::Grant => match send(&mut s, EtcdCommand::Grant { ttl: self.ttl }) {
-                EtcdReply::Granted { lease, .. } => {
-                    s.clients[c].lease = Some(lease);
-                    Phase::Create
-                }
-                _ => return None,
-            },
-            Phase::Create => {
-                let put = EtcdCommand::Put {
-                    key: key.clone(),
-                    value: name.clone(),
-                    lease: cl.lease,
-                };
-                let get = EtcdCommand::Get { key: key.clone() };
-                let first = EtcdCommand::FirstCreate {
-                    prefix: LOCK_PREFIX.into(),
-                };
-                let single = matches!(self.lock, Lock::SingleKey { .. });
-                let txn = EtcdCommand::Txn {
-                    compare: vec![Compare::CreateRevision {
-                        key: key.clone(),
-                        rev: 0,
-                    }],
-                    success: if single {
-                        vec![put]
-                    } else {
-                        vec![put, first.clone()]
-                    },
-                    failure: if single { vec![] } else { vec![get, first] },
-                };
-                let before = s.etcd.clone();
-                match send(&mut s, txn) {
-                    // Busy: the single-key protocol tries again (no change until the
-                    // key goes, so no transition).
-                    EtcdReply::Txn {
-                        succeeded: false, ..
-                    } if single => return None,
-                    EtcdReply::Txn { responses, .. } => {
-                        let my_rev = s.etcd.create_rev(&key);
-                        s.clients[c].my_rev = my_rev;
-                        let owner_rev = match responses.last() {
-                            Some(EtcdReply::Kvs(kvs)) if !single => {
-                                kvs.first().map_or(0, |kv| kv.1.create_rev)
-                            }
-                            _ => my_rev,
-                        };
-                        debug_assert!(before.revision <= s.etcd.revision);
-                        if owner_rev == my_rev {
-                            Phase::Critical(0)
-                        } else {
-                            Phase::Wait
-                        }
-                    }
-                    _ => {
-                        s.clients[c].lost = true;
-                        Phase::Done
-                    }
-                }
-            }
-            Phase::Wait => {
-                let cmd = EtcdCommand::LastCreateBefore {
-                    prefix: LOCK_PREFIX.into(),
-                    max_create_rev: cl.my_rev - 1,
-                };
-                match send(&mut s, cmd) {
-                    EtcdReply::Kvs(kvs) if kvs.is_empty() => match self.lock {
-                        Lock::LockRpc {
-                            check_own_key: false,
-                        } => Phase::Critical(0),
-                        _ => Phase::Check,
-                    },
-                    // Still queued: the watch has nothing to report yet.
-                    _ => return None,
-                }
-            }
-            Phase::Check => match send(&mut s, EtcdCommand::Get { key }) {
-                EtcdReply::Kvs(kvs) if !kvs.is_empty() => Phase::Critical(0),
-                _ => {
-                    s.clients[c].lost = true;
-                    Phase::Done
-                }
-            },
-            Phase::Critical(k) => match self.work {
-                Work::TxnGuarded if k == 0 => {
-                    let cmd = EtcdCommand::Get {
-                        key: COUNTER_KEY.into(),
-                    };
-                    if let EtcdReply::Kvs(kvs) = send(&mut s, cmd) {
-                        s.clients[c].read = kvs
-                            .first()
-                            .and_then(|kv| kv.1.value.parse().ok())
-                            .unwrap_or(0);
-                    }
-                    Phase::Critical(1)
-                }
-                Work::TxnGuarded => {
-                    let put = EtcdCommand::Put {
-                        key: COUNTER_KEY.into(),
-                        value: cl.read.saturating_add(1).to_string(),
-                        lease: None,
-                    };
-                    let cmd = guarded_by(&key, cl.my_rev, put);
-                    if let EtcdReply::Txn {
-                        succeeded: true, ..
-                    } = send(&mut s, cmd)
-                    {
-                        s.commits = s.commits.saturating_add(1);
-                    }
-                    Phase::Release
-                }
-                Work::Outside | Work::Fenced => {
-                    let fenced = self.work == Work::Fenced;
-                    match s.resource.access(k, cl.my_rev, fenced, cl.read) {
-                        Access::Read(v) => {
-                            s.clients[c].read = v;
-                            Phase::Critical(1)
-                        }
-                        Access::Refused | Access::Wrote => Phase::Release,
-                    }
-                }
-            },
-            Phase::Release | Phase::Retry => {
-                if s.etcd.keys.get(&key).is_some_and(|kv| kv.value != name)
-                    && !self.guarded_release()
-                {
-                    s.foreign_release.get_or_insert(c as u8);
-                }
-                send(&mut s, self.release(&key, cl.my_rev));
-                Phase::Done
-            }
-            Phase::Acquire(_) | Phase::Unlock(_) | Phase::Done | Phase::Crashed => return None,
-        };
-        s.clients[c].phase = next;
-        Some(Effect { state: s, sent })
-    }
-
     fn guarded_release(&self) -> bool {
         matches!(
             self.lock,
@@ -469,92 +308,6 @@ impl EtcdLockModel {
                     .iter()
                     .any(|c| c.lease == Some(*id) && Self::keeps_alive(c))
         })
-    }
-
-    pub(super) fn effect(&self, st: &EtcdLockState, a: &Action) -> Option<Effect> {
-        let mut s = st.clone();
-        let request = |s: EtcdLockState, cmd: EtcdCommand| {
-            let (reply, etcd) = apply(&s.etcd, &cmd, s.now);
-            Some(Effect {
-                state: EtcdLockState {
-                    etcd: etcd.into(),
-                    ..s
-                },
-                sent: Some((cmd, reply)),
-            })
-        };
-        match *a {
-            Action::Step(c) => self.step(st, c as usize),
-            Action::KeepAlive(c) => {
-                let cl = &st.clients[c as usize];
-                let lease = cl.lease?;
-                let due = Self::lease_deadline(st, cl).is_some_and(|d| time::due(st.now, d));
-                if !self.timed() || !Self::keeps_alive(cl) || !due {
-                    return None;
-                }
-                request(s, EtcdCommand::KeepAlive { lease })
-            }
-            Action::Tick => {
-                if !self.may_tick(st) {
-                    return None;
-                }
-                s.now += 1;
-                if s.etcd.any_due(s.now) {
-                    Arc::make_mut(&mut s.etcd).expire_due(s.now);
-                }
-                Some(Effect::plain(s))
-            }
-            Action::Drop(c) => {
-                let cl = &st.clients[c as usize];
-                let releasing = matches!(cl.phase, Phase::Release | Phase::Unlock(_));
-                if !s.budget.has(Fault::Drop)
-                    || !releasing
-                    || !self.may_step(cl)
-                    || self.faults_over(st)
-                {
-                    return None;
-                }
-                let mut e = self.step(st, c as usize)?;
-                // A described client sends the step whose reply it lost again.
-                e.state.clients[c as usize].phase = match self.lock {
-                    Lock::Described(_) => cl.phase,
-                    _ => Phase::Retry,
-                };
-                e.state.budget.spend(Fault::Drop);
-                Some(e)
-            }
-            Action::Revoke(c) => {
-                let cl = &st.clients[c as usize];
-                let lease = cl.lease?;
-                if !s.budget.has(Fault::Revoke) || cl.phase != Phase::Wait || self.faults_over(st) {
-                    return None;
-                }
-                s.budget.spend(Fault::Revoke);
-                request(s, EtcdCommand::Revoke { lease })
-            }
-            Action::Failover => {
-                if !s.budget.has(Fault::Failover)
-                    || s.etcd.leases.is_empty()
-                    || self.faults_over(st)
-                {
-                    return None;
-                }
-                Arc::make_mut(&mut s.etcd).restart_leases(s.now);
-                s.budget.spend(Fault::Failover);
-                Some(Effect::plain(s))
-            }
-            // Pause, resume, crash, partition, heal: the kernel's.
-            _ => {
-                let (f, c) = a.client_fault()?;
-                if f.is_fault() && self.faults_over(st) {
-                    return None;
-                }
-                let Client { phase, process, .. } = &mut s.clients[c];
-                let at = *phase;
-                f.strike(process, &mut s.budget, at, || *phase = Phase::Crashed)
-                    .then_some(Effect::plain(s))
-            }
-        }
     }
 }
 

@@ -2,9 +2,10 @@
 //! program against one server ([`spec`](super::spec)), each on its own connection or
 //! through a shared pool, with time, a reaper and the fault budget.
 //!
-//! Longer than 500 lines on purpose: the state, every action and its effect read top to
-//! bottom in one file, as stateright's example protocols are written; the words are in
-//! `narration.rs` and `diagram.rs`, the server's semantics in `spec.rs`.
+//! The state, the actions and the properties read here, as stateright's example
+//! protocols are written; a client's step through its lock is in `model/step.rs`, the
+//! other actions' effects in `model/actions.rs`, the words in `narration.rs` and
+//! `diagram.rs`, the server's semantics in `spec.rs`.
 
 use stateright::Model;
 
@@ -17,6 +18,9 @@ use crate::resource::{Access, Resource};
 
 use super::protocol::{Acquired, Lock, Work};
 use super::spec::{apply, SqlCommand, SqlReply, SqlState, LOCK_NAME};
+
+mod actions;
+mod step;
 
 /// Which server's dialect the row is written for (the statements that exist in only one
 /// of them say so themselves; this names the kill fault and the server in stories).
@@ -234,160 +238,6 @@ impl SqlLockModel {
         self.fencing || self.work == Work::InTx
     }
 
-    fn step(&self, st: &SqlLockState, c: usize, via: u8) -> Option<Effect> {
-        let cl = &st.clients[c];
-        if cl.phase == Phase::Done && self.starts_over(st) && cl.process.works() {
-            if via != cl.session {
-                return None;
-            }
-            let mut s = st.clone();
-            self.again(&mut s, c);
-            return Some(Effect::plain(s));
-        }
-        if !cl.process.works() || (self.pinned() && via != cl.session) {
-            return None;
-        }
-        let mut s = st.clone();
-        let mut sent = None;
-        let name = owner(c);
-        let mut send = |s: &mut SqlLockState, cmd: SqlCommand| -> Option<SqlReply> {
-            let (reply, db) = apply(&s.db, via, &cmd, s.db_now())?;
-            s.db = db;
-            sent = Some((via, cmd, reply.clone()));
-            Some(reply)
-        };
-        let next = match cl.phase {
-            // Its transaction is open (stage 0's BEGIN); it takes nothing and reads.
-            Phase::Acquire(1) if self.bypasses(c) => Phase::Critical(0),
-            Phase::Acquire(1) if self.lock.in_process() => {
-                if s.mutex.is_some() {
-                    return None;
-                }
-                s.mutex = Some(c as u8);
-                Phase::Critical(0)
-            }
-            Phase::Acquire(k) if self.lock.queues(k) && !self.in_turn(st, c, via) => {
-                // The statement reaches the server and waits behind the lock's holder
-                // and every waiter that came before.
-                if st.queue.contains(&(c as u8)) {
-                    return None;
-                }
-                s.queue.push(c as u8);
-                return Some(Effect::plain(s));
-            }
-            Phase::Acquire(k) => {
-                let cmd = self.lock.acquire(k, &name, s.now + cl.skew, self.ttl);
-                let reply = send(&mut s, cmd)?;
-                match self.lock.acquired(k, &reply) {
-                    Acquired::Next => Phase::Acquire(k + 1),
-                    Acquired::Busy => Phase::Acquire(0),
-                    Acquired::Lost => {
-                        s.clients[c].lost = true;
-                        Phase::Done
-                    }
-                    Acquired::Got => {
-                        let me = &mut s.clients[c];
-                        me.session = via;
-                        if let SqlReply::Inserted(id) = reply {
-                            me.token = id;
-                        }
-                        if self.lock.timed() {
-                            me.lease_until = Some(s.now + self.ttl);
-                        }
-                        if self.fencing && matches!(self.lock, Lock::Advisory) {
-                            Phase::Fence
-                        } else {
-                            Phase::Critical(0)
-                        }
-                    }
-                }
-            }
-            Phase::Fence => match send(&mut s, SqlCommand::NextVal)? {
-                SqlReply::Int(t) => {
-                    s.clients[c].token = u64::try_from(t).unwrap_or(0);
-                    Phase::Critical(0)
-                }
-                _ => {
-                    s.clients[c].lost = true;
-                    Phase::Done
-                }
-            },
-            Phase::Critical(_) if !self.two_step_work() => Phase::Release,
-            Phase::Critical(k) if self.work == Work::InTx => {
-                let cmd = if k == 0 {
-                    SqlCommand::ReadCounter
-                } else {
-                    SqlCommand::WriteCounter {
-                        value: cl.read.saturating_add(1),
-                    }
-                };
-                match send(&mut s, cmd)? {
-                    SqlReply::Int(v) => {
-                        s.clients[c].read = u8::try_from(v).unwrap_or(u8::MAX);
-                        Phase::Critical(1)
-                    }
-                    SqlReply::Rows(_) => Phase::Release,
-                    _ => {
-                        s.clients[c].lost = true;
-                        Phase::Done
-                    }
-                }
-            }
-            Phase::Critical(k) => match s.resource.access(k, cl.token, self.fencing, cl.read) {
-                Access::Read(v) => {
-                    s.clients[c].read = v;
-                    Phase::Critical(1)
-                }
-                Access::Refused | Access::Wrote => Phase::Release,
-            },
-            Phase::Release if self.lock.in_process() => {
-                s.mutex = None;
-                Phase::Commit
-            }
-            Phase::Release | Phase::Commit => {
-                let cmd = self.lock.release(&name, cl.token);
-                let foreign = match &cmd {
-                    SqlCommand::DeleteByName { name: row } => {
-                        s.db.rows.get(row).is_some_and(|r| r.owner != name)
-                    }
-                    SqlCommand::DeleteById { id } => {
-                        s.db.rows.values().any(|r| r.id == *id && r.owner != name)
-                    }
-                    _ => false,
-                };
-                let wrote = s.db.sessions[via as usize]
-                    .tx
-                    .as_ref()
-                    .is_some_and(|t| t.counter.is_some());
-                let reply = send(&mut s, cmd.clone())?;
-                if foreign {
-                    s.foreign_release.get_or_insert(c as u8);
-                }
-                if cmd == SqlCommand::Commit && reply == SqlReply::Ok && wrote {
-                    s.commits = s.commits.saturating_add(1);
-                }
-                if reply == SqlReply::ConnectionLost {
-                    s.clients[c].lost = true;
-                }
-                Phase::Done
-            }
-            Phase::Done | Phase::Crashed => return None,
-        };
-        s.clients[c].phase = next;
-        if !next.holding() {
-            s.clients[c].lease_until = None;
-        }
-        if !matches!(next, Phase::Acquire(k) if self.lock.queues(k)) {
-            s.queue.retain(|&q| q as usize != c);
-        }
-        if next == Phase::Done && s.mutex == Some(c as u8) {
-            // A statement failed (its session gone): the exception leaves the
-            // synchronized method, and the lock with it.
-            s.mutex = None;
-        }
-        Some(Effect { state: s, sent })
-    }
-
     /// Whether client `c`'s queued statement may run now: it is first in the lock's
     /// queue, or the queue is empty and it has not joined it (a statement that finds
     /// the lock free and nobody waiting runs at once).
@@ -455,132 +305,6 @@ impl SqlLockModel {
                 .clients
                 .iter()
                 .any(|c| c.lease_until.is_some_and(|d| d > s.now)))
-    }
-
-    pub(super) fn effect(&self, st: &SqlLockState, a: &Action) -> Option<Effect> {
-        let mut s = st.clone();
-        match *a {
-            Action::Step { client, via } => self.step(st, client as usize, via),
-            Action::Tick => {
-                if !self.may_tick(st) {
-                    return None;
-                }
-                s.now += 1;
-                Some(Effect::plain(s))
-            }
-            Action::Reap => {
-                let due =
-                    s.db.rows
-                        .values()
-                        .any(|r| SqlState::reapable(r, s.db_now(), self.ttl));
-                if !self.reaping(st) || !due {
-                    return None;
-                }
-                let cmd = SqlCommand::Reap { ttl: self.ttl };
-                // The reaper runs on a session of its own, never killed.
-                let mut db = s.db.clone();
-                db.sessions.push(super::spec::Session {
-                    alive: true,
-                    tx: None,
-                });
-                let reaper_session = (db.sessions.len() - 1) as u8;
-                let (reply, mut db) = apply(&db, reaper_session, &cmd, s.db_now())?;
-                db.sessions.pop();
-                s.db = db;
-                Some(Effect {
-                    state: s,
-                    sent: Some((reaper_session, cmd, reply)),
-                })
-            }
-            Action::Kill(x) => {
-                let holder = s
-                    .clients
-                    .iter()
-                    .any(|c| c.session == x && c.phase.holding());
-                let alive = s.db.sessions.get(x as usize).is_some_and(|x| x.alive);
-                if !s.budget.has(Fault::Kill) || !holder || !alive || self.faults_over(st) {
-                    return None;
-                }
-                s.db.kill(x);
-                s.budget.spend(Fault::Kill);
-                Some(Effect::plain(s))
-            }
-            Action::Skew(c) => {
-                let cl = &mut s.clients[c as usize];
-                let acquiring = matches!(cl.phase, Phase::Acquire(_));
-                if !s.budget.has(Fault::Skew) || cl.skew > 0 || !acquiring || self.faults_over(st) {
-                    return None;
-                }
-                cl.skew = self.ttl + 1;
-                s.budget.spend(Fault::Skew);
-                Some(Effect::plain(s))
-            }
-            Action::Rollback(c) => {
-                let cl = &st.clients[c as usize];
-                if !s.budget.has(Fault::Rollback)
-                    || cl.phase != Phase::Commit
-                    || cl.process.paused
-                    || self.faults_over(st)
-                {
-                    return None;
-                }
-                let cmd = SqlCommand::Rollback;
-                let (reply, db) = apply(&s.db, cl.session, &cmd, s.db_now())?;
-                s.db = db;
-                s.clients[c as usize].phase = Phase::Done;
-                s.budget.spend(Fault::Rollback);
-                Some(Effect {
-                    state: s,
-                    sent: Some((cl.session, cmd, reply)),
-                })
-            }
-            Action::ReaperDies => {
-                if !s.budget.has(Fault::ReaperDies) || !self.reaping(st) || self.faults_over(st) {
-                    return None;
-                }
-                s.reaper_dead = true;
-                s.budget.spend(Fault::ReaperDies);
-                Some(Effect::plain(s))
-            }
-            Action::Jump => {
-                // Only a timed lock reads the server's clock, and a jump while nobody
-                // holds changes nothing a waiter reads: the lock is free either way.
-                let holding = s.clients.iter().any(|c| c.phase.holding());
-                if !s.budget.has(Fault::Jump)
-                    || !self.lock.timed()
-                    || !holding
-                    || self.faults_over(st)
-                {
-                    return None;
-                }
-                // Past the TTL, a longer jump expires nothing more.
-                s.db_ahead += self.ttl + 1;
-                s.budget.spend(Fault::Jump);
-                Some(Effect::plain(s))
-            }
-            // Pause, resume, crash: the kernel's.
-            _ => {
-                let (f, c) = a.client_fault()?;
-                if f.is_fault() && self.faults_over(st) {
-                    return None;
-                }
-                let cl = &mut s.clients[c];
-                let (at, session) = (cl.phase, cl.session);
-                let (phase, lease) = (&mut cl.phase, &mut cl.lease_until);
-                let die = || (*phase, *lease) = (Phase::Crashed, None);
-                if !f.strike(&mut cl.process, &mut s.budget, at, die) {
-                    return None;
-                }
-                // The dead process's socket closes; a pooled connection outlives it.
-                if f == ClientFault::Crash && self.pool.is_none() {
-                    s.db.kill(session);
-                }
-                if f == ClientFault::Crash {
-                    s.queue.retain(|&q| q as usize != c);
-                }
-                Some(Effect::plain(s))
-            }
-        }
     }
 }
 
