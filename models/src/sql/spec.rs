@@ -333,15 +333,44 @@ pub fn apply(
     if !alive {
         return Some((SqlReply::ConnectionLost, s));
     }
-    let in_tx = s.sessions[session as usize].tx.is_some();
     let reply = match cmd {
-        SqlCommand::Insert { name, owner } => {
-            if s.rows.contains_key(name) {
-                SqlReply::DuplicateKey
-            } else {
-                let id = s.next_id;
-                s.next_id += 1;
-                s.rows.insert(
+        SqlCommand::Insert { .. }
+        | SqlCommand::DeleteByName { .. }
+        | SqlCommand::DeleteById { .. }
+        | SqlCommand::Reap { .. }
+        | SqlCommand::LeaseAcquire { .. }
+        | SqlCommand::LeaseCheck { .. }
+        | SqlCommand::LeaseTake { .. }
+        | SqlCommand::LeaseRelease { .. } => s.on_rows(cmd, now),
+        SqlCommand::GetLock { .. } | SqlCommand::ReleaseLock { .. } => s.on_named(session, cmd),
+        SqlCommand::Begin
+        | SqlCommand::BeginReadUncommitted
+        | SqlCommand::Commit
+        | SqlCommand::Rollback
+        | SqlCommand::SelectForUpdate { .. }
+        | SqlCommand::ReadCounter
+        | SqlCommand::WriteCounter { .. } => s.on_tx(session, cmd)?,
+        SqlCommand::AdvisoryLock { .. }
+        | SqlCommand::AdvisoryXactLock { .. }
+        | SqlCommand::TryAdvisoryLock { .. }
+        | SqlCommand::AdvisoryUnlock { .. }
+        | SqlCommand::NextVal => s.on_advisory(session, cmd)?,
+    };
+    Some((reply, s))
+}
+
+impl SqlState {
+    /// The lock table's statements: a row inserted, deleted or reaped; a lease taken,
+    /// checked or given back by an `UPDATE`.
+    fn on_rows(&mut self, cmd: &SqlCommand, now: u64) -> SqlReply {
+        match cmd {
+            SqlCommand::Insert { name, owner } => {
+                if self.rows.contains_key(name) {
+                    return SqlReply::DuplicateKey;
+                }
+                let id = self.next_id;
+                self.next_id += 1;
+                self.rows.insert(
                     name.clone(),
                     LockRow {
                         id,
@@ -352,181 +381,218 @@ pub fn apply(
                 );
                 SqlReply::Inserted(id)
             }
-        }
-        SqlCommand::DeleteByName { name } => {
-            SqlReply::Rows(u64::from(s.rows.remove(name).is_some()))
-        }
-        SqlCommand::DeleteById { id } => {
-            let before = s.rows.len();
-            s.rows.retain(|_, r| r.id != *id);
-            SqlReply::Rows((before - s.rows.len()) as u64)
-        }
-        SqlCommand::Reap { ttl } => {
-            let before = s.rows.len();
-            s.rows.retain(|_, r| !SqlState::reapable(r, now, *ttl));
-            SqlReply::Rows((before - s.rows.len()) as u64)
-        }
-        SqlCommand::LeaseAcquire {
-            name,
-            owner,
-            now: client_now,
-            ttl,
-        } => {
-            let t = client_now.unwrap_or(now);
-            match s.rows.get_mut(name) {
-                Some(r) if r.lease_expired(*ttl, t) => {
-                    r.take_lease(owner, t);
+            SqlCommand::DeleteByName { name } => {
+                SqlReply::Rows(u64::from(self.rows.remove(name).is_some()))
+            }
+            SqlCommand::DeleteById { id } => {
+                let before = self.rows.len();
+                self.rows.retain(|_, r| r.id != *id);
+                SqlReply::Rows((before - self.rows.len()) as u64)
+            }
+            SqlCommand::Reap { ttl } => {
+                let before = self.rows.len();
+                self.rows.retain(|_, r| !SqlState::reapable(r, now, *ttl));
+                SqlReply::Rows((before - self.rows.len()) as u64)
+            }
+            SqlCommand::LeaseAcquire {
+                name,
+                owner,
+                now: client_now,
+                ttl,
+            } => {
+                let t = client_now.unwrap_or(now);
+                match self.rows.get_mut(name) {
+                    Some(r) if r.lease_expired(*ttl, t) => {
+                        r.take_lease(owner, t);
+                        SqlReply::Rows(1)
+                    }
+                    _ => SqlReply::Rows(0),
+                }
+            }
+            SqlCommand::LeaseCheck {
+                name,
+                now: client_now,
+                ttl,
+            } => {
+                let t = client_now.unwrap_or(now);
+                let expired = self
+                    .rows
+                    .get(name)
+                    .is_some_and(|r| r.lease_expired(*ttl, t));
+                SqlReply::Rows(u64::from(expired))
+            }
+            SqlCommand::LeaseTake {
+                name,
+                owner,
+                now: client_now,
+            } => match self.rows.get_mut(name) {
+                Some(r) => {
+                    r.take_lease(owner, client_now.unwrap_or(now));
+                    SqlReply::Rows(1)
+                }
+                None => SqlReply::Rows(0),
+            },
+            SqlCommand::LeaseRelease { name, owner } => match self.rows.get_mut(name) {
+                Some(r) if r.owner == *owner => {
+                    r.owner.clear();
+                    r.last_lock_time = None;
                     SqlReply::Rows(1)
                 }
                 _ => SqlReply::Rows(0),
+            },
+            _ => unreachable!("apply gives on_rows the lock table's statements alone"),
+        }
+    }
+
+    /// MySQL's named locks, `GET_LOCK` and `RELEASE_LOCK`, counted per session.
+    fn on_named(&mut self, session: u8, cmd: &SqlCommand) -> SqlReply {
+        match cmd {
+            SqlCommand::GetLock { name } => match self.named.get_mut(name) {
+                Some((holder, _)) if *holder != session => SqlReply::Int(0),
+                Some((_, count)) => {
+                    *count += 1;
+                    SqlReply::Int(1)
+                }
+                None => {
+                    self.named.insert(name.clone(), (session, 1));
+                    SqlReply::Int(1)
+                }
+            },
+            SqlCommand::ReleaseLock { name } => match self.named.get_mut(name) {
+                None => SqlReply::Null,
+                Some((holder, _)) if *holder != session => SqlReply::Int(0),
+                Some((_, count)) => {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.named.remove(name);
+                    }
+                    SqlReply::Int(1)
+                }
+            },
+            _ => unreachable!("apply gives on_named the named locks' statements alone"),
+        }
+    }
+
+    /// Transactions, the row lock of `SELECT … FOR UPDATE` and the protected counter;
+    /// `None` while the statement waits for a lock another session holds.
+    fn on_tx(&mut self, session: u8, cmd: &SqlCommand) -> Option<SqlReply> {
+        let in_tx = self.sessions[session as usize].tx.is_some();
+        Some(match cmd {
+            SqlCommand::Begin => {
+                // Like both servers, a BEGIN inside a transaction commits it first (MySQL)
+                // or warns (PostgreSQL); the rows never nest transactions.
+                self.sessions[session as usize].tx = Some(Tx::default());
+                SqlReply::Ok
             }
-        }
-        SqlCommand::LeaseCheck {
-            name,
-            now: client_now,
-            ttl,
-        } => {
-            let t = client_now.unwrap_or(now);
-            let expired = s.rows.get(name).is_some_and(|r| r.lease_expired(*ttl, t));
-            SqlReply::Rows(u64::from(expired))
-        }
-        SqlCommand::LeaseTake {
-            name,
-            owner,
-            now: client_now,
-        } => match s.rows.get_mut(name) {
-            Some(r) => {
-                r.take_lease(owner, client_now.unwrap_or(now));
+            SqlCommand::BeginReadUncommitted => {
+                self.sessions[session as usize].tx = Some(Tx {
+                    counter: None,
+                    dirty_reads: true,
+                });
+                SqlReply::Ok
+            }
+            SqlCommand::Commit | SqlCommand::Rollback => {
+                self.end_tx(session, *cmd == SqlCommand::Commit);
+                SqlReply::Ok
+            }
+            SqlCommand::SelectForUpdate { name, nowait } => {
+                match self.row_locks.get(name) {
+                    Some(holder) if *holder != session && *nowait => {
+                        return Some(SqlReply::LockNotAvailable);
+                    }
+                    Some(holder) if *holder != session => return None,
+                    _ => {}
+                }
+                // Under autocommit the row lock ends with the statement.
+                if in_tx {
+                    self.row_locks.insert(name.clone(), session);
+                }
+                SqlReply::Rows(u64::from(self.rows.contains_key(name)))
+            }
+            SqlCommand::ReadCounter => {
+                let tx = self.sessions[session as usize].tx.as_ref();
+                let own = tx.and_then(|t| t.counter);
+                let dirty = tx
+                    .filter(|t| t.dirty_reads)
+                    .and_then(|_| self.counter_writer(session))
+                    .and_then(|w| self.sessions[w].tx.as_ref())
+                    .and_then(|t| t.counter);
+                SqlReply::Int(i64::from(own.or(dirty).unwrap_or(self.counter)))
+            }
+            SqlCommand::WriteCounter { .. } if self.counter_writer(session).is_some() => {
+                return None
+            }
+            SqlCommand::WriteCounter { value } => {
+                match self.sessions[session as usize].tx.as_mut() {
+                    Some(tx) => tx.counter = Some(*value),
+                    None => self.counter = *value,
+                }
                 SqlReply::Rows(1)
             }
-            None => SqlReply::Rows(0),
-        },
-        SqlCommand::LeaseRelease { name, owner } => match s.rows.get_mut(name) {
-            Some(r) if r.owner == *owner => {
-                r.owner.clear();
-                r.last_lock_time = None;
-                SqlReply::Rows(1)
+            _ => unreachable!("apply gives on_tx the transactions' statements alone"),
+        })
+    }
+
+    /// PostgreSQL's advisory locks (session-level counted, transaction-level until the
+    /// transaction ends) and the fencing sequence; `None` while a lock waits.
+    fn on_advisory(&mut self, session: u8, cmd: &SqlCommand) -> Option<SqlReply> {
+        let in_tx = self.sessions[session as usize].tx.is_some();
+        Some(match cmd {
+            SqlCommand::AdvisoryLock { key } | SqlCommand::AdvisoryXactLock { key } => {
+                let xact = matches!(cmd, SqlCommand::AdvisoryXactLock { .. });
+                self.advisory_lock(session, *key, xact, in_tx)?
             }
-            _ => SqlReply::Rows(0),
-        },
-        SqlCommand::GetLock { name } => match s.named.get_mut(name) {
-            Some((holder, _)) if *holder != session => SqlReply::Int(0),
-            Some((_, count)) => {
-                *count += 1;
-                SqlReply::Int(1)
-            }
-            None => {
-                s.named.insert(name.clone(), (session, 1));
-                SqlReply::Int(1)
-            }
-        },
-        SqlCommand::ReleaseLock { name } => match s.named.get_mut(name) {
-            None => SqlReply::Null,
-            Some((holder, _)) if *holder != session => SqlReply::Int(0),
-            Some((_, count)) => {
-                *count -= 1;
-                if *count == 0 {
-                    s.named.remove(name);
+            SqlCommand::TryAdvisoryLock { key, xact } => {
+                let busy = self.advisory.get(key).is_some_and(|a| a.session != session);
+                if busy {
+                    return Some(SqlReply::Bool(false));
                 }
-                SqlReply::Int(1)
-            }
-        },
-        SqlCommand::Begin => {
-            // Like both servers, a BEGIN inside a transaction commits it first (MySQL)
-            // or warns (PostgreSQL); the rows never nest transactions.
-            s.sessions[session as usize].tx = Some(Tx::default());
-            SqlReply::Ok
-        }
-        SqlCommand::BeginReadUncommitted => {
-            s.sessions[session as usize].tx = Some(Tx {
-                counter: None,
-                dirty_reads: true,
-            });
-            SqlReply::Ok
-        }
-        SqlCommand::Commit | SqlCommand::Rollback => {
-            s.end_tx(session, *cmd == SqlCommand::Commit);
-            SqlReply::Ok
-        }
-        SqlCommand::SelectForUpdate { name, nowait } => {
-            match s.row_locks.get(name) {
-                Some(holder) if *holder != session && *nowait => {
-                    return Some((SqlReply::LockNotAvailable, s));
-                }
-                Some(holder) if *holder != session => return None,
-                _ => {}
-            }
-            // Under autocommit the row lock ends with the statement.
-            if in_tx {
-                s.row_locks.insert(name.clone(), session);
-            }
-            SqlReply::Rows(u64::from(s.rows.contains_key(name)))
-        }
-        SqlCommand::ReadCounter => {
-            let tx = s.sessions[session as usize].tx.as_ref();
-            let own = tx.and_then(|t| t.counter);
-            let dirty = tx
-                .filter(|t| t.dirty_reads)
-                .and_then(|_| s.counter_writer(session))
-                .and_then(|w| s.sessions[w].tx.as_ref())
-                .and_then(|t| t.counter);
-            SqlReply::Int(i64::from(own.or(dirty).unwrap_or(s.counter)))
-        }
-        SqlCommand::WriteCounter { .. } if s.counter_writer(session).is_some() => return None,
-        SqlCommand::WriteCounter { value } => {
-            match s.sessions[session as usize].tx.as_mut() {
-                Some(tx) => tx.counter = Some(*value),
-                None => s.counter = *value,
-            }
-            SqlReply::Rows(1)
-        }
-        SqlCommand::AdvisoryLock { key } | SqlCommand::AdvisoryXactLock { key } => {
-            let xact = matches!(cmd, SqlCommand::AdvisoryXactLock { .. });
-            let a = s.advisory.entry(*key).or_insert(Advisory {
-                session,
-                count: 0,
-                xact: 0,
-            });
-            if a.session != session {
-                return None;
-            }
-            // Outside a transaction an xact lock lasts only for the statement.
-            match (xact, in_tx) {
-                (false, _) => a.count += 1,
-                (true, true) => a.xact += 1,
-                (true, false) => {}
-            }
-            s.advisory.retain(|_, a| a.count + a.xact > 0);
-            SqlReply::Ok
-        }
-        SqlCommand::TryAdvisoryLock { key, xact } => {
-            let busy = s.advisory.get(key).is_some_and(|a| a.session != session);
-            if busy {
-                return Some((SqlReply::Bool(false), s));
-            }
-            let cmd = if *xact {
-                SqlCommand::AdvisoryXactLock { key: *key }
-            } else {
-                SqlCommand::AdvisoryLock { key: *key }
-            };
-            let (_, next) = apply(&s, session, &cmd, now)?;
-            return Some((SqlReply::Bool(true), next));
-        }
-        SqlCommand::AdvisoryUnlock { key } => match s.advisory.get_mut(key) {
-            Some(a) if a.session == session && a.count > 0 => {
-                a.count -= 1;
-                s.advisory.retain(|_, a| a.count + a.xact > 0);
+                self.advisory_lock(session, *key, *xact, in_tx)?;
                 SqlReply::Bool(true)
             }
-            // PostgreSQL: "WARNING: you don't own a lock of type ExclusiveLock".
-            _ => SqlReply::Bool(false),
-        },
-        SqlCommand::NextVal => {
-            s.sequence += 1;
-            SqlReply::Int(s.sequence)
+            SqlCommand::AdvisoryUnlock { key } => match self.advisory.get_mut(key) {
+                Some(a) if a.session == session && a.count > 0 => {
+                    a.count -= 1;
+                    self.advisory.retain(|_, a| a.count + a.xact > 0);
+                    SqlReply::Bool(true)
+                }
+                // PostgreSQL: "WARNING: you don't own a lock of type ExclusiveLock".
+                _ => SqlReply::Bool(false),
+            },
+            SqlCommand::NextVal => {
+                self.sequence += 1;
+                SqlReply::Int(self.sequence)
+            }
+            _ => unreachable!("apply gives on_advisory the advisory locks' statements alone"),
+        })
+    }
+
+    /// `pg_advisory_lock` (or `_xact_lock` when `xact`) on `key`; `None` while another
+    /// session holds it.
+    fn advisory_lock(
+        &mut self,
+        session: u8,
+        key: i64,
+        xact: bool,
+        in_tx: bool,
+    ) -> Option<SqlReply> {
+        let a = self.advisory.entry(key).or_insert(Advisory {
+            session,
+            count: 0,
+            xact: 0,
+        });
+        if a.session != session {
+            return None;
         }
-    };
-    Some((reply, s))
+        // Outside a transaction an xact lock lasts only for the statement.
+        match (xact, in_tx) {
+            (false, _) => a.count += 1,
+            (true, true) => a.xact += 1,
+            (true, false) => {}
+        }
+        self.advisory.retain(|_, a| a.count + a.xact > 0);
+        Some(SqlReply::Ok)
+    }
 }
 
 impl SqlCommand {

@@ -70,31 +70,7 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
             }) => R::Integer(clock.least_left(*d)),
         },
         Exists { key } => R::Integer(i64::from(s.keys.contains_key(key))),
-        Incr { key } => {
-            let current = match s.keys.get(key) {
-                None => 0,
-                Some(Entry {
-                    value: Value::Str(v),
-                    ..
-                }) => match v.parse::<i64>() {
-                    Ok(n) => n,
-                    Err(_) => {
-                        return R::Error("ERR value is not an integer or out of range".into())
-                    }
-                },
-                Some(_) => return R::Error(WRONGTYPE.into()),
-            };
-            let n = current + 1;
-            let deadline = s.keys.get(key).and_then(|e| e.deadline);
-            s.keys.insert(
-                key.clone(),
-                Entry {
-                    value: Value::Str(n.to_string()),
-                    deadline,
-                },
-            );
-            R::Integer(n)
-        }
+        Incr { key } => incr(s, key),
         HIncrBy { key, field, by } => match hincrby(s, key, field, *by) {
             Ok(n) => R::Integer(n),
             Err(e) => e,
@@ -108,6 +84,23 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
         Eval { sha, keys, args } => super::lua::eval(s, sha, keys, args, clock),
         // Nothing is known of its effect: a check that needs one leaves it out.
         Other { name, .. } => R::Error(format!("{name}: not modelled by the spec")),
+        EvalCompareAndDelete { .. }
+        | EvalCompareAndRenew { .. }
+        | EvalCompareAndTransfer { .. }
+        | EvalFencedAcquire { .. }
+        | EvalRedissonLock { .. }
+        | EvalRedissonUnlock { .. }
+        | EvalRedissonRenew { .. } => script(s, cmd, clock),
+    }
+}
+
+/// The scripts locklab's own clients send (compare-and-delete, -renew, -transfer, the
+/// fenced acquire, Redisson's three), each run as one atomic step, as Redis runs a script.
+fn script(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> RedisReply {
+    use RedisCommand::*;
+    use RedisReply as R;
+    let deadline = |ms: u64| Some(clock.deadline(ms));
+    match cmd {
         EvalCompareAndDelete { key, value } => {
             let owns = match owns_string(s, key, value) {
                 Ok(o) => o,
@@ -208,7 +201,35 @@ pub(super) fn exec(s: &mut RedisState, cmd: &RedisCommand, clock: Clock) -> Redi
             Ok(false) => R::Integer(0),
             Err(e) => e,
         },
+        _ => unreachable!("exec gives script the scripts alone"),
     }
+}
+
+/// `INCR key`: a missing key counts from 0, and the key keeps its expiry.
+fn incr(s: &mut RedisState, key: &str) -> RedisReply {
+    let current = match s.keys.get(key) {
+        None => 0,
+        Some(Entry {
+            value: Value::Str(v),
+            ..
+        }) => match v.parse::<i64>() {
+            Ok(n) => n,
+            Err(_) => {
+                return RedisReply::Error("ERR value is not an integer or out of range".into())
+            }
+        },
+        Some(_) => return RedisReply::Error(WRONGTYPE.into()),
+    };
+    let n = current + 1;
+    let deadline = s.keys.get(key).and_then(|e| e.deadline);
+    s.keys.insert(
+        key.to_string(),
+        Entry {
+            value: Value::Str(n.to_string()),
+            deadline,
+        },
+    );
+    RedisReply::Integer(n)
 }
 
 /// Whether `key` holds the string `value` (`GET key == value`); a hash is the
