@@ -42,39 +42,58 @@ pub(super) fn safety(paired: &Paired, model: &ResourceSpec) -> Option<CheckRepor
         .max_by_key(|r| r.verdict)
 }
 
-/// Resource safety of one key's operations.
-fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
-    let (initial, writes_are_updates) = match *model {
-        ResourceSpec::Counter { initial } => (initial, true),
-        ResourceSpec::Inventory {
-            initial,
-            writes_are_updates,
-        } => (initial, writes_are_updates),
-        ResourceSpec::Register { .. } | ResourceSpec::CasRegister { .. } | ResourceSpec::Kv => {
-            return None
-        }
+/// What one key's updates add up to: every acknowledged update's move, and the
+/// evidence the report shows.
+struct Tally<'o, 'h> {
+    /// Acknowledged updates.
+    updates: i64,
+    /// Their moves, summed.
+    delta: i64,
+    /// Units sold (the downward moves, summed).
+    sold: i64,
+    /// The largest move of one update: past 1 (orders of several units), what is lost
+    /// is counted in units, not in updates.
+    largest: i64,
+    /// When the last update returned: a final read is one called after it.
+    last_update_done: u64,
+    /// The updates, in order.
+    update_ops: Vec<&'o Operation<'h>>,
+    /// Each write with the value its read-modify-write started from.
+    bases: Vec<(&'o Operation<'h>, i64)>,
+}
+
+/// The value a read returned; a counter never written reads as nil, and holds
+/// `initial`.
+fn read_value(op: &Operation, initial: i64) -> Option<i64> {
+    match op.result_value() {
+        Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
+        None | Some(Value::Null) => Some(initial),
+        Some(v) => v.as_i64(),
+    }
+}
+
+/// Every update of `ops` and its move; `None` when the history is not a workload the
+/// accounting can follow (a write that is no update, or does not follow its own read,
+/// or an update of unknown outcome): say nothing rather than guess.
+fn tally<'o, 'h>(
+    ops: &[&'o Operation<'h>],
+    initial: i64,
+    writes_are_updates: bool,
+) -> Option<Tally<'o, 'h>> {
+    let mut t = Tally {
+        updates: 0,
+        delta: 0,
+        sold: 0,
+        largest: 0,
+        last_update_done: 0,
+        update_ops: Vec::new(),
+        bases: Vec::new(),
     };
     let mut last_read: BTreeMap<u32, i64> = BTreeMap::new();
-    let mut updates = 0i64;
-    let mut delta = 0i64;
-    let mut sold = 0i64;
-    // The largest move of one update: past 1 (orders of several units), what is lost is
-    // counted in units, not in updates.
-    let mut largest = 0i64;
-    let mut last_update_done = 0u64;
-    let mut update_ops = Vec::new();
-    // (write, the value its read-modify-write started from)
-    let mut bases: Vec<(&Operation, i64)> = Vec::new();
     for &op in ops {
-        let read_value = |op: &Operation| match op.result_value() {
-            Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
-            // A counter never written reads as nil: it holds its initial value.
-            None | Some(Value::Null) => Some(initial),
-            Some(v) => v.as_i64(),
-        };
         let d = match (op.kind, op.outcome) {
             (OpKind::Read, Outcome::Ok) => {
-                if let Some(v) = read_value(op) {
+                if let Some(v) = read_value(op, initial) {
                     last_read.insert(op.process, v);
                 }
                 None
@@ -98,30 +117,41 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
                     _ => arg,
                 }
                 .and_then(Value::as_i64);
-                match (w, last_read.remove(&op.process)) {
-                    (Some(w), Some(r)) => {
-                        bases.push((op, r));
-                        Some(w - r)
-                    }
-                    // A write that does not follow its own read is not an update this
-                    // accounting can follow: say nothing rather than guess.
-                    _ => return None,
-                }
+                let (w, r) = (w?, last_read.remove(&op.process)?);
+                t.bases.push((op, r));
+                Some(w - r)
             }
             (OpKind::Write | OpKind::Cas | OpKind::Decrement, Outcome::Unknown) => return None,
             _ => None,
         };
         if let Some(d) = d {
-            updates += 1;
-            delta += d;
-            largest = largest.max(d.abs());
+            t.updates += 1;
+            t.delta += d;
+            t.largest = t.largest.max(d.abs());
             if d < 0 {
-                sold -= d;
+                t.sold -= d;
             }
-            update_ops.push(op);
-            last_update_done = last_update_done.max(op.ret().unwrap_or(u64::MAX));
+            t.update_ops.push(op);
+            t.last_update_done = t.last_update_done.max(op.ret().unwrap_or(u64::MAX));
         }
     }
+    Some(t)
+}
+
+/// Resource safety of one key's operations.
+fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
+    let (initial, writes_are_updates) = match *model {
+        ResourceSpec::Counter { initial } => (initial, true),
+        ResourceSpec::Inventory {
+            initial,
+            writes_are_updates,
+        } => (initial, writes_are_updates),
+        ResourceSpec::Register { .. } | ResourceSpec::CasRegister { .. } | ResourceSpec::Kv => {
+            return None
+        }
+    };
+    let t = tally(ops, initial, writes_are_updates)?;
+    let (updates, delta, sold) = (t.updates, t.delta, t.sold);
     // Lost updates are only countable when every update moves the value the same way.
     if updates == 0 || (sold > 0 && sold != -delta) {
         return None;
@@ -129,13 +159,9 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
     let final_read = ops
         .iter()
         .filter(|o| {
-            o.kind == OpKind::Read && o.outcome == Outcome::Ok && o.call() > last_update_done
+            o.kind == OpKind::Read && o.outcome == Outcome::Ok && o.call() > t.last_update_done
         })
-        .filter_map(|o| match o.result_value() {
-            Some(Value::Object(m)) => m.get("stock").and_then(Value::as_i64),
-            None | Some(Value::Null) => Some(initial),
-            Some(v) => v.as_i64(),
-        })
+        .filter_map(|o| read_value(o, initial))
         .next_back();
     let oversold = match model {
         ResourceSpec::Inventory { .. } => (sold - initial).max(0),
@@ -171,93 +197,14 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
     }
     let lost = lost.unwrap_or(0);
     if lost > 0 || oversold > 0 || phantom > 0 {
-        report.verdict = Verdict::Violation;
-        let mut parts = Vec::new();
-        if lost > 0 {
-            let what = if largest > 1 {
-                "unit(s) of updates"
-            } else {
-                "update(s)"
-            };
-            parts.push(format!(
-                "{lost} {what} lost: {updates} updates should have moved the value from {initial} to {}, the final read shows {}",
-                initial + delta,
-                final_read.unwrap_or_default()
-            ));
-        }
-        if phantom > 0 {
-            parts.push(format!(
-                "{phantom} unit(s) of change no acknowledged update made: {updates} updates should have moved the value from {initial} to {}, the final read shows {} — a write reported failed took effect, or a client built on one that was undone",
-                initial + delta,
-                final_read.unwrap_or_default()
-            ));
-        }
-        if oversold > 0 {
-            parts.push(format!(
-                "{oversold} unit(s) oversold: {sold} sold from a stock of {initial}"
-            ));
-        }
-        report.summary = parts.join("; ");
-        // The evidence: accepted writes that started from the same value — each one
-        // after the first overwrote an update it never saw.
-        let mut by_base: BTreeMap<i64, Vec<&Operation>> = BTreeMap::new();
-        for (op, r) in &bases {
-            by_base.entry(*r).or_default().push(op);
-        }
-        let clash = by_base.iter().find(|(_, ops)| ops.len() > 1);
-        let failed: Vec<&Operation> = ops
-            .iter()
-            .copied()
-            // A refused compare-and-set is the protocol working, not a suspect.
-            .filter(|o| matches!(o.kind, OpKind::Write | OpKind::Decrement))
-            .filter(|o| o.outcome == Outcome::Fail)
-            .collect();
-        report.ops = match clash {
-            None if phantom > 0 && !failed.is_empty() => {
-                report.explanation.push(format!(
-                    "{} write(s) reported failed — certainly not applied, by their own account — yet the value moved past what the acknowledged ones add up to",
-                    failed.len()
-                ));
-                failed
-                    .iter()
-                    .take(8)
-                    .map(|o| {
-                        op_ref(
-                            o,
-                            format!(
-                                "{} {} reported failed",
-                                o.kind,
-                                shown(o.invoke.1.value_json().as_ref())
-                            ),
-                        )
-                    })
-                    .collect()
-            }
-            Some((base, ops)) => {
-                report.explanation.push(format!(
-                    "{} accepted writes started from the same read of {base}: all but one update were lost",
-                    ops.len()
-                ));
-                ops.iter()
-                    .take(8)
-                    .map(|o| {
-                        op_ref(
-                            o,
-                            // The line names the client already (`OpRef::process`).
-                            format!(
-                                "wrote {} over its read of {base}",
-                                shown(o.invoke.1.value_json().as_ref())
-                            ),
-                        )
-                    })
-                    .collect()
-            }
-            None => update_ops
-                .iter()
-                .take(8)
-                .map(|o| op_ref(o, o.kind.to_string()))
-                .collect(),
+        let found = Found {
+            lost,
+            phantom,
+            oversold,
+            initial,
+            final_read: final_read.unwrap_or_default(),
         };
+        violation(&mut report, &found, &t, ops);
     } else {
         report.summary = match final_read {
             Some(f) => format!("{updates} updates, final value {f} as expected"),
@@ -265,4 +212,106 @@ fn account(ops: &[&Operation], model: &ResourceSpec) -> Option<CheckReport> {
         };
     }
     Some(report)
+}
+
+/// What the accounting found wrong with one key.
+struct Found {
+    lost: i64,
+    phantom: i64,
+    oversold: i64,
+    initial: i64,
+    final_read: i64,
+}
+
+/// Marks `report` a violation: what was lost, unexplained or oversold, and the
+/// operations that show it.
+fn violation(report: &mut CheckReport, f: &Found, t: &Tally, ops: &[&Operation]) {
+    let (updates, initial, expected) = (t.updates, f.initial, f.initial + t.delta);
+    report.verdict = Verdict::Violation;
+    let mut parts = Vec::new();
+    if f.lost > 0 {
+        let what = if t.largest > 1 {
+            "unit(s) of updates"
+        } else {
+            "update(s)"
+        };
+        parts.push(format!(
+            "{} {what} lost: {updates} updates should have moved the value from {initial} to {expected}, the final read shows {}",
+            f.lost, f.final_read
+        ));
+    }
+    if f.phantom > 0 {
+        parts.push(format!(
+            "{} unit(s) of change no acknowledged update made: {updates} updates should have moved the value from {initial} to {expected}, the final read shows {} — a write reported failed took effect, or a client built on one that was undone",
+            f.phantom, f.final_read
+        ));
+    }
+    if f.oversold > 0 {
+        parts.push(format!(
+            "{} unit(s) oversold: {} sold from a stock of {initial}",
+            f.oversold, t.sold
+        ));
+    }
+    report.summary = parts.join("; ");
+    // The evidence: accepted writes that started from the same value — each one after
+    // the first overwrote an update it never saw.
+    let mut by_base: BTreeMap<i64, Vec<&Operation>> = BTreeMap::new();
+    for (op, r) in &t.bases {
+        by_base.entry(*r).or_default().push(op);
+    }
+    let clash = by_base.iter().find(|(_, ops)| ops.len() > 1);
+    let failed: Vec<&Operation> = ops
+        .iter()
+        .copied()
+        // A refused compare-and-set is the protocol working, not a suspect.
+        .filter(|o| matches!(o.kind, OpKind::Write | OpKind::Decrement))
+        .filter(|o| o.outcome == Outcome::Fail)
+        .collect();
+    report.ops = match clash {
+        None if f.phantom > 0 && !failed.is_empty() => {
+            report.explanation.push(format!(
+                "{} write(s) reported failed — certainly not applied, by their own account — yet the value moved past what the acknowledged ones add up to",
+                failed.len()
+            ));
+            failed
+                .iter()
+                .take(8)
+                .map(|o| {
+                    op_ref(
+                        o,
+                        format!(
+                            "{} {} reported failed",
+                            o.kind,
+                            shown(o.invoke.1.value_json().as_ref())
+                        ),
+                    )
+                })
+                .collect()
+        }
+        Some((base, ops)) => {
+            report.explanation.push(format!(
+                "{} accepted writes started from the same read of {base}: all but one update were lost",
+                ops.len()
+            ));
+            ops.iter()
+                .take(8)
+                .map(|o| {
+                    op_ref(
+                        o,
+                        // The line names the client already (`OpRef::process`).
+                        format!(
+                            "wrote {} over its read of {base}",
+                            shown(o.invoke.1.value_json().as_ref())
+                        ),
+                    )
+                })
+                .collect()
+        }
+        None => t
+            .update_ops
+            .iter()
+            .take(8)
+            .map(|o| op_ref(o, o.kind.to_string()))
+            .collect(),
+    };
 }
