@@ -271,6 +271,14 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
     if overlap {
         text(out, 10.0, y + h - 8.0, "overlapt", "start", "overlap");
     }
+    lanes(out, g, scene, prev, y, h);
+    arrows(out, g, scene, y);
+    marks(out, g, scene, y, h);
+    out.push_str("</g>");
+}
+
+/// Each lane's part of a row: its bars, the partition's wall, the words beside them.
+fn lanes(out: &mut String, g: &Layout, scene: &Scene, prev: Option<&Scene>, y: f64, h: f64) {
     let said: Vec<Option<Words>> = g
         .lanes
         .iter()
@@ -330,6 +338,10 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
             );
         }
     }
+}
+
+/// A row's messages: one arrow each, its label, and the last one's reply.
+fn arrows(out: &mut String, g: &Layout, scene: &Scene, y: f64) {
     for (k, a) in scene.exchange.arrows.iter().enumerate() {
         let (Some(x1), Some(x2)) = (g.x(&a.from), g.x(&a.to)) else {
             continue;
@@ -406,6 +418,10 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
         }
         out.push_str("</g>");
     }
+}
+
+/// A row's marks: a fault or an event on a lane, or time passing across the diagram.
+fn marks(out: &mut String, g: &Layout, scene: &Scene, y: f64, h: f64) {
     for m in &scene.exchange.marks {
         let cls = if m.fault { "mark fault" } else { "mark" };
         match m.lane.as_deref().and_then(|id| g.x(id)) {
@@ -443,7 +459,6 @@ fn row(out: &mut String, g: &Layout, r: &Row, prev: Option<&Scene>, y: f64, h: f
             }
         }
     }
-    out.push_str("</g>");
 }
 
 /// One lane's bars in one row.
