@@ -102,146 +102,188 @@ pub async fn client<C: Client>(
         log.record(enter);
 
         let in_tx = resource.commits_with_release();
-        // A write whose effect waits for the COMMIT that releases the lock.
-        let mut pending: Option<locklab_traces::format::Event> = None;
-        let mut rolled_back = false;
-        let mut lose_release_reply = false;
-        // The unit of work fails after its section: the release rolls its transaction
-        // back instead of committing it.
-        let mut roll_back = false;
-        // Why the client stopped working before its write, when its lock said it lost.
-        let mut stopped: Option<String> = None;
-        match read(&*resource, me, token, log).await {
-            Read::Value(v) => {
-                tokio::time::sleep(shared.work).await;
-                if shared.nested {
-                    nested(&*lock, &shared, &tries).await;
-                }
-                // The model's client faults, realised on this client: adding one to the
-                // model and an arm here is all a new client fault needs.
-                match shared.faults.take(id).map(|f| (f.fault, f.ms, f.overstay)) {
-                    Some((Fault::Pause, ms, overstay)) => {
-                        pause(log, id, ms, overstay, &*lock, &client).await
-                    }
-                    Some((Fault::Partition, ms, _)) => {
-                        stopped = partition(&shared.log, id, ms, &client, &guard).await;
-                    }
-                    Some((Fault::Drop, ..)) => lose_release_reply = true,
-                    Some((Fault::Rollback, ..)) => roll_back = true,
-                    Some((Fault::Crash, ..)) => {
-                        crash(log, id, "inside its critical section, holding the lock");
-                        // A dead process releases nothing, but its connections close
-                        // with it: the guard is abandoned (no release sent), and the
-                        // lock handle and its sessions drop as the task ends, so a
-                        // server that ties the lock to the session (FOR UPDATE,
-                        // GET_LOCK, advisory locks) frees it as it would for a
-                        // crashed process.
-                        guard.abandon();
-                        return;
-                    }
-                    Some((Fault::Hang, ..)) => {
-                        hang(log, id, &shared.deadline).await;
-                        // The run is over; the worker never came back, so nothing is
-                        // released: the lock goes when the process's sessions close.
-                        guard.abandon();
-                        return;
-                    }
-                    Some((other, ..)) => log.nemesis(
-                        json!({"fault": "skipped", "target": format!("client-{other} c{id}")}),
-                        Some(format!("{other} is no fault a client can suffer here")),
-                    ),
-                    None => {}
-                }
-                let written = match stopped {
-                    Some(_) => Write::Done,
-                    None => {
-                        write(
-                            &*resource,
-                            me,
-                            token,
-                            guard.key(),
-                            v.unwrap_or(0) + 1,
-                            log,
-                            in_tx,
-                        )
-                        .await
-                    }
-                };
-                match written {
-                    Write::Done => {}
-                    Write::AtCommit(done) => pending = Some(done),
-                    Write::RolledBack => rolled_back = true,
-                }
+        let section = section(id, &*lock, &client, &*resource, &shared, &tries, &guard);
+        match section.await {
+            After::Release(done) => release(id, &client, &shared, guard, done, in_tx).await,
+            After::Abandon => {
+                guard.abandon();
+                return;
             }
-            Read::RolledBack => rolled_back = true,
-            Read::Nothing => {}
         }
-
-        let mut leave = Log::event(me, OpKind::Leave, Phase::Ok);
-        leave.note = stopped;
-        if rolled_back {
-            // The server ended the session: the transaction, and every write of this
-            // section, rolled back, so the section excluded no one and counts for nothing.
-            leave.phase = Phase::Fail;
-            leave.note = Some("its transaction rolled back with the session".into());
-        }
-        let mut inv = Log::event(me, OpKind::Release, Phase::Invoke);
-        inv.key = Some(shared.key.clone().as_str().into());
-        // In a transaction the section ends as its COMMIT (the release) leaves, and the
-        // write is known to have taken effect only once the COMMIT answered: both are
-        // written after that answer, stamped with when the COMMIT left.
-        let leaving = Instant::now();
-        if !in_tx {
-            log.record(leave.clone());
-            log.record(inv.clone());
-        }
-        if lose_release_reply {
-            // Armed right before the release, so that its request is the one whose
-            // answer goes missing.
-            let armed = client.lose_next_reply();
-            log.nemesis(
-                json!({"fault": "client-drop", "target": format!("c{id}")}),
-                Some(match armed {
-                    Ok(()) => format!("the reply to c{id}'s release will be lost"),
-                    Err(e) => format!("cannot lose c{id}'s reply: {e}"),
-                }),
-            );
-        }
-        if roll_back {
-            log.nemesis(
-                json!({"fault": "client-rollback", "target": format!("c{id}")}),
-                Some(format!(
-                    "c{id}'s work fails after its section: its release rolls the transaction back"
-                )),
-            );
-        }
-        let released = match roll_back {
-            true => guard.release_rolling_back().await,
-            false => guard.release().await,
-        };
-        if in_tx {
-            if let Some(mut done) = pending {
-                // The write took effect exactly if the COMMIT did; a COMMIT without its
-                // answer may have; a ROLLBACK the server answered undid it for certain.
-                match &released {
-                    Ok(()) => {}
-                    Err(e @ LockError::RolledBack { .. }) => {
-                        done.phase = Phase::Fail;
-                        done.note = Some(e.to_string());
-                    }
-                    Err(e) => {
-                        done.phase = Phase::Info;
-                        done.note = Some(format!("its transaction's COMMIT: {e}"));
-                    }
-                }
-                log.record(done);
-            }
-            log.record_at(leave, leaving);
-            log.record_at(inv, leaving);
-        }
-        log.record(release_done(me, &shared.key, released));
         tokio::time::sleep(Duration::from_millis(rng.random_range(0..10))).await;
     }
+}
+
+/// How a section ended.
+enum After {
+    /// Its work done (or cut short): the release follows, with what the section left.
+    Release(Section),
+    /// The client's process died, or its worker never comes back: nothing is released,
+    /// and the lock goes when the process's sessions close.
+    Abandon,
+}
+
+/// What a section leaves its release to do.
+#[derive(Default)]
+struct Section {
+    /// A write whose effect waits for the COMMIT that releases the lock.
+    pending: Option<locklab_traces::format::Event>,
+    /// The server ended the session: the section's writes rolled back with it.
+    rolled_back: bool,
+    /// The reply to the release is to be lost (the model's `drop`).
+    lose_release_reply: bool,
+    /// The unit of work fails after its section: the release rolls its transaction
+    /// back instead of committing it.
+    roll_back: bool,
+    /// Why the client stopped working before its write, when its lock said it lost.
+    stopped: Option<String>,
+}
+
+/// The critical section: read the counter, work (locking again where the section
+/// nests), suffer the fault the nemesis asked of this client, write the counter plus
+/// one.
+async fn section<C: Client>(
+    id: u32,
+    lock: &dyn DistributedLock,
+    client: &C,
+    resource: &dyn Counter,
+    shared: &Shared,
+    tries: &Tries<'_>,
+    guard: &locklab_implementations::LockGuard,
+) -> After {
+    let (log, me, token) = (&*shared.log, Process::Client(id), guard.token());
+    let in_tx = resource.commits_with_release();
+    let mut s = Section::default();
+    match read(resource, me, token, log).await {
+        Read::Value(v) => {
+            tokio::time::sleep(shared.work).await;
+            if shared.nested {
+                nested(lock, shared, tries).await;
+            }
+            // The model's client faults, realised on this client: adding one to the
+            // model and an arm here is all a new client fault needs.
+            match shared.faults.take(id).map(|f| (f.fault, f.ms, f.overstay)) {
+                Some((Fault::Pause, ms, overstay)) => {
+                    pause(log, id, ms, overstay, lock, client).await
+                }
+                Some((Fault::Partition, ms, _)) => {
+                    s.stopped = partition(&shared.log, id, ms, client, guard).await;
+                }
+                Some((Fault::Drop, ..)) => s.lose_release_reply = true,
+                Some((Fault::Rollback, ..)) => s.roll_back = true,
+                Some((Fault::Crash, ..)) => {
+                    crash(log, id, "inside its critical section, holding the lock");
+                    // A dead process releases nothing, but its connections close with
+                    // it: the guard is abandoned (no release sent), and the lock handle
+                    // and its sessions drop as the task ends, so a server that ties the
+                    // lock to the session (FOR UPDATE, GET_LOCK, advisory locks) frees
+                    // it as it would for a crashed process.
+                    return After::Abandon;
+                }
+                Some((Fault::Hang, ..)) => {
+                    hang(log, id, &shared.deadline).await;
+                    // The run is over; the worker never came back.
+                    return After::Abandon;
+                }
+                Some((other, ..)) => log.nemesis(
+                    json!({"fault": "skipped", "target": format!("client-{other} c{id}")}),
+                    Some(format!("{other} is no fault a client can suffer here")),
+                ),
+                None => {}
+            }
+            let written = match s.stopped {
+                Some(_) => Write::Done,
+                None => {
+                    let value = v.unwrap_or(0) + 1;
+                    write(resource, me, token, guard.key(), value, log, in_tx).await
+                }
+            };
+            match written {
+                Write::Done => {}
+                Write::AtCommit(done) => s.pending = Some(done),
+                Write::RolledBack => s.rolled_back = true,
+            }
+        }
+        Read::RolledBack => s.rolled_back = true,
+        Read::Nothing => {}
+    }
+    After::Release(s)
+}
+
+/// Leaves the section and releases the lock, recording both (in a transaction, once
+/// the COMMIT that is the release has answered, stamped with when it left).
+async fn release<C: Client>(
+    id: u32,
+    client: &C,
+    shared: &Shared,
+    guard: locklab_implementations::LockGuard,
+    s: Section,
+    in_tx: bool,
+) {
+    let (log, me) = (&*shared.log, Process::Client(id));
+    let mut leave = Log::event(me, OpKind::Leave, Phase::Ok);
+    leave.note = s.stopped;
+    if s.rolled_back {
+        // The server ended the session: the transaction, and every write of this
+        // section, rolled back, so the section excluded no one and counts for nothing.
+        leave.phase = Phase::Fail;
+        leave.note = Some("its transaction rolled back with the session".into());
+    }
+    let mut inv = Log::event(me, OpKind::Release, Phase::Invoke);
+    inv.key = Some(shared.key.clone().as_str().into());
+    // In a transaction the section ends as its COMMIT (the release) leaves, and the
+    // write is known to have taken effect only once the COMMIT answered: both are
+    // written after that answer, stamped with when the COMMIT left.
+    let leaving = Instant::now();
+    if !in_tx {
+        log.record(leave.clone());
+        log.record(inv.clone());
+    }
+    if s.lose_release_reply {
+        // Armed right before the release, so that its request is the one whose answer
+        // goes missing.
+        let armed = client.lose_next_reply();
+        log.nemesis(
+            json!({"fault": "client-drop", "target": format!("c{id}")}),
+            Some(match armed {
+                Ok(()) => format!("the reply to c{id}'s release will be lost"),
+                Err(e) => format!("cannot lose c{id}'s reply: {e}"),
+            }),
+        );
+    }
+    if s.roll_back {
+        log.nemesis(
+            json!({"fault": "client-rollback", "target": format!("c{id}")}),
+            Some(format!(
+                "c{id}'s work fails after its section: its release rolls the transaction back"
+            )),
+        );
+    }
+    let released = match s.roll_back {
+        true => guard.release_rolling_back().await,
+        false => guard.release().await,
+    };
+    if in_tx {
+        if let Some(mut done) = s.pending {
+            // The write took effect exactly if the COMMIT did; a COMMIT without its
+            // answer may have; a ROLLBACK the server answered undid it for certain.
+            match &released {
+                Ok(()) => {}
+                Err(e @ LockError::RolledBack { .. }) => {
+                    done.phase = Phase::Fail;
+                    done.note = Some(e.to_string());
+                }
+                Err(e) => {
+                    done.phase = Phase::Info;
+                    done.note = Some(format!("its transaction's COMMIT: {e}"));
+                }
+            }
+            log.record(done);
+        }
+        log.record_at(leave, leaving);
+        log.record_at(inv, leaving);
+    }
+    log.record(release_done(me, &shared.key, released));
 }
 
 /// A release's answer as its history event: `ok`, `fail` when the lock was no longer
