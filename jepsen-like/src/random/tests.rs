@@ -1,3 +1,4 @@
+use super::shrink::{units, Replay};
 use super::*;
 use crate::schedule::Realises;
 
