@@ -174,28 +174,26 @@ impl<'a> Answer<'a> {
     /// The answer of `r` and, when they were judged, its promises.
     pub fn new(r: &'a Report, progress: Option<&[progress::Verdict]>) -> Self {
         Answer {
-            verdict: crate::commands::check::answer(r, progress),
+            verdict: r.answer(progress),
             violated: r.verdict.violated(),
-            broken: crate::commands::check::promises_with(progress, Verdict::Violation),
+            broken: progress::with_word(progress.unwrap_or_default(), Verdict::Violation),
             safety: &r.verdict,
         }
     }
 }
 
-/// `locklab check ID`.
+/// A model search's answer as `check` and each `check --protocol` environment print
+/// it: what was searched, the answer over every property asked, and the search's own
+/// account.
 #[derive(Serialize, JsonSchema)]
-pub struct Checked<'a> {
-    /// The scenario id.
-    pub id: &'static str,
+pub struct Searched<'a> {
+    /// The scenario id (with `--protocol`: the protocol's name `@` the environment).
+    pub id: &'a str,
     /// The bounds used.
     pub params: &'a locklab_models::scenario::Params,
     /// The answer over every property asked.
     #[serde(flatten)]
     pub answer: Answer<'a>,
-    /// What the catalog expects of the safety search at default bounds.
-    pub expected: &'a locklab_models::scenario::Expected,
-    /// Whether the safety search's verdict is `expected`.
-    pub matches_expected: bool,
     /// The search's counters.
     pub stats: &'a locklab_models::check::Stats,
     /// The limit that stopped the search before it explored everything, if one did.
@@ -212,21 +210,42 @@ pub struct Checked<'a> {
     pub progress: Option<&'a [progress::Verdict]>,
 }
 
-impl<'a> Checked<'a> {
-    /// The document of `r` with its promises when they were judged.
+impl<'a> Searched<'a> {
+    /// The answer of `r` with its promises when they were judged.
     pub fn new(r: &'a Report, progress: Option<&'a [progress::Verdict]>) -> Self {
-        Checked {
+        Searched {
             id: r.id,
             params: &r.params,
             answer: Answer::new(r, progress),
-            expected: &r.expected,
-            matches_expected: r.matches_expected,
             stats: &r.stats,
             stopped_by: r.stopped_by,
             stories: &r.stories,
             store: r.store,
             collision_bound: r.collision_bound,
             progress,
+        }
+    }
+}
+
+/// `locklab check ID`.
+#[derive(Serialize, JsonSchema)]
+pub struct Checked<'a> {
+    /// The search and its answer.
+    #[serde(flatten)]
+    pub searched: Searched<'a>,
+    /// What the catalog expects of the safety search at default bounds.
+    pub expected: &'a locklab_models::scenario::Expected,
+    /// Whether the safety search's verdict is `expected`.
+    pub matches_expected: bool,
+}
+
+impl<'a> Checked<'a> {
+    /// The document of `r` with its promises when they were judged.
+    pub fn new(r: &'a Report, progress: Option<&'a [progress::Verdict]>) -> Self {
+        Checked {
+            searched: Searched::new(r, progress),
+            expected: &r.expected,
+            matches_expected: r.matches_expected,
         }
     }
 }
@@ -248,56 +267,17 @@ pub struct ProtocolChecked<'a> {
 /// expectation (a user's protocol states none of its own).
 #[derive(Serialize, JsonSchema)]
 pub struct ProtocolReport<'a> {
-    /// The environment.
-    pub id: &'a str,
-    /// The bounds used.
-    pub params: &'a locklab_models::scenario::Params,
-    /// The answer over every property asked in this environment.
+    /// The search and its answer.
     #[serde(flatten)]
-    pub answer: Answer<'a>,
-    /// The search's counters.
-    pub stats: &'a locklab_models::check::Stats,
-    /// The limit that stopped the search early, if one did.
-    pub stopped_by: Option<locklab_models::check::Stop>,
-    /// One shortest story per violated property.
-    pub stories: &'a [locklab_models::checkable::Story],
-    /// How the search stored its states.
-    pub store: locklab_models::check::Store,
-    /// See the catalog report's `collision_bound`.
-    pub collision_bound: Option<f64>,
-    /// With `--progress`: each promise's verdict.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub progress: Option<&'a [progress::Verdict]>,
+    pub searched: Searched<'a>,
     /// On `unknown`: what to change so that the search can answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<&'static str>,
     /// On `violation`: the properties broken here that the family's sound recipe keeps
-    /// in the same environment (`own`), and those it breaks too (`shared`).
+    /// in the same environment (`own`), those it breaks too (`shared`), and those its
+    /// row does not state (`unmatched`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub particular: Option<locklab_models::protocol::particular::Particular>,
-}
-
-impl<'a> ProtocolReport<'a> {
-    /// The environment's report, with its promises when they were judged and a hint.
-    pub fn new(
-        r: &'a Report,
-        progress: Option<&'a [progress::Verdict]>,
-        hint: Option<&'static str>,
-    ) -> Self {
-        ProtocolReport {
-            id: r.id,
-            params: &r.params,
-            answer: Answer::new(r, progress),
-            stats: &r.stats,
-            stopped_by: r.stopped_by,
-            stories: &r.stories,
-            store: r.store,
-            collision_bound: r.collision_bound,
-            progress,
-            hint,
-            particular: None,
-        }
-    }
 }
 
 /// `locklab explain ID`.

@@ -375,7 +375,7 @@ pub fn run(args: Args) -> u8 {
             }
         }
     }
-    word_code(answer(&report, progress.as_deref()))
+    report.answer(progress.as_deref()).exit_code() as u8
 }
 
 /// The progress promises' verdicts on row `id`, with a spinner; a family that does not
@@ -406,56 +406,16 @@ fn progress_verdicts(
     }
 }
 
-/// A promise's verdict in the shared vocabulary.
-fn promise_word(kept: &Kept) -> Word {
-    match kept {
-        Kept::Holds => Word::Ok,
-        Kept::Violated { .. } => Word::Violation,
-        Kept::Unknown { .. } => Word::Unknown,
-    }
-}
-
-/// The answer over every property asked: the safety search's and, with `--progress`,
-/// each promise's — a violation if any is violated, else unknown if any is undecided,
-/// else ok. The one rule of every command (README, "Exit codes"): the headline says
-/// it, the JSON `verdict` is it, and the exit code is its (1, 3, 0).
-pub fn answer(r: &Report, progress: Option<&[progress::Verdict]>) -> Word {
-    progress
-        .unwrap_or_default()
-        .iter()
-        .map(|v| promise_word(&v.kept))
-        .fold(r.verdict.word(), Word::max)
-}
-
-/// The exit code of an answer.
-pub fn word_code(w: Word) -> u8 {
-    match w {
-        Word::Ok => output::HOLDS,
-        Word::Violation => output::VIOLATED,
-        Word::Unknown => output::UNKNOWN,
-    }
-}
-
-/// The promises whose verdict is `word`.
-pub fn promises_with(progress: Option<&[progress::Verdict]>, word: Word) -> Vec<progress::Promise> {
-    progress
-        .unwrap_or_default()
-        .iter()
-        .filter(|v| promise_word(&v.kept) == word)
-        .map(|v| v.promise)
-        .collect()
-}
-
 /// The verdict line of `r` (see [`verdict_text_with`]) led by the answer over every
 /// property asked where the promises change it: `VIOLATED: starvation-free
 /// (progress); safety HOLDS: …`, never a headline that contradicts the exit code.
 pub fn headline(r: &Report, progress: Option<&[progress::Verdict]>, with_expected: bool) -> String {
     let text = verdict_text_with(r, with_expected);
-    let overall = answer(r, progress);
+    let overall = r.answer(progress);
     if overall == r.verdict.word() {
         return text;
     }
-    let names = |w| joined(&promises_with(progress, w), ", ");
+    let names = |w| joined(&progress::with_word(progress.unwrap_or_default(), w), ", ");
     let lead = match overall {
         Word::Violation => format!("VIOLATED: {} (progress)", names(Word::Violation)),
         Word::Unknown => format!("UNKNOWN: {} undecided (progress)", names(Word::Unknown)),

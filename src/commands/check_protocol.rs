@@ -9,7 +9,7 @@ use locklab_models::protocol::particular::{particular, Particular};
 use locklab_models::protocol::{self, Environment};
 use locklab_models::registry::Property;
 
-use super::check::{answer, headline, progress_text, story_text, word_code, ProtocolRequest};
+use super::check::{headline, progress_text, story_text, ProtocolRequest};
 use crate::bad_input;
 use crate::commands::pages::write_page;
 use crate::output::{spinner, ErrorKind, Format};
@@ -127,12 +127,9 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
                 .zip(&promises)
                 .zip(&particulars)
                 .map(|((r, p), particular)| crate::documents::ProtocolReport {
+                    searched: crate::documents::Searched::new(r, progress.then_some(p.as_slice())),
+                    hint: hint(&described, r),
                     particular: particular.clone(),
-                    ..crate::documents::ProtocolReport::new(
-                        r,
-                        progress.then_some(p.as_slice()),
-                        hint(&described, r),
-                    )
                 })
                 .collect(),
         }),
@@ -165,7 +162,7 @@ pub fn run(request: ProtocolRequest<'_>) -> u8 {
             }
         }
     }
-    word_code(worst(&reports, &promises, progress))
+    worst(&reports, &promises, progress).exit_code() as u8
 }
 
 /// What is particular to the protocol, before any environment's details: the
@@ -311,7 +308,7 @@ fn worst(
     reports
         .iter()
         .zip(promises)
-        .map(|(r, p)| answer(r, progress.then_some(p.as_slice())))
+        .map(|(r, p)| r.answer(progress.then_some(p.as_slice())))
         .max()
         .unwrap_or(locklab_models::registry::Verdict::Ok)
 }

@@ -55,6 +55,23 @@ impl schemars::JsonSchema for Verdict {
     }
 }
 
+impl Report {
+    /// The answer over every property asked: the safety search's and, when they were
+    /// judged, each progress promise's — a violation if any is violated, else unknown
+    /// if any is undecided, else ok. The headline, the JSON `verdict` and the exit
+    /// code of every command say this one answer.
+    pub fn answer(
+        &self,
+        progress: Option<&[crate::progress::Verdict]>,
+    ) -> crate::registry::Verdict {
+        progress
+            .unwrap_or_default()
+            .iter()
+            .map(|v| v.kept.word())
+            .fold(self.verdict.word(), crate::registry::Verdict::max)
+    }
+}
+
 /// The answer for one scenario.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Report {

@@ -182,6 +182,26 @@ pub enum Kept {
     },
 }
 
+impl Kept {
+    /// The verdict in the shared vocabulary.
+    pub fn word(&self) -> crate::registry::Verdict {
+        match self {
+            Kept::Holds => crate::registry::Verdict::Ok,
+            Kept::Violated { .. } => crate::registry::Verdict::Violation,
+            Kept::Unknown { .. } => crate::registry::Verdict::Unknown,
+        }
+    }
+}
+
+/// The promises of `verdicts` whose verdict is `word`.
+pub fn with_word(verdicts: &[Verdict], word: crate::registry::Verdict) -> Vec<Promise> {
+    verdicts
+        .iter()
+        .filter(|v| v.kept.word() == word)
+        .map(|v| v.promise)
+        .collect()
+}
+
 /// One promise's verdict on one model.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Verdict {

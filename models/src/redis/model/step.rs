@@ -272,10 +272,7 @@ impl RedisLockModel {
         }
         let mut s = st.clone();
         // A renewal reads the reply its acquire kept, as the real client's does.
-        let said = Said {
-            value: cl.value.text(),
-            reply: cl.reply.text(),
-        };
+        let said = said(cl);
         let cmd = self.command(Request::Renew, said, s.now)?;
         let reply = self.send(&mut s, c, &cmd, false);
         if protocol::renewed(self.protocol, said, &reply) {
@@ -294,11 +291,16 @@ struct Turn<'s, 'l, 'a> {
 }
 
 impl Turn<'_, '_, '_> {
-    /// What the client's commands fill in: its identity and the reply it kept.
+    /// What the client's commands fill in.
     fn said(&self) -> Said<'static> {
-        Said {
-            value: self.cl.value.text(),
-            reply: self.cl.reply.text(),
-        }
+        said(self.cl)
+    }
+}
+
+/// What client `cl`'s commands fill in: its identity and the reply it kept.
+fn said(cl: &Client) -> Said<'static> {
+    Said {
+        value: cl.value.text(),
+        reply: cl.reply.text(),
     }
 }
