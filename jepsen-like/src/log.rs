@@ -6,9 +6,8 @@ use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use locklab_traces::format::{Event, Header, OpKind, Phase, Process};
+use locklab_traces::format::{Event, Header, Injected, OpKind, Phase, Process};
 use locklab_traces::writer::HistoryWriter;
-use serde_json::Value;
 
 /// The history being recorded.
 pub struct Log {
@@ -132,20 +131,20 @@ impl Log {
         Event::new(process, op, phase, 0)
     }
 
-    /// Records a nemesis action or observation.
-    pub fn nemesis(&self, value: Value, note: Option<String>) {
-        self.record(Log::nemesis_event(value, note));
+    /// Records a nemesis action or observation: the one way a run writes one.
+    pub fn nemesis(&self, done: Injected, note: Option<String>) {
+        self.record(Log::nemesis_event(done, note));
     }
 
     /// Records a nemesis action stamped at `at` (an instant already past: its note
     /// could only be written later).
-    pub fn nemesis_at(&self, at: Instant, value: Value, note: Option<String>) {
-        self.record_at(Log::nemesis_event(value, note), at);
+    pub fn nemesis_at(&self, at: Instant, done: Injected, note: Option<String>) {
+        self.record_at(Log::nemesis_event(done, note), at);
     }
 
-    fn nemesis_event(value: Value, note: Option<String>) -> Event {
+    fn nemesis_event(done: Injected, note: Option<String>) -> Event {
         let mut e = Log::event(Process::NEMESIS, OpKind::Nemesis, Phase::Info);
-        e.value = Some(value.into());
+        e.value = Some(done.to_json().into());
         e.note = note;
         e
     }

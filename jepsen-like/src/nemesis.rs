@@ -11,13 +11,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use crate::deadline::Deadline;
 use crate::log::Log;
 use crate::proxy::{Cut, ProxyControl};
 use locklab_models::kernel::split::on_first_side;
 use locklab_models::registry::Fault;
+use locklab_traces::format::Injected;
 
 use crate::schedule::{Action, Event, FamilyAction, Schedule, Target, When};
 use crate::servers::Servers;
@@ -219,7 +218,7 @@ pub fn run<S: Servers>(
                         step.action.name()
                     ));
                     log.nemesis(
-                        json!({"fault": "skipped", "target": format!("{} {target}", step.action.name())}),
+                        Injected::skipped(&step.action.name(), &target),
                         Some(format!(
                             "skipped: waited {timeout_ms} ms for {event}, which never came"
                         )),
@@ -251,7 +250,7 @@ pub fn run<S: Servers>(
                 .unfired
                 .push(format!("{} {name}: {e}", step.action.name()));
         }
-        log.nemesis(step.action.to_json(&name), result.err());
+        log.nemesis(step.action.injected(&name), result.err());
         if matches!(step.when, When::After { .. }) {
             targets.end.at_least(Instant::now() + targets.grace);
         }

@@ -8,6 +8,7 @@ use std::fmt;
 
 use locklab_models::kernel::split;
 use locklab_models::registry::Fault;
+use locklab_traces::format::{ClientStep, Injected, What};
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -224,22 +225,43 @@ impl<A: FamilyAction> Action<A> {
         ))
     }
 
-    /// The action as JSON with `target` named by `name` (a node's name in the run, or
-    /// the planned target).
-    pub fn to_json(&self, target: &str) -> Value {
-        let mut v = json!({"fault": self.name(), "target": target});
+    /// The action as the history records it, with `target` named by `name` (a node's
+    /// name in the run, or the planned target).
+    pub fn injected(&self, target: &str) -> Injected {
+        let server = |name: &str| Injected::new(What::Server(name.to_string()), target);
         match self {
-            Action::Restart { keep_data, .. } => v["keep_data"] = json!(keep_data),
-            Action::Clock { offset, .. } => v["offset"] = json!(offset),
-            Action::Client { ms, overstay, .. } if *ms > 0 => {
-                v["ms"] = json!(ms);
-                if *overstay {
-                    v["then"] = json!("steps on once another client has entered");
+            Action::Restart { keep_data, .. } => {
+                server("restart").with("keep_data", json!(keep_data))
+            }
+            Action::Clock { offset, .. } => server("clock").with("offset", json!(offset)),
+            Action::Client {
+                fault,
+                ms,
+                overstay,
+                ..
+            } => {
+                let step = ClientStep::Suffers(*fault);
+                let i = Injected::client(step, target, (*ms > 0).then_some(*ms));
+                match *ms > 0 && *overstay {
+                    true => i.with("then", json!("steps on once another client has entered")),
+                    false => i,
                 }
             }
-            _ => {}
+            Action::Stop(_)
+            | Action::Kill(_)
+            | Action::Pause(_)
+            | Action::Resume(_)
+            | Action::Partition(_)
+            | Action::HealPartition(_)
+            | Action::Split { .. }
+            | Action::HealSplit
+            | Action::Family(_) => server(&self.name()),
         }
-        v
+    }
+
+    /// The action as JSON, as [`Action::injected`] records it.
+    pub fn to_json(&self, target: &str) -> Value {
+        self.injected(target).to_json()
     }
 }
 

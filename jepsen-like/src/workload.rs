@@ -9,10 +9,10 @@ use locklab_implementations::hold_state::RenewalOutcome;
 use locklab_implementations::{
     Acquire, AttemptObserver, AttemptOutcome, DistributedLock, Lease, LockError,
 };
-use locklab_traces::format::{OpKind, Phase, Process};
+use locklab_traces::format::{ClientStep, Injected, OpKind, Phase, Process};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::counter::{Counter, Outcome};
 use crate::deadline::Deadline;
@@ -160,8 +160,9 @@ async fn section<C: Client>(
             if shared.nested {
                 nested(lock, shared, tries).await;
             }
-            // The model's client faults, realised on this client: adding one to the
-            // model and an arm here is all a new client fault needs.
+            // The model's client faults, realised on this client. The match names every
+            // fault, so a new one does not compile until it has its arm here (or is
+            // listed with the faults no client can suffer).
             match shared.faults.take(id).map(|f| (f.fault, f.ms, f.overstay)) {
                 Some((Fault::Pause, ms, overstay)) => {
                     pause(log, id, ms, overstay, lock, client).await
@@ -185,8 +186,18 @@ async fn section<C: Client>(
                     // The run is over; the worker never came back.
                     return After::Abandon;
                 }
-                Some((other, ..)) => log.nemesis(
-                    json!({"fault": "skipped", "target": format!("client-{other} c{id}")}),
+                Some((
+                    other @ (Fault::Failover
+                    | Fault::Restart
+                    | Fault::Jump
+                    | Fault::Kill
+                    | Fault::Skew
+                    | Fault::Split
+                    | Fault::Revoke
+                    | Fault::ReaperDies),
+                    ..,
+                )) => log.nemesis(
+                    Injected::skipped(&ClientStep::Suffers(other).name(), &format!("c{id}")),
                     Some(format!("{other} is no fault a client can suffer here")),
                 ),
                 None => {}
@@ -244,7 +255,7 @@ async fn release<C: Client>(
         // goes missing.
         let armed = client.lose_next_reply();
         log.nemesis(
-            json!({"fault": "client-drop", "target": format!("c{id}")}),
+            Injected::client(ClientStep::Suffers(Fault::Drop), format!("c{id}"), None),
             Some(match armed {
                 Ok(()) => format!("the reply to c{id}'s release will be lost"),
                 Err(e) => format!("cannot lose c{id}'s reply: {e}"),
@@ -253,7 +264,7 @@ async fn release<C: Client>(
     }
     if s.roll_back {
         log.nemesis(
-            json!({"fault": "client-rollback", "target": format!("c{id}")}),
+            Injected::client(ClientStep::Suffers(Fault::Rollback), format!("c{id}"), None),
             Some(format!(
                 "c{id}'s work fails after its section: its release rolls the transaction back"
             )),
@@ -424,7 +435,11 @@ async fn pause(
     client: &impl Client,
 ) {
     log.nemesis(
-        json!({"fault": "client-pause", "target": format!("c{id}"), "ms": ms}),
+        Injected::client(
+            ClientStep::Suffers(Fault::Pause),
+            format!("c{id}"),
+            Some(ms),
+        ),
         Some(format!("c{id} stalls inside its critical section")),
     );
     client.stall(Duration::from_millis(ms));
@@ -458,7 +473,7 @@ async fn pause(
     // Stamped when the stall ended: the wait after it is this client's, not the pause.
     log.nemesis_at(
         resumed,
-        json!({"fault": "client-resume", "target": format!("c{id}")}),
+        Injected::client(ClientStep::Resume, format!("c{id}"), None),
         note,
     );
 }
@@ -483,13 +498,13 @@ async fn partition(
     let d = Duration::from_millis(ms);
     if let Err(e) = client.cut_off(d) {
         log.nemesis(
-            json!({"fault": "skipped", "target": format!("client-partition {target}")}),
+            Injected::skipped(&ClientStep::Suffers(Fault::Partition).name(), &target),
             Some(format!("cannot cut {target} off: {e}")),
         );
         return None;
     }
     log.nemesis(
-        json!({"fault": "client-partition", "target": &target, "ms": ms}),
+        Injected::client(ClientStep::Suffers(Fault::Partition), &target, Some(ms)),
         Some(format!(
             "{target} is cut off from the lock servers and works on"
         )),
@@ -497,7 +512,7 @@ async fn partition(
     let heal_log = log.clone();
     tokio::spawn(async move {
         tokio::time::sleep(d).await;
-        heal_log.nemesis(json!({"fault": "client-heal", "target": target}), None);
+        heal_log.nemesis(Injected::client(ClientStep::Heal, target, None), None);
     });
     let cut = Instant::now();
     tokio::select! {
@@ -515,7 +530,7 @@ async fn partition(
 /// etcd's keep-alives, Redisson's watchdog).
 async fn hang(log: &Log, id: u32, deadline: &Deadline) {
     log.nemesis(
-        json!({"fault": "client-hang", "target": format!("c{id}")}),
+        Injected::client(ClientStep::Suffers(Fault::Hang), format!("c{id}"), None),
         Some(format!(
             "c{id}'s worker hangs inside its critical section; its heartbeat runs on"
         )),
@@ -536,7 +551,7 @@ const HANG_OUTLASTS: Duration = Duration::from_millis(500);
 /// This client dies: it records why and does nothing more, ever.
 fn crash(log: &Log, id: u32, when: &str) {
     log.nemesis(
-        json!({"fault": "client-crash", "target": format!("c{id}")}),
+        Injected::client(ClientStep::Suffers(Fault::Crash), format!("c{id}"), None),
         Some(format!("c{id} crashed {when}; it never releases")),
     );
 }

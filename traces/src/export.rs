@@ -219,12 +219,8 @@ fn op(out: &mut String, e: &Event, process: Written, copied: Option<&Value>, ind
 /// op (the op is what locklab reads back from `:f`).
 fn f(e: &Event) -> String {
     if e.op == OpKind::Nemesis && e.process == Process::NEMESIS {
-        let v = e.value_json();
-        let fault = v
-            .as_ref()
-            .and_then(|v| v.get("fault"))
-            .and_then(Value::as_str)
-            .map(|s| s.strip_prefix(':').unwrap_or(s));
+        let fault = e.injected().map(|i| i.what.name());
+        let fault = fault.as_deref().map(|s| s.strip_prefix(':').unwrap_or(s));
         if let Some(name) = fault.filter(|s| is_keyword_name(s) && OpKind::from_name(s).is_none()) {
             return name.to_string();
         }

@@ -10,6 +10,9 @@
 //! The schema is documented field by field on [`Header`] and [`Event`] (and in
 //! `traces/HISTORY.md`).
 
+mod injected;
+
+pub use injected::{ClientStep, Injected, What};
 pub use locklab_models::registry::Backend;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

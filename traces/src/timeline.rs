@@ -5,8 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
 use crate::check::{fmt_time, CheckReport, Property, Report, Verdict};
 use crate::format::{Event, History, OpKind, Phase, Process};
 
@@ -19,19 +17,10 @@ const MAX_LINES: usize = 60;
 
 fn describe(e: &Event) -> String {
     let mut s = match (e.op, e.phase) {
-        (OpKind::Nemesis, _) => {
-            let v = e.value_json();
-            let v = v.as_ref();
-            let fault = v
-                .and_then(|v| v.get("fault"))
-                .and_then(Value::as_str)
-                .unwrap_or("?");
-            let target = v
-                .and_then(|v| v.get("target"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            format!("FAULT {fault} {target}")
-        }
+        (OpKind::Nemesis, _) => match e.injected() {
+            Some(i) => format!("FAULT {} {}", i.what.name(), i.target()),
+            None => "FAULT ? ".to_string(),
+        },
         (OpKind::Enter, _) => "enters critical section".to_string(),
         (OpKind::Leave, _) => "leaves critical section".to_string(),
         (op, phase) => {

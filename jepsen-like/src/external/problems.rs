@@ -7,14 +7,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use locklab_traces::format::{History, OpKind};
+use locklab_traces::format::{History, Injected, OpKind, What};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::log::Log;
-
-/// The `fault` of a protocol problem's event.
-pub const FAULT: &str = "client-protocol";
 
 /// Events of one kind recorded per client; past it they are only counted.
 const RECORDED_PER_KIND: u32 = 10;
@@ -105,7 +101,12 @@ impl Recorder {
             _ => return,
         };
         self.log.nemesis(
-            json!({"fault": FAULT, "target": self.client, "problem": kind.name()}),
+            Injected::new(
+                What::Protocol {
+                    problem: kind.name().to_string(),
+                },
+                self.client.clone(),
+            ),
             Some(note),
         );
     }
@@ -119,13 +120,19 @@ pub fn in_history(history: &History) -> Vec<ClientProblem> {
         .map(|(_, e)| e)
         .filter(|e| e.op == OpKind::Nemesis)
         .filter_map(|e| {
-            let v = e.value_json()?;
-            if v.get("fault")?.as_str()? != FAULT {
-                return None;
-            }
-            let problem = serde_json::from_value(v.get("problem")?.clone()).ok()?;
+            let i = e.injected()?;
+            let problem = match &i.what {
+                What::Protocol { problem } => {
+                    serde_json::from_value(serde_json::Value::String(problem.clone())).ok()?
+                }
+                What::Client { .. }
+                | What::LostReply
+                | What::Failover { .. }
+                | What::Skipped
+                | What::Server(_) => return None,
+            };
             Some(ClientProblem {
-                client: v.get("target")?.as_str()?.to_string(),
+                client: i.target?,
                 problem,
                 time_ns: e.time,
                 detail: e.note.clone().unwrap_or_default(),

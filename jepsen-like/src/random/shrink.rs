@@ -2,6 +2,7 @@
 //! keeping a smaller one only when a replay of it broke again.
 
 use super::*;
+use locklab_traces::format::What;
 
 /// The history's names for a schedule's faults, taken from the schedule's own steps:
 /// a client fault is recorded twice (the nemesis's request against "any client", then
@@ -44,12 +45,12 @@ pub(crate) fn at_violation(
         if e.op != OpKind::Nemesis || e.time > hi {
             continue;
         }
-        let Some(v) = &e.value_json() else { continue };
-        let fault = v.get("fault").and_then(|f| f.as_str()).unwrap_or("");
-        let target = v.get("target").and_then(|t| t.as_str()).unwrap_or("");
+        let Some(i) = e.injected() else { continue };
+        let (fault, target) = (i.what.name(), i.target());
+        let fault = fault.as_str();
         // A step that could not be taken is recorded skipped, as "skipped client-pause
         // c1": it is still one of the schedule's steps passed.
-        let skipped = fault == "skipped"
+        let skipped = matches!(i.what, What::Skipped)
             && target
                 .split_whitespace()
                 .next()
@@ -59,7 +60,14 @@ pub(crate) fn at_violation(
         if client_fault || server_fault || skipped {
             taken += 1;
         }
-        let ms = v.get("ms").and_then(|m| m.as_u64()).unwrap_or(0);
+        let ms = match i.what {
+            What::Client { ms, .. } => ms.unwrap_or(0),
+            What::LostReply
+            | What::Protocol { .. }
+            | What::Failover { .. }
+            | What::Skipped
+            | What::Server(_) => 0,
+        };
         let end = e.time.saturating_add(ms.saturating_mul(1_000_000));
         if (client_fault && end >= lo) || (server_fault && e.time >= lo) {
             let mut line = format!("{fault} {target} at {:.3} s", e.time as f64 / 1e9);

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use locklab_servers::net::Lab;
 use locklab_servers::{RedisServer, Sentinel, Server, ServerConfig, ServerError};
+use locklab_traces::format::{Injected, What};
 use serde_json::json;
 
 use super::actions::RedisAction;
@@ -408,7 +409,7 @@ impl Servers for RedisCluster {
             log.nemesis(
                 // Endpoint 0 follows Sentinel: from here on it reaches `name`, which is
                 // how a drawing of the run tells the old master from the new.
-                json!({"fault": "failover", "target": name, "addr": addr, "endpoint": 0}),
+                Injected::new(What::Failover { endpoint: Some(0) }, name).with("addr", json!(addr)),
                 Some(note),
             );
         }

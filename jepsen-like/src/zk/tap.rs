@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde_json::json;
+use locklab_traces::format::{Injected, What};
 
 use crate::log::Log;
 use crate::proxy::{Inspector, ProxyControl, Tap};
@@ -53,7 +53,7 @@ impl Tap for CreateTrap {
                 p.refuse_new(BLIP);
             }
             log.nemesis(
-                json!({"fault": "lost-reply", "target": client}),
+                Injected::new(What::LostReply, client.clone()),
                 Some(format!(
                     "{client}'s create reached the ensemble; its proxy dropped the connection before the reply"
                 )),

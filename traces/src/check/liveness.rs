@@ -12,11 +12,20 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::format::{History, OpKind, Phase, Process};
+use locklab_models::registry::Fault;
 
-/// The faults after which the observation is made: the client's lock may be left
-/// taken by nobody who will release it.
-const FAULTS: [&str; 3] = ["client-crash", "client-hang", "lost-reply"];
+use crate::format::{ClientStep, History, OpKind, Phase, Process, What};
+
+/// What struck the client the observation follows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Struck {
+    /// It died.
+    Died,
+    /// Its worker hung, its heartbeat running on.
+    Hung,
+    /// It lost the reply to a request that may have taken the lock; it goes on.
+    LostReply,
+}
 
 /// What the history shows after a client crashed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -61,16 +70,29 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
         .filter(|(_, e)| matches!(e.process, Process::Client(_)))
         .map(|(_, e)| e.process.to_string())
         .collect();
-    let (crash_at, crashed, fault) = history.events.iter().find_map(|(_, e)| {
-        let v = e.value_json()?;
-        let fault = v.get("fault")?.as_str()?;
-        if e.op != OpKind::Nemesis || !FAULTS.contains(&fault) {
-            return None;
-        }
-        let target = v.get("target")?.as_str()?;
+    // The faults after which the observation is made: the client's lock may be left
+    // taken by nobody who will release it. `dead`: the client does nothing more.
+    let (crash_at, crashed, fault, struck) = history.events.iter().find_map(|(_, e)| {
+        let i = e.injected()?;
+        let struck = match &i.what {
+            What::Client { step, .. } if step.ends_the_client() => {
+                if *step == ClientStep::Suffers(Fault::Hang) {
+                    Struck::Hung
+                } else {
+                    Struck::Died
+                }
+            }
+            What::LostReply => Struck::LostReply,
+            What::Client { .. }
+            | What::Protocol { .. }
+            | What::Failover { .. }
+            | What::Skipped
+            | What::Server(_) => return None,
+        };
+        let target = i.target.as_deref()?;
         clients
             .contains(target)
-            .then(|| (e.time, target.to_string(), fault.to_string()))
+            .then(|| (e.time, target.to_string(), i.what.name(), struck))
     })?;
     let mut lease_ns = None::<u64>;
     let mut tries = 0u64;
@@ -84,7 +106,7 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
     let mut tried_at: Vec<(u64, String)> = Vec::new();
     // A crashed or hung client does nothing more; one that lost a reply goes on, and
     // its own grant is the lock working again.
-    let dead = matches!(fault.as_str(), "client-crash" | "client-hang").then_some(crashed.as_str());
+    let dead = (struck != Struck::LostReply).then_some(crashed.as_str());
     for (_, e) in &history.events {
         if e.op != OpKind::Acquire {
             continue;
@@ -133,15 +155,14 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
     let floor_ns = u64::try_from(floor.as_nanos()).unwrap_or(u64::MAX);
     let needed = lease_ns.map_or(floor_ns, |l| l.saturating_mul(leases).max(floor_ns));
     let stuck = quiet_trying > 0 && quiet_ns >= needed;
-    let what = match fault.as_str() {
-        "lost-reply" => format!("{crashed} lost a reply"),
-        "client-hang" => format!("{crashed}'s worker hung (its heartbeat running on)"),
-        _ => format!("{crashed} crashed"),
+    let what = match struck {
+        Struck::LostReply => format!("{crashed} lost a reply"),
+        Struck::Hung => format!("{crashed}'s worker hung (its heartbeat running on)"),
+        Struck::Died => format!("{crashed} crashed"),
     };
-    let holding = if fault == "lost-reply" {
-        ""
-    } else {
-        " holding the lock"
+    let holding = match struck {
+        Struck::LostReply => "",
+        Struck::Hung | Struck::Died => " holding the lock",
     };
     let verdict = if stuck {
         ": stuck for as long as the run watched (a bounded observation, not a proof of forever)"

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::format::{History, OpKind, Phase, Process};
+use crate::format::{History, OpKind, Phase, Process, What};
 
 /// The longest wait of a client while others were granted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -68,15 +68,18 @@ pub fn longest_wait(history: &History) -> Option<Overtaking> {
         end = end.max(e.time);
         if e.op == OpKind::Nemesis {
             // A crashed or hung client asks no more.
-            let v = e.value_json();
-            let fault = v
-                .as_ref()
-                .and_then(|v| v.get("fault")?.as_str().map(str::to_string));
-            let target = v
-                .as_ref()
-                .and_then(|v| v.get("target")?.as_str().map(str::to_string));
-            if matches!(fault.as_deref(), Some("client-crash" | "client-hang")) {
-                asking.retain(|c, _| Some(format!("c{c}")) != target);
+            if let Some(i) = e.injected() {
+                let ended = match &i.what {
+                    What::Client { step, .. } => step.ends_the_client(),
+                    What::LostReply
+                    | What::Protocol { .. }
+                    | What::Failover { .. }
+                    | What::Skipped
+                    | What::Server(_) => false,
+                };
+                if let Some(c) = i.client_target().filter(|_| ended) {
+                    asking.remove(&c);
+                }
             }
             continue;
         }

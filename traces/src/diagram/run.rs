@@ -14,7 +14,9 @@ use locklab_models::diagram::{
 use serde_json::Value;
 
 use crate::check::{Report, Verdict};
-use crate::format::{Backend, CommandValue, Event, History, OpKind, Phase, Process};
+use crate::format::{
+    Backend, CommandValue, Event, History, Injected, OpKind, Phase, Process, What,
+};
 
 /// Time before the first drawn event and after the last, so the lead-up shows.
 const MARGIN_NS: u64 = 250_000_000;
@@ -67,6 +69,18 @@ fn op_name(op: OpKind) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
+}
+
+/// A nemesis event's fault and target as a label names them (a target that is no
+/// text, in an imported history, as its JSON).
+fn fault_words(i: &Option<Injected>) -> (String, String) {
+    i.as_ref().map_or_else(Default::default, |i| {
+        let target = match &i.target {
+            Some(t) => t.clone(),
+            None => i.rest.get("target").map(short).unwrap_or_default(),
+        };
+        (i.what.name(), target)
+    })
 }
 
 fn short(v: &Value) -> String {
@@ -159,19 +173,23 @@ struct Tracker {
 impl Tracker {
     fn apply(&mut self, e: &Event) {
         if e.op == OpKind::Nemesis {
-            let v = e.value_json();
-            let get = |k: &str| v.as_ref().and_then(|v| v.get(k)).and_then(Value::as_str);
-            let client = get("target")
-                .and_then(|t| t.strip_prefix('c'))
-                .and_then(|n| n.parse::<u32>().ok());
-            match (get("fault"), client) {
-                (Some("client-partition"), Some(c)) => {
+            let Some(i) = e.injected() else { return };
+            let cut = match &i.what {
+                What::Client { step, .. } => step.cuts_off(),
+                What::LostReply
+                | What::Protocol { .. }
+                | What::Failover { .. }
+                | What::Skipped
+                | What::Server(_) => None,
+            };
+            match (cut, i.client_target()) {
+                (Some(true), Some(c)) => {
                     self.cut.insert(c);
                 }
-                (Some("client-heal"), Some(c)) => {
+                (Some(false), Some(c)) => {
                     self.cut.remove(&c);
                 }
-                _ => {}
+                (Some(_), None) | (None, _) => {}
             }
             return;
         }
@@ -317,16 +335,8 @@ pub fn run_diagram(history: &History, report: &Report) -> RunDiagram {
         // A fault says what it did, not "nemesis Info".
         let what = match e.op {
             OpKind::Nemesis => {
-                let v = e.value_json();
-                let get = |k: &str| {
-                    v.as_ref()
-                        .and_then(|v| v.get(k))
-                        .map(short)
-                        .unwrap_or_default()
-                };
-                format!("⚡ {} {}", get("fault"), get("target"))
-                    .trim_end()
-                    .to_string()
+                let (name, target) = fault_words(&e.injected());
+                format!("⚡ {name} {target}").trim_end().to_string()
             }
             op => format!("{} {:?}", op_name(op), e.phase),
         };
@@ -437,23 +447,19 @@ impl Reach {
     }
 
     fn apply(&mut self, e: &Event) {
-        if e.op != OpKind::Nemesis {
-            return;
-        }
-        let Some(v) = e.value_json() else { return };
-        if v.get("fault").and_then(Value::as_str) != Some("failover") {
-            return;
-        }
-        let Some(target) = v.get("target").and_then(Value::as_str) else {
-            return;
+        let Some(i) = e.injected() else { return };
+        let endpoint = match i.what {
+            What::Failover { endpoint } => endpoint,
+            What::Client { .. }
+            | What::LostReply
+            | What::Protocol { .. }
+            | What::Skipped
+            | What::Server(_) => return,
         };
-        let endpoint = v
-            .get("endpoint")
-            .and_then(Value::as_u64)
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(0);
+        let Some(target) = i.target else { return };
+        let endpoint = endpoint.and_then(|n| usize::try_from(n).ok()).unwrap_or(0);
         if let Some(slot) = self.now.get_mut(endpoint) {
-            *slot = target.to_string();
+            *slot = target;
         }
     }
 
@@ -484,11 +490,21 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, reach: &Reach, lanes: &[Lane]) ->
         }],
     };
     if e.op == OpKind::Nemesis {
-        let v = e.value_json();
-        let v = v.as_ref();
-        let get = |k: &str| v.and_then(|v| v.get(k)).map(short).unwrap_or_default();
-        let promoted = format!("server:{}", get("target"));
-        if get("fault") == "failover" && lanes.iter().any(|l| l.id == promoted) {
+        let i = e.injected();
+        let (name, target) = fault_words(&i);
+        let promoted = format!("server:{target}");
+        let failover = match i.map(|i| i.what) {
+            Some(What::Failover { .. }) => true,
+            Some(
+                What::Client { .. }
+                | What::LostReply
+                | What::Protocol { .. }
+                | What::Skipped
+                | What::Server(_),
+            )
+            | None => false,
+        };
+        if failover && lanes.iter().any(|l| l.id == promoted) {
             return Some(Exchange {
                 arrows: vec![Arrow {
                     from: "nemesis".into(),
@@ -503,9 +519,7 @@ fn draw(e: &Event, bad: bool, lock_lane: bool, reach: &Reach, lanes: &[Lane]) ->
         }
         return Some(mark(
             "nemesis".into(),
-            format!("⚡ {} {}", get("fault"), get("target"))
-                .trim()
-                .to_string(),
+            format!("⚡ {name} {target}").trim().to_string(),
             true,
         ));
     }
