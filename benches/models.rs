@@ -11,7 +11,7 @@ fn main() {
         "scenario", "states", "unique", "secs", "states/s"
     );
     for s in scenarios() {
-        let Ok(r) = check(s.id, &Overrides::default(), Limits::default(), &mut |_| {}) else {
+        let Ok(r) = check(s, &Overrides::default(), Limits::default(), &mut |_| {}) else {
             continue;
         };
         println!(

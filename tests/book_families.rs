@@ -89,7 +89,7 @@ fn page(family: Family, rows: &[&Scenario]) -> String {
          |---|---|---|---|---|---|---|\n",
     );
     for s in rows {
-        let [free, starve, fifo] = promises(s.id);
+        let [free, starve, fifo] = promises(s.id.name());
         p.push_str(&format!(
             "| [`{id}`](#{id}) | {} | {} | {} | {free} | {starve} | {fifo} |\n",
             cell(s.protocol),

@@ -13,7 +13,7 @@ use models::{run_with as run, story};
 #[test]
 fn every_scenario_reaches_its_expected_verdict() {
     for s in scenarios() {
-        let r = run(s.id, Overrides::default());
+        let r = run(s.id.name(), Overrides::default());
         assert!(
             r.matches_expected,
             "{}: got {:?}, expected {:?}",
@@ -321,7 +321,7 @@ fn counterexamples_are_shortest_against_iterative_deepening() {
     ];
     for id in ids {
         let s = find(id).expect("id");
-        let p = params(&s, &Overrides::default()).expect("bounds");
+        let p = params(s, &Overrides::default()).expect("bounds");
         let depths = s.build(&p).depths(Limits::default());
         assert!(!depths.is_empty(), "{id}");
         for d in depths {
@@ -628,15 +628,15 @@ fn symmetry_changes_neither_verdicts_nor_shortest_lengths() {
         // Unreduced, these rows' five nodes make millions of states (the delayed
         // restart 7 million, 16 s in release); with three they ask the same question
         // of their restart in a fraction.
-        let o = match s.id {
+        let o = match s.id.name() {
             "redlock-delayed-restart" | "redlock-restart-aof" => Overrides {
                 nodes: Some(3),
                 ..Overrides::default()
             },
             _ => Overrides::default(),
         };
-        if same_answer_reduced(s.id, &o) {
-            reduced.push(s.id);
+        if same_answer_reduced(s.id.name(), &o) {
+            reduced.push(s.id.name());
         }
     }
     // The test means something only where symmetry is used.

@@ -421,9 +421,9 @@ fn a_pool_shares_the_lock_and_orphans_it() {
 #[test]
 fn sql_faults_are_the_families_own() {
     let s = locklab_models::catalog::find("pg-advisory").expect("row");
-    let p = params(&s, &faults("kill=2,pause")).expect("sql faults");
+    let p = params(s, &faults("kill=2,pause")).expect("sql faults");
     assert_eq!(p.faults, vec![(Fault::Kill, 2), (Fault::Pause, 1)]);
-    let e = params(&s, &faults("failover")).expect_err("a Redis fault");
+    let e = params(s, &faults("failover")).expect_err("a Redis fault");
     assert_eq!(
         e.to_string(),
         "invalid --faults: unknown fault \"failover\" for pg-advisory; known: pause, crash, hang, kill, skew, jump, reaper-dies, rollback"

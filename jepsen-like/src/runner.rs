@@ -246,7 +246,7 @@ pub fn run_plan<F: Family>(
     let (plan, mut nemesis) = match &options.random {
         Some(r) => {
             let (plan, report) =
-                random_run::plan(plan, r, &scenario, options.seed, clients, duration)?;
+                random_run::plan(plan, r, scenario, options.seed, clients, duration)?;
             (plan, Some(report))
         }
         None => (plan, None),
@@ -269,7 +269,7 @@ pub fn run_plan<F: Family>(
         let seed = options.seed.wrapping_add(u64::from(attempt - 1));
         let once = Once {
             plan: &plan,
-            scenario: &scenario,
+            scenario,
             options,
             clients,
             expected: &expected,
@@ -470,7 +470,8 @@ const STUCK_FLOOR: Duration = Duration::from_secs(2);
 /// random nemesis's fault budget): what the run is held against, carried in the run's
 /// report so its page draws the model without checking it again.
 pub fn model_report(id: &str, overrides: &catalog::Overrides) -> Result<catalog::Report, RunError> {
-    catalog::check(id, overrides, Limits::default(), &mut |_| {})
+    catalog::find(id)
+        .and_then(|s| catalog::check(s, overrides, Limits::default(), &mut |_| {}))
         .map_err(|e| RunError::BadOption(e.to_string()))
 }
 
@@ -486,7 +487,8 @@ fn model_progress(
     };
     match options.protocol {
         Some(_) => None,
-        None => catalog::progress(id, &overrides, Limits::default())
+        None => catalog::find(id)
+            .and_then(|s| catalog::progress(s, &overrides, Limits::default()))
             .ok()
             .flatten(),
     }

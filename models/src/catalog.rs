@@ -8,10 +8,11 @@ mod params;
 pub(crate) mod report;
 
 use std::net::SocketAddr;
+use std::sync::OnceLock;
 
 pub use crate::checkable::{Checkable, Depths, Story, StoryStep};
-pub use crate::registry::{Family, Fault, Property};
-pub use crate::scenario::{Build, Expected, Params, Scenario};
+pub use crate::registry::{Family, Fault, Property, ScenarioId};
+pub use crate::scenario::{Build, Expected, Params, RowId, Scenario};
 pub use error::CatalogError;
 pub use params::{params, Overrides};
 pub use report::{Report, Verdict};
@@ -32,9 +33,34 @@ fn rows(family: Family) -> Vec<Scenario> {
     }
 }
 
-/// Every scenario, family by family in [`Family::ALL`] order.
-pub fn scenarios() -> Vec<Scenario> {
-    Family::ALL.iter().flat_map(|f| rows(*f)).collect()
+/// Every scenario, family by family in [`Family::ALL`] order: built once, on first use.
+pub fn scenarios() -> &'static [Scenario] {
+    &built().0
+}
+
+/// The rows, and where each [`ScenarioId`]'s row sits among them.
+fn built() -> &'static (Vec<Scenario>, Vec<Option<usize>>) {
+    static BUILT: OnceLock<(Vec<Scenario>, Vec<Option<usize>>)> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let rows: Vec<Scenario> = Family::ALL.iter().flat_map(|f| rows(*f)).collect();
+        let mut at = vec![None; ScenarioId::ALL.len()];
+        for (i, s) in rows.iter().enumerate() {
+            if let Some(id) = s.id.row() {
+                at[id as usize] = Some(i);
+            }
+        }
+        (rows, at)
+    })
+}
+
+/// The row of `id`. Every id has one: `every_scenario_id_is_one_row_and_every_row_has_an_id`
+/// holds the catalog to it, so that a row missing is a failing test, never a user's error.
+pub fn row(id: ScenarioId) -> &'static Scenario {
+    let (rows, at) = built();
+    match at[id as usize] {
+        Some(i) => &rows[i],
+        None => panic!("{id} has no row in the catalog"),
+    }
 }
 
 fn levenshtein(a: &str, b: &str) -> usize {
@@ -52,16 +78,54 @@ fn levenshtein(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The scenario with this id.
-pub fn find(id: &str) -> Result<Scenario, CatalogError> {
-    let all = scenarios();
-    if let Some(s) = all.iter().find(|s| s.id == id) {
-        return Ok(s.clone());
+/// The scenario a user's id names: the id read once into its [`ScenarioId`].
+pub fn find(id: &str) -> Result<&'static Scenario, CatalogError> {
+    match id.parse::<ScenarioId>() {
+        Ok(typed) => Ok(row(typed)),
+        Err(_) => Err(CatalogError::UnknownId {
+            id: id.to_string(),
+            closest: closest(id, ScenarioId::ALL.iter().map(|s| s.name())),
+        }),
     }
-    Err(CatalogError::UnknownId {
-        id: id.to_string(),
-        closest: closest(id, all.iter().map(|s| s.id)),
-    })
+}
+
+/// What names a scenario to the catalog's entry points ([`check`], [`progress`],
+/// [`cast`], [`explore`]): the row itself, its typed id, or the text a user typed, read
+/// by [`find`] (an unknown id is the catalog's error, naming the closest).
+pub trait Row {
+    /// The scenario named.
+    fn row(&self) -> Result<&Scenario, CatalogError>;
+}
+
+impl Row for Scenario {
+    fn row(&self) -> Result<&Scenario, CatalogError> {
+        Ok(self)
+    }
+}
+
+impl Row for ScenarioId {
+    fn row(&self) -> Result<&Scenario, CatalogError> {
+        Ok(row(*self))
+    }
+}
+
+impl Row for RowId {
+    /// A protocol file's scenario is not in the catalog: its id is unknown there.
+    fn row(&self) -> Result<&Scenario, CatalogError> {
+        find(self.name())
+    }
+}
+
+impl Row for str {
+    fn row(&self) -> Result<&Scenario, CatalogError> {
+        find(self)
+    }
+}
+
+impl Row for String {
+    fn row(&self) -> Result<&Scenario, CatalogError> {
+        find(self)
+    }
 }
 
 /// Up to three of `names` near enough to `asked` to be what was meant: a few typos
@@ -80,43 +144,47 @@ pub fn closest<'a>(asked: &str, names: impl Iterator<Item = &'a str>) -> Vec<&'a
     ranked.into_iter().take(3).map(|r| r.1).collect()
 }
 
-/// Checks scenario `id` with the given overrides.
+/// Checks scenario `s` with the given overrides (an error: overrides it cannot take).
 pub fn check(
-    id: &str,
+    s: &(impl Row + ?Sized),
     o: &Overrides,
     limits: Limits,
     progress: &mut dyn FnMut(&Stats),
 ) -> Result<Report, CatalogError> {
-    let s = find(id)?;
-    let p = params(&s, o)?;
+    let s = s.row()?;
+    let p = params(s, o)?;
     let told = s.build(&p).tell(limits, progress);
-    Ok(report::report(&s, p, told))
+    Ok(report::report(s, p, told))
 }
 
-/// The progress promises' verdicts on scenario `id` with the given overrides, its
+/// The progress promises' verdicts on scenario `s` with the given overrides, its
 /// graph held to `limits` (`None`: its family does not state them yet).
 pub fn progress(
-    id: &str,
+    s: &(impl Row + ?Sized),
     o: &Overrides,
     limits: Limits,
 ) -> Result<Option<Vec<crate::progress::Verdict>>, CatalogError> {
-    let s = find(id)?;
-    let p = params(&s, o)?;
+    let s = s.row()?;
+    let p = params(s, o)?;
     Ok(s.progress(&p, &limits, o.once))
 }
 
-/// The diagram's participants of scenario `id` at these bounds, and their initial
+/// The diagram's participants of scenario `s` at these bounds, and their initial
 /// state: what a page draws for a scenario without a counterexample.
-pub fn cast(id: &str, o: &Overrides) -> Result<Cast, CatalogError> {
-    let s = find(id)?;
-    let p = params(&s, o)?;
+pub fn cast(s: &(impl Row + ?Sized), o: &Overrides) -> Result<Cast, CatalogError> {
+    let s = s.row()?;
+    let p = params(s, o)?;
     Ok(s.build(&p).cast())
 }
 
-/// Serves stateright's Explorer for the scenario on `addr`; blocks while serving.
-pub fn explore(id: &str, o: &Overrides, addr: SocketAddr) -> Result<(), CatalogError> {
-    let s = find(id)?;
-    let p = params(&s, o)?;
+/// Serves stateright's Explorer for scenario `s` on `addr`; blocks while serving.
+pub fn explore(
+    s: &(impl Row + ?Sized),
+    o: &Overrides,
+    addr: SocketAddr,
+) -> Result<(), CatalogError> {
+    let s = s.row()?;
+    let p = params(s, o)?;
     s.build(&p).serve(addr);
     Ok(())
 }
@@ -132,15 +200,11 @@ mod tests {
     fn every_scenario_id_is_one_row_and_every_row_has_an_id() {
         let rows = scenarios();
         for id in crate::registry::ScenarioId::ALL {
-            let n = rows.iter().filter(|s| s.id == id.name()).count();
+            let n = rows.iter().filter(|s| s.id == RowId::Catalog(*id)).count();
             assert_eq!(n, 1, "{id}: {n} rows");
         }
-        for s in &rows {
-            assert!(
-                s.id.parse::<crate::registry::ScenarioId>().is_ok(),
-                "{} is no ScenarioId",
-                s.id
-            );
+        for s in rows {
+            assert!(s.id.row().is_some(), "{} is no ScenarioId", s.id);
         }
         assert_eq!(rows.len(), crate::registry::ScenarioId::ALL.len());
     }
@@ -188,13 +252,6 @@ mod tests {
         };
         assert_eq!(id, "redis-lau");
         assert_eq!(closest.first(), Some(&"redis-lua"));
-        let e = check(
-            "redis-lau",
-            &Overrides::default(),
-            Limits::default(),
-            &mut |_| {},
-        );
-        assert!(matches!(e, Err(CatalogError::UnknownId { .. })));
         // A word near no id names none, and says where the ids are.
         let Err(e) = find("nope") else {
             panic!("no row is called nope");
@@ -204,7 +261,7 @@ mod tests {
             "unknown scenario \"nope\" (`locklab models` lists every id)"
         );
         assert_eq!(
-            super::closest("failover", scenarios().iter().map(|s| s.id))[0],
+            super::closest("failover", scenarios().iter().map(|s| s.id.name()))[0],
             "redis-failover"
         );
     }
@@ -216,19 +273,19 @@ mod tests {
             faults: Some(f.to_string()),
             ..Overrides::default()
         };
-        let p = params(&lua, &with("pause=2, failover")).expect("redis faults");
+        let p = params(lua, &with("pause=2, failover")).expect("redis faults");
         assert_eq!(p.faults, vec![(Fault::Pause, 2), (Fault::Failover, 1)]);
-        assert_eq!(params(&lua, &with("none")).map(|p| p.faults), Ok(vec![]));
-        let e = params(&lua, &with("jump=1")).expect_err("a Redlock fault");
+        assert_eq!(params(lua, &with("none")).map(|p| p.faults), Ok(vec![]));
+        let e = params(lua, &with("jump=1")).expect_err("a Redlock fault");
         assert_eq!(
             e.to_string(),
             "invalid --faults: unknown fault \"jump\" for redis-lua; known: pause, crash, hang, failover, split"
         );
-        let e = params(&lua, &with("meteor=1")).expect_err("no such fault");
+        let e = params(lua, &with("meteor=1")).expect_err("no such fault");
         assert!(e.to_string().contains("unknown fault \"meteor\""), "{e}");
-        let e = params(&lua, &with("pause=x")).expect_err("not a number");
+        let e = params(lua, &with("pause=x")).expect_err("not a number");
         assert!(e.to_string().contains("not a number"), "{e}");
-        let e = params(&lua, &with("pause=9")).expect_err("too many");
+        let e = params(lua, &with("pause=9")).expect_err("too many");
         assert!(e.to_string().contains("above 8"), "{e}");
     }
 }

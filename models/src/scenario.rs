@@ -7,7 +7,7 @@ use std::fmt::Debug;
 use serde::Serialize;
 
 use crate::checkable::Checkable;
-use crate::registry::{Family, Fault, Property, Verdict};
+use crate::registry::{Family, Fault, Property, ScenarioId, Verdict};
 
 /// The verdict a scenario should reach at its default bounds; JSON writes it as a
 /// search's verdict is written (`{"verdict": "violation", "violated": [...]}`).
@@ -168,11 +168,85 @@ pub trait Build: Debug + Send + Sync {
     }
 }
 
+/// Which scenario: a catalog row, or a user's protocol file in one of its family's
+/// environments. Written as its name (`redis-lua`, `my-lock@redis-lua`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RowId {
+    /// A catalog row.
+    Catalog(ScenarioId),
+    /// A protocol file in an environment: `NAME@ENV`.
+    File(&'static str),
+}
+
+impl RowId {
+    /// The id as users type it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            RowId::Catalog(id) => id.name(),
+            RowId::File(name) => name,
+        }
+    }
+
+    /// The catalog row, unless this is a protocol file's scenario.
+    pub fn row(self) -> Option<ScenarioId> {
+        match self {
+            RowId::Catalog(id) => Some(id),
+            RowId::File(_) => None,
+        }
+    }
+
+    /// A protocol file's environment (what follows its `@`); `None` for a row.
+    pub fn environment(self) -> Option<&'static str> {
+        match self {
+            RowId::Catalog(_) => None,
+            RowId::File(name) => name.rsplit_once('@').map(|(_, env)| env),
+        }
+    }
+}
+
+impl From<ScenarioId> for RowId {
+    fn from(id: ScenarioId) -> RowId {
+        RowId::Catalog(id)
+    }
+}
+
+impl PartialEq<&str> for RowId {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl std::fmt::Display for RowId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for RowId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl schemars::JsonSchema for RowId {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "RowId".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(g)
+    }
+}
+
 /// A catalog row.
 #[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Scenario {
-    /// What users type.
-    pub id: &'static str,
+    /// Its id: what users type, read once into the type ([`crate::catalog::find`]).
+    pub id: RowId,
     /// The family whose model checks it.
     pub family: Family,
     /// The protocol in words.

@@ -24,11 +24,16 @@ fn verdicts(id: &str) -> Vec<Verdict> {
         .or_default()
         .clone();
     cell.get_or_init(|| {
-        catalog::progress(id, &Overrides::default(), Limits::default())
+        catalog::progress(row(id), &Overrides::default(), Limits::default())
             .expect("a catalog row")
             .expect("the row's family states its progress promises")
     })
     .clone()
+}
+
+/// The catalog's row of `id`.
+fn row(id: &str) -> &'static catalog::Scenario {
+    catalog::find(id).expect("a catalog row")
 }
 
 fn kept(id: &str, promise: Promise) -> Kept {
@@ -117,10 +122,10 @@ const NEVER_REFUSED: &[&str] = &["redis-reentrant-thread-id", "redis-failover-wa
 fn starvation_is_broken_exactly_where_the_lock_keeps_no_order() {
     let mut broken = 0;
     for s in catalog::scenarios() {
-        if s.family == Family::Inventory || s.id == "pg-advisory-pool" {
+        if s.family == Family::Inventory || s.id.name() == "pg-advisory-pool" {
             continue;
         }
-        let all = verdicts(s.id);
+        let all = verdicts(s.id.name());
         let ordered = all.iter().any(|v| v.promise == Promise::Fifo);
         let starving = all
             .iter()
@@ -128,12 +133,12 @@ fn starvation_is_broken_exactly_where_the_lock_keeps_no_order() {
             .expect("judged");
         assert_eq!(
             starving.repeating,
-            s.id != "redis-failover-wait",
+            s.id.name() != "redis-failover-wait",
             "{}: judged with clients that start over",
-            s.id
+            s.id.name()
         );
-        let stuck = STUCK.iter().any(|(id, _)| *id == s.id);
-        let expect_broken = stuck || !(ordered || NEVER_REFUSED.contains(&s.id));
+        let stuck = STUCK.iter().any(|(id, _)| *id == s.id.name());
+        let expect_broken = stuck || !(ordered || NEVER_REFUSED.contains(&s.id.name()));
         match (&starving.kept, expect_broken) {
             (Kept::Holds, false) => {}
             (Kept::Violated { lasso }, true) => {
@@ -141,12 +146,16 @@ fn starvation_is_broken_exactly_where_the_lock_keeps_no_order() {
                 if stuck {
                     continue;
                 }
-                assert!(!lasso.cycle().is_empty(), "{}: a round\n{lasso}", s.id);
+                assert!(
+                    !lasso.cycle().is_empty(),
+                    "{}: a round\n{lasso}",
+                    s.id.name()
+                );
                 assert!(
                     lasso.closing.contains("takes the lock again and again")
                         || lasso.closing.contains("take turns with it"),
                     "{}: {}",
-                    s.id,
+                    s.id.name(),
                     lasso.closing
                 );
                 let me = format!("c{}:", lasso.client);
@@ -155,11 +164,11 @@ fn starvation_is_broken_exactly_where_the_lock_keeps_no_order() {
                     assert!(
                         line.is_some_and(|l| !l.contains("IN CRITICAL SECTION")),
                         "{}: the starving client never enters\n{lasso}",
-                        s.id
+                        s.id.name()
                     );
                 }
             }
-            (other, _) => panic!("{}: starvation-free {other:?}", s.id),
+            (other, _) => panic!("{}: starvation-free {other:?}", s.id.name()),
         }
     }
     assert!(broken >= 40, "{broken} rows break starvation-freedom");
@@ -208,14 +217,14 @@ fn every_row_has_both_verdicts() {
         if s.family == Family::Inventory {
             continue;
         }
-        let stuck = STUCK.iter().any(|(id, _)| *id == s.id);
-        let v = verdicts(s.id);
+        let stuck = STUCK.iter().any(|(id, _)| *id == s.id.name());
+        let v = verdicts(s.id.name());
         assert!(
             v.iter().any(|v| v.promise == Promise::StarvationFree),
             "{}",
-            s.id
+            s.id.name()
         );
-        match (&kept(s.id, Promise::EventuallyFree), s.id) {
+        match (&kept(s.id.name(), Promise::EventuallyFree), s.id.name()) {
             (Kept::Violated { .. }, _) if stuck => {}
             (Kept::Unknown { why }, "pg-advisory-pool") => {
                 assert!(why.contains("pool"), "{why}");
@@ -236,7 +245,7 @@ fn a_lease_lock_keeps_both_promises_with_a_crash_at_any_time() {
         faults: Some("crash=1".into()),
         ..Overrides::default()
     };
-    let v = catalog::progress("redis-lua", &o, Limits::default())
+    let v = catalog::progress(row("redis-lua"), &o, Limits::default())
         .expect("row")
         .expect("stated");
     let free = v.iter().find(|v| v.promise == Promise::EventuallyFree);
@@ -253,7 +262,7 @@ fn a_graph_cut_short_is_unknown() {
         max_states: 10,
         ..Limits::default()
     };
-    let v = catalog::progress("redis-lua", &Overrides::default(), limits)
+    let v = catalog::progress(row("redis-lua"), &Overrides::default(), limits)
         .expect("row")
         .expect("stated");
     for v in v {
@@ -273,15 +282,18 @@ fn the_liveness_predicate_and_eventually_free_agree_on_every_row() {
     use locklab_models::catalog::Verdict as Safety;
     use locklab_models::registry::Property;
     for s in catalog::scenarios() {
-        if s.family == Family::Inventory || s.id == "pg-advisory-pool" {
+        if s.family == Family::Inventory || s.id.name() == "pg-advisory-pool" {
             continue;
         }
-        let report = catalog::check(s.id, &Overrides::default(), Limits::default(), &mut |_| {})
-            .expect("row");
+        let report =
+            catalog::check(s, &Overrides::default(), Limits::default(), &mut |_| {}).expect("row");
         let predicate =
             matches!(&report.verdict, Safety::Violated(p) if p.contains(&Property::Liveness));
-        let promise = matches!(kept(s.id, Promise::EventuallyFree), Kept::Violated { .. });
-        assert_eq!(predicate, promise, "{}", s.id);
+        let promise = matches!(
+            kept(s.id.name(), Promise::EventuallyFree),
+            Kept::Violated { .. }
+        );
+        assert_eq!(predicate, promise, "{}", s.id.name());
     }
 }
 
@@ -298,20 +310,20 @@ fn fifo_is_judged_where_requests_are_ordered_and_holds_there() {
         if s.family == Family::Inventory {
             continue;
         }
-        let fifo = verdicts(s.id)
+        let fifo = verdicts(s.id.name())
             .into_iter()
             .find(|v| v.promise == Promise::Fifo);
         let sql_queue = ["sql-for-update", "pg-advisory"]
             .iter()
-            .any(|p| s.id.starts_with(p))
-            && s.id != "pg-advisory-pool";
-        let ordered = (s.family == Family::Zk && s.id != ScenarioId::ZkPlainZnode.name())
-            || (s.family == Family::Etcd && !s.id.starts_with("etcd-unlock-retry"))
+            .any(|p| s.id.name().starts_with(p))
+            && s.id.name() != "pg-advisory-pool";
+        let ordered = (s.family == Family::Zk && s.id.name() != ScenarioId::ZkPlainZnode.name())
+            || (s.family == Family::Etcd && !s.id.name().starts_with("etcd-unlock-retry"))
             || sql_queue;
         match fifo {
-            Some(v) if ordered => assert!(matches!(v.kept, Kept::Holds), "{}: {v:?}", s.id),
+            Some(v) if ordered => assert!(matches!(v.kept, Kept::Holds), "{}: {v:?}", s.id.name()),
             None if !ordered => {}
-            other => panic!("{}: {other:?}", s.id),
+            other => panic!("{}: {other:?}", s.id.name()),
         }
     }
 }
@@ -332,7 +344,7 @@ fn threads_change_nothing() {
             threads,
             ..Limits::default()
         };
-        catalog::progress("redis-setnx-expire", &o, limits)
+        catalog::progress(row("redis-setnx-expire"), &o, limits)
             .expect("row")
             .expect("stated")
     };
@@ -369,19 +381,19 @@ fn the_old_liveness_predicate_equals_eventually_free_on_every_row() {
         if !s.properties.contains(&Property::Liveness) {
             continue;
         }
-        let report = catalog::check(s.id, &Overrides::default(), Limits::default(), &mut |_| {})
+        let report = catalog::check(s, &Overrides::default(), Limits::default(), &mut |_| {})
             .expect("a catalog row");
         let predicate = match &report.verdict {
             catalog::Verdict::Holds => false,
             catalog::Verdict::Violated(p) => p.contains(&Property::Liveness),
-            catalog::Verdict::Unknown => panic!("{}: no safety verdict", s.id),
+            catalog::Verdict::Unknown => panic!("{}: no safety verdict", s.id.name()),
         };
-        let temporal = match kept(s.id, Promise::EventuallyFree) {
+        let temporal = match kept(s.id.name(), Promise::EventuallyFree) {
             Kept::Holds => false,
             Kept::Violated { .. } => true,
             Kept::Unknown { why } => {
                 // An undecided promise cannot contradict the predicate, nor confirm it.
-                compared.push(format!("{} unknown ({why})", s.id));
+                compared.push(format!("{} unknown ({why})", s.id.name()));
                 continue;
             }
         };
@@ -389,13 +401,13 @@ fn the_old_liveness_predicate_equals_eventually_free_on_every_row() {
             predicate,
             temporal,
             "{}: the liveness predicate says {}, eventually-free says {}",
-            s.id,
+            s.id.name(),
             if predicate { "violated" } else { "holds" },
             if temporal { "broken" } else { "kept" }
         );
         compared.push(format!(
             "{} {}",
-            s.id,
+            s.id.name(),
             if temporal { "broken" } else { "kept" }
         ));
     }
@@ -415,13 +427,13 @@ fn the_old_liveness_predicate_equals_eventually_free_on_every_row() {
 fn rebased_states_keep_every_future() {
     let mut rows = 0;
     for s in catalog::scenarios() {
-        let Some(again) = s.model.repeating(&s, &s.defaults) else {
+        let Some(again) = s.model.repeating(s, &s.defaults) else {
             continue;
         };
         let compared = again
             .reduce_commutes(40, 150, 0x5eed)
-            .unwrap_or_else(|e| panic!("{}: {e}", s.id));
-        assert!(compared > 100, "{}: only {compared} states", s.id);
+            .unwrap_or_else(|e| panic!("{}: {e}", s.id.name()));
+        assert!(compared > 100, "{}: only {compared} states", s.id.name());
         rows += 1;
     }
     assert!(rows >= 25, "{rows} rows start over");

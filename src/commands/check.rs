@@ -132,15 +132,17 @@ pub enum StoreArg {
 /// Runs the search with a spinner; the catalog's error becomes exit 2.
 pub fn run_report(id: &str, bounds: &Bounds, limits: Limits, format: Format) -> Result<Report, u8> {
     let bar = spinner(format, &format!("checking {id}"));
-    let result = catalog::check(id, &bounds.overrides(), limits, &mut |s| {
-        bar.set_message(format!(
-            "checking {id}: {} states ({} generated, {:.0}/s), depth {}, queue {}",
-            s.unique_states,
-            s.states,
-            s.states_per_second(),
-            s.max_depth,
-            s.queue
-        ));
+    let result = catalog::find(id).and_then(|row| {
+        catalog::check(row, &bounds.overrides(), limits, &mut |s| {
+            bar.set_message(format!(
+                "checking {id}: {} states ({} generated, {:.0}/s), depth {}, queue {}",
+                s.unique_states,
+                s.states,
+                s.states_per_second(),
+                s.max_depth,
+                s.queue
+            ));
+        })
     });
     bar.finish_and_clear();
     result.map_err(|e| bad_input(format, &e.to_string()))
@@ -392,7 +394,7 @@ fn progress_verdicts(
         once,
         ..bounds.overrides()
     };
-    let result = catalog::progress(id, &o, limits);
+    let result = catalog::find(id).and_then(|row| catalog::progress(row, &o, limits));
     bar.finish_and_clear();
     match result {
         Ok(Some(v)) => Ok(v),

@@ -48,7 +48,7 @@ pub fn run(args: Args) -> u8 {
         Format::Json => {
             crate::output::print_json(&crate::documents::Explained {
                 verdict: report.verdict.word(),
-                scenario: &scenario,
+                scenario,
                 report: &report,
             });
         }

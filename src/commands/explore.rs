@@ -44,9 +44,11 @@ pub fn run(args: Args) -> u8 {
     if let Err(e) = std::net::TcpListener::bind(addr) {
         return bad_input(args.format, &format!("cannot listen on {addr}: {e}"));
     }
-    if let Err(e) =
-        catalog::find(&args.id).and_then(|s| catalog::params(&s, &args.bounds.overrides()))
-    {
+    let row = match catalog::find(&args.id) {
+        Ok(row) => row,
+        Err(e) => return bad_input(args.format, &e.to_string()),
+    };
+    if let Err(e) = catalog::params(row, &args.bounds.overrides()) {
         return bad_input(args.format, &e.to_string());
     }
     match args.format {
@@ -55,7 +57,7 @@ pub fn run(args: Args) -> u8 {
         }),
         Format::Text => eprintln!("Explorer for {} on http://{addr} (Ctrl-C to stop)", args.id),
     }
-    match catalog::explore(&args.id, &args.bounds.overrides(), addr) {
+    match catalog::explore(row, &args.bounds.overrides(), addr) {
         Ok(()) => 0,
         Err(e) => bad_input(args.format, &e.to_string()),
     }

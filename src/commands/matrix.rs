@@ -47,8 +47,8 @@ pub fn run(args: Args) -> u8 {
         // row's answer comes in the time of its largest graph, and the last rows do
         // not leave a core idle.
         let (safety, progress) = std::thread::scope(|scope| {
-            let progress = scope.spawn(|| catalog::progress(s.id, &o, limits));
-            let safety = catalog::check(s.id, &o, limits, &mut |_| {});
+            let progress = scope.spawn(|| catalog::progress(s, &o, limits));
+            let safety = catalog::check(s, &o, limits, &mut |_| {});
             let progress = progress
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p));

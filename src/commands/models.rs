@@ -41,7 +41,7 @@ pub fn run(args: Args) -> u8 {
             ..Limits::default()
         };
         let rows = each_row(all.clone(), &bar, |s| {
-            catalog::progress(s.id, &Overrides::default(), limits).map_err(|e| e.to_string())
+            catalog::progress(s, &Overrides::default(), limits).map_err(|e| e.to_string())
         });
         bar.finish_and_clear();
         rows.into_iter().map(|(_, p)| p).collect()

@@ -19,7 +19,7 @@ pub fn model_html(
     overrides: &Overrides,
     progress: Option<&[locklab_models::progress::Verdict]>,
 ) -> Result<String, String> {
-    let cast = catalog::cast(scenario.id, overrides).map_err(|e| e.to_string())?;
+    let cast = catalog::cast(scenario, overrides).map_err(|e| e.to_string())?;
     Ok(model_page(scenario, report, &cast, progress))
 }
 
@@ -41,7 +41,7 @@ pub fn write_model_page(
 ) -> Result<(), u8> {
     let scenario = catalog::find(report.id).map_err(|e| bad_input(format, &e.to_string()))?;
     let html =
-        model_html(&scenario, report, overrides, progress).map_err(|e| bad_input(format, &e))?;
+        model_html(scenario, report, overrides, progress).map_err(|e| bad_input(format, &e))?;
     write_page(format, path, &html)
 }
 
@@ -62,7 +62,7 @@ pub fn run_html(
     };
     // The model report the run was held against, carried in the run: not checked again.
     let model = &run.model;
-    let cast = catalog::cast(&run.id, &overrides).map_err(|e| e.to_string())?;
+    let cast = catalog::cast(scenario, &overrides).map_err(|e| e.to_string())?;
     let Some(history) = &run.recorded else {
         return Err("the run kept no history to draw".into());
     };
@@ -112,7 +112,7 @@ pub fn run_html(
         linearizability,
     };
     let diagram = run_diagram(history, &run.report);
-    Ok(run_page(&scenario, model, &cast, &summary, &diagram))
+    Ok(run_page(scenario, model, &cast, &summary, &diagram))
 }
 
 #[cfg(feature = "harness")]

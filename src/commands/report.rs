@@ -66,7 +66,7 @@ pub fn run(args: Args) -> u8 {
     let mut all_match = true;
     for s in all
         .iter()
-        .filter(|s| args.only.is_empty() || args.only.iter().any(|o| o == s.id))
+        .filter(|s| args.only.is_empty() || args.only.iter().any(|o| o == s.id.name()))
     {
         // Ctrl-C: the pages written so far get their index, and the rest are not begun.
         if locklab_models::check::interrupted() {
@@ -74,14 +74,12 @@ pub fn run(args: Args) -> u8 {
         }
         bar.set_message(format!("checking {}", s.id));
         let o = Overrides::default();
-        let report = match catalog::check(s.id, &o, Limits::default(), &mut |_| {}) {
+        let report = match catalog::check(s, &o, Limits::default(), &mut |_| {}) {
             Ok(r) => r,
             Err(e) => return bad_input(args.format, &e.to_string()),
         };
         // The promises' lassos are drawn too; a row without a lock has none.
-        let progress = catalog::progress(s.id, &o, Limits::default())
-            .ok()
-            .flatten();
+        let progress = catalog::progress(s, &o, Limits::default()).ok().flatten();
         let html = match model_html(s, &report, &o, progress.as_deref()) {
             Ok(h) => h,
             Err(e) => return bad_input(args.format, &e),
@@ -102,7 +100,7 @@ pub fn run(args: Args) -> u8 {
             expected: expected_text(s.expected),
             verdict: verdict_text(&report.verdict),
             matches: report.matches_expected,
-            agreement: agreement(&args.dir, s.id, runnable.contains(&s.id)),
+            agreement: agreement(&args.dir, s.id.name(), runnable.contains(&s.id.name())),
             page,
         });
     }

@@ -8,23 +8,23 @@ use locklab_models::check::default_threads;
 
 /// The catalog's rows whose ids are in `only` (every row when it is empty), in catalog
 /// order; an id that names no row is the catalog's error, which names the closest ids.
-pub fn rows_of(only: &[String]) -> Result<Vec<Scenario>, CatalogError> {
+pub fn rows_of(only: &[String]) -> Result<Vec<&'static Scenario>, CatalogError> {
     for id in only {
         find(id)?;
     }
     Ok(scenarios()
-        .into_iter()
-        .filter(|s| only.is_empty() || only.iter().any(|o| o == s.id))
+        .iter()
+        .filter(|s| only.is_empty() || only.iter().any(|o| o == s.id.name()))
         .collect())
 }
 
 /// `work` on each of `rows`, each core taking the next row in turn; the results in
 /// the rows' order. `bar` names the row being worked on.
 pub fn each_row<T: Send>(
-    rows: Vec<Scenario>,
+    rows: Vec<&'static Scenario>,
     bar: &indicatif::ProgressBar,
     work: impl Fn(&Scenario) -> T + Sync,
-) -> Vec<(Scenario, T)> {
+) -> Vec<(&'static Scenario, T)> {
     let all = rows;
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {

@@ -26,9 +26,9 @@ pub fn run(id: &str) -> Report {
 /// The ids of `family`'s rows, in catalog order.
 pub fn family_ids(family: Family) -> Vec<&'static str> {
     scenarios()
-        .into_iter()
+        .iter()
         .filter(|s| s.family == family)
-        .map(|s| s.id)
+        .map(|s| s.id.name())
         .collect()
 }
 

@@ -15,7 +15,7 @@ fn report(id: &str) -> Report {
 fn page(id: &str) -> String {
     let s = find(id).expect("catalog id");
     let c = cast(id, &Overrides::default()).expect("cast");
-    model_page(&s, &report(id), &c, None)
+    model_page(s, &report(id), &c, None)
 }
 
 /// The `<g class="row …" data-step="k">` element of step `k`, up to the next row.
@@ -127,10 +127,10 @@ fn every_text_is_escaped() {
         "{svg}"
     );
 
-    let mut s = find("redis-failover").expect("row");
+    let mut s = find("redis-failover").expect("row").clone();
     s.lesson = "<img src=x onerror=alert(1)>";
-    let c = cast(s.id, &Overrides::default()).expect("cast");
-    let html = model_page(&s, &report(s.id), &c, None);
+    let c = cast(&s, &Overrides::default()).expect("cast");
+    let html = model_page(&s, &report(s.id.name()), &c, None);
     assert!(!html.contains("<img src=x"));
     assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;"));
 }

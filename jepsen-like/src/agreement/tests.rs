@@ -23,11 +23,11 @@ fn safety_properties_map_to_history_checks_and_the_rest_to_none() {
 fn expected_at_defaults_reads_the_catalog_row() {
     let s = catalog::find("redis-del-unconditional").expect("row");
     assert_eq!(
-        expected_at_defaults(&s),
+        expected_at_defaults(s),
         vec![Property::MutualExclusion, Property::NoForeignRelease]
     );
     let s = catalog::find("redis-lua").expect("row");
-    assert!(expected_at_defaults(&s).is_empty());
+    assert!(expected_at_defaults(s).is_empty());
 }
 
 fn report(checks: &[(Property, Verdict)]) -> Report {
@@ -59,14 +59,14 @@ fn exercised() -> Exercised {
 #[test]
 fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
     let s = catalog::find("redis-lua-pause").expect("row");
-    let expected = expected_at_defaults(&s);
+    let expected = expected_at_defaults(s);
     assert!(expected.contains(&Property::MutualExclusion));
     let safer = report(&[
         (Property::MutualExclusion, Verdict::Ok),
         (Property::NoForeignRelease, Verdict::Ok),
         (Property::ResourceSafety, Verdict::Ok),
     ]);
-    let a = compare(&s, &expected, &safer, exercised());
+    let a = compare(s, &expected, &safer, exercised());
     assert_eq!(a.at_least_as_safe, Answer::Yes, "{a:#?}");
     assert_eq!(a.exact, Answer::No, "{a:#?}");
     assert_eq!(a.verdict, Verdict::Ok);
@@ -80,7 +80,7 @@ fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
         (Property::MutualExclusion, Verdict::Violation),
         (Property::NoForeignRelease, Verdict::Ok),
     ]);
-    let a = compare(&s, &expected, &as_modelled, exercised());
+    let a = compare(s, &expected, &as_modelled, exercised());
     assert_eq!((a.at_least_as_safe, a.exact), (Answer::Yes, Answer::Yes));
     assert_eq!(a.verdict, Verdict::Violation);
 
@@ -88,7 +88,7 @@ fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
         (Property::MutualExclusion, Verdict::Violation),
         (Property::NoForeignRelease, Verdict::Violation),
     ]);
-    let a = compare(&s, &expected, &worse, exercised());
+    let a = compare(s, &expected, &worse, exercised());
     assert_eq!((a.at_least_as_safe, a.exact), (Answer::No, Answer::No));
     assert!(
         a.standing().contains("breaks no foreign release"),
@@ -101,7 +101,7 @@ fn a_safer_lock_is_at_least_as_safe_but_does_not_agree() {
 #[test]
 fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
     let s = catalog::find("redis-lua-pause").expect("row");
-    let expected = expected_at_defaults(&s);
+    let expected = expected_at_defaults(s);
     let quiet = report(&[(Property::NoForeignRelease, Verdict::Ok)]);
     let nothing = Exercised {
         sections: 0,
@@ -111,7 +111,7 @@ fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
         ],
         model_bound: None,
     };
-    let a = compare(&s, &expected, &quiet, nothing);
+    let a = compare(s, &expected, &quiet, nothing);
     assert_eq!(a.at_least_as_safe, Answer::Unknown, "{a:#?}");
     assert_eq!(a.exact, Answer::Unknown);
     assert_eq!(a.verdict, Verdict::Unknown);
@@ -123,7 +123,7 @@ fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
     // A violation is proof, whatever else the run missed.
     let broke = report(&[(Property::NoForeignRelease, Verdict::Violation)]);
     let a = compare(
-        &s,
+        s,
         &expected,
         &broke,
         Exercised {
@@ -144,7 +144,7 @@ fn a_run_that_tested_nothing_is_unknown_with_the_reason() {
 #[test]
 fn a_model_checked_with_fewer_faults_than_the_run_cannot_call_it_less_safe() {
     let s = catalog::find("redis-lua-pause").expect("row");
-    let expected = expected_at_defaults(&s);
+    let expected = expected_at_defaults(s);
     let bound = Exercised {
         model_bound: Some("the model was checked with at most 8 faults of each kind".into()),
         ..exercised()
@@ -153,7 +153,7 @@ fn a_model_checked_with_fewer_faults_than_the_run_cannot_call_it_less_safe() {
         (Property::MutualExclusion, Verdict::Violation),
         (Property::NoForeignRelease, Verdict::Violation),
     ]);
-    let a = compare(&s, &expected, &broke, bound.clone());
+    let a = compare(s, &expected, &broke, bound.clone());
     assert_eq!(a.at_least_as_safe, Answer::Unknown, "{a:#?}");
     assert_eq!(a.exact, Answer::Unknown);
     assert_eq!(
@@ -181,7 +181,7 @@ fn a_model_checked_with_fewer_faults_than_the_run_cannot_call_it_less_safe() {
         (Property::MutualExclusion, Verdict::Ok),
         (Property::NoForeignRelease, Verdict::Ok),
     ]);
-    let a = compare(&s, &expected, &kept, bound);
+    let a = compare(s, &expected, &kept, bound);
     assert_eq!(a.at_least_as_safe, Answer::Yes, "{a:#?}");
     assert_eq!(
         a.exact,
@@ -201,7 +201,7 @@ fn a_violation_not_compared_is_in_the_verdict_and_the_headline() {
         (Property::NoForeignRelease, Verdict::Ok),
         (Property::ResourceSafety, Verdict::Ok),
     ]);
-    let a = compare(&s, &expected_at_defaults(&s), &r, exercised());
+    let a = compare(s, &expected_at_defaults(s), &r, exercised());
     assert_eq!(a.exact, Answer::Yes);
     assert_eq!(a.verdict, Verdict::Violation, "{a:#?}");
     assert_eq!(a.also_found.len(), 1);

@@ -86,12 +86,12 @@ fn kinds_are_those_the_rows_model_knows() {
     let r = RandomNemesis::parse("random").expect("parses");
     let none = |_: Fault| false;
     assert_eq!(
-        r.kinds_for(&lua, &none).ok(),
+        r.kinds_for(lua, &none).ok(),
         Some(vec![Fault::Pause, Fault::Crash])
     );
     let e = RandomNemesis::parse("random:partition")
         .expect("parses")
-        .kinds_for(&lua, &none)
+        .kinds_for(lua, &none)
         .unwrap_err()
         .to_string();
     assert!(
@@ -102,12 +102,12 @@ fn kinds_are_those_the_rows_model_knows() {
     let redlock = locklab_models::catalog::find("redlock").expect("row");
     let jump_only = |f: Fault| f == Fault::Jump;
     assert_eq!(
-        r.kinds_for(&redlock, &jump_only).ok(),
+        r.kinds_for(redlock, &jump_only).ok(),
         Some(vec![Fault::Pause, Fault::Partition, Fault::Jump])
     );
     let e = RandomNemesis::parse("random:jump")
         .expect("parses")
-        .kinds_for(&redlock, &|_| false)
+        .kinds_for(redlock, &|_| false)
         .unwrap_err()
         .to_string();
     assert!(e.contains("servers cannot take a jump"), "{e}");

@@ -120,7 +120,7 @@ pub fn report(s: &Scenario, p: Params, told: Told) -> Report {
         Verdict::Unknown
     };
     Report {
-        id: s.id,
+        id: s.id.name(),
         params: p,
         matches_expected: matches(&verdict, s.expected),
         verdict,

@@ -106,7 +106,7 @@ pub fn scenarios() -> Vec<Scenario> {
     const RECIPE: Lock = Lock::Recipe;
     vec![
         Scenario {
-            id: ScenarioId::EtcdLeaseCrash.name(),
+            id: ScenarioId::EtcdLeaseCrash.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe: session lease, create lock/<lease> if absent, lowest create revision owns, waiters wait for the key before theirs",
             faults: "holder crash",
@@ -117,7 +117,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::EtcdLeasePause.name(),
+            id: ScenarioId::EtcdLeasePause.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder pause (keep-alives stop too) > lease TTL",
@@ -128,7 +128,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::EtcdLeaseFenced.name(),
+            id: ScenarioId::EtcdLeaseFenced.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe; the lock key's create revision is a fencing token the resource checks",
             faults: "holder pause > lease TTL",
@@ -139,7 +139,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Fenced) },
         },
         Scenario {
-            id: ScenarioId::EtcdTxnGuarded.name(),
+            id: ScenarioId::EtcdTxnGuarded.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe; the protected write is a Txn: if create_revision(lock key) = mine then put",
             faults: "holder pause > lease TTL",
@@ -150,7 +150,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::TxnGuarded) },
         },
         Scenario {
-            id: ScenarioId::EtcdLeasePartition.name(),
+            id: ScenarioId::EtcdLeasePartition.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder partitioned from the cluster > lease TTL",
@@ -161,7 +161,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::EtcdLockExpiredWaiter.name(),
+            id: ScenarioId::EtcdLockExpiredWaiter.into(),
             family: etcd,
             protocol: "etcd's server-side Lock RPC (etcd-client's lock()) on the caller's lease",
             faults: "a queued waiter's lease is revoked (as when it expires)",
@@ -172,7 +172,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(Lock::LockRpc { check_own_key: true }, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::EtcdUnlockRetry.name(),
+            id: ScenarioId::EtcdUnlockRetry.into(),
             family: etcd,
             protocol: "one key: txn if create_revision(lock) = 0 then put lock --lease; release del lock, retried by name when the reply is lost",
             faults: "lost release reply",
@@ -183,7 +183,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(Lock::SingleKey { guarded_release: false }, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::EtcdUnlockRetryGuarded.name(),
+            id: ScenarioId::EtcdUnlockRetryGuarded.into(),
             family: etcd,
             protocol: "one key, as etcd-unlock-retry; released by txn if create_revision(lock) = mine then del lock, retried when the reply is lost",
             faults: "lost release reply",
@@ -194,7 +194,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(Lock::SingleKey { guarded_release: true }, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::EtcdLeaderChurn.name(),
+            id: ScenarioId::EtcdLeaderChurn.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns)",
             faults: "holder crash; the leader killed twice",
@@ -205,7 +205,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::EtcdLeaderIsolated.name(),
+            id: ScenarioId::EtcdLeaderIsolated.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease, lowest create revision owns) on three members",
             faults: "the leader cut off from the other two members (a partition: it runs on)",
@@ -216,7 +216,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { EtcdLock::new(RECIPE, Work::Outside).leader_cut() },
         },
         Scenario {
-            id: ScenarioId::EtcdHungWorker.name(),
+            id: ScenarioId::EtcdHungWorker.into(),
             family: etcd,
             protocol: "concurrency-Mutex recipe (session lease kept alive by the client's own task, lowest create revision owns)",
             faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its keep-alives go on",

@@ -75,7 +75,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let inventory = Family::Inventory;
     vec![
         Scenario {
-            id: ScenarioId::InventoryNoLock.name(),
+            id: ScenarioId::InventoryNoLock.into(),
             family: inventory,
             protocol: "read stock, check > 0, write stock − 1",
             faults: "none",
@@ -86,7 +86,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &NoLock,
         },
         Scenario {
-            id: ScenarioId::InventoryLocalMutex.name(),
+            id: ScenarioId::InventoryLocalMutex.into(),
             family: inventory,
             protocol: "read-check-write inside a per-process mutex, 2 app instances",
             faults: "none",
@@ -97,7 +97,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &LocalMutex,
         },
         Scenario {
-            id: ScenarioId::InventoryOneSql.name(),
+            id: ScenarioId::InventoryOneSql.into(),
             family: inventory,
             protocol: "UPDATE stock SET n = n − 1 WHERE n >= 1",
             faults: "none",
@@ -108,7 +108,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &OneSql,
         },
         Scenario {
-            id: ScenarioId::InventoryOptimistic.name(),
+            id: ScenarioId::InventoryOptimistic.into(),
             family: inventory,
             protocol: "read version, UPDATE … WHERE version = v (bump), retry",
             faults: "none",
@@ -119,7 +119,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &Optimistic,
         },
         Scenario {
-            id: ScenarioId::InventoryTimestampCas.name(),
+            id: ScenarioId::InventoryTimestampCas.into(),
             family: inventory,
             protocol: "optimistic CAS with a coarse timestamp as version",
             faults: "two writes in one tick",
@@ -130,7 +130,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &TimestampCas,
         },
         Scenario {
-            id: ScenarioId::InventoryPhantomNoLock.name(),
+            id: ScenarioId::InventoryPhantomNoLock.into(),
             family: inventory,
             protocol: "4 in stock, orders of 3 and 2: read stock, check ≥ order, write stock − order",
             faults: "none",
@@ -141,7 +141,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &PHANTOM_NO_LOCK,
         },
         Scenario {
-            id: ScenarioId::InventoryPhantomOneSql.name(),
+            id: ScenarioId::InventoryPhantomOneSql.into(),
             family: inventory,
             protocol: "4 in stock, orders of 3 and 2: UPDATE stock SET n = n − k WHERE n >= k",
             faults: "none",

@@ -5,7 +5,7 @@
 use crate::catalog::{self, CatalogError, Overrides, Report};
 use crate::check::{Limits, Stats};
 use crate::registry::{Fault, Property};
-use crate::scenario::{Build, Expected, Params, Scenario};
+use crate::scenario::{Build, Expected, Params, RowId, Scenario};
 
 use super::Described;
 
@@ -32,9 +32,9 @@ pub fn environment(d: &Described, name: &str) -> Result<Environment, CatalogErro
     let row = catalog::find(name).map_err(|_| {
         let names: Vec<&str> = environments.iter().map(|e| e.name.as_str()).collect();
         let rows = catalog::scenarios()
-            .into_iter()
+            .iter()
             .filter(|s| s.family == d.family())
-            .map(|s| s.id);
+            .map(|s| s.id.name());
         let near = catalog::closest(name, names.iter().copied().chain(rows));
         let hint = if near.is_empty() {
             String::new()
@@ -142,7 +142,7 @@ pub(crate) fn scenario(d: &Described, env: &Environment) -> Scenario {
     let leak = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
     let model: &'static dyn Build = d.model();
     Scenario {
-        id: leak(format!("{}@{}", d.name(), env.name)),
+        id: RowId::File(leak(format!("{}@{}", d.name(), env.name))),
         family: d.family(),
         protocol: leak(d.name().to_string()),
         faults: leak(env.faults.clone()),

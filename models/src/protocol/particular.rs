@@ -43,7 +43,7 @@ pub fn particular(
     let row = catalog::find(id)?;
     let p = catalog::params(&scenario(d, env), o)?;
     let told = row.build(&p).tell(limits, &mut |_| {});
-    let theirs = catalog::report::report(&row, p, told);
+    let theirs = catalog::report::report(row, p, told);
     let (stated, unmatched): (Vec<Property>, Vec<Property>) =
         broken.iter().partition(|q| row.properties.contains(q));
     let (shared, own) = match &theirs.verdict {

@@ -131,7 +131,7 @@ impl Sentinel {
 
     /// The servers of `scenario`'s row.
     pub fn of(scenario: &Scenario) -> Sentinel {
-        match scenario.id.parse::<ScenarioId>().ok() {
+        match scenario.id.row() {
             Some(ScenarioId::RedisSplitBrain) => Sentinel {
                 down_after: Self::DOWN_AFTER,
                 min_replicas_lag: None,
@@ -175,7 +175,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let redis = Family::Redis;
     vec![
         Scenario {
-            id: ScenarioId::RedisGetSet.name(),
+            id: ScenarioId::RedisGetSet.into(),
             family: redis,
             protocol: "GET lock; if nil SET lock v; DEL",
             faults: "none",
@@ -186,7 +186,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(GetSet, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisSetnxNoTtl.name(),
+            id: ScenarioId::RedisSetnxNoTtl.into(),
             family: redis,
             protocol: "SETNX lock v; DEL",
             faults: "holder crash",
@@ -197,7 +197,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetNx, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisSetnxExpire.name(),
+            id: ScenarioId::RedisSetnxExpire.into(),
             family: redis,
             protocol: "SETNX lock v; then PEXPIRE lock ttl; DEL",
             faults: "crash between SETNX and EXPIRE",
@@ -208,7 +208,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetNxExpire, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisDelUnconditional.name(),
+            id: ScenarioId::RedisDelUnconditional.into(),
             family: redis,
             protocol: "SET lock v NX PX ttl; DEL",
             faults: "holder pause > TTL",
@@ -219,7 +219,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxDel, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisGetThenDel.name(),
+            id: ScenarioId::RedisGetThenDel.into(),
             family: redis,
             protocol: "SET NX PX; release: GET, if mine DEL",
             faults: "pause between GET and DEL",
@@ -230,7 +230,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxGetDel, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisTimestampValue.name(),
+            id: ScenarioId::RedisTimestampValue.into(),
             family: redis,
             protocol: "SET lock <ms timestamp> NX PX; compare-and-delete",
             faults: "two acquires in one ms, holder pause > TTL",
@@ -241,7 +241,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Timestamp) },
         },
         Scenario {
-            id: ScenarioId::RedisLua.name(),
+            id: ScenarioId::RedisLua.into(),
             family: redis,
             protocol: "SET lock uuid NX PX; compare-and-delete script",
             faults: "none",
@@ -252,7 +252,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisLuaReentry.name(),
+            id: ScenarioId::RedisLuaReentry.into(),
             family: redis,
             protocol: "SET lock uuid NX PX; compare-and-delete script — and the section calls lock() again (a method that locks calls another that locks the same key)",
             faults: "none",
@@ -263,7 +263,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique).nested() },
         },
         Scenario {
-            id: ScenarioId::RedisLuaPause.name(),
+            id: ScenarioId::RedisLuaPause.into(),
             family: redis,
             protocol: "SET lock uuid NX PX; compare-and-delete script",
             faults: "holder pause > TTL",
@@ -274,7 +274,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisLuaFenced.name(),
+            id: ScenarioId::RedisLuaFenced.into(),
             family: redis,
             protocol: "SET NX PX + compare-and-delete + INCR fencing token checked by the resource",
             faults: "holder pause > TTL",
@@ -285,7 +285,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique).fenced() },
         },
         Scenario {
-            id: ScenarioId::RedisReentrant.name(),
+            id: ScenarioId::RedisReentrant.into(),
             family: redis,
             protocol: "Redisson hash scripts (HINCRBY hold counts) + watchdog",
             faults: "none",
@@ -296,7 +296,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisReentrantPause.name(),
+            id: ScenarioId::RedisReentrantPause.into(),
             family: redis,
             protocol: "Redisson hash scripts + watchdog",
             faults: "pause > TTL (watchdog paused too)",
@@ -307,7 +307,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisReentrantHung.name(),
+            id: ScenarioId::RedisReentrantHung.into(),
             family: redis,
             protocol: "Redisson hash scripts + watchdog (lock() without a lease time)",
             faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its watchdog runs on",
@@ -318,7 +318,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisReentrantThreadId.name(),
+            id: ScenarioId::RedisReentrantThreadId.into(),
             family: redis,
             protocol: "Redisson hash scripts, field = thread id without per-process UUID",
             faults: "none",
@@ -329,7 +329,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(Redisson, ThreadId) },
         },
         Scenario {
-            id: ScenarioId::RedisFailover.name(),
+            id: ScenarioId::RedisFailover.into(),
             family: redis,
             protocol: "SET NX PX + compare-and-delete on a master with an async replica, Sentinel",
             faults: "failover before replication",
@@ -340,7 +340,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisFailoverWait.name(),
+            id: ScenarioId::RedisFailoverWait.into(),
             family: redis,
             protocol: "SET NX PX + compare-and-delete behind Sentinel, WAIT 1 before entering",
             faults: "failover",
@@ -351,7 +351,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique).wait(1) },
         },
         Scenario {
-            id: ScenarioId::RedisSplitBrain.name(),
+            id: ScenarioId::RedisSplitBrain.into(),
             family: redis,
             protocol: "SET NX PX + compare-and-delete behind Sentinel (down-after: one lease)",
             faults: "split brain: the master and one client cut off from the Sentinels and the replica; no process dies",
@@ -362,7 +362,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { RedisLock::new(SetPxLua, Unique) },
         },
         Scenario {
-            id: ScenarioId::RedisSplitBrainMinReplicas.name(),
+            id: ScenarioId::RedisSplitBrainMinReplicas.into(),
             family: redis,
             protocol: "same with two replicas, every server set to min-replicas-to-write 1, min-replicas-max-lag 1 tick",
             faults: "split brain, as redis-split-brain",

@@ -101,7 +101,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let redlock = Family::Redlock;
     vec![
         Scenario {
-            id: ScenarioId::Redlock.name(),
+            id: ScenarioId::Redlock.into(),
             family: redlock,
             protocol: "Redlock: SET NX PX on N nodes, majority, validity = TTL − elapsed − drift",
             faults: "none",
@@ -112,7 +112,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &REDLOCK,
         },
         Scenario {
-            id: ScenarioId::RedlockRestart.name(),
+            id: ScenarioId::RedlockRestart.into(),
             family: redlock,
             protocol: "Redlock",
             faults: "node crash + restart without persistence",
@@ -123,7 +123,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &REDLOCK,
         },
         Scenario {
-            id: ScenarioId::RedlockDelayedRestart.name(),
+            id: ScenarioId::RedlockDelayedRestart.into(),
             family: redlock,
             protocol: "Redlock, crashed nodes stay down ≥ TTL",
             faults: "node crash + delayed restart",
@@ -136,7 +136,7 @@ pub fn scenarios() -> Vec<Scenario> {
             },
         },
         Scenario {
-            id: ScenarioId::RedlockRestartAof.name(),
+            id: ScenarioId::RedlockRestartAof.into(),
             family: redlock,
             protocol: "Redlock, every node appendonly yes (appendfsync everysec)",
             faults: "node killed (kill -9) and restarted at once on its append-only file",
@@ -149,7 +149,7 @@ pub fn scenarios() -> Vec<Scenario> {
             },
         },
         Scenario {
-            id: ScenarioId::RedlockClockJump.name(),
+            id: ScenarioId::RedlockClockJump.into(),
             family: redlock,
             protocol: "Redlock",
             faults: "clock jump on one node",
@@ -160,7 +160,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &REDLOCK,
         },
         Scenario {
-            id: ScenarioId::RedlockPause.name(),
+            id: ScenarioId::RedlockPause.into(),
             family: redlock,
             protocol: "Redlock",
             faults: "client pause > validity",
@@ -171,7 +171,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &REDLOCK,
         },
         Scenario {
-            id: ScenarioId::RedlockSplitMajorities.name(),
+            id: ScenarioId::RedlockSplitMajorities.into(),
             family: redlock,
             protocol: "Redlock",
             faults: "network partition: nodes and clients split into two sides, later healed",

@@ -159,7 +159,7 @@ pub fn scenarios() -> Vec<Scenario> {
     };
     vec![
         Scenario {
-            id: ScenarioId::MysqlUniqueCrash.name(),
+            id: ScenarioId::MysqlUniqueCrash.into(),
             family: sql,
             protocol: "INSERT INTO locks (name, owner) to lock (unique name); DELETE … WHERE name to release",
             faults: "holder crash",
@@ -170,7 +170,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, UNIQUE) },
         },
         Scenario {
-            id: ScenarioId::MysqlUniqueReaper.name(),
+            id: ScenarioId::MysqlUniqueReaper.into(),
             family: sql,
             protocol: "unique-key INSERT; a reaper deletes rows older than the TTL; release DELETE … WHERE name",
             faults: "holder pause > TTL",
@@ -181,7 +181,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, REAPED) },
         },
         Scenario {
-            id: ScenarioId::MysqlUniqueReaperFenced.name(),
+            id: ScenarioId::MysqlUniqueReaperFenced.into(),
             family: sql,
             protocol: "unique-key INSERT + reaper; release DELETE … WHERE id = <its auto-increment id>, the id a fencing token",
             faults: "holder pause > TTL",
@@ -192,7 +192,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, REAPED_BY_ID).fenced() },
         },
         Scenario {
-            id: ScenarioId::MysqlUniqueReaperDies.name(),
+            id: ScenarioId::MysqlUniqueReaperDies.into(),
             family: sql,
             protocol: "unique-key INSERT; a reaper job deletes rows older than the TTL; release DELETE … WHERE name",
             faults: "the reaper job dies; a holder crashes",
@@ -203,7 +203,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, REAPED) },
         },
         Scenario {
-            id: ScenarioId::MysqlLeaseNoCas.name(),
+            id: ScenarioId::MysqlLeaseNoCas.into(),
             family: sql,
             protocol: "lease row: SELECT … WHERE last_lock_time < NOW() - ttl, then UPDATE locks SET owner, last_lock_time = NOW() WHERE name (no compare-and-set)",
             faults: "none",
@@ -214,7 +214,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true, cas: false }) },
         },
         Scenario {
-            id: ScenarioId::MysqlLeaseClockSkew.name(),
+            id: ScenarioId::MysqlLeaseClockSkew.into(),
             family: sql,
             protocol: "lease row: UPDATE locks SET owner, last_lock_time = ?now WHERE last_lock_time < ?now - ttl, now from the client",
             faults: "client clock skew > TTL",
@@ -225,7 +225,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: false, cas: true }) },
         },
         Scenario {
-            id: ScenarioId::MysqlLeaseDbtimePause.name(),
+            id: ScenarioId::MysqlLeaseDbtimePause.into(),
             family: sql,
             protocol: "lease row UPDATE … WHERE last_lock_time < NOW() - ttl: the database's clock",
             faults: "holder pause > TTL",
@@ -236,7 +236,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true, cas: true }) },
         },
         Scenario {
-            id: ScenarioId::MysqlLeaseDbtimeJump.name(),
+            id: ScenarioId::MysqlLeaseDbtimeJump.into(),
             family: sql,
             protocol: "lease row UPDATE … WHERE last_lock_time < NOW() - ttl: the database's clock",
             faults: "the database server's clock jumps ahead > TTL while a client holds",
@@ -247,7 +247,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::Lease { db_time: true, cas: true }) },
         },
         Scenario {
-            id: ScenarioId::MysqlGetlockHung.name(),
+            id: ScenarioId::MysqlGetlockHung.into(),
             family: sql,
             protocol: "SELECT GET_LOCK('lock', 0); SELECT RELEASE_LOCK('lock')",
             faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its connection stays open",
@@ -258,7 +258,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::GetLock) },
         },
         Scenario {
-            id: ScenarioId::MysqlGetlockConnKill.name(),
+            id: ScenarioId::MysqlGetlockConnKill.into(),
             family: sql,
             protocol: "SELECT GET_LOCK('lock', 0); SELECT RELEASE_LOCK('lock')",
             faults: "the holder's session is killed while it works",
@@ -269,7 +269,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::GetLock) },
         },
         Scenario {
-            id: ScenarioId::SqlForUpdate.name(),
+            id: ScenarioId::SqlForUpdate.into(),
             family: sql,
             protocol: "BEGIN; SELECT … FOR UPDATE; the work in the same transaction; COMMIT",
             faults: "client crash, session killed",
@@ -280,7 +280,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::ForUpdate).in_tx() },
         },
         Scenario {
-            id: ScenarioId::SqlForUpdateOutsideTx.name(),
+            id: ScenarioId::SqlForUpdateOutsideTx.into(),
             family: sql,
             protocol: "BEGIN; SELECT … FOR UPDATE; work outside the transaction; COMMIT",
             faults: "session killed",
@@ -291,7 +291,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::ForUpdate) },
         },
         Scenario {
-            id: ScenarioId::SqlForUpdatePlainSelect.name(),
+            id: ScenarioId::SqlForUpdatePlainSelect.into(),
             family: sql,
             protocol: "BEGIN; SELECT … FOR UPDATE; read and write the counter; COMMIT — except one code path on the same stock, which reads it with a plain SELECT and writes it back in a transaction of its own",
             faults: "none",
@@ -302,7 +302,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::ForUpdate).in_tx().bypassed() },
         },
         Scenario {
-            id: ScenarioId::SqlMutexInTx.name(),
+            id: ScenarioId::SqlMutexInTx.into(),
             family: sql,
             protocol: "@Transactional method with synchronized inside: BEGIN; take the application's lock; SELECT n, UPDATE n = n' in the transaction; release the lock as the method returns; COMMIT",
             faults: "none",
@@ -313,7 +313,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::LocalMutex { read_uncommitted: false }).in_tx() },
         },
         Scenario {
-            id: ScenarioId::SqlMutexInTxReadUncommitted.name(),
+            id: ScenarioId::SqlMutexInTxReadUncommitted.into(),
             family: sql,
             protocol: "the same method at READ UNCOMMITTED (MySQL): the next client reads the holder's uncommitted write",
             faults: "a client's method throws after its lock is released: its transaction rolls back",
@@ -324,7 +324,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(MySql, Lock::LocalMutex { read_uncommitted: true }).in_tx() },
         },
         Scenario {
-            id: ScenarioId::PgAdvisory.name(),
+            id: ScenarioId::PgAdvisory.into(),
             family: sql,
             protocol: "SELECT pg_advisory_lock(1); SELECT pg_advisory_unlock(1)",
             faults: "pg_terminate_backend of the holder",
@@ -335,7 +335,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(Postgres, Lock::Advisory) },
         },
         Scenario {
-            id: ScenarioId::PgAdvisoryFenced.name(),
+            id: ScenarioId::PgAdvisoryFenced.into(),
             family: sql,
             protocol: "pg_advisory_lock + SELECT nextval('fence') token checked by the resource",
             faults: "pg_terminate_backend of the holder",
@@ -346,7 +346,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(Postgres, Lock::Advisory).fenced() },
         },
         Scenario {
-            id: ScenarioId::PgAdvisoryXact.name(),
+            id: ScenarioId::PgAdvisoryXact.into(),
             family: sql,
             protocol: "BEGIN; SELECT pg_advisory_xact_lock(1); the write in the same transaction; COMMIT",
             faults: "pg_terminate_backend of the holder",
@@ -357,7 +357,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { SqlLock::new(Postgres, Lock::AdvisoryXact).in_tx() },
         },
         Scenario {
-            id: ScenarioId::PgAdvisoryPool.name(),
+            id: ScenarioId::PgAdvisoryPool.into(),
             family: sql,
             protocol: "pg_advisory_lock / pg_advisory_unlock, each sent through a pool of two backends",
             faults: "none",

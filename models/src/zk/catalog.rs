@@ -93,7 +93,7 @@ pub fn scenarios() -> Vec<Scenario> {
     let zk = Family::Zk;
     vec![
         Scenario {
-            id: ScenarioId::ZkSequential.name(),
+            id: ScenarioId::ZkSequential.into(),
             family: zk,
             protocol: "ephemeral sequential node under /lock, the lowest owns, each waiter watches its predecessor (Curator's InterProcessMutex)",
             faults: "holder crash",
@@ -104,7 +104,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::ZkSequentialPause.name(),
+            id: ScenarioId::ZkSequentialPause.into(),
             family: zk,
             protocol: "ephemeral-sequential recipe (the lowest node owns, waiters watch their predecessor)",
             faults: "holder pause (pings stop too) > session timeout",
@@ -115,7 +115,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::ZkSequentialFenced.name(),
+            id: ScenarioId::ZkSequentialFenced.into(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the lock node's czxid is a fencing token the resource checks",
             faults: "holder pause > session timeout",
@@ -126,7 +126,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Fenced) },
         },
         Scenario {
-            id: ScenarioId::ZkCheckWrite.name(),
+            id: ScenarioId::ZkCheckWrite.into(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the protected write is multi(check(lock node), setData(/counter)) in ZooKeeper",
             faults: "holder pause > session timeout",
@@ -137,7 +137,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::MultiChecked) },
         },
         Scenario {
-            id: ScenarioId::ZkUntilLost.name(),
+            id: ScenarioId::ZkUntilLost.into(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the holder stops only when told its session is lost, not when its connection is suspended",
             faults: "holder partitioned from the ensemble > session timeout",
@@ -156,7 +156,7 @@ pub fn scenarios() -> Vec<Scenario> {
             },
         },
         Scenario {
-            id: ScenarioId::ZkCreateConnLoss.name(),
+            id: ScenarioId::ZkCreateConnLoss.into(),
             family: zk,
             protocol: "ephemeral-sequential recipe; the create is retried blindly after a lost reply, no owner id in the node name",
             faults: "connection loss during create (the create took effect, its reply is lost)",
@@ -167,7 +167,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::ZkHerd.name(),
+            id: ScenarioId::ZkHerd.into(),
             family: zk,
             protocol: "ephemeral-sequential recipe, but every waiter watches /lock's children instead of its predecessor",
             faults: "none; 3 clients",
@@ -189,7 +189,7 @@ pub fn scenarios() -> Vec<Scenario> {
             },
         },
         Scenario {
-            id: ScenarioId::ZkPlainZnode.name(),
+            id: ScenarioId::ZkPlainZnode.into(),
             family: zk,
             protocol: "plain-znode spin lock: create /lock/holder (ephemeral); on NODEEXISTS watch it and create again when it goes; release deletes it",
             faults: "none; 3 clients",
@@ -211,7 +211,7 @@ pub fn scenarios() -> Vec<Scenario> {
             },
         },
         Scenario {
-            id: ScenarioId::ZkLeaderIsolated.name(),
+            id: ScenarioId::ZkLeaderIsolated.into(),
             family: zk,
             protocol: "ephemeral-sequential recipe on a three-server ensemble",
             faults: "the leader cut off from the other two servers (a partition: it runs on)",
@@ -222,7 +222,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(RECIPE, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::ZkHungWorker.name(),
+            id: ScenarioId::ZkHungWorker.into(),
             family: zk,
             protocol: "Curator's recipe (protected ephemeral-sequential node, predecessor watch, SUSPENDED treated as lost)",
             faults: "the holder's worker hangs for good (a deadlock, a call that never returns); its session's pings go on",
@@ -233,7 +233,7 @@ pub fn scenarios() -> Vec<Scenario> {
             model: &const { ZkLock::new(Recipe::CURATOR, Work::Outside) },
         },
         Scenario {
-            id: ScenarioId::ZkClockJump.name(),
+            id: ScenarioId::ZkClockJump.into(),
             family: zk,
             protocol: "Curator's recipe (protected ephemeral-sequential node, predecessor watch, SUSPENDED treated as lost)",
             faults: "the leader's clock leaps ahead (libfaketime): sessions time out on it early",

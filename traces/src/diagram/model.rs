@@ -85,7 +85,7 @@ pub fn header(s: &Scenario, r: &Report) -> String {
 <dt>Model verdict</dt><dd><span class=\"verdict {verdict_class}\">{verdict}</span>{expected}</dd>\
 <dt>Bounds</dt><dd class=\"mono\">clients={clients} replicas={replicas} nodes={nodes} ttl={ttl} faults=[{faults}]</dd>\
 <dt>Search</dt><dd class=\"muted\">{states} states ({distinct} distinct, depth {depth})</dd></dl>",
-        id = escape(s.id),
+        id = escape(s.id.name()),
         protocol = escape(s.protocol),
         lesson = if catalog_row {
             format!(

@@ -147,7 +147,7 @@ pub fn run(
     }
     progress(Progress::Checking);
     let against = Against {
-        scenario: &scenario,
+        scenario,
         expected: &expected,
         unfired: Vec::new(),
         model_bound: None,

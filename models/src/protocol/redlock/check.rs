@@ -63,7 +63,7 @@ impl RedlockDescribed {
     /// (this file's, or the catalog row's, whose id the scenario ends with), at once
     /// elsewhere.
     fn restart(scenario: &Scenario) -> Redlock {
-        let env = scenario.id.rsplit_once('@').map_or("", |(_, e)| e);
+        let env = scenario.id.environment().unwrap_or("");
         let delayed = env == DELAYED || env == ScenarioId::RedlockDelayedRestart.name();
         Redlock {
             restart: if delayed {
