@@ -167,3 +167,147 @@ fn every_test_file_is_a_module_of_its_packages_one_test_binary() {
         }
     }
 }
+
+/// The source files of the crates, each with its code as [`code`] reads it, by its path
+/// from the root.
+fn tree_code() -> Vec<(String, String)> {
+    let root = root();
+    let mut files = Vec::new();
+    for krate in [
+        "models/src",
+        "traces/src",
+        "implementations/src",
+        "jepsen-like/src",
+        "servers/src",
+        "src",
+    ] {
+        sources(&root.join(krate), &mut files);
+    }
+    files
+        .iter()
+        // A module's tests in a file of their own are test code.
+        .filter(|f| f.file_name().is_none_or(|n| n != "tests.rs"))
+        .map(|f| {
+            let rel = f.strip_prefix(&root).unwrap_or(f);
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            let code: Vec<&str> = code(&text).collect();
+            (rel.to_string_lossy().into_owned(), code.join("\n"))
+        })
+        .collect()
+}
+
+/// The section of `docs/architecture.md` under heading `title`, up to the next one.
+fn guide(title: &str) -> String {
+    let text = std::fs::read_to_string(root().join("docs/architecture.md")).expect("the guide");
+    let heading = format!("## {title}");
+    let start = text
+        .find(&heading)
+        .unwrap_or_else(|| panic!("no {heading:?}"));
+    let body = &text[start + heading.len()..];
+    body[..body.find("\n## ").unwrap_or(body.len())].to_string()
+}
+
+/// The paths in backticks that a text names (`models/src/zk/catalog.rs`).
+fn named_paths(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| t.contains('/') && !t.contains(' ') && !t.contains("::"))
+        .filter(|t| t.ends_with(".rs") || t.ends_with('/'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every file the guide's "Add a …" lists name exists, and "Add a family" names every
+/// registry the layout test allows.
+#[test]
+fn the_guides_lists_name_files_that_exist_and_every_registry() {
+    let root = root();
+    for section in ["Add a family", "Add a row", "Add a client fault"] {
+        let text = guide(section);
+        let paths = named_paths(&text);
+        assert!(paths.len() >= 4, "{section}: {paths:?}");
+        for p in paths {
+            assert!(
+                root.join(&p).exists(),
+                "{section} names {p}, which is not there"
+            );
+        }
+    }
+    let family = guide("Add a family");
+    for r in REGISTRIES {
+        assert!(
+            family.contains(r),
+            "\"Add a family\" does not name the registry {r}"
+        );
+    }
+}
+
+/// The files whose code names every variant of `variants` (as `Kind::Variant`): the
+/// exhaustive lists and matches a new variant must be added to.
+fn naming_every(tree: &[(String, String)], kind: &str, variants: &[String]) -> Vec<String> {
+    tree.iter()
+        .filter(|(_, code)| {
+            variants.iter().all(|v| {
+                let name = format!("{kind}::{v}");
+                let ident = |c: char| c.is_alphanumeric() || c == '_';
+                code.match_indices(&name).any(|(i, _)| {
+                    !code[..i].ends_with(ident) && !code[i + name.len()..].starts_with(ident)
+                })
+            })
+        })
+        .map(|(path, _)| path.clone())
+        .collect()
+}
+
+/// A new client fault does not compile until every exhaustive list and match over the
+/// faults has its arm: those places are the guide's "Add a client fault" list, and at
+/// most three of them are outside the models.
+#[test]
+fn a_new_client_fault_is_a_compile_error_exactly_where_the_guide_says() {
+    use locklab_models::kernel::ClientFault;
+    use locklab_models::registry::Fault;
+    let tree = tree_code();
+    let faults: Vec<String> = Fault::ALL.iter().map(|f| format!("{f:?}")).collect();
+    let client: Vec<String> = ClientFault::ALL.iter().map(|f| format!("{f:?}")).collect();
+    let mut places = naming_every(&tree, "Fault", &faults);
+    places.extend(naming_every(&tree, "ClientFault", &client));
+    places.sort();
+    places.dedup();
+    assert!(places.len() >= 4, "{places:?}");
+    let listed = guide("Add a client fault");
+    for p in &places {
+        assert!(
+            listed.contains(&format!("`{p}`")),
+            "{p} names every fault, so a new one must be added there; \"Add a client fault\" in docs/architecture.md does not list it"
+        );
+    }
+    let outside: Vec<&String> = places
+        .iter()
+        .filter(|p| !p.starts_with("models/"))
+        .collect();
+    assert!(outside.len() <= 3, "outside the models: {outside:?}");
+}
+
+/// A row is written in its family's folder: each id's row is in exactly one file, a
+/// family room's `catalog.rs`.
+#[test]
+fn every_row_is_written_in_its_familys_catalog() {
+    use locklab_models::registry::ScenarioId;
+    let tree = tree_code();
+    for id in ScenarioId::ALL {
+        let row = format!("id: ScenarioId::{id:?}.into()");
+        let files: Vec<&String> = tree
+            .iter()
+            .filter(|(_, code)| code.contains(&row))
+            .map(|(path, _)| path)
+            .collect();
+        assert_eq!(files.len(), 1, "{id}: its row is in {files:?}");
+        let path = Path::new(files[0]);
+        assert!(
+            in_a_room(path) && path.file_name().is_some_and(|n| n == "catalog.rs"),
+            "{id}: its row is in {}, not a family's catalog.rs",
+            files[0]
+        );
+    }
+}

@@ -23,6 +23,16 @@ pub enum ClientFault {
 }
 
 impl ClientFault {
+    /// Every client fault and end of one.
+    pub const ALL: [ClientFault; 6] = [
+        ClientFault::Pause,
+        ClientFault::Resume,
+        ClientFault::Crash,
+        ClientFault::Hang,
+        ClientFault::Partition,
+        ClientFault::Heal,
+    ];
+
     /// The budget it draws on; the end of a fault draws on none.
     pub fn fault(self) -> Option<Fault> {
         match self {
