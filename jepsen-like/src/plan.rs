@@ -108,7 +108,7 @@ impl<F: Family> Plan<F> {
     /// the plan's. A step the model has no word for is an error too — unless the plan
     /// says why it goes beyond the model ([`Plan::beyond_model`]).
     pub fn check_faults(&self) -> Result<(), String> {
-        let row = catalog::find(self.id.name()).map_err(|e| e.to_string())?;
+        let row = catalog::row(self.id);
         let modelled: Vec<Fault> = row
             .defaults
             .faults

@@ -3,7 +3,7 @@
 //! here (the `match` does not compile without it) and its folder.
 
 use locklab_models::catalog;
-use locklab_models::registry::Family as ModelFamily;
+use locklab_models::registry::{Family as ModelFamily, ScenarioId};
 
 #[cfg(feature = "etcd")]
 use crate::etcd::Etcd;
@@ -78,8 +78,8 @@ fn unknown_id(id: &str) -> RunError {
 }
 
 /// The plan of `id` among family `F`'s.
-fn plan<F: Planned>(id: &str) -> Option<Plan<F>> {
-    F::plans().into_iter().find(|p| p.id.name() == id)
+fn plan<F: Planned>(id: ScenarioId) -> Option<Plan<F>> {
+    F::plans().into_iter().find(|p| p.id == id)
 }
 
 /// Runs `options.id` on real servers. `progress` is called from this thread.
@@ -88,7 +88,9 @@ pub fn run(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
     let unknown = || unknown_id(&options.id);
-    let family = catalog::find(&options.id).map_err(|_| unknown())?.family;
+    // The user's id, read once: from here on the run carries the typed id.
+    let id: ScenarioId = options.id.parse().map_err(|_| unknown())?;
+    let family = catalog::row(id).family;
     if family != ModelFamily::Inventory && options.backend.is_some() {
         return Err(RunError::BadOption(format!(
             "--backend: {} names its own servers; only the inventory-* rows take one",
@@ -101,7 +103,7 @@ pub fn run(
         ModelFamily::Inventory => Err(not_built("inventory", "sql")),
         #[cfg(feature = "sql")]
         ModelFamily::Inventory => {
-            let row = crate::sql::inventory::Row::named(&options.id).ok_or_else(unknown)?;
+            let row = crate::sql::inventory::Row::of(id).ok_or_else(unknown)?;
             if let Some(lock) = &options.lock {
                 return Err(RunError::BadOption(format!(
                     "{}: the inventory rows run buyers, not a lock; {} has nothing to do there",
@@ -118,31 +120,32 @@ pub fn run(
             let backend = crate::sql::inventory::Backend::parse(options.backend.as_deref())?;
             crate::sql::inventory::run::run(options, row, backend, progress)
         }
-        ModelFamily::Redis | ModelFamily::Redlock => run_family::<Redis>(options, progress),
+        ModelFamily::Redis | ModelFamily::Redlock => run_family::<Redis>(id, options, progress),
         #[cfg(feature = "sql")]
-        ModelFamily::Sql => match plan::<MariaDbSql>(&options.id) {
-            Some(_) => run_family::<MariaDbSql>(options, progress),
-            None => run_family::<PostgresSql>(options, progress),
+        ModelFamily::Sql => match plan::<MariaDbSql>(id) {
+            Some(_) => run_family::<MariaDbSql>(id, options, progress),
+            None => run_family::<PostgresSql>(id, options, progress),
         },
         #[cfg(not(feature = "sql"))]
         ModelFamily::Sql => Err(not_built("SQL", "sql")),
         #[cfg(feature = "etcd")]
-        ModelFamily::Etcd => run_family::<Etcd>(options, progress),
+        ModelFamily::Etcd => run_family::<Etcd>(id, options, progress),
         #[cfg(not(feature = "etcd"))]
         ModelFamily::Etcd => Err(not_built("etcd", "etcd")),
         #[cfg(feature = "zookeeper")]
-        ModelFamily::Zk => run_family::<Zk>(options, progress),
+        ModelFamily::Zk => run_family::<Zk>(id, options, progress),
         #[cfg(not(feature = "zookeeper"))]
         ModelFamily::Zk => Err(not_built("ZooKeeper", "zookeeper")),
     }
 }
 
-/// Runs `options.id` with family `F`'s plan for it, with `--replicas` applied.
+/// Runs row `id` with family `F`'s plan for it, with `--replicas` applied.
 fn run_family<F: Planned>(
+    id: ScenarioId,
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let plan = plan::<F>(&options.id).ok_or_else(|| RunError::UnknownId {
+    let plan = plan::<F>(id).ok_or_else(|| RunError::UnknownId {
         id: options.id.clone(),
         known: runnable()
             .iter()

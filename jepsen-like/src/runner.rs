@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use locklab_models::catalog;
 use locklab_models::check::Limits;
-use locklab_models::registry::{Property, Verdict};
+use locklab_models::registry::{Property, ScenarioId, Verdict};
 use locklab_traces::check::liveness::{self, Liveness};
 use locklab_traces::check::overtaking::{self, Overtaking};
 
@@ -221,7 +221,7 @@ pub fn run_plan<F: Family>(
     options: &RunOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RunReport, RunError> {
-    let scenario = catalog::find(plan.id.name()).map_err(|e| RunError::Internal(e.to_string()))?;
+    let scenario = catalog::row(plan.id);
     // What a `kill -9`ed run left of its hosts (namespaces, links) goes first, once per
     // process; its servers died with it (PR_SET_PDEATHSIG).
     static REAPED: std::sync::Once = std::sync::Once::new();
@@ -258,7 +258,7 @@ pub fn run_plan<F: Family>(
     };
     let model = match &options.protocol {
         Some(d) => described_report(d, plan.id.name(), &overrides)?,
-        None => model_report(plan.id.name(), &overrides)?,
+        None => model_report(plan.id, &overrides)?,
     };
     let expected = violated(&model)?;
     let started = Instant::now();
@@ -321,9 +321,7 @@ pub fn run_plan<F: Family>(
                 // needs them.
                 let wanted =
                     ordered.is_some() || checked.liveness.is_some() || checked.waited.is_some();
-                let verdicts = wanted
-                    .then(|| model_progress(plan.id.name(), options))
-                    .flatten();
+                let verdicts = wanted.then(|| model_progress(plan.id, options)).flatten();
                 let order = ordered
                     .map(|f| crate::agreement::progress::compare_order(verdicts.as_deref(), f));
                 return Ok(RunReport {
@@ -469,16 +467,18 @@ const STUCK_FLOOR: Duration = Duration::from_secs(2);
 /// The model's report for `id` at the run's bounds (`overrides`: `--replicas`, a
 /// random nemesis's fault budget): what the run is held against, carried in the run's
 /// report so its page draws the model without checking it again.
-pub fn model_report(id: &str, overrides: &catalog::Overrides) -> Result<catalog::Report, RunError> {
-    catalog::find(id)
-        .and_then(|s| catalog::check(s, overrides, Limits::default(), &mut |_| {}))
+pub fn model_report(
+    id: ScenarioId,
+    overrides: &catalog::Overrides,
+) -> Result<catalog::Report, RunError> {
+    catalog::check(&id, overrides, Limits::default(), &mut |_| {})
         .map_err(|e| RunError::BadOption(e.to_string()))
 }
 
 /// The model's progress verdicts at the run's bounds (`None` for a user's protocol
 /// file, which has no progress model yet, or a row that judges none).
 fn model_progress(
-    id: &str,
+    id: ScenarioId,
     options: &RunOptions,
 ) -> Option<Vec<locklab_models::progress::Verdict>> {
     let overrides = catalog::Overrides {
@@ -487,8 +487,7 @@ fn model_progress(
     };
     match options.protocol {
         Some(_) => None,
-        None => catalog::find(id)
-            .and_then(|s| catalog::progress(s, &overrides, Limits::default()))
+        None => catalog::progress(&id, &overrides, Limits::default())
             .ok()
             .flatten(),
     }

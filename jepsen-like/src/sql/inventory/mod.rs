@@ -61,9 +61,9 @@ impl Row {
         })
     }
 
-    /// The row named `id`, if it runs.
-    pub fn named(id: &str) -> Option<Row> {
-        Row::all().find(|r| r.id.name() == id)
+    /// Row `id`, if it runs.
+    pub fn of(id: ScenarioId) -> Option<Row> {
+        Row::all().find(|r| r.id == id)
     }
 }
 

@@ -45,8 +45,9 @@ pub fn run(
         )));
     }
 
-    let scenario = catalog::find(id).map_err(|e| RunError::Internal(e.to_string()))?;
-    let model = crate::runner::model_report(id, &locklab_models::catalog::Overrides::default())?;
+    let scenario = catalog::row(row.id);
+    let model =
+        crate::runner::model_report(row.id, &locklab_models::catalog::Overrides::default())?;
     let expected = crate::runner::violated(&model)?;
     let clients = options.clients.unwrap_or(match orders {
         Orders::OneEach => BUYERS,
