@@ -228,21 +228,7 @@ pub fn run_plan<F: Family>(
     REAPED.call_once(|| {
         locklab_servers::net::reap();
     });
-    let clients = options.clients.unwrap_or(plan.clients);
-    if !(2..=64).contains(&clients) {
-        return Err(RunError::BadOption(format!(
-            "--clients must be between 2 and 64, got {clients}"
-        )));
-    }
-    let duration = options.duration.unwrap_or(match options.random {
-        Some(_) => random::DEFAULT_DURATION,
-        None => Duration::from_millis(plan.duration_ms),
-    });
-    if duration.is_zero() || duration > Duration::from_secs(600) {
-        return Err(RunError::BadOption(format!(
-            "--duration must be between 0 and 600 s, got {duration:?}"
-        )));
-    }
+    let (clients, duration) = sized(&plan, options)?;
     let (plan, mut nemesis) = match &options.random {
         Some(r) => {
             let (plan, report) =
@@ -463,6 +449,27 @@ const STUCK_LEASES: u64 = 4;
 
 /// The least watch for the liveness observation, also for locks with no lease.
 const STUCK_FLOOR: Duration = Duration::from_secs(2);
+
+/// How many clients run `plan` and for how long: the options' or the plan's (a random
+/// nemesis's default length), each refused outside what a run can take.
+fn sized<F: Family>(plan: &Plan<F>, options: &RunOptions) -> Result<(usize, Duration), RunError> {
+    let clients = options.clients.unwrap_or(plan.clients);
+    if !(2..=64).contains(&clients) {
+        return Err(RunError::BadOption(format!(
+            "--clients must be between 2 and 64, got {clients}"
+        )));
+    }
+    let duration = options.duration.unwrap_or(match options.random {
+        Some(_) => random::DEFAULT_DURATION,
+        None => Duration::from_millis(plan.duration_ms),
+    });
+    if duration.is_zero() || duration > Duration::from_secs(600) {
+        return Err(RunError::BadOption(format!(
+            "--duration must be between 0 and 600 s, got {duration:?}"
+        )));
+    }
+    Ok((clients, duration))
+}
 
 /// The model's report for `id` at the run's bounds (`overrides`: `--replicas`, a
 /// random nemesis's fault budget): what the run is held against, carried in the run's

@@ -6,7 +6,9 @@
 // Each test module uses a part of this file.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use locklab_jepsen::family::Family;
 use locklab_jepsen::plan::Plan;
@@ -17,23 +19,56 @@ use locklab_traces::format::History;
 
 pub use super::machine::{alone, beside, side_by_side, Share};
 
+/// The directories runs of this process are keeping their histories in.
+static KEPT: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// A directory of its own for a run of `id` with `seed` to keep its history in, held
+/// until dropped: `<id>-seed-<seed>`, or `…-2`, `…-3` while another run of this process
+/// keeps one there (two tests may run a row with one seed side by side, and a run that
+/// emptied the other's directory had it check a history that was not its own).
+struct KeptDir(PathBuf);
+
+impl KeptDir {
+    fn take(id: &str, seed: u64) -> KeptDir {
+        let runs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("runs");
+        let mut kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+        let dir = (1..)
+            .map(|n| match n {
+                1 => runs.join(format!("{id}-seed-{seed}")),
+                n => runs.join(format!("{id}-seed-{seed}-{n}")),
+            })
+            .find(|d| !kept.contains(d))
+            .unwrap_or_else(|| runs.join(format!("{id}-seed-{seed}")));
+        kept.insert(dir.clone());
+        KeptDir(dir)
+    }
+}
+
+impl Drop for KeptDir {
+    fn drop(&mut self) {
+        KEPT.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.0);
+    }
+}
+
 /// Runs `options` on the part of the machine `_held` holds, for a test that looks at
 /// what is left of the run before another may start.
 pub fn run_holding(_held: &Share, options: &RunOptions) -> RunReport {
     let mut options = options.clone();
+    let mut _kept = None;
     if options.keep.is_none() {
         // A run that fails a test once and then passes a hundred times is only
         // understood from its history: every run keeps its own (one directory per row
         // and seed, replaced by the next), named on stderr, which the test harness
         // shows for a failing test only.
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join("runs")
-            .join(format!("{}-seed-{}", options.id, options.seed));
-        let _ = std::fs::remove_dir_all(&dir);
-        if std::fs::create_dir_all(&dir).is_ok() {
-            eprintln!("{}: history kept in {}", options.id, dir.display());
-            options.keep = Some(dir);
+        let dir = KeptDir::take(&options.id, options.seed);
+        let _ = std::fs::remove_dir_all(&dir.0);
+        if std::fs::create_dir_all(&dir.0).is_ok() {
+            eprintln!("{}: history kept in {}", options.id, dir.0.display());
+            options.keep = Some(dir.0.clone());
         }
+        _kept = Some(dir);
     }
     run(&options, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", options.id))
 }

@@ -87,67 +87,11 @@ async fn exec_inner(c: &mut MySqlConnection, cmd: &SqlCommand) -> Result<SqlRepl
         SqlCommand::LeaseAcquire {
             name,
             owner,
-            now: Some(t),
+            now,
             ttl,
-        } => rows(
-            sqlx::query(
-                "UPDATE locks SET owner = ?, last_lock_time = ? WHERE name = ? AND last_lock_time < ? - ?",
-            )
-            .bind(owner)
-            .bind(i64_of(*t))
-            .bind(name)
-            .bind(i64_of(*t))
-            .bind(i64_of(*ttl))
-            .execute(&mut *c)
-            .await?,
-        ),
-        SqlCommand::LeaseAcquire {
-            name,
-            owner,
-            now: None,
-            ttl,
-        } => rows(
-            sqlx::query(
-                "UPDATE locks SET owner = ?, last_lock_time = CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) WHERE name = ? AND last_lock_time < CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - ?",
-            )
-            .bind(owner)
-            .bind(name)
-            .bind(i64_of(*ttl))
-            .execute(&mut *c)
-            .await?,
-        ),
-        SqlCommand::LeaseCheck { name, now, ttl } => {
-            let count: i64 = match now {
-                Some(t) => sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM locks WHERE name = ? AND last_lock_time < ? - ?",
-                )
-                .bind(name)
-                .bind(i64_of(*t))
-                .bind(i64_of(*ttl)),
-                None => sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM locks WHERE name = ? AND last_lock_time < CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - ?",
-                )
-                .bind(name)
-                .bind(i64_of(*ttl)),
-            }
-            .fetch_one(&mut *c)
-            .await?;
-            SqlReply::Rows(u64::try_from(count).unwrap_or(0))
-        }
-        SqlCommand::LeaseTake { name, owner, now } => rows(
-            match now {
-                Some(t) => sqlx::query("UPDATE locks SET owner = ?, last_lock_time = ? WHERE name = ?")
-                    .bind(owner)
-                    .bind(i64_of(*t)),
-                None => sqlx::query(
-                    "UPDATE locks SET owner = ?, last_lock_time = CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) WHERE name = ?",
-                )
-                .bind(owner),
-            }
-            .bind(name)
-            .execute(&mut *c)
-            .await?,
-        ),
+        } => rows(lease_acquire(c, name, owner, *now, *ttl).await?),
+        SqlCommand::LeaseCheck { name, now, ttl } => lease_check(c, name, *now, *ttl).await?,
+        SqlCommand::LeaseTake { name, owner, now } => rows(lease_take(c, name, owner, *now).await?),
         SqlCommand::LeaseRelease { name, owner } => rows(
             sqlx::query("UPDATE locks SET owner = '', last_lock_time = 0 WHERE name = ? AND owner = ?")
                 .bind(name)
@@ -214,4 +158,85 @@ async fn exec_inner(c: &mut MySqlConnection, cmd: &SqlCommand) -> Result<SqlRepl
             )))
         }
     })
+}
+
+/// A lease's takeover in one statement (the compare-and-set): by the client's clock
+/// `now`, or the server's where `None`.
+async fn lease_acquire(
+    c: &mut MySqlConnection,
+    name: &str,
+    owner: &str,
+    now: Option<u64>,
+    ttl: u64,
+) -> Result<sqlx::mysql::MySqlQueryResult, sqlx::Error> {
+    match now {
+        Some(t) => {
+    sqlx::query(
+        "UPDATE locks SET owner = ?, last_lock_time = ? WHERE name = ? AND last_lock_time < ? - ?",
+    )
+    .bind(owner)
+    .bind(i64_of(t))
+    .bind(name)
+    .bind(i64_of(t))
+    .bind(i64_of(ttl))
+    .execute(&mut *c)
+    .await
+        }
+        None => {
+    sqlx::query(
+        "UPDATE locks SET owner = ?, last_lock_time = CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) WHERE name = ? AND last_lock_time < CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - ?",
+    )
+    .bind(owner)
+    .bind(name)
+    .bind(i64_of(ttl))
+    .execute(&mut *c)
+    .await
+        }
+    }
+}
+
+/// The check half of a check-then-set takeover: how many rows a takeover would take.
+async fn lease_check(
+    c: &mut MySqlConnection,
+    name: &str,
+    now: Option<u64>,
+    ttl: u64,
+) -> Result<SqlReply, sqlx::Error> {
+        let count: i64 = match now {
+            Some(t) => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM locks WHERE name = ? AND last_lock_time < ? - ?",
+            )
+            .bind(name)
+            .bind(i64_of(t))
+            .bind(i64_of(ttl)),
+            None => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM locks WHERE name = ? AND last_lock_time < CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) - ?",
+            )
+            .bind(name)
+            .bind(i64_of(ttl)),
+        }
+        .fetch_one(&mut *c)
+        .await?;
+        Ok(SqlReply::Rows(u64::try_from(count).unwrap_or(0)))
+}
+
+/// The set half of a check-then-set takeover, with no condition on what the check saw.
+async fn lease_take(
+    c: &mut MySqlConnection,
+    name: &str,
+    owner: &str,
+    now: Option<u64>,
+) -> Result<sqlx::mysql::MySqlQueryResult, sqlx::Error> {
+    match now {
+        Some(t) => sqlx::query("UPDATE locks SET owner = ?, last_lock_time = ? WHERE name = ?")
+            .bind(owner)
+            .bind(i64_of(t)),
+        None => sqlx::query(
+            "UPDATE locks SET owner = ?, last_lock_time = CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED) WHERE name = ?",
+        )
+        .bind(owner),
+    }
+    .bind(name)
+    .execute(&mut *c)
+    .await
 }

@@ -86,66 +86,11 @@ async fn exec_inner(c: &mut PgConnection, cmd: &SqlCommand) -> Result<SqlReply, 
         SqlCommand::LeaseAcquire {
             name,
             owner,
-            now: Some(t),
+            now,
             ttl,
-        } => rows(
-            sqlx::query(
-                "UPDATE locks SET owner = $1, last_lock_time = $2 WHERE name = $3 AND last_lock_time < $2 - $4",
-            )
-            .bind(owner)
-            .bind(i64_of(*t))
-            .bind(name)
-            .bind(i64_of(*ttl))
-            .execute(&mut *c)
-            .await?,
-        ),
-        SqlCommand::LeaseAcquire {
-            name,
-            owner,
-            now: None,
-            ttl,
-        } => rows(
-            sqlx::query(
-                "UPDATE locks SET owner = $1, last_lock_time = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE name = $2 AND last_lock_time < (extract(epoch from clock_timestamp()) * 1000)::bigint - $3",
-            )
-            .bind(owner)
-            .bind(name)
-            .bind(i64_of(*ttl))
-            .execute(&mut *c)
-            .await?,
-        ),
-        SqlCommand::LeaseCheck { name, now, ttl } => {
-            let count: i64 = match now {
-                Some(t) => sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM locks WHERE name = $1 AND last_lock_time < $2 - $3",
-                )
-                .bind(name)
-                .bind(i64_of(*t))
-                .bind(i64_of(*ttl)),
-                None => sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM locks WHERE name = $1 AND last_lock_time < (extract(epoch from clock_timestamp()) * 1000)::bigint - $2",
-                )
-                .bind(name)
-                .bind(i64_of(*ttl)),
-            }
-            .fetch_one(&mut *c)
-            .await?;
-            SqlReply::Rows(u64::try_from(count).unwrap_or(0))
-        }
-        SqlCommand::LeaseTake { name, owner, now } => rows(
-            match now {
-                Some(t) => sqlx::query("UPDATE locks SET owner = $1, last_lock_time = $2 WHERE name = $3")
-                    .bind(owner)
-                    .bind(i64_of(*t)),
-                None => sqlx::query(
-                    "UPDATE locks SET owner = $1, last_lock_time = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE name = $2",
-                )
-                .bind(owner),
-            }
-            .bind(name)
-            .execute(&mut *c)
-            .await?,
-        ),
+        } => rows(lease_acquire(c, name, owner, *now, *ttl).await?),
+        SqlCommand::LeaseCheck { name, now, ttl } => lease_check(c, name, *now, *ttl).await?,
+        SqlCommand::LeaseTake { name, owner, now } => rows(lease_take(c, name, owner, *now).await?),
         SqlCommand::LeaseRelease { name, owner } => rows(
             sqlx::query("UPDATE locks SET owner = '', last_lock_time = 0 WHERE name = $1 AND owner = $2")
                 .bind(name)
@@ -224,4 +169,84 @@ async fn exec_inner(c: &mut PgConnection, cmd: &SqlCommand) -> Result<SqlReply, 
             )))
         }
     })
+}
+
+/// A lease's takeover in one statement (the compare-and-set): by the client's clock
+/// `now`, or the server's where `None`.
+async fn lease_acquire(
+    c: &mut PgConnection,
+    name: &str,
+    owner: &str,
+    now: Option<u64>,
+    ttl: u64,
+) -> Result<sqlx::postgres::PgQueryResult, sqlx::Error> {
+    match now {
+        Some(t) => {
+    sqlx::query(
+        "UPDATE locks SET owner = $1, last_lock_time = $2 WHERE name = $3 AND last_lock_time < $2 - $4",
+    )
+    .bind(owner)
+    .bind(i64_of(t))
+    .bind(name)
+    .bind(i64_of(ttl))
+    .execute(&mut *c)
+    .await
+        }
+        None => {
+    sqlx::query(
+        "UPDATE locks SET owner = $1, last_lock_time = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE name = $2 AND last_lock_time < (extract(epoch from clock_timestamp()) * 1000)::bigint - $3",
+    )
+    .bind(owner)
+    .bind(name)
+    .bind(i64_of(ttl))
+    .execute(&mut *c)
+    .await
+        }
+    }
+}
+
+/// The check half of a check-then-set takeover: how many rows a takeover would take.
+async fn lease_check(
+    c: &mut PgConnection,
+    name: &str,
+    now: Option<u64>,
+    ttl: u64,
+) -> Result<SqlReply, sqlx::Error> {
+        let count: i64 = match now {
+            Some(t) => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM locks WHERE name = $1 AND last_lock_time < $2 - $3",
+            )
+            .bind(name)
+            .bind(i64_of(t))
+            .bind(i64_of(ttl)),
+            None => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM locks WHERE name = $1 AND last_lock_time < (extract(epoch from clock_timestamp()) * 1000)::bigint - $2",
+            )
+            .bind(name)
+            .bind(i64_of(ttl)),
+        }
+        .fetch_one(&mut *c)
+        .await?;
+        Ok(SqlReply::Rows(u64::try_from(count).unwrap_or(0)))
+}
+
+/// The set half of a check-then-set takeover, with no condition on what the check saw.
+async fn lease_take(
+    c: &mut PgConnection,
+    name: &str,
+    owner: &str,
+    now: Option<u64>,
+) -> Result<sqlx::postgres::PgQueryResult, sqlx::Error> {
+    match now {
+        Some(t) => sqlx::query("UPDATE locks SET owner = $1, last_lock_time = $2 WHERE name = $3")
+            .bind(owner)
+            .bind(i64_of(t)),
+        None => sqlx::query(
+            "UPDATE locks SET owner = $1, last_lock_time = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE name = $2",
+        )
+        .bind(owner),
+    }
+    .bind(name)
+    .execute(&mut *c)
+    .await
 }

@@ -27,6 +27,20 @@ enum Struck {
     LostReply,
 }
 
+impl Struck {
+    /// What happened to `client`, and whether it held the lock when it did, in words.
+    fn words(self, client: &str) -> (String, &'static str) {
+        match self {
+            Struck::LostReply => (format!("{client} lost a reply"), ""),
+            Struck::Hung => (
+                format!("{client}'s worker hung (its heartbeat running on)"),
+                " holding the lock",
+            ),
+            Struck::Died => (format!("{client} crashed"), " holding the lock"),
+        }
+    }
+}
+
 /// What the history shows after a client crashed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Liveness {
@@ -155,15 +169,7 @@ pub fn after_crash(history: &History, leases: u64, floor: Duration) -> Option<Li
     let floor_ns = u64::try_from(floor.as_nanos()).unwrap_or(u64::MAX);
     let needed = lease_ns.map_or(floor_ns, |l| l.saturating_mul(leases).max(floor_ns));
     let stuck = quiet_trying > 0 && quiet_ns >= needed;
-    let what = match struck {
-        Struck::LostReply => format!("{crashed} lost a reply"),
-        Struck::Hung => format!("{crashed}'s worker hung (its heartbeat running on)"),
-        Struck::Died => format!("{crashed} crashed"),
-    };
-    let holding = match struck {
-        Struck::LostReply => "",
-        Struck::Hung | Struck::Died => " holding the lock",
-    };
+    let (what, holding) = struck.words(&crashed);
     let verdict = if stuck {
         ": stuck for as long as the run watched (a bounded observation, not a proof of forever)"
     } else {

@@ -12,7 +12,7 @@ use locklab_traces::format::{Header, ResourceSpec};
 use super::buyers::{Buyer, Purchase, Ticks};
 use super::server::StockServer;
 use super::store::Store;
-use super::{Backend, Row};
+use super::{Backend, Row, Strategy};
 use crate::log::Log;
 use crate::random::FaultNames;
 use crate::runner::{check, run_dir, Against, Progress, RunOptions, RunReport};
@@ -94,44 +94,7 @@ pub fn run(
         Log::create(&path, &header)
             .map_err(|e| RunError::Environment(format!("{}: {e}", path.display())))?,
     );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::Environment(format!("tokio runtime: {e}")))?;
-    let outcomes = runtime.block_on(async {
-        let mut all = buyers(&url, clients + 1, WORK, Some(&log)).await?;
-        let mut reader = all
-            .pop()
-            .ok_or_else(|| RunError::Internal("no reader".into()))?;
-        // Tick 0 (the row's own version) starts as the buyers do.
-        let origin = Instant::now();
-        let tasks: Vec<_> = all
-            .into_iter()
-            .enumerate()
-            .map(|(i, mut b)| {
-                b.ticks.origin = origin;
-                tokio::spawn(async move { b.buy(strategy, orders.units(i)).await })
-            })
-            .collect();
-        progress(Progress::Running {
-            elapsed: started.elapsed(),
-            total: WORK,
-            events: log.count(),
-        });
-        let mut outcomes = Vec::new();
-        for t in tasks {
-            outcomes.push(
-                t.await
-                    .map_err(|e| RunError::Internal(format!("buyer task: {e}")))?,
-            );
-        }
-        // Every purchase is done: the read oversold units and lost updates are counted by.
-        reader.id = u32::try_from(clients).unwrap_or(u32::MAX);
-        let _ = reader.read(false).await;
-        Ok::<_, RunError>(outcomes)
-    })?;
-    runtime.shutdown_timeout(Duration::from_secs(1));
+    let outcomes = buy_all(&url, clients, (strategy, orders), &log, started, progress)?;
     if let Some(keep) = &options.keep {
         let logs = keep.join("logs");
         if std::fs::create_dir_all(&logs).is_ok() {
@@ -196,6 +159,57 @@ pub fn run(
         nemesis: None,
         recorded: checked.history,
     })
+}
+
+/// Every buyer's purchase, side by side, each recorded in `log`; then the reader's
+/// look at what is left (what oversold units and lost updates are counted by).
+fn buy_all(
+    url: &str,
+    clients: usize,
+    (strategy, orders): (Strategy, Orders),
+    log: &Arc<Log>,
+    started: Instant,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Vec<Purchase>, RunError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::Environment(format!("tokio runtime: {e}")))?;
+    let outcomes = runtime.block_on(async {
+        let mut all = buyers(url, clients + 1, WORK, Some(log)).await?;
+        let mut reader = all
+            .pop()
+            .ok_or_else(|| RunError::Internal("no reader".into()))?;
+        // Tick 0 (the row's own version) starts as the buyers do.
+        let origin = Instant::now();
+        let tasks: Vec<_> = all
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut b)| {
+                b.ticks.origin = origin;
+                tokio::spawn(async move { b.buy(strategy, orders.units(i)).await })
+            })
+            .collect();
+        progress(Progress::Running {
+            elapsed: started.elapsed(),
+            total: WORK,
+            events: log.count(),
+        });
+        let mut outcomes = Vec::new();
+        for t in tasks {
+            outcomes.push(
+                t.await
+                    .map_err(|e| RunError::Internal(format!("buyer task: {e}")))?,
+            );
+        }
+        // Every purchase is done: the read oversold units and lost updates are counted by.
+        reader.id = u32::try_from(clients).unwrap_or(u32::MAX);
+        let _ = reader.read(false).await;
+        Ok::<_, RunError>(outcomes)
+    })?;
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    Ok(outcomes)
 }
 
 /// `, ordering 3, 2 units` for the phantom inventory's buyers; nothing when each wants
