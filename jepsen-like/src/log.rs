@@ -3,7 +3,7 @@
 //! step can wait for (the first grant, a client entering its section).
 
 use std::fs::File;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use locklab_traces::format::{Event, Header, Injected, OpKind, Phase, Process};
@@ -22,6 +22,8 @@ pub struct Log {
     inside: AtomicU64,
     /// Entries into a critical section so far, by any client.
     entries: AtomicU64,
+    /// Whether a client has entered while another was inside.
+    overlapped: AtomicBool,
 }
 
 impl Log {
@@ -37,6 +39,7 @@ impl Log {
             entered: AtomicU64::new(0),
             inside: AtomicU64::new(0),
             entries: AtomicU64::new(0),
+            overlapped: AtomicBool::new(false),
         })
     }
 
@@ -75,7 +78,10 @@ impl Log {
             }
             (OpKind::Enter, _, Process::Client(c)) if c < 64 => {
                 self.entered.fetch_or(1 << c, Ordering::Relaxed);
-                self.inside.fetch_or(1 << c, Ordering::Relaxed);
+                let before = self.inside.fetch_or(1 << c, Ordering::Relaxed);
+                if before & !(1 << c) != 0 {
+                    self.overlapped.store(true, Ordering::Relaxed);
+                }
                 self.entries.fetch_add(1, Ordering::Relaxed);
             }
             (OpKind::Leave, _, Process::Client(c)) if c < 64 => {
@@ -104,6 +110,11 @@ impl Log {
     pub fn another_inside(&self, c: u32) -> bool {
         let mine = if c < 64 { 1 << c } else { 0 };
         self.inside.load(Ordering::Relaxed) & !mine != 0
+    }
+
+    /// Whether a client has entered its critical section while another was inside.
+    pub fn overlapped(&self) -> bool {
+        self.overlapped.load(Ordering::Relaxed)
     }
 
     /// Entries into a critical section so far, by any client.

@@ -39,6 +39,12 @@ pub struct Plan<F: Family> {
     pub ttl_ms: u64,
     /// Time inside the critical section between the read and the write (ms).
     pub work_ms: u64,
+    /// Where the row's story is two holders at once and what lets the second in is
+    /// timed by the servers (Sentinel promoting a replica), a holder stays inside past
+    /// `work_ms` until another client has entered, at most this long (ms), as long as
+    /// no two clients have been inside together yet: a slow machine then delays the
+    /// overlap, and never loses it. `None`: `work_ms` by the clock.
+    pub overlap_within_ms: Option<u64>,
     /// Clients, unless `--clients` says otherwise.
     pub clients: usize,
     /// Run length, unless `--duration` says otherwise (ms).

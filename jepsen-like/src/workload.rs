@@ -33,6 +33,9 @@ pub struct Shared {
     pub lease: Lease,
     /// Work between the read and the write.
     pub work: Duration,
+    /// How long a holder stays on past `work` for another client to enter, until two
+    /// have been inside together ([`crate::plan::Plan::overlap_within_ms`]).
+    pub overlap_within: Option<Duration>,
     /// No acquire starts after this (pushed back when a fault fires late).
     pub deadline: Arc<Deadline>,
     /// Each section calls `lock()` again on the lock it holds ([`Family::nested`]).
@@ -157,6 +160,9 @@ async fn section<C: Client>(
     match read(resource, me, token, log).await {
         Read::Value(v) => {
             tokio::time::sleep(shared.work).await;
+            if let Some(within) = shared.overlap_within {
+                stay_for_overlap(log, id, within).await;
+            }
             if shared.nested {
                 nested(lock, shared, tries).await;
             }
@@ -480,6 +486,17 @@ async fn pause(
 
 /// How finely a resumed holder waiting for another to enter looks again.
 const PAUSE_SLICE_MS: u64 = 10;
+
+/// This holder stays in its section until another client has entered, for at most
+/// `within`, unless two clients have been inside together already: the overlap a
+/// server-timed fault (Sentinel's failover) lets in comes when the servers are done,
+/// which a loaded machine delays by seconds.
+async fn stay_for_overlap(log: &Log, id: u32, within: Duration) {
+    let start = Instant::now();
+    while !log.overlapped() && !log.another_inside(id) && start.elapsed() < within {
+        tokio::time::sleep(Duration::from_millis(PAUSE_SLICE_MS)).await;
+    }
+}
 
 /// This client is cut off from the lock servers for `ms`, as the nemesis asked, and
 /// works on meanwhile for as long as its lock does not tell it it lost the lock (a lease

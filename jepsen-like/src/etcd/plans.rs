@@ -43,6 +43,7 @@ fn plan(
         },
         ttl_ms: TTL_S * 1_000,
         work_ms: 60,
+        overlap_within_ms: None,
         clients: 3,
         duration_ms: 7_000,
         client_delay_ms: 0,

@@ -39,6 +39,7 @@ fn single(id: ScenarioId, lock: RedisLock) -> RedisPlan {
         lock,
         ttl_ms: 2_000,
         work_ms: 40,
+        overlap_within_ms: None,
         clients: 4,
         duration_ms: 4_000,
         client_delay_ms: 0,
@@ -93,9 +94,11 @@ fn failover(id: ScenarioId, lock: RedisLock, story: &'static str) -> RedisPlan {
         },
         lock,
         ttl_ms: 30_000,
-        // Long enough to span Sentinel's failover (2.2–3.2 s after the kill) with room
-        // for a slow machine: the first holder is still inside when the next gets in.
+        // Long enough to span Sentinel's failover (2.2–3.2 s after the kill on a quiet
+        // machine); on a loaded one the first holder stays on until the next gets in,
+        // inside its 30 s lease.
         work_ms: 8_000,
+        overlap_within_ms: Some(20_000),
         clients: 3,
         duration_ms: 9_000,
         client_delay_ms: 300,
@@ -135,6 +138,7 @@ fn split_brain(
         lock: RedisLock::Lua,
         ttl_ms: 30_000,
         work_ms: 9_000,
+        overlap_within_ms: Some(20_000),
         clients: 2,
         duration_ms: 12_000,
         client_delay_ms: 300,
@@ -165,6 +169,7 @@ fn redlock(id: ScenarioId, faults: Vec<Step<RedisAction>>, story: &'static str) 
         lock: RedisLock::Redlock,
         ttl_ms: 10_000,
         work_ms: 40,
+        overlap_within_ms: None,
         clients: 3,
         duration_ms: 4_000,
         client_delay_ms: 200,
@@ -315,6 +320,8 @@ pub fn plans() -> Vec<RedisPlan> {
                 after(Event::FirstGrant, 700, cut(Primary)),
                 after(Event::FirstGrant, 300, Action::Kill(Primary)),
             ],
+            // The model says no two holders: nobody waits for an overlap.
+            overlap_within_ms: None,
             ..failover(
                 ScenarioId::RedisFailoverWait,
                 RedisLock::LuaWait(1),
@@ -451,6 +458,9 @@ pub fn with_replicas(mut plan: RedisPlan, replicas: usize) -> Result<RedisPlan, 
             after(Event::KeyOn(Primary), 100, Action::Kill(Primary)),
         ];
         plan.story = "replication to every replica but replica1 is cut, so the holder's WAIT 1 is answered by replica1 alone; the master is killed; Sentinel may only promote a lagging replica";
+        // Here the model finds two holders: the first waits for the second, as in
+        // redis-failover.
+        plan.overlap_within_ms = Some(20_000);
     }
     Ok(plan)
 }

@@ -369,6 +369,7 @@ impl<F: Family> Attempt<'_, F> {
                         None => F::lease(&plan.lock, Duration::from_millis(plan.ttl_ms)),
                     },
                     work: Duration::from_millis(plan.work_ms),
+                    overlap_within: plan.overlap_within_ms.map(Duration::from_millis),
                     deadline: end.clone(),
                     // A team's own lock runs the row's workload, not its nesting.
                     nested: options.lock.is_none() && F::nested(&plan.lock),

@@ -37,6 +37,7 @@ fn session_killed<K: Rows>(id: ScenarioId, lock: SqlLock, story: &'static str) -
         lock,
         ttl_ms: 2_000,
         work_ms: 1_500,
+        overlap_within_ms: None,
         clients: 3,
         duration_ms: 4_000,
         client_delay_ms: 0,

@@ -60,6 +60,7 @@ fn plan(
         },
         ttl_ms: SESSION_MS,
         work_ms: 60,
+        overlap_within_ms: None,
         clients: 3,
         duration_ms: 8_000,
         client_delay_ms: 0,
