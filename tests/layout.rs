@@ -72,6 +72,20 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every source file of the crates (their `src/` folders), tests' own files included.
+fn crate_sources(root: &Path, out: &mut Vec<PathBuf>) {
+    for krate in [
+        "models/src",
+        "traces/src",
+        "implementations/src",
+        "jepsen-like/src",
+        "servers/src",
+        "src",
+    ] {
+        sources(&root.join(krate), out);
+    }
+}
+
 fn in_a_room(rel: &Path) -> bool {
     rel.components().any(|c| {
         let name = c.as_os_str().to_string_lossy();
@@ -98,16 +112,7 @@ fn code(text: &str) -> impl Iterator<Item = &str> {
 fn only_family_rooms_and_the_registries_name_a_backend() {
     let root = root();
     let mut files = Vec::new();
-    for krate in [
-        "models/src",
-        "traces/src",
-        "implementations/src",
-        "jepsen-like/src",
-        "servers/src",
-        "src",
-    ] {
-        sources(&root.join(krate), &mut files);
-    }
+    crate_sources(&root, &mut files);
     assert!(
         files.len() > 100,
         "the source tree was not found: {}",
@@ -173,16 +178,7 @@ fn every_test_file_is_a_module_of_its_packages_one_test_binary() {
 fn tree_code() -> Vec<(String, String)> {
     let root = root();
     let mut files = Vec::new();
-    for krate in [
-        "models/src",
-        "traces/src",
-        "implementations/src",
-        "jepsen-like/src",
-        "servers/src",
-        "src",
-    ] {
-        sources(&root.join(krate), &mut files);
-    }
+    crate_sources(&root, &mut files);
     files
         .iter()
         // A module's tests in a file of their own are test code.

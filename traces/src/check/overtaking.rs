@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::format::{History, OpKind, Phase, Process, What};
+use crate::format::{ClientStep, History, OpKind, Phase, Process};
 
 /// The longest wait of a client while others were granted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -69,14 +69,10 @@ pub fn longest_wait(history: &History) -> Option<Overtaking> {
         if e.op == OpKind::Nemesis {
             // A crashed or hung client asks no more.
             if let Some(i) = e.injected() {
-                let ended = match &i.what {
-                    What::Client { step, .. } => step.ends_the_client(),
-                    What::LostReply
-                    | What::Protocol { .. }
-                    | What::Failover { .. }
-                    | What::Skipped
-                    | What::Server(_) => false,
-                };
+                let ended = i
+                    .what
+                    .client_step()
+                    .is_some_and(ClientStep::ends_the_client);
                 if let Some(c) = i.client_target().filter(|_| ended) {
                     asking.remove(&c);
                 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::check::{Report, Verdict};
 use crate::format::{
-    Backend, CommandValue, Event, History, Injected, OpKind, Phase, Process, What,
+    Backend, ClientStep, CommandValue, Event, History, Injected, OpKind, Phase, Process, What,
 };
 
 /// Time before the first drawn event and after the last, so the lead-up shows.
@@ -174,14 +174,7 @@ impl Tracker {
     fn apply(&mut self, e: &Event) {
         if e.op == OpKind::Nemesis {
             let Some(i) = e.injected() else { return };
-            let cut = match &i.what {
-                What::Client { step, .. } => step.cuts_off(),
-                What::LostReply
-                | What::Protocol { .. }
-                | What::Failover { .. }
-                | What::Skipped
-                | What::Server(_) => None,
-            };
+            let cut = i.what.client_step().and_then(ClientStep::cuts_off);
             match (cut, i.client_target()) {
                 (Some(true), Some(c)) => {
                     self.cut.insert(c);

@@ -140,6 +140,18 @@ impl ClientStep {
 }
 
 impl What {
+    /// What a client fault event did to its client; `None` for any other event.
+    pub fn client_step(&self) -> Option<ClientStep> {
+        match self {
+            What::Client { step, .. } => Some(*step),
+            What::LostReply
+            | What::Protocol { .. }
+            | What::Failover { .. }
+            | What::Skipped
+            | What::Server(_) => None,
+        }
+    }
+
     /// The `fault` field's text.
     pub fn name(&self) -> String {
         match self {
