@@ -30,7 +30,10 @@ impl FaultNames {
 
 /// What a checked history says about where its violation was: the faults (of those
 /// `names` knows) active in its span and how many had been taken by its end (a random
-/// schedule's faults are taken in order, so that many of its steps led up to it).
+/// schedule's faults are taken in order, so that many of its steps led up to it). A
+/// client fault is active while it lasts; a server fault from when it fires, and the
+/// last one before the span too: its effect (a clock set ahead, a node gone) is still
+/// in force when the span begins — a clock jump comes before the overlap it causes.
 pub(crate) fn at_violation(
     history: &History,
     report: &Report,
@@ -39,7 +42,8 @@ pub(crate) fn at_violation(
     let Some((lo, hi)) = violation_span(history, report) else {
         return (Vec::new(), None);
     };
-    let mut active = Vec::new();
+    let mut active: Vec<(u64, String)> = Vec::new();
+    let mut in_force: Option<(u64, String)> = None;
     let mut taken = 0;
     for (_, e) in &history.events {
         if e.op != OpKind::Nemesis || e.time > hi {
@@ -69,15 +73,19 @@ pub(crate) fn at_violation(
             | What::Server(_) => 0,
         };
         let end = e.time.saturating_add(ms.saturating_mul(1_000_000));
+        let mut line = format!("{fault} {target} at {:.3} s", e.time as f64 / 1e9);
+        if ms > 0 {
+            let _ = write!(line, " for {ms} ms");
+        }
         if (client_fault && end >= lo) || (server_fault && e.time >= lo) {
-            let mut line = format!("{fault} {target} at {:.3} s", e.time as f64 / 1e9);
-            if ms > 0 {
-                let _ = write!(line, " for {ms} ms");
-            }
-            active.push(line);
+            active.push((e.time, line));
+        } else if server_fault {
+            in_force = Some((e.time, line));
         }
     }
-    (active, Some(taken))
+    active.extend(in_force);
+    active.sort_by_key(|(t, _)| *t);
+    (active.into_iter().map(|(_, l)| l).collect(), Some(taken))
 }
 
 /// The properties `report` found violated, by name.

@@ -296,6 +296,35 @@ const BROKEN: &str = r#"{"format":"locklab-history","version":1,"protocol":"t","
 {"process":"nemesis","op":"nemesis","phase":"info","time":9000000,"value":{"fault":"clock","target":"node0"}}
 "#;
 
+/// Two holders at once after a clock step that came before either entered: the step
+/// is still in force when the overlap begins.
+const JUMPED_BEFORE: &str = r#"{"format":"locklab-history","version":1,"protocol":"t","topology":"t","endpoints":["n0"],"nemesis":[],"tools":{}}
+{"process":"nemesis","op":"nemesis","phase":"info","time":1000000,"value":{"fault":"clock","target":"node0"}}
+{"process":0,"op":"enter","phase":"ok","time":1300000,"key":"lock"}
+{"process":1,"op":"enter","phase":"ok","time":1500000,"key":"lock"}
+{"process":1,"op":"leave","phase":"ok","time":1600000,"key":"lock"}
+{"process":0,"op":"leave","phase":"ok","time":1700000,"key":"lock"}
+"#;
+
+#[test]
+fn a_server_fault_before_the_violation_is_in_force_at_it() {
+    let history = locklab_traces::reader::parse("t.jsonl", JUMPED_BEFORE).expect("history");
+    let report =
+        locklab_traces::check::check_history(&history, &locklab_traces::check::Options::default())
+            .expect("checks");
+    let steps: Vec<Step<NoOwn>> = vec![Step {
+        when: When::At(1),
+        action: Action::Clock {
+            target: Target::Primary,
+            offset: "+3".into(),
+        },
+    }];
+    let (active, taken) = at_violation(&history, &report, &FaultNames::of(&steps));
+    assert_eq!(taken, Some(1));
+    assert_eq!(active.len(), 1, "{active:?}");
+    assert!(active[0].starts_with("clock node0"), "{active:?}");
+}
+
 #[test]
 fn the_faults_at_a_violation_are_named_by_the_schedules_own_steps() {
     let history = locklab_traces::reader::parse("t.jsonl", BROKEN).expect("history");
