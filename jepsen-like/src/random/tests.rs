@@ -296,6 +296,20 @@ const BROKEN: &str = r#"{"format":"locklab-history","version":1,"protocol":"t","
 {"process":"nemesis","op":"nemesis","phase":"info","time":9000000,"value":{"fault":"clock","target":"node0"}}
 "#;
 
+/// `text` read as a history, and its checks.
+fn checked(
+    text: &str,
+) -> (
+    locklab_traces::format::History,
+    locklab_traces::check::Report,
+) {
+    let history = locklab_traces::reader::parse("t.jsonl", text).expect("history");
+    let report =
+        locklab_traces::check::check_history(&history, &locklab_traces::check::Options::default())
+            .expect("checks");
+    (history, report)
+}
+
 /// Two holders at once after a clock step that came before either entered: the step
 /// is still in force when the overlap begins.
 const JUMPED_BEFORE: &str = r#"{"format":"locklab-history","version":1,"protocol":"t","topology":"t","endpoints":["n0"],"nemesis":[],"tools":{}}
@@ -308,10 +322,7 @@ const JUMPED_BEFORE: &str = r#"{"format":"locklab-history","version":1,"protocol
 
 #[test]
 fn a_server_fault_before_the_violation_is_in_force_at_it() {
-    let history = locklab_traces::reader::parse("t.jsonl", JUMPED_BEFORE).expect("history");
-    let report =
-        locklab_traces::check::check_history(&history, &locklab_traces::check::Options::default())
-            .expect("checks");
+    let (history, report) = checked(JUMPED_BEFORE);
     let steps: Vec<Step<NoOwn>> = vec![Step {
         when: When::At(1),
         action: Action::Clock {
@@ -327,10 +338,7 @@ fn a_server_fault_before_the_violation_is_in_force_at_it() {
 
 #[test]
 fn the_faults_at_a_violation_are_named_by_the_schedules_own_steps() {
-    let history = locklab_traces::reader::parse("t.jsonl", BROKEN).expect("history");
-    let report =
-        locklab_traces::check::check_history(&history, &locklab_traces::check::Options::default())
-            .expect("checks");
+    let (history, report) = checked(BROKEN);
     let steps: Vec<Step<NoOwn>> = vec![
         pause(0, 900),
         pause(1, 900),
