@@ -6,7 +6,7 @@
 
 mod common;
 
-/// Six tests at a time in this binary, where libtest's default is one per core, unless
+/// Nine tests at a time in this binary, where libtest's default is one per core, unless
 /// `RUST_TEST_THREADS` says otherwise: its real runs mostly wait (on leases, faults,
 /// their servers' replies), and share the machine through `common::machine`, so the
 /// waits overlap with the model tests' work. Set before `main`, where libtest reads it;
@@ -17,7 +17,7 @@ mod common;
 static MORE_TEST_THREADS: extern "C" fn() = {
     extern "C" fn more_test_threads() {
         if std::env::var_os("RUST_TEST_THREADS").is_none() {
-            std::env::set_var("RUST_TEST_THREADS", "6");
+            std::env::set_var("RUST_TEST_THREADS", "9");
         }
     }
     more_test_threads

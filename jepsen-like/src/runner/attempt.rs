@@ -27,7 +27,7 @@ use crate::plan::Plan;
 use crate::proxy::Proxy;
 use crate::schedule::Schedule;
 use crate::servers::Servers;
-use crate::workload::{self, Shared};
+use crate::workload::{self, OverlapWait, Shared};
 use crate::RunError;
 
 /// The lock every client contends for.
@@ -369,7 +369,9 @@ impl<F: Family> Attempt<'_, F> {
                         None => F::lease(&plan.lock, Duration::from_millis(plan.ttl_ms)),
                     },
                     work: Duration::from_millis(plan.work_ms),
-                    overlap_within: plan.overlap_within_ms.map(Duration::from_millis),
+                    overlap: plan
+                        .overlap_within_ms
+                        .map(|ms| OverlapWait::new(Duration::from_millis(ms))),
                     deadline: end.clone(),
                     // A team's own lock runs the row's workload, not its nesting.
                     nested: options.lock.is_none() && F::nested(&plan.lock),
