@@ -87,7 +87,8 @@ fn write_page(args: &[&str], page: &Path) {
     assert_eq!(
         out.status.code(),
         Some(1),
-        "{}",
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -292,7 +293,17 @@ fn the_failover_run_page_has_a_lane_per_master_and_a_set_to_each() {
     let page = dir.path().join("run.html");
     {
         let _share = crate::common::machine::beside();
-        write_page(&["run", "redis-failover", "--seed", "1"], &page);
+        // The run's history is kept for a failure to be understood (replaced by the
+        // next run of this test).
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("runs")
+            .join("page-redis-failover-seed-1");
+        let _ = std::fs::remove_dir_all(&out);
+        let out = out.to_str().expect("utf-8");
+        write_page(
+            &["run", "redis-failover", "--seed", "1", "--out", out],
+            &page,
+        );
     }
     let dom = String::from_utf8_lossy(&load(&page).stdout).into_owned();
     for lane in ["master", "replica1"] {

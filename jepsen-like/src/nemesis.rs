@@ -98,6 +98,17 @@ pub struct Targets<'a, S> {
     pub grace: Duration,
 }
 
+/// The clients' start, which waits for the nemesis: the steps planned before it
+/// are in force when the clients start, however long the servers took to apply them
+/// (a replication cut planned at 0 that a loaded machine applied after the first SET
+/// had reached the replica once left a failover run with nothing to show).
+pub struct ClientsStart {
+    /// When the clients start at the earliest (ms after the nemesis).
+    pub at_ms: u64,
+    /// Dropped once the steps planned up to then are done, or the nemesis is over.
+    pub tell: tokio::sync::oneshot::Sender<()>,
+}
+
 impl<S> Targets<'_, S> {
     fn cluster(&self) -> std::sync::MutexGuard<'_, S> {
         self.cluster.lock().unwrap_or_else(|p| p.into_inner())
@@ -187,10 +198,17 @@ pub fn run<S: Servers>(
     log: &Log,
     start: Instant,
     done: &Receiver<()>,
+    clients: ClientsStart,
 ) -> Done {
     let mut outcome = Done::default();
+    // Dropped (the clients told to start) before the first step the clients' own
+    // traffic may have to bring about, or when the nemesis is over.
+    let mut tell = Some(clients.tell);
     for (n, step) in schedule.steps.iter().enumerate() {
         let rest = &schedule.steps[n..];
+        if !matches!(step.when, When::At(ms) if ms <= clients.at_ms) {
+            tell.take();
+        }
         match step.when {
             When::At(ms) => {
                 let at = start + Duration::from_millis(ms);
@@ -255,6 +273,7 @@ pub fn run<S: Servers>(
             targets.end.at_least(Instant::now() + targets.grace);
         }
     }
+    drop(tell);
     let _ = done.recv();
     outcome
 }

@@ -22,7 +22,7 @@ use crate::deadline::Deadline;
 use crate::external::wiretap::{self, Heard};
 use crate::family::{ActionOf, Client, CommandLog, Family};
 use crate::log::Log;
-use crate::nemesis::{self, ClientFaults, Done, Targets};
+use crate::nemesis::{self, ClientFaults, ClientsStart, Done, Targets};
 use crate::plan::Plan;
 use crate::proxy::Proxy;
 use crate::schedule::Schedule;
@@ -333,6 +333,7 @@ impl<F: Family> Attempt<'_, F> {
         let grace = duration / 2;
         let (nemesis_done, nemesis_wait) = mpsc::channel::<()>();
         let (tick_done, tick_wait) = mpsc::channel::<()>();
+        let (may_start, clients_may_start) = tokio::sync::oneshot::channel::<()>();
         let done = std::thread::scope(|scope| {
             let (faults_n, controls, end_n, own) = (&*faults, &controls, &*end, &own);
             let nemesis = scope.spawn(move || {
@@ -345,7 +346,11 @@ impl<F: Family> Attempt<'_, F> {
                     end: end_n,
                     grace,
                 };
-                nemesis::run(schedule, targets, log, start, &nemesis_wait)
+                let clients = ClientsStart {
+                    at_ms: plan.client_delay_ms,
+                    tell: may_start,
+                };
+                nemesis::run(schedule, targets, log, start, &nemesis_wait, clients)
             });
             scope.spawn(move || loop {
                 servers
@@ -358,6 +363,10 @@ impl<F: Family> Attempt<'_, F> {
             });
             runtime.block_on(async {
                 tokio::time::sleep(Duration::from_millis(plan.client_delay_ms)).await;
+                // Dropped, never sent: the steps before the clients' start are done,
+                // and the clients have the whole run from now.
+                let _ = clients_may_start.await;
+                end.at_least(Instant::now() + duration);
                 let shared = Arc::new(Shared {
                     log: log.clone(),
                     faults: faults.clone(),
