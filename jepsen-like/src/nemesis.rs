@@ -109,6 +109,18 @@ pub struct ClientsStart {
     pub tell: tokio::sync::oneshot::Sender<()>,
 }
 
+impl ClientsStart {
+    /// How many of `steps`, from the first, the clients wait for: those planned at or
+    /// before their start, never one that waits for an event their own traffic brings
+    /// about (a grant, a key), which would wait for ever.
+    pub fn waits_for<A>(&self, steps: &[crate::schedule::Step<A>]) -> usize {
+        steps
+            .iter()
+            .take_while(|s| matches!(s.when, When::At(ms) if ms <= self.at_ms))
+            .count()
+    }
+}
+
 impl<S> Targets<'_, S> {
     fn cluster(&self) -> std::sync::MutexGuard<'_, S> {
         self.cluster.lock().unwrap_or_else(|p| p.into_inner())
@@ -201,12 +213,13 @@ pub fn run<S: Servers>(
     clients: ClientsStart,
 ) -> Done {
     let mut outcome = Done::default();
-    // Dropped (the clients told to start) before the first step the clients' own
-    // traffic may have to bring about, or when the nemesis is over.
+    // Dropped (the clients told to start) once the steps they wait for are done, or
+    // when the nemesis is over.
+    let before = clients.waits_for(&schedule.steps);
     let mut tell = Some(clients.tell);
     for (n, step) in schedule.steps.iter().enumerate() {
         let rest = &schedule.steps[n..];
-        if !matches!(step.when, When::At(ms) if ms <= clients.at_ms) {
+        if n == before {
             tell.take();
         }
         match step.when {
@@ -396,4 +409,39 @@ fn server<S: Servers>(
     i: usize,
 ) -> Result<&mut dyn locklab_servers::Server, String> {
     cluster.node(i).ok_or_else(|| format!("no node {i}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{Action, Event, Step, Target};
+
+    fn step(when: When) -> Step<()> {
+        Step {
+            when,
+            action: Action::Kill(Target::Primary),
+        }
+    }
+
+    fn after_grant() -> When {
+        When::After {
+            event: Event::FirstGrant,
+            delay_ms: 0,
+            timeout_ms: 1_000,
+        }
+    }
+
+    /// The clients wait for the steps planned before their start, and never for one
+    /// that waits on their own traffic (the run would wait for ever) or comes later.
+    #[test]
+    fn the_clients_wait_for_the_steps_before_their_start_and_no_other() {
+        let (tell, _) = tokio::sync::oneshot::channel();
+        let start = ClientsStart { at_ms: 300, tell };
+        let cut_then_kill = [step(When::At(0)), step(after_grant()), step(When::At(0))];
+        assert_eq!(start.waits_for(&cut_then_kill), 1);
+        let at = [step(When::At(0)), step(When::At(300)), step(When::At(301))];
+        assert_eq!(start.waits_for(&at), 2);
+        assert_eq!(start.waits_for(&[step(after_grant())]), 0);
+        assert_eq!(start.waits_for::<()>(&[]), 0);
+    }
 }

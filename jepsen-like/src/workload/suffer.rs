@@ -185,3 +185,34 @@ pub(super) fn crash(log: &Log, id: u32, when: &str) {
         Some(format!("c{id} crashed {when}; it never releases")),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use locklab_traces::format::Header;
+
+    /// A holder's wait for an overlap keeps the run going, and a later holder's wait
+    /// keeps it going no further than the first wait's end: a run whose lock works
+    /// again after its fault must end (a wait per section once kept one for ever).
+    #[tokio::test]
+    async fn only_the_first_wait_for_an_overlap_keeps_the_run_going() {
+        let path = std::env::temp_dir().join(format!("overlap-wait-{}.jsonl", std::process::id()));
+        let log = Log::create(&path, &Header::default()).expect("a history file");
+        let deadline = Deadline::new(Instant::now());
+        let wait = OverlapWait::new(Duration::from_millis(100));
+        let before = Instant::now();
+        stay_for_overlap(&log, 0, &wait, &deadline).await;
+        let after_first = Instant::now();
+        assert!(
+            deadline.get() >= before + OVERLAP_TRIES,
+            "the first wait extended nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stay_for_overlap(&log, 1, &wait, &deadline).await;
+        assert!(
+            deadline.get() <= after_first + OVERLAP_TRIES,
+            "a later wait kept the run going past the first one's end"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+}
